@@ -1,0 +1,117 @@
+# twinlab — one non-recursive Makefile.
+#
+#   make                 build build/bin/twinlab
+#   make check           build and run the Criterion tests
+#   make bench           build and run the benchmarks (tests/bench/)
+#   make V=1             show the commands
+#   make SANITIZE=address,undefined   build with sanitizers (own build dir)
+#   make DEVELOPER=1     warnings are errors
+
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+O ?= build
+
+ifneq ($(SANITIZE),)
+O := $(O)-san
+endif
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+# pkg-config module -> Debian package that provides it
+pkg_yaml-0.1 := libyaml-dev
+pkg_json-c := libjson-c-dev
+pkg_criterion := libcriterion-dev
+
+# $(call need,module): fail with the Debian package name when missing
+need = $(if $(shell $(PKG_CONFIG) --exists $(1) && echo y),,$(error \
+	pkg-config cannot find '$(1)': install the Debian package '$(pkg_$(1))'))
+
+CFLAGS ?= -O2 -g
+WARN := -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wvla -Wno-missing-field-initializers
+ifeq ($(DEVELOPER),1)
+WARN += -Werror
+endif
+ALL_CFLAGS := -std=c17 -D_GNU_SOURCE $(WARN) $(CFLAGS) -MMD -MP -I.
+ALL_LDFLAGS := $(LDFLAGS)
+ifneq ($(SANITIZE),)
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+ALL_LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+cflags_of = $(shell $(PKG_CONFIG) --cflags $(1))
+libs_of = $(shell $(PKG_CONFIG) --libs $(1))
+
+TWIN_SRC := $(wildcard twin/*.c)
+TOOLS_SRC := $(wildcard tools/*.c)
+TEST_SRC := $(wildcard tests/twin/*.c)
+BENCH_SRC := $(wildcard tests/bench/*.c)
+
+TWIN_OBJ := $(TWIN_SRC:%.c=$(O)/%.o)
+TOOLS_OBJ := $(TOOLS_SRC:%.c=$(O)/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(O)/%.o)
+BENCH_OBJ := $(BENCH_SRC:%.c=$(O)/%.o)
+
+TWIN_LIB := $(O)/libtwin.a
+TWINLAB := $(O)/bin/twinlab
+TWIN_TESTS := $(O)/tests/twin-tests
+BENCH_SCHED := $(O)/tests/bench-sched
+
+.PHONY: all check bench clean deps
+all: $(TWINLAB)
+
+deps:
+	$(call need,yaml-0.1)
+	$(call need,json-c)
+
+$(O)/twin/%.o: twin/%.c | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) $(call cflags_of,yaml-0.1) -c -o $@ $<
+
+$(O)/tools/%.o: tools/%.c | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) $(call cflags_of,json-c) -c -o $@ $<
+
+$(O)/tests/%.o: tests/%.c | deps
+	@mkdir -p $(@D)
+	$(call need,criterion)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) $(call cflags_of,criterion) -c -o $@ $<
+
+$(TWIN_LIB): $(TWIN_OBJ)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(TWINLAB): $(TOOLS_OBJ) $(TWIN_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,yaml-0.1 json-c) -lm
+
+$(TWIN_TESTS): $(TEST_OBJ) $(TWIN_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,yaml-0.1 criterion) -lm
+
+$(BENCH_SCHED): $(BENCH_OBJ) $(TWIN_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,yaml-0.1) -lm
+
+# The tests find scenarios and the twinlab binary relative to the top.
+check: $(TWINLAB) $(TWIN_TESTS)
+	TWINLAB=$(abspath $(TWINLAB)) $(TWIN_TESTS) --jobs 2
+
+bench: $(BENCH_SCHED)
+	$(BENCH_SCHED)
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

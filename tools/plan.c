@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+/* twinlab plan: schedule a scenario and show the plan and its prediction. */
+#include "twinlab.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "planout.h"
+#include "twin/predict.h"
+#include "twin/sched.h"
+
+static void plan_usage(FILE *f)
+{
+	fprintf(f, "usage: %s plan SCENARIO [--scheduler NAME] [--json] "
+		   "[--dot FILE]\n\n"
+		   "Schedules every task of SCENARIO in arrival order and "
+		   "predicts one round.\n\n"
+		   "  --scheduler NAME  one of:\n", prog);
+	for (int i = 0; sched_list[i]; i++)
+		fprintf(f, "      %-6s %s\n", sched_list[i]->name,
+			sched_list[i]->help);
+	fprintf(f, "                    (default mst)\n"
+		   "  --json            print the plan as one JSON object\n"
+		   "  --dot FILE        write a Graphviz picture of the trees\n");
+}
+
+static int write_dot(const struct plan *p, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	int err;
+
+	if (!f) {
+		p_err("cannot create '%s': %s", path, strerror(errno));
+		return -errno;
+	}
+	err = plan_dot(p, f);
+	if (fclose(f) && !err)
+		err = -errno;
+	if (err) {
+		p_err("cannot write '%s': %s", path, strerror(-err));
+		remove(path);
+	}
+	return err;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "scheduler", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "dot", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const struct sched_ops *ops = &sched_mst;
+	const char *dot = NULL;
+	struct scenario *sc;
+	struct plan *p;
+	bool json = false;
+	int c, err, rc = 1;
+
+	while ((c = getopt_long(argc, argv, "s:jd:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			ops = sched_find(optarg);
+			if (!ops) {
+				p_err("unknown scheduler '%s'", optarg);
+				plan_usage(stderr);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'd':
+			dot = optarg;
+			break;
+		case 'h':
+			plan_usage(stdout);
+			return 0;
+		default:
+			plan_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		plan_usage(stderr);
+		return EXIT_USAGE;
+	}
+	sc = load_scenario(argv[optind]);
+	if (!sc)
+		return EXIT_USAGE;
+	p = sched_plan(sc, ops);
+	if (!p) {
+		p_err("cannot schedule '%s': %s", sc->name, strerror(errno));
+		goto out_sc;
+	}
+	err = predict_round(p);
+	if (err) {
+		p_err("cannot predict a round of '%s': %s", sc->name,
+		      strerror(-err));
+		goto out_plan;
+	}
+	if (dot && write_dot(p, dot))
+		goto out_plan;
+	if (json) {
+		struct json_object *o = plan_json(p);
+
+		if (!o) {
+			p_err("cannot build JSON: out of memory");
+			goto out_plan;
+		}
+		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+							     JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(o);
+	} else {
+		plan_summary(p, stdout);
+	}
+	rc = fflush(stdout) ? 1 : 0;
+out_plan:
+	plan_free(p);
+out_sc:
+	scenario_free(sc);
+	return rc;
+}

@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: MIT
+#include "planout.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "twin/predict.h"
+
+static const char *nm(const struct plan *p, int node)
+{
+	return p->sc->nodes[node].name;
+}
+
+void link_name(const struct plan *p, int link, char *buf, size_t len)
+{
+	int n2 = 2 * p->sc->nnodes;
+
+	if (link < n2) {
+		int s = link / 2, r = p->sc->nodes[s].attach;
+
+		snprintf(buf, len, "%s>%s", link % 2 ? nm(p, r) : nm(p, s),
+			 link % 2 ? nm(p, s) : nm(p, r));
+	} else {
+		int l = (link - n2) / 2;
+		const struct lightpath *lp = &p->net->lp[l];
+
+		snprintf(buf, len, "lp%d:%s>%s", l,
+			 link % 2 ? nm(p, lp->b) : nm(p, lp->a),
+			 link % 2 ? nm(p, lp->a) : nm(p, lp->b));
+	}
+}
+
+#define J(x)                                                                \
+	do {                                                                \
+		if (!(x))                                                   \
+			goto fail;                                          \
+	} while (0)
+
+static int add(struct json_object *o, const char *k, struct json_object *v)
+{
+	if (!v)
+		return -ENOMEM;
+	if (json_object_object_add(o, k, v)) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int push(struct json_object *a, struct json_object *v)
+{
+	if (!v)
+		return -ENOMEM;
+	if (json_object_array_add(a, v)) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static struct json_object *path_json(const struct plan *p,
+				     const struct ppath *pp)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *nodes = json_object_new_array();
+	struct json_object *via = json_object_new_array();
+	int at = pp->from;
+
+	if (!o || !nodes || !via) {
+		json_object_put(nodes);
+		json_object_put(via);
+		goto fail;
+	}
+	if (add(o, "nodes", nodes)) {
+		json_object_put(via);
+		goto fail;
+	}
+	if (add(o, "via", via))
+		goto fail;
+	J(!push(nodes, json_object_new_string(nm(p, at))));
+	for (int h = 0; h < pp->nhops; h++) {
+		const struct hop *x = &pp->hops[h];
+		char buf[32];
+
+		if (x->kind == HOP_ACCESS)
+			snprintf(buf, sizeof(buf), "access");
+		else
+			snprintf(buf, sizeof(buf), "lp%d", x->idx);
+		J(!push(via, json_object_new_string(buf)));
+		at = hop_next(p, at, x);
+		J(!push(nodes, json_object_new_string(nm(p, at))));
+	}
+	J(!add(o, "from", json_object_new_string(nm(p, pp->from))));
+	J(!add(o, "to", json_object_new_string(nm(p, pp->to))));
+	J(!add(o, "km", json_object_new_double(pp->km)));
+	J(!add(o, "fibre_hops", json_object_new_int(pp->fibre_hops)));
+	return o;
+fail:
+	json_object_put(o);
+	return NULL;
+}
+
+static struct json_object *tree_json(const struct plan *p,
+				     const struct task_plan *tp,
+				     const struct tree *t)
+{
+	struct json_object *a = json_object_new_array();
+
+	if (!a)
+		return NULL;
+	for (int m = 1; m < tp->nmodels; m++)
+		J(!push(a, path_json(p, &t->path[m])));
+	return a;
+fail:
+	json_object_put(a);
+	return NULL;
+}
+
+static struct json_object *task_json(const struct plan *p,
+				     const struct task_plan *tp)
+{
+	const struct scn_task *t = tp->task;
+	struct json_object *o = json_object_new_object();
+	struct json_object *locals = json_object_new_array();
+	struct json_object *agg;
+
+	if (!o || add(o, "locals", locals))
+		goto fail;
+	J(!add(o, "name", json_object_new_string(t->name)));
+	J(!add(o, "global", json_object_new_string(nm(p, t->global))));
+	for (int i = 0; i < t->nlocals; i++)
+		J(!push(locals, json_object_new_string(nm(p, t->locals[i]))));
+	J(!add(o, "model_bytes", json_object_new_int64(
+					 (int64_t)scn_task_bytes(t))));
+	J(!add(o, "demand_gbps", json_object_new_double(t->demand_gbps)));
+	J(!add(o, "blocked", json_object_new_boolean(tp->blocked)));
+	if (tp->blocked) {
+		J(!add(o, "why", json_object_new_string(tp->why)));
+		return o;
+	}
+	J(!add(o, "wavelength_links",
+	       json_object_new_int64(tp->wavelength_links)));
+	J(!add(o, "bytes_links", json_object_new_double(tp->bytes_links)));
+	if (p->predicted) {
+		J(!add(o, "round_s", json_object_new_double(tp->round_s)));
+		J(!add(o, "broadcast_s", json_object_new_double(tp->bcast_s)));
+		J(!add(o, "compute_s", json_object_new_double(tp->compute_s)));
+		J(!add(o, "upload_s", json_object_new_double(tp->upload_s)));
+	}
+	agg = json_object_new_array();
+	J(!add(o, "aggregation", agg));
+	for (int m = 0; m < tp->nmodels; m++)
+		if (task_aggregates(tp, m))
+			J(!push(agg, json_object_new_string(
+					     nm(p, tp->server[m]))));
+	J(!add(o, "broadcast", tree_json(p, tp, &tp->bcast)));
+	J(!add(o, "upload", tree_json(p, tp, &tp->up)));
+	return o;
+fail:
+	json_object_put(o);
+	return NULL;
+}
+
+static struct json_object *lightpath_json(const struct plan *p, int l)
+{
+	const struct lightpath *lp = &p->net->lp[l];
+	const struct scenario *sc = p->sc;
+	struct json_object *o = json_object_new_object();
+	struct json_object *roadms = json_object_new_array();
+	int at = sc->nodes[lp->a].attach;
+
+	if (!o || add(o, "roadms", roadms))
+		goto fail;
+	J(!add(o, "id", json_object_new_int(l)));
+	J(!add(o, "a", json_object_new_string(nm(p, lp->a))));
+	J(!add(o, "b", json_object_new_string(nm(p, lp->b))));
+	J(!add(o, "wavelength", json_object_new_int(lp->lambda)));
+	J(!add(o, "km", json_object_new_double(lp->km)));
+	J(!add(o, "capacity_gbps", json_object_new_double(lp->cap_gbps)));
+	J(!add(o, "residual_gbps_ab", json_object_new_double(lp->resid[0])));
+	J(!add(o, "residual_gbps_ba", json_object_new_double(lp->resid[1])));
+	J(!add(o, "lit_by", json_object_new_string(sc->tasks[lp->task].name)));
+	J(!push(roadms, json_object_new_string(nm(p, at))));
+	for (int i = 0; i < lp->nfib; i++) {
+		const struct scn_fibre *f = &sc->fibres[lp->fib[i]];
+
+		at = f->a == at ? f->b : f->a;
+		J(!push(roadms, json_object_new_string(nm(p, at))));
+	}
+	return o;
+fail:
+	json_object_put(o);
+	return NULL;
+}
+
+struct json_object *plan_json(const struct plan *p)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *sum = json_object_new_object();
+	struct json_object *lps = json_object_new_array();
+	struct json_object *links = json_object_new_array();
+	struct json_object *tasks = json_object_new_array();
+
+	if (!o || add(o, "summary", sum)) {
+		json_object_put(lps);
+		json_object_put(links);
+		json_object_put(tasks);
+		goto fail;
+	}
+	if (add(o, "lightpaths", lps)) {
+		json_object_put(links);
+		json_object_put(tasks);
+		goto fail;
+	}
+	if (add(o, "links", links)) {
+		json_object_put(tasks);
+		goto fail;
+	}
+	if (add(o, "tasks", tasks))
+		goto fail;
+	J(!add(o, "scenario", json_object_new_string(p->sc->name)));
+	J(!add(o, "scheduler", json_object_new_string(p->scheduler)));
+	J(!add(sum, "tasks", json_object_new_int(p->ntasks)));
+	J(!add(sum, "blocked", json_object_new_int(p->blocked)));
+	J(!add(sum, "lightpaths", json_object_new_int(p->net->nlp)));
+	J(!add(sum, "wavelength_links",
+	       json_object_new_int64(p->wavelength_links)));
+	J(!add(sum, "bytes_links", json_object_new_double(p->bytes_links)));
+	if (p->predicted)
+		J(!add(sum, "mean_round_s",
+		       json_object_new_double(p->mean_round_s)));
+	for (int l = 0; l < p->net->nlp; l++)
+		J(!push(lps, lightpath_json(p, l)));
+	for (int l = 0; p->predicted && l < plan_nlinks(p); l++) {
+		struct json_object *x;
+		char buf[64];
+
+		if (p->link_bytes[l] == 0)
+			continue;
+		link_name(p, l, buf, sizeof(buf));
+		x = json_object_new_object();
+		J(!push(links, x));
+		J(!add(x, "link", json_object_new_string(buf)));
+		J(!add(x, "gbps", json_object_new_double(plan_link_gbps(p, l))));
+		J(!add(x, "bytes", json_object_new_double(p->link_bytes[l])));
+	}
+	for (int i = 0; i < p->ntasks; i++)
+		J(!push(tasks, task_json(p, &p->tasks[i])));
+	return o;
+fail:
+	json_object_put(o);
+	return NULL;
+}
+
+static const char *const palette[] = {
+	"#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e",
+	"#e6ab02", "#a6761d", "#666666", "#1f78b4", "#b2df8a",
+};
+
+/* One task's tree, drawn along the physical route of every hop. */
+static void dot_tree(const struct plan *p, const struct task_plan *tp,
+		     const struct tree *t, const char *style, const char *color,
+		     FILE *f)
+{
+	const struct scenario *sc = p->sc;
+
+	for (int m = 1; m < tp->nmodels; m++) {
+		const struct ppath *pp = &t->path[m];
+		int at = pp->from;
+
+		for (int h = 0; h < pp->nhops; h++) {
+			const struct hop *x = &pp->hops[h];
+			int next = hop_next(p, at, x);
+
+			if (x->kind == HOP_ACCESS) {
+				fprintf(f, "  \"%s\" -> \"%s\" [color=\"%s\", "
+					   "style=%s, tooltip=\"%s\"];\n",
+					nm(p, at), nm(p, next), color, style,
+					tp->task->name);
+			} else {
+				const struct lightpath *lp = &p->net->lp[x->idx];
+				int r = sc->nodes[at].attach;
+
+				fprintf(f, "  \"%s\" -> \"%s\" [color=\"%s\", "
+					   "style=%s];\n", nm(p, at), nm(p, r),
+					color, style);
+				for (int i = 0; i < lp->nfib; i++) {
+					int k = x->dir ? lp->nfib - 1 - i : i;
+					const struct scn_fibre *fb =
+						&sc->fibres[lp->fib[k]];
+					int nr = fb->a == r ? fb->b : fb->a;
+
+					fprintf(f, "  \"%s\" -> \"%s\" "
+						   "[color=\"%s\", style=%s, "
+						   "label=\"%s λ%d\", "
+						   "fontcolor=\"%s\"];\n",
+						nm(p, r), nm(p, nr), color,
+						style, tp->task->name,
+						lp->lambda, color);
+					r = nr;
+				}
+				fprintf(f, "  \"%s\" -> \"%s\" [color=\"%s\", "
+					   "style=%s];\n", nm(p, r), nm(p, next),
+					color, style);
+			}
+			at = next;
+		}
+	}
+}
+
+int plan_dot(const struct plan *p, FILE *f)
+{
+	const struct scenario *sc = p->sc;
+
+	fprintf(f, "// twinlab plan: scenario '%s', scheduler '%s'\n"
+		   "// solid: broadcast tree, dashed: upload tree; "
+		   "double circle: aggregation\n"
+		   "digraph \"%s\" {\n  layout=neato; overlap=false; "
+		   "splines=true;\n  node [fontname=\"Helvetica\"];\n",
+		sc->name, p->scheduler, sc->name);
+	for (int i = 0; i < sc->nnodes; i++) {
+		const struct scn_node *n = &sc->nodes[i];
+		const char *shape = n->kind == NODE_ROADM ? "box" :
+				    n->kind == NODE_ROUTER ? "ellipse" :
+							     "circle";
+		bool agg = false;
+
+		for (int t = 0; t < p->ntasks && n->kind == NODE_SERVER; t++) {
+			const struct task_plan *tp = &p->tasks[t];
+
+			for (int m = 0; m < tp->nmodels && !tp->blocked; m++)
+				if (tp->server[m] == i && task_aggregates(tp, m))
+					agg = true;
+		}
+		fprintf(f, "  \"%s\" [shape=%s%s];\n", n->name,
+			agg ? "doublecircle" : shape,
+			n->kind == NODE_ROADM ? ", style=filled, "
+						"fillcolor=\"#dddddd\"" : "");
+	}
+	for (int i = 0; i < sc->nfibres; i++)
+		fprintf(f, "  \"%s\" -> \"%s\" [dir=none, penwidth=3, "
+			   "color=\"#bbbbbb\", label=\"%g km\"];\n",
+			nm(p, sc->fibres[i].a), nm(p, sc->fibres[i].b),
+			sc->fibres[i].km);
+	for (int i = 0; i < sc->nnodes; i++)
+		if (sc->nodes[i].kind != NODE_ROADM && sc->nodes[i].attach >= 0)
+			fprintf(f, "  \"%s\" -> \"%s\" [dir=none, "
+				   "color=\"#bbbbbb\"];\n",
+				sc->nodes[i].name,
+				nm(p, sc->nodes[i].attach));
+	for (int t = 0; t < p->ntasks; t++) {
+		const struct task_plan *tp = &p->tasks[t];
+		const char *c = palette[t % (sizeof(palette) / sizeof(*palette))];
+
+		if (tp->blocked)
+			continue;
+		dot_tree(p, tp, &tp->bcast, "solid", c, f);
+		dot_tree(p, tp, &tp->up, "dashed", c, f);
+	}
+	fprintf(f, "}\n");
+	return ferror(f) ? -EIO : 0;
+}
+
+void plan_summary(const struct plan *p, FILE *f)
+{
+	fprintf(f, "scenario %s, scheduler %s: %d tasks, %d blocked, "
+		   "%d lightpaths\n", p->sc->name, p->scheduler, p->ntasks,
+		p->blocked, p->net->nlp);
+	fprintf(f, "bandwidth: %ld wavelength-links, %.4g byte-links per "
+		   "round\n", p->wavelength_links, p->bytes_links);
+	if (p->predicted)
+		fprintf(f, "predicted mean round: %.4g ms\n",
+			p->mean_round_s * 1e3);
+	fprintf(f, "\n%-12s %6s %6s %9s %12s %10s %10s %10s %10s\n", "task",
+		"locals", "aggr", "wl-links", "byte-links", "round ms",
+		"bcast ms", "train ms", "upload ms");
+	for (int i = 0; i < p->ntasks; i++) {
+		const struct task_plan *tp = &p->tasks[i];
+		int agg = 0;
+
+		if (tp->blocked) {
+			fprintf(f, "%-12s %6d BLOCKED: %s\n", tp->task->name,
+				tp->task->nlocals, tp->why);
+			continue;
+		}
+		for (int m = 0; m < tp->nmodels; m++)
+			agg += task_aggregates(tp, m);
+		fprintf(f, "%-12s %6d %6d %9ld %12.4g %10.4f %10.4f %10.4f "
+			   "%10.4f\n", tp->task->name, tp->task->nlocals, agg,
+			tp->wavelength_links, tp->bytes_links,
+			tp->round_s * 1e3, tp->bcast_s * 1e3,
+			tp->compute_s * 1e3, tp->upload_s * 1e3);
+	}
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* Renderings of a plan: JSON (schema in README.md) and Graphviz DOT. */
+#ifndef TOOLS_PLANOUT_H
+#define TOOLS_PLANOUT_H
+
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+#include "twin/plan.h"
+
+/* plan_json - the whole plan as one JSON object, or NULL (ENOMEM). */
+struct json_object *plan_json(const struct plan *p);
+
+/* plan_dot - the topology with every task's trees over it. 0 or -errno. */
+int plan_dot(const struct plan *p, FILE *f);
+
+/* Human summary for a terminal. */
+void plan_summary(const struct plan *p, FILE *f);
+
+/* Name of a directed IP link as used in JSON ("lp3>", "acc:s1<"...). */
+void link_name(const struct plan *p, int link, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+#include "twinlab.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *prog = "twinlab";
+
+static int cmd_help(int argc, char **argv);
+
+static const struct command commands[] = {
+	{ "plan", cmd_plan, "SCENARIO [--scheduler NAME] [--json] [--dot FILE]",
+	  "schedule every task and predict a round (no root needed)" },
+	{ "help", cmd_help, "", "show this help" },
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+void p_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+struct scenario *load_scenario(const char *path)
+{
+	struct scn_error err;
+	struct scenario *sc = scenario_load(path, &err);
+
+	if (sc)
+		return sc;
+	if (err.line)
+		fprintf(stderr, "%s:%d:%d: %s\n", err.file, err.line, err.col,
+			err.msg);
+	else
+		fprintf(stderr, "%s: %s\n", err.file, err.msg);
+	return NULL;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: %s COMMAND [ARGS...]\n\n"
+		   "A digital twin of a ROADM/IP network carrying federated "
+		   "learning tasks.\n\ncommands:\n", prog);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-6s %s\n         %s\n", commands[i].name,
+			commands[i].args, commands[i].help);
+	fprintf(f, "\n'%s COMMAND --help' shows a command's options.\n", prog);
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	usage(stdout);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return cmd_help(0, NULL);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	p_err("unknown command '%s'; try '%s help'", argv[1], prog);
+	return EXIT_USAGE;
+}

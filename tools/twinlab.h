@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The twinlab command: one binary, one file per subcommand. Only this
+ * layer prints; twin/ and emu/ return -errno and fill error records.
+ */
+#ifndef TOOLS_TWINLAB_H
+#define TOOLS_TWINLAB_H
+
+#include <stdbool.h>
+
+#include "twin/scenario.h"
+
+/* Exit statuses: 0 success, 1 failure, 2 bad usage or bad scenario. */
+enum { EXIT_USAGE = 2 };
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *args;
+	const char *help;
+};
+
+extern const char *prog;
+
+/* p_err - "twinlab: <message>" on stderr. */
+void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* load_scenario - load or print "file:line:col: msg" and return NULL. */
+struct scenario *load_scenario(const char *path);
+
+int cmd_plan(int argc, char **argv);
+
+#endif

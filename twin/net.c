@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: MIT
+#include "net.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int int_vec_push(struct int_vec *v, int x)
+{
+	if (v->n == v->cap) {
+		int ncap = v->cap ? v->cap * 2 : 4;
+		int *nv = realloc(v->v, (size_t)ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		v->v = nv;
+		v->cap = ncap;
+	}
+	v->v[v->n++] = x;
+	return 0;
+}
+
+static void add_edge(struct net *net, int *fill, int u, int v, int idx,
+		     enum edge_kind kind)
+{
+	net->adj[fill[u]++] = (struct adj){ .to = v, .idx = idx, .kind = kind };
+	net->adj[fill[v]++] = (struct adj){ .to = u, .idx = idx, .kind = kind };
+}
+
+struct net *net_new(const struct scenario *sc)
+{
+	struct net *net = calloc(1, sizeof(*net));
+	int n = sc->nnodes, maxw = 1, *deg = NULL;
+
+	if (!net)
+		return NULL;
+	net->sc = sc;
+	net->adj_start = calloc((size_t)n + 1, sizeof(*net->adj_start));
+	deg = calloc((size_t)n + 1, sizeof(*deg));
+	net->router_lps = calloc((size_t)n + 1, sizeof(*net->router_lps));
+	if (!net->adj_start || !deg || !net->router_lps)
+		goto fail;
+
+	/* Count degrees, then fill CSR in one pass per edge kind. */
+	for (int i = 0; i < sc->nfibres; i++) {
+		deg[sc->fibres[i].a]++;
+		deg[sc->fibres[i].b]++;
+		if (sc->fibres[i].wavelengths > maxw)
+			maxw = sc->fibres[i].wavelengths;
+	}
+	for (int i = 0; i < n; i++)
+		if (sc->nodes[i].kind != NODE_ROADM &&
+		    sc->nodes[i].attach >= 0) {
+			deg[i]++;
+			deg[sc->nodes[i].attach]++;
+		}
+	for (int i = 0; i < n; i++)
+		net->adj_start[i + 1] = net->adj_start[i] + deg[i];
+	net->adj = calloc((size_t)net->adj_start[n] + 1, sizeof(*net->adj));
+	if (!net->adj)
+		goto fail;
+	memcpy(deg, net->adj_start, (size_t)n * sizeof(*deg));
+	for (int i = 0; i < sc->nfibres; i++)
+		add_edge(net, deg, sc->fibres[i].a, sc->fibres[i].b, i,
+			 E_FIBRE);
+	for (int i = 0; i < n; i++)
+		if (sc->nodes[i].kind != NODE_ROADM &&
+		    sc->nodes[i].attach >= 0)
+			add_edge(net, deg, i, sc->nodes[i].attach, i,
+				 sc->nodes[i].kind == NODE_ROUTER ? E_ADDDROP
+								  : E_ACCESS);
+	free(deg);
+	deg = NULL;
+
+	net->words = (maxw + 63) / 64;
+	net->used = calloc((size_t)sc->nfibres * net->words + 1,
+			   sizeof(*net->used));
+	if (!net->used)
+		goto fail;
+	/* Wavelengths beyond a fibre's count are marked used forever. */
+	for (int i = 0; i < sc->nfibres; i++)
+		for (int l = sc->fibres[i].wavelengths; l < net->words * 64;
+		     l++)
+			net->used[(long)i * net->words + l / 64] |=
+				1ull << (l % 64);
+	return net;
+fail:
+	free(deg);
+	net_free(net);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void net_free(struct net *net)
+{
+	if (!net)
+		return;
+	for (int i = 0; i < net->nlp; i++)
+		free(net->lp[i].fib);
+	free(net->lp);
+	if (net->router_lps)
+		for (int i = 0; i < net->sc->nnodes; i++)
+			free(net->router_lps[i].v);
+	free(net->router_lps);
+	free(net->undo);
+	free(net->used);
+	free(net->adj);
+	free(net->adj_start);
+	free(net);
+}
+
+bool net_any_free(const struct net *net, int fibre)
+{
+	const uint64_t *w = &net->used[(long)fibre * net->words];
+
+	for (int i = 0; i < net->words; i++)
+		if (~w[i])
+			return true;
+	return false;
+}
+
+int net_first_fit(const struct net *net, const int *fib, int n)
+{
+	for (int i = 0; i < net->words; i++) {
+		uint64_t busy = 0;
+
+		for (int j = 0; j < n; j++)
+			busy |= net->used[(long)fib[j] * net->words + i];
+		if (~busy)
+			return i * 64 + __builtin_ctzll(~busy);
+	}
+	return -1;
+}
+
+static int push_undo(struct net *net, struct undo u)
+{
+	if (net->nundo == net->capundo) {
+		int ncap = net->capundo ? net->capundo * 2 : 64;
+		struct undo *nu = realloc(net->undo, (size_t)ncap * sizeof(*nu));
+
+		if (!nu)
+			return -ENOMEM;
+		net->undo = nu;
+		net->capundo = ncap;
+	}
+	net->undo[net->nundo++] = u;
+	return 0;
+}
+
+int net_light(struct net *net, int a, int b, const int *fib, int n,
+	      int lambda, int task)
+{
+	const struct scenario *sc = net->sc;
+	struct lightpath *lp;
+	int id = net->nlp, err;
+
+	if (net->nlp == net->caplp) {
+		int ncap = net->caplp ? net->caplp * 2 : 64;
+		struct lightpath *nl = realloc(net->lp,
+					       (size_t)ncap * sizeof(*nl));
+
+		if (!nl)
+			return -ENOMEM;
+		net->lp = nl;
+		net->caplp = ncap;
+	}
+	lp = &net->lp[id];
+	memset(lp, 0, sizeof(*lp));
+	lp->fib = malloc((size_t)n * sizeof(*lp->fib));
+	if (!lp->fib)
+		return -ENOMEM;
+	memcpy(lp->fib, fib, (size_t)n * sizeof(*fib));
+	lp->a = a;
+	lp->b = b;
+	lp->lambda = lambda;
+	lp->nfib = n;
+	lp->cap_gbps = sc->wavelength_gbps;
+	lp->resid[0] = lp->resid[1] = sc->wavelength_gbps;
+	lp->task = task;
+	for (int i = 0; i < n; i++)
+		lp->km += sc->fibres[fib[i]].km;
+
+	err = int_vec_push(&net->router_lps[a], id);
+	if (err)
+		goto fail_fib;
+	err = int_vec_push(&net->router_lps[b], id);
+	if (err)
+		goto fail_a;
+	err = push_undo(net, (struct undo){ .kind = U_LIGHT, .lp = id });
+	if (err)
+		goto fail_b;
+	for (int i = 0; i < n; i++)
+		net->used[(long)fib[i] * net->words + lambda / 64] |=
+			1ull << (lambda % 64);
+	net->nlp++;
+	return id;
+fail_b:
+	net->router_lps[b].n--;
+fail_a:
+	net->router_lps[a].n--;
+fail_fib:
+	free(lp->fib);
+	return err;
+}
+
+int net_reserve(struct net *net, int lp, int dir, double amount)
+{
+	int err = push_undo(net, (struct undo){ .kind = U_RESERVE, .lp = lp,
+						.dir = dir, .amount = amount });
+
+	if (err)
+		return err;
+	net->lp[lp].resid[dir] -= amount;
+	return 0;
+}
+
+void net_rollback(struct net *net, int mark)
+{
+	while (net->nundo > mark) {
+		struct undo *u = &net->undo[--net->nundo];
+		struct lightpath *lp = &net->lp[u->lp];
+
+		if (u->kind == U_RESERVE) {
+			lp->resid[u->dir] += u->amount;
+			continue;
+		}
+		/* U_LIGHT: lightpaths are undone newest first. */
+		for (int i = 0; i < lp->nfib; i++)
+			net->used[(long)lp->fib[i] * net->words +
+				  lp->lambda / 64] &= ~(1ull << (lp->lambda % 64));
+		net->router_lps[lp->a].n--;
+		net->router_lps[lp->b].n--;
+		free(lp->fib);
+		net->nlp--;
+	}
+}

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+#include "plan.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tree_alloc(struct tree *t, int nmodels)
+{
+	t->parent = malloc((size_t)nmodels * sizeof(*t->parent));
+	t->path = calloc((size_t)nmodels, sizeof(*t->path));
+	if (!t->parent || !t->path) {
+		free(t->parent);
+		free(t->path);
+		t->parent = NULL;
+		t->path = NULL;
+		return -ENOMEM;
+	}
+	for (int i = 0; i < nmodels; i++)
+		t->parent[i] = -1;
+	return 0;
+}
+
+void ppath_release(struct ppath *pp)
+{
+	free(pp->hops);
+	memset(pp, 0, sizeof(*pp));
+}
+
+void tree_release(struct tree *t, int nmodels)
+{
+	if (t->path)
+		for (int i = 0; i < nmodels; i++)
+			ppath_release(&t->path[i]);
+	free(t->path);
+	free(t->parent);
+	t->path = NULL;
+	t->parent = NULL;
+}
+
+struct plan *plan_new(const struct scenario *sc, const char *scheduler)
+{
+	struct plan *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->sc = sc;
+	p->scheduler = scheduler;
+	p->net = net_new(sc);
+	p->tasks = calloc((size_t)sc->ntasks + 1, sizeof(*p->tasks));
+	if (!p->net || !p->tasks)
+		goto fail;
+	p->ntasks = sc->ntasks;
+	for (int i = 0; i < sc->ntasks; i++) {
+		struct task_plan *tp = &p->tasks[i];
+		const struct scn_task *t = &sc->tasks[i];
+
+		tp->task = t;
+		tp->nmodels = 1 + t->nlocals;
+		tp->server = malloc((size_t)tp->nmodels * sizeof(*tp->server));
+		if (!tp->server)
+			goto fail;
+		tp->server[0] = t->global;
+		memcpy(tp->server + 1, t->locals,
+		       (size_t)t->nlocals * sizeof(*t->locals));
+		if (tree_alloc(&tp->bcast, tp->nmodels) ||
+		    tree_alloc(&tp->up, tp->nmodels))
+			goto fail;
+	}
+	return p;
+fail:
+	plan_free(p);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void plan_free(struct plan *p)
+{
+	if (!p)
+		return;
+	for (int i = 0; p->tasks && i < p->ntasks; i++) {
+		struct task_plan *tp = &p->tasks[i];
+
+		tree_release(&tp->bcast, tp->nmodels);
+		tree_release(&tp->up, tp->nmodels);
+		free(tp->server);
+		free(tp->lit.v);
+	}
+	free(p->tasks);
+	free(p->link_bytes);
+	net_free(p->net);
+	free(p);
+}
+
+double plan_link_gbps(const struct plan *p, int link)
+{
+	int n2 = 2 * p->sc->nnodes;
+
+	if (link < n2)
+		return p->sc->nodes[link / 2].access_gbps;
+	return p->net->lp[(link - n2) / 2].cap_gbps;
+}
+
+int hop_next(const struct plan *p, int at, const struct hop *h)
+{
+	if (h->kind == HOP_ACCESS)
+		return h->dir == 0 ? p->sc->nodes[h->idx].attach : h->idx;
+	return p->net->lp[h->idx].a == at ? p->net->lp[h->idx].b
+					  : p->net->lp[h->idx].a;
+}
+
+bool task_aggregates(const struct task_plan *tp, int m)
+{
+	if (m == 0)
+		return true;
+	for (int i = 1; i < tp->nmodels; i++)
+		if (tp->up.parent[i] == m)
+			return true;
+	return false;
+}
+
+void plan_totals(struct plan *p)
+{
+	p->blocked = 0;
+	p->wavelength_links = 0;
+	p->bytes_links = 0;
+	for (int i = 0; i < p->net->nlp; i++)
+		p->wavelength_links += p->net->lp[i].nfib;
+	for (int i = 0; i < p->ntasks; i++) {
+		struct task_plan *tp = &p->tasks[i];
+		double bytes = (double)scn_task_bytes(tp->task);
+		long hops = 0;
+
+		tp->wavelength_links = 0;
+		tp->bytes_links = 0;
+		if (tp->blocked) {
+			p->blocked++;
+			continue;
+		}
+		for (int j = 0; j < tp->lit.n; j++)
+			tp->wavelength_links += p->net->lp[tp->lit.v[j]].nfib;
+		for (int m = 1; m < tp->nmodels; m++)
+			hops += tp->bcast.path[m].fibre_hops +
+				tp->up.path[m].fibre_hops;
+		tp->bytes_links = bytes * (double)hops;
+		p->bytes_links += tp->bytes_links;
+	}
+}

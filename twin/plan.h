@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A plan: what a scheduler decided for every task of a scenario. Lightpaths
+ * live in the plan's net (final state); each task has a broadcast tree and
+ * an upload tree over its models, every tree edge realized as a path of IP
+ * hops (access links and lightpaths), which is also the hop-by-hop route
+ * the emulation installs. Model 0 of a task is its global model G, models
+ * 1..n its local models in scenario order.
+ */
+#ifndef TWIN_PLAN_H
+#define TWIN_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "net.h"
+#include "scenario.h"
+
+enum hop_kind { HOP_ACCESS, HOP_LIGHTPATH };
+
+/*
+ * One IP hop. HOP_ACCESS: idx is the server, dir 0 = server -> router,
+ * 1 = router -> server. HOP_LIGHTPATH: idx is the lightpath, dir 0 = a -> b.
+ */
+struct hop {
+	enum hop_kind kind;
+	int idx;
+	int dir;
+};
+
+struct ppath {
+	int from, to;		/* server node indices */
+	int nhops;
+	struct hop *hops;
+	double km;		/* fibre plus access length */
+	int fibre_hops;		/* fibres crossed (bandwidth measure) */
+};
+
+/*
+ * A tree over a task's models, rooted at model 0. parent[0] = -1. For the
+ * broadcast tree path[i] runs parent -> i; for the upload tree i -> parent.
+ * path[0] is unused.
+ */
+struct tree {
+	int *parent;
+	struct ppath *path;
+};
+
+struct task_plan {
+	const struct scn_task *task;
+	bool blocked;
+	char why[160];
+	int nmodels;		/* 1 + nlocals */
+	int *server;		/* model -> server node */
+	struct tree bcast, up;
+	struct int_vec lit;	/* lightpaths this task lit */
+	long wavelength_links;	/* fibres spanned by lightpaths it lit */
+	double bytes_links;	/* model bytes x fibres crossed, per round */
+	/* prediction, seconds */
+	double bcast_s, compute_s, upload_s, round_s;
+};
+
+struct plan {
+	const struct scenario *sc;
+	const char *scheduler;
+	struct net *net;
+	int ntasks;
+	struct task_plan *tasks;	/* in scenario (arrival) order */
+	/* totals */
+	int blocked;
+	long wavelength_links;
+	double bytes_links;
+	double mean_round_s;		/* over scheduled tasks */
+	bool predicted;
+	/* predicted bytes per round on each directed IP link, see plan_link */
+	double *link_bytes;
+};
+
+/*
+ * Directed IP link ids used by link_bytes: access link of server s in
+ * direction d is 2*s + d; lightpath l in direction d is 2*nnodes + 2*l + d.
+ */
+static inline int plan_link(const struct plan *p, const struct hop *h)
+{
+	return h->kind == HOP_ACCESS ? 2 * h->idx + h->dir
+				     : 2 * p->sc->nnodes + 2 * h->idx + h->dir;
+}
+
+static inline int plan_nlinks(const struct plan *p)
+{
+	return 2 * p->sc->nnodes + 2 * p->net->nlp;
+}
+
+/* Capacity of a directed link in Gbit/s. */
+double plan_link_gbps(const struct plan *p, int link);
+
+/* plan_new - empty plan for sc; NULL and errno on failure. */
+struct plan *plan_new(const struct scenario *sc, const char *scheduler)
+	__attribute__((warn_unused_result));
+void plan_free(struct plan *p);
+
+/* tree_alloc / task_plan_release: helpers for schedulers. */
+int tree_alloc(struct tree *t, int nmodels) __attribute__((warn_unused_result));
+void tree_release(struct tree *t, int nmodels);
+void ppath_release(struct ppath *pp);
+
+/* plan_totals - recompute task and plan bandwidth figures. */
+void plan_totals(struct plan *p);
+
+/* Node index reached after hop h taken from node `at`. */
+int hop_next(const struct plan *p, int at, const struct hop *h);
+
+/* Whether model m aggregates on upload (root, or has upload children). */
+bool task_aggregates(const struct task_plan *tp, int m);
+
+#endif

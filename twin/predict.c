@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: MIT
+#include "predict.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum fstate { F_WAIT, F_ACTIVE, F_FLIGHT, F_DONE };
+
+struct flow {
+	int task, model;
+	bool upload;
+	const struct ppath *pp;
+	enum fstate state;
+	double bits, rem_bits, rate, arrive, prop;
+	bool fixed;
+};
+
+struct mstate {
+	double recv, train_end;
+	bool have, trained, sent;
+	int pending;		/* upload children not yet arrived */
+};
+
+struct sim {
+	struct plan *p;
+	int nflows;
+	struct flow *f;
+	int *first_flow;	/* per task: index of its model-0 slot */
+	struct mstate *ms;	/* parallel to flows: per (task, model) */
+	double *round_end;
+	double *remcap;
+	int *cnt;
+	int *workers;		/* per node */
+	double t;
+	int left;		/* tasks not finished */
+};
+
+double predict_train_s(const struct plan *p, const struct task_plan *tp,
+		       int model)
+{
+	const struct scenario *sc = p->sc;
+	int srv = tp->server[model], n = 0;
+	double share;
+
+	for (int i = 0; i < p->ntasks; i++) {
+		const struct task_plan *o = &p->tasks[i];
+
+		if (o->blocked)
+			continue;
+		for (int m = 0; m < o->nmodels; m++)
+			n += o->server[m] == srv;
+	}
+	share = sc->nodes[srv].cpu / (n ? n : 1);
+	return tp->task->work_core_s / fmin(1.0, share);
+}
+
+/* slot of (task, model) in flow/model arrays; bcast flow = slot, upload
+ * flow = slot + total models */
+static int slot(const struct sim *s, int task, int model)
+{
+	return s->first_flow[task] + model;
+}
+
+static void start_flow(struct sim *s, int i)
+{
+	s->f[i].state = F_ACTIVE;
+}
+
+static void start_bcast_children(struct sim *s, int task, int m)
+{
+	const struct task_plan *tp = &s->p->tasks[task];
+
+	for (int c = 1; c < tp->nmodels; c++)
+		if (tp->bcast.parent[c] == m)
+			start_flow(s, slot(s, task, c));
+}
+
+static void try_upload(struct sim *s, int task, int m)
+{
+	int half = s->nflows / 2;
+	struct mstate *x = &s->ms[slot(s, task, m)];
+
+	if (m == 0 || x->sent || !x->trained || x->pending)
+		return;
+	x->sent = true;
+	start_flow(s, half + slot(s, task, m));
+}
+
+static void deliver(struct sim *s, int i)
+{
+	struct flow *f = &s->f[i];
+	const struct task_plan *tp = &s->p->tasks[f->task];
+	struct mstate *x;
+
+	f->state = F_DONE;
+	if (!f->upload) {
+		x = &s->ms[slot(s, f->task, f->model)];
+		x->have = true;
+		x->recv = s->t;
+		x->train_end = s->t + predict_train_s(s->p, tp, f->model);
+		start_bcast_children(s, f->task, f->model);
+		return;
+	}
+	{
+		int par = tp->up.parent[f->model];
+
+		x = &s->ms[slot(s, f->task, par)];
+		x->pending--;
+		if (par == 0 && x->pending == 0) {
+			s->round_end[f->task] = s->t;
+			s->left--;
+		} else {
+			try_upload(s, f->task, par);
+		}
+	}
+}
+
+/* Max-min fair rates by progressive filling over the links in use. */
+static void share(struct sim *s)
+{
+	struct plan *p = s->p;
+	int unfixed = 0;
+
+	for (int i = 0; i < s->nflows; i++) {
+		struct flow *f = &s->f[i];
+
+		f->fixed = f->state != F_ACTIVE;
+		if (f->fixed)
+			continue;
+		unfixed++;
+		for (int h = 0; h < f->pp->nhops; h++) {
+			int l = plan_link(p, &f->pp->hops[h]);
+
+			if (s->cnt[l] == 0)
+				s->remcap[l] = plan_link_gbps(p, l) * 1e9;
+			s->cnt[l]++;
+		}
+	}
+	while (unfixed) {
+		double best = INFINITY;
+		int bl = -1;
+
+		for (int i = 0; i < s->nflows; i++) {
+			struct flow *f = &s->f[i];
+
+			if (f->fixed)
+				continue;
+			for (int h = 0; h < f->pp->nhops; h++) {
+				int l = plan_link(p, &f->pp->hops[h]);
+				double sh = s->remcap[l] / s->cnt[l];
+
+				if (sh < best) {
+					best = sh;
+					bl = l;
+				}
+			}
+		}
+		for (int i = 0; i < s->nflows; i++) {
+			struct flow *f = &s->f[i];
+			bool on = false;
+
+			if (f->fixed)
+				continue;
+			for (int h = 0; h < f->pp->nhops && !on; h++)
+				on = plan_link(p, &f->pp->hops[h]) == bl;
+			if (!on)
+				continue;
+			f->rate = best;
+			f->fixed = true;
+			unfixed--;
+			for (int h = 0; h < f->pp->nhops; h++) {
+				int l = plan_link(p, &f->pp->hops[h]);
+
+				s->remcap[l] -= best;
+				if (--s->cnt[l] == 0)
+					s->remcap[l] = 0;
+			}
+		}
+	}
+}
+
+static int simulate(struct sim *s)
+{
+	const double eps = 1e-12;
+
+	while (s->left > 0) {
+		double next = INFINITY;
+
+		share(s);
+		for (int i = 0; i < s->nflows; i++) {
+			const struct flow *f = &s->f[i];
+
+			if (f->state == F_ACTIVE && f->rate > 0)
+				next = fmin(next, s->t + f->rem_bits / f->rate);
+			else if (f->state == F_FLIGHT)
+				next = fmin(next, f->arrive);
+		}
+		for (int i = 0; i < s->nflows / 2; i++) {
+			const struct mstate *x = &s->ms[i];
+
+			if (x->have && !x->trained)
+				next = fmin(next, x->train_end);
+		}
+		if (!isfinite(next))
+			return -EDEADLK;	/* a tree that cannot finish */
+		for (int i = 0; i < s->nflows; i++) {
+			struct flow *f = &s->f[i];
+
+			if (f->state == F_ACTIVE)
+				f->rem_bits -= f->rate * (next - s->t);
+		}
+		s->t = next;
+		for (int i = 0; i < s->nflows; i++) {
+			struct flow *f = &s->f[i];
+
+			if (f->state == F_ACTIVE &&
+			    f->rem_bits <= 1e-9 * f->bits + 1e-6) {
+				f->state = F_FLIGHT;
+				f->arrive = s->t + f->prop;
+			}
+		}
+		for (int i = 0; i < s->nflows; i++)
+			if (s->f[i].state == F_FLIGHT &&
+			    s->f[i].arrive <= s->t + eps)
+				deliver(s, i);
+		for (int i = 0; i < s->nflows / 2; i++) {
+			struct mstate *x = &s->ms[i];
+
+			if (x->have && !x->trained && x->train_end <= s->t + eps) {
+				x->trained = true;
+			}
+		}
+		/* uploads whose conditions are now met */
+		for (int ti = 0; ti < s->p->ntasks; ti++) {
+			const struct task_plan *tp = &s->p->tasks[ti];
+
+			if (tp->blocked)
+				continue;
+			for (int m = 1; m < tp->nmodels; m++)
+				try_upload(s, ti, m);
+		}
+	}
+	return 0;
+}
+
+int predict_round(struct plan *p)
+{
+	struct sim s = { .p = p };
+	int total = 0, err = -ENOMEM, nl = plan_nlinks(p), done = 0;
+	double sum = 0;
+
+	s.first_flow = calloc((size_t)p->ntasks + 1, sizeof(*s.first_flow));
+	if (!s.first_flow)
+		return -ENOMEM;
+	for (int i = 0; i < p->ntasks; i++) {
+		s.first_flow[i] = total;
+		if (!p->tasks[i].blocked)
+			total += p->tasks[i].nmodels;
+	}
+	s.nflows = 2 * total;
+	s.f = calloc((size_t)s.nflows + 1, sizeof(*s.f));
+	s.ms = calloc((size_t)total + 1, sizeof(*s.ms));
+	s.round_end = calloc((size_t)p->ntasks + 1, sizeof(*s.round_end));
+	s.remcap = calloc((size_t)nl + 1, sizeof(*s.remcap));
+	s.cnt = calloc((size_t)nl + 1, sizeof(*s.cnt));
+	free(p->link_bytes);
+	p->link_bytes = calloc((size_t)nl + 1, sizeof(*p->link_bytes));
+	if (!s.f || !s.ms || !s.round_end || !s.remcap || !s.cnt ||
+	    !p->link_bytes)
+		goto out;
+
+	for (int ti = 0; ti < p->ntasks; ti++) {
+		struct task_plan *tp = &p->tasks[ti];
+		double bits = 8.0 * (double)scn_task_bytes(tp->task);
+
+		if (tp->blocked)
+			continue;
+		s.left++;
+		for (int m = 0; m < tp->nmodels; m++) {
+			int k = slot(&s, ti, m);
+
+			for (int up = 0; up < 2; up++) {
+				struct flow *f = &s.f[k + up * total];
+				const struct ppath *pp = up ? &tp->up.path[m]
+							    : &tp->bcast.path[m];
+
+				f->task = ti;
+				f->model = m;
+				f->upload = up;
+				f->pp = pp;
+				f->bits = f->rem_bits = bits;
+				f->prop = pp->km * FIBRE_S_PER_KM;
+				/* model 0 has no flows of its own */
+				f->state = m == 0 ? F_DONE : F_WAIT;
+				for (int h = 0; m && h < pp->nhops; h++)
+						p->link_bytes[plan_link(p, &pp->hops[h])] +=
+						bits / 8;
+			}
+			if (m)
+				s.ms[slot(&s, ti, tp->up.parent[m])].pending++;
+		}
+		s.ms[slot(&s, ti, 0)].have = true;
+	}
+	/* broadcast starts at the root of every task */
+	for (int ti = 0; ti < p->ntasks; ti++)
+		if (!p->tasks[ti].blocked)
+			start_bcast_children(&s, ti, 0);
+	err = simulate(&s);
+	if (err)
+		goto out;
+	for (int ti = 0; ti < p->ntasks; ti++) {
+		struct task_plan *tp = &p->tasks[ti];
+		double last_recv = 0, last_train = 0;
+
+		if (tp->blocked)
+			continue;
+		for (int m = 1; m < tp->nmodels; m++) {
+			const struct mstate *x = &s.ms[slot(&s, ti, m)];
+
+			last_recv = fmax(last_recv, x->recv);
+			last_train = fmax(last_train, x->train_end);
+		}
+		tp->round_s = s.round_end[ti];
+		tp->bcast_s = last_recv;
+		tp->compute_s = last_train - last_recv;
+		tp->upload_s = tp->round_s - last_train;
+		sum += tp->round_s;
+		done++;
+	}
+	p->mean_round_s = done ? sum / done : 0;
+	p->predicted = true;
+out:
+	free(s.first_flow);
+	free(s.f);
+	free(s.ms);
+	free(s.round_end);
+	free(s.remcap);
+	free(s.cnt);
+	return err;
+}

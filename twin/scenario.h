@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The scenario: a ROADM/IP network and the AI tasks it carries, in physical
+ * units, as read from a YAML file. The format is described in
+ * scenarios/README.md; every rule stated there is checked here, so a
+ * scenario that loads is consistent and the schedulers need not re-check it.
+ */
+#ifndef TWIN_SCENARIO_H
+#define TWIN_SCENARIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Longest node name: "<node>-<3 digits>" must fit IFNAMSIZ - 1 = 15. */
+#define SCN_NODE_NAME_MAX 11
+#define SCN_TASK_NAME_MAX 32
+#define SCN_NAME_MAX 64
+
+enum node_kind { NODE_ROADM, NODE_ROUTER, NODE_SERVER };
+
+struct scn_node {
+	char name[SCN_NODE_NAME_MAX + 1];
+	enum node_kind kind;
+	int line, col;		/* where it was declared */
+	/* NODE_ROUTER: its ROADM; NODE_SERVER: its router; else -1 */
+	int attach;
+	/* NODE_ROADM: its router or -1 */
+	int router;
+	/* NODE_SERVER only */
+	double access_gbps;
+	double access_km;
+	double cpu;		/* cores (1.0 = one full core) */
+	double memory_mib;
+};
+
+struct scn_fibre {
+	int a, b;		/* ROADM node indices */
+	double km;
+	int wavelengths;
+	int line, col;
+};
+
+struct scn_task {
+	char name[SCN_TASK_NAME_MAX + 1];
+	int global;		/* server node index */
+	int nlocals;
+	int *locals;		/* server node indices */
+	uint64_t parameters;
+	unsigned bytes_per_parameter;
+	double work_core_s;	/* one core's seconds of training per round */
+	unsigned rounds;
+	double demand_gbps;	/* bandwidth reserved per transfer */
+	long arrival;		/* scheduling order key */
+	int line, col;
+};
+
+/* MST weight coefficients; see scenarios/README.md "Scheduler weights". */
+struct scn_weights {
+	double alpha;		/* per wavelength-link a path would consume */
+	double beta;		/* per millisecond of propagation */
+	double reuse;		/* fraction of alpha paid on a lit lightpath */
+	double adddrop;		/* per O-E-O conversion at a router */
+};
+
+struct scenario {
+	char file[256];
+	char name[SCN_NAME_MAX + 1];
+	uint64_t seed;
+	double scale;
+	char addressing[32];	/* IPv4 CIDR, checked */
+	double wavelength_gbps;
+	double demand_gbps;	/* default for tasks */
+	struct scn_weights weights;
+
+	int nnodes;
+	struct scn_node *nodes;
+	int nfibres;
+	struct scn_fibre *fibres;
+	int ntasks;
+	struct scn_task *tasks;	/* sorted by (arrival, file order) */
+};
+
+/* Where loading failed and why: "file:line:col: msg". line is 0 if unknown. */
+struct scn_error {
+	char file[256];
+	int line, col;
+	char msg[256];
+};
+
+/*
+ * scenario_load - read and validate a scenario file.
+ * Returns a new scenario, or NULL with *err filled in and errno set
+ * (EINVAL for a bad scenario, or the errno of the failed I/O).
+ */
+struct scenario *scenario_load(const char *path, struct scn_error *err)
+	__attribute__((warn_unused_result));
+
+/* scenario_parse - the same from a buffer; name is used in messages. */
+struct scenario *scenario_parse(const char *buf, size_t len, const char *name,
+				struct scn_error *err)
+	__attribute__((warn_unused_result));
+
+void scenario_free(struct scenario *sc);
+
+/* scenario_find - node index by name, or -1. */
+int scenario_find(const struct scenario *sc, const char *name);
+
+/* Bytes of one copy of the task's model, in physical units. */
+static inline uint64_t scn_task_bytes(const struct scn_task *t)
+{
+	return t->parameters * t->bytes_per_parameter;
+}
+
+const char *node_kind_name(enum node_kind k);
+
+#endif

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Flexible scheduler: for each procedure (broadcast, then upload) an MST
+ * over the task's servers on the metric closure of the auxiliary graph of
+ * the moment, rooted at the global model. Each tree edge is then routed on
+ * the current state — after the edges before it — so it reuses the
+ * lightpaths the task has just lit where they have room, and lights new
+ * ones by first fit only over bare fibre. The upload tree is computed
+ * after the broadcast tree is in place, so it sees the reverse capacity of
+ * the lightpaths the broadcast lit as cheap. Models with children in the
+ * upload tree aggregate.
+ */
+#include "sched.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int place_tree(struct sched *s, struct task_plan *tp, int ti,
+		      struct tree *t, bool upload)
+{
+	int k = tp->nmodels, err;
+	int *parent = malloc((size_t)k * sizeof(*parent));
+	int *order = malloc((size_t)k * sizeof(*order));
+	double weight;
+
+	if (!parent || !order) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = terminal_mst(s, tp->server, k, tp->task->demand_gbps, false,
+			   parent, order, &weight);
+	if (err == -ENOSPC)
+		snprintf(tp->why, sizeof(tp->why),
+			 "the %s auxiliary graph does not connect the task's "
+			 "servers", upload ? "upload" : "broadcast");
+	if (err)
+		goto out;
+	/* root outwards, so each edge sees the edges placed before it */
+	for (int i = 1; i < k && !err; i++) {
+		int m = order[i], p = parent[m];
+		int a = tp->server[upload ? m : p], b = tp->server[upload ? p : m];
+
+		t->parent[m] = p;
+		err = route_edge(s, tp, ti, a, b, &t->path[m]);
+	}
+out:
+	free(parent);
+	free(order);
+	return err;
+}
+
+static int mst_place(struct sched *s, struct task_plan *tp, int ti)
+{
+	int err = place_tree(s, tp, ti, &tp->bcast, false);
+
+	return err ? err : place_tree(s, tp, ti, &tp->up, true);
+}
+
+const struct sched_ops sched_mst = {
+	.name = "mst",
+	.help = "flexible: MST over G and the Li on the auxiliary graphs, "
+		"aggregation at the tree's middle nodes",
+	.place = mst_place,
+};

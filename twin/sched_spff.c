@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Fixed baseline: shortest path, first fit. Every local model talks to the
+ * global model over its own end-to-end path: the shortest route by km
+ * between their ROADMs, carried by a direct lightpath between their two
+ * routers — an existing one with room in both directions (grooming), else a
+ * new one by first fit on that route. If no wavelength is free on the
+ * whole route the task is blocked: the baseline tries no other route.
+ * Broadcast and upload use the same path; only the global model
+ * aggregates.
+ */
+#include "sched.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Cached shortest-path tree by km from one ROADM: predecessor fibre. */
+static const int *km_tree(struct sched *s, int roadm)
+{
+	int *pred;
+
+	if (s->km_pred[roadm])
+		return s->km_pred[roadm];
+	pred = malloc((size_t)s->n * sizeof(*pred));
+	if (!pred)
+		return NULL;
+	if (search(s, &roadm, 1, -1, S_KM, false, -1, 0)) {
+		free(pred);
+		return NULL;
+	}
+	for (int v = 0; v < s->n; v++)
+		pred[v] = search_reached(s, v) && v != roadm ? s->pred[v].idx
+							      : -1;
+	s->km_pred[roadm] = pred;
+	return pred;
+}
+
+/* A lightpath between routers a and b with room both ways, or -1. */
+static int groom(struct sched *s, int a, int b, double demand)
+{
+	const struct int_vec *v = &s->net->router_lps[a];
+
+	for (int i = 0; i < v->n; i++) {
+		const struct lightpath *lp = &s->net->lp[v->v[i]];
+
+		if ((lp->a == b || lp->b == b) && lp->resid[0] >= demand &&
+		    lp->resid[1] >= demand)
+			return v->v[i];
+	}
+	return -1;
+}
+
+/* New lightpath from router ra to router rb on the shortest km route. */
+static int light_shortest(struct sched *s, struct task_plan *tp, int ti,
+			  int ra, int rb)
+{
+	const struct scenario *sc = s->sc;
+	int from = sc->nodes[ra].attach, to = sc->nodes[rb].attach;
+	const int *pred = km_tree(s, to);
+	int *fib, n = 0, l, id, err;
+
+	if (!pred)
+		return -ENOMEM;
+	fib = malloc((size_t)sc->nfibres * sizeof(*fib));
+	if (!fib)
+		return -ENOMEM;
+	/* walk from `from` towards `to` along the tree rooted at `to` */
+	for (int v = from; v != to; n++) {
+		const struct scn_fibre *f = &sc->fibres[pred[v]];
+
+		fib[n] = pred[v];
+		v = f->a == v ? f->b : f->a;
+	}
+	l = net_first_fit(s->net, fib, n);
+	if (l < 0) {
+		snprintf(tp->why, sizeof(tp->why),
+			 "no wavelength free on the shortest path from '%s' "
+			 "to '%s' (%d fibres)", sc->nodes[from].name,
+			 sc->nodes[to].name, n);
+		free(fib);
+		return -ENOSPC;
+	}
+	id = net_light(s->net, ra, rb, fib, n, l, ti);
+	free(fib);
+	if (id < 0)
+		return id;
+	err = int_vec_push(&tp->lit, id);
+	return err ? err : id;
+}
+
+/* The path server a -> server b, using lightpath lp (or none) between. */
+static int direct_path(struct sched *s, struct task_plan *tp, int a, int b,
+		       int lp, struct ppath *pp)
+{
+	struct step st[3];
+	int n = 0, ra = s->sc->nodes[a].attach, rb = s->sc->nodes[b].attach;
+
+	st[n++] = (struct step){ ST_ACCESS, a, a, ra };
+	if (lp >= 0)
+		st[n++] = (struct step){ ST_LIGHTPATH, lp, ra, rb };
+	st[n++] = (struct step){ ST_ACCESS, b, rb, b };
+	return realize(s, tp, -1, st, n, -1, pp);
+}
+
+static int spff_place(struct sched *s, struct task_plan *tp, int ti)
+{
+	const struct scenario *sc = s->sc;
+	double demand = tp->task->demand_gbps;
+	int g = tp->server[0], rg = sc->nodes[g].attach;
+
+	for (int m = 1; m < tp->nmodels; m++) {
+		int l = tp->server[m], rl = sc->nodes[l].attach, lp = -1, err;
+
+		if (rl != rg) {
+			lp = groom(s, rg, rl, demand);
+			if (lp < 0)
+				lp = light_shortest(s, tp, ti, rg, rl);
+			if (lp < 0)
+				return lp;
+		}
+		tp->bcast.parent[m] = tp->up.parent[m] = 0;
+		err = direct_path(s, tp, g, l, lp, &tp->bcast.path[m]);
+		if (!err)
+			err = direct_path(s, tp, l, g, lp, &tp->up.path[m]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+const struct sched_ops sched_spff = {
+	.name = "spff",
+	.help = "fixed baseline: shortest path, first-fit wavelength, "
+		"direct path G-Li, aggregation at G only",
+	.place = spff_place,
+};
