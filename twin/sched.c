@@ -165,14 +165,20 @@ double aux_weight(const struct sched *s, const struct step *st)
 	return INFINITY;
 }
 
+/*
+ * Room on a lightpath for one more transfer. Directed searches route a
+ * real transfer, so only the direction of travel counts. The undirected
+ * searches behind the MST take a lightpath with room either way: the tree
+ * is over an undirected closure, and its edges are then routed directed.
+ */
 static bool lp_has_room(const struct lightpath *lp, int from, bool directed,
 			double demand)
 {
 	int d = lp_dir_from(lp, from);
 
-	if (lp->resid[d] + ROOM_EPS < demand)
-		return false;
-	return directed || lp->resid[1 - d] + ROOM_EPS >= demand;
+	if (lp->resid[d] + ROOM_EPS >= demand)
+		return true;
+	return !directed && lp->resid[1 - d] + ROOM_EPS >= demand;
 }
 
 static int relax(struct sched *s, int u, int v, double w,

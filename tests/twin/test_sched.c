@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Schedulers: known answers on topologies small enough to check by hand,
+ * and properties on seeded random topologies.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <glob.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "twin/predict.h"
+#include "twin/sched.h"
+
+static struct scenario *parse(const char *yaml)
+{
+	struct scn_error err;
+	struct scenario *sc = scenario_parse(yaml, strlen(yaml), "test", &err);
+
+	cr_assert_not_null(sc, "scenario rejected: %d:%d: %s", err.line,
+			   err.col, err.msg);
+	return sc;
+}
+
+static struct plan *plan_of(const struct scenario *sc,
+			    const struct sched_ops *ops)
+{
+	struct plan *p = sched_plan(sc, ops);
+
+	cr_assert_not_null(p, "sched_plan failed");
+	return p;
+}
+
+/*
+ * Ring A-B-C-D-A; A-B, B-C, C-D 100 km, D-A 250 km. G on A, locals on B,
+ * C, D. SPFF: A-B direct, A-C over B (200 < 350 km), A-D direct (250 <
+ * 300 km); first fit gives A-C wavelength 1 since A-B's 0 is taken.
+ * MST: the chain A-B-C-D (1.149 per ring step vs 1.2225 for D-A).
+ */
+static const char ring4[] =
+	"name: ring4\n"
+	"wavelength_gbps: 100\nwavelengths: 4\ndemand_gbps: 10\n"
+	"roadms: [A, B, C, D]\n"
+	"fibres:\n"
+	"  - {a: A, b: B, km: 100}\n  - {a: B, b: C, km: 100}\n"
+	"  - {a: C, b: D, km: 100}\n  - {a: D, b: A, km: 250}\n"
+	"routers:\n"
+	"  - {name: rA, roadm: A}\n  - {name: rB, roadm: B}\n"
+	"  - {name: rC, roadm: C}\n  - {name: rD, roadm: D}\n"
+	"servers:\n"
+	"  - {name: sA, router: rA, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
+	"  - {name: sB, router: rB, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
+	"  - {name: sC, router: rC, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
+	"  - {name: sD, router: rD, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
+	"tasks:\n"
+	"  - {name: t, global: sA, locals: [sB, sC, sD], parameters: 1000,\n"
+	"     bytes_per_parameter: 4, work_core_s: 0}\n";
+
+Test(sched_known, spff_ring)
+{
+	struct scenario *sc = parse(ring4);
+	struct plan *p = plan_of(sc, &sched_spff);
+	const struct task_plan *tp = &p->tasks[0];
+	const struct net *n = p->net;
+
+	cr_assert_eq(p->blocked, 0);
+	cr_assert_eq(n->nlp, 3);
+	/* lp0 A-B on 0, lp1 A-B-C on 1, lp2 A-D on 0 */
+	cr_assert_eq(n->lp[0].nfib, 1);
+	cr_assert_eq(n->lp[0].lambda, 0);
+	cr_assert_eq(n->lp[1].nfib, 2);
+	cr_assert_eq(n->lp[1].lambda, 1);
+	cr_assert_eq(n->lp[2].nfib, 1);
+	cr_assert_eq(n->lp[2].lambda, 0);
+	cr_assert_float_eq(n->lp[2].km, 250, 1e-9);
+	for (int m = 1; m < 4; m++) {
+		cr_assert_eq(tp->bcast.parent[m], 0);
+		cr_assert_eq(tp->up.parent[m], 0);
+		cr_assert_eq(tp->bcast.path[m].nhops, 3);
+	}
+	cr_assert_eq(p->wavelength_links, 4);
+	cr_assert_float_eq(p->bytes_links, 4000.0 * 2 * (1 + 2 + 1), 1e-6);
+	cr_assert(task_aggregates(tp, 0));
+	for (int m = 1; m < 4; m++)
+		cr_assert_not(task_aggregates(tp, m));
+	plan_free(p);
+	scenario_free(sc);
+}
+
+Test(sched_known, mst_ring)
+{
+	struct scenario *sc = parse(ring4);
+	struct plan *p = plan_of(sc, &sched_mst);
+	const struct task_plan *tp = &p->tasks[0];
+
+	cr_assert_eq(p->blocked, 0);
+	/* chain G -> sB -> sC -> sD, both ways */
+	for (int m = 1; m < 4; m++) {
+		cr_assert_eq(tp->bcast.parent[m], m - 1, "model %d", m);
+		cr_assert_eq(tp->up.parent[m], m - 1, "model %d", m);
+	}
+	/* three one-fibre lightpaths, all lit by the broadcast, reused up */
+	cr_assert_eq(p->net->nlp, 3);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(p->net->lp[i].nfib, 1);
+		cr_assert_eq(p->net->lp[i].lambda, 0);
+		cr_assert_float_eq(p->net->lp[i].resid[0], 90, 1e-9);
+		cr_assert_float_eq(p->net->lp[i].resid[1], 90, 1e-9);
+	}
+	cr_assert_eq(p->wavelength_links, 3);
+	cr_assert_float_eq(p->bytes_links, 4000.0 * 2 * 3, 1e-6);
+	cr_assert(task_aggregates(tp, 0));
+	cr_assert(task_aggregates(tp, 1));
+	cr_assert(task_aggregates(tp, 2));
+	cr_assert_not(task_aggregates(tp, 3));
+	plan_free(p);
+	scenario_free(sc);
+}
+
+Test(sched_known, mst_weight_by_hand)
+{
+	struct scenario *sc = parse(ring4);
+	struct plan *p = plan_new(sc, "mst");
+	struct sched s;
+	int term[4] = { scenario_find(sc, "sA"), scenario_find(sc, "sB"),
+			scenario_find(sc, "sC"), scenario_find(sc, "sD") };
+	int parent[4], order[4];
+	double w, step = 0.05 + (1 + 0.1 * 100 * 4.9e-3) + 0.05;
+
+	cr_assert_not_null(p);
+	cr_assert_eq(sched_init(&s, p), 0);
+	for (int exact = 0; exact < 2; exact++) {
+		cr_assert_eq(terminal_mst(&s, term, 4, 10, exact, parent,
+					  order, &w), 0);
+		cr_assert_float_eq(w, 3 * step, 1e-12, "exact=%d: %g", exact,
+				   w);
+		cr_assert_eq(parent[3], 2);
+	}
+	sched_release(&s);
+	plan_free(p);
+	scenario_free(sc);
+}
+
+/* One wavelength on A-B: the second task's SPFF path is blocked. */
+Test(sched_known, spff_blocks_without_wavelength)
+{
+	static const char y[] =
+		"name: tiny\nwavelength_gbps: 10\nwavelengths: 1\n"
+		"demand_gbps: 10\nroadms: [A, B]\n"
+		"fibres: [{a: A, b: B, km: 10}]\n"
+		"routers: [{name: rA, roadm: A}, {name: rB, roadm: B}]\n"
+		"servers:\n"
+		"  - {name: s1, router: rA, access_gbps: 100, cpu: 1, memory_mib: 1}\n"
+		"  - {name: s2, router: rB, access_gbps: 100, cpu: 1, memory_mib: 1}\n"
+		"tasks:\n"
+		"  - {name: a, global: s1, locals: [s2], parameters: 1,\n"
+		"     bytes_per_parameter: 1, work_core_s: 0}\n"
+		"  - {name: b, global: s2, locals: [s1], parameters: 1,\n"
+		"     bytes_per_parameter: 1, work_core_s: 0}\n";
+	struct scenario *sc = parse(y);
+
+	for (int i = 0; i < 2; i++) {
+		struct plan *p = plan_of(sc, i ? &sched_mst : &sched_spff);
+
+		cr_assert_eq(p->blocked, 1, "%s", p->scheduler);
+		cr_assert_not(p->tasks[0].blocked);
+		cr_assert(p->tasks[1].blocked);
+		cr_assert_neq(p->tasks[1].why[0], '\0');
+		/* the blocked task holds nothing */
+		cr_assert_eq(p->net->nlp, 1);
+		cr_assert_eq(p->tasks[1].lit.n, 0);
+		cr_assert_float_eq(p->net->lp[0].resid[0], 0, 1e-9);
+		plan_free(p);
+	}
+	scenario_free(sc);
+}
+
+/* ---- SPFF linear, MST flat: n locals at the far side of a ring -------- */
+
+static char *ring_far(int n)
+{
+	size_t cap = 8192;
+	char *y = malloc(cap);
+	int off;
+
+	cr_assert_not_null(y);
+	off = snprintf(y, cap,
+		       "name: far\nwavelength_gbps: 100\nwavelengths: 16\n"
+		       "demand_gbps: 10\nroadms: [R0,R1,R2,R3,R4,R5,R6,R7]\n"
+		       "fibres:\n");
+	for (int i = 0; i < 8; i++)
+		off += snprintf(y + off, cap - off,
+				"  - {a: R%d, b: R%d, km: 50}\n", i, (i + 1) % 8);
+	off += snprintf(y + off, cap - off, "routers:\n");
+	for (int i = 0; i < 8; i++)
+		off += snprintf(y + off, cap - off,
+				"  - {name: r%d, roadm: R%d}\n", i, i);
+	off += snprintf(y + off, cap - off,
+			"servers:\n  - {name: g, router: r0, access_gbps: 100,"
+			" cpu: 1, memory_mib: 1}\n");
+	for (int i = 0; i < n; i++)
+		off += snprintf(y + off, cap - off,
+				"  - {name: l%d, router: r4, access_gbps: 100, "
+				"cpu: 1, memory_mib: 1}\n", i);
+	off += snprintf(y + off, cap - off,
+			"tasks:\n  - name: t\n    global: g\n    locals: [");
+	for (int i = 0; i < n; i++)
+		off += snprintf(y + off, cap - off, "%sl%d", i ? ", " : "", i);
+	snprintf(y + off, cap - off,
+		 "]\n    parameters: 1000\n    bytes_per_parameter: 4\n"
+		 "    work_core_s: 0\n");
+	return y;
+}
+
+Test(sched_props, spff_linear_mst_flat_on_ring)
+{
+	const double per = 4000.0 * 2 * 4;	/* model x 2 ways x 4 fibres */
+
+	for (int n = 1; n <= 12; n++) {
+		char *y = ring_far(n);
+		struct scenario *sc = parse(y);
+		struct plan *ps = plan_of(sc, &sched_spff);
+		struct plan *pm = plan_of(sc, &sched_mst);
+
+		cr_assert_eq(ps->blocked + pm->blocked, 0);
+		cr_assert_float_eq(ps->bytes_links, n * per, 1e-6, "n=%d", n);
+		cr_assert_float_eq(pm->bytes_links, per, 1e-6, "n=%d", n);
+		plan_free(ps);
+		plan_free(pm);
+		scenario_free(sc);
+		free(y);
+	}
+}
+
+/* ---- properties on random topologies ---------------------------------- */
+
+static uint64_t rng_state;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)(rng_state % n);
+}
+
+/* A random connected mesh: a random tree plus chords; scarce wavelengths. */
+static char *random_scenario(uint64_t seed, int nroadm, int ntasks)
+{
+	size_t cap = 1 << 16;
+	char *y = malloc(cap);
+	int off, nsrv = 2 * nroadm, nrtr = 0;
+	bool *edge = calloc((size_t)nroadm * nroadm, sizeof(*edge));
+	int *rtr = calloc((size_t)nroadm, sizeof(*rtr));
+
+	cr_assert(y && edge && rtr);
+	rng_state = seed * 2654435761u + 1;
+	off = snprintf(y, cap,
+		       "name: rnd\nwavelength_gbps: 100\nwavelengths: %u\n"
+		       "demand_gbps: %u\nroadms: [", 2 + rnd(3), 10 + 10 * rnd(5));
+	for (int i = 0; i < nroadm; i++)
+		off += snprintf(y + off, cap - off, "%sX%d", i ? ", " : "", i);
+	off += snprintf(y + off, cap - off, "]\nfibres:\n");
+	for (int i = 1; i < nroadm; i++) {
+		int j = (int)rnd((uint32_t)i);
+
+		edge[i * nroadm + j] = edge[j * nroadm + i] = true;
+		off += snprintf(y + off, cap - off,
+				"  - {a: X%d, b: X%d, km: %u}\n", i, j,
+				10 + rnd(400));
+	}
+	for (int k = 0; k < nroadm; k++) {
+		int i = (int)rnd((uint32_t)nroadm), j = (int)rnd((uint32_t)nroadm);
+
+		if (i == j || edge[i * nroadm + j])
+			continue;
+		edge[i * nroadm + j] = edge[j * nroadm + i] = true;
+		off += snprintf(y + off, cap - off,
+				"  - {a: X%d, b: X%d, km: %u}\n", i, j,
+				10 + rnd(400));
+	}
+	off += snprintf(y + off, cap - off, "routers:\n");
+	/* a few ROADMs without a router: pure optical transit */
+	for (int i = 0; i < nroadm; i++) {
+		if (i >= 2 && rnd(5) == 0)
+			continue;
+		off += snprintf(y + off, cap - off,
+				"  - {name: r%d, roadm: X%d}\n", i, i);
+		rtr[nrtr++] = i;
+	}
+	off += snprintf(y + off, cap - off, "servers:\n");
+	for (int i = 0; i < nsrv; i++)
+		off += snprintf(y + off, cap - off,
+				"  - {name: s%d, router: r%d, access_gbps: 100, "
+				"cpu: 1, memory_mib: 1}\n", i, rtr[i % nrtr]);
+	off += snprintf(y + off, cap - off, "tasks:\n");
+	for (int t = 0; t < ntasks; t++) {
+		int g = (int)rnd((uint32_t)nsrv), n = 1 + (int)rnd(6);
+		bool *used = calloc((size_t)nsrv, sizeof(*used));
+
+		cr_assert_not_null(used);
+		used[g] = true;
+		off += snprintf(y + off, cap - off,
+				"  - name: t%d\n    global: s%d\n    locals: [",
+				t, g);
+		for (int k = 0; k < n; k++) {
+			int l = (int)rnd((uint32_t)nsrv);
+
+			while (used[l])
+				l = (l + 1) % nsrv;
+			used[l] = true;
+			off += snprintf(y + off, cap - off, "%ss%d",
+					k ? ", " : "", l);
+		}
+		off += snprintf(y + off, cap - off,
+				"]\n    parameters: %u\n    bytes_per_parameter: 4\n"
+				"    work_core_s: 0.001\n",
+				1000 + rnd(100000));
+		free(used);
+	}
+	free(edge);
+	free(rtr);
+	cr_assert_lt((size_t)off, cap - 1);
+	return y;
+}
+
+/* Walk a path; it must be contiguous from `from` to `to`. */
+static void check_path(const struct plan *p, const struct ppath *pp, int from,
+		       int to)
+{
+	int at = from;
+
+	cr_assert_eq(pp->from, from);
+	cr_assert_eq(pp->to, to);
+	cr_assert_geq(pp->nhops, 2);
+	for (int h = 0; h < pp->nhops; h++) {
+		const struct hop *x = &pp->hops[h];
+
+		if (x->kind == HOP_ACCESS) {
+			int s = x->idx, r = p->sc->nodes[s].attach;
+
+			cr_assert_eq(at, x->dir ? r : s, "access hop from %d",
+				     at);
+		} else {
+			const struct lightpath *lp = &p->net->lp[x->idx];
+
+			cr_assert_eq(at, x->dir ? lp->b : lp->a,
+				     "lightpath hop from wrong end");
+		}
+		at = hop_next(p, at, x);
+	}
+	cr_assert_eq(at, to, "path ends at %d, not %d", at, to);
+}
+
+static void check_plan(const struct plan *p)
+{
+	const struct scenario *sc = p->sc;
+	const struct net *n = p->net;
+	double *use = calloc((size_t)2 * n->nlp + 1, sizeof(*use));
+	int *seen = calloc((size_t)sc->nfibres * 64 * n->words + 1,
+			   sizeof(*seen));
+
+	cr_assert(use && seen);
+	/* wavelengths: continuity, no reuse on a fibre, within W */
+	for (int l = 0; l < n->nlp; l++) {
+		const struct lightpath *lp = &n->lp[l];
+		int at = sc->nodes[lp->a].attach;
+
+		cr_assert_geq(lp->nfib, 1);
+		for (int i = 0; i < lp->nfib; i++) {
+			const struct scn_fibre *f = &sc->fibres[lp->fib[i]];
+			int k = lp->fib[i] * 64 * n->words + lp->lambda;
+
+			cr_assert(f->a == at || f->b == at,
+				  "lightpath %d not contiguous", l);
+			at = f->a == at ? f->b : f->a;
+			cr_assert_lt(lp->lambda, f->wavelengths);
+			cr_assert_eq(seen[k], 0,
+				     "wavelength %d used twice on fibre %d",
+				     lp->lambda, lp->fib[i]);
+			seen[k] = 1;
+		}
+		cr_assert_eq(at, sc->nodes[lp->b].attach);
+		cr_assert_not(p->tasks[lp->task].blocked,
+			      "a blocked task holds lightpath %d", l);
+	}
+	/* trees and paths; lightpath capacity from the paths */
+	for (int t = 0; t < p->ntasks; t++) {
+		const struct task_plan *tp = &p->tasks[t];
+
+		if (tp->blocked)
+			continue;
+		for (int m = 1; m < tp->nmodels; m++) {
+			for (int up = 0; up < 2; up++) {
+				const struct tree *tr = up ? &tp->up : &tp->bcast;
+				const struct ppath *pp = &tr->path[m];
+				int par = tr->parent[m], steps = 0;
+
+				/* the parent chain reaches the root */
+				for (int v = m; v != 0; v = tr->parent[v]) {
+					cr_assert_geq(tr->parent[v], 0);
+					cr_assert_leq(++steps, tp->nmodels,
+						      "cycle in tree");
+				}
+				check_path(p, pp,
+					   tp->server[up ? m : par],
+					   tp->server[up ? par : m]);
+				for (int h = 0; h < pp->nhops; h++)
+					if (pp->hops[h].kind == HOP_LIGHTPATH)
+						use[2 * pp->hops[h].idx +
+						    pp->hops[h].dir] +=
+							tp->task->demand_gbps;
+			}
+		}
+	}
+	for (int l = 0; l < n->nlp; l++)
+		for (int d = 0; d < 2; d++) {
+			cr_assert_leq(use[2 * l + d], n->lp[l].cap_gbps + 1e-9,
+				      "lightpath %d over capacity", l);
+			cr_assert_float_eq(n->lp[l].cap_gbps - n->lp[l].resid[d],
+					   use[2 * l + d], 1e-9);
+		}
+	free(use);
+	free(seen);
+}
+
+struct rnd_case {
+	uint64_t seed;
+	int roadms, tasks;
+};
+
+static struct rnd_case rnd_cases[] = {
+	{ 1, 5, 6 },   { 2, 8, 10 },  { 3, 12, 15 }, { 4, 6, 20 },
+	{ 5, 10, 25 }, { 6, 16, 30 }, { 7, 7, 12 },  { 8, 20, 20 },
+	{ 9, 9, 30 },  { 10, 14, 40 }, { 11, 4, 10 }, { 12, 25, 30 },
+};
+
+ParameterizedTestParameters(sched_props, random)
+{
+	return cr_make_param_array(struct rnd_case, rnd_cases,
+				   sizeof(rnd_cases) / sizeof(rnd_cases[0]));
+}
+
+ParameterizedTest(struct rnd_case *c, sched_props, random)
+{
+	char *y = random_scenario(c->seed, c->roadms, c->tasks);
+	struct scenario *sc = parse(y);
+
+	for (int i = 0; sched_list[i]; i++) {
+		struct plan *p = plan_of(sc, sched_list[i]);
+
+		check_plan(p);
+		cr_assert_eq(predict_round(p), 0);
+		for (int t = 0; t < p->ntasks; t++)
+			if (!p->tasks[t].blocked)
+				cr_assert_gt(p->tasks[t].round_s, 0);
+		plan_free(p);
+	}
+	scenario_free(sc);
+	free(y);
+}
+
+ParameterizedTestParameters(sched_props, mst_matches_closure_prim)
+{
+	return cr_make_param_array(struct rnd_case, rnd_cases,
+				   sizeof(rnd_cases) / sizeof(rnd_cases[0]));
+}
+
+/*
+ * The terminal MST from one multi-source search (Mehlhorn) against Prim on
+ * the full metric closure, on random states: after each task is placed,
+ * for a random terminal set.
+ */
+ParameterizedTest(struct rnd_case *c, sched_props, mst_matches_closure_prim)
+{
+	char *y = random_scenario(c->seed + 100, c->roadms, c->tasks);
+	struct scenario *sc = parse(y);
+	struct plan *p = plan_new(sc, "mst");
+	struct sched s;
+	int nsrv = 2 * c->roadms, checked = 0;
+
+	cr_assert_not_null(p);
+	cr_assert_eq(sched_init(&s, p), 0);
+	for (int t = 0; t < p->ntasks; t++) {
+		int term[8], k = 2 + (int)rnd(6), parent[8], order[8];
+		double w1, w2;
+		int e1, e2, mark = net_mark(p->net);
+
+		if (sched_mst.place(&s, &p->tasks[t], t))
+			net_rollback(p->net, mark);
+		for (int i = 0; i < k; i++) {
+			char nm[16];
+
+			snprintf(nm, sizeof(nm), "s%d", (int)rnd((uint32_t)nsrv));
+			term[i] = scenario_find(sc, nm);
+			for (int j = 0; j < i; j++)
+				if (term[j] == term[i])
+					term[i] = -1;
+			if (term[i] < 0)
+				i--;
+		}
+		e1 = terminal_mst(&s, term, k, 10, false, parent, order, &w1);
+		e2 = terminal_mst(&s, term, k, 10, true, parent, order, &w2);
+		cr_assert_eq(e1, e2);
+		if (!e1) {
+			cr_assert_float_eq(w1, w2, 1e-9 * (1 + w2),
+					   "task %d: voronoi %g, closure %g", t,
+					   w1, w2);
+			checked++;
+		}
+	}
+	cr_assert_gt(checked, 0);
+	sched_release(&s);
+	/* tasks placed by hand: let plan_free release their paths */
+	plan_free(p);
+	scenario_free(sc);
+	free(y);
+}
+
+/* ---- shipped scenarios -------------------------------------------------- */
+
+Test(sched_props, mst_not_worse_than_spff_on_shipped_scenarios)
+{
+	glob_t g;
+
+	cr_assert_eq(glob("scenarios/*.yaml", 0, NULL, &g), 0,
+		     "run from the repository top");
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		struct scn_error err;
+		struct scenario *sc = scenario_load(g.gl_pathv[i], &err);
+		struct plan *ps, *pm;
+		double bs = 0, bm = 0;
+
+		cr_assert_not_null(sc, "%s:%d: %s", g.gl_pathv[i], err.line,
+				   err.msg);
+		ps = plan_of(sc, &sched_spff);
+		pm = plan_of(sc, &sched_mst);
+		check_plan(ps);
+		check_plan(pm);
+		cr_assert_leq(pm->blocked, ps->blocked, "%s", g.gl_pathv[i]);
+		/* compare over the tasks both placed */
+		for (int t = 0; t < sc->ntasks; t++)
+			if (!ps->tasks[t].blocked && !pm->tasks[t].blocked) {
+				bs += ps->tasks[t].bytes_links;
+				bm += pm->tasks[t].bytes_links;
+			}
+		cr_assert_leq(bm, bs, "%s: mst %g > spff %g byte-links",
+			      g.gl_pathv[i], bm, bs);
+		cr_assert_leq(pm->wavelength_links, ps->wavelength_links, "%s",
+			      g.gl_pathv[i]);
+		plan_free(ps);
+		plan_free(pm);
+		scenario_free(sc);
+	}
+	cr_assert_geq(g.gl_pathc, 6);
+	globfree(&g);
+}
