@@ -82,7 +82,7 @@ $(O)/tests/%.o: tests/%.c | deps
 	@mkdir -p $(@D)
 	$(call need,criterion)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) $(call cflags_of,criterion) -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) $(call cflags_of,criterion json-c) -c -o $@ $<
 
 $(TWIN_LIB): $(TWIN_OBJ)
 	@mkdir -p $(@D)
@@ -97,7 +97,7 @@ $(TWINLAB): $(TOOLS_OBJ) $(TWIN_LIB)
 $(TWIN_TESTS): $(TEST_OBJ) $(TWIN_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,yaml-0.1 criterion) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,yaml-0.1 json-c criterion) -lm
 
 $(BENCH_SCHED): $(BENCH_OBJ) $(TWIN_LIB)
 	@mkdir -p $(@D)

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The round predictor against answers worked out by hand. Two ROADMs 100 km
+ * apart (0.49 ms of fibre), access links of 10 Gbit/s, a 1.25 MB model
+ * (10 Mbit: 1 ms at 10 Gbit/s), 2 ms of training on a full core.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "twin/predict.h"
+#include "twin/sched.h"
+
+#define HEAD                                                                 \
+	"name: line\nwavelength_gbps: 100\nwavelengths: 4\ndemand_gbps: 1\n" \
+	"roadms: [A, B]\nfibres: [{a: A, b: B, km: 100}]\n"                  \
+	"routers: [{name: rA, roadm: A}, {name: rB, roadm: B}]\n"
+
+#define SRV(n, r) \
+	"  - {name: " n ", router: " r ", access_gbps: 10, cpu: 1, memory_mib: 1}\n"
+
+#define TASK(locals) \
+	"tasks:\n  - {name: t, global: g, locals: " locals ", " \
+	"parameters: 312500, bytes_per_parameter: 4, work_core_s: 0.002}\n"
+
+static struct plan *predicted(const char *yaml, const struct sched_ops *ops,
+			      struct scenario **out)
+{
+	struct scn_error err;
+	struct scenario *sc = scenario_parse(yaml, strlen(yaml), "t", &err);
+	struct plan *p;
+
+	cr_assert_not_null(sc, "%d: %s", err.line, err.msg);
+	p = sched_plan(sc, ops);
+	cr_assert_not_null(p);
+	cr_assert_eq(p->blocked, 0);
+	cr_assert_eq(predict_round(p), 0);
+	*out = sc;
+	return p;
+}
+
+Test(predict, one_local)
+{
+	static const char y[] = HEAD "servers:\n" SRV("g", "rA") SRV("l", "rB")
+		TASK("[l]");
+
+	for (int i = 0; sched_list[i]; i++) {
+		struct scenario *sc;
+		struct plan *p = predicted(y, sched_list[i], &sc);
+		const struct task_plan *tp = &p->tasks[0];
+
+		cr_assert_float_eq(tp->bcast_s, 1.49e-3, 1e-9);
+		cr_assert_float_eq(tp->compute_s, 2e-3, 1e-9);
+		cr_assert_float_eq(tp->upload_s, 1.49e-3, 1e-9);
+		cr_assert_float_eq(tp->round_s, 4.98e-3, 1e-9);
+		cr_assert_float_eq(p->mean_round_s, 4.98e-3, 1e-9);
+		plan_free(p);
+		scenario_free(sc);
+	}
+}
+
+/*
+ * Two locals behind rB. SPFF: both copies share g's 10 Gbit/s access
+ * link, 5 Gbit/s each: 2 ms + 0.49 ms down, the same up. MST: g -> l1 ->
+ * l2 (or l2 -> l1); l2 gets the model from l1 over access links only (1 ms), trains
+ * until 4.49 ms, uploads to l1 (5.49 ms), l1 uploads to g (6.98 ms).
+ */
+Test(predict, shared_access_link)
+{
+	static const char y[] = HEAD "servers:\n" SRV("g", "rA")
+		SRV("l1", "rB") SRV("l2", "rB") TASK("[l1, l2]");
+	struct scenario *sc;
+	struct plan *p = predicted(y, &sched_spff, &sc);
+	const struct task_plan *tp = &p->tasks[0];
+	int down = plan_link(p, &(struct hop){ HOP_ACCESS, tp->server[0], 0 });
+
+	cr_assert_float_eq(tp->bcast_s, 2.49e-3, 1e-9);
+	cr_assert_float_eq(tp->compute_s, 2e-3, 1e-9);
+	cr_assert_float_eq(tp->round_s, 6.98e-3, 1e-9);
+	/* g's uplink carries two copies */
+	cr_assert_float_eq(p->link_bytes[down], 2 * 1.25e6, 1e-3);
+	plan_free(p);
+	scenario_free(sc);
+
+	p = predicted(y, &sched_mst, &sc);
+	tp = &p->tasks[0];
+	/* either local may be the middle node: the two trees tie */
+	cr_assert((tp->bcast.parent[1] == 0 && tp->bcast.parent[2] == 1) ||
+		  (tp->bcast.parent[2] == 0 && tp->bcast.parent[1] == 2));
+	cr_assert_float_eq(tp->bcast_s, 2.49e-3, 1e-9);
+	cr_assert_float_eq(tp->compute_s, 2e-3, 1e-9);
+	cr_assert_float_eq(tp->upload_s, 2.49e-3, 1e-9);
+	cr_assert_float_eq(tp->round_s, 6.98e-3, 1e-9);
+	down = plan_link(p, &(struct hop){ HOP_ACCESS, tp->server[0], 0 });
+	cr_assert_float_eq(p->link_bytes[down], 1.25e6, 1e-3);
+	plan_free(p);
+	scenario_free(sc);
+}
+
+/* Two workers on one 1-core server get half a core each. */
+Test(predict, cpu_shared_by_workers)
+{
+	static const char y[] = HEAD "servers:\n" SRV("g", "rA")
+		SRV("l", "rB") SRV("h", "rA")
+		"tasks:\n"
+		"  - {name: t, global: g, locals: [l], parameters: 312500,\n"
+		"     bytes_per_parameter: 4, work_core_s: 0.002}\n"
+		"  - {name: u, global: h, locals: [l], parameters: 312500,\n"
+		"     bytes_per_parameter: 4, work_core_s: 0.002}\n";
+	struct scenario *sc;
+	struct plan *p = predicted(y, &sched_spff, &sc);
+
+	cr_assert_float_eq(predict_train_s(p, &p->tasks[0], 1), 4e-3, 1e-12);
+	cr_assert_float_eq(p->tasks[0].compute_s, 4e-3, 1e-9);
+	plan_free(p);
+	scenario_free(sc);
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Set up twinlab on a fresh Debian 12 machine (as root) and run one job:
+#
+#   bash tools/bootstrap.sh demo    install, build, run the default demo
+#   bash tools/bootstrap.sh check   install, build, run the test suite
+#
+# Installing is skipped for packages already present, so it is cheap to
+# run again.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+packages=(
+	gcc make pkg-config
+	libyaml-dev libjson-c-dev libcriterion-dev
+	graphviz
+)
+
+job=${1:-}
+case "$job" in
+demo|check) ;;
+*)
+	echo "usage: bash tools/bootstrap.sh demo|check" >&2
+	exit 2
+	;;
+esac
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing+=("$p")
+done
+if ((${#missing[@]})); then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "bootstrap: missing packages: ${missing[*]}; run as root" >&2
+		exit 1
+	fi
+	echo "bootstrap: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+make -j"$(nproc)"
+make "$job"
