@@ -61,7 +61,7 @@ TWINLAB := $(O)/bin/twinlab
 TWIN_TESTS := $(O)/tests/twin-tests
 BENCH_SCHED := $(O)/tests/bench-sched
 
-.PHONY: all check bench clean deps
+.PHONY: all check bench clean deps demo
 all: $(TWINLAB)
 
 deps:
@@ -110,6 +110,23 @@ check: $(TWINLAB) $(TWIN_TESTS)
 
 bench: $(BENCH_SCHED)
 	$(BENCH_SCHED)
+
+# The default demo: both schedulers on the poster-like testbed, plans as
+# JSON, pictures through Graphviz, under results/demo/.
+DEMO_SCENARIO ?= scenarios/poster-testbed.yaml
+DEMO_DIR ?= results/demo
+demo: $(TWINLAB)
+	@mkdir -p $(DEMO_DIR)
+	@for s in spff mst; do \
+		echo "== $$s"; \
+		$(TWINLAB) plan $(DEMO_SCENARIO) --scheduler $$s \
+			--dot $(DEMO_DIR)/$$s.dot > $(DEMO_DIR)/$$s.txt || exit 1; \
+		head -n 3 $(DEMO_DIR)/$$s.txt; \
+		$(TWINLAB) plan $(DEMO_SCENARIO) --scheduler $$s --json \
+			> $(DEMO_DIR)/$$s.json || exit 1; \
+		dot -Tsvg -o $(DEMO_DIR)/$$s.svg $(DEMO_DIR)/$$s.dot || exit 1; \
+	done
+	@echo "plans and pictures: $(abspath $(DEMO_DIR))/{spff,mst}.{txt,json,dot,svg}"
 
 clean:
 	rm -rf build build-san

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "twin/predict.h"
@@ -258,13 +259,37 @@ static const char *const palette[] = {
 	"#e6ab02", "#a6761d", "#666666", "#1f78b4", "#b2df8a",
 };
 
-/* One task's tree, drawn along the physical route of every hop. */
-static void dot_tree(const struct plan *p, const struct task_plan *tp,
-		     const struct tree *t, const char *style, const char *color,
-		     FILE *f)
+struct seg {
+	int u, v, lambda;	/* lambda -1: not a fibre segment */
+};
+
+/* Add segment u -> v once; returns false when the list is full. */
+static void seg_add(struct seg *segs, int *n, int cap, int u, int v,
+		    int lambda)
+{
+	for (int i = 0; i < *n; i++)
+		if (segs[i].u == u && segs[i].v == v &&
+		    segs[i].lambda == lambda)
+			return;
+	if (*n < cap)
+		segs[(*n)++] = (struct seg){ u, v, lambda };
+}
+
+/*
+ * One task's tree, drawn along the physical route of every hop, each
+ * segment once: access and add/drop links, then fibre by fibre with the
+ * lightpath's wavelength.
+ */
+static int dot_tree(const struct plan *p, const struct task_plan *tp,
+		    const struct tree *t, const char *style, const char *color,
+		    FILE *f)
 {
 	const struct scenario *sc = p->sc;
+	int cap = 4 * sc->nnodes + 4 * sc->nfibres + 16, n = 0;
+	struct seg *segs = malloc((size_t)cap * sizeof(*segs));
 
+	if (!segs)
+		return -ENOMEM;
 	for (int m = 1; m < tp->nmodels; m++) {
 		const struct ppath *pp = &t->path[m];
 		int at = pp->from;
@@ -272,41 +297,41 @@ static void dot_tree(const struct plan *p, const struct task_plan *tp,
 		for (int h = 0; h < pp->nhops; h++) {
 			const struct hop *x = &pp->hops[h];
 			int next = hop_next(p, at, x);
+			const struct lightpath *lp;
+			int r;
 
 			if (x->kind == HOP_ACCESS) {
-				fprintf(f, "  \"%s\" -> \"%s\" [color=\"%s\", "
-					   "style=%s, tooltip=\"%s\"];\n",
-					nm(p, at), nm(p, next), color, style,
-					tp->task->name);
-			} else {
-				const struct lightpath *lp = &p->net->lp[x->idx];
-				int r = sc->nodes[at].attach;
-
-				fprintf(f, "  \"%s\" -> \"%s\" [color=\"%s\", "
-					   "style=%s];\n", nm(p, at), nm(p, r),
-					color, style);
-				for (int i = 0; i < lp->nfib; i++) {
-					int k = x->dir ? lp->nfib - 1 - i : i;
-					const struct scn_fibre *fb =
-						&sc->fibres[lp->fib[k]];
-					int nr = fb->a == r ? fb->b : fb->a;
-
-					fprintf(f, "  \"%s\" -> \"%s\" "
-						   "[color=\"%s\", style=%s, "
-						   "label=\"%s λ%d\", "
-						   "fontcolor=\"%s\"];\n",
-						nm(p, r), nm(p, nr), color,
-						style, tp->task->name,
-						lp->lambda, color);
-					r = nr;
-				}
-				fprintf(f, "  \"%s\" -> \"%s\" [color=\"%s\", "
-					   "style=%s];\n", nm(p, r), nm(p, next),
-					color, style);
+				seg_add(segs, &n, cap, at, next, -1);
+				at = next;
+				continue;
 			}
+			lp = &p->net->lp[x->idx];
+			r = sc->nodes[at].attach;
+			seg_add(segs, &n, cap, at, r, -1);
+			for (int i = 0; i < lp->nfib; i++) {
+				int k = x->dir ? lp->nfib - 1 - i : i;
+				const struct scn_fibre *fb = &sc->fibres[lp->fib[k]];
+				int nr = fb->a == r ? fb->b : fb->a;
+
+				seg_add(segs, &n, cap, r, nr, lp->lambda);
+				r = nr;
+			}
+			seg_add(segs, &n, cap, r, next, -1);
 			at = next;
 		}
 	}
+	for (int i = 0; i < n; i++) {
+		fprintf(f, "  \"%s\" -> \"%s\" [color=\"%s\", style=%s, "
+			   "tooltip=\"%s\"", nm(p, segs[i].u), nm(p, segs[i].v),
+			color, style, tp->task->name);
+		if (segs[i].lambda >= 0)
+			fprintf(f, ", label=\"%s λ%d\", fontcolor=\"%s\", "
+				   "fontsize=9", tp->task->name,
+				segs[i].lambda, color);
+		fprintf(f, "];\n");
+	}
+	free(segs);
+	return 0;
 }
 
 int plan_dot(const struct plan *p, FILE *f)
@@ -339,7 +364,7 @@ int plan_dot(const struct plan *p, FILE *f)
 						"fillcolor=\"#dddddd\"" : "");
 	}
 	for (int i = 0; i < sc->nfibres; i++)
-		fprintf(f, "  \"%s\" -> \"%s\" [dir=none, penwidth=3, "
+		fprintf(f, "  \"%s\" -> \"%s\" [dir=none, penwidth=3, len=2.5, "
 			   "color=\"#bbbbbb\", label=\"%g km\"];\n",
 			nm(p, sc->fibres[i].a), nm(p, sc->fibres[i].b),
 			sc->fibres[i].km);
@@ -355,8 +380,9 @@ int plan_dot(const struct plan *p, FILE *f)
 
 		if (tp->blocked)
 			continue;
-		dot_tree(p, tp, &tp->bcast, "solid", c, f);
-		dot_tree(p, tp, &tp->up, "dashed", c, f);
+		if (dot_tree(p, tp, &tp->bcast, "solid", c, f) ||
+		    dot_tree(p, tp, &tp->up, "dashed", c, f))
+			return -ENOMEM;
 	}
 	fprintf(f, "}\n");
 	return ferror(f) ? -EIO : 0;
