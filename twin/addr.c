@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+#include "addr.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *addr_str(uint32_t a, char *buf)
+{
+	snprintf(buf, 16, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255,
+		 (a >> 8) & 255, a & 255);
+	return buf;
+}
+
+static int parse_range(const char *cidr, uint32_t *base, int *prefix)
+{
+	char buf[32], *slash;
+	struct in_addr in;
+
+	snprintf(buf, sizeof(buf), "%s", cidr);
+	slash = strchr(buf, '/');
+	if (!slash)
+		return -EINVAL;
+	*slash = '\0';
+	if (inet_pton(AF_INET, buf, &in) != 1)
+		return -EINVAL;
+	*base = ntohl(in.s_addr);
+	*prefix = atoi(slash + 1);
+	return 0;
+}
+
+uint32_t addr_on_link(const struct plan *p, const struct addressing *a,
+		      int link, int node)
+{
+	int n2 = 2 * p->sc->nnodes;
+
+	if (link < n2) {
+		int s = link / 2;
+
+		return a->access[s] + (node == s ? 1 : 0);
+	}
+	{
+		int l = (link - n2) / 2;
+
+		return a->lightpath[l] + (node == p->net->lp[l].a ? 0 : 1);
+	}
+}
+
+static int push_route(struct addressing *a, int *cap, struct route r)
+{
+	if (a->nroutes == *cap) {
+		int ncap = *cap ? *cap * 2 : 256;
+		struct route *nr = realloc(a->routes,
+					   (size_t)ncap * sizeof(*nr));
+
+		if (!nr)
+			return -ENOMEM;
+		a->routes = nr;
+		*cap = ncap;
+	}
+	a->routes[a->nroutes++] = r;
+	return 0;
+}
+
+/*
+ * Routes for one transfer: towards ep->dst along the path, towards
+ * ep->src back along it. Hop h leaves node at[h] on link l[h].
+ */
+static int path_routes(const struct plan *p, struct addressing *a, int *cap,
+		       const struct ppath *pp, const struct endpoint *ep)
+{
+	int at = pp->from, err = 0;
+	int *nodes = malloc((size_t)(pp->nhops + 1) * sizeof(*nodes));
+
+	if (!nodes)
+		return -ENOMEM;
+	for (int h = 0; h < pp->nhops; h++) {
+		nodes[h] = at;
+		at = hop_next(p, at, &pp->hops[h]);
+	}
+	nodes[pp->nhops] = at;
+	/* forward: routers are nodes[1..nhops-1] */
+	for (int h = 1; h < pp->nhops && !err; h++) {
+		int link = plan_link(p, &pp->hops[h]);
+
+		err = push_route(a, cap, (struct route){
+			.node = nodes[h], .dst = ep->dst,
+			.via = addr_on_link(p, a, link, nodes[h + 1]),
+			.link = link });
+	}
+	/* backward: the reverse of hop h-1, leaving nodes[h] */
+	for (int h = 1; h < pp->nhops && !err; h++) {
+		struct hop back = pp->hops[h - 1];
+		int link;
+
+		back.dir = 1 - back.dir;
+		link = plan_link(p, &back);
+		err = push_route(a, cap, (struct route){
+			.node = nodes[h], .dst = ep->src,
+			.via = addr_on_link(p, a, link, nodes[h - 1]),
+			.link = link });
+	}
+	free(nodes);
+	return err;
+}
+
+struct addressing *addressing_new(const struct plan *p)
+{
+	const struct scenario *sc = p->sc;
+	struct addressing *a = calloc(1, sizeof(*a));
+	uint64_t need, size;
+	int cap = 0, err = -ENOMEM;
+	uint32_t next;
+
+	if (!a)
+		goto fail;
+	if (parse_range(sc->addressing, &a->base, &a->prefix)) {
+		err = -EINVAL;
+		goto fail;
+	}
+	need = 0;
+	for (int i = 0; i < sc->nnodes; i++)
+		need += sc->nodes[i].kind == NODE_SERVER ? 2 : 0;
+	need += 2 * (uint64_t)p->net->nlp;
+	for (int t = 0; t < p->ntasks; t++)
+		if (!p->tasks[t].blocked)
+			need += 4 * (uint64_t)(p->tasks[t].nmodels - 1);
+	size = 1ull << (32 - a->prefix);
+	/* keep the network address itself unused */
+	if (need + 2 > size) {
+		err = -ENOSPC;
+		goto fail;
+	}
+	a->access = calloc((size_t)sc->nnodes + 1, sizeof(*a->access));
+	a->lightpath = calloc((size_t)p->net->nlp + 1, sizeof(*a->lightpath));
+	a->ep = calloc((size_t)p->ntasks + 1, sizeof(*a->ep));
+	if (!a->access || !a->lightpath || !a->ep)
+		goto fail;
+	a->ntasks = p->ntasks;
+	next = a->base + 2;
+	for (int i = 0; i < sc->nnodes; i++)
+		if (sc->nodes[i].kind == NODE_SERVER) {
+			a->access[i] = next;
+			next += 2;
+		}
+	for (int l = 0; l < p->net->nlp; l++) {
+		a->lightpath[l] = next;
+		next += 2;
+	}
+	for (int t = 0; t < p->ntasks; t++) {
+		const struct task_plan *tp = &p->tasks[t];
+
+		if (tp->blocked)
+			continue;
+		a->ep[t] = calloc((size_t)2 * tp->nmodels, sizeof(**a->ep));
+		if (!a->ep[t]) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		for (int up = 0; up < 2; up++)
+			for (int m = 1; m < tp->nmodels; m++) {
+				struct endpoint *ep = &a->ep[t][2 * m + up];
+				const struct tree *tr = up ? &tp->up : &tp->bcast;
+
+				ep->src = next++;
+				ep->dst = next++;
+				err = path_routes(p, a, &cap, &tr->path[m], ep);
+				if (err)
+					goto fail;
+			}
+	}
+	a->used = next - a->base;
+	return a;
+fail:
+	addressing_free(a);
+	errno = -err;
+	return NULL;
+}
+
+void addressing_free(struct addressing *a)
+{
+	if (!a)
+		return;
+	for (int t = 0; a->ep && t < a->ntasks; t++)
+		free(a->ep[t]);
+	free(a->routes);
+	free(a->access);
+	free(a->lightpath);
+	free(a->ep);
+	free(a);
+}
