@@ -25,6 +25,8 @@ endif
 pkg_yaml-0.1 := libyaml-dev
 pkg_json-c := libjson-c-dev
 pkg_criterion := libcriterion-dev
+pkg_libmnl := libmnl-dev
+pkg_libnetfilter_queue := libnetfilter-queue-dev
 
 # $(call need,module): fail with the Debian package name when missing
 need = $(if $(shell $(PKG_CONFIG) --exists $(1) && echo y),,$(error \
@@ -46,17 +48,25 @@ endif
 cflags_of = $(shell $(PKG_CONFIG) --cflags $(1))
 libs_of = $(shell $(PKG_CONFIG) --libs $(1))
 
+EMU_PKGS := libmnl libnetfilter_queue
+
 TWIN_SRC := $(wildcard twin/*.c)
+EMU_SRC := $(wildcard emu/*.c)
 TOOLS_SRC := $(wildcard tools/*.c)
 TEST_SRC := $(wildcard tests/twin/*.c)
+EMU_TEST_SRC := $(wildcard tests/emu/*.c)
 BENCH_SRC := $(wildcard tests/bench/*.c)
 
 TWIN_OBJ := $(TWIN_SRC:%.c=$(O)/%.o)
+EMU_OBJ := $(EMU_SRC:%.c=$(O)/%.o)
+EMU_TEST_OBJ := $(EMU_TEST_SRC:%.c=$(O)/%.o)
 TOOLS_OBJ := $(TOOLS_SRC:%.c=$(O)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(O)/%.o)
 BENCH_OBJ := $(BENCH_SRC:%.c=$(O)/%.o)
 
 TWIN_LIB := $(O)/libtwin.a
+EMU_LIB := $(O)/libemu.a
+EMU_TESTS := $(O)/tests/emu-tests
 TWINLAB := $(O)/bin/twinlab
 TWIN_TESTS := $(O)/tests/twin-tests
 BENCH_SCHED := $(O)/tests/bench-sched
@@ -67,11 +77,18 @@ all: $(TWINLAB)
 deps:
 	$(call need,yaml-0.1)
 	$(call need,json-c)
+	$(call need,libmnl)
+	$(call need,libnetfilter_queue)
 
 $(O)/twin/%.o: twin/%.c | deps
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) $(call cflags_of,yaml-0.1) -c -o $@ $<
+
+$(O)/emu/%.o: emu/%.c | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) $(call cflags_of,$(EMU_PKGS)) -c -o $@ $<
 
 $(O)/tools/%.o: tools/%.c | deps
 	@mkdir -p $(@D)
@@ -89,15 +106,25 @@ $(TWIN_LIB): $(TWIN_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(TWINLAB): $(TOOLS_OBJ) $(TWIN_LIB)
+$(EMU_LIB): $(EMU_OBJ)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(TWINLAB): $(TOOLS_OBJ) $(EMU_LIB) $(TWIN_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,yaml-0.1 json-c) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,yaml-0.1 json-c $(EMU_PKGS)) -lm
 
 $(TWIN_TESTS): $(TEST_OBJ) $(TWIN_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,yaml-0.1 json-c criterion) -lm
+
+$(EMU_TESTS): $(EMU_TEST_OBJ) $(EMU_LIB) $(TWIN_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,yaml-0.1 json-c criterion $(EMU_PKGS)) -lm -lpthread
 
 $(BENCH_SCHED): $(BENCH_OBJ) $(TWIN_LIB)
 	@mkdir -p $(@D)
@@ -105,8 +132,17 @@ $(BENCH_SCHED): $(BENCH_OBJ) $(TWIN_LIB)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,yaml-0.1) -lm
 
 # The tests find scenarios and the twinlab binary relative to the top.
-check: $(TWINLAB) $(TWIN_TESTS)
+# Emulation tests need root and run one at a time (they time the kernel);
+# without root they are skipped with a notice.
+check: $(TWINLAB) $(TWIN_TESTS) $(if $(EMU_TEST_SRC),$(EMU_TESTS))
 	TWINLAB=$(abspath $(TWINLAB)) $(TWIN_TESTS) --jobs 2
+ifneq ($(EMU_TEST_SRC),)
+	@if [ "$$(id -u)" -eq 0 ]; then \
+		TWINLAB=$(abspath $(TWINLAB)) $(EMU_TESTS) --jobs 1; \
+	else \
+		echo "check: emulation tests skipped: they need root"; \
+	fi
+endif
 
 bench: $(BENCH_SCHED)
 	$(BENCH_SCHED)

@@ -13,6 +13,8 @@ cd "$(dirname "$0")/.."
 packages=(
 	gcc make pkg-config
 	libyaml-dev libjson-c-dev libcriterion-dev
+	libmnl-dev libnetfilter-queue-dev
+	iproute2 iptables
 	graphviz
 )
 
