@@ -14,6 +14,13 @@ static int cmd_help(int argc, char **argv);
 static const struct command commands[] = {
 	{ "plan", cmd_plan, "SCENARIO [--scheduler NAME] [--json] [--dot FILE]",
 	  "schedule every task and predict a round (no root needed)" },
+	{ "up", cmd_up, "SCENARIO [--scheduler NAME] [--prefix P] [--no-delay]",
+	  "build the scheduled network in namespaces (root)" },
+	{ "down", cmd_down, "[--prefix P]", "remove what 'up' built (root)" },
+	{ "clean", cmd_clean, "[--prefix P]",
+	  "remove whatever a crashed run with that prefix left (root)" },
+	{ "exec", cmd_exec, "[--prefix P] NODE -- CMD [ARGS...]",
+	  "run a command in a node's namespace" },
 	{ "help", cmd_help, "", "show this help" },
 };
 

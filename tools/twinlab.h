@@ -29,5 +29,9 @@ void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct scenario *load_scenario(const char *path);
 
 int cmd_plan(int argc, char **argv);
+int cmd_up(int argc, char **argv);
+int cmd_down(int argc, char **argv);
+int cmd_clean(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
 
 #endif

@@ -1,0 +1,653 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Building and removing the emulation. Order of work in lab_up():
+ *   1. every namespace (recorded in the state file as it is made);
+ *   2. every veth, created from one end with its peer directly in the
+ *      other namespace (IFLA_NET_NS_FD: no device is ever moved), one
+ *      batch per namespace;
+ *   3. per namespace, one batch of addresses, routes, qdiscs and
+ *      cross-connects;
+ *   4. the delay line, if asked.
+ * Interface indices are chosen here (lo is 1, then 2, 3, ... in the order
+ * below), so every batch can name its interfaces without lookups.
+ */
+#include "lab.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "netns.h"
+#include "nl.h"
+
+struct lab_node {
+	char ns[80];
+	int fd;
+	struct nl *nl;
+	int next;		/* next free ifindex */
+};
+
+/*
+ * A veth's far end: created in another namespace by the near end's
+ * request, it is brought up from its own namespace in the next phase (the
+ * kernel refuses IFF_UP on a peer created in another namespace).
+ */
+struct peer_end {
+	int node, index;
+	char name[16];
+};
+
+struct lab {
+	char prefix[LAB_PREFIX_MAX + 1];
+	const struct plan *p;
+	const struct addressing *a;
+	struct lab_node *n;	/* per scenario node */
+	int *acc;		/* per server: index of acc<s> at its router */
+	int *lp;		/* per lightpath: [2l] at a, [2l+1] at b */
+	int *ad;		/* per lightpath: ROADM ends, same layout */
+	int *line;		/* per (fibre, wavelength, end): index or 0 */
+	int words;		/* wavelengths per fibre in `line` */
+	struct peer_end *peers;	/* veth ends to bring up after creation */
+	int npeers, cappeers;
+	FILE *state;
+	char *err;
+	size_t errlen;
+};
+
+bool lab_prefix_ok(const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	if (n == 0 || n > LAB_PREFIX_MAX || prefix[0] < 'a' || prefix[0] > 'z')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((prefix[i] >= 'a' && prefix[i] <= 'z') ||
+		      (prefix[i] >= '0' && prefix[i] <= '9')))
+			return false;
+	return true;
+}
+
+void lab_ns_name(const char *prefix, const char *node, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s-%s", prefix, node);
+}
+
+static void state_path(const char *prefix, char *buf, size_t len)
+{
+	snprintf(buf, len, LAB_STATE_DIR "/%s/state", prefix);
+}
+
+static int fail(struct lab *lab, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct lab *lab, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(lab->err, lab->errlen, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static void ignore_ns(const char *name, void *arg)
+{
+	(void)name;
+	(void)arg;
+}
+
+bool lab_exists(const char *prefix)
+{
+	char path[256];
+	struct stat st;
+
+	state_path(prefix, path, sizeof(path));
+	if (stat(path, &st) == 0)
+		return true;
+	return netns_each(prefix, ignore_ns, NULL) > 0;
+}
+
+/* Append a line to the state file and push it to the disk cache now. */
+static int record(struct lab *lab, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int record(struct lab *lab, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(lab->state, fmt, ap);
+	va_end(ap);
+	fputc('\n', lab->state);
+	return fflush(lab->state) ? -errno : 0;
+}
+
+static int open_state(struct lab *lab, const struct lab_opts *o)
+{
+	char dir[256], path[256];
+	int fd;
+
+	if (mkdir(LAB_STATE_DIR, 0755) && errno != EEXIST)
+		return fail(lab, -errno, "cannot create '%s': %s",
+			    LAB_STATE_DIR, strerror(errno));
+	snprintf(dir, sizeof(dir), LAB_STATE_DIR "/%s", lab->prefix);
+	if (mkdir(dir, 0755))
+		return fail(lab, -errno, "cannot create '%s': %s", dir,
+			    strerror(errno));
+	state_path(lab->prefix, path, sizeof(path));
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0 || !(lab->state = fdopen(fd, "w"))) {
+		int err = -errno;
+
+		if (fd >= 0)
+			close(fd);
+		rmdir(dir);
+		return fail(lab, err, "cannot create '%s': %s", path,
+			    strerror(-err));
+	}
+	return record(lab, "twinlab-state 1\nscenario %s\nscheduler %s",
+		      o->scenario_path ? o->scenario_path : "-",
+		      lab->p->scheduler);
+}
+
+static void free_lab(struct lab *lab)
+{
+	const struct scenario *sc;
+
+	if (!lab)
+		return;
+	sc = lab->p->sc;
+	for (int i = 0; lab->n && i < sc->nnodes; i++) {
+		nl_close(lab->n[i].nl);
+		if (lab->n[i].fd >= 0)
+			close(lab->n[i].fd);
+	}
+	if (lab->state)
+		fclose(lab->state);
+	free(lab->n);
+	free(lab->acc);
+	free(lab->lp);
+	free(lab->ad);
+	free(lab->line);
+	free(lab->peers);
+	free(lab);
+}
+
+void lab_free(struct lab *lab)
+{
+	free_lab(lab);
+}
+
+static int make_namespaces(struct lab *lab)
+{
+	const struct scenario *sc = lab->p->sc;
+
+	for (int i = 0; i < sc->nnodes; i++) {
+		struct lab_node *n = &lab->n[i];
+		int err;
+
+		lab_ns_name(lab->prefix, sc->nodes[i].name, n->ns, sizeof(n->ns));
+		err = netns_add(n->ns, sc->nodes[i].kind == NODE_ROUTER);
+		if (err)
+			return fail(lab, err, "cannot create netns '%s': %s",
+				    n->ns, strerror(-err));
+		err = record(lab, "netns %s", n->ns);
+		if (err)
+			return fail(lab, err, "cannot write state: %s",
+				    strerror(-err));
+		n->fd = netns_open(n->ns);
+		if (n->fd < 0)
+			return fail(lab, n->fd, "cannot open netns '%s': %s",
+				    n->ns, strerror(-n->fd));
+		n->nl = nl_open(n->ns);
+		if (!n->nl)
+			return fail(lab, -errno, "cannot open rtnetlink in "
+				    "netns '%s': %s", n->ns, strerror(errno));
+		n->next = 2;
+		err = nl_link_up(n->nl, 1, "lo");
+		if (err)
+			return fail(lab, err, "out of memory");
+	}
+	return 0;
+}
+
+static int commit_all(struct lab *lab)
+{
+	const struct scenario *sc = lab->p->sc;
+
+	for (int i = 0; i < sc->nnodes; i++) {
+		int err = nl_commit(lab->n[i].nl);
+
+		if (err)
+			return fail(lab, err, "%s", nl_error(lab->n[i].nl));
+	}
+	return 0;
+}
+
+/* A veth between nodes u and v, created from u's namespace. */
+static int veth(struct lab *lab, int u, const char *un, int v, const char *vn,
+		int *ui, int *vi)
+{
+	struct peer_end *pe;
+
+	*ui = lab->n[u].next++;
+	*vi = lab->n[v].next++;
+	if (lab->npeers == lab->cappeers) {
+		int ncap = lab->cappeers ? 2 * lab->cappeers : 64;
+
+		pe = realloc(lab->peers, (size_t)ncap * sizeof(*pe));
+		if (!pe)
+			return -ENOMEM;
+		lab->peers = pe;
+		lab->cappeers = ncap;
+	}
+	pe = &lab->peers[lab->npeers++];
+	pe->node = v;
+	pe->index = *vi;
+	snprintf(pe->name, sizeof(pe->name), "%s", vn);
+	return nl_veth(lab->n[u].nl, un, *ui, vn, *vi, lab->n[v].fd);
+}
+
+static int line_slot(const struct lab *lab, int fibre, int lambda, int end)
+{
+	return (fibre * lab->words + lambda) * 2 + end;
+}
+
+static int make_links(struct lab *lab)
+{
+	const struct plan *p = lab->p;
+	const struct scenario *sc = p->sc;
+	char a[16], b[16];
+	int err = 0;
+
+	for (int s = 0; s < sc->nnodes && !err; s++) {
+		int ui;
+
+		if (sc->nodes[s].kind != NODE_SERVER)
+			continue;
+		snprintf(b, sizeof(b), "acc%d", s);
+		err = veth(lab, s, "up0", sc->nodes[s].attach, b, &ui,
+			   &lab->acc[s]);
+	}
+	for (int l = 0; l < p->net->nlp && !err; l++) {
+		const struct lightpath *lp = &p->net->lp[l];
+		int at = sc->nodes[lp->a].attach;
+
+		snprintf(a, sizeof(a), "lp%d", l);
+		snprintf(b, sizeof(b), "ad%d", l);
+		err = veth(lab, lp->a, a, at, b, &lab->lp[2 * l],
+			   &lab->ad[2 * l]);
+		if (!err)
+			err = veth(lab, lp->b, a, sc->nodes[lp->b].attach, b,
+				   &lab->lp[2 * l + 1], &lab->ad[2 * l + 1]);
+		/* one veth per wavelength per fibre, from the fibre's end a */
+		for (int i = 0; i < lp->nfib && !err; i++) {
+			const struct scn_fibre *f = &sc->fibres[lp->fib[i]];
+
+			snprintf(a, sizeof(a), "f%dw%d", lp->fib[i], lp->lambda);
+			err = veth(lab, f->a, a, f->b, a,
+				   &lab->line[line_slot(lab, lp->fib[i],
+							lp->lambda, 0)],
+				   &lab->line[line_slot(lab, lp->fib[i],
+							lp->lambda, 1)]);
+		}
+		(void)at;
+	}
+	if (err)
+		return fail(lab, err, "out of memory");
+	return commit_all(lab);
+}
+
+static uint64_t rate_bps(const struct lab *lab, double gbps)
+{
+	return (uint64_t)(gbps * 1e9 / lab->p->sc->scale);
+}
+
+/* tbf at `bps`: a burst of 1 ms at rate, a queue of 50 ms. */
+static int shape(struct nl *nl, int index, const char *name, uint64_t bps)
+{
+	uint64_t bytes = bps / 8;
+	uint32_t burst = (uint32_t)(bytes / 1000 > 3028 ? bytes / 1000 : 3028);
+	uint64_t limit = bytes / 20 + burst;
+
+	if (limit < 65536)
+		limit = 65536;
+	if (limit > UINT32_MAX)
+		limit = UINT32_MAX;
+	return nl_tbf(nl, index, name, bps, burst, (uint32_t)limit);
+}
+
+/* Join port x to port y inside one ROADM, both ways. */
+static int xconnect(struct nl *nl, int x, const char *xn, int y,
+		    const char *yn)
+{
+	int err = nl_ingress(nl, x, xn);
+
+	if (!err)
+		err = nl_ingress(nl, y, yn);
+	if (!err)
+		err = nl_redirect(nl, x, xn, y, yn, false);
+	if (!err)
+		err = nl_redirect(nl, y, yn, x, xn, false);
+	return err;
+}
+
+static int configure(struct lab *lab)
+{
+	const struct plan *p = lab->p;
+	const struct scenario *sc = p->sc;
+	const struct addressing *ad = lab->a;
+	char n1[16], n2[16];
+	int err = 0;
+
+	for (int i = 0; i < lab->npeers && !err; i++)
+		err = nl_link_up(lab->n[lab->peers[i].node].nl,
+				 lab->peers[i].index, lab->peers[i].name);
+	/* servers and access links */
+	for (int s = 0; s < sc->nnodes && !err; s++) {
+		struct nl *srv = lab->n[s].nl;
+		int r = sc->nodes[s].attach;
+		uint64_t bps = rate_bps(lab, sc->nodes[s].access_gbps);
+
+		if (sc->nodes[s].kind != NODE_SERVER)
+			continue;
+		snprintf(n1, sizeof(n1), "acc%d", s);
+		err = nl_addr(srv, 2, "up0", ad->access[s] + 1, 31);
+		if (!err)
+			err = nl_route(srv, 0, 0, ad->access[s], 2, "up0");
+		if (!err)
+			err = shape(srv, 2, "up0", bps);
+		if (!err)
+			err = nl_addr(lab->n[r].nl, lab->acc[s], n1,
+				      ad->access[s], 31);
+		if (!err)
+			err = shape(lab->n[r].nl, lab->acc[s], n1, bps);
+	}
+	/* lightpaths: router ends addressed and shaped, ROADMs joined */
+	for (int l = 0; l < p->net->nlp && !err; l++) {
+		const struct lightpath *lp = &p->net->lp[l];
+		uint64_t bps = rate_bps(lab, lp->cap_gbps);
+		int roadm = sc->nodes[lp->a].attach, port, next;
+
+		snprintf(n1, sizeof(n1), "lp%d", l);
+		for (int end = 0; end < 2 && !err; end++) {
+			struct nl *r = lab->n[end ? lp->b : lp->a].nl;
+
+			err = nl_addr(r, lab->lp[2 * l + end], n1,
+				      ad->lightpath[l] + (uint32_t)end, 31);
+			if (!err)
+				err = shape(r, lab->lp[2 * l + end], n1, bps);
+		}
+		/* walk the ROADMs: ad<l> -> f..w.. -> ... -> ad<l> */
+		port = lab->ad[2 * l];
+		snprintf(n1, sizeof(n1), "ad%d", l);
+		for (int i = 0; i < lp->nfib && !err; i++) {
+			const struct scn_fibre *f = &sc->fibres[lp->fib[i]];
+			int end = f->a == roadm ? 0 : 1;
+
+			snprintf(n2, sizeof(n2), "f%dw%d", lp->fib[i],
+				 lp->lambda);
+			next = lab->line[line_slot(lab, lp->fib[i], lp->lambda,
+						   end)];
+			err = xconnect(lab->n[roadm].nl, port, n1, next, n2);
+			roadm = end ? f->a : f->b;
+			port = lab->line[line_slot(lab, lp->fib[i], lp->lambda,
+						   1 - end)];
+			memcpy(n1, n2, sizeof(n1));
+		}
+		snprintf(n2, sizeof(n2), "ad%d", l);
+		if (!err)
+			err = xconnect(lab->n[roadm].nl, port, n1,
+				       lab->ad[2 * l + 1], n2);
+	}
+	/* transfer endpoints on the servers */
+	for (int t = 0; t < p->ntasks && !err; t++) {
+		const struct task_plan *tp = &p->tasks[t];
+
+		for (int m = 1; !tp->blocked && m < tp->nmodels && !err; m++)
+			for (int up = 0; up < 2 && !err; up++) {
+				const struct tree *tr = up ? &tp->up : &tp->bcast;
+				const struct endpoint *ep = &ad->ep[t][2 * m + up];
+
+				err = nl_addr(lab->n[tr->path[m].from].nl, 2,
+					      "up0", ep->src, 32);
+				if (!err)
+					err = nl_addr(lab->n[tr->path[m].to].nl,
+						      2, "up0", ep->dst, 32);
+			}
+	}
+	/* routes of every transfer */
+	for (int i = 0; i < ad->nroutes && !err; i++) {
+		const struct route *rt = &ad->routes[i];
+		int link = rt->link, idx;
+
+		if (link < 2 * sc->nnodes) {
+			idx = lab->acc[link / 2];
+			snprintf(n1, sizeof(n1), "acc%d", link / 2);
+		} else {
+			int l = (link - 2 * sc->nnodes) / 2;
+
+			idx = lab->lp[2 * l + (p->net->lp[l].a == rt->node ? 0 : 1)];
+			snprintf(n1, sizeof(n1), "lp%d", l);
+		}
+		err = nl_route(lab->n[rt->node].nl, rt->dst, 32, rt->via, idx,
+			       n1);
+	}
+	if (err)
+		return fail(lab, err, "out of memory");
+	return commit_all(lab);
+}
+
+int lab_up(const struct plan *p, const struct addressing *a,
+	   const struct lab_opts *o, struct lab **out, char *errbuf,
+	   size_t errlen)
+{
+	const struct scenario *sc = p->sc;
+	struct lab *lab;
+	int err, maxw = 1;
+
+	*out = NULL;
+	if (!lab_prefix_ok(o->prefix)) {
+		snprintf(errbuf, errlen, "bad prefix '%s': use 1-%d characters "
+			 "of [a-z0-9] starting with a letter", o->prefix,
+			 LAB_PREFIX_MAX);
+		return -EINVAL;
+	}
+	if (geteuid() != 0) {
+		snprintf(errbuf, errlen, "building an emulation needs root "
+			 "(network namespaces, veth, qdiscs)");
+		return -EPERM;
+	}
+	if (lab_exists(o->prefix)) {
+		snprintf(errbuf, errlen, "prefix '%s' is in use: run "
+			 "'twinlab down --prefix %s' (or 'clean') first, or "
+			 "choose another prefix", o->prefix, o->prefix);
+		return -EEXIST;
+	}
+	lab = calloc(1, sizeof(*lab));
+	if (!lab)
+		return -ENOMEM;
+	snprintf(lab->prefix, sizeof(lab->prefix), "%s", o->prefix);
+	lab->p = p;
+	lab->a = a;
+	lab->err = errbuf;
+	lab->errlen = errlen;
+	for (int i = 0; i < sc->nfibres; i++)
+		if (sc->fibres[i].wavelengths > maxw)
+			maxw = sc->fibres[i].wavelengths;
+	lab->words = maxw;
+	lab->n = calloc((size_t)sc->nnodes + 1, sizeof(*lab->n));
+	lab->acc = calloc((size_t)sc->nnodes + 1, sizeof(*lab->acc));
+	lab->lp = calloc((size_t)2 * p->net->nlp + 1, sizeof(*lab->lp));
+	lab->ad = calloc((size_t)2 * p->net->nlp + 1, sizeof(*lab->ad));
+	lab->line = calloc((size_t)sc->nfibres * maxw * 2 + 1,
+			   sizeof(*lab->line));
+	if (!lab->n || !lab->acc || !lab->lp || !lab->ad || !lab->line) {
+		free_lab(lab);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < sc->nnodes; i++)
+		lab->n[i].fd = -1;
+	err = open_state(lab, o);
+	if (err) {
+		free_lab(lab);
+		return err;
+	}
+	err = make_namespaces(lab);
+	if (!err)
+		err = make_links(lab);
+	if (!err)
+		err = configure(lab);
+	if (err) {
+		free_lab(lab);
+		lab_down(o->prefix, NULL, NULL);
+		return err;
+	}
+	*out = lab;
+	return 0;
+}
+
+struct down_ctx {
+	void (*report)(const char *what, void *arg);
+	void *arg;
+	int removed;
+	int first_err;
+};
+
+static void say(struct down_ctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void say(struct down_ctx *c, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	c->removed++;
+	if (!c->report)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	c->report(buf, c->arg);
+}
+
+static void del_ns(const char *name, void *arg)
+{
+	struct down_ctx *c = arg;
+	int err = netns_del(name);
+
+	if (err && err != -ENOENT) {
+		if (!c->first_err)
+			c->first_err = err;
+		return;
+	}
+	if (!err)
+		say(c, "netns %s", name);
+}
+
+/* A process we recorded is ours only if it still runs twinlab. */
+static bool ours(pid_t pid, const char *prefix)
+{
+	char path[64], buf[512];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	return strstr(buf, "twinlab") && strstr(buf, prefix);
+}
+
+int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
+	     void *arg)
+{
+	struct down_ctx c = { report, arg, 0, 0 };
+	char path[256], line[320], dir[256];
+	FILE *f;
+	int n;
+
+	if (!lab_prefix_ok(prefix))
+		return -EINVAL;
+	state_path(prefix, path, sizeof(path));
+	f = fopen(path, "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f)) {
+			char name[256];
+			int pid;
+
+			if (sscanf(line, "pid %d", &pid) == 1 && pid > 1 &&
+			    ours(pid, prefix)) {
+				if (kill(pid, SIGTERM) == 0)
+					say(&c, "process %d", pid);
+			} else if (sscanf(line, "netns %255s", name) == 1) {
+				del_ns(name, &c);
+			}
+		}
+		fclose(f);
+	}
+	/* what a crash may have left unrecorded */
+	n = netns_each(prefix, del_ns, &c);
+	if (n < 0 && !c.first_err)
+		c.first_err = n;
+	if (f) {
+		unlink(path);
+		snprintf(dir, sizeof(dir), LAB_STATE_DIR "/%s", prefix);
+		rmdir(dir);
+		say(&c, "state %s", path);
+	}
+	return c.first_err ? c.first_err : c.removed;
+}
+
+int lab_xconnect(const char *prefix, const char *roadm, const char *in_port,
+		 const char *out_port, char *errbuf, size_t len)
+{
+	char ns[80];
+	struct nl *nl;
+	int saved, in, out, err;
+
+	lab_ns_name(prefix, roadm, ns, sizeof(ns));
+	err = netns_enter(ns, &saved);
+	if (err) {
+		snprintf(errbuf, len, "cannot enter netns '%s': %s", ns,
+			 strerror(-err));
+		return err;
+	}
+	in = (int)if_nametoindex(in_port);
+	out = (int)if_nametoindex(out_port);
+	netns_leave(saved);
+	if (!in || !out) {
+		snprintf(errbuf, len, "no port '%s' in netns '%s'",
+			 in ? out_port : in_port, ns);
+		return -ENODEV;
+	}
+	nl = nl_open(ns);
+	if (!nl) {
+		err = -errno;
+		snprintf(errbuf, len, "cannot open rtnetlink in netns '%s': %s",
+			 ns, strerror(errno));
+		return err;
+	}
+	err = nl_redirect(nl, in, in_port, out, out_port, true);
+	if (!err)
+		err = nl_commit(nl);
+	if (err)
+		snprintf(errbuf, len, "%s", nl_error(nl));
+	nl_close(nl);
+	return err;
+}

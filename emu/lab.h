@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The emulation of a plan: every ROADM, router and server a named network
+ * namespace "<prefix>-<node>", every lightpath a chain of veth segments
+ * router -> ROADM -> ... -> ROADM -> router joined inside each ROADM by tc
+ * cross-connects (ingress + u32 + mirred redirect, no IP), every server on
+ * its router by an access veth; tbf shaping at capacity / scale; the
+ * plan's addresses and per-transfer routes; propagation delay from the
+ * delay line on the routers' egress. Everything made is recorded in the
+ * state file /run/twinlab/<prefix>/state as it is made, so teardown — and
+ * clean-up after a crash — removes exactly that.
+ *
+ * Interface names: server "up0"; router "acc<server>" towards each server
+ * and "lp<id>" on each lightpath; ROADM "ad<id>" (add/drop of lightpath
+ * id) and "f<fibre>w<wavelength>" (a wavelength on a fibre).
+ */
+#ifndef EMU_LAB_H
+#define EMU_LAB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "twin/addr.h"
+#include "twin/plan.h"
+
+#define LAB_STATE_DIR "/run/twinlab"
+#define LAB_PREFIX_MAX 12
+
+struct lab;
+
+struct lab_opts {
+	const char *prefix;
+	const char *scenario_path;	/* recorded in the state file */
+	bool delay;			/* start the delay line (default) */
+};
+
+/*
+ * lab_up - build the emulation of p. Returns 0 and *out, or -errno with a
+ * message in err ("cannot <what> in netns '<ns>': <reason>"); on failure
+ * everything made so far has been removed. -EEXIST: prefix in use.
+ */
+int lab_up(const struct plan *p, const struct addressing *a,
+	   const struct lab_opts *o, struct lab **out, char *err, size_t len)
+	__attribute__((warn_unused_result));
+
+/* Forget the in-memory handle; the emulation stays up. */
+void lab_free(struct lab *lab);
+
+/*
+ * lab_down - remove everything recorded for `prefix` and any namespace or
+ * process that carries it. report(what, arg) is called for each object
+ * removed. Returns the number removed or -errno.
+ */
+int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
+	     void *arg);
+
+/* Whether a run with this prefix exists (state file or namespaces). */
+bool lab_exists(const char *prefix);
+
+/* Namespace name of node `node` for prefix: "<prefix>-<name>". */
+void lab_ns_name(const char *prefix, const char *node, char *buf, size_t len);
+
+/* Valid prefix: 1-LAB_PREFIX_MAX of [a-z0-9], starting with a letter. */
+bool lab_prefix_ok(const char *prefix);
+
+/*
+ * lab_xconnect - rewire ROADM `roadm`'s cross-connect: frames arriving on
+ * in_port leave by out_port (both names of that ROADM's ports). For
+ * experiments and tests (a wavelength mismatch). 0 or -errno.
+ */
+int lab_xconnect(const char *prefix, const char *roadm, const char *in_port,
+		 const char *out_port, char *err, size_t len);
+
+#endif

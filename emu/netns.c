@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: MIT
+#include "netns.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void path_of(const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, NETNS_RUN_DIR "/%s", name);
+}
+
+/*
+ * /run/netns must be a shared mount point so that bind mounts made on it
+ * propagate to other mount namespaces (what iproute2 does, too).
+ */
+static int prepare_run_dir(void)
+{
+	bool bound = false;
+
+	if (mkdir(NETNS_RUN_DIR, 0755) && errno != EEXIST)
+		return -errno;
+	while (mount("", NETNS_RUN_DIR, "none", MS_SHARED | MS_REC, NULL)) {
+		if (errno != EINVAL || bound)
+			return -errno;
+		if (mount(NETNS_RUN_DIR, NETNS_RUN_DIR, "none", MS_BIND | MS_REC,
+			  NULL))
+			return -errno;
+		bound = true;
+	}
+	return 0;
+}
+
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), err = 0;
+	size_t len = strlen(val);
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;	/* no IPv6: fine */
+	if (write(fd, val, len) != (ssize_t)len)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* Settings of a fresh namespace, made from inside it. */
+static int init_inside(bool router)
+{
+	static const char *const v6[] = {
+		"/proc/sys/net/ipv6/conf/all/disable_ipv6",
+		"/proc/sys/net/ipv6/conf/default/disable_ipv6",
+		"/proc/sys/net/ipv6/conf/lo/disable_ipv6",
+	};
+	int err = 0;
+
+	for (size_t i = 0; i < sizeof(v6) / sizeof(v6[0]) && !err; i++)
+		err = write_file(v6[i], "1");
+	if (!err && router)
+		err = write_file("/proc/sys/net/ipv4/ip_forward", "1");
+	return err;
+}
+
+int netns_enter(const char *name, int *saved)
+{
+	int fd, err;
+
+	*saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (*saved < 0)
+		return -errno;
+	fd = netns_open(name);
+	if (fd < 0) {
+		close(*saved);
+		return fd;
+	}
+	err = setns(fd, CLONE_NEWNET) ? -errno : 0;
+	close(fd);
+	if (err)
+		close(*saved);
+	return err;
+}
+
+void netns_leave(int saved)
+{
+	/* returning to the namespace we came from cannot fail for root */
+	if (setns(saved, CLONE_NEWNET))
+		abort();
+	close(saved);
+}
+
+int netns_add(const char *name, bool router)
+{
+	char path[256];
+	int fd, saved, err;
+
+	err = prepare_run_dir();
+	if (err)
+		return err;
+	path_of(name, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (saved < 0) {
+		err = -errno;
+		goto fail_file;
+	}
+	if (unshare(CLONE_NEWNET)) {
+		err = -errno;
+		close(saved);
+		goto fail_file;
+	}
+	err = init_inside(router);
+	if (!err && mount("/proc/thread-self/ns/net", path, "none", MS_BIND,
+			  NULL))
+		err = -errno;
+	netns_leave(saved);
+	if (err)
+		goto fail_file;
+	/* lo comes up from outside, through the namespace's own socket */
+	return 0;
+fail_file:
+	unlink(path);
+	return err;
+}
+
+int netns_del(const char *name)
+{
+	char path[256];
+
+	path_of(name, path, sizeof(path));
+	if (umount2(path, MNT_DETACH) && errno != EINVAL && errno != ENOENT)
+		return -errno;
+	if (unlink(path))
+		return -errno;
+	return 0;
+}
+
+bool netns_exists(const char *name)
+{
+	char path[256];
+
+	path_of(name, path, sizeof(path));
+	return access(path, F_OK) == 0;
+}
+
+int netns_open(const char *name)
+{
+	char path[256];
+	int fd;
+
+	path_of(name, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int netns_each(const char *prefix, void (*fn)(const char *name, void *arg),
+	       void *arg)
+{
+	DIR *d = opendir(NETNS_RUN_DIR);
+	size_t plen = strlen(prefix);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, prefix, plen) || de->d_name[plen] != '-')
+			continue;
+		fn(de->d_name, arg);
+		n++;
+	}
+	closedir(d);
+	return n;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Named network namespaces, made the way `ip netns add` makes them: a file
+ * under /run/netns (a shared mount point) with the namespace bind-mounted
+ * on it, so `ip netns list`, `ip -n NAME ...` and `tc -n NAME ...` see
+ * exactly what twinlab built.
+ */
+#ifndef EMU_NETNS_H
+#define EMU_NETNS_H
+
+#include <stdbool.h>
+
+#define NETNS_RUN_DIR "/run/netns"
+
+/*
+ * netns_add - create namespace `name` with lo up, IPv6 off (no stray
+ * neighbour discovery on the measured links) and, if router, IPv4
+ * forwarding on. 0, -EEXIST, or -errno; nothing is left on failure.
+ */
+int netns_add(const char *name, bool router) __attribute__((warn_unused_result));
+
+/* netns_del - unmount and remove `name`. 0, -ENOENT or -errno. */
+int netns_del(const char *name);
+
+bool netns_exists(const char *name);
+
+/* An O_RDONLY fd of the namespace, or -errno. */
+int netns_open(const char *name);
+
+/*
+ * Enter `name` in the calling thread; *saved receives the namespace to
+ * return to with netns_leave(). 0 or -errno.
+ */
+int netns_enter(const char *name, int *saved) __attribute__((warn_unused_result));
+void netns_leave(int saved);
+
+/*
+ * netns_each - call fn(name, arg) for every namespace whose name starts
+ * with `prefix` followed by '-'. Returns the number seen or -errno.
+ */
+int netns_each(const char *prefix, void (*fn)(const char *name, void *arg),
+	       void *arg);
+
+#endif

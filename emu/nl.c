@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rtnetlink through libmnl. Every request carries NLM_F_ACK and is queued;
+ * nl_commit() sends the queue in one sendmsg() and matches acknowledgements
+ * to requests by sequence number, so a failure names the request that
+ * failed. NETLINK_EXT_ACK brings the kernel's own reason along
+ * (NLMSGERR_ATTR_MSG); NETLINK_CAP_ACK keeps acknowledgements small.
+ */
+#include "nl.h"
+#include "netns.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <libmnl/libmnl.h>
+#include <linux/if.h>
+#include <linux/if_link.h>
+#include <linux/if_ether.h>
+#include <linux/netlink.h>
+#include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <linux/veth.h>
+#include <linux/tc_act/tc_mirred.h>
+
+#define NL_BUF (256 * 1024)
+#define NL_MSG_MAX 4096		/* no request here is larger */
+
+struct nl_op {
+	char what[96];
+};
+
+struct nl {
+	struct mnl_socket *sock;
+	char netns[64];
+	uint32_t portid;
+	uint32_t seq0;		/* sequence number of ops[0] */
+	char *buf;
+	size_t len;
+	struct nl_op *ops;
+	int nops, capops;
+	char err[384];
+};
+
+struct nl *nl_open(const char *netns)
+{
+	struct nl *nl = calloc(1, sizeof(*nl));
+	int saved = -1, one = 1, err, rcv = 4 << 20;
+
+	if (!nl)
+		return NULL;
+	snprintf(nl->netns, sizeof(nl->netns), "%s", netns ? netns : "");
+	nl->buf = malloc(NL_BUF);
+	if (!nl->buf) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if (netns) {
+		err = netns_enter(netns, &saved);
+		if (err)
+			goto fail;
+	}
+	nl->sock = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+	err = nl->sock ? 0 : -errno;
+	if (saved >= 0)
+		netns_leave(saved);
+	if (err)
+		goto fail;
+	mnl_socket_setsockopt(nl->sock, NETLINK_EXT_ACK, &one, sizeof(one));
+	mnl_socket_setsockopt(nl->sock, NETLINK_CAP_ACK, &one, sizeof(one));
+	setsockopt(mnl_socket_get_fd(nl->sock), SOL_SOCKET, SO_RCVBUFFORCE,
+		   &rcv, sizeof(rcv));
+	if (mnl_socket_bind(nl->sock, 0, MNL_SOCKET_AUTOPID) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	nl->portid = mnl_socket_get_portid(nl->sock);
+	nl->seq0 = 1;
+	return nl;
+fail:
+	nl_close(nl);
+	errno = -err;
+	return NULL;
+}
+
+void nl_close(struct nl *nl)
+{
+	if (!nl)
+		return;
+	if (nl->sock)
+		mnl_socket_close(nl->sock);
+	free(nl->ops);
+	free(nl->buf);
+	free(nl);
+}
+
+const char *nl_error(const struct nl *nl)
+{
+	return nl->err;
+}
+
+/* Start a request; flushes the queue first if it might not fit. */
+static struct nlmsghdr *put(struct nl *nl, int *errp, uint16_t type,
+			    uint16_t flags, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static struct nlmsghdr *put(struct nl *nl, int *errp, uint16_t type,
+			    uint16_t flags, const char *fmt, ...)
+{
+	struct nlmsghdr *nlh;
+	va_list ap;
+
+	*errp = 0;
+	if (nl->len + NL_MSG_MAX > NL_BUF) {
+		*errp = nl_commit(nl);
+		if (*errp)
+			return NULL;
+	}
+	if (nl->nops == nl->capops) {
+		int ncap = nl->capops ? nl->capops * 2 : 64;
+		struct nl_op *no = realloc(nl->ops, (size_t)ncap * sizeof(*no));
+
+		if (!no) {
+			*errp = -ENOMEM;
+			return NULL;
+		}
+		nl->ops = no;
+		nl->capops = ncap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(nl->ops[nl->nops].what, sizeof(nl->ops[0].what), fmt, ap);
+	va_end(ap);
+	nlh = mnl_nlmsg_put_header(nl->buf + nl->len);
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+	nlh->nlmsg_seq = nl->seq0 + (uint32_t)nl->nops;
+	return nlh;
+}
+
+static int queued(struct nl *nl, struct nlmsghdr *nlh)
+{
+	nl->len += nlh->nlmsg_len;
+	nl->nops++;
+	return 0;
+}
+
+int nl_veth(struct nl *nl, const char *name, int index, const char *peer,
+	    int peer_index, int peer_ns_fd)
+{
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifm, *pifm;
+	struct nlattr *info, *data, *pn;
+	int err;
+
+	nlh = put(nl, &err, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL,
+		  "add veth '%s' (peer '%s')", name, peer);
+	if (!nlh)
+		return err;
+	ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
+	ifm->ifi_family = AF_UNSPEC;
+	ifm->ifi_index = index;
+	ifm->ifi_flags = IFF_UP;
+	ifm->ifi_change = IFF_UP;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	info = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "veth");
+	data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
+	pn = mnl_attr_nest_start(nlh, VETH_INFO_PEER);
+	pifm = (struct ifinfomsg *)((char *)nlh + nlh->nlmsg_len);
+	nlh->nlmsg_len += MNL_ALIGN(sizeof(*pifm));
+	memset(pifm, 0, sizeof(*pifm));
+	pifm->ifi_family = AF_UNSPEC;
+	pifm->ifi_index = peer_index;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, peer);
+	if (peer_ns_fd >= 0)
+		mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, (uint32_t)peer_ns_fd);
+	mnl_attr_nest_end(nlh, pn);
+	mnl_attr_nest_end(nlh, data);
+	mnl_attr_nest_end(nlh, info);
+	return queued(nl, nlh);
+}
+
+int nl_link_up(struct nl *nl, int index, const char *name)
+{
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifm;
+	int err;
+
+	nlh = put(nl, &err, RTM_NEWLINK, 0, "set '%s' up", name);
+	if (!nlh)
+		return err;
+	ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
+	ifm->ifi_family = AF_UNSPEC;
+	ifm->ifi_index = index;
+	ifm->ifi_flags = IFF_UP;
+	ifm->ifi_change = IFF_UP;
+	return queued(nl, nlh);
+}
+
+static const char *ip4(uint32_t a, char *buf)
+{
+	snprintf(buf, 16, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255,
+		 (a >> 8) & 255, a & 255);
+	return buf;
+}
+
+int nl_addr(struct nl *nl, int index, const char *name, uint32_t addr,
+	    int prefix)
+{
+	struct nlmsghdr *nlh;
+	struct ifaddrmsg *ifa;
+	char b[16];
+	int err;
+
+	nlh = put(nl, &err, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL,
+		  "add address %s/%d on '%s'", ip4(addr, b), prefix, name);
+	if (!nlh)
+		return err;
+	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
+	ifa->ifa_family = AF_INET;
+	ifa->ifa_prefixlen = (unsigned char)prefix;
+	ifa->ifa_scope = RT_SCOPE_UNIVERSE;
+	ifa->ifa_index = (unsigned)index;
+	mnl_attr_put_u32(nlh, IFA_LOCAL, htonl(addr));
+	mnl_attr_put_u32(nlh, IFA_ADDRESS, htonl(addr));
+	return queued(nl, nlh);
+}
+
+int nl_route(struct nl *nl, uint32_t dst, int prefix, uint32_t via, int index,
+	     const char *name)
+{
+	struct nlmsghdr *nlh;
+	struct rtmsg *rtm;
+	char b1[16], b2[16];
+	int err;
+
+	nlh = put(nl, &err, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL,
+		  "add route %s/%d via %s dev '%s'", ip4(dst, b1), prefix,
+		  ip4(via, b2), name);
+	if (!nlh)
+		return err;
+	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+	rtm->rtm_family = AF_INET;
+	rtm->rtm_dst_len = (unsigned char)prefix;
+	rtm->rtm_table = RT_TABLE_MAIN;
+	rtm->rtm_protocol = RTPROT_STATIC;
+	rtm->rtm_scope = via ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK;
+	rtm->rtm_type = RTN_UNICAST;
+	if (prefix)
+		mnl_attr_put_u32(nlh, RTA_DST, htonl(dst));
+	if (via)
+		mnl_attr_put_u32(nlh, RTA_GATEWAY, htonl(via));
+	mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)index);
+	return queued(nl, nlh);
+}
+
+static struct tcmsg *tc_header(struct nlmsghdr *nlh, int index,
+			       uint32_t handle, uint32_t parent)
+{
+	struct tcmsg *tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
+
+	tcm->tcm_family = AF_UNSPEC;
+	tcm->tcm_ifindex = index;
+	tcm->tcm_handle = handle;
+	tcm->tcm_parent = parent;
+	return tcm;
+}
+
+int nl_tbf(struct nl *nl, int index, const char *name, uint64_t rate_bps,
+	   uint32_t burst, uint32_t limit)
+{
+	struct nlmsghdr *nlh;
+	struct tc_tbf_qopt q = { 0 };
+	struct nlattr *opts;
+	uint64_t bytes = rate_bps / 8;
+	int err;
+
+	if (bytes == 0 || burst == 0)
+		return -EINVAL;
+	nlh = put(nl, &err, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_EXCL,
+		  "add qdisc 'tbf' on '%s'", name);
+	if (!nlh)
+		return err;
+	tc_header(nlh, index, 1u << 16, TC_H_ROOT);
+	mnl_attr_put_strz(nlh, TCA_KIND, "tbf");
+	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	q.rate.rate = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
+	q.rate.linklayer = TC_LINKLAYER_ETHERNET;
+	q.limit = limit;
+	/* the burst as time, in 64 ns scheduler ticks */
+	q.buffer = (uint32_t)((double)burst / (double)bytes * 1e9 / 64);
+	mnl_attr_put(nlh, TCA_TBF_PARMS, sizeof(q), &q);
+	if (bytes > UINT32_MAX)
+		mnl_attr_put_u64(nlh, TCA_TBF_RATE64, bytes);
+	mnl_attr_put_u32(nlh, TCA_TBF_BURST, burst);
+	mnl_attr_nest_end(nlh, opts);
+	return queued(nl, nlh);
+}
+
+int nl_ingress(struct nl *nl, int index, const char *name)
+{
+	struct nlmsghdr *nlh;
+	int err;
+
+	nlh = put(nl, &err, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_EXCL,
+		  "add qdisc 'ingress' on '%s'", name);
+	if (!nlh)
+		return err;
+	tc_header(nlh, index, TC_H_MAKE(TC_H_INGRESS, 0), TC_H_INGRESS);
+	mnl_attr_put_strz(nlh, TCA_KIND, "ingress");
+	return queued(nl, nlh);
+}
+
+int nl_redirect(struct nl *nl, int from, const char *from_name, int to,
+		const char *to_name, bool replace)
+{
+	struct {
+		struct tc_u32_sel sel;
+		struct tc_u32_key key;
+	} sel = { 0 };
+	struct tc_mirred m = { 0 };
+	struct nlmsghdr *nlh;
+	struct tcmsg *tcm;
+	struct nlattr *opts, *acts, *act, *aopts;
+	int err;
+
+	nlh = put(nl, &err, RTM_NEWTFILTER,
+		  NLM_F_CREATE | (replace ? NLM_F_REPLACE : NLM_F_EXCL),
+		  "%s cross-connect '%s' -> '%s'",
+		  replace ? "replace" : "add", from_name, to_name);
+	if (!nlh)
+		return err;
+	/* u32 filter 800::800 at priority 1 on the ingress qdisc */
+	tcm = tc_header(nlh, from, 0x80000800u, TC_H_MAKE(TC_H_INGRESS, 0));
+	tcm->tcm_info = TC_H_MAKE(1u << 16, htons(ETH_P_ALL));
+	mnl_attr_put_strz(nlh, TCA_KIND, "u32");
+	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	sel.sel.flags = TC_U32_TERMINAL;
+	sel.sel.nkeys = 1;	/* mask 0, value 0: matches every frame */
+	mnl_attr_put(nlh, TCA_U32_SEL, sizeof(sel), &sel);
+	acts = mnl_attr_nest_start(nlh, TCA_U32_ACT);
+	act = mnl_attr_nest_start(nlh, 1);
+	mnl_attr_put_strz(nlh, TCA_ACT_KIND, "mirred");
+	aopts = mnl_attr_nest_start(nlh, TCA_ACT_OPTIONS);
+	m.action = TC_ACT_STOLEN;
+	m.eaction = TCA_EGRESS_REDIR;
+	m.ifindex = (uint32_t)to;
+	mnl_attr_put(nlh, TCA_MIRRED_PARMS, sizeof(m), &m);
+	mnl_attr_nest_end(nlh, aopts);
+	mnl_attr_nest_end(nlh, act);
+	mnl_attr_nest_end(nlh, acts);
+	mnl_attr_nest_end(nlh, opts);
+	return queued(nl, nlh);
+}
+
+struct ack_ctx {
+	const char *msg;
+};
+
+static int ack_attr(const struct nlattr *a, void *data)
+{
+	struct ack_ctx *c = data;
+
+	if (mnl_attr_get_type(a) == NLMSGERR_ATTR_MSG &&
+	    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
+		c->msg = mnl_attr_get_str(a);
+	return MNL_CB_OK;
+}
+
+int nl_commit(struct nl *nl)
+{
+	char rbuf[64 * 1024] __attribute__((aligned(8)));
+	int acked = 0, first = 0, n = nl->nops;
+
+	if (n == 0)
+		return 0;
+	if (mnl_socket_sendto(nl->sock, nl->buf, nl->len) < 0) {
+		first = -errno;
+		snprintf(nl->err, sizeof(nl->err),
+			 "cannot send %d requests in netns '%s': %s", n,
+			 nl->netns, strerror(errno));
+		acked = n;	/* nothing will come back */
+	}
+	while (acked < n) {
+		ssize_t len = mnl_socket_recvfrom(nl->sock, rbuf, sizeof(rbuf));
+		const struct nlmsghdr *nlh = (const struct nlmsghdr *)rbuf;
+
+		if (len < 0) {
+			if (errno == EINTR)
+				continue;
+			if (!first) {
+				first = -errno;
+				snprintf(nl->err, sizeof(nl->err),
+					 "lost acknowledgements in netns '%s': "
+					 "%s", nl->netns, strerror(errno));
+			}
+			break;
+		}
+		for (; mnl_nlmsg_ok(nlh, (int)len);
+		     nlh = mnl_nlmsg_next(nlh, (int *)&len)) {
+			const struct nlmsgerr *e;
+			uint32_t i = nlh->nlmsg_seq - nl->seq0;
+			struct ack_ctx c = { 0 };
+
+			if (nlh->nlmsg_type != NLMSG_ERROR || i >= (uint32_t)n)
+				continue;
+			acked++;
+			e = mnl_nlmsg_get_payload(nlh);
+			if (e->error == 0 || first)
+				continue;
+			first = e->error;
+			if (nlh->nlmsg_flags & NLM_F_ACK_TLVS)
+				mnl_attr_parse(nlh, sizeof(*e), ack_attr, &c);
+			snprintf(nl->err, sizeof(nl->err),
+				 "cannot %s in netns '%s': %s%s%s%s",
+				 nl->ops[i].what, nl->netns, strerror(-first),
+				 c.msg ? " (" : "", c.msg ? c.msg : "",
+				 c.msg ? ")" : "");
+		}
+	}
+	nl->seq0 += (uint32_t)n;
+	nl->len = 0;
+	nl->nops = 0;
+	return first;
+}
+
+struct stats_ctx {
+	struct rtnl_link_stats64 st;
+	bool found;
+};
+
+static int stats_attr(const struct nlattr *a, void *data)
+{
+	struct stats_ctx *c = data;
+
+	if (mnl_attr_get_type(a) == IFLA_STATS64 &&
+	    mnl_attr_get_payload_len(a) >= sizeof(c->st)) {
+		memcpy(&c->st, mnl_attr_get_payload(a), sizeof(c->st));
+		c->found = true;
+	}
+	return MNL_CB_OK;
+}
+
+static int stats_cb(const struct nlmsghdr *nlh, void *data)
+{
+	return mnl_attr_parse(nlh, sizeof(struct ifinfomsg), stats_attr, data);
+}
+
+int nl_link_stats(struct nl *nl, int index, uint64_t *tx_bytes,
+		  uint64_t *rx_bytes, uint64_t *tx_packets, uint64_t *rx_packets)
+{
+	char buf[16 * 1024] __attribute__((aligned(8)));
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ifinfomsg *ifm;
+	struct stats_ctx c = { 0 };
+	uint32_t seq = nl->seq0++;
+	ssize_t len;
+	int ret;
+
+	nlh->nlmsg_type = RTM_GETLINK;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	nlh->nlmsg_seq = seq;
+	ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
+	ifm->ifi_family = AF_UNSPEC;
+	ifm->ifi_index = index;
+	if (mnl_socket_sendto(nl->sock, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	len = mnl_socket_recvfrom(nl->sock, buf, sizeof(buf));
+	if (len < 0)
+		return -errno;
+	ret = mnl_cb_run(buf, (size_t)len, seq, nl->portid, stats_cb, &c);
+	if (ret < 0)
+		return -errno;
+	if (!c.found)
+		return -ENODATA;
+	*tx_bytes = c.st.tx_bytes;
+	*rx_bytes = c.st.rx_bytes;
+	*tx_packets = c.st.tx_packets;
+	*rx_packets = c.st.rx_packets;
+	return 0;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rtnetlink wrapper: the only module that speaks rtnetlink. One socket
+ * per network namespace, opened once; requests are queued into a batch and
+ * sent together by nl_commit(), which collects one acknowledgement per
+ * request and reports the first failure with the object, the namespace and
+ * the kernel's own extended-ack text.
+ *
+ * Interfaces are referred to by ifindex, which the caller chooses when it
+ * creates them (namespaces are fresh, so the indices are free). That lets a
+ * whole namespace be configured in one batch without lookups.
+ */
+#ifndef EMU_NL_H
+#define EMU_NL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct nl;
+
+/* nl_open - an rtnetlink socket in named namespace netns (NULL: current). */
+struct nl *nl_open(const char *netns) __attribute__((warn_unused_result));
+void nl_close(struct nl *nl);
+
+/* The last failure's message ("cannot ... in netns '...': ..."). */
+const char *nl_error(const struct nl *nl);
+
+/*
+ * Queue requests. Each returns 0 or -ENOMEM / -ENOSPC (batch full: commit
+ * first). Nothing reaches the kernel before nl_commit().
+ */
+
+/* A veth pair: `name`/`index` here, `peer`/`peer_index` in the namespace
+ * open at peer_ns_fd (-1: here too). Both ends are brought up. */
+int nl_veth(struct nl *nl, const char *name, int index, const char *peer,
+	    int peer_index, int peer_ns_fd);
+/* Bring interface `index` (e.g. lo = 1) up. */
+int nl_link_up(struct nl *nl, int index, const char *name);
+int nl_addr(struct nl *nl, int index, const char *name, uint32_t addr,
+	    int prefix);
+/* Route to dst/prefix via gateway `via` (0: on-link) out of `index`. */
+int nl_route(struct nl *nl, uint32_t dst, int prefix, uint32_t via, int index,
+	     const char *name);
+/* Token bucket at rate bit/s, burst and limit in bytes, as root qdisc. */
+int nl_tbf(struct nl *nl, int index, const char *name, uint64_t rate_bps,
+	   uint32_t burst, uint32_t limit);
+/* ingress qdisc on `index` (once per interface). */
+int nl_ingress(struct nl *nl, int index, const char *name);
+/* Every frame arriving on `from` leaves by `to` (u32 match-all + mirred
+ * egress redirect): a cross-connect. replace = true rewires an existing one. */
+int nl_redirect(struct nl *nl, int from, const char *from_name, int to,
+		const char *to_name, bool replace);
+
+/* Send the batch and wait for every acknowledgement. 0 or the first -errno. */
+int nl_commit(struct nl *nl) __attribute__((warn_unused_result));
+
+/* Interface counters (bytes, packets) of `index`. 0 or -errno. */
+int nl_link_stats(struct nl *nl, int index, uint64_t *tx_bytes,
+		  uint64_t *rx_bytes, uint64_t *tx_packets, uint64_t *rx_packets);
+
+#endif

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+/* twinlab up / down / clean: build and remove the emulation. */
+#include "twinlab.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "emu/lab.h"
+#include "twin/addr.h"
+#include "twin/sched.h"
+
+#define DEFAULT_PREFIX "tl"
+
+static void up_usage(FILE *f)
+{
+	fprintf(f, "usage: %s up SCENARIO [--scheduler NAME] [--prefix P] "
+		   "[--no-delay]\n\n"
+		   "Builds the scheduled network in namespaces '<P>-<node>' "
+		   "(default prefix '%s').\n"
+		   "  --no-delay   do not start the delay line (no propagation "
+		   "delay)\n", prog, DEFAULT_PREFIX);
+}
+
+int cmd_up(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "scheduler", required_argument, NULL, 's' },
+		{ "prefix", required_argument, NULL, 'p' },
+		{ "no-delay", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const struct sched_ops *ops = &sched_mst;
+	struct lab_opts lo = { .prefix = DEFAULT_PREFIX, .delay = true };
+	struct addressing *a = NULL;
+	struct scenario *sc;
+	struct plan *p = NULL;
+	struct lab *lab;
+	char err[512];
+	int c, rc = 1, e;
+
+	while ((c = getopt_long(argc, argv, "s:p:nh", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			ops = sched_find(optarg);
+			if (!ops) {
+				p_err("unknown scheduler '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'p':
+			lo.prefix = optarg;
+			break;
+		case 'n':
+			lo.delay = false;
+			break;
+		case 'h':
+			up_usage(stdout);
+			return 0;
+		default:
+			up_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		up_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!lab_prefix_ok(lo.prefix)) {
+		p_err("bad prefix '%s': use 1-%d characters of [a-z0-9] "
+		      "starting with a letter", lo.prefix, LAB_PREFIX_MAX);
+		return EXIT_USAGE;
+	}
+	if (geteuid() != 0) {
+		p_err("'up' needs root: it creates network namespaces, veth "
+		      "pairs and qdiscs");
+		return 1;
+	}
+	lo.scenario_path = argv[optind];
+	sc = load_scenario(argv[optind]);
+	if (!sc)
+		return EXIT_USAGE;
+	p = sched_plan(sc, ops);
+	if (!p) {
+		p_err("cannot schedule '%s': %s", sc->name, strerror(errno));
+		goto out;
+	}
+	for (int i = 0; i < p->ntasks; i++)
+		if (p->tasks[i].blocked)
+			p_err("warning: task '%s' is blocked and not built: %s",
+			      p->tasks[i].task->name, p->tasks[i].why);
+	a = addressing_new(p);
+	if (!a) {
+		p_err("cannot address '%s' in %s: %s", sc->name,
+		      sc->addressing, errno == ENOSPC ? "the range is too "
+		      "small for this plan" : strerror(errno));
+		goto out;
+	}
+	e = lab_up(p, a, &lo, &lab, err, sizeof(err));
+	if (e) {
+		p_err("%s", err);
+		goto out;
+	}
+	printf("up: scenario %s, scheduler %s, prefix '%s': %d namespaces, "
+	       "%d lightpaths, %d routes%s\n", sc->name, ops->name, lo.prefix,
+	       sc->nnodes, p->net->nlp, a->nroutes,
+	       lo.delay ? "" : ", no delay line");
+	lab_free(lab);
+	rc = 0;
+out:
+	addressing_free(a);
+	plan_free(p);
+	scenario_free(sc);
+	return rc;
+}
+
+static void print_removed(const char *what, void *arg)
+{
+	(void)arg;
+	printf("removed %s\n", what);
+}
+
+static int down_or_clean(int argc, char **argv, bool clean)
+{
+	static const struct option opts[] = {
+		{ "prefix", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *prefix = DEFAULT_PREFIX;
+	int c, n;
+
+	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			prefix = optarg;
+			break;
+		case 'h':
+			printf("usage: %s %s [--prefix P]\n", prog,
+			       clean ? "clean" : "down");
+			return 0;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		p_err("unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (!lab_prefix_ok(prefix)) {
+		p_err("bad prefix '%s'", prefix);
+		return EXIT_USAGE;
+	}
+	if (geteuid() != 0) {
+		p_err("'%s' needs root", clean ? "clean" : "down");
+		return 1;
+	}
+	if (!clean && !lab_exists(prefix)) {
+		p_err("no emulation with prefix '%s' is up", prefix);
+		return 1;
+	}
+	n = lab_down(prefix, clean ? print_removed : NULL, NULL);
+	if (n < 0) {
+		p_err("cannot remove everything of prefix '%s': %s", prefix,
+		      strerror(-n));
+		return 1;
+	}
+	if (clean)
+		printf("clean: prefix '%s': %d object%s removed\n", prefix, n,
+		       n == 1 ? "" : "s");
+	else
+		printf("down: prefix '%s' removed (%d objects)\n", prefix, n);
+	return 0;
+}
+
+int cmd_down(int argc, char **argv)
+{
+	return down_or_clean(argc, argv, false);
+}
+
+int cmd_clean(int argc, char **argv)
+{
+	return down_or_clean(argc, argv, true);
+}
