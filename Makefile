@@ -168,3 +168,29 @@ clean:
 	rm -rf build build-san
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)
+
+# libFuzzer harness for the scenario loader, built with clang straight from
+# the twin sources (not part of check):  make fuzz [FUZZ_SECONDS=60]
+# New inputs go to $(FUZZ_DIR)/corpus, crashes to $(FUZZ_DIR)/crash-*.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_DIR := $(O)/fuzz
+FUZZ_SCENARIO := $(FUZZ_DIR)/fuzz-scenario
+FUZZ_CFLAGS := -std=c17 -D_GNU_SOURCE $(WARN) -g -O1 -I. \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-fno-omit-frame-pointer
+
+$(FUZZ_SCENARIO): tests/fuzz/fuzz_scenario.c $(TWIN_SRC) $(wildcard twin/*.h)
+	@mkdir -p $(@D)
+	$(call need,yaml-0.1)
+	@$(if $(Q),echo "  FUZZCC  $@")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(call cflags_of,yaml-0.1) -o $@ \
+		tests/fuzz/fuzz_scenario.c $(TWIN_SRC) \
+		$(call libs_of,yaml-0.1) -lm
+
+.PHONY: fuzz
+fuzz: $(FUZZ_SCENARIO)
+	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seed
+	cp scenarios/*.yaml $(FUZZ_DIR)/seed/
+	$(FUZZ_SCENARIO) -max_total_time=$(FUZZ_SECONDS) \
+		-artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seed

@@ -113,7 +113,8 @@ static int get_u64(struct ctx *c, const yaml_node_t *n, const char *key,
 	s = scalar(n);
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (!*s || *end || errno || *s == '-' || *s == '+') {
+	/* strtoull skips blanks and negates "-1": only digits are taken. */
+	if (*s < '0' || *s > '9' || *end || errno) {
 		set_err(c, n, "'%s' must be a non-negative integer, got '%s'",
 			key, s);
 		return -EINVAL;
@@ -585,7 +586,7 @@ static int load_task(struct ctx *c, yaml_node_t *v, struct scn_task *t)
 	bool seen[NFIELDS(task_fields)];
 	yaml_node_t *any[NFIELDS(task_fields)] = { 0 };
 	struct task_rec r = { 0 };
-	yaml_node_t *locals;
+	yaml_node_t *locals, *demand;
 
 	if (apply_fields(c, v, "a task", task_fields, NFIELDS(task_fields),
 			 &r, seen, any))
@@ -652,19 +653,21 @@ static int load_task(struct ctx *c, yaml_node_t *v, struct scn_task *t)
 		t->locals[t->nlocals++] = s;
 	}
 	/* Every server of the task carries demand on its access link. */
+	demand = seen[TF_DEMAND] ? any[TF_DEMAND] : v;
 	for (int j = -1; j < t->nlocals; j++) {
 		int s = j < 0 ? t->global : t->locals[j];
 
 		if (t->demand_gbps > sc->nodes[s].access_gbps) {
-			set_err(c, v, "task '%s': demand %g Gbit/s exceeds the "
-				"access link of server '%s' (%g Gbit/s)",
+			set_err(c, demand, "task '%s': demand %g Gbit/s "
+				"exceeds the access link of server '%s' "
+				"(%g Gbit/s)",
 				r.name, t->demand_gbps, sc->nodes[s].name,
 				sc->nodes[s].access_gbps);
 			return -EINVAL;
 		}
 	}
 	if (t->demand_gbps > sc->wavelength_gbps) {
-		set_err(c, v, "task '%s': demand %g Gbit/s exceeds the "
+		set_err(c, demand, "task '%s': demand %g Gbit/s exceeds the "
 			"wavelength capacity %g Gbit/s", r.name,
 			t->demand_gbps, sc->wavelength_gbps);
 		return -EINVAL;
@@ -717,7 +720,9 @@ static int cmp_task(const void *x, const void *y)
 
 	if (a->arrival != b->arrival)
 		return a->arrival < b->arrival ? -1 : 1;
-	return a->line < b->line ? -1 : a->line > b->line;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	return a->col < b->col ? -1 : a->col > b->col;
 }
 
 static int load_tasks(struct ctx *c, yaml_node_t *seq)
@@ -806,8 +811,8 @@ struct top_rec {
 };
 
 enum {
-	T_ADDRESSING = 5, T_WEIGHTS = 9, T_ROADMS, T_FIBRES, T_ROUTERS,
-	T_SERVERS, T_TASKS,
+	T_ADDRESSING = 5, T_DEMAND = 8, T_WEIGHTS, T_ROADMS, T_FIBRES,
+	T_ROUTERS, T_SERVERS, T_TASKS,
 };
 
 static const struct field top_fields[] = {
@@ -853,7 +858,7 @@ static int load_top(struct ctx *c, yaml_node_t *root)
 			 NFIELDS(top_fields), &r, seen, any))
 		return -EINVAL;
 	if (!name_ok(r.name, SCN_NAME_MAX, true)) {
-		set_err(c, root, "bad scenario name '%s'", r.name);
+		set_err(c, any[0], "bad scenario name '%s'", r.name);
 		return -EINVAL;
 	}
 	snprintf(sc->name, sizeof(sc->name), "%s", r.name);
@@ -867,7 +872,7 @@ static int load_top(struct ctx *c, yaml_node_t *root)
 	sc->wavelength_gbps = r.wavelength_gbps;
 	sc->demand_gbps = r.demand_gbps;
 	if (sc->demand_gbps > sc->wavelength_gbps) {
-		set_err(c, root, "'demand_gbps' (%g) exceeds "
+		set_err(c, any[T_DEMAND], "'demand_gbps' (%g) exceeds "
 			"'wavelength_gbps' (%g)", sc->demand_gbps,
 			sc->wavelength_gbps);
 		return -EINVAL;
@@ -919,6 +924,41 @@ static int load_top(struct ctx *c, yaml_node_t *root)
 
 /* ---- entry points ------------------------------------------------------ */
 
+static void yaml_err(const yaml_parser_t *parser, struct scn_error *err)
+{
+	err->line = (int)parser->problem_mark.line + 1;
+	err->col = (int)parser->problem_mark.column + 1;
+	snprintf(err->msg, sizeof(err->msg), "YAML: %s%s%s",
+		 parser->problem ? parser->problem : "syntax error",
+		 parser->context ? " " : "",
+		 parser->context ? parser->context : "");
+}
+
+/*
+ * A scenario is one document. yaml_parser_load() stops after the first,
+ * so whatever follows it (another document, or a syntax error there)
+ * would be silently ignored unless it is read too.
+ */
+static int check_one_document(yaml_parser_t *parser, struct scn_error *err)
+{
+	yaml_document_t next;
+	bool more;
+
+	if (!yaml_parser_load(parser, &next)) {
+		yaml_err(parser, err);
+		return -EINVAL;
+	}
+	more = yaml_document_get_root_node(&next) != NULL;
+	if (more) {
+		err->line = (int)next.start_mark.line + 1;
+		err->col = (int)next.start_mark.column + 1;
+		snprintf(err->msg, sizeof(err->msg), "a scenario is one YAML "
+			 "document, but another starts here");
+	}
+	yaml_document_delete(&next);
+	return more ? -EINVAL : 0;
+}
+
 struct scenario *scenario_parse(const char *buf, size_t len, const char *name,
 				struct scn_error *err)
 {
@@ -947,12 +987,7 @@ struct scenario *scenario_parse(const char *buf, size_t len, const char *name,
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	if (!yaml_parser_load(&parser, &doc)) {
-		err->line = (int)parser.problem_mark.line + 1;
-		err->col = (int)parser.problem_mark.column + 1;
-		snprintf(err->msg, sizeof(err->msg), "YAML: %s%s%s",
-			 parser.problem ? parser.problem : "syntax error",
-			 parser.context ? " " : "",
-			 parser.context ? parser.context : "");
+		yaml_err(&parser, err);
 		yaml_parser_delete(&parser);
 		free(sc);
 		errno = EINVAL;
@@ -964,7 +999,7 @@ struct scenario *scenario_parse(const char *buf, size_t len, const char *name,
 		err->line = 1;
 		err->col = 1;
 		snprintf(err->msg, sizeof(err->msg), "empty scenario");
-	} else {
+	} else if (!check_one_document(&parser, err)) {
 		rc = load_top(&c, root);
 		if (rc == -ENOMEM)
 			snprintf(err->msg, sizeof(err->msg), "out of memory");
