@@ -16,19 +16,24 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "delayline.h"
 #include "netns.h"
 #include "nl.h"
 
 struct lab_node {
-	char ns[80];
+	char ns[DL_NETNS_MAX];
 	int fd;
 	struct nl *nl;
 	int next;		/* next free ifindex */
@@ -310,11 +315,15 @@ static uint64_t rate_bps(const struct lab *lab, double gbps)
 	return (uint64_t)(gbps * 1e9 / lab->p->sc->scale);
 }
 
-/* tbf at `bps`: a burst of 1 ms at rate, a queue of 50 ms. */
+/*
+ * tbf at `bps`: a burst of 1 ms at rate but at least one 64 KiB GSO
+ * packet (with less, tbf segments every GSO packet it gets and one TCP
+ * flow fell 10-15 % short of the rate here), a queue of 50 ms.
+ */
 static int shape(struct nl *nl, int index, const char *name, uint64_t bps)
 {
 	uint64_t bytes = bps / 8;
-	uint32_t burst = (uint32_t)(bytes / 1000 > 3028 ? bytes / 1000 : 3028);
+	uint32_t burst = (uint32_t)(bytes / 1000 > 65536 ? bytes / 1000 : 65536);
 	uint64_t limit = bytes / 20 + burst;
 
 	if (limit < 65536)
@@ -445,6 +454,248 @@ static int configure(struct lab *lab)
 	return commit_all(lab);
 }
 
+/* ---- delay line ------------------------------------------------------ */
+
+/* Start time of a process (field 22 of /proc/PID/stat), 0 if gone. */
+static unsigned long long proc_start(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');	/* comm may hold spaces */
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+		return 0;	/* gone, or a zombie: as good as gone */
+	/* after ") " come fields 3.. ; starttime is field 22 */
+	for (int field = 3; p && field <= 22; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		t = strtoull(p + 1, NULL, 10);
+	return t;
+}
+
+/*
+ * Wait for the delay line to bind every queue. The supervisor writes its
+ * pid first (4 bytes), the delay line one byte when ready.
+ */
+static int await_delay(struct lab *lab, int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	unsigned char buf[8];
+	int32_t pid = 0;
+	size_t got = 0;
+
+	while (got < 5) {
+		ssize_t r;
+
+		if (poll(&pfd, 1, 10000) <= 0)
+			break;
+		r = read(fd, buf + got, 5 - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	if (got >= 4) {
+		memcpy(&pid, buf, 4);
+		record(lab, "pid %d %llu", (int)pid, proc_start(pid));
+	}
+	if (got < 5)
+		return fail(lab, -EIO, "the delay line did not start (could "
+			    "not bind its NFQUEUE queues)");
+	return 0;
+}
+
+static volatile sig_atomic_t dl_stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	dl_stop = 1;
+}
+
+/*
+ * The supervisor: restarts the delay line if it dies (it holds no state
+ * the kernel does not: held packets are lost with it, new ones queue in
+ * the kernel until it is back). SIGTERM stops both.
+ */
+static void supervise(const struct dl_queue *q, int n, int ready_fd,
+		      const char *name)
+{
+	struct sigaction sa = { .sa_handler = on_term };
+	int restarts = 0;
+
+	int32_t self = (int32_t)getpid();
+
+	prctl(PR_SET_NAME, name);
+	if (write(ready_fd, &self, sizeof(self)) != sizeof(self))
+		_exit(1);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	while (!dl_stop && restarts < 20) {
+		pid_t w = fork();
+		int status;
+
+		if (w < 0)
+			_exit(1);
+		if (w == 0) {
+			struct dl_stats st;
+
+			prctl(PR_SET_PDEATHSIG, SIGTERM);
+			_exit(delayline_run(q, n, ready_fd, &dl_stop, &st) ? 1 : 0);
+		}
+		if (ready_fd >= 0) {
+			close(ready_fd);
+			ready_fd = -1;
+		}
+		while (waitpid(w, &status, 0) < 0) {
+			if (errno != EINTR)
+				_exit(1);
+			if (dl_stop)
+				kill(w, SIGTERM);
+		}
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			break;
+		restarts++;
+		usleep(100 * 1000);
+	}
+	_exit(0);
+}
+
+static int add_queue(struct lab *lab, struct dl_queue **q, int *n, int *cap,
+		     int node, uint16_t num, double km, double gbps)
+{
+	struct dl_queue *x;
+	uint64_t delay = (uint64_t)(km * FIBRE_S_PER_KM * 1e9 + 0.5);
+
+	if (*n == *cap) {
+		int ncap = *cap ? 2 * *cap : 64;
+
+		x = realloc(*q, (size_t)ncap * sizeof(*x));
+		if (!x)
+			return -ENOMEM;
+		*q = x;
+		*cap = ncap;
+	}
+	x = &(*q)[(*n)++];
+	memset(x, 0, sizeof(*x));
+	snprintf(x->netns, sizeof(x->netns), "%s", lab->n[node].ns);
+	x->num = num;
+	x->delay_ns = delay;
+	x->maxlen = dl_queue_maxlen(rate_bps(lab, gbps), delay);
+	return 0;
+}
+
+/*
+ * Propagation on forwarding hops only: each router delays what it sends
+ * into a lightpath by the lightpath's length, and what it sends to or
+ * receives from a server by the access link's (when it has one).
+ */
+static int start_delay(struct lab *lab)
+{
+	const struct plan *p = lab->p;
+	const struct scenario *sc = p->sc;
+	struct dl_queue *q = NULL;
+	int n = 0, cap = 0, err = 0, pipefd[2];
+	char name[16], ifn[16];
+	pid_t pid;
+
+	for (int l = 0; l < p->net->nlp && !err; l++) {
+		const struct lightpath *lp = &p->net->lp[l];
+
+		snprintf(ifn, sizeof(ifn), "lp%d", l);
+		for (int end = 0; end < 2 && !err; end++) {
+			int r = end ? lp->b : lp->a, idx = lab->lp[2 * l + end];
+
+			err = add_queue(lab, &q, &n, &cap, r, (uint16_t)idx,
+					lp->km, lp->cap_gbps);
+			if (!err)
+				err = delayline_rule(lab->n[r].ns, true,
+						     "FORWARD", false, ifn,
+						     (uint16_t)idx);
+			if (err)
+				fail(lab, err, "cannot add the delay rule for "
+				     "'%s' in netns '%s': %s", ifn,
+				     lab->n[r].ns, strerror(-err));
+		}
+	}
+	for (int s = 0; s < sc->nnodes && !err; s++) {
+		int r = sc->nodes[s].attach, idx = lab->acc[s];
+
+		if (sc->nodes[s].kind != NODE_SERVER ||
+		    sc->nodes[s].access_km <= 0)
+			continue;
+		snprintf(ifn, sizeof(ifn), "acc%d", s);
+		err = add_queue(lab, &q, &n, &cap, r, (uint16_t)idx,
+				sc->nodes[s].access_km,
+				sc->nodes[s].access_gbps);
+		if (!err)
+			err = add_queue(lab, &q, &n, &cap, r,
+					(uint16_t)(idx + 32768),
+					sc->nodes[s].access_km,
+					sc->nodes[s].access_gbps);
+		if (!err)
+			err = delayline_rule(lab->n[r].ns, true, "FORWARD",
+					     false, ifn, (uint16_t)idx);
+		if (!err)
+			err = delayline_rule(lab->n[r].ns, true, "PREROUTING",
+					     true, ifn, (uint16_t)(idx + 32768));
+		if (err)
+			fail(lab, err, "cannot add the delay rules for '%s' in "
+			     "netns '%s': %s", ifn, lab->n[r].ns,
+			     strerror(-err));
+	}
+	if (err || n == 0) {
+		free(q);
+		return err;
+	}
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		free(q);
+		return fail(lab, -errno, "cannot start the delay line: %s",
+			    strerror(errno));
+	}
+	snprintf(name, sizeof(name), "%.9s-delay", lab->prefix);
+	/* double fork: the delay line outlives us and is nobody's zombie */
+	pid = fork();
+	if (pid == 0) {
+		pid_t g;
+
+		setsid();
+		g = fork();
+		if (g != 0)
+			_exit(g < 0);
+		close(pipefd[0]);
+		for (int fd = 0; fd < 3; fd++) {
+			int nul = open("/dev/null", O_RDWR);
+
+			if (nul >= 0 && nul != fd) {
+				dup2(nul, fd);
+				close(nul);
+			}
+		}
+		supervise(q, n, pipefd[1], name);
+	}
+	free(q);
+	close(pipefd[1]);
+	if (pid < 0) {
+		close(pipefd[0]);
+		return fail(lab, -errno, "cannot start the delay line: %s",
+			    strerror(errno));
+	}
+	waitpid(pid, NULL, 0);
+	return await_delay(lab, pipefd[0]);
+}
+
 int lab_up(const struct plan *p, const struct addressing *a,
 	   const struct lab_opts *o, struct lab **out, char *errbuf,
 	   size_t errlen)
@@ -505,6 +756,8 @@ int lab_up(const struct plan *p, const struct addressing *a,
 		err = make_links(lab);
 	if (!err)
 		err = configure(lab);
+	if (!err && o->delay)
+		err = start_delay(lab);
 	if (err) {
 		free_lab(lab);
 		lab_down(o->prefix, NULL, NULL);
@@ -552,26 +805,11 @@ static void del_ns(const char *name, void *arg)
 		say(c, "netns %s", name);
 }
 
-/* A process we recorded is ours only if it still runs twinlab. */
-static bool ours(pid_t pid, const char *prefix)
+/* Wait (up to 2 s) for a process we signalled to be gone. */
+static void wait_gone(pid_t pid, unsigned long long start)
 {
-	char path[64], buf[512];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	for (ssize_t i = 0; i < n; i++)
-		if (buf[i] == '\0')
-			buf[i] = ' ';
-	return strstr(buf, "twinlab") && strstr(buf, prefix);
+	for (int i = 0; i < 200 && proc_start(pid) == start; i++)
+		usleep(10 * 1000);
 }
 
 int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
@@ -579,6 +817,7 @@ int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
 {
 	struct down_ctx c = { report, arg, 0, 0 };
 	char path[256], line[320], dir[256];
+	bool had_state;
 	FILE *f;
 	int n;
 
@@ -586,26 +825,34 @@ int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
 		return -EINVAL;
 	state_path(prefix, path, sizeof(path));
 	f = fopen(path, "re");
-	if (f) {
+	had_state = f != NULL;
+	/* processes first: they hold sockets in the namespaces */
+	for (int pass = 0; f && pass < 2; pass++) {
+		rewind(f);
 		while (fgets(line, sizeof(line), f)) {
 			char name[256];
+			unsigned long long start;
 			int pid;
 
-			if (sscanf(line, "pid %d", &pid) == 1 && pid > 1 &&
-			    ours(pid, prefix)) {
-				if (kill(pid, SIGTERM) == 0)
-					say(&c, "process %d", pid);
-			} else if (sscanf(line, "netns %255s", name) == 1) {
+			if (pass == 0 &&
+			    sscanf(line, "pid %d %llu", &pid, &start) == 2 &&
+			    pid > 1 && start && proc_start(pid) == start &&
+			    kill(pid, SIGTERM) == 0) {
+				wait_gone(pid, start);
+				say(&c, "delay line process %d", pid);
+			} else if (pass == 1 &&
+				   sscanf(line, "netns %255s", name) == 1) {
 				del_ns(name, &c);
 			}
 		}
-		fclose(f);
 	}
+	if (f)
+		fclose(f);
 	/* what a crash may have left unrecorded */
 	n = netns_each(prefix, del_ns, &c);
 	if (n < 0 && !c.first_err)
 		c.first_err = n;
-	if (f) {
+	if (had_state) {
 		unlink(path);
 		snprintf(dir, sizeof(dir), LAB_STATE_DIR "/%s", prefix);
 		rmdir(dir);

@@ -303,6 +303,37 @@ int nl_tbf(struct nl *nl, int index, const char *name, uint64_t rate_bps,
 	return queued(nl, nlh);
 }
 
+int nl_qdisc_kind(struct nl *nl, int index, const char *name,
+		  const char *kind)
+{
+	struct nlmsghdr *nlh;
+	int err;
+
+	nlh = put(nl, &err, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_EXCL,
+		  "add qdisc '%s' on '%s'", kind, name);
+	if (!nlh)
+		return err;
+	if (!strcmp(kind, "clsact"))
+		tc_header(nlh, index, TC_H_MAKE(TC_H_CLSACT, 0), TC_H_CLSACT);
+	else
+		tc_header(nlh, index, 1u << 16, TC_H_ROOT);
+	mnl_attr_put_strz(nlh, TCA_KIND, kind);
+	return queued(nl, nlh);
+}
+
+int nl_qdisc_del(struct nl *nl, int index, const char *name, bool clsact)
+{
+	struct nlmsghdr *nlh;
+	int err;
+
+	nlh = put(nl, &err, RTM_DELQDISC, 0, "delete %s qdisc on '%s'",
+		  clsact ? "clsact" : "root", name);
+	if (!nlh)
+		return err;
+	tc_header(nlh, index, 0, clsact ? TC_H_CLSACT : TC_H_ROOT);
+	return queued(nl, nlh);
+}
+
 int nl_ingress(struct nl *nl, int index, const char *name)
 {
 	struct nlmsghdr *nlh;

@@ -44,6 +44,11 @@ int nl_route(struct nl *nl, uint32_t dst, int prefix, uint32_t via, int index,
 /* Token bucket at rate bit/s, burst and limit in bytes, as root qdisc. */
 int nl_tbf(struct nl *nl, int index, const char *name, uint64_t rate_bps,
 	   uint32_t burst, uint32_t limit);
+/* A root qdisc of `kind` with default options (for probing). */
+int nl_qdisc_kind(struct nl *nl, int index, const char *name,
+		  const char *kind);
+/* Remove the root (or the clsact) qdisc of `index`. */
+int nl_qdisc_del(struct nl *nl, int index, const char *name, bool clsact);
 /* ingress qdisc on `index` (once per interface). */
 int nl_ingress(struct nl *nl, int index, const char *name);
 /* Every frame arriving on `from` leaves by `to` (u32 match-all + mirred

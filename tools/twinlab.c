@@ -21,6 +21,8 @@ static const struct command commands[] = {
 	  "remove whatever a crashed run with that prefix left (root)" },
 	{ "exec", cmd_exec, "[--prefix P] NODE -- CMD [ARGS...]",
 	  "run a command in a node's namespace" },
+	{ "doctor", cmd_doctor, "",
+	  "what this kernel offers and which paths twinlab uses" },
 	{ "help", cmd_help, "", "show this help" },
 };
 

@@ -33,5 +33,6 @@ int cmd_up(int argc, char **argv);
 int cmd_down(int argc, char **argv);
 int cmd_clean(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 
 #endif

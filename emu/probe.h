@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What this kernel offers the emulation, found by trying it in a throwaway
+ * network namespace (a child process that unshares one), never assumed.
+ */
+#ifndef EMU_PROBE_H
+#define EMU_PROBE_H
+
+#include <stdbool.h>
+
+struct probe {
+	bool root;
+	bool netns;
+	bool veth;
+	bool tbf, htb, netem, ingress, clsact;	/* qdiscs */
+	bool u32, mirred;			/* classifier, action */
+	bool cgroup_v1, cgroup_v2;		/* controllers mounted */
+	char kernel[400];
+};
+
+/* probe_run - fill *pr. 0 or -errno (the probe itself could not run). */
+int probe_run(struct probe *pr) __attribute__((warn_unused_result));
+
+#endif

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers for the emulation tests: run a program from an argv vector, open
+ * sockets inside named namespaces, build a three-namespace line
+ * h1 — r — h2, and measure it with ICMP echo, TCP and UDP of our own.
+ *
+ * Nothing here prints except the programs run_argv() starts (their
+ * stderr is the test's), and every function returns 0 or -errno unless
+ * its comment says otherwise.
+ */
+#ifndef TESTS_EMU_NETTEST_H
+#define TESTS_EMU_NETTEST_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * run_argv - run argv[0] (a path, or a name looked up in /usr/sbin,
+ * /usr/bin, /sbin, /bin) with argv in a child; no shell. stdin is
+ * /dev/null, stdout and stderr are the caller's. Returns 0 when it exits
+ * 0, its exit status (> 0; 128 + signal if killed) when it fails, or
+ * -errno when it could not be started.
+ */
+int run_argv(char *const argv[]);
+
+/* run_argv, stdout and stderr captured into out (NUL-terminated,
+ * truncated to size). */
+int run_argv_output(char *const argv[], char *out, size_t size);
+
+/* A socket created inside named namespace netns: fd >= 0 or -errno. */
+int nt_socket(const char *netns, int domain, int type, int protocol);
+
+/* Write value to a /proc/sys path as seen from inside netns. */
+int nt_sysctl(const char *netns, const char *path, const char *value);
+
+/* Monotonic clock in ns and in seconds. */
+uint64_t nt_now_ns(void);
+double nt_now(void);
+
+/* Median of v[0..n) (sorts v); 0 when n == 0. */
+double nt_median(double *v, int n);
+
+/* The line h1 — r — h2: namespaces "<prefix>h1", "<prefix>r", "<prefix>h2". */
+#define NT_R_H1		"r-h1"		/* r's interface toward h1 */
+#define NT_R_H2		"r-h2"		/* r's interface toward h2 */
+#define NT_H1_IF	"h1-r"
+#define NT_H2_IF	"h2-r"
+#define NT_H1_ADDR	"198.18.0.0"	/* 198.18.0.0/31 h1 — r */
+#define NT_R1_ADDR	"198.18.0.1"
+#define NT_R2_ADDR	"198.18.0.2"	/* 198.18.0.2/31 r — h2 */
+#define NT_H2_ADDR	"198.18.0.3"
+
+struct nt_line {
+	char prefix[32];
+	char h1[64], r[64], h2[64];
+};
+
+/*
+ * nt_line_up - make the line with the given prefix: veth pairs created
+ * with their ends directly in their namespaces, addresses, forwarding on in
+ * r, default routes on the hosts. On failure everything made is removed.
+ */
+int nt_line_up(struct nt_line *l, const char *prefix);
+
+/* nt_line_down - remove every namespace of the line that exists. */
+void nt_line_down(struct nt_line *l);
+
+/*
+ * nt_sweep - remove namespaces "<stem><pid>-*" whose pid is no longer
+ * running (left by a test that was killed on timeout). Returns how many.
+ */
+int nt_sweep(const char *stem);
+
+/* Whether namespace name exists (/run/netns/NAME). */
+bool nt_netns_exists(const char *name);
+
+/*
+ * nt_ping - count ICMP echo requests from netns to dst, one every
+ * interval_ms, each waiting up to 1 s for its reply; round-trip times in
+ * ms into rtt[] (the answered ones, in order), their number into *got.
+ * The send time is CLOCK_MONOTONIC just before sendto(); like ping(8), a
+ * reply's time is when the kernel received it (SO_TIMESTAMPNS, brought to
+ * the monotonic clock), so the wakeup of the waiting thread is not in it.
+ */
+int nt_ping(const char *netns, const char *dst, int count, int interval_ms,
+	    double *rtt, int *got);
+
+/* nt_ping, and rtt_user[] (may be NULL): the times as the waiting thread
+ * saw them, its wakeup included. */
+int nt_ping_both(const char *netns, const char *dst, int count,
+		 int interval_ms, double *rtt, double *rtt_user, int *got);
+
+/* nt_ping from source address src (bound), for routes per address pair. */
+int nt_ping_from(const char *netns, const char *src, const char *dst,
+		 int count, int interval_ms, double *rtt, int *got);
+
+/* One TCP bulk transfer from src_ns to dst_addr (in dst_ns). */
+struct nt_tcp {
+	/* in */
+	const char *src_ns, *dst_ns, *dst_addr;
+	const char *src_addr;	/* bind the sender to it; NULL: any */
+	uint16_t port;
+	double seconds;		/* how long the sender sends */
+	double warmup;		/* excluded from steady_bps */
+	int bufsize;		/* SO_SNDBUF/SO_RCVBUF (forced); 0: autotune */
+	const char *cc;		/* congestion control; NULL: the default */
+	/* out */
+	uint64_t sent, received;
+	double elapsed;		/* first to last byte at the receiver, s */
+	double goodput_bps;	/* received over elapsed */
+	double steady_bps;	/* after warmup */
+	uint32_t retrans;	/* sender's tcpi_total_retrans */
+	int err;
+	/* private */
+	int lfd, sfd;
+	pthread_t tx, rx;
+	bool tx_started, rx_started;
+};
+
+/* Start the receiver and the sender; nt_tcp_join waits for both. */
+int nt_tcp_start(struct nt_tcp *t);
+int nt_tcp_join(struct nt_tcp *t);
+
+/*
+ * A burst of UDP datagrams from src_ns to dst_addr:port (received in
+ * dst_ns), sent as fast as the sender can. Each carries its send time; its
+ * delay runs to the kernel's receive stamp at the destination (one machine,
+ * one clock), so the receiving thread's own lateness is not in it. The
+ * receiver stops when all count arrived or after wait_ms without one.
+ */
+struct nt_udp {
+	/* in */
+	const char *src_ns, *dst_ns, *dst_addr;
+	uint16_t port;
+	int count, size;	/* datagrams, bytes each (>= 12) */
+	int wait_ms;
+	/* out */
+	int sent, received;
+	bool reordered;
+	double send_ms;		/* time to send them all */
+	double delay_min_ms, delay_med_ms, delay_max_ms;
+	/* private */
+	int rfd, tfd;
+	double *delay;
+	pthread_t rx;
+	bool rx_started;
+};
+
+/* Open both sockets and start the receiver; then send; then join. */
+int nt_udp_start(struct nt_udp *u);
+int nt_udp_send(struct nt_udp *u);
+int nt_udp_join(struct nt_udp *u);
+
+/* The queue_total (packets held now) of queue num in netns, or -errno. */
+int nt_nfqueue_total(const char *netns, unsigned int num);
+
+#endif

@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The emulation built from a plan, measured from inside its namespaces:
+ * propagation delay on a multi-hop schedule, TCP goodput under shaping,
+ * a wavelength mismatch at one ROADM, and teardown. Root only; each test
+ * has its own prefix and removes what it built in .fini, even on failure.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "emu/lab.h"
+#include "emu/netns.h"
+#include "nettest.h"
+#include "twin/addr.h"
+#include "twin/sched.h"
+
+static char prefix[LAB_PREFIX_MAX + 1];
+static struct scenario *sc;
+static struct plan *plan;
+static struct addressing *addrs;
+
+/*
+ * Remove what earlier runs killed on timeout left: prefixes "tq<pid>"
+ * whose process is gone, found among the namespaces and the state files.
+ */
+static void sweep_stale(void)
+{
+	static const char *const dirs[] = { NETNS_RUN_DIR, LAB_STATE_DIR };
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *de;
+
+		while (d && (de = readdir(d))) {
+			char p[LAB_PREFIX_MAX + 1], path[64];
+			int pid;
+
+			if (sscanf(de->d_name, "tq%d", &pid) != 1 || pid <= 1)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d", pid);
+			if (access(path, F_OK) == 0)
+				continue;
+			snprintf(p, sizeof(p), "tq%d", pid);
+			lab_down(p, NULL, NULL);
+		}
+		if (d)
+			closedir(d);
+	}
+}
+
+static void setup(void)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root");
+	sweep_stale();
+	snprintf(prefix, sizeof(prefix), "tq%d", (int)getpid());
+	lab_down(prefix, NULL, NULL);
+}
+
+static void teardown(void)
+{
+	if (prefix[0])
+		lab_down(prefix, NULL, NULL);
+	addressing_free(addrs);
+	plan_free(plan);
+	scenario_free(sc);
+	addrs = NULL;
+	plan = NULL;
+	sc = NULL;
+}
+
+TestSuite(lab, .init = setup, .fini = teardown, .timeout = 120);
+
+/* Load, schedule, address and build; returns the lab handle. */
+static void build(const char *yaml, const struct sched_ops *ops, bool delay)
+{
+	struct lab_opts o = { .prefix = prefix, .delay = delay };
+	struct scn_error err;
+	struct lab *lab;
+	char msg[512];
+	int e;
+
+	sc = scenario_parse(yaml, strlen(yaml), "test", &err);
+	cr_assert_not_null(sc, "%d: %s", err.line, err.msg);
+	plan = sched_plan(sc, ops);
+	cr_assert_not_null(plan);
+	cr_assert_eq(plan->blocked, 0);
+	addrs = addressing_new(plan);
+	cr_assert_not_null(addrs);
+	e = lab_up(plan, addrs, &o, &lab, msg, sizeof(msg));
+	cr_assert_eq(e, 0, "lab_up: %s", msg);
+	lab_free(lab);
+}
+
+static void ns_of(const char *node, char *buf, size_t len)
+{
+	lab_ns_name(prefix, node, buf, len);
+}
+
+/*
+ * The transfer of task t, model m (broadcast or upload): the sender's
+ * namespace and the transfer's source and destination addresses.
+ */
+static const struct ppath *transfer(int t, int m, bool up, char *src_ns,
+				    char *src, char *dst)
+{
+	const struct task_plan *tp = &plan->tasks[t];
+	const struct ppath *pp = up ? &tp->up.path[m] : &tp->bcast.path[m];
+	const struct endpoint *ep = &addrs->ep[t][2 * m + up];
+
+	ns_of(sc->nodes[pp->from].name, src_ns, 64);
+	addr_str(ep->src, src);
+	addr_str(ep->dst, dst);
+	return pp;
+}
+
+/*
+ * A line A - B - C of 500 km fibres. t1 (sA -> sB, sC) lights A-B and
+ * B-C; t2 (global sC, local sA) reuses both: a path over two lightpaths
+ * and three routers, 1000 km each way.
+ */
+static const char line3[] =
+	"name: line3\nscale: %s\nwavelength_gbps: 100\nwavelengths: 4\n"
+	"demand_gbps: 10\nroadms: [A, B, C]\n"
+	"fibres: [{a: A, b: B, km: 500}, {a: B, b: C, km: 500}]\n"
+	"routers: [{name: rA, roadm: A}, {name: rB, roadm: B},"
+	" {name: rC, roadm: C}]\n"
+	"servers:\n"
+	"  - {name: sA, router: rA, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
+	"  - {name: sB, router: rB, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
+	"  - {name: sC, router: rC, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
+	"tasks:\n"
+	"  - {name: t1, global: sA, locals: [sB, sC], parameters: 1000,\n"
+	"     bytes_per_parameter: 4, work_core_s: 0}\n"
+	"  - {name: t2, global: sC, locals: [sA], parameters: 1000,\n"
+	"     bytes_per_parameter: 4, work_core_s: 0}\n";
+
+static char *line3_at(const char *scale)
+{
+	static char buf[2048];
+
+	snprintf(buf, sizeof(buf), line3, scale);
+	return buf;
+}
+
+/*
+ * The path's fixed RTT is its smallest sample (queueing and this VM's
+ * scheduling only ever add); it must be within 2 % + 0.1 ms of the planned
+ * propagation. The median, which carries the VM's wake-up noise, is held
+ * to 2 % + 1 ms.
+ */
+Test(lab, ping_rtt_is_twice_the_planned_propagation)
+{
+	char ns[64], src[16], dst[16];
+	const struct ppath *pp;
+	double rtt[40], want, min, med;
+	int got;
+
+	build(line3_at("1000"), &sched_mst, true);
+	pp = transfer(1, 1, false, ns, src, dst);
+	cr_assert_eq(pp->nhops, 4, "expected a path over two lightpaths");
+	want = 2 * pp->km * FIBRE_S_PER_KM * 1e3;
+	cr_assert_float_eq(want, 9.8, 1e-9);
+	cr_assert_eq(nt_ping_from(ns, src, dst, 40, 25, rtt, &got), 0);
+	cr_assert_geq(got, 38, "%d of 40 replies", got);
+	med = nt_median(rtt, got);	/* sorts */
+	min = rtt[0];
+	cr_log_info("RTT min %.3f median %.3f max %.3f ms, plan %.3f ms", min,
+		    med, rtt[got - 1], want);
+	cr_assert(min >= want && min - want <= 0.02 * want + 0.1,
+		  "min RTT %.3f ms, plan %.3f ms", min, want);
+	cr_assert(fabs(med - want) <= 0.02 * want + 1.0,
+		  "median RTT %.3f ms, plan %.3f ms", med, want);
+}
+
+Test(lab, ping_without_delay_line_is_fast)
+{
+	char ns[64], src[16], dst[16];
+	double rtt[20];
+	int got;
+
+	build(line3_at("1000"), &sched_mst, false);
+	transfer(1, 1, false, ns, src, dst);
+	cr_assert_eq(nt_ping_from(ns, src, dst, 20, 20, rtt, &got), 0);
+	cr_assert_geq(got, 19);
+	cr_assert_lt(nt_median(rtt, got), 1.0, "%.3f ms",
+		     nt_median(rtt, got));
+}
+
+/*
+ * Goodput of one TCP flow over the shaped path: the lightpaths and access
+ * links run at 100 Gbit/s / scale; the best TCP can carry is the rate times
+ * 1448/1514 (payload per Ethernet frame with timestamps).
+ */
+static void goodput_at(const char *scale, double rate_bps)
+{
+	struct nt_tcp t = { 0 };
+	char ns[64], dstns[64], src[16], dst[16];
+	const struct ppath *pp;
+	double best = rate_bps * 1448.0 / 1514.0;
+
+	build(line3_at(scale), &sched_mst, true);
+	pp = transfer(1, 1, false, ns, src, dst);
+	ns_of(sc->nodes[pp->to].name, dstns, sizeof(dstns));
+	t.src_ns = ns;
+	t.src_addr = src;
+	t.dst_ns = dstns;
+	t.dst_addr = dst;
+	t.port = 5201;
+	t.seconds = 4;
+	t.warmup = 1;
+	t.bufsize = 8 << 20;
+	cr_assert_eq(nt_tcp_start(&t), 0);
+	cr_assert_eq(nt_tcp_join(&t), 0, "tcp: %s", strerror(-t.err));
+	cr_log_info("goodput %.1f Mbit/s, best %.1f Mbit/s, %u retransmits",
+		    t.steady_bps / 1e6, best / 1e6, t.retrans);
+	cr_assert(fabs(t.steady_bps - best) <= 0.05 * best,
+		  "goodput %.1f Mbit/s, best %.1f Mbit/s", t.steady_bps / 1e6,
+		  best / 1e6);
+}
+
+Test(lab, tcp_goodput_100mbit)
+{
+	goodput_at("1000", 100e6);
+}
+
+Test(lab, tcp_goodput_250mbit)
+{
+	goodput_at("400", 250e6);
+}
+
+/*
+ * A line A - B - C: t1 (sA -> sC) rides one lightpath through B on
+ * wavelength 0; t2 (sB -> sC) adds at B on wavelength 1 of fibre B-C.
+ * Rewiring B so that wavelength 0 from A leaves on wavelength 1 breaks t1
+ * and nothing else.
+ */
+Test(lab, wavelength_mismatch_breaks_exactly_its_lightpath)
+{
+	static const char y[] =
+		"name: mismatch\nscale: 1000\nwavelength_gbps: 100\n"
+		"wavelengths: 2\ndemand_gbps: 10\nroadms: [A, B, C]\n"
+		"fibres: [{a: A, b: B, km: 10}, {a: B, b: C, km: 10}]\n"
+		"routers: [{name: rA, roadm: A}, {name: rB, roadm: B},"
+		" {name: rC, roadm: C}]\n"
+		"servers:\n"
+		"  - {name: sA, router: rA, access_gbps: 100, cpu: 1, memory_mib: 1}\n"
+		"  - {name: sB, router: rB, access_gbps: 100, cpu: 1, memory_mib: 1}\n"
+		"  - {name: sC, router: rC, access_gbps: 100, cpu: 1, memory_mib: 1}\n"
+		"tasks:\n"
+		"  - {name: t1, global: sA, locals: [sC], parameters: 1000,\n"
+		"     bytes_per_parameter: 4, work_core_s: 0}\n"
+		"  - {name: t2, global: sB, locals: [sC], parameters: 1000,\n"
+		"     bytes_per_parameter: 4, work_core_s: 0}\n";
+	char ns1[64], s1[16], d1[16], ns2[64], s2[16], d2[16], msg[256];
+	double rtt[5];
+	int got;
+
+	build(y, &sched_spff, true);
+	cr_assert_eq(plan->net->nlp, 2);
+	cr_assert_eq(plan->net->lp[0].nfib, 2);
+	cr_assert_eq(plan->net->lp[0].lambda, 0);
+	cr_assert_eq(plan->net->lp[1].lambda, 1);
+	transfer(0, 1, false, ns1, s1, d1);
+	transfer(1, 1, false, ns2, s2, d2);
+	/* both work as planned */
+	cr_assert_eq(nt_ping_from(ns1, s1, d1, 3, 20, rtt, &got), 0);
+	cr_assert_eq(got, 3);
+	cr_assert_eq(nt_ping_from(ns2, s2, d2, 3, 20, rtt, &got), 0);
+	cr_assert_eq(got, 3);
+	/* fibre 0 is A-B, fibre 1 is B-C */
+	cr_assert_eq(lab_xconnect(prefix, "B", "f0w0", "f1w1", msg,
+				  sizeof(msg)), 0, "%s", msg);
+	cr_assert_eq(nt_ping_from(ns1, s1, d1, 3, 20, rtt, &got), 0);
+	cr_assert_eq(got, 0, "the mismatched lightpath still carries");
+	cr_assert_eq(nt_ping_from(ns2, s2, d2, 3, 20, rtt, &got), 0);
+	cr_assert_eq(got, 3, "the other lightpath broke too");
+	/* and back */
+	cr_assert_eq(lab_xconnect(prefix, "B", "f0w0", "f1w0", msg,
+				  sizeof(msg)), 0, "%s", msg);
+	cr_assert_eq(nt_ping_from(ns1, s1, d1, 3, 20, rtt, &got), 0);
+	cr_assert_eq(got, 3);
+}
+
+struct count {
+	int n;
+};
+
+static void count_ns(const char *name, void *arg)
+{
+	(void)name;
+	((struct count *)arg)->n++;
+}
+
+static pid_t delay_pid(void)
+{
+	char path[128], line[256];
+	FILE *f;
+	int pid = 0;
+
+	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s/state", prefix);
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "pid %d", &pid) == 1)
+			break;
+	fclose(f);
+	return pid;
+}
+
+static void assert_nothing_left(pid_t pid)
+{
+	struct count c = { 0 };
+	char path[128];
+	struct stat st;
+
+	netns_each(prefix, count_ns, &c);
+	cr_assert_eq(c.n, 0, "%d namespaces left", c.n);
+	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s", prefix);
+	cr_assert_neq(stat(path, &st), 0, "state directory left");
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (int i = 0; i < 100 && access(path, F_OK) == 0; i++)
+		usleep(10000);
+	if (access(path, F_OK) == 0) {
+		char buf[256] = "";
+		FILE *f = fopen(path, "r");
+
+		if (f) {
+			if (!fgets(buf, sizeof(buf), f))
+				buf[0] = '\0';
+			fclose(f);
+		}
+		cr_assert(strstr(buf, ") Z"), "delay line %d still runs", pid);
+	}
+}
+
+Test(lab, down_leaves_nothing)
+{
+	pid_t pid;
+	int n;
+
+	build(line3_at("1000"), &sched_mst, true);
+	pid = delay_pid();
+	cr_assert_gt(pid, 1);
+	cr_assert_eq(kill(pid, 0), 0);
+	cr_assert(lab_exists(prefix));
+	n = lab_down(prefix, NULL, NULL);
+	/* 9 namespaces, the delay line, the state file */
+	cr_assert_eq(n, 11, "%d removed", n);
+	assert_nothing_left(pid);
+}
+
+Test(lab, up_refuses_a_prefix_in_use)
+{
+	struct lab_opts o = { .prefix = prefix, .delay = false };
+	struct lab *lab;
+	char msg[512];
+
+	build(line3_at("1000"), &sched_mst, false);
+	cr_assert_eq(lab_up(plan, addrs, &o, &lab, msg, sizeof(msg)), -EEXIST);
+	cr_assert(strstr(msg, "in use"), "%s", msg);
+}
+
+/*
+ * After a crash: namespaces without a state file (the builder died
+ * before writing it) and a running delay line whose builder is gone.
+ * `twinlab clean` must find and remove both.
+ */
+Test(lab, clean_after_a_crash)
+{
+	char ns[64], *bin = getenv("TWINLAB");
+	char *argv[] = { bin, "clean", "--prefix", prefix, NULL };
+	char out[4096];
+	pid_t pid;
+
+	cr_assert_not_null(bin, "TWINLAB not set");
+	build(line3_at("1000"), &sched_mst, true);
+	pid = delay_pid();
+	/* a namespace the state does not know */
+	ns_of("stray", ns, sizeof(ns));
+	cr_assert_eq(netns_add(ns, false), 0);
+	cr_assert_eq(run_argv_output(argv, out, sizeof(out)), 0);
+	cr_assert(strstr(out, "stray"), "%s", out);
+	cr_assert(strstr(out, "delay line process"), "%s", out);
+	assert_nothing_left(pid);
+}
+
+Test(lab, not_root_is_refused_before_anything)
+{
+	char *bin = getenv("TWINLAB");
+	struct count c = { 0 };
+	pid_t child;
+	int status;
+
+	cr_assert_not_null(bin);
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		char *argv[] = { bin, "up", "scenarios/teaching-ring.yaml",
+				 "--prefix", prefix, NULL };
+		int nul = open("/dev/null", O_WRONLY);
+
+		dup2(nul, 2);
+		if (setgid(65534) || setuid(65534))
+			_exit(99);
+		execv(bin, argv);
+		_exit(98);
+	}
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	cr_assert(WIFEXITED(status));
+	cr_assert_eq(WEXITSTATUS(status), 1);
+	netns_each(prefix, count_ns, &c);
+	cr_assert_eq(c.n, 0);
+}
