@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -421,4 +422,51 @@ Test(lab, not_root_is_refused_before_anything)
 	cr_assert_eq(WEXITSTATUS(status), 1);
 	netns_each(prefix, count_ns, &c);
 	cr_assert_eq(c.n, 0);
+}
+
+/*
+ * A real failure half-way: with few file descriptors the build runs out
+ * of them while opening namespaces (each takes a namespace fd and an
+ * rtnetlink socket). The error names the namespace; everything built
+ * before it is removed.
+ */
+Test(lab, failure_half_way_rolls_back)
+{
+	struct lab_opts o = { .prefix = prefix, .delay = true };
+	struct scn_error err;
+	struct lab *lab;
+	struct count c = { 0 };
+	int fds[2], status;
+	char msg[512] = "";
+	pid_t child;
+
+	sc = scenario_load("scenarios/nsfnet.yaml", &err);
+	cr_assert_not_null(sc, "%s", err.msg);
+	plan = sched_plan(sc, &sched_mst);
+	addrs = addressing_new(plan);
+	cr_assert(plan && addrs);
+	cr_assert_eq(pipe(fds), 0);
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		struct rlimit rl = { 40, 40 };
+		int e;
+
+		close(fds[0]);
+		setrlimit(RLIMIT_NOFILE, &rl);
+		e = lab_up(plan, addrs, &o, &lab, msg, sizeof(msg));
+		if (write(fds[1], msg, strlen(msg) + 1) < 0)
+			_exit(3);
+		_exit(e == -EMFILE ? 0 : 1);
+	}
+	close(fds[1]);
+	cr_assert_gt(read(fds[0], msg, sizeof(msg) - 1), 0);
+	close(fds[0]);
+	cr_assert_eq(waitpid(child, &status, 0), child);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "expected EMFILE, got: %s", msg);
+	cr_assert(strstr(msg, "netns '") && strstr(msg, prefix), "%s", msg);
+	netns_each(prefix, count_ns, &c);
+	cr_assert_eq(c.n, 0, "%d namespaces left after the failure", c.n);
+	cr_assert_not(lab_exists(prefix));
 }
