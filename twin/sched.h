@@ -56,22 +56,38 @@ struct step {
 	int from, to;
 };
 
+/*
+ * An indexed min-heap of keys 0..n-1 with decrease-key: each key is in it
+ * at most once, so no stale entries are popped.
+ */
+struct heap {
+	struct heap_item *item;
+	int *pos;		/* slot of each key in it, else -1 */
+	int n;
+};
+
+/* One side of a Dijkstra search: labels valid where stamp == gen. */
+struct frontier {
+	double *dist;
+	int *src;		/* index of the nearest source */
+	struct step *pred;	/* the step that labelled the node */
+	uint32_t *stamp;
+	struct heap heap;	/* pos -1: the label is final */
+};
+
 struct sched {
 	const struct scenario *sc;
 	struct net *net;
 	struct plan *plan;
-	/* search workspace, reused */
+	/* search workspace, reused; bwd is the backward half of search_pair */
 	int n;
-	double *dist;
-	int *src;
-	struct step *pred;
-	uint32_t *stamp;
 	uint32_t gen;
-	struct heap_item *heap;
-	int heap_n, heap_cap;
+	struct frontier fwd, bwd;
+	double *adj_w;		/* aux weight of each net->adj entry, fixed */
 	struct step *steps;	/* path buffer, n entries */
-	/* SPFF route cache: per source ROADM, predecessor fibre per node */
+	/* SPFF route cache: per ROADM, predecessor fibre per node, or NULL */
 	int **km_pred;
+	size_t km_bytes;
 };
 
 int sched_init(struct sched *s, struct plan *p) __attribute__((warn_unused_result));
@@ -94,6 +110,16 @@ int search_src(const struct sched *s, int v);
 
 /* path_to - steps from the source to v after search; returns their count. */
 int path_to(struct sched *s, int v, struct step **out);
+
+/*
+ * search_pair - a shortest path from server a to server b on the aux graph
+ * as search(..., b, S_AUX, true, lambda, demand) finds it (equal weight;
+ * among equally short paths it may pick another), by a bidirectional
+ * search. Returns the number of steps, with the steps in *out, -ENOENT
+ * when b cannot be reached.
+ */
+int search_pair(struct sched *s, int a, int b, int lambda, double demand,
+		struct step **out);
 
 /* aux_weight - the MST weight of one step (scenarios/README.md). */
 double aux_weight(const struct sched *s, const struct step *st);

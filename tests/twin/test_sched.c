@@ -557,3 +557,142 @@ Test(sched_props, mst_not_worse_than_spff_on_shipped_scenarios)
 	cr_assert_geq(g.gl_pathc, 6);
 	globfree(&g);
 }
+
+/* ---- bidirectional point-to-point search -------------------------------- */
+
+ParameterizedTestParameters(sched_props, pair_search_matches_dijkstra)
+{
+	return cr_make_param_array(struct rnd_case, rnd_cases,
+				   sizeof(rnd_cases) / sizeof(rnd_cases[0]));
+}
+
+/* Whether step st may be taken, as a directed search on the aux graph. */
+static bool step_ok(const struct plan *p, const struct step *st, int lambda,
+		    double demand)
+{
+	const struct scenario *sc = p->sc;
+	const struct net *n = p->net;
+
+	switch (st->kind) {
+	case ST_FIBRE: {
+		const struct scn_fibre *f = &sc->fibres[st->idx];
+
+		if (!(f->a == st->from && f->b == st->to) &&
+		    !(f->b == st->from && f->a == st->to))
+			return false;
+		return lambda >= 0 ? net_lambda_free(n, st->idx, lambda) :
+				     net_any_free(n, st->idx);
+	}
+	case ST_ADDDROP:
+	case ST_ACCESS: {
+		/* idx: the router (add/drop) or server (access) */
+		int at = sc->nodes[st->idx].attach;
+
+		if (sc->nodes[st->idx].kind !=
+		    (st->kind == ST_ADDDROP ? NODE_ROUTER : NODE_SERVER))
+			return false;
+		return (st->from == st->idx && st->to == at) ||
+		       (st->to == st->idx && st->from == at);
+	}
+	case ST_LIGHTPATH: {
+		const struct lightpath *lp = &n->lp[st->idx];
+
+		if (!(lp->a == st->from && lp->b == st->to) &&
+		    !(lp->b == st->from && lp->a == st->to))
+			return false;
+		return lp->resid[lp_dir_from(lp, st->from)] + 1e-9 >= demand;
+	}
+	}
+	return false;
+}
+
+/*
+ * search_pair() against a one-sided Dijkstra, on random states (after each
+ * task is placed) and random server pairs, with and without a wavelength:
+ * the same reachability, and a valid simple path of the same weight; also
+ * with all weights 0, where every path is a shortest one.
+ */
+static void check_pairs(const char *y, int nsrv)
+{
+	struct scenario *sc = parse(y);
+	struct plan *p = plan_new(sc, "mst");
+	int found = 0, missed = 0;
+	bool *seen = calloc((size_t)sc->nnodes, sizeof(*seen));
+	struct sched s;
+
+	cr_assert(p && seen);
+	cr_assert_eq(sched_init(&s, p), 0);
+	for (int t = 0; t < p->ntasks; t++) {
+		int mark = net_mark(p->net);
+
+		if (sched_mst.place(&s, &p->tasks[t], t))
+			net_rollback(p->net, mark);
+		for (int q = 0; q < 20; q++) {
+			char na[16], nb[16];
+			int a, b, lambda = q % 2 ? (int)rnd(4) : -1, e1, n;
+			double demand = 10.0 * (1 + (int)rnd(10)), d1, d2 = 0;
+			struct step *st;
+
+			snprintf(na, sizeof(na), "s%u", rnd((uint32_t)nsrv));
+			snprintf(nb, sizeof(nb), "s%u", rnd((uint32_t)nsrv));
+			a = scenario_find(sc, na);
+			b = scenario_find(sc, nb);
+			if (a == b)
+				continue;
+			e1 = search(&s, &a, 1, b, S_AUX, true, lambda, demand);
+			d1 = search_dist(&s, b);
+			n = search_pair(&s, a, b, lambda, demand, &st);
+			if (e1) {
+				/* both -ENOENT */
+				cr_assert_eq(n, e1, "task %d: %s->%s", t, na,
+					     nb);
+				missed++;
+				continue;
+			}
+			cr_assert_geq(n, 2, "task %d: %s->%s: %d", t, na, nb,
+				      n);
+			cr_assert_eq(st[0].from, a);
+			cr_assert_eq(st[n - 1].to, b);
+			memset(seen, 0, (size_t)sc->nnodes * sizeof(*seen));
+			seen[a] = true;
+			for (int i = 0; i < n; i++) {
+				cr_assert(step_ok(p, &st[i], lambda, demand),
+					  "task %d: step %d", t, i);
+				cr_assert(i == 0 || st[i].from == st[i - 1].to);
+				cr_assert_not(seen[st[i].to], "path loops");
+				seen[st[i].to] = true;
+				/* servers are endpoints, never transit */
+				cr_assert(i == n - 1 ||
+					  sc->nodes[st[i].to].kind !=
+						  NODE_SERVER);
+				d2 += aux_weight(&s, &st[i]);
+			}
+			cr_assert_float_eq(d2, d1, 1e-9 * (1 + d1),
+					   "task %d: %s->%s: pair %g, "
+					   "one-sided %g", t, na, nb, d2, d1);
+			found++;
+		}
+	}
+	cr_assert_gt(found, 0);
+	cr_log_info("%d paths compared, %d pairs unreachable", found, missed);
+	sched_release(&s);
+	free(seen);
+	plan_free(p);
+	scenario_free(sc);
+}
+
+ParameterizedTest(struct rnd_case *c, sched_props, pair_search_matches_dijkstra)
+{
+	static const char zero[] =
+		"weights: {alpha: 0, beta: 0, reuse: 0, adddrop: 0}\n";
+	char *y = random_scenario(c->seed + 200, c->roadms, c->tasks);
+	char *y0 = malloc(strlen(zero) + strlen(y) + 1);
+
+	cr_assert_not_null(y0);
+	check_pairs(y, 2 * c->roadms);
+	strcpy(y0, zero);
+	strcat(y0, y);
+	check_pairs(y0, 2 * c->roadms);
+	free(y0);
+	free(y);
+}
