@@ -27,6 +27,8 @@ pkg_json-c := libjson-c-dev
 pkg_criterion := libcriterion-dev
 pkg_libmnl := libmnl-dev
 pkg_libnetfilter_queue := libnetfilter-queue-dev
+pkg_libcgroup := libcgroup-dev
+pkg_sqlite3 := libsqlite3-dev
 
 # $(call need,module): fail with the Debian package name when missing
 need = $(if $(shell $(PKG_CONFIG) --exists $(1) && echo y),,$(error \
@@ -48,7 +50,7 @@ endif
 cflags_of = $(shell $(PKG_CONFIG) --cflags $(1))
 libs_of = $(shell $(PKG_CONFIG) --libs $(1))
 
-EMU_PKGS := libmnl libnetfilter_queue
+EMU_PKGS := libmnl libnetfilter_queue libcgroup sqlite3
 
 TWIN_SRC := $(wildcard twin/*.c)
 EMU_SRC := $(wildcard emu/*.c)
@@ -79,6 +81,8 @@ deps:
 	$(call need,json-c)
 	$(call need,libmnl)
 	$(call need,libnetfilter_queue)
+	$(call need,libcgroup)
+	$(call need,sqlite3)
 
 $(O)/twin/%.o: twin/%.c | deps
 	@mkdir -p $(@D)
@@ -147,6 +151,22 @@ endif
 bench: $(BENCH_SCHED)
 	$(BENCH_SCHED)
 
+# The delay line alone: throughput and RTT error at 1, 5 and 20 ms (root).
+BENCH_DL := $(O)/tests/bench-delayline
+$(BENCH_DL): $(O)/tests/bench/delayline/bench_delayline.o \
+		$(O)/tests/emu/nettest.o $(EMU_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,$(EMU_PKGS)) -lpthread -lm
+.PHONY: bench-delayline
+bench-delayline: $(BENCH_DL)
+	$(BENCH_DL)
+bench: bench-delayline-if-root
+.PHONY: bench-delayline-if-root
+bench-delayline-if-root: $(BENCH_DL)
+	@if [ "$$(id -u)" -eq 0 ]; then $(BENCH_DL); \
+	else echo "bench: delay-line benchmark skipped: it needs root"; fi
+
 # The default demo: both schedulers on the poster-like testbed, plans as
 # JSON, pictures through Graphviz, under results/demo/.
 DEMO_SCENARIO ?= scenarios/poster-testbed.yaml
@@ -194,3 +214,35 @@ fuzz: $(FUZZ_SCENARIO)
 	cp scenarios/*.yaml $(FUZZ_DIR)/seed/
 	$(FUZZ_SCENARIO) -max_total_time=$(FUZZ_SECONDS) \
 		-artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seed
+
+# ---- emulation benchmark (tests/bench/emu/README.md; needs root) ----------
+#   make bench-emu [BENCH_EMU_ARGS='--sizes 50,100 --reps 5 --mininet off']
+# builds and runs it; `make bench` runs it as well when root, else says so.
+BENCH_EMU_SRC := $(wildcard tests/bench/emu/*.c)
+BENCH_EMU_OBJ := $(BENCH_EMU_SRC:%.c=$(O)/%.o)
+BENCH_EMU := $(O)/tests/bench-emu
+BENCH_EMU_ARGS ?=
+BENCH_EMU_RUN = $(BENCH_EMU) --twinlab $(TWINLAB) \
+	--script tests/bench/emu/mininet_linear.py \
+	--csv $(O)/bench-emu.csv $(BENCH_EMU_ARGS)
+
+$(O)/tests/bench/emu/%.o: tests/bench/emu/%.c | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) $(call cflags_of,libmnl json-c) -c -o $@ $<
+
+$(BENCH_EMU): $(BENCH_EMU_OBJ) $(EMU_LIB) $(TWIN_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ \
+		$(call libs_of,yaml-0.1 json-c $(EMU_PKGS)) -lm -lpthread
+
+.PHONY: bench-emu bench-emu-if-root
+bench-emu: $(TWINLAB) $(BENCH_EMU)
+	$(BENCH_EMU_RUN)
+
+bench: bench-emu-if-root
+bench-emu-if-root: $(TWINLAB) $(BENCH_EMU)
+	@if [ "$$(id -u)" -eq 0 ]; then $(BENCH_EMU_RUN); \
+	else echo "bench: emulation benchmark skipped: it needs root" \
+		"(run 'make bench-emu' as root)"; fi

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 packages=(
 	gcc make pkg-config
 	libyaml-dev libjson-c-dev libcriterion-dev
-	libmnl-dev libnetfilter-queue-dev
+	libmnl-dev libnetfilter-queue-dev libcgroup-dev libsqlite3-dev
 	iproute2 iptables
 	graphviz
 )
