@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <net/if.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -549,9 +550,17 @@ static void supervise(const struct dl_queue *q, int n, int ready_fd,
 		if (w < 0)
 			_exit(1);
 		if (w == 0) {
+			struct sched_param sp = { .sched_priority = 10 };
 			struct dl_stats st;
 
 			prctl(PR_SET_PDEATHSIG, SIGTERM);
+			/*
+			 * Real-time priority: the delay line's error is its
+			 * wake-up latency, which ordinary scheduling on a
+			 * busy machine stretches. Its polling is capped, so
+			 * it cannot starve the machine; if refused, go on.
+			 */
+			sched_setscheduler(0, SCHED_FIFO, &sp);
 			_exit(delayline_run(q, n, ready_fd, &dl_stop, &st) ? 1 : 0);
 		}
 		if (ready_fd >= 0) {
