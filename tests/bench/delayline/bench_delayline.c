@@ -14,7 +14,9 @@
  *
  * For each case it prints the median goodput over the runs, the sender's
  * retransmissions, the kernel queues' drops, the delay line's counters and
- * the CPU time its thread used.
+ * the CPU time its thread used. Then the RTT error: 200 pings back to back
+ * over the same line with each delay on both egresses, against twice the
+ * delay, and the same without the delay line (the line's own RTT).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -223,6 +225,44 @@ static int bench_case(const struct nt_line *l, const struct opts *o,
 	return 0;
 }
 
+/* RTT of 200 back-to-back pings; delay_ms < 0: no delay line. */
+static int rtt_case(const struct nt_line *l, const struct opts *o,
+		    double delay_ms)
+{
+	static double rtt[200];
+	struct runner r;
+	int got, err, n;
+	double want = delay_ms < 0 ? 0 : 2 * delay_ms, med, p90;
+
+	if (delay_ms >= 0) {
+		err = runner_start(&r, l, (uint64_t)(delay_ms * MS), true,
+				   o->rtprio);
+		if (err)
+			return err;
+	}
+	err = nt_ping(l->h1, NT_H2_ADDR, 200, 1, rtt, &got);
+	if (delay_ms >= 0) {
+		int e = runner_stop(&r);
+
+		if (!err)
+			err = e;
+	}
+	if (err)
+		return err;
+	n = got;
+	qsort(rtt, (size_t)n, sizeof(*rtt), cmp_double);
+	med = n ? rtt[n / 2] : 0;
+	p90 = n ? rtt[(n * 9) / 10] : 0;
+	if (delay_ms < 0)
+		printf("%-9s %4d %9.3f %9.3f %9.3f\n", "none", n,
+		       n ? rtt[0] : 0, med, p90);
+	else
+		printf("%-9.1f %4d %9.3f %9.3f %9.3f %+9.3f %+8.2f%%\n",
+		       delay_ms, n, n ? rtt[0] : 0, med, p90, med - want,
+		       100 * (med - want) / want);
+	return 0;
+}
+
 static void usage(const char *prog)
 {
 	fprintf(stderr, "usage: %s [-t seconds] [-d ms,ms,...] "
@@ -307,12 +347,31 @@ int main(int argc, char **argv)
 					      rule ? NT_R_H1 : NT_R_H2,
 					      (uint16_t)(rule + 1));
 	}
+	if (!err) {
+		printf("late: mean us past the deadline; age: mean us from "
+		       "arrival to read; v/snd: verdicts per sendmsg\n\n");
+		printf("RTT h1 -> r -> h2 -> r -> h1, delay on both of r's "
+		       "egresses, 200 pings back to back (ms)\n");
+		printf("%-9s %4s %9s %9s %9s %9s %9s\n", "delay_ms", "got",
+		       "min", "median", "p90", "err_med", "err_%");
+		err = rtt_case(&l, &o, -1);
+	}
+	for (int i = 0; !err && i < o.ndelays; i++) {
+		for (int rule = 0; rule < 2 && !err; rule++)
+			err = delayline_rule(l.r, true, "FORWARD", false,
+					     rule ? NT_R_H1 : NT_R_H2,
+					     (uint16_t)(rule + 1));
+		if (!err)
+			err = rtt_case(&l, &o, o.delays[i]);
+		for (int rule = 0; rule < 2; rule++)
+			(void)!delayline_rule(l.r, false, "FORWARD", false,
+					      rule ? NT_R_H1 : NT_R_H2,
+					      (uint16_t)(rule + 1));
+	}
 	nt_line_down(&l);
 	if (err) {
 		fprintf(stderr, "%s: %s\n", argv[0], strerror(-err));
 		return 1;
 	}
-	printf("late: mean us past the deadline; age: mean us from arrival "
-	       "to read; v/snd: verdicts per sendmsg\n");
 	return 0;
 }
