@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "delayline.h"
 #include "netns.h"
 #include "nl.h"
@@ -800,6 +801,11 @@ static void say(struct down_ctx *c, const char *fmt, ...)
 	c->report(buf, c->arg);
 }
 
+static void cg_said(const char *what, void *arg)
+{
+	say(arg, "%s", what);
+}
+
 static void del_ns(const char *name, void *arg)
 {
 	struct down_ctx *c = arg;
@@ -859,6 +865,10 @@ int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
 		fclose(f);
 	/* what a crash may have left unrecorded */
 	n = netns_each(prefix, del_ns, &c);
+	if (n < 0 && !c.first_err)
+		c.first_err = n;
+	/* the workers' cgroups (and any process still in one) */
+	n = cg_remove_prefix(prefix, cg_said, &c);
 	if (n < 0 && !c.first_err)
 		c.first_err = n;
 	if (had_state) {

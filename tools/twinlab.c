@@ -16,6 +16,10 @@ static const struct command commands[] = {
 	  "schedule every task and predict a round (no root needed)" },
 	{ "up", cmd_up, "SCENARIO [--scheduler NAME] [--prefix P] [--no-delay]",
 	  "build the scheduled network in namespaces (root)" },
+	{ "run", cmd_run,
+	  "SCENARIO [--scheduler NAME] [--rounds R] [--db FILE] [--prefix P] "
+	  "[--keep]", "run the federated-learning workers on the emulation "
+	  "(root)" },
 	{ "down", cmd_down, "[--prefix P]", "remove what 'up' built (root)" },
 	{ "clean", cmd_clean, "[--prefix P]",
 	  "remove whatever a crashed run with that prefix left (root)" },

@@ -34,5 +34,6 @@ int cmd_down(int argc, char **argv);
 int cmd_clean(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 #endif

@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Starting and driving the workers. Each worker is a forked child that
+ * enters its server's namespace (and its own cgroup) and runs worker_run();
+ * no program is executed and no shell is involved. All report on one pipe
+ * (records under PIPE_BUF, so writes do not interleave); each task's root
+ * has its own pipe that starts a round.
+ */
+#include "fleet.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu/cgroup.h"
+#include "emu/lab.h"
+#include "emu/netns.h"
+#include "twin/net.h"
+
+struct fworker {
+	pid_t pid;
+	bool exited;
+	int status;
+	struct cg *cg;
+};
+
+struct ftask {
+	bool live, failed;
+	char why[256];
+	int nmodels;
+	struct fworker *w;
+	struct wk_report *rep;	/* per model, this round */
+	bool *got;
+	int ngot;
+	int go_fd;		/* write end: start a round */
+	int dim;
+	size_t nparams, wire;
+	int depth;
+	double madds;		/* calibrated training speed, one core */
+};
+
+struct fleet {
+	const struct plan *p;
+	const struct addressing *a;
+	struct fleet_opts o;
+	int report_fd;		/* read end */
+	struct ftask *t;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+double fleet_cpu_share(const struct plan *p, int t, int m)
+{
+	const struct task_plan *tp = &p->tasks[t];
+	int srv = tp->server[m], n = 0;
+
+	for (int i = 0; i < p->ntasks; i++)
+		for (int k = 0; !p->tasks[i].blocked && k < p->tasks[i].nmodels;
+		     k++)
+			n += p->tasks[i].server[k] == srv;
+	return fmin(1.0, p->sc->nodes[srv].cpu / (n ? n : 1));
+}
+
+/*
+ * One core's multiply-adds per second for a model of this shape, timed on a
+ * short training run (the cost per sample is not linear in the size for
+ * small models, so each task's shape is timed on its own).
+ */
+static double calibrate(int dim)
+{
+	struct fl_data d = { 0 };
+	struct fl_model m = { 0 };
+	double best = 0;
+
+	if (fl_data_generate(&d, 7, FL_SPLIT_TRAIN, 256, dim, FL_CLASSES) ||
+	    fl_model_init(&m, FL_CLASSES, dim, 7))
+		goto out;
+	for (int i = 0; i < 3; i++) {
+		int64_t want = (int64_t)(2e6 / fl_sample_cost(&m)) + 64;
+		uint64_t t0 = now_ns();
+		int64_t n = fl_train(&m, &d, want, FL_BATCH, FL_LR, 7);
+		double s = (double)(now_ns() - t0) / 1e9;
+
+		if (n > 0 && s > 0)
+			best = fmax(best, (double)n * fl_sample_cost(&m) / s);
+	}
+out:
+	fl_model_release(&m);
+	fl_data_release(&d);
+	return best > 0 ? best : 1e8;
+}
+
+static int tree_depth(const struct tree *tr, int nmodels)
+{
+	int depth = 0;
+
+	for (int m = 1; m < nmodels; m++) {
+		int d = 0;
+
+		for (int v = m; v > 0 && d <= nmodels; v = tr->parent[v])
+			d++;
+		if (d > depth)
+			depth = d;
+	}
+	return depth;
+}
+
+static void fill_conf(const struct fleet *f, int t, int m, struct wk_conf *c)
+{
+	const struct plan *p = f->p;
+	const struct task_plan *tp = &p->tasks[t];
+	const struct scn_task *st = tp->task;
+	const struct endpoint *ep = f->a->ep[t];
+	struct fl_model shape = { 0 };
+
+	memset(c, 0, sizeof(*c));
+	c->task = t;
+	c->model = m;
+	snprintf(c->task_name, sizeof(c->task_name), "%s", st->name);
+	lab_ns_name(f->o.prefix, p->sc->nodes[tp->server[m]].name, c->netns,
+		    sizeof(c->netns));
+	c->rounds = f->o.rounds;
+	c->timeout_s = f->o.timeout_s;
+	if (m) {
+		c->bcast_in = (struct wk_link){ tp->bcast.parent[m],
+						ep[2 * m].src, ep[2 * m].dst };
+		c->up_out = (struct wk_link){ tp->up.parent[m],
+					      ep[2 * m + 1].src,
+					      ep[2 * m + 1].dst };
+	}
+	for (int k = 1; k < tp->nmodels; k++) {
+		if (tp->bcast.parent[k] == m)
+			c->bcast_out[c->nbc++] = (struct wk_link){
+				k, ep[2 * k].src, ep[2 * k].dst };
+		if (tp->up.parent[k] == m)
+			c->up_in[c->nuc++] = (struct wk_link){
+				k, ep[2 * k + 1].src, ep[2 * k + 1].dst };
+	}
+	c->seed = fl_seed_derive(p->sc->seed, (uint64_t)t);
+	c->nlocals = st->nlocals;
+	c->samples = f->o.samples_per_local * st->nlocals;
+	c->classes = FL_CLASSES;
+	c->dim = f->t[t].dim;
+	c->bpp = st->bytes_per_parameter;
+	shape.classes = c->classes;
+	shape.dim = c->dim;
+	shape.nparams = f->t[t].nparams;
+	c->train_samples = fl_samples_for_work(&shape, st->work_core_s,
+					       f->t[t].madds);
+}
+
+static void kill_task(struct fleet *f, int t, const char *why)
+{
+	struct ftask *ft = &f->t[t];
+
+	if (!ft->failed) {
+		ft->failed = true;
+		snprintf(ft->why, sizeof(ft->why), "%s", why);
+	}
+	ft->live = false;
+	for (int m = 0; m < ft->nmodels; m++)
+		if (ft->w[m].pid > 0 && !ft->w[m].exited)
+			kill(ft->w[m].pid, SIGKILL);
+	if (ft->go_fd >= 0) {
+		close(ft->go_fd);
+		ft->go_fd = -1;
+	}
+}
+
+/* Reap exited workers; a worker gone early fails its task. */
+static void reap(struct fleet *f, bool final)
+{
+	for (int t = 0; t < f->p->ntasks; t++) {
+		struct ftask *ft = &f->t[t];
+
+		for (int m = 0; m < ft->nmodels; m++) {
+			struct fworker *w = &ft->w[m];
+			char why[256];
+			pid_t r;
+
+			if (w->pid <= 0 || w->exited)
+				continue;
+			r = waitpid(w->pid, &w->status, final ? 0 : WNOHANG);
+			if (r != w->pid)
+				continue;
+			w->exited = true;
+			if (final || !ft->live ||
+			    (WIFEXITED(w->status) && !WEXITSTATUS(w->status)))
+				continue;
+			if (WIFSIGNALED(w->status))
+				snprintf(why, sizeof(why), "worker %s/%s (model "
+					 "%d) was killed by signal %d",
+					 ft->rep[m].msg[0] ? "" : "",
+					 f->p->sc->nodes[f->p->tasks[t].server[m]]
+						 .name, m, WTERMSIG(w->status));
+			else
+				snprintf(why, sizeof(why), "worker on %s (model "
+					 "%d) exited with status %d",
+					 f->p->sc->nodes[f->p->tasks[t].server[m]]
+						 .name, m, WEXITSTATUS(w->status));
+			kill_task(f, t, why);
+		}
+	}
+}
+
+static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
+		 size_t len)
+{
+	struct ftask *ft = &f->t[t];
+	struct wk_conf *c = malloc(sizeof(*c));
+	pid_t pid;
+
+	if (!c)
+		return -ENOMEM;
+	fill_conf(f, t, m, c);
+	c->report_fd = rfd;
+	c->go_fd = m == 0 ? go_rd : -1;
+	if (f->o.cgroups) {
+		char name[64];
+		double cpu = fleet_cpu_share(f->p, t, m);
+		uint64_t mem = (uint64_t)(f->p->sc->nodes[f->p->tasks[t].server[m]]
+						  .memory_mib * 1048576.0);
+
+		snprintf(name, sizeof(name), "%s-%d", f->p->tasks[t].task->name,
+			 m);
+		ft->w[m].cg = cg_new(f->o.prefix, name, cpu, mem, err, len);
+		if (!ft->w[m].cg) {
+			int e = -errno;
+
+			free(c);
+			return e;
+		}
+	}
+	pid = fork();
+	if (pid < 0) {
+		snprintf(err, len, "cannot fork a worker: %s", strerror(errno));
+		free(c);
+		return -errno;
+	}
+	if (pid == 0) {
+		int saved;
+
+		signal(SIGPIPE, SIG_IGN);
+		if (ft->w[m].cg && cg_attach_self(ft->w[m].cg))
+			_exit(3);
+		if (netns_enter(c->netns, &saved))
+			_exit(4);
+		close(saved);
+		_exit(worker_run(c));
+	}
+	ft->w[m].pid = pid;
+	free(c);
+	return 0;
+}
+
+/* Read reports until every live task has `want` of kind for round r. */
+static void collect(struct fleet *f, uint32_t kind, unsigned r,
+		    uint64_t deadline)
+{
+	for (;;) {
+		struct pollfd p = { .fd = f->report_fd, .events = POLLIN };
+		uint64_t now = now_ns();
+		struct wk_report rep;
+		bool waiting = false;
+		int ms;
+
+		reap(f, false);
+		for (int t = 0; t < f->p->ntasks; t++)
+			if (f->t[t].live && f->t[t].ngot < f->t[t].nmodels)
+				waiting = true;
+		if (!waiting)
+			return;
+		if (now >= deadline) {
+			for (int t = 0; t < f->p->ntasks; t++) {
+				struct ftask *ft = &f->t[t];
+				char why[256];
+				int m = 0;
+
+				if (!ft->live || ft->ngot == ft->nmodels)
+					continue;
+				while (m < ft->nmodels && ft->got[m])
+					m++;
+				snprintf(why, sizeof(why), "worker on %s (model "
+					 "%d) timed out after %.0f s",
+					 f->p->sc->nodes[f->p->tasks[t].server[m]]
+						 .name, m, f->o.timeout_s);
+				kill_task(f, t, why);
+			}
+			return;
+		}
+		ms = (int)((deadline - now) / 1000000u) + 1;
+		if (poll(&p, 1, ms > 100 ? 100 : ms) <= 0)
+			continue;
+		if (read(f->report_fd, &rep, sizeof(rep)) != sizeof(rep))
+			continue;
+		if (rep.task < 0 || rep.task >= f->p->ntasks)
+			continue;
+		{
+			struct ftask *ft = &f->t[rep.task];
+
+			if (rep.model < 0 || rep.model >= ft->nmodels ||
+			    !ft->live)
+				continue;
+			if (rep.kind == WK_FAIL) {
+				char why[300];
+
+				snprintf(why, sizeof(why), "worker on %s (model "
+					 "%d): %s",
+					 f->p->sc->nodes[f->p->tasks[rep.task]
+								  .server[rep.model]]
+						 .name, rep.model, rep.msg);
+				kill_task(f, rep.task, why);
+				continue;
+			}
+			if (rep.kind != kind ||
+			    (kind == WK_ROUND && rep.round != (int32_t)r) ||
+			    ft->got[rep.model])
+				continue;
+			ft->rep[rep.model] = rep;
+			ft->got[rep.model] = true;
+			ft->ngot++;
+		}
+	}
+}
+
+static void reset_round(struct fleet *f)
+{
+	for (int t = 0; t < f->p->ntasks; t++) {
+		struct ftask *ft = &f->t[t];
+
+		ft->ngot = 0;
+		for (int m = 0; m < ft->nmodels; m++)
+			ft->got[m] = false;
+	}
+}
+
+int fleet_start(const struct plan *p, const struct addressing *a,
+		const struct fleet_opts *o, struct fleet **out, char *err,
+		size_t len)
+{
+	struct fleet *f = calloc(1, sizeof(*f));
+	int pfd[2] = { -1, -1 }, e = 0;
+
+	*out = NULL;
+	if (!f)
+		return -ENOMEM;
+	f->p = p;
+	f->a = a;
+	f->o = *o;
+	if (f->o.samples_per_local <= 0)
+		f->o.samples_per_local = 200;
+	f->report_fd = -1;
+	f->t = calloc((size_t)p->ntasks + 1, sizeof(*f->t));
+	if (!f->t || pipe2(pfd, O_CLOEXEC)) {
+		free(f->t);
+		free(f);
+		return -ENOMEM;
+	}
+	f->report_fd = pfd[0];
+	for (int t = 0; t < p->ntasks && !e; t++) {
+		const struct task_plan *tp = &p->tasks[t];
+		struct ftask *ft = &f->t[t];
+		uint64_t params;
+
+		ft->go_fd = -1;
+		if (tp->blocked)
+			continue;
+		ft->nmodels = tp->nmodels;
+		ft->w = calloc((size_t)tp->nmodels, sizeof(*ft->w));
+		ft->rep = calloc((size_t)tp->nmodels, sizeof(*ft->rep));
+		ft->got = calloc((size_t)tp->nmodels, sizeof(*ft->got));
+		if (!ft->w || !ft->rep || !ft->got) {
+			e = -ENOMEM;
+			break;
+		}
+		if (!fl_wire_supported(tp->task->bytes_per_parameter)) {
+			snprintf(err, len, "task '%s': %u bytes per parameter "
+				 "has no wire format (use 1, 2, 4 or 8)",
+				 tp->task->name, tp->task->bytes_per_parameter);
+			e = -EINVAL;
+			break;
+		}
+		params = (uint64_t)((double)tp->task->parameters / p->sc->scale);
+		e = fl_shape_for(params ? params : 1, FL_CLASSES, &ft->dim);
+		if (e)
+			break;
+		ft->nparams = (size_t)FL_CLASSES * (size_t)(ft->dim + 1);
+		ft->wire = fl_wire_size(ft->nparams,
+					tp->task->bytes_per_parameter);
+		ft->depth = tree_depth(&tp->up, tp->nmodels);
+		for (int k = 0; k < t && !ft->madds; k++)
+			if (f->t[k].live && f->t[k].dim == ft->dim)
+				ft->madds = f->t[k].madds;
+		if (!ft->madds)
+			ft->madds = calibrate(ft->dim);
+		ft->live = true;
+	}
+	for (int t = 0; t < p->ntasks && !e; t++) {
+		struct ftask *ft = &f->t[t];
+		int go[2];
+
+		if (!ft->live)
+			continue;
+		if (pipe2(go, O_CLOEXEC)) {
+			e = -errno;
+			break;
+		}
+		ft->go_fd = go[1];
+		for (int m = 0; m < ft->nmodels && !e; m++)
+			e = spawn(f, t, m, pfd[1], go[0], err, len);
+		close(go[0]);
+	}
+	close(pfd[1]);
+	if (e) {
+		if (!err[0])
+			snprintf(err, len, "cannot start the workers: %s",
+				 strerror(-e));
+		fleet_stop(f);
+		return e;
+	}
+	reset_round(f);
+	collect(f, WK_READY, 0, now_ns() + (uint64_t)(o->timeout_s * 1e9));
+	*out = f;
+	return 0;
+}
+
+/* Global = weighted mean of the locals, through the side channel. */
+static void check(const struct ftask *ft, struct fleet_task_round *res)
+{
+	const struct wk_report *root = &ft->rep[0];
+	double wsum = 0, maxabs = root->max_abs, eps;
+
+	res->check_err = 0;
+	for (int m = 1; m < ft->nmodels; m++) {
+		wsum += ft->rep[m].weight;
+		maxabs = fmax(maxabs, ft->rep[m].max_abs);
+	}
+	for (int k = 0; k < WK_NPROJ; k++) {
+		double want = 0;
+
+		for (int m = 1; m < ft->nmodels; m++)
+			want += ft->rep[m].weight * ft->rep[m].proj[k];
+		want /= wsum;
+		res->check_err = fmax(res->check_err,
+				      fabs(root->proj[k] - want));
+	}
+	/* float32 rounding once per tree level, on every parameter */
+	eps = ft->wire == ft->nparams * 2 ? 1.0 / 256 :
+	      ft->wire == ft->nparams + 4 ? 1.0 / 254 : 1.0 / 16777216;
+	res->check_tol = (double)ft->nparams * (ft->depth + 1) * eps * maxabs;
+	/* sample counts are exact: a lost or doubled subtree shows here */
+	res->check_ok = root->weight == wsum &&
+			res->check_err <= res->check_tol;
+}
+
+int fleet_round(struct fleet *f, unsigned r, struct fleet_task_round *res)
+{
+	int done = 0;
+
+	reset_round(f);
+	for (int t = 0; t < f->p->ntasks; t++) {
+		struct ftask *ft = &f->t[t];
+		char go = 1;
+
+		if (ft->live && write(ft->go_fd, &go, 1) != 1)
+			kill_task(f, t, "cannot start the round");
+	}
+	collect(f, WK_ROUND, r,
+		now_ns() + (uint64_t)(f->o.timeout_s * 1e9));
+	for (int t = 0; t < f->p->ntasks; t++) {
+		struct ftask *ft = &f->t[t];
+		struct fleet_task_round *x = &res[t];
+		uint64_t t0, last_recv = 0, last_train = 0;
+
+		memset(x, 0, sizeof(*x));
+		x->failed = ft->failed;
+		snprintf(x->why, sizeof(x->why), "%s", ft->why);
+		if (!ft->live || ft->ngot < ft->nmodels)
+			continue;
+		x->done = true;
+		x->rep = ft->rep;
+		x->msg_bytes = ft->wire + WK_HDR_BYTES;
+		t0 = ft->rep[0].t_start;
+		for (int m = 1; m < ft->nmodels; m++) {
+			if (ft->rep[m].t_start > last_recv)
+				last_recv = ft->rep[m].t_start;
+			if (ft->rep[m].t_train1 > last_train)
+				last_train = ft->rep[m].t_train1;
+		}
+		x->bcast_s = (double)(last_recv - t0) / 1e9;
+		x->compute_s = (double)(last_train - last_recv) / 1e9;
+		x->upload_s = (double)(ft->rep[0].t_end - last_train) / 1e9;
+		x->round_s = (double)(ft->rep[0].t_end - t0) / 1e9;
+		check(ft, x);
+		done++;
+	}
+	return done;
+}
+
+bool fleet_failed(const struct fleet *f, int t, const char **why)
+{
+	if (why)
+		*why = f->t[t].why;
+	return f->t[t].failed;
+}
+
+void fleet_shape(const struct fleet *f, int t, int *dim, size_t *nparams,
+		 size_t *wire)
+{
+	*dim = f->t[t].dim;
+	*nparams = f->t[t].nparams;
+	*wire = f->t[t].wire;
+}
+
+void fleet_stop(struct fleet *f)
+{
+	if (!f)
+		return;
+	for (int t = 0; t < f->p->ntasks; t++) {
+		struct ftask *ft = &f->t[t];
+
+		if (ft->go_fd >= 0)
+			close(ft->go_fd);
+		for (int m = 0; m < ft->nmodels; m++)
+			if (ft->w[m].pid > 0 && !ft->w[m].exited)
+				kill(ft->w[m].pid, SIGKILL);
+	}
+	reap(f, true);
+	for (int t = 0; t < f->p->ntasks; t++) {
+		struct ftask *ft = &f->t[t];
+
+		for (int m = 0; m < ft->nmodels; m++) {
+			if (ft->w[m].cg) {
+				char name[64];
+
+				snprintf(name, sizeof(name), "%s-%d",
+					 f->p->tasks[t].task->name, m);
+				cg_free(ft->w[m].cg);
+				cg_remove(f->o.prefix, name);
+			}
+		}
+		free(ft->w);
+		free(ft->rep);
+		free(ft->got);
+	}
+	if (f->report_fd >= 0)
+		close(f->report_fd);
+	free(f->t);
+	free(f);
+}

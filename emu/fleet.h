@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fleet: every worker of every scheduled task, started, driven round
+ * by round and stopped. All tasks start a round together (as the twin's
+ * prediction assumes); a round ends when every task has finished it or
+ * failed. A task fails when one of its workers reports a failure, dies or
+ * times out: its workers are ended (by PID) and the other tasks go on.
+ */
+#ifndef EMU_FLEET_H
+#define EMU_FLEET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "emu/worker.h"
+#include "twin/addr.h"
+#include "twin/plan.h"
+
+struct fleet_opts {
+	const char *prefix;
+	unsigned rounds;
+	double timeout_s;	/* a round's deadline */
+	bool cgroups;		/* put each worker in its own cgroup */
+	int samples_per_local;	/* data set size per local model */
+};
+
+/* One task's round, as measured. */
+struct fleet_task_round {
+	bool done, failed;
+	char why[256];
+	struct wk_report *rep;	/* per model, valid when done */
+	uint64_t msg_bytes;	/* one transfer: header + model payload */
+	double bcast_s, compute_s, upload_s, round_s;
+	bool check_ok;		/* global = weighted mean of the locals */
+	double check_err, check_tol;
+};
+
+struct fleet;
+
+/*
+ * fleet_start - start every worker of p (its emulation must be up under
+ * o->prefix) and wait until all listen. 0 or -errno with a message.
+ */
+int fleet_start(const struct plan *p, const struct addressing *a,
+		const struct fleet_opts *o, struct fleet **out, char *err,
+		size_t len) __attribute__((warn_unused_result));
+
+/*
+ * fleet_round - run round r of every live task; res[t] per task (in plan
+ * order). Returns the number of tasks that completed the round.
+ */
+int fleet_round(struct fleet *f, unsigned r, struct fleet_task_round *res);
+
+/* Whether task t has failed (and why). */
+bool fleet_failed(const struct fleet *f, int t, const char **why);
+
+/* Model parameters and wire bytes a task's workers use. */
+void fleet_shape(const struct fleet *f, int t, int *dim, size_t *nparams,
+		 size_t *wire);
+
+/* CPU share each worker of task t, model m gets (cores). */
+double fleet_cpu_share(const struct plan *p, int t, int m);
+
+/* fleet_stop - end every worker still running (by PID), reap, free. */
+void fleet_stop(struct fleet *f);
+
+#endif

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A model worker: one process per model (global or local) per task, in its
+ * server's network namespace and its own cgroup. It speaks TCP to its tree
+ * neighbours over the installed routes, one connection per transfer of the
+ * plan (the transfer's own source and destination addresses), kept for all
+ * rounds, and reports to the harness over a side channel (a pipe) that does
+ * not touch the emulated network.
+ *
+ * A round: the global model sends the model down the broadcast tree (every
+ * worker forwards it to its children while it trains); each local model
+ * trains; on the upload tree a worker waits for its children's aggregates,
+ * adds its own update and sends one aggregate (the weighted mean and its
+ * weight) to its parent; the global model finishes the average.
+ *
+ * Every message has a header (task, round, sender, length, XXH64 of the
+ * payload) that the receiver checks before it uses a byte.
+ */
+#ifndef EMU_WORKER_H
+#define EMU_WORKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "twin/fl.h"
+
+#define WK_PORT 7347
+#define WK_MAX_CHILDREN 64
+#define WK_NPROJ 8		/* random projections for the check */
+#define WK_HDR_BYTES 40		/* message header on the wire */
+
+/* One transfer of the plan: from src (sender's server) to dst. */
+struct wk_link {
+	int peer;		/* the other model */
+	uint32_t src, dst;	/* host order */
+};
+
+struct wk_conf {
+	int task, model;
+	char task_name[40];
+	char netns[64];
+	unsigned rounds;
+	double timeout_s;	/* for any one wait */
+	/* tree: m > 0 receives bcast_in and sends up_out */
+	struct wk_link bcast_in, up_out;
+	int nbc, nuc;
+	struct wk_link bcast_out[WK_MAX_CHILDREN];
+	struct wk_link up_in[WK_MAX_CHILDREN];
+	/* learning */
+	uint64_t seed;		/* the task's data and model seed */
+	int nlocals;		/* partition size */
+	int samples;		/* data set size over all locals */
+	int classes, dim;
+	unsigned bpp;		/* bytes per parameter on the wire */
+	int64_t train_samples;	/* SGD samples per round (local models) */
+	/* side channel and round trigger */
+	int report_fd;		/* write end of the harness's pipe */
+	int go_fd;		/* root only: one byte per round to start it */
+};
+
+enum wk_kind { WK_READY = 1, WK_ROUND, WK_FAIL };
+
+/* What a worker tells the harness; fits in PIPE_BUF, written atomically. */
+struct wk_report {
+	uint32_t kind;
+	int32_t task, model, round;
+	/* CLOCK_MONOTONIC ns */
+	uint64_t t_start;	/* root: round start; local: model received */
+	uint64_t t_send;	/* started sending to broadcast children */
+	uint64_t t_train0, t_train1;
+	uint64_t t_up0, t_up1;	/* upload sent (local) */
+	uint64_t t_end;		/* root: every upload in */
+	uint64_t t_child[WK_MAX_CHILDREN];	/* upload from child i in */
+	uint64_t bytes_in, bytes_out;	/* payload + headers this round */
+	double weight;		/* local: its samples; root: total */
+	double proj[WK_NPROJ];	/* of its own model as sent (see check) */
+	double max_abs;		/* max |w| of that model */
+	uint64_t digest;	/* XXH64 of the payload it sent (root: global) */
+	double loss, accuracy;	/* root: held out, after aggregation */
+	double cpu_s;		/* this process's CPU time so far */
+	char msg[200];		/* WK_FAIL */
+};
+
+/*
+ * worker_run - the worker's life, in the calling (forked) process, which
+ * has already entered its namespace and cgroup. Returns an exit status:
+ * 0 after the last round, 1 after reporting WK_FAIL.
+ */
+int worker_run(const struct wk_conf *c);
+
+/* The random projection vector k of the task (entries +-1), for checks. */
+double wk_project(const float *w, size_t n, uint64_t seed, int k);
+
+#endif

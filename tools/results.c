@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: MIT
+#include "results.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sqlite3.h>
+
+struct results {
+	sqlite3 *db;
+	int64_t run;
+};
+
+static const char schema[] =
+	"PRAGMA journal_mode=WAL;"
+	"CREATE TABLE IF NOT EXISTS runs ("
+	" id INTEGER PRIMARY KEY, started TEXT, scenario TEXT,"
+	" scenario_file TEXT, scenario_yaml TEXT, scheduler TEXT,"
+	" prefix TEXT, rounds INTEGER, scale REAL, plan_json TEXT,"
+	" pred_mean_round_s REAL, pred_bytes_links REAL,"
+	" wavelength_links INTEGER, status TEXT);"
+	"CREATE TABLE IF NOT EXISTS tasks ("
+	" run INTEGER, task INTEGER, name TEXT, nlocals INTEGER,"
+	" model_bytes INTEGER, blocked INTEGER, failed INTEGER, why TEXT,"
+	" pred_round_s REAL, pred_bcast_s REAL, pred_compute_s REAL,"
+	" pred_upload_s REAL, bytes_links REAL, wavelength_links INTEGER,"
+	" PRIMARY KEY (run, task));"
+	"CREATE TABLE IF NOT EXISTS rounds ("
+	" run INTEGER, task INTEGER, round INTEGER, round_s REAL,"
+	" bcast_s REAL, compute_s REAL, upload_s REAL, accuracy REAL,"
+	" loss REAL, cpu_s REAL, check_ok INTEGER, check_err REAL,"
+	" check_tol REAL, global_digest TEXT,"
+	" PRIMARY KEY (run, task, round));"
+	"CREATE TABLE IF NOT EXISTS transfers ("
+	" run INTEGER, task INTEGER, round INTEGER, tree TEXT,"
+	" src_model INTEGER, dst_model INTEGER, start_ns INTEGER,"
+	" end_ns INTEGER, bytes INTEGER);"
+	"CREATE TABLE IF NOT EXISTS links ("
+	" run INTEGER, round INTEGER, link TEXT, bytes INTEGER,"
+	" pred_bytes REAL, PRIMARY KEY (run, round, link));";
+
+static int db_err(struct results *r, char *err, size_t len, const char *what)
+{
+	snprintf(err, len, "results database: cannot %s: %s", what,
+		 sqlite3_errmsg(r->db));
+	return -EIO;
+}
+
+struct results *results_open(const char *path, char *err, size_t len)
+{
+	struct results *r = calloc(1, sizeof(*r));
+	char *msg = NULL;
+
+	if (!r) {
+		snprintf(err, len, "out of memory");
+		return NULL;
+	}
+	if (sqlite3_open(path, &r->db) != SQLITE_OK) {
+		snprintf(err, len, "cannot open results database '%s': %s",
+			 path, r->db ? sqlite3_errmsg(r->db) : "out of memory");
+		results_close(r);
+		return NULL;
+	}
+	sqlite3_busy_timeout(r->db, 5000);
+	if (sqlite3_exec(r->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
+		snprintf(err, len, "cannot set up results database '%s': %s",
+			 path, msg ? msg : "?");
+		sqlite3_free(msg);
+		results_close(r);
+		return NULL;
+	}
+	return r;
+}
+
+void results_close(struct results *r)
+{
+	if (!r)
+		return;
+	sqlite3_close(r->db);
+	free(r);
+}
+
+int64_t results_run_id(const struct results *r)
+{
+	return r->run;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1))) {
+		if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		} else {
+			buf[n] = '\0';
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+int results_begin_run(struct results *r, const struct plan *p,
+		      const char *scenario_path, const char *plan_json,
+		      const char *prefix, unsigned rounds, char *err,
+		      size_t len)
+{
+	sqlite3_stmt *st = NULL;
+	char *yaml = slurp(scenario_path), when[32];
+	time_t now = time(NULL);
+	int rc;
+
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	if (sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		goto fail;
+	if (sqlite3_prepare_v2(r->db,
+			       "INSERT INTO runs (started, scenario, "
+			       "scenario_file, scenario_yaml, scheduler, prefix,"
+			       " rounds, scale, plan_json, pred_mean_round_s,"
+			       " pred_bytes_links, wavelength_links, status) "
+			       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'running')",
+			       -1, &st, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_text(st, 1, when, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, p->sc->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, scenario_path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, yaml ? yaml : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, p->scheduler, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 6, prefix, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 7, (int)rounds);
+	sqlite3_bind_double(st, 8, p->sc->scale);
+	sqlite3_bind_text(st, 9, plan_json, -1, SQLITE_STATIC);
+	sqlite3_bind_double(st, 10, p->mean_round_s);
+	sqlite3_bind_double(st, 11, p->bytes_links);
+	sqlite3_bind_int64(st, 12, p->wavelength_links);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc != SQLITE_DONE)
+		goto fail;
+	r->run = sqlite3_last_insert_rowid(r->db);
+	if (sqlite3_prepare_v2(r->db,
+			       "INSERT INTO tasks VALUES "
+			       "(?,?,?,?,?,?,0,?,?,?,?,?,?,?)", -1, &st,
+			       NULL) != SQLITE_OK)
+		goto fail;
+	for (int t = 0; t < p->ntasks; t++) {
+		const struct task_plan *tp = &p->tasks[t];
+
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, r->run);
+		sqlite3_bind_int(st, 2, t);
+		sqlite3_bind_text(st, 3, tp->task->name, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 4, tp->task->nlocals);
+		sqlite3_bind_int64(st, 5, (int64_t)scn_task_bytes(tp->task));
+		sqlite3_bind_int(st, 6, tp->blocked);
+		sqlite3_bind_text(st, 7, tp->blocked ? tp->why : "", -1,
+				  SQLITE_STATIC);
+		sqlite3_bind_double(st, 8, tp->round_s);
+		sqlite3_bind_double(st, 9, tp->bcast_s);
+		sqlite3_bind_double(st, 10, tp->compute_s);
+		sqlite3_bind_double(st, 11, tp->upload_s);
+		sqlite3_bind_double(st, 12, tp->bytes_links);
+		sqlite3_bind_int64(st, 13, tp->wavelength_links);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			goto fail;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	free(yaml);
+	if (sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		return db_err(r, err, len, "store the run");
+	return 0;
+fail:
+	free(yaml);
+	sqlite3_finalize(st);
+	db_err(r, err, len, "store the run");
+	sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+	return -EIO;
+}
+
+static void hex64(uint64_t v, char *buf)
+{
+	snprintf(buf, 17, "%016llx", (unsigned long long)v);
+}
+
+int results_round(struct results *r, const struct plan *p, unsigned round,
+		  const struct fleet_task_round *res,
+		  const struct link_sample *links, int nlinks, char *err,
+		  size_t len)
+{
+	sqlite3_stmt *rs = NULL, *ts = NULL, *ls = NULL;
+
+	if (sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(r->db, "INSERT INTO rounds VALUES "
+			       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &rs,
+			       NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(r->db, "INSERT INTO transfers VALUES "
+			       "(?,?,?,?,?,?,?,?,?)", -1, &ts,
+			       NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(r->db, "INSERT INTO links VALUES (?,?,?,?,?)",
+			       -1, &ls, NULL) != SQLITE_OK)
+		goto fail;
+	for (int t = 0; t < p->ntasks; t++) {
+		const struct fleet_task_round *x = &res[t];
+		const struct task_plan *tp = &p->tasks[t];
+		double cpu = 0;
+		char dig[17];
+
+		if (!x->done)
+			continue;
+		for (int m = 0; m < tp->nmodels; m++)
+			cpu += x->rep[m].cpu_s;
+		hex64(x->rep[0].digest, dig);
+		sqlite3_reset(rs);
+		sqlite3_bind_int64(rs, 1, r->run);
+		sqlite3_bind_int(rs, 2, t);
+		sqlite3_bind_int(rs, 3, (int)round);
+		sqlite3_bind_double(rs, 4, x->round_s);
+		sqlite3_bind_double(rs, 5, x->bcast_s);
+		sqlite3_bind_double(rs, 6, x->compute_s);
+		sqlite3_bind_double(rs, 7, x->upload_s);
+		sqlite3_bind_double(rs, 8, x->rep[0].accuracy);
+		sqlite3_bind_double(rs, 9, x->rep[0].loss);
+		sqlite3_bind_double(rs, 10, cpu);
+		sqlite3_bind_int(rs, 11, x->check_ok);
+		sqlite3_bind_double(rs, 12, x->check_err);
+		sqlite3_bind_double(rs, 13, x->check_tol);
+		sqlite3_bind_text(rs, 14, dig, -1, SQLITE_TRANSIENT);
+		if (sqlite3_step(rs) != SQLITE_DONE)
+			goto fail;
+		/* broadcast p -> m ends when m has it; upload m -> q when q
+		 * has it (q's receive time for that child) */
+		for (int m = 1; m < tp->nmodels; m++) {
+			int bp = tp->bcast.parent[m], up = tp->up.parent[m];
+			uint64_t up_end = 0;
+			int child = 0;
+
+			for (int k = 1; k < m; k++)
+				child += tp->up.parent[k] == up;
+			up_end = x->rep[up].t_child[child];
+			for (int tree = 0; tree < 2; tree++) {
+				sqlite3_reset(ts);
+				sqlite3_bind_int64(ts, 1, r->run);
+				sqlite3_bind_int(ts, 2, t);
+				sqlite3_bind_int(ts, 3, (int)round);
+				sqlite3_bind_text(ts, 4, tree ? "upload" :
+							    "broadcast", -1,
+						  SQLITE_STATIC);
+				sqlite3_bind_int(ts, 5, tree ? m : bp);
+				sqlite3_bind_int(ts, 6, tree ? up : m);
+				sqlite3_bind_int64(ts, 7, (int64_t)(tree ?
+					x->rep[m].t_up0 : x->rep[bp].t_send));
+				sqlite3_bind_int64(ts, 8, (int64_t)(tree ?
+					up_end : x->rep[m].t_start));
+				sqlite3_bind_int64(ts, 9,
+						   (int64_t)x->msg_bytes);
+				if (sqlite3_step(ts) != SQLITE_DONE)
+					goto fail;
+			}
+		}
+	}
+	for (int i = 0; i < nlinks; i++) {
+		sqlite3_reset(ls);
+		sqlite3_bind_int64(ls, 1, r->run);
+		sqlite3_bind_int(ls, 2, (int)round);
+		sqlite3_bind_text(ls, 3, links[i].name, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(ls, 4, (int64_t)links[i].bytes);
+		sqlite3_bind_double(ls, 5, links[i].pred_bytes);
+		if (sqlite3_step(ls) != SQLITE_DONE)
+			goto fail;
+	}
+	sqlite3_finalize(rs);
+	sqlite3_finalize(ts);
+	sqlite3_finalize(ls);
+	if (sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		return db_err(r, err, len, "store a round");
+	return 0;
+fail:
+	db_err(r, err, len, "store a round");
+	sqlite3_finalize(rs);
+	sqlite3_finalize(ts);
+	sqlite3_finalize(ls);
+	sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+	return -EIO;
+}
+
+int results_task_failed(struct results *r, int task, const char *why)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(r->db, "UPDATE tasks SET failed = 1, why = ? "
+			       "WHERE run = ? AND task = ?", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_text(st, 1, why, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, r->run);
+	sqlite3_bind_int(st, 3, task);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int results_end_run(struct results *r, const char *status)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(r->db, "UPDATE runs SET status = ? WHERE id = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_text(st, 1, status, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, r->run);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
