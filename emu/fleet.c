@@ -44,7 +44,6 @@ struct ftask {
 	int dim;
 	size_t nparams, wire;
 	int depth;
-	double madds;		/* calibrated training speed, one core */
 };
 
 struct fleet {
@@ -73,35 +72,6 @@ double fleet_cpu_share(const struct plan *p, int t, int m)
 		     k++)
 			n += p->tasks[i].server[k] == srv;
 	return fmin(1.0, p->sc->nodes[srv].cpu / (n ? n : 1));
-}
-
-/*
- * One core's multiply-adds per second for a model of this shape, timed on a
- * short training run (the cost per sample is not linear in the size for
- * small models, so each task's shape is timed on its own).
- */
-static double calibrate(int dim)
-{
-	struct fl_data d = { 0 };
-	struct fl_model m = { 0 };
-	double best = 0;
-
-	if (fl_data_generate(&d, 7, FL_SPLIT_TRAIN, 256, dim, FL_CLASSES) ||
-	    fl_model_init(&m, FL_CLASSES, dim, 7))
-		goto out;
-	for (int i = 0; i < 3; i++) {
-		int64_t want = (int64_t)(2e6 / fl_sample_cost(&m)) + 64;
-		uint64_t t0 = now_ns();
-		int64_t n = fl_train(&m, &d, want, FL_BATCH, FL_LR, 7);
-		double s = (double)(now_ns() - t0) / 1e9;
-
-		if (n > 0 && s > 0)
-			best = fmax(best, (double)n * fl_sample_cost(&m) / s);
-	}
-out:
-	fl_model_release(&m);
-	fl_data_release(&d);
-	return best > 0 ? best : 1e8;
 }
 
 static int tree_depth(const struct tree *tr, int nmodels)
@@ -160,7 +130,7 @@ static void fill_conf(const struct fleet *f, int t, int m, struct wk_conf *c)
 	shape.dim = c->dim;
 	shape.nparams = f->t[t].nparams;
 	c->train_samples = fl_samples_for_work(&shape, st->work_core_s,
-					       f->t[t].madds);
+					       WK_REF_MADDS);
 }
 
 static void kill_task(struct fleet *f, int t, const char *why)
@@ -402,11 +372,6 @@ int fleet_start(const struct plan *p, const struct addressing *a,
 		ft->wire = fl_wire_size(ft->nparams,
 					tp->task->bytes_per_parameter);
 		ft->depth = tree_depth(&tp->up, tp->nmodels);
-		for (int k = 0; k < t && !ft->madds; k++)
-			if (f->t[k].live && f->t[k].dim == ft->dim)
-				ft->madds = f->t[k].madds;
-		if (!ft->madds)
-			ft->madds = calibrate(ft->dim);
 		ft->live = true;
 	}
 	for (int t = 0; t < p->ntasks && !e; t++) {

@@ -29,6 +29,15 @@
 #define WK_NPROJ 8		/* random projections for the check */
 #define WK_HDR_BYTES 40		/* message header on the wire */
 
+/*
+ * The reference core: a task's work_core_s becomes this many multiply-adds
+ * of SGD per second of work (fl_samples_for_work), a fixed figure so that
+ * what a worker learns is the same in every run and on every machine. How
+ * long that takes here, under the worker's CPU share, is what the run
+ * measures against the twin's prediction (work_core_s / share).
+ */
+#define WK_REF_MADDS 4e8
+
 /* One transfer of the plan: from src (sender's server) to dst. */
 struct wk_link {
 	int peer;		/* the other model */

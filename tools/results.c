@@ -31,7 +31,7 @@ static const char schema[] =
 	" run INTEGER, task INTEGER, round INTEGER, round_s REAL,"
 	" bcast_s REAL, compute_s REAL, upload_s REAL, accuracy REAL,"
 	" loss REAL, cpu_s REAL, check_ok INTEGER, check_err REAL,"
-	" check_tol REAL, global_digest TEXT,"
+	" check_tol REAL, global_digest TEXT, global_proj TEXT,"
 	" PRIMARY KEY (run, task, round));"
 	"CREATE TABLE IF NOT EXISTS transfers ("
 	" run INTEGER, task INTEGER, round INTEGER, tree TEXT,"
@@ -201,7 +201,7 @@ int results_round(struct results *r, const struct plan *p, unsigned round,
 
 	if (sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(r->db, "INSERT INTO rounds VALUES "
-			       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &rs,
+			       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &rs,
 			       NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(r->db, "INSERT INTO transfers VALUES "
 			       "(?,?,?,?,?,?,?,?,?)", -1, &ts,
@@ -235,6 +235,17 @@ int results_round(struct results *r, const struct plan *p, unsigned round,
 		sqlite3_bind_double(rs, 12, x->check_err);
 		sqlite3_bind_double(rs, 13, x->check_tol);
 		sqlite3_bind_text(rs, 14, dig, -1, SQLITE_TRANSIENT);
+		{
+			char proj[WK_NPROJ * 26] = "";
+			size_t off = 0;
+
+			for (int k = 0; k < WK_NPROJ; k++)
+				off += (size_t)snprintf(proj + off,
+							sizeof(proj) - off,
+							"%s%.17g", k ? " " : "",
+							x->rep[0].proj[k]);
+			sqlite3_bind_text(rs, 15, proj, -1, SQLITE_TRANSIENT);
+		}
 		if (sqlite3_step(rs) != SQLITE_DONE)
 			goto fail;
 		/* broadcast p -> m ends when m has it; upload m -> q when q
