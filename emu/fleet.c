@@ -172,9 +172,8 @@ static void reap(struct fleet *f, bool final)
 			    (WIFEXITED(w->status) && !WEXITSTATUS(w->status)))
 				continue;
 			if (WIFSIGNALED(w->status))
-				snprintf(why, sizeof(why), "worker %s/%s (model "
+				snprintf(why, sizeof(why), "worker on %s (model "
 					 "%d) was killed by signal %d",
-					 ft->rep[m].msg[0] ? "" : "",
 					 f->p->sc->nodes[f->p->tasks[t].server[m]]
 						 .name, m, WTERMSIG(w->status));
 			else
@@ -287,6 +286,20 @@ static void collect(struct fleet *f, uint32_t kind, unsigned r,
 				continue;
 			if (rep.kind == WK_FAIL) {
 				char why[300];
+
+				/*
+				 * A worker that sees its peer's connection
+				 * reset reports first; the peer's death is
+				 * the cause. Give the kernel a moment to
+				 * let us reap it, and name that worker.
+				 */
+				for (int i = 0; i < 20 && ft->live; i++) {
+					reap(f, false);
+					if (ft->live)
+						usleep(10000);
+				}
+				if (!ft->live)
+					continue;
 
 				snprintf(why, sizeof(why), "worker on %s (model "
 					 "%d): %s",

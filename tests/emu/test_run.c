@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `twinlab run` end to end, as a user runs it: real workers over the
+ * emulation, results read back from the SQLite database. Root only; each
+ * test has its own prefix and database and removes them even on failure.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <sqlite3.h>
+
+#include "emu/lab.h"
+#include "emu/netns.h"
+
+extern char **environ;
+
+static char prefix[LAB_PREFIX_MAX + 1];
+static char db[128], yaml[128], out[128];
+
+static void setup(void)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root");
+	snprintf(prefix, sizeof(prefix), "tr%d", (int)getpid());
+	snprintf(db, sizeof(db), "/tmp/tl-run-%d.db", (int)getpid());
+	snprintf(yaml, sizeof(yaml), "/tmp/tl-run-%d.yaml", (int)getpid());
+	snprintf(out, sizeof(out), "/tmp/tl-run-%d.out", (int)getpid());
+	lab_down(prefix, NULL, NULL);
+	unlink(db);
+}
+
+static void teardown(void)
+{
+	char path[160];
+
+	if (!prefix[0])
+		return;
+	lab_down(prefix, NULL, NULL);
+	unlink(db);
+	snprintf(path, sizeof(path), "%s-wal", db);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s-shm", db);
+	unlink(path);
+	unlink(yaml);
+	unlink(out);
+}
+
+TestSuite(run, .init = setup, .fini = teardown, .timeout = 240);
+
+/* Start `twinlab run` with stdout and stderr into `out`. */
+static pid_t start_run(const char *scenario, const char *sched, int rounds)
+{
+	char r[16], *bin = getenv("TWINLAB");
+	char *argv[] = { bin, "run", (char *)scenario, "--scheduler",
+			 (char *)sched, "--rounds", r, "--db", db, "--prefix",
+			 prefix, NULL };
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+
+	cr_assert_not_null(bin, "TWINLAB is not set");
+	snprintf(r, sizeof(r), "%d", rounds);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT |
+					 O_TRUNC, 0644);
+	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	cr_assert_eq(posix_spawn(&pid, bin, &fa, NULL, argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	return pid;
+}
+
+static int wait_run(pid_t pid)
+{
+	int status;
+
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status), "twinlab run died");
+	return WEXITSTATUS(status);
+}
+
+static char *output(void)
+{
+	static char buf[16384];
+	FILE *f = fopen(out, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+static double q1(sqlite3 *h, const char *sql)
+{
+	sqlite3_stmt *st;
+	double v = NAN;
+
+	cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK,
+		     "%s: %s", sql, sqlite3_errmsg(h));
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static void nothing_left(void)
+{
+	char path[128];
+	struct stat st;
+	DIR *d = opendir(NETNS_RUN_DIR);
+	struct dirent *de;
+	size_t n = strlen(prefix);
+
+	while (d && (de = readdir(d)))
+		cr_assert(strncmp(de->d_name, prefix, n) || de->d_name[n] != '-',
+			  "namespace %s left", de->d_name);
+	if (d)
+		closedir(d);
+	snprintf(path, sizeof(path), "/sys/fs/cgroup/cpu/twinlab/%s", prefix);
+	cr_assert_neq(stat(path, &st), 0, "cgroup %s left", path);
+	snprintf(path, sizeof(path), "/sys/fs/cgroup/twinlab/%s", prefix);
+	cr_assert_neq(stat(path, &st), 0, "cgroup %s left", path);
+}
+
+/*
+ * Both schedulers on the teaching ring: every round's check holds, the
+ * model learns, and the global model is the same whatever the tree.
+ */
+Test(run, both_schedulers_learn_the_same_model)
+{
+	sqlite3 *h;
+	char sql[512];
+
+	cr_assert_eq(wait_run(start_run("scenarios/teaching-ring.yaml", "mst",
+					4)), 0, "%s", output());
+	cr_assert_eq(wait_run(start_run("scenarios/teaching-ring.yaml",
+					"spff", 4)), 0, "%s", output());
+	nothing_left();
+	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+	cr_assert_eq(q1(h, "SELECT count(*) FROM runs WHERE status = 'ok'"),
+		     2);
+	cr_assert_eq(q1(h, "SELECT count(*) FROM rounds"), 2 * 2 * 4);
+	cr_assert_eq(q1(h, "SELECT count(*) FROM rounds WHERE check_ok = 0"),
+		     0);
+	for (int t = 0; t < 2; t++)
+		for (int run = 1; run <= 2; run++) {
+			double a1, a4, l1, l4;
+
+			snprintf(sql, sizeof(sql), "SELECT accuracy FROM rounds "
+				 "WHERE run = %d AND task = %d AND round = 1",
+				 run, t);
+			a1 = q1(h, sql);
+			snprintf(sql, sizeof(sql), "SELECT accuracy FROM rounds "
+				 "WHERE run = %d AND task = %d AND round = 4",
+				 run, t);
+			a4 = q1(h, sql);
+			snprintf(sql, sizeof(sql), "SELECT loss FROM rounds WHERE "
+				 "run = %d AND task = %d AND round = 1", run, t);
+			l1 = q1(h, sql);
+			snprintf(sql, sizeof(sql), "SELECT loss FROM rounds WHERE "
+				 "run = %d AND task = %d AND round = 4", run, t);
+			l4 = q1(h, sql);
+			cr_assert_gt(a4, a1, "task %d run %d: accuracy %.3f -> "
+				     "%.3f", t, run, a1, a4);
+			cr_assert_lt(l4, l1, "task %d run %d: loss %.3f -> %.3f",
+				     t, run, l1, l4);
+			cr_assert_gt(a4, 0.5);	/* ten classes: chance is 0.1 */
+		}
+	/* the global models of the two runs, projection by projection */
+	{
+		sqlite3_stmt *st;
+
+		cr_assert_eq(sqlite3_prepare_v2(h,
+			"SELECT a.global_proj, b.global_proj FROM rounds a "
+			"JOIN rounds b ON a.task = b.task AND a.round = b.round "
+			"WHERE a.run = 1 AND b.run = 2", -1, &st, NULL),
+			SQLITE_OK);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const char *x = (const char *)sqlite3_column_text(st, 0);
+			const char *y = (const char *)sqlite3_column_text(st, 1);
+			char *ex, *ey;
+
+			for (int k = 0; k < 8; k++) {
+				double u = strtod(x, &ex), v = strtod(y, &ey);
+
+				cr_assert(fabs(u - v) <= 1e-5 * (1 + fabs(u)),
+					  "projection %d: %.9g vs %.9g", k, u, v);
+				x = ex;
+				y = ey;
+			}
+		}
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(h);
+}
+
+/* The pids of the run's children (the workers), from /proc. */
+static int children(pid_t run, pid_t *pids, int max)
+{
+	char path[64], buf[4096];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)run,
+		 (int)run);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f)) {
+		char *s = buf, *e;
+
+		while (n < max) {
+			long v = strtol(s, &e, 10);
+
+			if (e == s)
+				break;
+			pids[n++] = (pid_t)v;
+			s = e;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+static const char two_tasks[] =
+	"name: kill\nscale: 1000\nwavelength_gbps: 100\nwavelengths: 4\n"
+	"demand_gbps: 10\nroadms: [A, B]\nfibres: [{a: A, b: B, km: 20}]\n"
+	"routers: [{name: rA, roadm: A}, {name: rB, roadm: B}]\n"
+	"servers:\n"
+	"  - {name: g1, router: rA, access_gbps: 100, cpu: %s, memory_mib: 256}\n"
+	"  - {name: g2, router: rA, access_gbps: 100, cpu: %s, memory_mib: 256}\n"
+	"  - {name: l1, router: rB, access_gbps: 100, cpu: %s, memory_mib: 256}\n"
+	"  - {name: l2, router: rB, access_gbps: 100, cpu: %s, memory_mib: 256}\n"
+	"tasks:\n"
+	"  - {name: t1, global: g1, locals: [l1], parameters: 100000,\n"
+	"     bytes_per_parameter: 4, work_core_s: %s}\n"
+	"  - {name: t2, global: g2, locals: [l2], parameters: 100000,\n"
+	"     bytes_per_parameter: 4, work_core_s: %s}\n";
+
+static void write_yaml(const char *c1, const char *c2, const char *work)
+{
+	FILE *f = fopen(yaml, "w");
+
+	cr_assert_not_null(f);
+	fprintf(f, two_tasks, c1, c2, c1, c2, work, work);
+	cr_assert_eq(fclose(f), 0);
+}
+
+/*
+ * Killing one worker mid-run fails its task with a message naming the
+ * worker and the reason; the other task finishes; nothing is left.
+ */
+Test(run, a_killed_worker_fails_its_task_cleanly)
+{
+	pid_t run, pids[16];
+	int n = 0, code;
+	char *o;
+
+	write_yaml("1", "1", "0.2");
+	run = start_run(yaml, "mst", 6);
+	for (int i = 0; i < 400 && n < 4; i++) {
+		usleep(25000);
+		n = children(run, pids, 16);
+	}
+	cr_assert_eq(n, 4, "workers did not start: %s", output());
+	usleep(600000);		/* into the rounds */
+	cr_assert_eq(kill(pids[1], SIGKILL), 0);	/* t1's local model */
+	code = wait_run(run);
+	o = output();
+	cr_assert_eq(code, 1, "%s", o);
+	cr_assert(strstr(o, "FAILED") && strstr(o, "l1") &&
+		  strstr(o, "signal 9"), "%s", o);
+	cr_assert(strstr(o, "t2") && strstr(o, " ok"), "%s", o);
+	for (int i = 0; i < n; i++)
+		cr_assert(kill(pids[i], 0) && errno == ESRCH,
+			  "worker %d still runs", pids[i]);
+	nothing_left();
+}
+
+/*
+ * The same training on a server with 0.2 of a core and on one with a
+ * whole core: the CPU quota makes the first about five times slower.
+ */
+Test(run, cpu_share_slows_training)
+{
+	sqlite3 *h;
+	double fast, slow;
+
+	write_yaml("1", "0.2", "0.1");
+	cr_assert_eq(wait_run(start_run(yaml, "mst", 3)), 0, "%s", output());
+	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+	fast = q1(h, "SELECT avg(compute_s) FROM rounds WHERE task = 0");
+	slow = q1(h, "SELECT avg(compute_s) FROM rounds WHERE task = 1");
+	sqlite3_close(h);
+	cr_log_info("compute: 1.0 core %.1f ms, 0.2 core %.1f ms, ratio %.2f",
+		    fast * 1e3, slow * 1e3, slow / fast);
+	cr_assert(slow / fast > 3.5 && slow / fast < 7, "ratio %.2f",
+		  slow / fast);
+	nothing_left();
+}
