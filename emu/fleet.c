@@ -151,38 +151,45 @@ static void kill_task(struct fleet *f, int t, const char *why)
 	}
 }
 
-/* Reap exited workers; a worker gone early fails its task. */
+/*
+ * Reap exited workers; a worker gone early fails its task. When several
+ * went at once, a worker killed by a signal is the cause (its peers only
+ * saw their connections reset), then one that exited with an error.
+ */
 static void reap(struct fleet *f, bool final)
 {
 	for (int t = 0; t < f->p->ntasks; t++) {
 		struct ftask *ft = &f->t[t];
+		int sig = -1, bad = -1;
+		char why[256];
 
 		for (int m = 0; m < ft->nmodels; m++) {
 			struct fworker *w = &ft->w[m];
-			char why[256];
-			pid_t r;
 
-			if (w->pid <= 0 || w->exited)
-				continue;
-			r = waitpid(w->pid, &w->status, final ? 0 : WNOHANG);
-			if (r != w->pid)
+			if (w->pid <= 0 || w->exited ||
+			    waitpid(w->pid, &w->status, final ? 0 : WNOHANG) !=
+				    w->pid)
 				continue;
 			w->exited = true;
-			if (final || !ft->live ||
-			    (WIFEXITED(w->status) && !WEXITSTATUS(w->status)))
-				continue;
-			if (WIFSIGNALED(w->status))
-				snprintf(why, sizeof(why), "worker on %s (model "
-					 "%d) was killed by signal %d",
-					 f->p->sc->nodes[f->p->tasks[t].server[m]]
-						 .name, m, WTERMSIG(w->status));
-			else
-				snprintf(why, sizeof(why), "worker on %s (model "
-					 "%d) exited with status %d",
-					 f->p->sc->nodes[f->p->tasks[t].server[m]]
-						 .name, m, WEXITSTATUS(w->status));
-			kill_task(f, t, why);
+			if (WIFSIGNALED(w->status) && sig < 0)
+				sig = m;
+			else if (WIFEXITED(w->status) &&
+				 WEXITSTATUS(w->status) && bad < 0)
+				bad = m;
 		}
+		if (final || !ft->live || (sig < 0 && bad < 0))
+			continue;
+		if (sig >= 0)
+			snprintf(why, sizeof(why), "worker on %s (model %d) was "
+				 "killed by signal %d",
+				 f->p->sc->nodes[f->p->tasks[t].server[sig]].name,
+				 sig, WTERMSIG(ft->w[sig].status));
+		else
+			snprintf(why, sizeof(why), "worker on %s (model %d) "
+				 "exited with status %d",
+				 f->p->sc->nodes[f->p->tasks[t].server[bad]].name,
+				 bad, WEXITSTATUS(ft->w[bad].status));
+		kill_task(f, t, why);
 	}
 }
 
