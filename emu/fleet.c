@@ -30,6 +30,8 @@ struct fworker {
 	bool exited;
 	int status;
 	struct cg *cg;
+	uint64_t cpu_ns;	/* cgroup CPU time at the last round's end */
+	double cpu_s;		/* the worker's own count, likewise */
 };
 
 struct ftask {
@@ -479,6 +481,18 @@ int fleet_round(struct fleet *f, unsigned r, struct fleet_task_round *res)
 		x->done = true;
 		x->rep = ft->rep;
 		x->msg_bytes = ft->wire + WK_HDR_BYTES;
+		for (int m = 0; m < ft->nmodels; m++) {
+			struct fworker *w = &ft->w[m];
+			uint64_t ns;
+
+			if (w->cg && cg_cpu_ns(w->cg, &ns) == 0) {
+				x->cpu_s += (double)(ns - w->cpu_ns) / 1e9;
+				w->cpu_ns = ns;
+			} else {
+				x->cpu_s += ft->rep[m].cpu_s - w->cpu_s;
+			}
+			w->cpu_s = ft->rep[m].cpu_s;
+		}
 		t0 = ft->rep[0].t_start;
 		for (int m = 1; m < ft->nmodels; m++) {
 			if (ft->rep[m].t_start > last_recv)

@@ -30,6 +30,8 @@ struct fleet_task_round {
 	char why[256];
 	struct wk_report *rep;	/* per model, valid when done */
 	uint64_t msg_bytes;	/* one transfer: header + model payload */
+	double cpu_s;		/* CPU its workers used this round (cgroups;
+				 * the workers' own count without them) */
 	double bcast_s, compute_s, upload_s, round_s;
 	bool check_ok;		/* global = weighted mean of the locals */
 	double check_err, check_tol;

@@ -212,13 +212,10 @@ int results_round(struct results *r, const struct plan *p, unsigned round,
 	for (int t = 0; t < p->ntasks; t++) {
 		const struct fleet_task_round *x = &res[t];
 		const struct task_plan *tp = &p->tasks[t];
-		double cpu = 0;
 		char dig[17];
 
 		if (!x->done)
 			continue;
-		for (int m = 0; m < tp->nmodels; m++)
-			cpu += x->rep[m].cpu_s;
 		hex64(x->rep[0].digest, dig);
 		sqlite3_reset(rs);
 		sqlite3_bind_int64(rs, 1, r->run);
@@ -230,7 +227,7 @@ int results_round(struct results *r, const struct plan *p, unsigned round,
 		sqlite3_bind_double(rs, 7, x->upload_s);
 		sqlite3_bind_double(rs, 8, x->rep[0].accuracy);
 		sqlite3_bind_double(rs, 9, x->rep[0].loss);
-		sqlite3_bind_double(rs, 10, cpu);
+		sqlite3_bind_double(rs, 10, x->cpu_s);
 		sqlite3_bind_int(rs, 11, x->check_ok);
 		sqlite3_bind_double(rs, 12, x->check_err);
 		sqlite3_bind_double(rs, 13, x->check_tol);
