@@ -201,7 +201,8 @@ static int make_namespaces(struct lab *lab)
 		int err;
 
 		lab_ns_name(lab->prefix, sc->nodes[i].name, n->ns, sizeof(n->ns));
-		err = netns_add(n->ns, sc->nodes[i].kind == NODE_ROUTER);
+		err = netns_add_open(n->ns, sc->nodes[i].kind == NODE_ROUTER,
+				     &n->fd, &n->nl);
 		if (err)
 			return fail(lab, err, "cannot create netns '%s': %s",
 				    n->ns, strerror(-err));
@@ -209,14 +210,6 @@ static int make_namespaces(struct lab *lab)
 		if (err)
 			return fail(lab, err, "cannot write state: %s",
 				    strerror(-err));
-		n->fd = netns_open(n->ns);
-		if (n->fd < 0)
-			return fail(lab, n->fd, "cannot open netns '%s': %s",
-				    n->ns, strerror(-n->fd));
-		n->nl = nl_open(n->ns);
-		if (!n->nl)
-			return fail(lab, -errno, "cannot open rtnetlink in "
-				    "netns '%s': %s", n->ns, strerror(errno));
 		n->next = 2;
 		err = nl_link_up(n->nl, 1, "lo");
 		if (err)

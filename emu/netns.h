@@ -19,6 +19,15 @@
  */
 int netns_add(const char *name, bool router) __attribute__((warn_unused_result));
 
+struct nl;
+
+/*
+ * netns_add_open - netns_add, and while inside the new namespace open its
+ * handle into *nsfd and its rtnetlink socket into *nl (either may be NULL).
+ */
+int netns_add_open(const char *name, bool router, int *nsfd, struct nl **nl)
+	__attribute__((warn_unused_result));
+
 /* netns_del - unmount and remove `name`. 0, -ENOENT or -errno. */
 int netns_del(const char *name);
 

@@ -168,6 +168,13 @@ int nl_veth(struct nl *nl, const char *name, int index, const char *peer,
 	ifm->ifi_flags = IFF_UP;
 	ifm->ifi_change = IFF_UP;
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	/*
+	 * One queue each way: a veth gets one per CPU by default, and the
+	 * extra ones cost kernel-wide RCU waits under the rtnl lock at
+	 * creation (halved the veth phase of a 200-node build here).
+	 */
+	mnl_attr_put_u32(nlh, IFLA_NUM_TX_QUEUES, 1);
+	mnl_attr_put_u32(nlh, IFLA_NUM_RX_QUEUES, 1);
 	info = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
 	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "veth");
 	data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
@@ -178,6 +185,8 @@ int nl_veth(struct nl *nl, const char *name, int index, const char *peer,
 	pifm->ifi_family = AF_UNSPEC;
 	pifm->ifi_index = peer_index;
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, peer);
+	mnl_attr_put_u32(nlh, IFLA_NUM_TX_QUEUES, 1);
+	mnl_attr_put_u32(nlh, IFLA_NUM_RX_QUEUES, 1);
 	if (peer_ns_fd >= 0)
 		mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, (uint32_t)peer_ns_fd);
 	mnl_attr_nest_end(nlh, pn);
