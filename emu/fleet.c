@@ -12,10 +12,12 @@
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -232,12 +234,25 @@ static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
 	if (pid == 0) {
 		int saved;
 
+		const char *host = f->p->sc->nodes[f->p->tasks[t].server[m]].name;
+
 		signal(SIGPIPE, SIG_IGN);
 		if (ft->w[m].cg && cg_attach_self(ft->w[m].cg))
 			_exit(3);
 		if (netns_enter(c->netns, &saved))
 			_exit(4);
 		close(saved);
+		/*
+		 * Its own hostname (the server's) and mount table cost a
+		 * clone of two small structures. A PID namespace would need
+		 * another process per worker (the first child of a new one is
+		 * its init), so workers share the host's PIDs, which is also
+		 * how the harness ends them.
+		 */
+		if (unshare(CLONE_NEWUTS | CLONE_NEWNS) ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    sethostname(host, strlen(host)))
+			_exit(5);
 		_exit(worker_run(c));
 	}
 	ft->w[m].pid = pid;

@@ -873,6 +873,28 @@ int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
 	return c.first_err ? c.first_err : c.removed;
 }
 
+int lab_state_get(const char *prefix, const char *key, char *buf, size_t len)
+{
+	char path[256], line[1024];
+	size_t klen = strlen(key);
+	int err = -ENOENT;
+	FILE *f;
+
+	state_path(prefix, path, sizeof(path));
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ' ') {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(buf, len, "%s", line + klen + 1);
+			err = 0;
+			break;
+		}
+	fclose(f);
+	return err;
+}
+
 int lab_xconnect(const char *prefix, const char *roadm, const char *in_port,
 		 const char *out_port, char *errbuf, size_t len)
 {

@@ -57,6 +57,12 @@ int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
 /* Whether a run with this prefix exists (state file or namespaces). */
 bool lab_exists(const char *prefix);
 
+/*
+ * lab_state_get - the value of `key` ("scenario", "scheduler") recorded in
+ * the state file of `prefix`. 0, -ENOENT (no state or no such key), -errno.
+ */
+int lab_state_get(const char *prefix, const char *key, char *buf, size_t len);
+
 /* Namespace name of node `node` for prefix: "<prefix>-<name>". */
 void lab_ns_name(const char *prefix, const char *node, char *buf, size_t len);
 

@@ -199,6 +199,8 @@ int cmd_run(int argc, char **argv)
 	struct fleet_task_round *rr = NULL;
 	struct link_sample *ls = NULL;
 	double (*meas)[4] = NULL, *acc0 = NULL, *acc1 = NULL;
+	double link_meas = 0, link_pred = 0;
+	unsigned rounds_run = 0;
 	int *done = NULL, nctr = 0, nnsc = 0, c, rc = 1, e, failed = 0;
 	bool keep = false, built = false, *checks = NULL;
 	char err[512] = "";
@@ -284,20 +286,35 @@ int cmd_run(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if (lab_exists(lo.prefix)) {
-		p_err("prefix '%s' is in use; 'run' builds its own emulation: "
-		      "take it down first or choose another --prefix",
-		      lo.prefix);
-		goto out;
+		char was[512] = "", how[64] = "";
+
+		/* an emulation of the same plan (same scenario file and
+		 * scheduler: the plan is deterministic) is used as it is */
+		if (lab_state_get(lo.prefix, "scenario", was, sizeof(was)) ||
+		    lab_state_get(lo.prefix, "scheduler", how, sizeof(how)) ||
+		    strcmp(was, argv[optind]) || strcmp(how, ops->name)) {
+			p_err("prefix '%s' is up with another plan (scenario "
+			      "'%s', scheduler '%s'): take it down first or "
+			      "choose another --prefix", lo.prefix,
+			      was[0] ? was : "?", how[0] ? how : "?");
+			goto out;
+		}
+		printf("run: %s, scheduler %s, %u rounds, prefix '%s': using "
+		       "the emulation that is up\n", sc->name, ops->name,
+		       fo.rounds, lo.prefix);
+	} else {
+		printf("run: %s, scheduler %s, %u rounds, prefix '%s': "
+		       "building\n", sc->name, ops->name, fo.rounds,
+		       lo.prefix);
+		fflush(stdout);
+		e = lab_up(p, a, &lo, &lab, err, sizeof(err));
+		if (e) {
+			p_err("%s", err);
+			goto out;
+		}
+		built = true;
 	}
-	printf("run: %s, scheduler %s, %u rounds, prefix '%s': building\n",
-	       sc->name, ops->name, fo.rounds, lo.prefix);
 	fflush(stdout);
-	e = lab_up(p, a, &lo, &lab, err, sizeof(err));
-	if (e) {
-		p_err("%s", err);
-		goto out;
-	}
-	built = true;
 	if (results_begin_run(res, p, argv[optind], json_text, lo.prefix,
 			      fo.rounds, err, sizeof(err))) {
 		p_err("%s", err);
@@ -362,7 +379,10 @@ int cmd_run(int argc, char **argv)
 					}
 			}
 			ls[i].pred_bytes = transfers;
+			link_meas += (double)ls[i].bytes;
+			link_pred += transfers;
 		}
+		rounds_run++;
 		for (int t = 0; t < p->ntasks; t++) {
 			struct fleet_task_round *x = &rr[t];
 
@@ -404,6 +424,12 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	summary(p, f, meas, done, acc0, acc1, checks);
+	if (rounds_run)
+		printf("bandwidth: %.0f bytes per round sent on the IP links "
+		       "that carry transfers; the plan puts %.0f bytes of "
+		       "messages there (x %.3f with TCP/IP headers)\n",
+		       link_meas / rounds_run, link_pred / rounds_run,
+		       link_pred > 0 ? link_meas / link_pred : 0);
 	results_end_run(res, interrupted ? "interrupted" :
 			     failed ? "failed" : "ok");
 	printf("results: %s (run %lld)\n", db, (long long)results_run_id(res));
