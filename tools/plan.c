@@ -64,12 +64,9 @@ int cmd_plan(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "s:jd:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			ops = sched_find(optarg);
-			if (!ops) {
-				p_err("unknown scheduler '%s'", optarg);
-				plan_usage(stderr);
+			ops = sched_arg(optarg);
+			if (!ops)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'j':
 			json = true;

@@ -210,11 +210,9 @@ int cmd_run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "s:r:d:p:kh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			ops = sched_find(optarg);
-			if (!ops) {
-				p_err("unknown scheduler '%s'", optarg);
+			ops = sched_arg(optarg);
+			if (!ops)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'r':
 			rounds = (unsigned)strtoul(optarg, NULL, 10);

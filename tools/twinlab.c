@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "twinlab.h"
+#include "twin/sched.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -41,6 +42,20 @@ void p_err(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+const struct sched_ops *sched_arg(const char *name)
+{
+	const struct sched_ops *ops = sched_find(name);
+
+	if (!ops) {
+		fprintf(stderr, "%s: unknown scheduler '%s' (one of:", prog,
+			name);
+		for (int i = 0; sched_list[i]; i++)
+			fprintf(stderr, " %s", sched_list[i]->name);
+		fprintf(stderr, ")\n");
+	}
+	return ops;
 }
 
 struct scenario *load_scenario(const char *path)

@@ -25,6 +25,11 @@ extern const char *prog;
 /* p_err - "twinlab: <message>" on stderr. */
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+struct sched_ops;
+
+/* sched_arg - the scheduler named on the command line, or NULL (said). */
+const struct sched_ops *sched_arg(const char *name);
+
 /* load_scenario - load or print "file:line:col: msg" and return NULL. */
 struct scenario *load_scenario(const char *path);
 

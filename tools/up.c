@@ -45,11 +45,9 @@ int cmd_up(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "s:p:nh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			ops = sched_find(optarg);
-			if (!ops) {
-				p_err("unknown scheduler '%s'", optarg);
+			ops = sched_arg(optarg);
+			if (!ops)
 				return EXIT_USAGE;
-			}
 			break;
 		case 'p':
 			lo.prefix = optarg;
