@@ -318,18 +318,29 @@ struct setting {
 /* The files that make the limits, in the order they must be written. */
 static int settings(bool v2, double cpu, uint64_t mem, struct setting *s)
 {
-	long long quota = llround(cpu * CG_PERIOD_US);
+	long long period = CG_PERIOD_US, quota;
 	int n = 0;
 
+	/*
+	 * The kernel wants a quota of at least 1 ms: a small share gets a
+	 * longer period instead (0.05 of a core: 1 ms every 20 ms).
+	 */
+	if (cpu > 0 && cpu * (double)period < CG_QUOTA_MIN_US)
+		period = llround(ceil(CG_QUOTA_MIN_US / cpu));
+	if (period > CG_PERIOD_MAX_US)
+		period = CG_PERIOD_MAX_US;
+	quota = llround(cpu * (double)period);
+	if (quota < CG_QUOTA_MIN_US)
+		quota = CG_QUOTA_MIN_US;
 	if (cpu > 0 && !v2) {
 		s[n++] = (struct setting){ "cpu", "cpu.cfs_period_us" };
-		snprintf(s[n - 1].value, sizeof(s->value), "%d", CG_PERIOD_US);
+		snprintf(s[n - 1].value, sizeof(s->value), "%lld", period);
 		s[n++] = (struct setting){ "cpu", "cpu.cfs_quota_us" };
 		snprintf(s[n - 1].value, sizeof(s->value), "%lld", quota);
 	} else if (cpu > 0) {
 		s[n++] = (struct setting){ "cpu", "cpu.max" };
-		snprintf(s[n - 1].value, sizeof(s->value), "%lld %d", quota,
-			 CG_PERIOD_US);
+		snprintf(s[n - 1].value, sizeof(s->value), "%lld %lld", quota,
+			 period);
 	}
 	if (mem && !v2) {
 		/* memsw >= limit at every moment: the limit goes first */

@@ -25,6 +25,8 @@
 
 #define CG_ROOT "twinlab"	/* parent of every prefix, in every hierarchy */
 #define CG_NAME_MAX 48		/* longest prefix or name */
+#define CG_QUOTA_MIN_US 1000.0	/* the kernel's least CFS quota */
+#define CG_PERIOD_MAX_US 1000000LL	/* and its longest period */
 #define CG_PERIOD_US 10000	/* CFS period: 10 ms, so a share is smooth at
 				 * the scale of a round, not 100 ms bursts */
 

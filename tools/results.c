@@ -20,7 +20,10 @@ static const char schema[] =
 	" scenario_file TEXT, scenario_yaml TEXT, scheduler TEXT,"
 	" prefix TEXT, rounds INTEGER, scale REAL, plan_json TEXT,"
 	" pred_mean_round_s REAL, pred_bytes_links REAL,"
-	" wavelength_links INTEGER, status TEXT);"
+	" wavelength_links INTEGER, status TEXT, plan_dot TEXT);"
+	"CREATE TABLE IF NOT EXISTS points ("
+	" run INTEGER PRIMARY KEY, experiment TEXT, base TEXT,"
+	" scheduler TEXT, nlocals INTEGER, seed INTEGER);"
 	"CREATE TABLE IF NOT EXISTS tasks ("
 	" run INTEGER, task INTEGER, name TEXT, nlocals INTEGER,"
 	" model_bytes INTEGER, blocked INTEGER, failed INTEGER, why TEXT,"
@@ -110,8 +113,8 @@ static char *slurp(const char *path)
 
 int results_begin_run(struct results *r, const struct plan *p,
 		      const char *scenario_path, const char *plan_json,
-		      const char *prefix, unsigned rounds, char *err,
-		      size_t len)
+		      const char *plan_dot, const char *prefix, unsigned rounds,
+		      char *err, size_t len)
 {
 	sqlite3_stmt *st = NULL;
 	char *yaml = slurp(scenario_path), when[32];
@@ -125,8 +128,9 @@ int results_begin_run(struct results *r, const struct plan *p,
 			       "INSERT INTO runs (started, scenario, "
 			       "scenario_file, scenario_yaml, scheduler, prefix,"
 			       " rounds, scale, plan_json, pred_mean_round_s,"
-			       " pred_bytes_links, wavelength_links, status) "
-			       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'running')",
+			       " pred_bytes_links, wavelength_links, status,"
+			       " plan_dot) "
+			       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'running',?)",
 			       -1, &st, NULL) != SQLITE_OK)
 		goto fail;
 	sqlite3_bind_text(st, 1, when, -1, SQLITE_TRANSIENT);
@@ -141,6 +145,7 @@ int results_begin_run(struct results *r, const struct plan *p,
 	sqlite3_bind_double(st, 10, p->mean_round_s);
 	sqlite3_bind_double(st, 11, p->bytes_links);
 	sqlite3_bind_int64(st, 12, p->wavelength_links);
+	sqlite3_bind_text(st, 13, plan_dot ? plan_dot : "", -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	st = NULL;

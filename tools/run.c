@@ -313,8 +313,22 @@ int cmd_run(int argc, char **argv)
 		built = true;
 	}
 	fflush(stdout);
-	if (results_begin_run(res, p, argv[optind], json_text, lo.prefix,
-			      fo.rounds, err, sizeof(err))) {
+	{
+		char *dot = NULL;
+		size_t dlen = 0;
+		FILE *mf = open_memstream(&dot, &dlen);
+
+		if (mf) {
+			if (plan_dot(p, mf)) {
+				/* the picture is optional; the run is not */
+			}
+			fclose(mf);
+		}
+		e = results_begin_run(res, p, argv[optind], json_text, dot,
+				      lo.prefix, fo.rounds, err, sizeof(err));
+		free(dot);
+	}
+	if (e) {
 		p_err("%s", err);
 		goto out;
 	}
