@@ -329,9 +329,8 @@ static int settings(bool v2, double cpu, uint64_t mem, struct setting *s)
 		period = llround(ceil(CG_QUOTA_MIN_US / cpu));
 	if (period > CG_PERIOD_MAX_US)
 		period = CG_PERIOD_MAX_US;
+	/* below 1 ms a second the kernel refuses it, and says so */
 	quota = llround(cpu * (double)period);
-	if (quota < CG_QUOTA_MIN_US)
-		quota = CG_QUOTA_MIN_US;
 	if (cpu > 0 && !v2) {
 		s[n++] = (struct setting){ "cpu", "cpu.cfs_period_us" };
 		snprintf(s[n - 1].value, sizeof(s->value), "%lld", period);

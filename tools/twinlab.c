@@ -21,6 +21,10 @@ static const struct command commands[] = {
 	  "SCENARIO [--scheduler NAME] [--rounds R] [--db FILE] [--prefix P] "
 	  "[--keep]", "run the federated-learning workers on the emulation "
 	  "(root)" },
+	{ "experiment", cmd_experiment, "FILE [--db FILE] [--prefix P]",
+	  "run a sweep of scenarios on the emulation (root)" },
+	{ "report", cmd_report, "DB [--out DIR]",
+	  "figures and a markdown report from a results database" },
 	{ "down", cmd_down, "[--prefix P]", "remove what 'up' built (root)" },
 	{ "clean", cmd_clean, "[--prefix P]",
 	  "remove whatever a crashed run with that prefix left (root)" },

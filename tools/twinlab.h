@@ -40,5 +40,7 @@ int cmd_clean(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_experiment(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

@@ -305,7 +305,8 @@ Test(cgroup, create_attach_remove)
 	cr_expect_eq(errno, EINVAL);
 	cr_expect_null(cg_new(prefix, "x", -1, 0, err, sizeof(err)));
 	cr_expect_eq(errno, EINVAL);
-	cr_expect_null(cg_new(prefix, "tiny", 0.001, 0, err, sizeof(err)));
+	/* 1 ms per second is the least: a smaller share cannot be set */
+	cr_expect_null(cg_new(prefix, "tiny", 0.0001, 0, err, sizeof(err)));
 	cr_expect_eq(errno, EINVAL);
 	cr_expect(strstr(err, "tiny") && strstr(err, "cpu"), "message: %s",
 		  err);
