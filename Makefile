@@ -123,7 +123,7 @@ $(TWINLAB): $(TOOLS_OBJ) $(EMU_LIB) $(TWIN_LIB)
 $(TWIN_TESTS): $(TEST_OBJ) $(TWIN_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,yaml-0.1 json-c criterion) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,yaml-0.1 json-c criterion sqlite3) -lm
 
 $(EMU_TESTS): $(EMU_TEST_OBJ) $(EMU_LIB) $(TWIN_LIB)
 	@mkdir -p $(@D)
@@ -167,14 +167,16 @@ bench-delayline-if-root: $(BENCH_DL)
 	@if [ "$$(id -u)" -eq 0 ]; then $(BENCH_DL); \
 	else echo "bench: delay-line benchmark skipped: it needs root"; fi
 
-# The default demo: both schedulers on the poster-like testbed, plans as
-# JSON, pictures through Graphviz, under results/demo/.
+# The default demo: both schedulers' plans of the poster-like testbed
+# (JSON, Graphviz) and, as root, a quick version of the poster's sweep on
+# the emulation with its report (figures and report.md), under results/demo/.
 DEMO_SCENARIO ?= scenarios/poster-testbed.yaml
+DEMO_EXPERIMENT ?= scenarios/experiments/poster-quick.yaml
 DEMO_DIR ?= results/demo
 demo: $(TWINLAB)
 	@mkdir -p $(DEMO_DIR)
 	@for s in spff mst; do \
-		echo "== $$s"; \
+		echo "== plan: $$s"; \
 		$(TWINLAB) plan $(DEMO_SCENARIO) --scheduler $$s \
 			--dot $(DEMO_DIR)/$$s.dot > $(DEMO_DIR)/$$s.txt || exit 1; \
 		head -n 3 $(DEMO_DIR)/$$s.txt; \
@@ -182,6 +184,17 @@ demo: $(TWINLAB)
 			> $(DEMO_DIR)/$$s.json || exit 1; \
 		dot -Tsvg -o $(DEMO_DIR)/$$s.svg $(DEMO_DIR)/$$s.dot || exit 1; \
 	done
+	@if [ "$$(id -u)" -ne 0 ]; then \
+		echo "demo: the sweep on the emulation needs root; plans only"; \
+	else \
+		echo "== sweep on the emulation: $(DEMO_EXPERIMENT)"; \
+		rm -rf $(DEMO_DIR)/demo.db $(DEMO_DIR)/demo.db-* \
+			$(DEMO_DIR)/demo.db.scenarios $(DEMO_DIR)/demo.db.log; \
+		$(TWINLAB) experiment $(DEMO_EXPERIMENT) \
+			--db $(DEMO_DIR)/demo.db || exit 1; \
+		$(TWINLAB) report $(DEMO_DIR)/demo.db \
+			--out $(DEMO_DIR)/report || exit 1; \
+	fi
 	@echo "plans and pictures: $(abspath $(DEMO_DIR))/{spff,mst}.{txt,json,dot,svg}"
 
 clean:

@@ -15,7 +15,7 @@ packages=(
 	libyaml-dev libjson-c-dev libcriterion-dev
 	libmnl-dev libnetfilter-queue-dev libcgroup-dev libsqlite3-dev
 	iproute2 iptables
-	graphviz
+	graphviz gnuplot-nox
 )
 
 job=${1:-}

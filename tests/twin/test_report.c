@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: MIT
+/*
+ * twinlab report on a results database written here by hand: synthetic
+ * test data (2 schedulers x 2 numbers of local models x 2 seeds, 2 tasks
+ * of 2 rounds each), chosen so the medians can be worked out on paper.
+ * None of these numbers is a measurement. The binary comes from $TWINLAB.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <spawn.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* The tables of tools/results.c, as `twinlab run` and `experiment` make
+ * them. */
+static const char schema[] =
+	"CREATE TABLE runs ("
+	" id INTEGER PRIMARY KEY, started TEXT, scenario TEXT,"
+	" scenario_file TEXT, scenario_yaml TEXT, scheduler TEXT,"
+	" prefix TEXT, rounds INTEGER, scale REAL, plan_json TEXT,"
+	" pred_mean_round_s REAL, pred_bytes_links REAL,"
+	" wavelength_links INTEGER, status TEXT, plan_dot TEXT);"
+	"CREATE TABLE points ("
+	" run INTEGER PRIMARY KEY, experiment TEXT, base TEXT,"
+	" scheduler TEXT, nlocals INTEGER, seed INTEGER);"
+	"CREATE TABLE tasks ("
+	" run INTEGER, task INTEGER, name TEXT, nlocals INTEGER,"
+	" model_bytes INTEGER, blocked INTEGER, failed INTEGER, why TEXT,"
+	" pred_round_s REAL, pred_bcast_s REAL, pred_compute_s REAL,"
+	" pred_upload_s REAL, bytes_links REAL, wavelength_links INTEGER,"
+	" PRIMARY KEY (run, task));"
+	"CREATE TABLE rounds ("
+	" run INTEGER, task INTEGER, round INTEGER, round_s REAL,"
+	" bcast_s REAL, compute_s REAL, upload_s REAL, accuracy REAL,"
+	" loss REAL, cpu_s REAL, check_ok INTEGER, check_err REAL,"
+	" check_tol REAL, global_digest TEXT, global_proj TEXT,"
+	" PRIMARY KEY (run, task, round));"
+	"CREATE TABLE transfers ("
+	" run INTEGER, task INTEGER, round INTEGER, tree TEXT,"
+	" src_model INTEGER, dst_model INTEGER, start_ns INTEGER,"
+	" end_ns INTEGER, bytes INTEGER);"
+	"CREATE TABLE links ("
+	" run INTEGER, round INTEGER, link TEXT, bytes INTEGER,"
+	" pred_bytes REAL, PRIMARY KEY (run, round, link));";
+
+struct run {
+	int status;
+	char *out, *err;
+};
+
+static char *slurp(int fd)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+	ssize_t n;
+
+	cr_assert_not_null(buf);
+	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += (size_t)n;
+		if (cap - len < 2) {
+			buf = realloc(buf, cap *= 2);
+			cr_assert_not_null(buf);
+		}
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+static char *slurp_path(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	char *s;
+
+	cr_assert(fd >= 0, "cannot open '%s'", path);
+	s = slurp(fd);
+	close(fd);
+	return s;
+}
+
+/* Run twinlab with args, stdout and stderr into temporary files. */
+static struct run run(const char *const *args)
+{
+	const char *bin = getenv("TWINLAB");
+	char *argv[16];
+	char o[] = "/tmp/tl-rep-outXXXXXX", e[] = "/tmp/tl-rep-errXXXXXX";
+	int fo = mkstemp(o), fe = mkstemp(e), n = 0;
+	posix_spawn_file_actions_t fa;
+	struct run r = { 0 };
+	pid_t pid;
+
+	cr_assert_not_null(bin, "TWINLAB is not set: run through 'make check'");
+	cr_assert(fo >= 0 && fe >= 0);
+	argv[n++] = (char *)bin;
+	for (int i = 0; args[i]; i++)
+		argv[n++] = (char *)args[i];
+	argv[n] = NULL;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fo, 1);
+	posix_spawn_file_actions_adddup2(&fa, fe, 2);
+	cr_assert_eq(posix_spawn(&pid, bin, &fa, NULL, argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	cr_assert_eq(waitpid(pid, &r.status, 0), pid);
+	lseek(fo, 0, SEEK_SET);
+	lseek(fe, 0, SEEK_SET);
+	r.out = slurp(fo);
+	r.err = slurp(fe);
+	close(fo);
+	close(fe);
+	unlink(o);
+	unlink(e);
+	return r;
+}
+
+static int code(const struct run *r)
+{
+	cr_assert(WIFEXITED(r->status));
+	return WEXITSTATUS(r->status);
+}
+
+static void run_free(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+static void exec_sql(sqlite3 *db, const char *sql)
+{
+	char *msg = NULL;
+
+	cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, &msg), SQLITE_OK,
+		     "%s: %s", sql, msg ? msg : "?");
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag,
+		  struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void rm_rf(const char *dir)
+{
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char path[512];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return stat(path, &sb) == 0 && sb.st_size > 0;
+}
+
+/*
+ * The synthetic sweep. Run latency (ms) = base + 0.5 with base = 4 (spff)
+ * or 3 (mst), + 2 at 5 local models, + 1 for seed 2: task 0's rounds are
+ * base - 1 and base + 1, task 1's both base + 1. Predicted: 4 or 3, + 2 at
+ * 5 local models. Link lp0 spans 2 fibres and carries 1000 x nlocals
+ * emulated bytes a round, access link s1>r1 500; scale 1000. Run 8 (mst,
+ * 5 locals, seed 2) has task t1 failed and its round 2 check failed.
+ */
+static void make_db(const char *path, bool with_points)
+{
+	static const char *const sched[2] = { "spff", "mst" };
+	static const int nl[2] = { 3, 5 };
+	sqlite3 *db;
+	int id = 0;
+
+	unlink(path);
+	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+	exec_sql(db, schema);
+	if (!with_points)
+		exec_sql(db, "DROP TABLE points;"
+			     "ALTER TABLE runs DROP COLUMN plan_dot;");
+	exec_sql(db, "BEGIN");
+	for (int s = 0; s < 2; s++)
+		for (int n = 0; n < 2; n++)
+			for (int seed = 1; seed <= 2; seed++) {
+				double base = (s ? 3 : 4) + (n ? 2 : 0) +
+					      (seed == 2 ? 1 : 0);
+				double pred = (s ? 3 : 4) + (n ? 2 : 0);
+				bool bad = s == 1 && n == 1 && seed == 2;
+				char sql[2048];
+
+				id++;
+				snprintf(sql, sizeof(sql),
+					 "INSERT INTO runs (id, scenario, "
+					 "scheduler, rounds, scale, plan_json,"
+					 " pred_mean_round_s, pred_bytes_links,"
+					 " wavelength_links, status%s) VALUES "
+					 "(%d, 'synthetic-test', '%s', 2, 1000,"
+					 " '{\"lightpaths\": [{\"id\": 0, "
+					 "\"roadms\": [\"A\", \"B\", \"C\"]}]}',"
+					 " %g, %g, %d, '%s'%s)",
+					 with_points ? ", plan_dot" : "", id,
+					 sched[s], pred / 1e3, nl[n] * 2e6,
+					 nl[n] + (s ? 0 : 1),
+					 bad ? "failed" : "ok",
+					 with_points ?
+						 ", 'digraph plan { G -> L1 }'" :
+						 "");
+				exec_sql(db, sql);
+				if (with_points) {
+					snprintf(sql, sizeof(sql),
+						 "INSERT INTO points VALUES "
+						 "(%d, 'synthetic', 'none.yaml',"
+						 " '%s', %d, %d)", id, sched[s],
+						 nl[n], seed);
+					exec_sql(db, sql);
+				}
+				for (int t = 0; t < 2; t++) {
+					snprintf(sql, sizeof(sql),
+						 "INSERT INTO tasks VALUES (%d,"
+						 " %d, 't%d', %d, 1000000, 0, "
+						 "%d, '%s', %g, %g, %g, %g, %g,"
+						 " 2)", id, t, t, nl[n],
+						 bad && t == 1,
+						 bad && t == 1 ?
+							 "synthetic failure" :
+							 "",
+						 pred / 1e3, pred / 4e3,
+						 pred / 2e3, pred / 4e3,
+						 nl[n] * 1e6);
+					exec_sql(db, sql);
+					for (int k = 1; k <= 2; k++) {
+						double ms = t == 0 && k == 1 ?
+								    base - 1 :
+								    base + 1;
+
+						snprintf(sql, sizeof(sql),
+							 "INSERT INTO rounds "
+							 "VALUES (%d, %d, %d,"
+							 " %g, %g, %g, %g, 0.5,"
+							 " 1, 0.01, %d, 1e-7, "
+							 "1e-4, 'x', 'x')", id,
+							 t, k, ms / 1e3,
+							 ms / 4e3, ms / 2e3,
+							 ms / 4e3,
+							 !(bad && t == 1 &&
+							   k == 2));
+						exec_sql(db, sql);
+					}
+				}
+				for (int k = 1; k <= 2; k++) {
+					snprintf(sql, sizeof(sql),
+						 "INSERT INTO links VALUES "
+						 "(%d, %d, 'lp0:r1>r2', %d, %d);"
+						 "INSERT INTO links VALUES "
+						 "(%d, %d, 's1>r1', 500, 480)",
+						 id, k, 1000 * nl[n],
+						 960 * nl[n], id, k);
+					exec_sql(db, sql);
+				}
+			}
+	exec_sql(db, "COMMIT");
+	sqlite3_close(db);
+}
+
+struct tmp {
+	char dir[64], db[128], out[128];
+};
+
+static void tmp_init(struct tmp *t)
+{
+	snprintf(t->dir, sizeof(t->dir), "/tmp/tl-report-XXXXXX");
+	cr_assert_not_null(mkdtemp(t->dir));
+	snprintf(t->db, sizeof(t->db), "%s/synthetic.db", t->dir);
+	snprintf(t->out, sizeof(t->out), "%s/out", t->dir);
+}
+
+TestSuite(report, .timeout = 60);
+
+Test(report, synthetic_sweep)
+{
+	struct tmp t;
+	const char *a[] = { "report", t.db, "--out", t.out, NULL };
+	static const char *const rows[] = {
+		/* (a): median, min, max of the two seeds; prediction */
+		"| fixed (spff) | 3 | 2 | 5.000 | 4.500 | 5.500 | 4.000 | 1.25 |",
+		"| fixed (spff) | 5 | 2 | 7.000 | 6.500 | 7.500 | 6.000 | 1.17 |",
+		"| flexible (mst) | 3 | 2 | 4.000 | 3.500 | 4.500 | 3.000 "
+		"| 1.33 |",
+		"| flexible (mst) | 5 | 2 | 6.000 | 5.500 | 6.500 | 5.000 "
+		"| 1.20 |",
+		/* (b): 1000 x 5 bytes x 2 fibres x scale 1000 = 10 MB */
+		"| fixed (spff) | 5 | 10 | 10 [10, 10] | 1.00 | 5.5 | 6 |",
+		"| flexible (mst) | 3 | 6 | 6 [6, 6] | 1.00 | 3.5 | 3 |",
+		"ratio 0.86",
+		"31 of 32 completed task-rounds held",
+		"synthetic failure",
+		"| 8 | 1 | 2 |",
+	};
+	static const char *const files[] = {
+		"report.md", "runs.csv", "latency-spff.dat", "latency-mst.dat",
+		"bandwidth-spff.dat", "bandwidth-mst.dat", "fidelity-spff.dat",
+		"fidelity-mst.dat", "fig-latency.gp", "fig-bandwidth.gp",
+		"fig-fidelity.gp", "plan-spff-run3.dot", "plan-mst-run7.dot",
+	};
+	static const char *const figs[] = {
+		"fig-latency.png", "fig-latency.svg", "fig-bandwidth.png",
+		"fig-bandwidth.svg", "fig-fidelity.png", "fig-fidelity.svg",
+	};
+	static const char *const pics[] = {
+		"plan-spff-run3.svg", "plan-spff-run3.png",
+		"plan-mst-run7.svg", "plan-mst-run7.png",
+	};
+	struct run r;
+	char *md, *dat, path[256];
+
+	tmp_init(&t);
+	make_db(t.db, true);
+	r = run(a);
+	cr_assert_eq(code(&r), 0, "stderr: %s", r.err);
+	cr_assert(strstr(r.out, "report.md"), "%s", r.out);
+	snprintf(path, sizeof(path), "%s/report.md", t.out);
+	md = slurp_path(path);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		cr_expect(strstr(md, rows[i]), "report.md lacks '%s':\n%s",
+			  rows[i], md);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		cr_expect(exists(t.out, files[i]), "no '%s'", files[i]);
+	snprintf(path, sizeof(path), "%s/latency-spff.dat", t.out);
+	dat = slurp_path(path);
+	cr_expect(strstr(dat, "\n3 2 2 5 4.5 5.5 4 "), "%s", dat);
+	free(dat);
+	if (access("/usr/bin/gnuplot", X_OK) == 0)
+		for (size_t i = 0; i < sizeof(figs) / sizeof(figs[0]); i++)
+			cr_expect(exists(t.out, figs[i]), "no '%s'", figs[i]);
+	if (access("/usr/bin/dot", X_OK) == 0)
+		for (size_t i = 0; i < sizeof(pics) / sizeof(pics[0]); i++)
+			cr_expect(exists(t.out, pics[i]), "no '%s'", pics[i]);
+	free(md);
+	run_free(&r);
+	rm_rf(t.dir);
+}
+
+/* Runs made with plain `twinlab run` in an older database: no points
+ * table, no stored pictures. The fidelity part is still made. */
+Test(report, runs_without_points)
+{
+	struct tmp t;
+	const char *a[] = { "report", t.db, "--out", t.out, NULL };
+	struct run r;
+	char *md, path[256];
+
+	tmp_init(&t);
+	make_db(t.db, false);
+	r = run(a);
+	cr_assert_eq(code(&r), 0, "stderr: %s", r.err);
+	snprintf(path, sizeof(path), "%s/report.md", t.out);
+	md = slurp_path(path);
+	cr_expect(strstr(md, "No experiment points"), "%s", md);
+	/* spff runs 1-4: latencies 4.5, 5.5, 6.5, 7.5 ms, median 6 */
+	cr_expect(strstr(md, "| fixed (spff) | 4 | 6.000 | 4.500 | 7.500 "
+			     "| 5.000 |"), "%s", md);
+	cr_expect(strstr(md, "| 1 | spff | t0 | 3 | 2 | 4.000 | 4.000 "
+			     "| 1.00 |"), "%s", md);
+	cr_expect(exists(t.out, "fidelity-mst.dat"));
+	cr_expect(!exists(t.out, "latency-mst.dat"));
+	if (access("/usr/bin/gnuplot", X_OK) == 0)
+		cr_expect(exists(t.out, "fig-fidelity.png"));
+	free(md);
+	run_free(&r);
+	rm_rf(t.dir);
+}
+
+Test(report, missing_database)
+{
+	const char *a[] = { "report", "/nonexistent/tl-report.db", "--out",
+			    "/tmp/tl-report-never", NULL };
+	struct run r = run(a);
+	struct stat sb;
+
+	cr_assert_eq(code(&r), 1);
+	cr_assert(strstr(r.err, "cannot open results database "
+				"'/nonexistent/tl-report.db': No such file"),
+		  "%s", r.err);
+	cr_assert_neq(stat("/tmp/tl-report-never", &sb), 0);
+	run_free(&r);
+}
+
+Test(report, not_a_results_database)
+{
+	struct tmp t;
+	const char *a[] = { "report", t.db, "--out", t.out, NULL };
+	struct run r;
+	sqlite3 *db;
+
+	tmp_init(&t);
+	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
+	exec_sql(db, "CREATE TABLE foo (x INTEGER)");
+	sqlite3_close(db);
+	r = run(a);
+	cr_assert_eq(code(&r), 1);
+	cr_assert(strstr(r.err, "is not a twinlab results database"), "%s",
+		  r.err);
+	run_free(&r);
+	rm_rf(t.dir);
+}
