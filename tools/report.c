@@ -828,8 +828,7 @@ static int cmp_point_run(const void *a, const void *b, void *ctx)
 
 static void point_stats(struct report *r, struct point *p)
 {
-	double *v = calloc((size_t)p->n * 4 + 1, sizeof(*v));
-	double *w = v + p->n, *u = w + p->n, *z = u + p->n;
+	double *v = calloc((size_t)p->n * 4 + 1, sizeof(*v)), *w, *u, *z;
 	double psum[NPH] = { 0 }, bfp = 0, wl = 0;
 	int np = 0, nb = 0, nw = 0;
 
@@ -837,6 +836,9 @@ static void point_stats(struct report *r, struct point *p)
 		p->lat_med = NAN;
 		return;
 	}
+	w = v + p->n;
+	u = w + p->n;
+	z = u + p->n;
 	p->lat_min = p->lat_max = p->bf_min = p->bf_max = NAN;
 	for (int i = 0; i < p->n; i++) {
 		const struct rrun *x = &r->runs[r->order[p->first + i]];
