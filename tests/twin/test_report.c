@@ -8,7 +8,6 @@
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <spawn.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
+#include "tlrun.h"
+
 
 /* The tables of tools/results.c, as `twinlab run` and `experiment` make
  * them. */
@@ -51,84 +51,15 @@ static const char schema[] =
 	" run INTEGER, round INTEGER, link TEXT, bytes INTEGER,"
 	" pred_bytes REAL, PRIMARY KEY (run, round, link));";
 
-struct run {
-	int status;
-	char *out, *err;
-};
-
-static char *slurp(int fd)
-{
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap);
-	ssize_t n;
-
-	cr_assert_not_null(buf);
-	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
-		len += (size_t)n;
-		if (cap - len < 2) {
-			buf = realloc(buf, cap *= 2);
-			cr_assert_not_null(buf);
-		}
-	}
-	buf[len] = '\0';
-	return buf;
-}
-
 static char *slurp_path(const char *path)
 {
 	int fd = open(path, O_RDONLY);
 	char *s;
 
 	cr_assert(fd >= 0, "cannot open '%s'", path);
-	s = slurp(fd);
+	s = tl_slurp(fd);
 	close(fd);
 	return s;
-}
-
-/* Run twinlab with args, stdout and stderr into temporary files. */
-static struct run run(const char *const *args)
-{
-	const char *bin = getenv("TWINLAB");
-	char *argv[16];
-	char o[] = "/tmp/tl-rep-outXXXXXX", e[] = "/tmp/tl-rep-errXXXXXX";
-	int fo = mkstemp(o), fe = mkstemp(e), n = 0;
-	posix_spawn_file_actions_t fa;
-	struct run r = { 0 };
-	pid_t pid;
-
-	cr_assert_not_null(bin, "TWINLAB is not set: run through 'make check'");
-	cr_assert(fo >= 0 && fe >= 0);
-	argv[n++] = (char *)bin;
-	for (int i = 0; args[i]; i++)
-		argv[n++] = (char *)args[i];
-	argv[n] = NULL;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, fo, 1);
-	posix_spawn_file_actions_adddup2(&fa, fe, 2);
-	cr_assert_eq(posix_spawn(&pid, bin, &fa, NULL, argv, environ), 0);
-	posix_spawn_file_actions_destroy(&fa);
-	cr_assert_eq(waitpid(pid, &r.status, 0), pid);
-	lseek(fo, 0, SEEK_SET);
-	lseek(fe, 0, SEEK_SET);
-	r.out = slurp(fo);
-	r.err = slurp(fe);
-	close(fo);
-	close(fe);
-	unlink(o);
-	unlink(e);
-	return r;
-}
-
-static int code(const struct run *r)
-{
-	cr_assert(WIFEXITED(r->status));
-	return WEXITSTATUS(r->status);
-}
-
-static void run_free(struct run *r)
-{
-	free(r->out);
-	free(r->err);
 }
 
 static void exec_sql(sqlite3 *db, const char *sql)
@@ -315,13 +246,13 @@ Test(report, synthetic_sweep)
 		"plan-spff-run3.svg", "plan-spff-run3.png",
 		"plan-mst-run7.svg", "plan-mst-run7.png",
 	};
-	struct run r;
+	struct tl_run r;
 	char *md, *dat, path[256];
 
 	tmp_init(&t);
 	make_db(t.db, true);
-	r = run(a);
-	cr_assert_eq(code(&r), 0, "stderr: %s", r.err);
+	r = tl_run(a);
+	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
 	cr_assert(strstr(r.out, "report.md"), "%s", r.out);
 	snprintf(path, sizeof(path), "%s/report.md", t.out);
 	md = slurp_path(path);
@@ -341,7 +272,7 @@ Test(report, synthetic_sweep)
 		for (size_t i = 0; i < sizeof(pics) / sizeof(pics[0]); i++)
 			cr_expect(exists(t.out, pics[i]), "no '%s'", pics[i]);
 	free(md);
-	run_free(&r);
+	tl_run_free(&r);
 	rm_rf(t.dir);
 }
 
@@ -351,13 +282,13 @@ Test(report, runs_without_points)
 {
 	struct tmp t;
 	const char *a[] = { "report", t.db, "--out", t.out, NULL };
-	struct run r;
+	struct tl_run r;
 	char *md, path[256];
 
 	tmp_init(&t);
 	make_db(t.db, false);
-	r = run(a);
-	cr_assert_eq(code(&r), 0, "stderr: %s", r.err);
+	r = tl_run(a);
+	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
 	snprintf(path, sizeof(path), "%s/report.md", t.out);
 	md = slurp_path(path);
 	cr_expect(strstr(md, "No experiment points"), "%s", md);
@@ -371,7 +302,7 @@ Test(report, runs_without_points)
 	if (access("/usr/bin/gnuplot", X_OK) == 0)
 		cr_expect(exists(t.out, "fig-fidelity.png"));
 	free(md);
-	run_free(&r);
+	tl_run_free(&r);
 	rm_rf(t.dir);
 }
 
@@ -379,32 +310,32 @@ Test(report, missing_database)
 {
 	const char *a[] = { "report", "/nonexistent/tl-report.db", "--out",
 			    "/tmp/tl-report-never", NULL };
-	struct run r = run(a);
+	struct tl_run r = tl_run(a);
 	struct stat sb;
 
-	cr_assert_eq(code(&r), 1);
+	cr_assert_eq(tl_code(&r), 1);
 	cr_assert(strstr(r.err, "cannot open results database "
 				"'/nonexistent/tl-report.db': No such file"),
 		  "%s", r.err);
 	cr_assert_neq(stat("/tmp/tl-report-never", &sb), 0);
-	run_free(&r);
+	tl_run_free(&r);
 }
 
 Test(report, not_a_results_database)
 {
 	struct tmp t;
 	const char *a[] = { "report", t.db, "--out", t.out, NULL };
-	struct run r;
+	struct tl_run r;
 	sqlite3 *db;
 
 	tmp_init(&t);
 	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
 	exec_sql(db, "CREATE TABLE foo (x INTEGER)");
 	sqlite3_close(db);
-	r = run(a);
-	cr_assert_eq(code(&r), 1);
+	r = tl_run(a);
+	cr_assert_eq(tl_code(&r), 1);
 	cr_assert(strstr(r.err, "is not a twinlab results database"), "%s",
 		  r.err);
-	run_free(&r);
+	tl_run_free(&r);
 	rm_rf(t.dir);
 }
