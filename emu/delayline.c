@@ -55,6 +55,7 @@
 #include <libnetfilter_queue/libnetfilter_queue.h>
 
 #include "delayline.h"
+#include "netns.h"
 
 #define DL_RECV_BATCH	64		/* datagrams per recvmmsg() */
 #define DL_RECV_BUFSZ	4096		/* a packet message is ~150 bytes */
@@ -197,16 +198,6 @@ static bool dl_ifname_ok(const char *name)
 		if (*name == '/' || *name == ':' || *name <= ' ')
 			return false;
 	return true;
-}
-
-static int dl_netns_open(const char *name)
-{
-	char path[sizeof("/run/netns/") + DL_NETNS_MAX];
-	int fd;
-
-	snprintf(path, sizeof(path), "/run/netns/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
 }
 
 /* --- the heap of non-empty queues, keyed by the deadline at their head --- */
@@ -670,7 +661,7 @@ static int dl_socket_in(const char *name, int *fd)
 	pthread_t th;
 	int err;
 
-	a.nsfd = dl_netns_open(name);
+	a.nsfd = netns_open(name);
 	if (a.nsfd < 0)
 		return a.nsfd;
 	err = -pthread_create(&th, NULL, dl_sock_thread, &a);
@@ -1278,7 +1269,7 @@ int delayline_rule(const char *netns, bool add, const char *chain,
 	if (!path)
 		return -ENOENT;
 	snprintf(numbuf, sizeof(numbuf), "%u", (unsigned int)num);
-	nsfd = dl_netns_open(netns);
+	nsfd = netns_open(netns);
 	if (nsfd < 0)
 		return nsfd;
 

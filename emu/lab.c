@@ -298,7 +298,6 @@ static int make_links(struct lab *lab)
 				   &lab->line[line_slot(lab, lp->fib[i],
 							lp->lambda, 1)]);
 		}
-		(void)at;
 	}
 	if (err)
 		return fail(lab, err, "out of memory");
