@@ -109,6 +109,9 @@ static void fill_conf(const struct fleet *f, int t, int m, struct wk_conf *c)
 		    sizeof(c->netns));
 	c->rounds = f->o.rounds;
 	c->timeout_s = f->o.timeout_s;
+	c->dilation = f->o.dilation;
+	/* the scenario's compute time: work on this worker's share */
+	c->train_s = m ? st->work_core_s / fleet_cpu_share(p, t, m) : 0;
 	if (m) {
 		c->bcast_in = (struct wk_link){ tp->bcast.parent[m],
 						ep[2 * m].src, ep[2 * m].dst };
@@ -211,13 +214,17 @@ static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
 	c->go_fd = m == 0 ? go_rd : -1;
 	if (f->o.cgroups) {
 		char name[64];
-		double cpu = fleet_cpu_share(f->p, t, m);
 		uint64_t mem = (uint64_t)(f->p->sc->nodes[f->p->tasks[t].server[m]]
 						  .memory_mib * 1048576.0);
 
 		snprintf(name, sizeof(name), "%s-%d", f->p->tasks[t].task->name,
 			 m);
-		ft->w[m].cg = cg_new(f->o.prefix, name, cpu, mem, err, len);
+		/*
+		 * No CPU quota: a quota cannot express the compute model
+		 * (short bursts never exhaust one), the compute phase's
+		 * deadline does. The cgroup limits memory and accounts CPU.
+		 */
+		ft->w[m].cg = cg_new(f->o.prefix, name, 0, mem, err, len);
 		if (!ft->w[m].cg) {
 			int e = -errno;
 
@@ -370,6 +377,8 @@ int fleet_start(const struct plan *p, const struct addressing *a,
 	f->o = *o;
 	if (f->o.samples_per_local <= 0)
 		f->o.samples_per_local = 200;
+	if (!(f->o.dilation >= 1))
+		f->o.dilation = 1;
 	f->report_fd = -1;
 	f->t = calloc((size_t)p->ntasks + 1, sizeof(*f->t));
 	if (!f->t || pipe2(pfd, O_CLOEXEC)) {
@@ -381,7 +390,6 @@ int fleet_start(const struct plan *p, const struct addressing *a,
 	for (int t = 0; t < p->ntasks && !e; t++) {
 		const struct task_plan *tp = &p->tasks[t];
 		struct ftask *ft = &f->t[t];
-		uint64_t params;
 
 		ft->go_fd = -1;
 		if (tp->blocked)
@@ -394,20 +402,22 @@ int fleet_start(const struct plan *p, const struct addressing *a,
 			e = -ENOMEM;
 			break;
 		}
-		if (!fl_wire_supported(tp->task->bytes_per_parameter)) {
-			snprintf(err, len, "task '%s': %u bytes per parameter "
-				 "has no wire format (use 1, 2, 4 or 8)",
-				 tp->task->name, tp->task->bytes_per_parameter);
-			e = -EINVAL;
-			break;
+		{
+			struct wire_msg wm;
+
+			e = wire_message(p->sc, tp->task, &wm);
+			if (e) {
+				snprintf(err, len, "task '%s': %s",
+					 tp->task->name, e == -EINVAL ?
+					 "no wire format for its "
+					 "bytes_per_parameter (use 1, 2, 4 or 8)" :
+					 "model too large");
+				break;
+			}
+			ft->dim = wm.dim;
+			ft->nparams = wm.nparams;
+			ft->wire = wm.payload;
 		}
-		params = (uint64_t)((double)tp->task->parameters / p->sc->scale);
-		e = fl_shape_for(params ? params : 1, FL_CLASSES, &ft->dim);
-		if (e)
-			break;
-		ft->nparams = (size_t)FL_CLASSES * (size_t)(ft->dim + 1);
-		ft->wire = fl_wire_size(ft->nparams,
-					tp->task->bytes_per_parameter);
 		ft->depth = tree_depth(&tp->up, tp->nmodels);
 		ft->live = true;
 	}
@@ -469,16 +479,25 @@ static void check(const struct ftask *ft, struct fleet_task_round *res)
 			res->check_err <= res->check_tol;
 }
 
+/*
+ * Every task starts the round at one absolute time t0, a margin after the
+ * go messages are written: each root sleeps until t0 (its lateness is the
+ * start skew, reported).
+ */
+#define FLEET_GO_MARGIN_NS 20000000u
+
 int fleet_round(struct fleet *f, unsigned r, struct fleet_task_round *res)
 {
+	struct wk_go go = { .round = r, .t0 = now_ns() + FLEET_GO_MARGIN_NS };
+	double n = f->o.dilation;
 	int done = 0;
 
 	reset_round(f);
 	for (int t = 0; t < f->p->ntasks; t++) {
 		struct ftask *ft = &f->t[t];
-		char go = 1;
 
-		if (ft->live && write(ft->go_fd, &go, 1) != 1)
+		if (ft->live && write(ft->go_fd, &go, sizeof(go)) !=
+				(ssize_t)sizeof(go))
 			kill_task(f, t, "cannot start the round");
 	}
 	collect(f, WK_ROUND, r,
@@ -508,17 +527,27 @@ int fleet_round(struct fleet *f, unsigned r, struct fleet_task_round *res)
 			}
 			w->cpu_s = ft->rep[m].cpu_s;
 		}
-		t0 = ft->rep[0].t_start;
+		/* the round starts at t0, for every task: skew counts */
+		t0 = ft->rep[0].t_go;
+		x->skew_s = (double)(ft->rep[0].t_start - t0) / 1e9 / n;
 		for (int m = 1; m < ft->nmodels; m++) {
-			if (ft->rep[m].t_start > last_recv)
-				last_recv = ft->rep[m].t_start;
-			if (ft->rep[m].t_train1 > last_train)
-				last_train = ft->rep[m].t_train1;
+			const struct wk_report *q = &ft->rep[m];
+
+			if (q->t_start > last_recv)
+				last_recv = q->t_start;
+			if (q->t_ready > last_train)
+				last_train = q->t_ready;
+			if (q->overrun_ns) {
+				x->overruns++;
+				x->overrun_max_s = fmax(x->overrun_max_s,
+							(double)q->overrun_ns /
+								1e9 / n);
+			}
 		}
-		x->bcast_s = (double)(last_recv - t0) / 1e9;
-		x->compute_s = (double)(last_train - last_recv) / 1e9;
-		x->upload_s = (double)(ft->rep[0].t_end - last_train) / 1e9;
-		x->round_s = (double)(ft->rep[0].t_end - t0) / 1e9;
+		x->bcast_s = (double)(last_recv - t0) / 1e9 / n;
+		x->compute_s = (double)(last_train - last_recv) / 1e9 / n;
+		x->upload_s = (double)(ft->rep[0].t_end - last_train) / 1e9 / n;
+		x->round_s = (double)(ft->rep[0].t_end - t0) / 1e9 / n;
 		check(ft, x);
 		done++;
 	}
@@ -530,14 +559,6 @@ bool fleet_failed(const struct fleet *f, int t, const char **why)
 	if (why)
 		*why = f->t[t].why;
 	return f->t[t].failed;
-}
-
-void fleet_shape(const struct fleet *f, int t, int *dim, size_t *nparams,
-		 size_t *wire)
-{
-	*dim = f->t[t].dim;
-	*nparams = f->t[t].nparams;
-	*wire = f->t[t].wire;
 }
 
 void fleet_stop(struct fleet *f)

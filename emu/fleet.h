@@ -20,6 +20,7 @@ struct fleet_opts {
 	const char *prefix;
 	unsigned rounds;
 	double timeout_s;	/* a round's deadline */
+	double dilation;	/* emulated seconds per scenario second (>= 1) */
 	bool cgroups;		/* put each worker in its own cgroup */
 	int samples_per_local;	/* data set size per local model */
 };
@@ -32,7 +33,11 @@ struct fleet_task_round {
 	uint64_t msg_bytes;	/* one transfer: header + model payload */
 	double cpu_s;		/* CPU its workers used this round (cgroups;
 				 * the workers' own count without them) */
+	/* scenario seconds (measured emulated time / dilation) */
 	double bcast_s, compute_s, upload_s, round_s;
+	double skew_s;		/* the root started this late after t0 */
+	int overruns;		/* compute phases whose arithmetic overran */
+	double overrun_max_s;	/* the worst, scenario seconds */
 	bool check_ok;		/* global = weighted mean of the locals */
 	double check_err, check_tol;
 };
@@ -55,10 +60,6 @@ int fleet_round(struct fleet *f, unsigned r, struct fleet_task_round *res);
 
 /* Whether task t has failed (and why). */
 bool fleet_failed(const struct fleet *f, int t, const char **why);
-
-/* Model parameters and wire bytes a task's workers use. */
-void fleet_shape(const struct fleet *f, int t, int *dim, size_t *nparams,
-		 size_t *wire);
 
 /* CPU share each worker of task t, model m gets (cores). */
 double fleet_cpu_share(const struct plan *p, int t, int m);

@@ -53,6 +53,7 @@ struct peer_end {
 
 struct lab {
 	char prefix[LAB_PREFIX_MAX + 1];
+	double dilation;	/* N: rates / N, delays and TCP clocks x N */
 	const struct plan *p;
 	const struct addressing *a;
 	struct lab_node *n;	/* per scenario node */
@@ -159,9 +160,9 @@ static int open_state(struct lab *lab, const struct lab_opts *o)
 		return fail(lab, err, "cannot create '%s': %s", path,
 			    strerror(-err));
 	}
-	return record(lab, "twinlab-state 1\nscenario %s\nscheduler %s",
-		      o->scenario_path ? o->scenario_path : "-",
-		      lab->p->scheduler);
+	return record(lab, "twinlab-state 1\nscenario %s\nscheduler %s\n"
+		      "dilation %.17g", o->scenario_path ? o->scenario_path :
+		      "-", lab->p->scheduler, lab->dilation);
 }
 
 static void free_lab(struct lab *lab)
@@ -304,27 +305,57 @@ static int make_links(struct lab *lab)
 	return commit_all(lab);
 }
 
+/* A link's emulated rate: physical / scale / dilation. */
 static uint64_t rate_bps(const struct lab *lab, double gbps)
 {
-	return (uint64_t)(gbps * 1e9 / lab->p->sc->scale);
+	return (uint64_t)(gbps * 1e9 / lab->p->sc->scale / lab->dilation);
 }
 
 /*
- * tbf at `bps`: a burst of 1 ms at rate but at least one 64 KiB GSO
- * packet (with less, tbf segments every GSO packet it gets and one TCP
- * flow fell 10-15 % short of the rate here), a queue of 50 ms.
+ * tbf at `bps` with a burst of about one frame, so that it shapes at the
+ * time scale of a message, not only of a round: a bucket of 64 KiB let a
+ * whole round's bytes through at the speed of the host. A GSO packet
+ * larger than the burst is segmented by tbf itself. At high emulated rates
+ * the bucket holds LAB_BURST_US of sending instead, because this host's
+ * timers wake 50-100 us late and a one-frame bucket then loses tokens
+ * (TCP at 250 Mbit/s fell to 47 % of the rate); dilation brings rates down
+ * to where one frame is the bucket. The queue is bounded: 50 ms of
+ * scenario time at the link's rate, at least 64 KiB.
  */
-static int shape(struct nl *nl, int index, const char *name, uint64_t bps)
+#define LAB_BURST 2048u
+#define LAB_BURST_US 1000
+
+static int shape(struct lab *lab, struct nl *nl, int index, const char *name,
+		 uint64_t bps)
 {
-	uint64_t bytes = bps / 8;
-	uint32_t burst = (uint32_t)(bytes / 1000 > 65536 ? bytes / 1000 : 65536);
-	uint64_t limit = bytes / 20 + burst;
+	double bytes = (double)bps / 8;
+	double limit = bytes * 0.050 * lab->dilation;
+	double burst = bytes * LAB_BURST_US / 1e6;
 
 	if (limit < 65536)
 		limit = 65536;
 	if (limit > UINT32_MAX)
 		limit = UINT32_MAX;
-	return nl_tbf(nl, index, name, bps, burst, (uint32_t)limit);
+	if (burst < LAB_BURST)
+		burst = LAB_BURST;
+	return nl_tbf(nl, index, name, bps, (uint32_t)burst, (uint32_t)limit);
+}
+
+/*
+ * TCP on the servers' routes, so that the transport realises the twin's
+ * model and no clock of the host leaks into a dilated run: the least RTO
+ * is the host's 200 ms times N (capped at TCP's own 120 s), no delayed ACKs,
+ * and windows that hold a whole message from the first round (the twin
+ * has no slow start: a transfer takes its fair share at once).
+ */
+static struct nl_tcp_metrics tcp_metrics(const struct lab *lab)
+{
+	double rto = 200 * lab->dilation;
+
+	return (struct nl_tcp_metrics){
+		.rto_min_ms = (uint32_t)(rto > 120000 ? 120000 : rto),
+		.initcwnd = 1024, .initrwnd = 1024, .quickack = true,
+	};
 }
 
 /* Join port x to port y inside one ROADM, both ways. */
@@ -358,20 +389,21 @@ static int configure(struct lab *lab)
 		struct nl *srv = lab->n[s].nl;
 		int r = sc->nodes[s].attach;
 		uint64_t bps = rate_bps(lab, sc->nodes[s].access_gbps);
+		struct nl_tcp_metrics tm = tcp_metrics(lab);
 
 		if (sc->nodes[s].kind != NODE_SERVER)
 			continue;
 		snprintf(n1, sizeof(n1), "acc%d", s);
 		err = nl_addr(srv, 2, "up0", ad->access[s] + 1, 31);
 		if (!err)
-			err = nl_route(srv, 0, 0, ad->access[s], 2, "up0");
+			err = nl_route(srv, 0, 0, ad->access[s], 2, "up0", &tm);
 		if (!err)
-			err = shape(srv, 2, "up0", bps);
+			err = shape(lab, srv, 2, "up0", bps);
 		if (!err)
 			err = nl_addr(lab->n[r].nl, lab->acc[s], n1,
 				      ad->access[s], 31);
 		if (!err)
-			err = shape(lab->n[r].nl, lab->acc[s], n1, bps);
+			err = shape(lab, lab->n[r].nl, lab->acc[s], n1, bps);
 	}
 	/* lightpaths: router ends addressed and shaped, ROADMs joined */
 	for (int l = 0; l < p->net->nlp && !err; l++) {
@@ -386,7 +418,8 @@ static int configure(struct lab *lab)
 			err = nl_addr(r, lab->lp[2 * l + end], n1,
 				      ad->lightpath[l] + (uint32_t)end, 31);
 			if (!err)
-				err = shape(r, lab->lp[2 * l + end], n1, bps);
+				err = shape(lab, r, lab->lp[2 * l + end], n1,
+					    bps);
 		}
 		/* walk the ROADMs: ad<l> -> f..w.. -> ... -> ad<l> */
 		port = lab->ad[2 * l];
@@ -441,7 +474,7 @@ static int configure(struct lab *lab)
 			snprintf(n1, sizeof(n1), "lp%d", l);
 		}
 		err = nl_route(lab->n[rt->node].nl, rt->dst, 32, rt->via, idx,
-			       n1);
+			       n1, NULL);
 	}
 	if (err)
 		return fail(lab, err, "out of memory");
@@ -578,7 +611,8 @@ static int add_queue(struct lab *lab, struct dl_queue **q, int *n, int *cap,
 		     int node, uint16_t num, double km, double gbps)
 {
 	struct dl_queue *x;
-	uint64_t delay = (uint64_t)(km * FIBRE_S_PER_KM * 1e9 + 0.5);
+	uint64_t delay = (uint64_t)(km * FIBRE_S_PER_KM * lab->dilation * 1e9 +
+				    0.5);
 
 	if (*n == *cap) {
 		int ncap = *cap ? 2 * *cap : 64;
@@ -728,6 +762,13 @@ int lab_up(const struct plan *p, const struct addressing *a,
 	if (!lab)
 		return -ENOMEM;
 	snprintf(lab->prefix, sizeof(lab->prefix), "%s", o->prefix);
+	lab->dilation = o->dilation > 0 ? o->dilation : 1;
+	if (!(lab->dilation >= 1 && lab->dilation <= LAB_DILATION_MAX)) {
+		snprintf(errbuf, errlen, "dilation %g is out of range [1, %g]",
+			 o->dilation, LAB_DILATION_MAX);
+		free(lab);
+		return -EINVAL;
+	}
 	lab->p = p;
 	lab->a = a;
 	lab->err = errbuf;

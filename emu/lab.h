@@ -32,7 +32,12 @@ struct lab_opts {
 	const char *prefix;
 	const char *scenario_path;	/* recorded in the state file */
 	bool delay;			/* start the delay line (default) */
+	double dilation;		/* time dilation N >= 1 (0: 1): rates
+					 * / N, delays and TCP clocks x N */
 };
+
+/* The most dilation an emulation accepts (rates / N stay >= 1 kbit/s). */
+#define LAB_DILATION_MAX 10000.0
 
 /*
  * lab_up - build the emulation of p. Returns 0 and *out, or -errno with a

@@ -64,6 +64,16 @@ static int init_inside(bool router)
 
 	for (size_t i = 0; i < sizeof(v6) / sizeof(v6[0]) && !err; i++)
 		err = write_file(v6[i], "1");
+	/*
+	 * TCP keeps no clock of its own that the twin lacks: no tail-loss
+	 * probe (its 2 RTT timer fires in the middle of a message held by
+	 * the delay line), and no return to slow start between rounds.
+	 */
+	if (!err)
+		err = write_file("/proc/sys/net/ipv4/tcp_early_retrans", "0");
+	if (!err)
+		err = write_file("/proc/sys/net/ipv4/"
+				 "tcp_slow_start_after_idle", "0");
 	if (!err && router)
 		err = write_file("/proc/sys/net/ipv4/ip_forward", "1");
 	return err;

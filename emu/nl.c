@@ -242,7 +242,7 @@ int nl_addr(struct nl *nl, int index, const char *name, uint32_t addr,
 }
 
 int nl_route(struct nl *nl, uint32_t dst, int prefix, uint32_t via, int index,
-	     const char *name)
+	     const char *name, const struct nl_tcp_metrics *m)
 {
 	struct nlmsghdr *nlh;
 	struct rtmsg *rtm;
@@ -266,6 +266,19 @@ int nl_route(struct nl *nl, uint32_t dst, int prefix, uint32_t via, int index,
 	if (via)
 		mnl_attr_put_u32(nlh, RTA_GATEWAY, htonl(via));
 	mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)index);
+	if (m) {
+		struct nlattr *mx = mnl_attr_nest_start(nlh, RTA_METRICS);
+
+		if (m->rto_min_ms)
+			mnl_attr_put_u32(nlh, RTAX_RTO_MIN, m->rto_min_ms);
+		if (m->initcwnd)
+			mnl_attr_put_u32(nlh, RTAX_INITCWND, m->initcwnd);
+		if (m->initrwnd)
+			mnl_attr_put_u32(nlh, RTAX_INITRWND, m->initrwnd);
+		if (m->quickack)
+			mnl_attr_put_u32(nlh, RTAX_QUICKACK, 1);
+		mnl_attr_nest_end(nlh, mx);
+	}
 	return queued(nl, nlh);
 }
 

@@ -38,9 +38,18 @@ int nl_veth(struct nl *nl, const char *name, int index, const char *peer,
 int nl_link_up(struct nl *nl, int index, const char *name);
 int nl_addr(struct nl *nl, int index, const char *name, uint32_t addr,
 	    int prefix);
-/* Route to dst/prefix via gateway `via` (0: on-link) out of `index`. */
+/* TCP settings a route carries (RTA_METRICS); 0 leaves one unset. */
+struct nl_tcp_metrics {
+	uint32_t rto_min_ms;	/* RTAX_RTO_MIN */
+	uint32_t initcwnd;	/* RTAX_INITCWND, segments */
+	uint32_t initrwnd;	/* RTAX_INITRWND, segments */
+	bool quickack;		/* RTAX_QUICKACK: no delayed ACKs */
+};
+
+/* Route to dst/prefix via gateway `via` (0: on-link) out of `index`, with
+ * TCP metrics m (NULL: none). */
 int nl_route(struct nl *nl, uint32_t dst, int prefix, uint32_t via, int index,
-	     const char *name);
+	     const char *name, const struct nl_tcp_metrics *m);
 /* Token bucket at rate bit/s, burst and limit in bytes, as root qdisc. */
 int nl_tbf(struct nl *nl, int index, const char *name, uint64_t rate_bps,
 	   uint32_t burst, uint32_t limit);

@@ -1,24 +1,32 @@
 // SPDX-License-Identifier: MIT
 /*
- * The model worker. Sending to several children and receiving from several
- * children happen on one thread per connection, so that transfers run
- * concurrently (as the plan's prediction assumes) while the worker trains.
+ * The model worker: one event loop (epoll) on the main thread drives every
+ * connection of the worker without blocking, and one training thread,
+ * made once and run at SCHED_IDLE, does the arithmetic of local training.
+ * A round's compute phase ends at a deadline on a timerfd, so its length
+ * is the scenario's (train_s x dilation) whatever this host's speed.
  */
 #include "worker.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +41,19 @@ struct wk_hdr {
 
 _Static_assert(sizeof(struct wk_hdr) == WK_HDR_BYTES, "header size");
 
+/* One message in flight on one connection, either way. */
+struct xfer {
+	int fd;
+	struct wk_hdr h;
+	unsigned char *buf;	/* payload */
+	size_t off;		/* bytes of header + payload done */
+	bool busy, done;
+};
+
+/* epoll tags: what an event is about */
+enum { EV_BIN = 0, EV_UP_OUT, EV_TRAIN, EV_DEADLINE, EV_BOUT = 16,
+       EV_UIN = 16 + WK_MAX_CHILDREN };
+
 struct worker {
 	const struct wk_conf *c;
 	struct wk_report rep;
@@ -41,15 +62,22 @@ struct worker {
 	int lu[WK_MAX_CHILDREN];	/* upload in: listen */
 	int au[WK_MAX_CHILDREN];	/* upload in: accepted */
 	int cu;				/* upload out */
+	int ep, tfd;			/* epoll, deadline timer */
+	int train_go, train_done;	/* eventfds to and from the trainer */
+	pthread_t trainer;
+	bool has_trainer;
+	int64_t trained;		/* trainer's result: samples or -errno */
+	unsigned train_round;
 	struct fl_data mine, test;
 	struct fl_model model;
 	struct fl_agg agg;
 	size_t wire;			/* payload bytes */
-	unsigned char *payload;		/* what this worker sends */
+	unsigned char *bcast;		/* the model as received / sent down */
+	unsigned char *payload;		/* this worker's own message up */
 	unsigned char *inbuf[WK_MAX_CHILDREN];
 	float *tmp[WK_MAX_CHILDREN];
-	double child_weight[WK_MAX_CHILDREN];
 	double own_weight;
+	struct xfer bin, uout, bout[WK_MAX_CHILDREN], uin[WK_MAX_CHILDREN];
 };
 
 static uint64_t now_ns(void)
@@ -116,6 +144,26 @@ double wk_project(const float *w, size_t n, uint64_t seed, int k)
 
 /* ---- sockets ------------------------------------------------------------ */
 
+/*
+ * Socket buffers that hold a few whole messages, set before the handshake
+ * so the window scale allows them: the window must never be what limits a
+ * transfer (the twin has no flow control). Forced past the system's
+ * rmem_max/wmem_max: workers run as root.
+ */
+static size_t bufsize;
+
+static void buffers(int fd)
+{
+	int v = (int)bufsize;
+
+	if (!v)
+		return;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+}
+
 static void timeouts(int fd, double s)
 {
 	struct timeval tv = { (time_t)s, (suseconds_t)((s - (time_t)s) * 1e6) };
@@ -136,6 +184,7 @@ static int tcp_listen(uint32_t addr)
 	if (fd < 0)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	buffers(fd);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
 	    listen(fd, 4)) {
 		int err = -errno;
@@ -167,6 +216,7 @@ static int tcp_connect(uint32_t src, uint32_t dst, double timeout)
 			return err;
 		}
 		timeouts(fd, timeout);
+		buffers(fd);
 		if (connect(fd, (struct sockaddr *)&to, sizeof(to)) == 0)
 			return fd;
 		err = -errno;
@@ -188,121 +238,136 @@ static int tcp_accept(int lfd, double timeout)
 	return fd < 0 ? -errno : fd;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
+static int nonblock(int fd)
 {
-	const char *p = buf;
+	int fl = fcntl(fd, F_GETFL);
 
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EPIPE;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-
-	while (len) {
-		ssize_t n = recv(fd, p, len, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return errno == EAGAIN ? -ETIMEDOUT : -errno;
-		if (n == 0)
-			return -ECONNRESET;	/* the peer went away */
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) ? -errno : 0;
 }
 
 /* ---- messages ----------------------------------------------------------- */
 
-static int send_msg(struct worker *w, int fd, unsigned round, double weight)
+static void xfer_send(struct worker *w, struct xfer *x, unsigned round,
+		      const unsigned char *buf, double weight)
 {
-	struct wk_hdr h = {
+	x->h = (struct wk_hdr){
 		.magic = WK_MAGIC, .task = (uint32_t)w->c->task,
 		.round = round, .sender = (uint32_t)w->c->model,
-		.length = w->wire, .digest = fl_digest(w->payload, w->wire),
+		.length = w->wire, .digest = fl_digest(buf, w->wire),
 		.weight = weight,
 	};
-	int err = write_all(fd, &h, sizeof(h));
-
-	return err ? err : write_all(fd, w->payload, w->wire);
+	x->buf = (unsigned char *)buf;
+	x->off = 0;
+	x->busy = true;
+	x->done = false;
 }
 
-/* Receive one message from `sender` into buf; check everything. */
-static int recv_msg(struct worker *w, int fd, unsigned round, int sender,
-		    unsigned char *buf, double *weight, char *why, size_t len)
+static void xfer_recv(struct xfer *x, unsigned char *buf)
 {
-	struct wk_hdr h;
-	int err = read_all(fd, &h, sizeof(h));
+	x->buf = buf;
+	x->off = 0;
+	x->busy = true;
+	x->done = false;
+}
 
-	if (err) {
-		snprintf(why, len, "%s", strerror(-err));
-		return err;
+/*
+ * Move as many bytes as the socket takes or gives now. Header and payload
+ * go in one sendmsg (two iovecs), so a message's first segment is full.
+ * 0 (maybe not done yet; x->done says), or -errno.
+ */
+static int xfer_step(struct worker *w, struct xfer *x, bool out)
+{
+	size_t total = sizeof(x->h) + w->wire;
+
+	while (x->busy && x->off < total) {
+		struct iovec iov[2];
+		int n = 0;
+		ssize_t k;
+
+		if (x->off < sizeof(x->h)) {
+			iov[n].iov_base = (char *)&x->h + x->off;
+			iov[n++].iov_len = sizeof(x->h) - x->off;
+			iov[n].iov_base = x->buf;
+			iov[n++].iov_len = w->wire;
+		} else {
+			iov[n].iov_base = x->buf + (x->off - sizeof(x->h));
+			iov[n++].iov_len = total - x->off;
+		}
+		if (out) {
+			struct msghdr m = { .msg_iov = iov,
+					    .msg_iovlen = (size_t)n };
+
+			k = sendmsg(x->fd, &m, MSG_NOSIGNAL);
+		} else {
+			/* never read past this message: the next round's
+			 * header may already be behind it */
+			k = readv(x->fd, iov, n);
+		}
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			return -ECONNRESET;	/* the peer went away */
+		x->off += (size_t)k;
 	}
-	if (h.magic != WK_MAGIC || h.task != (uint32_t)w->c->task ||
-	    h.round != round || h.sender != (uint32_t)sender ||
-	    h.length != w->wire) {
-		snprintf(why, len, "bad header (task %u round %u sender %u "
-			 "length %llu)", h.task, h.round, h.sender,
-			 (unsigned long long)h.length);
-		return -EBADMSG;
+	if (x->busy && x->off == total) {
+		x->busy = false;
+		x->done = true;
 	}
-	err = read_all(fd, buf, w->wire);
-	if (err) {
-		snprintf(why, len, "%s", strerror(-err));
-		return err;
-	}
-	if (fl_digest(buf, w->wire) != h.digest) {
-		snprintf(why, len, "payload checksum mismatch");
-		return -EBADMSG;
-	}
-	*weight = h.weight;
 	return 0;
 }
 
-/* ---- per-connection threads --------------------------------------------- */
-
-struct job {
-	struct worker *w;
-	int i;			/* child index */
-	unsigned round;
-	int err;
-	char why[96];
-};
-
-static void *send_bcast(void *p)
+/* A received message from `sender` for `round`: check everything. */
+static int xfer_check(struct worker *w, const struct xfer *x, unsigned round,
+		      int sender, char *why, size_t len)
 {
-	struct job *j = p;
+	const struct wk_hdr *h = &x->h;
 
-	j->err = send_msg(j->w, j->w->cb[j->i], j->round, 0);
-	if (j->err)
-		snprintf(j->why, sizeof(j->why), "%s", strerror(-j->err));
-	return NULL;
+	if (h->magic != WK_MAGIC || h->task != (uint32_t)w->c->task ||
+	    h->round != round || h->sender != (uint32_t)sender ||
+	    h->length != w->wire) {
+		snprintf(why, len, "bad header (task %u round %u sender %u "
+			 "length %llu)", h->task, h->round, h->sender,
+			 (unsigned long long)h->length);
+		return -EBADMSG;
+	}
+	if (fl_digest(x->buf, w->wire) != h->digest) {
+		snprintf(why, len, "payload checksum mismatch");
+		return -EBADMSG;
+	}
+	return 0;
 }
 
-static void *recv_upload(void *p)
-{
-	struct job *j = p;
-	struct worker *w = j->w;
+/* ---- the trainer -------------------------------------------------------- */
 
-	j->err = recv_msg(w, w->au[j->i], j->round, w->c->up_in[j->i].peer,
-			  w->inbuf[j->i], &w->child_weight[j->i], j->why,
-			  sizeof(j->why));
-	w->rep.t_child[j->i] = now_ns();
-	if (!j->err)
-		j->err = fl_decode(w->inbuf[j->i], w->wire, w->c->bpp,
-				   w->tmp[j->i], w->model.nparams);
+/*
+ * Training at SCHED_IDLE: it gets the CPU only when nothing else wants it,
+ * so the event loops and the delay line, which set the measured times, are
+ * never behind a worker's arithmetic. How long the arithmetic takes does
+ * not set the compute phase (the deadline does); finishing after the
+ * deadline is an overrun and makes the run degraded.
+ */
+static void *trainer(void *arg)
+{
+	struct worker *w = arg;
+	struct sched_param sp = { 0 };
+	uint64_t v;
+
+	pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+	while (read(w->train_go, &v, sizeof(v)) == (ssize_t)sizeof(v)) {
+		if (v == UINT64_MAX)
+			break;
+		w->trained = fl_train(&w->model, &w->mine,
+				      w->c->train_samples, FL_BATCH, FL_LR,
+				      fl_seed_derive(w->c->seed,
+						     1000 + w->train_round));
+		v = 1;
+		if (write(w->train_done, &v, sizeof(v)) != (ssize_t)sizeof(v))
+			break;
+	}
 	return NULL;
 }
 
@@ -320,8 +385,12 @@ static int setup_data(struct worker *w)
 	if (err)
 		return err;
 	w->wire = fl_wire_size(w->model.nparams, c->bpp);
+	bufsize = 4 * (w->wire + sizeof(struct wk_hdr)) + 65536;
+	if (bufsize > 64u << 20)
+		bufsize = 64u << 20;
 	w->payload = malloc(w->wire);
-	if (!w->payload)
+	w->bcast = malloc(w->wire);
+	if (!w->payload || !w->bcast)
 		return -ENOMEM;
 	err = fl_agg_init(&w->agg, w->model.nparams);
 	if (err)
@@ -349,6 +418,65 @@ static int setup_data(struct worker *w)
 		w->own_weight = part.count[c->model - 1];
 	fl_partition_release(&part);
 	fl_data_release(&pool);
+	return err;
+}
+
+static int watch(struct worker *w, int fd, uint32_t events, uint64_t tag)
+{
+	struct epoll_event ev = { .events = events, .data.u64 = tag };
+
+	return epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+static int setup_loop(struct worker *w)
+{
+	const struct wk_conf *c = w->c;
+	int err = 0;
+
+	w->ep = epoll_create1(EPOLL_CLOEXEC);
+	w->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (w->ep < 0 || w->tfd < 0)
+		return -errno;
+	err = watch(w, w->tfd, EPOLLIN, EV_DEADLINE);
+	if (!err && c->model) {
+		pthread_attr_t at;
+
+		w->train_go = eventfd(0, EFD_CLOEXEC);
+		w->train_done = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (w->train_go < 0 || w->train_done < 0)
+			return -errno;
+		err = watch(w, w->train_done, EPOLLIN, EV_TRAIN);
+		if (err)
+			return err;
+		pthread_attr_init(&at);
+		pthread_attr_setstacksize(&at, 1u << 20);
+		err = -pthread_create(&w->trainer, &at, trainer, w);
+		pthread_attr_destroy(&at);
+		w->has_trainer = !err;
+		if (!err)
+			err = nonblock(w->ab);
+		if (!err)
+			err = nonblock(w->cu);
+		w->bin.fd = w->ab;
+		w->uout.fd = w->cu;
+		if (!err)
+			err = watch(w, w->ab, EPOLLIN, EV_BIN);
+		if (!err)
+			err = watch(w, w->cu, EPOLLOUT | EPOLLET, EV_UP_OUT);
+	}
+	for (int i = 0; i < c->nbc && !err; i++) {
+		w->bout[i].fd = w->cb[i];
+		err = nonblock(w->cb[i]);
+		if (!err)
+			err = watch(w, w->cb[i], EPOLLOUT | EPOLLET,
+				    EV_BOUT + (uint64_t)i);
+	}
+	for (int i = 0; i < c->nuc && !err; i++) {
+		w->uin[i].fd = w->au[i];
+		err = nonblock(w->au[i]);
+		if (!err)
+			err = watch(w, w->au[i], EPOLLIN, EV_UIN + (uint64_t)i);
+	}
 	return err;
 }
 
@@ -401,6 +529,10 @@ static int setup_net(struct worker *w)
 				    c->up_in[i].peer, strerror(-w->au[i]));
 		timeouts(w->au[i], c->timeout_s);
 	}
+	fd = setup_loop(w);
+	if (fd)
+		return fail(w, "cannot set up the event loop: %s",
+			    strerror(-fd));
 	return 0;
 }
 
@@ -418,131 +550,332 @@ static void own_check(struct worker *w, const float *v)
 	w->rep.max_abs = m;
 }
 
+static int arm_deadline(struct worker *w, uint64_t at)
+{
+	struct itimerspec its = {
+		.it_value = { (time_t)(at / 1000000000u),
+			      (long)(at % 1000000000u) },
+	};
+
+	if (at == 0)
+		its.it_value.tv_nsec = 1;	/* 0 would disarm it */
+	return timerfd_settime(w->tfd, TFD_TIMER_ABSTIME, &its, NULL) ?
+		       -errno : 0;
+}
+
+/* The round's state on the main thread. */
+struct rstate {
+	unsigned r;
+	bool have, training, trained, due, sent_up;
+	int uploads;		/* upload children in */
+	uint64_t deadline;
+	char why[160];
+};
+
+/* Got the model (local): forward it, start training, arm the deadline. */
+static int on_model(struct worker *w, struct rstate *s)
+{
+	const struct wk_conf *c = w->c;
+	uint64_t one = 1;
+	int err;
+
+	s->have = true;
+	w->rep.t_start = now_ns();
+	err = c->model ? fl_decode(w->bcast, w->wire, c->bpp, w->model.w,
+				   w->model.nparams) : 0;
+	if (err) {
+		snprintf(s->why, sizeof(s->why), "cannot decode: %s",
+			 strerror(-err));
+		return err;
+	}
+	w->rep.t_send = now_ns();
+	for (int i = 0; i < c->nbc; i++) {
+		xfer_send(w, &w->bout[i], s->r, w->bcast, 0);
+		err = xfer_step(w, &w->bout[i], true);
+		if (err) {
+			snprintf(s->why, sizeof(s->why), "broadcast to model "
+				 "%d: %s", c->bcast_out[i].peer,
+				 strerror(-err));
+			return err;
+		}
+	}
+	if (c->model == 0)
+		return 0;
+	s->deadline = w->rep.t_start +
+		      (uint64_t)llround(c->train_s * c->dilation * 1e9);
+	err = arm_deadline(w, s->deadline);
+	if (err)
+		return err;
+	w->train_round = s->r;
+	w->rep.t_train0 = now_ns();
+	s->training = true;
+	if (write(w->train_go, &one, sizeof(one)) != (ssize_t)sizeof(one))
+		return -errno;
+	return 0;
+}
+
+static int up_step(struct worker *w, struct rstate *s)
+{
+	int err = xfer_step(w, &w->uout, true);
+
+	if (!err && w->uout.done && !w->rep.t_up1) {
+		w->rep.t_up1 = now_ns();
+		w->rep.bytes_out += w->wire + sizeof(struct wk_hdr);
+	}
+	if (err)
+		snprintf(s->why, sizeof(s->why), "upload to model %d: %s",
+			 w->c->up_out.peer, strerror(-err));
+	return err;
+}
+
+/* Trained, due and every child's aggregate in: send one aggregate up. */
+static int maybe_upload(struct worker *w, struct rstate *s)
+{
+	const struct wk_conf *c = w->c;
+	int err = 0;
+
+	if (s->sent_up || !s->trained || !s->due || s->uploads < c->nuc)
+		return 0;
+	s->sent_up = true;
+	w->rep.t_ready = s->deadline > w->rep.t_train1 ? s->deadline
+						       : w->rep.t_train1;
+	/* own update first, then children in order: the same sum each run */
+	fl_agg_reset(&w->agg);
+	err = fl_agg_add(&w->agg, w->model.w, w->own_weight);
+	for (int i = 0; i < c->nuc && !err; i++) {
+		err = fl_decode(w->inbuf[i], w->wire, c->bpp, w->tmp[i],
+				w->model.nparams);
+		if (!err)
+			err = fl_agg_add(&w->agg, w->tmp[i],
+					 w->uin[i].h.weight);
+	}
+	if (!err)
+		err = fl_agg_finish(&w->agg, w->model.w);
+	if (!err)
+		err = fl_encode(w->model.w, w->model.nparams, c->bpp,
+				w->payload, w->wire);
+	if (err) {
+		snprintf(s->why, sizeof(s->why), "cannot aggregate: %s",
+			 strerror(-err));
+		return err;
+	}
+	w->rep.digest = fl_digest(w->payload, w->wire);
+	w->rep.t_up0 = now_ns();
+	xfer_send(w, &w->uout, s->r, w->payload, w->agg.weight);
+	return up_step(w, s);
+}
+
+/* The root: every child's aggregate in, so the new global model. */
+static int finish_root(struct worker *w, struct rstate *s)
+{
+	const struct wk_conf *c = w->c;
+	int err;
+
+	fl_agg_reset(&w->agg);
+	err = 0;
+	for (int i = 0; i < c->nuc && !err; i++) {
+		err = fl_decode(w->inbuf[i], w->wire, c->bpp, w->tmp[i],
+				w->model.nparams);
+		if (!err)
+			err = fl_agg_add(&w->agg, w->tmp[i],
+					 w->uin[i].h.weight);
+	}
+	if (!err)
+		err = fl_agg_finish(&w->agg, w->model.w);
+	if (!err)
+		err = fl_encode(w->model.w, w->model.nparams, c->bpp,
+				w->payload, w->wire);
+	w->rep.digest = fl_digest(w->payload, w->wire);
+	/* the new global model, as the next round will send it */
+	if (!err)
+		err = fl_decode(w->payload, w->wire, c->bpp, w->model.w,
+				w->model.nparams);
+	w->rep.t_end = now_ns();
+	if (!err) {
+		own_check(w, w->model.w);
+		w->rep.weight = w->agg.weight;
+		err = fl_evaluate(&w->model, &w->test, &w->rep.loss,
+				  &w->rep.accuracy);
+	}
+	if (err)
+		snprintf(s->why, sizeof(s->why), "%s", strerror(-err));
+	return err;
+}
+
+static bool round_over(const struct worker *w, const struct rstate *s)
+{
+	const struct wk_conf *c = w->c;
+
+	for (int i = 0; i < c->nbc; i++)
+		if (!w->bout[i].done)
+			return false;
+	if (s->uploads < c->nuc)
+		return false;
+	return c->model == 0 || w->uout.done;
+}
+
+static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
+{
+	const struct wk_conf *c = w->c;
+	uint64_t v;
+	int err = 0;
+
+	if (tag == EV_BIN) {
+		if (s->have)	/* next round's data: leave it in the socket */
+			return 0;
+		err = xfer_step(w, &w->bin, false);
+		if (err) {
+			snprintf(s->why, sizeof(s->why), "broadcast from model "
+				 "%d: %s", c->bcast_in.peer, strerror(-err));
+			return err;
+		}
+		if (!w->bin.done)
+			return 0;
+		err = xfer_check(w, &w->bin, s->r, c->bcast_in.peer, s->why,
+				 sizeof(s->why));
+		if (err)
+			return err;
+		w->rep.bytes_in += w->wire + sizeof(struct wk_hdr);
+		return on_model(w, s);
+	}
+	if (tag == EV_UP_OUT)
+		return up_step(w, s);
+	if (tag == EV_TRAIN) {
+		if (read(w->train_done, &v, sizeof(v)) != (ssize_t)sizeof(v))
+			return 0;
+		w->rep.t_train1 = now_ns();
+		s->training = false;
+		s->trained = true;
+		if (w->trained < 0) {
+			snprintf(s->why, sizeof(s->why), "training failed: %s",
+				 strerror((int)-w->trained));
+			return (int)w->trained;
+		}
+		if (w->rep.t_train1 > s->deadline)
+			w->rep.overrun_ns = w->rep.t_train1 - s->deadline;
+		own_check(w, w->model.w);
+		w->rep.weight = w->own_weight;
+		return maybe_upload(w, s);
+	}
+	if (tag == EV_DEADLINE) {
+		if (read(w->tfd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+			return 0;
+		s->due = true;
+		return maybe_upload(w, s);
+	}
+	if (tag >= EV_UIN) {
+		int i = (int)(tag - EV_UIN);
+		struct xfer *x = &w->uin[i];
+
+		if (!x->busy)	/* next round's data: leave it */
+			return 0;
+		err = xfer_step(w, x, false);
+		if (!err && x->done) {
+			w->rep.t_child[i] = now_ns();
+			err = xfer_check(w, x, s->r, c->up_in[i].peer, s->why,
+					 sizeof(s->why));
+			if (err)
+				return err;
+			w->rep.bytes_in += w->wire + sizeof(struct wk_hdr);
+			s->uploads++;
+			if (c->model)
+				return maybe_upload(w, s);
+			return 0;
+		}
+		if (err)
+			snprintf(s->why, sizeof(s->why), "upload from model "
+				 "%d: %s", c->up_in[i].peer, strerror(-err));
+		return err;
+	}
+	{
+		int i = (int)(tag - EV_BOUT);
+
+		err = xfer_step(w, &w->bout[i], true);
+		if (err)
+			snprintf(s->why, sizeof(s->why), "broadcast to model "
+				 "%d: %s", c->bcast_out[i].peer,
+				 strerror(-err));
+	}
+	return err;
+}
+
 static int round_once(struct worker *w, unsigned r)
 {
 	const struct wk_conf *c = w->c;
-	struct job sj[WK_MAX_CHILDREN], rj[WK_MAX_CHILDREN];
-	pthread_t st[WK_MAX_CHILDREN], rt[WK_MAX_CHILDREN];
-	float *mean = w->model.w;
-	int err = 0, ns = 0, nr = 0;
-	char why[96];
-	double wt;
+	struct rstate s = { .r = r };
+	int err = 0;
 
 	memset(&w->rep, 0, sizeof(w->rep));
 	w->rep.round = (int32_t)r;
+	w->bin.done = w->uout.done = false;
+	w->bin.busy = false;
+	for (int i = 0; i < c->nbc; i++)
+		w->bout[i].done = w->bout[i].busy = false;
+	for (int i = 0; i < c->nuc; i++)
+		xfer_recv(&w->uin[i], w->inbuf[i]);
 	if (c->model == 0) {
-		char go;
+		struct wk_go go;
+		struct timespec ts;
 
-		if (read(c->go_fd, &go, 1) != 1)
+		if (read(c->go_fd, &go, sizeof(go)) != (ssize_t)sizeof(go) ||
+		    go.round != r)
 			return fail(w, "the harness went away");
-		w->rep.t_start = now_ns();
+		/* every task starts at the same absolute time */
+		ts.tv_sec = (time_t)(go.t0 / 1000000000u);
+		ts.tv_nsec = (long)(go.t0 % 1000000000u);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+				       NULL) == EINTR)
+			;
+		w->rep.t_go = go.t0;
 		err = fl_encode(w->model.w, w->model.nparams, c->bpp,
-				w->payload, w->wire);
+				w->bcast, w->wire);
 		if (err)
 			return fail(w, "cannot encode: %s", strerror(-err));
+		err = on_model(w, &s);
 	} else {
-		err = recv_msg(w, w->ab, r, c->bcast_in.peer, w->payload, &wt,
-			       why, sizeof(why));
-		if (err)
-			return fail(w, "round %u: broadcast from model %d: %s",
-				    r, c->bcast_in.peer, why);
-		w->rep.t_start = now_ns();
-		err = fl_decode(w->payload, w->wire, c->bpp, w->model.w,
-				w->model.nparams);
-		if (err)
-			return fail(w, "cannot decode: %s", strerror(-err));
+		xfer_recv(&w->bin, w->bcast);
+		/* the model may be waiting in the socket already */
+		err = on_event(w, &s, EV_BIN);
 	}
-	w->rep.bytes_in += c->model ? w->wire + sizeof(struct wk_hdr) : 0;
-	/* forward while training; receive uploads as they come */
-	w->rep.t_send = now_ns();
-	for (int i = 0; i < c->nbc; i++, ns++) {
-		sj[i] = (struct job){ .w = w, .i = i, .round = r };
-		if (pthread_create(&st[i], NULL, send_bcast, &sj[i]))
-			break;
-	}
-	for (int i = 0; i < c->nuc; i++, nr++) {
-		rj[i] = (struct job){ .w = w, .i = i, .round = r };
-		if (pthread_create(&rt[i], NULL, recv_upload, &rj[i]))
-			break;
-	}
-	fl_agg_reset(&w->agg);
-	if (c->model) {
-		int64_t done;
+	while (!err && !round_over(w, &s)) {
+		struct epoll_event ev[16];
+		int n = epoll_wait(w->ep, ev, 16,
+				   s.training ? -1 : (int)(c->timeout_s * 1000));
 
-		w->rep.t_train0 = now_ns();
-		done = fl_train(&w->model, &w->mine, c->train_samples, FL_BATCH,
-				FL_LR, fl_seed_derive(c->seed, 1000 + r));
-		w->rep.t_train1 = now_ns();
-		if (done < 0)
-			err = (int)done;
-		own_check(w, w->model.w);
-		w->rep.weight = w->own_weight;
-		if (!err)
-			err = fl_agg_add(&w->agg, w->model.w, w->own_weight);
-	}
-	for (int i = 0; i < nr; i++) {
-		pthread_join(rt[i], NULL);
-		if (!err && rj[i].err) {
-			err = rj[i].err;
-			snprintf(why, sizeof(why), "upload from model %d: %s",
-				 c->up_in[i].peer, rj[i].why);
-		} else if (!err) {
-			err = fl_agg_add(&w->agg, w->tmp[i],
-					 w->child_weight[i]);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			snprintf(s.why, sizeof(s.why), "epoll: %s",
+				 strerror(errno));
+			break;
 		}
-		w->rep.bytes_in += w->wire + sizeof(struct wk_hdr);
-	}
-	for (int i = 0; i < ns; i++) {
-		pthread_join(st[i], NULL);
-		if (!err && sj[i].err) {
-			err = sj[i].err;
-			snprintf(why, sizeof(why), "broadcast to model %d: %s",
-				 c->bcast_out[i].peer, sj[i].why);
+		if (n == 0) {
+			err = -ETIMEDOUT;
+			snprintf(s.why, sizeof(s.why), "%s",
+				 !s.have ? "no model from the broadcast tree" :
+				 s.uploads < c->nuc ? "an upload child is silent" :
+				 "a transfer does not progress");
+			break;
 		}
-		w->rep.bytes_out += w->wire + sizeof(struct wk_hdr);
+		for (int i = 0; i < n && !err; i++)
+			err = on_event(w, &s, ev[i].data.u64);
 	}
+	if (!err && c->model == 0)
+		err = finish_root(w, &s);
 	if (err)
-		return fail(w, "round %u: %s", r,
-			    err == -EBADMSG || err == -ETIMEDOUT ||
-					    err == -ECONNRESET ? why :
-								 strerror(-err));
-	if (ns != c->nbc || nr != c->nuc)
-		return fail(w, "round %u: cannot start threads", r);
-	err = fl_agg_finish(&w->agg, mean);
-	if (err)
-		return fail(w, "round %u: nothing to aggregate", r);
-	err = fl_encode(mean, w->model.nparams, c->bpp, w->payload, w->wire);
-	if (err)
-		return fail(w, "cannot encode: %s", strerror(-err));
-	w->rep.digest = fl_digest(w->payload, w->wire);
-	if (c->model) {
-		w->rep.t_up0 = now_ns();
-		err = send_msg(w, w->cu, r, w->agg.weight);
-		w->rep.t_up1 = now_ns();
-		if (err)
-			return fail(w, "round %u: upload to model %d: %s", r,
-				    c->up_out.peer, strerror(-err));
+		return fail(w, "round %u: %s", r, s.why[0] ? s.why :
+			    strerror(-err));
+	for (int i = 0; i < c->nbc; i++)
 		w->rep.bytes_out += w->wire + sizeof(struct wk_hdr);
-	} else {
-		/* the new global model, as the next round will send it */
-		err = fl_decode(w->payload, w->wire, c->bpp, w->model.w,
-				w->model.nparams);
-		w->rep.t_end = now_ns();
-		own_check(w, w->model.w);
-		w->rep.weight = w->agg.weight;
-		if (!err)
-			err = fl_evaluate(&w->model, &w->test, &w->rep.loss,
-					  &w->rep.accuracy);
-		if (err)
-			return fail(w, "round %u: %s", r, strerror(-err));
-	}
 	report(w, WK_ROUND);
 	return 0;
 }
 
 int worker_run(const struct wk_conf *c)
 {
-	struct worker w = { .c = c, .lb = -1, .ab = -1, .cu = -1 };
+	struct worker w = { .c = c, .lb = -1, .ab = -1, .cu = -1, .ep = -1,
+			    .tfd = -1, .train_go = -1, .train_done = -1 };
 	int err, rc = 0;
 
 	if (c->nbc > WK_MAX_CHILDREN || c->nuc > WK_MAX_CHILDREN)

@@ -14,7 +14,15 @@
  * weight) to its parent; the global model finishes the average.
  *
  * Every message has a header (task, round, sender, length, XXH64 of the
- * payload) that the receiver checks before it uses a byte.
+ * payload) that the receiver checks before it uses a byte; header and
+ * payload leave in one send.
+ *
+ * Compute time is virtual, learning is real: a local model trains for real
+ * (at idle priority, on a thread of its own), but its compute phase ends
+ * at its deadline, train_s x dilation after the model arrived, not when the
+ * arithmetic happens to finish. Finishing later is an overrun, reported.
+ * Everything else (sending, receiving, the deadline) is one event loop on
+ * the worker's main thread; no thread is made per transfer.
  */
 #ifndef EMU_WORKER_H
 #define EMU_WORKER_H
@@ -23,18 +31,19 @@
 #include <stdint.h>
 
 #include "twin/fl.h"
+#include "twin/wire.h"
 
 #define WK_PORT 7347
 #define WK_MAX_CHILDREN 64
 #define WK_NPROJ 8		/* random projections for the check */
-#define WK_HDR_BYTES 40		/* message header on the wire */
+#define WK_HDR_BYTES WIRE_MSG_HDR	/* message header on the wire */
 
 /*
  * The reference core: a task's work_core_s becomes this many multiply-adds
  * of SGD per second of work (fl_samples_for_work), a fixed figure so that
  * what a worker learns is the same in every run and on every machine. How
- * long that takes here, under the worker's CPU share, is what the run
- * measures against the twin's prediction (work_core_s / share).
+ * long the compute phase lasts is the scenario's, not this host's:
+ * work_core_s / share (the conf's train_s), times the dilation.
  */
 #define WK_REF_MADDS 4e8
 
@@ -50,6 +59,8 @@ struct wk_conf {
 	char netns[64];
 	unsigned rounds;
 	double timeout_s;	/* for any one wait */
+	double dilation;	/* emulated seconds per scenario second */
+	double train_s;		/* compute phase, scenario seconds (locals) */
 	/* tree: m > 0 receives bcast_in and sends up_out */
 	struct wk_link bcast_in, up_out;
 	int nbc, nuc;
@@ -64,7 +75,13 @@ struct wk_conf {
 	int64_t train_samples;	/* SGD samples per round (local models) */
 	/* side channel and round trigger */
 	int report_fd;		/* write end of the harness's pipe */
-	int go_fd;		/* root only: one byte per round to start it */
+	int go_fd;		/* root only: a struct wk_go per round */
+};
+
+/* The harness starts a round at one absolute time for every task. */
+struct wk_go {
+	uint32_t round, pad;
+	uint64_t t0;		/* CLOCK_MONOTONIC ns */
 };
 
 enum wk_kind { WK_READY = 1, WK_ROUND, WK_FAIL };
@@ -75,8 +92,11 @@ struct wk_report {
 	int32_t task, model, round;
 	/* CLOCK_MONOTONIC ns */
 	uint64_t t_start;	/* root: round start; local: model received */
+	uint64_t t_go;		/* root: when the harness asked it to start */
 	uint64_t t_send;	/* started sending to broadcast children */
-	uint64_t t_train0, t_train1;
+	uint64_t t_train0, t_train1;	/* the arithmetic, as it happened */
+	uint64_t t_ready;	/* compute phase over: max(deadline, t_train1) */
+	uint64_t overrun_ns;	/* t_train1 past the deadline, 0 if on time */
 	uint64_t t_up0, t_up1;	/* upload sent (local) */
 	uint64_t t_end;		/* root: every upload in */
 	uint64_t t_child[WK_MAX_CHILDREN];	/* upload from child i in */

@@ -280,7 +280,8 @@ static int write_point(const struct experiment *x, const struct scenario *sc,
 
 /* Run `twinlab run` on one point; its output goes to the log. */
 static int run_point(const char *path, const char *sched, long rounds,
-		     const char *db, const char *prefix, int logfd)
+		     const char *db, const char *prefix, const char *dilation,
+		     int logfd)
 {
 	char r[24], self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -297,7 +298,8 @@ static int run_point(const char *path, const char *sched, long rounds,
 	if (pid == 0) {
 		char *argv[] = { self, "run", (char *)path, "--scheduler",
 				 (char *)sched, "--rounds", r, "--db",
-				 (char *)db, "--prefix", (char *)prefix, NULL };
+				 (char *)db, "--prefix", (char *)prefix,
+				 "--dilation", (char *)dilation, NULL };
 
 		dup2(logfd, 1);
 		dup2(logfd, 2);
@@ -372,10 +374,11 @@ int cmd_experiment(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, 'd' },
 		{ "prefix", required_argument, NULL, 'p' },
+		{ "dilation", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *db = "twinlab.db", *prefix = "tle";
+	const char *db = "twinlab.db", *prefix = "tle", *dilation = "auto";
 	struct experiment x;
 	struct scenario *sc;
 	char dir[600], log[700], path[800];
@@ -390,12 +393,16 @@ int cmd_experiment(int argc, char **argv)
 		case 'p':
 			prefix = optarg;
 			break;
+		case 'D':
+			dilation = optarg;
+			break;
 		case 'h':
 			printf("usage: %s experiment FILE [--db FILE] "
-			       "[--prefix P]\n\nRuns every point of the sweep "
-			       "in FILE on the emulation and stores it in the\n"
-			       "results database (default twinlab.db). Needs "
-			       "root.\n", prog);
+			       "[--prefix P] [--dilation N|auto]\n\nRuns every "
+			       "point of the sweep in FILE on the emulation and "
+			       "stores it in the\nresults database (default "
+			       "twinlab.db); each point as 'twinlab run' with the "
+			       "same\n--dilation. Needs root.\n", prog);
 			return 0;
 		default:
 			return EXIT_USAGE;
@@ -462,7 +469,7 @@ int cmd_experiment(int argc, char **argv)
 				double t1 = now_s(), left;
 				int64_t before = last_run(db);
 				int rc = run_point(path, x.sched[k], x.rounds, db,
-						   prefix, logfd);
+						   prefix, dilation, logfd);
 
 				done++;
 				record_point(db, before, &x, x.sched[k],

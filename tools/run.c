@@ -181,6 +181,7 @@ int cmd_run(int argc, char **argv)
 		{ "db", required_argument, NULL, 'd' },
 		{ "prefix", required_argument, NULL, 'p' },
 		{ "keep", no_argument, NULL, 'k' },
+		{ "dilation", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -209,6 +210,20 @@ int cmd_run(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "s:r:d:p:kh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'D': {
+			char *end;
+
+			errno = 0;
+			lo.dilation = strtod(optarg, &end);
+			if (errno || end == optarg || *end ||
+			    !(lo.dilation >= 1 &&
+			      lo.dilation <= LAB_DILATION_MAX)) {
+				p_err("bad --dilation '%s': a number in [1, %g]",
+				      optarg, LAB_DILATION_MAX);
+				return EXIT_USAGE;
+			}
+			break;
+		}
 		case 's':
 			ops = sched_arg(optarg);
 			if (!ops)
@@ -297,13 +312,32 @@ int cmd_run(int argc, char **argv)
 			      was[0] ? was : "?", how[0] ? how : "?");
 			goto out;
 		}
-		printf("run: %s, scheduler %s, %u rounds, prefix '%s': using "
-		       "the emulation that is up\n", sc->name, ops->name,
-		       fo.rounds, lo.prefix);
+		{
+			char dv[64] = "";
+			double was_n;
+
+			if (lab_state_get(lo.prefix, "dilation", dv, sizeof(dv)) ||
+			    sscanf(dv, "%lf", &was_n) != 1 || !(was_n >= 1)) {
+				p_err("prefix '%s' has no valid dilation in its "
+				      "state: take it down first", lo.prefix);
+				goto out;
+			}
+			if (lo.dilation && lo.dilation != was_n) {
+				p_err("prefix '%s' is up at dilation %g, not %g",
+				      lo.prefix, was_n, lo.dilation);
+				goto out;
+			}
+			lo.dilation = was_n;
+		}
+		printf("run: %s, scheduler %s, %u rounds, prefix '%s', dilation "
+		       "%g: using the emulation that is up\n", sc->name,
+		       ops->name, fo.rounds, lo.prefix, lo.dilation);
 	} else {
-		printf("run: %s, scheduler %s, %u rounds, prefix '%s': "
-		       "building\n", sc->name, ops->name, fo.rounds,
-		       lo.prefix);
+		if (!lo.dilation)
+			lo.dilation = 1;
+		printf("run: %s, scheduler %s, %u rounds, prefix '%s', dilation "
+		       "%g: building\n", sc->name, ops->name, fo.rounds,
+		       lo.prefix, lo.dilation);
 		fflush(stdout);
 		e = lab_up(p, a, &lo, &lab, err, sizeof(err));
 		if (e) {
@@ -350,6 +384,8 @@ int cmd_run(int argc, char **argv)
 	}
 	for (int t = 0; t < p->ntasks; t++)
 		checks[t] = true;
+	fo.dilation = lo.dilation;
+	fo.timeout_s = 60 + 2 * lo.dilation;
 	printf("run: starting the workers\n");
 	fflush(stdout);
 	e = fleet_start(p, a, &fo, &f, err, sizeof(err));
@@ -358,41 +394,25 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	for (unsigned r = 1; r <= fo.rounds && !interrupted; r++) {
-		int ok, nt = 0;
+		int ok, nt = 0, live = 0;
 		double sum = 0, psum = 0, acc = 0;
 
+		for (int t = 0; t < p->ntasks; t++)
+			live += !p->tasks[t].blocked && !fleet_failed(f, t, NULL);
 		for (int i = 0; i < nctr; i++)
 			ctr[i].before = tx_bytes(&ctr[i]);
 		ok = fleet_round(f, r, rr);
 		for (int i = 0; i < nctr; i++) {
 			const struct counter *x = &ctr[i];
-			const struct task_plan *tp;
-			double transfers = 0;
 
 			link_name(p, x->link, ls[i].name, sizeof(ls[i].name));
 			ls[i].bytes = tx_bytes(x) - x->before;
-			/* transfers on the link times one message's bytes */
-			for (int t = 0; t < p->ntasks; t++) {
-				tp = &p->tasks[t];
-				if (!rr[t].done)
-					continue;
-				for (int m = 1; m < tp->nmodels; m++)
-					for (int up = 0; up < 2; up++) {
-						const struct ppath *pp =
-							up ? &tp->up.path[m] :
-							     &tp->bcast.path[m];
-
-						for (int h = 0; h < pp->nhops; h++)
-							transfers +=
-								plan_link(p, &pp->hops[h]) ==
-										x->link ?
-									(double)rr[t].msg_bytes :
-									0;
-					}
-			}
-			ls[i].pred_bytes = transfers;
+			/* the twin's bytes on the wire, in emulated bytes;
+			 * a task that failed this round sent only part */
+			ls[i].pred_bytes = ok == live ? p->link_bytes[x->link] /
+							      p->sc->scale : 0;
 			link_meas += (double)ls[i].bytes;
-			link_pred += transfers;
+			link_pred += ls[i].pred_bytes;
 		}
 		rounds_run++;
 		for (int t = 0; t < p->ntasks; t++) {
@@ -438,8 +458,8 @@ int cmd_run(int argc, char **argv)
 	summary(p, f, meas, done, acc0, acc1, checks);
 	if (rounds_run)
 		printf("bandwidth: %.0f bytes per round sent on the IP links "
-		       "that carry transfers; the plan puts %.0f bytes of "
-		       "messages there (x %.3f with TCP/IP headers)\n",
+		       "that carry transfers; the twin predicts %.0f bytes on "
+		       "the wire there (measured/predicted %.3f)\n",
 		       link_meas / rounds_run, link_pred / rounds_run,
 		       link_pred > 0 ? link_meas / link_pred : 0);
 	results_end_run(res, interrupted ? "interrupted" :

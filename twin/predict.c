@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wire.h"
+
 enum fstate { F_WAIT, F_ACTIVE, F_FLIGHT, F_DONE };
 
 struct flow {
@@ -273,10 +275,18 @@ int predict_round(struct plan *p)
 
 	for (int ti = 0; ti < p->ntasks; ti++) {
 		struct task_plan *tp = &p->tasks[ti];
-		double bits = 8.0 * (double)scn_task_bytes(tp->task);
+		struct wire_msg wm;
+		double bits, ack;
 
 		if (tp->blocked)
 			continue;
+		err = wire_message(p->sc, tp->task, &wm);
+		if (err)
+			goto out;
+		err = -ENOMEM;
+		/* what crosses the wire, in physical units: x scale */
+		bits = 8.0 * (double)wm.data_bytes * p->sc->scale;
+		ack = (double)wm.ack_bytes * p->sc->scale;
 		s.left++;
 		for (int m = 0; m < tp->nmodels; m++) {
 			int k = slot(&s, ti, m);
@@ -294,9 +304,14 @@ int predict_round(struct plan *p)
 				f->prop = pp->km * FIBRE_S_PER_KM;
 				/* model 0 has no flows of its own */
 				f->state = m == 0 ? F_DONE : F_WAIT;
-				for (int h = 0; m && h < pp->nhops; h++)
-						p->link_bytes[plan_link(p, &pp->hops[h])] +=
+				for (int h = 0; m && h < pp->nhops; h++) {
+					struct hop back = pp->hops[h];
+
+					back.dir = 1 - back.dir;
+					p->link_bytes[plan_link(p, &pp->hops[h])] +=
 						bits / 8;
+					p->link_bytes[plan_link(p, &back)] += ack;
+				}
 			}
 			if (m)
 				s.ms[slot(&s, ti, tp->up.parent[m])].pending++;

@@ -13,7 +13,11 @@
  * - Transfers in progress share every IP link (access links and lightpath
  *   directions) max-min fairly, recomputed at every event; a transfer ends
  *   its last bit's propagation (4.9 us/km over its path) after it finished
- *   sending. TCP dynamics and headers are not modelled.
+ *   sending. A transfer is the bytes it puts on the wire (twin/wire.h:
+ *   header, payload and every segment's TCP/IP/Ethernet headers); its
+ *   ACKs are counted in link_bytes on the reverse links but take no
+ *   capacity. TCP's own dynamics are not modelled: the emulation turns
+ *   off what would differ (slow start, delayed ACKs, tail-loss probes).
  *
  * Phases: broadcast = when the last local model has the model; compute =
  * from then until the last local training ends; upload = the rest.
@@ -25,7 +29,8 @@
 
 /*
  * predict_round - fill each task's bcast_s/compute_s/upload_s/round_s, the
- * plan's mean_round_s and link_bytes. 0 or -errno.
+ * plan's mean_round_s and link_bytes (bytes on the wire per round, data
+ * and ACKs, physical units: emulated bytes x scale). 0 or -errno.
  */
 int predict_round(struct plan *p) __attribute__((warn_unused_result));
 

@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * The round predictor against answers worked out by hand. Two ROADMs 100 km
- * apart (0.49 ms of fibre), access links of 10 Gbit/s, a 1.25 MB model
- * (10 Mbit: 1 ms at 10 Gbit/s), 2 ms of training on a full core.
+ * apart (0.49 ms of fibre), access links of 10 Gbit/s, a 1.25 MB model,
+ * 2 ms of training on a full core.
+ *
+ * On the wire (twin/wire.h) the model is a message of 1,250,000 + 40 bytes
+ * in ceil(1,250,040 / 1448) = 864 segments, each with 66 bytes of headers:
+ * 1,250,040 + 864 x 66 = 1,307,064 bytes, so one transfer alone on a
+ * 10 Gbit/s link takes T = 1.0456512 ms; its 864 ACKs are 57,024 bytes on
+ * the reverse links.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -14,6 +20,10 @@
 	"name: line\nwavelength_gbps: 100\nwavelengths: 4\ndemand_gbps: 1\n" \
 	"roadms: [A, B]\nfibres: [{a: A, b: B, km: 100}]\n"                  \
 	"routers: [{name: rA, roadm: A}, {name: rB, roadm: B}]\n"
+
+#define T 1.0456512e-3
+#define DATA 1307064.0
+#define ACKS 57024.0
 
 #define SRV(n, r) \
 	"  - {name: " n ", router: " r ", access_gbps: 10, cpu: 1, memory_mib: 1}\n"
@@ -48,11 +58,11 @@ Test(predict, one_local)
 		struct plan *p = predicted(y, sched_list[i], &sc);
 		const struct task_plan *tp = &p->tasks[0];
 
-		cr_assert_float_eq(tp->bcast_s, 1.49e-3, 1e-9);
+		cr_assert_float_eq(tp->bcast_s, T + 0.49e-3, 1e-9);
 		cr_assert_float_eq(tp->compute_s, 2e-3, 1e-9);
-		cr_assert_float_eq(tp->upload_s, 1.49e-3, 1e-9);
-		cr_assert_float_eq(tp->round_s, 4.98e-3, 1e-9);
-		cr_assert_float_eq(p->mean_round_s, 4.98e-3, 1e-9);
+		cr_assert_float_eq(tp->upload_s, T + 0.49e-3, 1e-9);
+		cr_assert_float_eq(tp->round_s, 2 * T + 2.98e-3, 1e-9);
+		cr_assert_float_eq(p->mean_round_s, 2 * T + 2.98e-3, 1e-9);
 		plan_free(p);
 		scenario_free(sc);
 	}
@@ -60,9 +70,11 @@ Test(predict, one_local)
 
 /*
  * Two locals behind rB. SPFF: both copies share g's 10 Gbit/s access
- * link, 5 Gbit/s each: 2 ms + 0.49 ms down, the same up. MST: g -> l1 ->
- * l2 (or l2 -> l1); l2 gets the model from l1 over access links only (1 ms), trains
- * until 4.49 ms, uploads to l1 (5.49 ms), l1 uploads to g (6.98 ms).
+ * link, 5 Gbit/s each: 2T + 0.49 ms down, the same up; g's uplink carries
+ * both copies and the ACKs of both uploads. MST: g -> l1 -> l2 (or l2 ->
+ * l1); l2 gets the model from l1 over access links only (T), trains for
+ * 2 ms, uploads to l1 (T), l1 uploads to g (T + 0.49 ms); g's uplink
+ * carries one copy and the ACKs of one upload.
  */
 Test(predict, shared_access_link)
 {
@@ -73,11 +85,10 @@ Test(predict, shared_access_link)
 	const struct task_plan *tp = &p->tasks[0];
 	int down = plan_link(p, &(struct hop){ HOP_ACCESS, tp->server[0], 0 });
 
-	cr_assert_float_eq(tp->bcast_s, 2.49e-3, 1e-9);
+	cr_assert_float_eq(tp->bcast_s, 2 * T + 0.49e-3, 1e-9);
 	cr_assert_float_eq(tp->compute_s, 2e-3, 1e-9);
-	cr_assert_float_eq(tp->round_s, 6.98e-3, 1e-9);
-	/* g's uplink carries two copies */
-	cr_assert_float_eq(p->link_bytes[down], 2 * 1.25e6, 1e-3);
+	cr_assert_float_eq(tp->round_s, 4 * T + 2.98e-3, 1e-9);
+	cr_assert_float_eq(p->link_bytes[down], 2 * DATA + 2 * ACKS, 1e-3);
 	plan_free(p);
 	scenario_free(sc);
 
@@ -86,12 +97,12 @@ Test(predict, shared_access_link)
 	/* either local may be the middle node: the two trees tie */
 	cr_assert((tp->bcast.parent[1] == 0 && tp->bcast.parent[2] == 1) ||
 		  (tp->bcast.parent[2] == 0 && tp->bcast.parent[1] == 2));
-	cr_assert_float_eq(tp->bcast_s, 2.49e-3, 1e-9);
+	cr_assert_float_eq(tp->bcast_s, 2 * T + 0.49e-3, 1e-9);
 	cr_assert_float_eq(tp->compute_s, 2e-3, 1e-9);
-	cr_assert_float_eq(tp->upload_s, 2.49e-3, 1e-9);
-	cr_assert_float_eq(tp->round_s, 6.98e-3, 1e-9);
+	cr_assert_float_eq(tp->upload_s, 2 * T + 0.49e-3, 1e-9);
+	cr_assert_float_eq(tp->round_s, 4 * T + 2.98e-3, 1e-9);
 	down = plan_link(p, &(struct hop){ HOP_ACCESS, tp->server[0], 0 });
-	cr_assert_float_eq(p->link_bytes[down], 1.25e6, 1e-3);
+	cr_assert_float_eq(p->link_bytes[down], DATA + ACKS, 1e-3);
 	plan_free(p);
 	scenario_free(sc);
 }

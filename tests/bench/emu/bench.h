@@ -27,8 +27,8 @@ static inline double now_s(void)
 
 /*
  * The token bucket emu/lab.c shape() gives a link of `gbps` at `scale`:
- * a burst of 1 ms at rate but at least 64 KiB (one GSO packet), a queue
- * of 50 ms. Mirrored for the ip/tc and bare variants; the census compares
+ * a burst of 1 ms at rate but at least 2 KiB (about one frame), a
+ * queue of 50 ms at rate but at least 64 KiB (no dilation). Mirrored for the ip/tc and bare variants; the census compares
  * every tbf with twinlab's, so a change in lab.c shows up as DIFFERENT.
  */
 static inline void tbf_params(double gbps, double scale, uint64_t *bps,
@@ -38,8 +38,8 @@ static inline void tbf_params(double gbps, double scale, uint64_t *bps,
 
 	*bps = (uint64_t)(gbps * 1e9 / scale);
 	bytes = *bps / 8;
-	*burst = (uint32_t)(bytes / 1000 > 65536 ? bytes / 1000 : 65536);
-	lim = bytes / 20 + *burst;
+	*burst = bytes / 1000 > 2048 ? (uint32_t)(bytes / 1000) : 2048;
+	lim = bytes / 20;
 	if (lim < 65536)
 		lim = 65536;
 	if (lim > UINT32_MAX)

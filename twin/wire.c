@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+#include "wire.h"
+
+#include <errno.h>
+
+#include "fl.h"
+
+_Static_assert(WIRE_CLASSES == FL_CLASSES, "one data set");
+
+int wire_message(const struct scenario *sc, const struct scn_task *t,
+		 struct wire_msg *out)
+{
+	double scaled = (double)t->parameters / sc->scale;
+	uint64_t params = scaled < 1 ? 1 : (uint64_t)scaled;
+	int err;
+
+	if (!fl_wire_supported(t->bytes_per_parameter))
+		return -EINVAL;
+	if (scaled > 1e12)
+		return -EOVERFLOW;
+	err = fl_shape_for(params, FL_CLASSES, &out->dim);
+	if (err)
+		return err;
+	out->nparams = fl_nparams(FL_CLASSES, out->dim);
+	out->payload = fl_wire_size(out->nparams, t->bytes_per_parameter);
+	if (!out->payload)
+		return -EOVERFLOW;
+	out->msg = out->payload + WIRE_MSG_HDR;
+	out->segments = (out->msg + WIRE_MSS - 1) / WIRE_MSS;
+	out->data_bytes = out->msg + WIRE_SEG_OVERHEAD * out->segments;
+	out->ack_bytes = WIRE_SEG_OVERHEAD * out->segments;
+	return 0;
+}

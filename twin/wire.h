@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a model transfer puts on the wire, as the twin predicts it and the
+ * emulation sends it. A task's model of `parameters` becomes, at the
+ * scenario's scale, a softmax model of nparams = classes x (dim + 1)
+ * parameters (twin/fl.h, fl_shape_for), encoded in bytes_per_parameter
+ * (fl_wire_size): the payload. A message is the payload behind a
+ * WIRE_MSG_HDR-byte header, sent over TCP in segments of WIRE_MSS bytes;
+ * every segment carries WIRE_SEG_OVERHEAD bytes of Ethernet, IPv4 and TCP
+ * headers (with timestamps), as the link counters and qdiscs count them,
+ * and is answered by one pure ACK of WIRE_SEG_OVERHEAD bytes the other way
+ * (the emulation turns delayed ACKs off).
+ */
+#ifndef TWIN_WIRE_H
+#define TWIN_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scenario.h"
+
+#define WIRE_MSG_HDR 40		/* task, round, sender, length, digest,
+				 * weight */
+#define WIRE_MSS 1448		/* MTU 1500 - IPv4 20 - TCP 20 - TS 12 */
+#define WIRE_SEG_OVERHEAD 66	/* Ethernet 14 + IPv4 20 + TCP 32 */
+#define WIRE_CLASSES 10		/* the workers' data set (FL_CLASSES) */
+
+/* One message of a task, in emulated bytes (divided by the scale). */
+struct wire_msg {
+	int dim;		/* model shape: classes x (dim + 1) */
+	size_t nparams;
+	size_t payload;		/* encoded model */
+	size_t msg;		/* header + payload */
+	uint64_t segments;	/* TCP segments */
+	uint64_t data_bytes;	/* msg + per-segment headers: on the path */
+	uint64_t ack_bytes;	/* pure ACKs: on the reverse path */
+};
+
+/*
+ * wire_message - the message of task t of scenario sc. 0, or -EINVAL (a
+ * bytes_per_parameter with no wire format) / -EOVERFLOW (too large).
+ */
+int wire_message(const struct scenario *sc, const struct scn_task *t,
+		 struct wire_msg *out) __attribute__((warn_unused_result));
+
+#endif
