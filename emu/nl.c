@@ -24,6 +24,7 @@
 #include <linux/if_ether.h>
 #include <linux/netlink.h>
 #include <linux/pkt_cls.h>
+#include <linux/gen_stats.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 #include <linux/veth.h>
@@ -536,5 +537,75 @@ int nl_link_stats(struct nl *nl, int index, uint64_t *tx_bytes,
 	*rx_bytes = c.st.rx_bytes;
 	*tx_packets = c.st.tx_packets;
 	*rx_packets = c.st.rx_packets;
+	return 0;
+}
+
+struct qdisc_ctx {
+	int index;
+	uint64_t drops;
+	bool found;
+};
+
+static int qstats_attr(const struct nlattr *a, void *data)
+{
+	struct qdisc_ctx *c = data;
+	struct gnet_stats_queue q;
+
+	if (mnl_attr_get_type(a) == TCA_STATS_QUEUE &&
+	    mnl_attr_get_payload_len(a) >= sizeof(q)) {
+		memcpy(&q, mnl_attr_get_payload(a), sizeof(q));
+		c->drops += q.drops;
+		c->found = true;
+	}
+	return MNL_CB_OK;
+}
+
+static int qdisc_attr(const struct nlattr *a, void *data)
+{
+	if (mnl_attr_get_type(a) == TCA_STATS2)
+		return mnl_attr_parse_nested(a, qstats_attr, data);
+	return MNL_CB_OK;
+}
+
+static int qdisc_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct tcmsg *tcm = mnl_nlmsg_get_payload(nlh);
+	struct qdisc_ctx *c = data;
+
+	if (tcm->tcm_ifindex != c->index || tcm->tcm_parent != TC_H_ROOT)
+		return MNL_CB_OK;
+	return mnl_attr_parse(nlh, sizeof(*tcm), qdisc_attr, data);
+}
+
+int nl_qdisc_drops(struct nl *nl, int index, uint64_t *drops)
+{
+	char buf[32 * 1024] __attribute__((aligned(8)));
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct qdisc_ctx c = { .index = index };
+	struct tcmsg *tcm;
+	uint32_t seq = nl->seq0++;
+	int ret;
+
+	nlh->nlmsg_type = RTM_GETQDISC;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq;
+	tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
+	tcm->tcm_family = AF_UNSPEC;
+	tcm->tcm_ifindex = index;	/* the kernel dumps them all anyway */
+	if (mnl_socket_sendto(nl->sock, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	do {
+		ssize_t len = mnl_socket_recvfrom(nl->sock, buf, sizeof(buf));
+
+		if (len < 0)
+			return -errno;
+		ret = mnl_cb_run(buf, (size_t)len, seq, nl->portid, qdisc_cb,
+				 &c);
+	} while (ret > 0);
+	if (ret < 0)
+		return -errno;
+	if (!c.found)
+		return -ENODATA;
+	*drops = c.drops;
 	return 0;
 }

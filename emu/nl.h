@@ -72,4 +72,7 @@ int nl_commit(struct nl *nl) __attribute__((warn_unused_result));
 int nl_link_stats(struct nl *nl, int index, uint64_t *tx_bytes,
 		  uint64_t *rx_bytes, uint64_t *tx_packets, uint64_t *rx_packets);
 
+/* Packets the root qdisc of `index` has dropped since it was made. */
+int nl_qdisc_drops(struct nl *nl, int index, uint64_t *drops);
+
 #endif

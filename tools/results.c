@@ -42,7 +42,19 @@ static const char schema[] =
 	" end_ns INTEGER, bytes INTEGER);"
 	"CREATE TABLE IF NOT EXISTS links ("
 	" run INTEGER, round INTEGER, link TEXT, bytes INTEGER,"
-	" pred_bytes REAL, PRIMARY KEY (run, round, link));";
+	" pred_bytes REAL, PRIMARY KEY (run, round, link));"
+	"CREATE TABLE IF NOT EXISTS fidelity ("
+	" run INTEGER, round INTEGER, dilation REAL, wall_s REAL,"
+	" psi REAL, cpu REAL, retrans INTEGER, out_segs INTEGER,"
+	" drops INTEGER, overruns INTEGER, phases INTEGER,"
+	" overrun_max_s REAL, skew_max_s REAL, verdict TEXT,"
+	" PRIMARY KEY (run, round));";
+
+/* Columns added after the first schema: added to older databases. */
+static const char *const added[] = {
+	"ALTER TABLE runs ADD COLUMN dilation REAL",
+	"ALTER TABLE runs ADD COLUMN verdict TEXT",
+};
 
 static int db_err(struct results *r, char *err, size_t len, const char *what)
 {
@@ -74,6 +86,21 @@ struct results *results_open(const char *path, char *err, size_t len)
 		results_close(r);
 		return NULL;
 	}
+	for (size_t i = 0; i < sizeof(added) / sizeof(added[0]); i++)
+		if (sqlite3_exec(r->db, added[i], NULL, NULL, &msg) != SQLITE_OK) {
+			bool had = msg && strstr(msg, "duplicate column");
+
+			if (!had)
+				snprintf(err, len, "cannot update results "
+					 "database '%s': %s", path,
+					 msg ? msg : "?");
+			sqlite3_free(msg);
+			msg = NULL;
+			if (!had) {
+				results_close(r);
+				return NULL;
+			}
+		}
 	return r;
 }
 
@@ -333,6 +360,52 @@ int results_end_run(struct results *r, const char *status)
 		return -EIO;
 	sqlite3_bind_text(st, 1, status, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, r->run);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int results_fidelity(struct results *r, unsigned round,
+		     const struct mon_round *m, const char *verdict)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(r->db, "INSERT OR REPLACE INTO fidelity VALUES "
+			       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, r->run);
+	sqlite3_bind_int(st, 2, (int)round);
+	sqlite3_bind_double(st, 3, m->dilation);
+	sqlite3_bind_double(st, 4, m->wall_s);
+	sqlite3_bind_double(st, 5, m->psi);
+	sqlite3_bind_double(st, 6, m->cpu);
+	sqlite3_bind_int64(st, 7, (int64_t)m->retrans);
+	sqlite3_bind_int64(st, 8, (int64_t)m->out_segs);
+	sqlite3_bind_int64(st, 9, (int64_t)m->drops);
+	sqlite3_bind_int(st, 10, m->overruns);
+	sqlite3_bind_int(st, 11, m->phases);
+	sqlite3_bind_double(st, 12, m->overrun_max_s);
+	sqlite3_bind_double(st, 13, m->skew_max_s);
+	sqlite3_bind_text(st, 14, verdict, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int results_verdict(struct results *r, double dilation, const char *verdict)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(r->db, "UPDATE runs SET dilation = ?, "
+			       "verdict = ? WHERE id = ?", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_double(st, 1, dilation);
+	sqlite3_bind_text(st, 2, verdict, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, r->run);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -EIO;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "emu/fleet.h"
+#include "emu/monitor.h"
 #include "twin/plan.h"
 
 struct results;
@@ -39,6 +40,14 @@ int results_round(struct results *r, const struct plan *p, unsigned round,
 		  const struct fleet_task_round *res,
 		  const struct link_sample *links, int nlinks, char *err,
 		  size_t len);
+
+/* The fidelity of one round: what the monitor saw and its verdict
+ * ("faithful" or "degraded: ..."). */
+int results_fidelity(struct results *r, unsigned round,
+		     const struct mon_round *m, const char *verdict);
+
+/* The run's dilation and its verdict over all rounds. */
+int results_verdict(struct results *r, double dilation, const char *verdict);
 
 /* Mark a task failed (with the reason) and the run's end status. */
 int results_task_failed(struct results *r, int task, const char *why);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "emu/fleet.h"
+#include "emu/monitor.h"
 #include "emu/lab.h"
 #include "emu/netns.h"
 #include "emu/nl.h"
@@ -49,12 +50,19 @@ static void on_signal(int sig)
 static void run_usage(FILE *f)
 {
 	fprintf(f, "usage: %s run SCENARIO [--scheduler NAME] [--rounds R] "
-		   "[--db FILE] [--prefix P] [--keep]\n\n"
+		   "[--db FILE] [--prefix P]\n           [--dilation N|auto] "
+		   "[--keep]\n\n"
 		   "Runs every task's workers on the emulation (built first "
 		   "unless it is up) for R\nrounds (default: the tasks' own), "
 		   "stores everything in FILE (default\ntwinlab.db) and prints "
-		   "measured against predicted figures. Needs root.\n"
-		   "  --keep   leave the emulation up afterwards\n", prog);
+		   "measured against predicted figures, in scenario time,\n"
+		   "with a fidelity verdict per round and for the run. Needs "
+		   "root.\n"
+		   "  --dilation N  run the emulation N times slower than the "
+		   "scenario (rates / N,\n                delays x N); auto "
+		   "(the default) starts at 1 and raises N until the\n"
+		   "                first round is faithful\n"
+		   "  --keep        leave the emulation up afterwards\n", prog);
 }
 
 /* Where a directed link's bytes leave: namespace and interface. */
@@ -173,178 +181,94 @@ static void summary(const struct plan *p, const struct fleet *f,
 	       "held-out accuracy after round 1)\n");
 }
 
-int cmd_run(int argc, char **argv)
+/* Everything one attempt at one dilation needs and leaves behind. */
+struct run_ctx {
+	const char *scenario_path, *db;
+	const struct sched_ops *ops;
+	struct lab_opts lo;
+	struct fleet_opts fo;
+	bool keep, auto_n;
+	struct plan *p;
+	struct addressing *a;
+	struct results *res;
+	char *json_text;
+	/* results of the attempt */
+	bool built, retry;
+	double suggest;
+	char verdict[256];
+};
+
+enum { ATTEMPT_DONE = 0, ATTEMPT_FAILED = 1, ATTEMPT_RETRY = 3 };
+
+static int open_monitor(const struct plan *p, const char *prefix,
+			const struct counter *ctr, int nctr,
+			struct monitor **out)
 {
-	static const struct option opts[] = {
-		{ "scheduler", required_argument, NULL, 's' },
-		{ "rounds", required_argument, NULL, 'r' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "prefix", required_argument, NULL, 'p' },
-		{ "keep", no_argument, NULL, 'k' },
-		{ "dilation", required_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const struct sched_ops *ops = &sched_mst;
-	struct lab_opts lo = { .prefix = "tl", .delay = true };
-	struct fleet_opts fo = { .timeout_s = 60, .cgroups = true };
-	const char *db = "twinlab.db";
-	struct scenario *sc;
-	struct plan *p = NULL;
-	struct addressing *a = NULL;
-	struct results *res = NULL;
+	const struct scenario *sc = p->sc;
+	char (*names)[64] = calloc((size_t)sc->nnodes + 1, sizeof(*names));
+	const char **ns = calloc((size_t)sc->nnodes + 1, sizeof(*ns));
+	int n = 0, err = 0;
+
+	*out = NULL;
+	if (!names || !ns) {
+		free(names);
+		free(ns);
+		return -ENOMEM;
+	}
+	for (int s = 0; s < sc->nnodes; s++)
+		if (sc->nodes[s].kind == NODE_SERVER) {
+			lab_ns_name(prefix, sc->nodes[s].name, names[n],
+				    sizeof(names[n]));
+			ns[n] = names[n];
+			n++;
+		}
+	*out = monitor_new(ns, n);
+	if (!*out)
+		err = -errno;
+	for (int i = 0; !err && i < nctr; i++)
+		err = monitor_add_qdisc(*out, ctr[i].nl, ctr[i].ifindex);
+	free(names);
+	free(ns);
+	return err;
+}
+
+/* One run at x->lo.dilation: build, start, rounds, verdict, tear down. */
+static int attempt(struct run_ctx *x)
+{
+	const struct plan *p = x->p;
 	struct fleet *f = NULL;
 	struct lab *lab = NULL;
+	struct monitor *mon = NULL;
 	struct counter *ctr = NULL;
 	struct nscache *nsc = NULL;
 	struct fleet_task_round *rr = NULL;
 	struct link_sample *ls = NULL;
 	double (*meas)[4] = NULL, *acc0 = NULL, *acc1 = NULL;
-	double link_meas = 0, link_pred = 0;
-	unsigned rounds_run = 0;
-	int *done = NULL, nctr = 0, nnsc = 0, c, rc = 1, e, failed = 0;
-	bool keep = false, built = false, *checks = NULL;
-	char err[512] = "";
-	unsigned rounds = 0;
-	char *json_text = NULL;
+	double link_meas = 0, link_pred = 0, n = x->lo.dilation;
+	unsigned rounds_run = 0, degraded = 0;
+	int *done = NULL, nctr = 0, nnsc = 0, rc = ATTEMPT_FAILED, e,
+	    failed = 0;
+	bool *checks = NULL;
+	char err[512] = "", first_why[240] = "";
 
-	while ((c = getopt_long(argc, argv, "s:r:d:p:kh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'D': {
-			char *end;
-
-			errno = 0;
-			lo.dilation = strtod(optarg, &end);
-			if (errno || end == optarg || *end ||
-			    !(lo.dilation >= 1 &&
-			      lo.dilation <= LAB_DILATION_MAX)) {
-				p_err("bad --dilation '%s': a number in [1, %g]",
-				      optarg, LAB_DILATION_MAX);
-				return EXIT_USAGE;
-			}
-			break;
-		}
-		case 's':
-			ops = sched_arg(optarg);
-			if (!ops)
-				return EXIT_USAGE;
-			break;
-		case 'r':
-			rounds = (unsigned)strtoul(optarg, NULL, 10);
-			if (rounds < 1 || rounds > 100000) {
-				p_err("bad --rounds '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'd':
-			db = optarg;
-			break;
-		case 'p':
-			lo.prefix = optarg;
-			break;
-		case 'k':
-			keep = true;
-			break;
-		case 'h':
-			run_usage(stdout);
-			return 0;
-		default:
-			run_usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1) {
-		run_usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (!lab_prefix_ok(lo.prefix)) {
-		p_err("bad prefix '%s'", lo.prefix);
-		return EXIT_USAGE;
-	}
-	if (geteuid() != 0) {
-		p_err("'run' needs root: it builds namespaces and cgroups");
-		return 1;
-	}
-	lo.scenario_path = argv[optind];
-	sc = load_scenario(argv[optind]);
-	if (!sc)
-		return EXIT_USAGE;
-	fo.prefix = lo.prefix;
-	if (!rounds)
-		for (int t = 0; t < sc->ntasks; t++)
-			rounds = sc->tasks[t].rounds > rounds ?
-					 sc->tasks[t].rounds : rounds;
-	fo.rounds = rounds ? rounds : 1;
-	p = sched_plan(sc, ops);
-	if (!p || predict_round(p)) {
-		p_err("cannot schedule '%s': %s", sc->name, strerror(errno));
-		goto out;
-	}
-	a = addressing_new(p);
-	if (!a) {
-		p_err("cannot address '%s': %s", sc->name, strerror(errno));
-		goto out;
-	}
-	{
-		struct json_object *o = plan_json(p);
-
-		json_text = o ? strdup(json_object_to_json_string(o)) : NULL;
-		json_object_put(o);
-	}
-	res = results_open(db, err, sizeof(err));
-	if (!res || !json_text) {
-		p_err("%s", json_text ? err : "out of memory");
-		goto out;
-	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	if (lab_exists(lo.prefix)) {
-		char was[512] = "", how[64] = "";
-
-		/* an emulation of the same plan (same scenario file and
-		 * scheduler: the plan is deterministic) is used as it is */
-		if (lab_state_get(lo.prefix, "scenario", was, sizeof(was)) ||
-		    lab_state_get(lo.prefix, "scheduler", how, sizeof(how)) ||
-		    strcmp(was, argv[optind]) || strcmp(how, ops->name)) {
-			p_err("prefix '%s' is up with another plan (scenario "
-			      "'%s', scheduler '%s'): take it down first or "
-			      "choose another --prefix", lo.prefix,
-			      was[0] ? was : "?", how[0] ? how : "?");
-			goto out;
-		}
-		{
-			char dv[64] = "";
-			double was_n;
-
-			if (lab_state_get(lo.prefix, "dilation", dv, sizeof(dv)) ||
-			    sscanf(dv, "%lf", &was_n) != 1 || !(was_n >= 1)) {
-				p_err("prefix '%s' has no valid dilation in its "
-				      "state: take it down first", lo.prefix);
-				goto out;
-			}
-			if (lo.dilation && lo.dilation != was_n) {
-				p_err("prefix '%s' is up at dilation %g, not %g",
-				      lo.prefix, was_n, lo.dilation);
-				goto out;
-			}
-			lo.dilation = was_n;
-		}
+	x->built = x->retry = false;
+	x->suggest = 0;
+	snprintf(x->verdict, sizeof(x->verdict), "faithful");
+	if (lab_exists(x->lo.prefix)) {
 		printf("run: %s, scheduler %s, %u rounds, prefix '%s', dilation "
-		       "%g: using the emulation that is up\n", sc->name,
-		       ops->name, fo.rounds, lo.prefix, lo.dilation);
+		       "%g: using the emulation that is up\n", p->sc->name,
+		       x->ops->name, x->fo.rounds, x->lo.prefix, n);
 	} else {
-		if (!lo.dilation)
-			lo.dilation = 1;
 		printf("run: %s, scheduler %s, %u rounds, prefix '%s', dilation "
-		       "%g: building\n", sc->name, ops->name, fo.rounds,
-		       lo.prefix, lo.dilation);
+		       "%g: building\n", p->sc->name, x->ops->name,
+		       x->fo.rounds, x->lo.prefix, n);
 		fflush(stdout);
-		e = lab_up(p, a, &lo, &lab, err, sizeof(err));
+		e = lab_up(p, x->a, &x->lo, &lab, err, sizeof(err));
 		if (e) {
 			p_err("%s", err);
 			goto out;
 		}
-		built = true;
+		x->built = true;
 	}
 	fflush(stdout);
 	{
@@ -358,15 +282,18 @@ int cmd_run(int argc, char **argv)
 			}
 			fclose(mf);
 		}
-		e = results_begin_run(res, p, argv[optind], json_text, dot,
-				      lo.prefix, fo.rounds, err, sizeof(err));
+		e = results_begin_run(x->res, p, x->scenario_path, x->json_text,
+				      dot, x->lo.prefix, x->fo.rounds, err,
+				      sizeof(err));
 		free(dot);
 	}
 	if (e) {
 		p_err("%s", err);
 		goto out;
 	}
-	e = open_counters(p, lo.prefix, &ctr, &nctr, &nsc, &nnsc);
+	e = open_counters(p, x->lo.prefix, &ctr, &nctr, &nsc, &nnsc);
+	if (!e)
+		e = open_monitor(p, x->lo.prefix, ctr, nctr, &mon);
 	if (e) {
 		p_err("cannot open the link counters: %s", strerror(-e));
 		goto out;
@@ -384,63 +311,108 @@ int cmd_run(int argc, char **argv)
 	}
 	for (int t = 0; t < p->ntasks; t++)
 		checks[t] = true;
-	fo.dilation = lo.dilation;
-	fo.timeout_s = 60 + 2 * lo.dilation;
+	x->fo.dilation = n;
+	x->fo.timeout_s = 60 + 2 * n;
 	printf("run: starting the workers\n");
 	fflush(stdout);
-	e = fleet_start(p, a, &fo, &f, err, sizeof(err));
+	e = fleet_start(p, x->a, &x->fo, &f, err, sizeof(err));
 	if (e) {
 		p_err("%s", err);
 		goto out;
 	}
-	for (unsigned r = 1; r <= fo.rounds && !interrupted; r++) {
+	for (unsigned r = 1; r <= x->fo.rounds && !interrupted; r++) {
 		int ok, nt = 0, live = 0;
-		double sum = 0, psum = 0, acc = 0;
+		double sum = 0, psum = 0, acc = 0, sug = 0;
+		struct mon_sample s0, s1;
+		struct mon_round mr = { .dilation = n, .round_min_s = INFINITY };
+		char why[200], verdict[240];
+		bool fine;
 
 		for (int t = 0; t < p->ntasks; t++)
 			live += !p->tasks[t].blocked && !fleet_failed(f, t, NULL);
 		for (int i = 0; i < nctr; i++)
 			ctr[i].before = tx_bytes(&ctr[i]);
+		e = monitor_sample(mon, &s0);
 		ok = fleet_round(f, r, rr);
+		if (!e)
+			e = monitor_sample(mon, &s1);
+		if (e) {
+			p_err("cannot read the host's counters: %s",
+			      strerror(-e));
+			goto out;
+		}
+		monitor_diff(&s0, &s1, &mr);
 		for (int i = 0; i < nctr; i++) {
-			const struct counter *x = &ctr[i];
+			const struct counter *c = &ctr[i];
 
-			link_name(p, x->link, ls[i].name, sizeof(ls[i].name));
-			ls[i].bytes = tx_bytes(x) - x->before;
+			link_name(p, c->link, ls[i].name, sizeof(ls[i].name));
+			ls[i].bytes = tx_bytes(c) - c->before;
 			/* the twin's bytes on the wire, in emulated bytes;
 			 * a task that failed this round sent only part */
-			ls[i].pred_bytes = ok == live ? p->link_bytes[x->link] /
+			ls[i].pred_bytes = ok == live ? p->link_bytes[c->link] /
 							      p->sc->scale : 0;
 			link_meas += (double)ls[i].bytes;
 			link_pred += ls[i].pred_bytes;
 		}
 		rounds_run++;
 		for (int t = 0; t < p->ntasks; t++) {
-			struct fleet_task_round *x = &rr[t];
+			struct fleet_task_round *q = &rr[t];
 
-			if (!x->done)
+			if (!q->done)
 				continue;
 			done[t]++;
-			meas[t][0] += x->round_s;
-			meas[t][1] += x->bcast_s;
-			meas[t][2] += x->compute_s;
-			meas[t][3] += x->upload_s;
+			meas[t][0] += q->round_s;
+			meas[t][1] += q->bcast_s;
+			meas[t][2] += q->compute_s;
+			meas[t][3] += q->upload_s;
 			if (r == 1)
-				acc0[t] = x->rep[0].accuracy;
-			acc1[t] = x->rep[0].accuracy;
-			checks[t] = checks[t] && x->check_ok;
-			sum += x->round_s;
+				acc0[t] = q->rep[0].accuracy;
+			acc1[t] = q->rep[0].accuracy;
+			checks[t] = checks[t] && q->check_ok;
+			sum += q->round_s;
 			psum += p->tasks[t].round_s;
-			acc += x->rep[0].accuracy;
+			acc += q->rep[0].accuracy;
 			nt++;
+			mr.overruns += q->overruns;
+			mr.phases += p->tasks[t].nmodels - 1;
+			mr.overrun_max_s = fmax(mr.overrun_max_s,
+						q->overrun_max_s);
+			mr.skew_max_s = fmax(mr.skew_max_s, q->skew_s);
+			mr.round_min_s = fmin(mr.round_min_s, q->round_s);
 		}
-		if (results_round(res, p, r, rr, ls, nctr, err, sizeof(err)))
-			p_err("warning: %s", err);
+		if (!nt)
+			mr.round_min_s = 0;
+		fine = monitor_verdict(&mr, why, sizeof(why), &sug);
+		snprintf(verdict, sizeof(verdict), "%s%s", fine ? "faithful" :
+			 "degraded: ", fine ? "" : why);
+		if (!fine) {
+			degraded++;
+			if (!first_why[0])
+				snprintf(first_why, sizeof(first_why),
+					 "%s (round %u)", why, r);
+			x->suggest = fmax(x->suggest, sug);
+		}
+		if (results_round(x->res, p, r, rr, ls, nctr, err,
+				  sizeof(err)) ||
+		    results_fidelity(x->res, r, &mr, verdict))
+			p_err("warning: %s", err[0] ? err :
+			      "cannot store the round's fidelity");
 		printf("round %u/%u: %d tasks done, mean round %.2f ms "
-		       "(predicted %.2f ms), mean accuracy %.3f\n", r,
-		       fo.rounds, ok, nt ? sum / nt * 1e3 : 0,
-		       nt ? psum / nt * 1e3 : 0, nt ? acc / nt : 0);
+		       "(predicted %.2f ms), mean accuracy %.3f; %s\n", r,
+		       x->fo.rounds, ok, nt ? sum / nt * 1e3 : 0,
+		       nt ? psum / nt * 1e3 : 0, nt ? acc / nt : 0, verdict);
 		fflush(stdout);
+		/* auto: the first round calibrates; a degraded one retries */
+		if (!fine && x->auto_n && r == 1 &&
+		    x->suggest <= LAB_DILATION_MAX && x->built) {
+			x->retry = true;
+			results_end_run(x->res, "recalibrated");
+			results_verdict(x->res, n, verdict);
+			printf("run: dilation %g is not faithful (%s); trying "
+			       "%g\n", n, why, x->suggest);
+			rc = ATTEMPT_RETRY;
+			goto out;
+		}
 		if (ok == 0)
 			break;
 	}
@@ -449,10 +421,11 @@ int cmd_run(int argc, char **argv)
 
 		if (!p->tasks[t].blocked && fleet_failed(f, t, &why)) {
 			failed++;
-			results_task_failed(res, t, why);
+			results_task_failed(x->res, t, why);
 		} else if (!p->tasks[t].blocked && !checks[t]) {
 			failed++;
-			results_task_failed(res, t, "correctness check failed");
+			results_task_failed(x->res, t,
+					    "correctness check failed");
 		}
 	}
 	summary(p, f, meas, done, acc0, acc1, checks);
@@ -462,27 +435,33 @@ int cmd_run(int argc, char **argv)
 		       "the wire there (measured/predicted %.3f)\n",
 		       link_meas / rounds_run, link_pred / rounds_run,
 		       link_pred > 0 ? link_meas / link_pred : 0);
-	results_end_run(res, interrupted ? "interrupted" :
-			     failed ? "failed" : "ok");
-	printf("results: %s (run %lld)\n", db, (long long)results_run_id(res));
-	rc = interrupted || failed ? 1 : 0;
+	if (degraded)
+		snprintf(x->verdict, sizeof(x->verdict), "degraded: %u of %u "
+			 "rounds; %s; about dilation %g would be faithful",
+			 degraded, rounds_run, first_why, x->suggest);
+	printf("fidelity: dilation %g, %s\n", n, x->verdict);
+	results_verdict(x->res, n, x->verdict);
+	results_end_run(x->res, interrupted ? "interrupted" :
+			failed ? "failed" : "ok");
+	printf("results: %s (run %lld)\n", x->db,
+	       (long long)results_run_id(x->res));
+	rc = interrupted || failed ? ATTEMPT_FAILED : ATTEMPT_DONE;
 	if (interrupted)
 		p_err("interrupted");
 out:
 	fleet_stop(f);
+	monitor_free(mon);
 	for (int i = 0; nsc && i < nnsc; i++)
 		nl_close(nsc[i].nl);
 	free(nsc);
 	free(ctr);
 	lab_free(lab);
-	if (built && !keep)
-		lab_down(lo.prefix, NULL, NULL);
-	else if (built)
+	if (x->built && (!x->keep || rc == ATTEMPT_RETRY))
+		lab_down(x->lo.prefix, NULL, NULL);
+	else if (x->built)
 		printf("kept: the emulation stays up under prefix '%s' "
-		       "('twinlab down --prefix %s' removes it)\n", lo.prefix,
-		       lo.prefix);
-	results_close(res);
-	free(json_text);
+		       "('twinlab down --prefix %s' removes it)\n",
+		       x->lo.prefix, x->lo.prefix);
 	free(rr);
 	free(ls);
 	free(meas);
@@ -490,8 +469,183 @@ out:
 	free(acc1);
 	free(done);
 	free(checks);
-	addressing_free(a);
-	plan_free(p);
+	return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "scheduler", required_argument, NULL, 's' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "prefix", required_argument, NULL, 'p' },
+		{ "keep", no_argument, NULL, 'k' },
+		{ "dilation", required_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct run_ctx x = {
+		.ops = &sched_mst, .auto_n = true,
+		.lo = { .prefix = "tl", .delay = true },
+		.fo = { .timeout_s = 60, .cgroups = true },
+	};
+	const char *db = "twinlab.db";
+	struct scenario *sc;
+	int c, rc = 1;
+	char err[512] = "";
+	unsigned rounds = 0;
+
+	while ((c = getopt_long(argc, argv, "s:r:d:p:kh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'D': {
+			char *end;
+
+			if (!strcmp(optarg, "auto")) {
+				x.auto_n = true;
+				x.lo.dilation = 0;
+				break;
+			}
+			errno = 0;
+			x.lo.dilation = strtod(optarg, &end);
+			if (errno || end == optarg || *end ||
+			    !(x.lo.dilation >= 1 &&
+			      x.lo.dilation <= LAB_DILATION_MAX)) {
+				p_err("bad --dilation '%s': 'auto' or a number "
+				      "in [1, %g]", optarg, LAB_DILATION_MAX);
+				return EXIT_USAGE;
+			}
+			x.auto_n = false;
+			break;
+		}
+		case 's':
+			x.ops = sched_arg(optarg);
+			if (!x.ops)
+				return EXIT_USAGE;
+			break;
+		case 'r': {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] < '0' ||
+			    optarg[0] > '9' || v < 1 || v > 100000) {
+				p_err("bad --rounds '%s': a whole number in "
+				      "[1, 100000]", optarg);
+				return EXIT_USAGE;
+			}
+			rounds = (unsigned)v;
+			break;
+		}
+		case 'd':
+			db = optarg;
+			break;
+		case 'p':
+			x.lo.prefix = optarg;
+			break;
+		case 'k':
+			x.keep = true;
+			break;
+		case 'h':
+			run_usage(stdout);
+			return 0;
+		default:
+			run_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		run_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!lab_prefix_ok(x.lo.prefix)) {
+		p_err("bad prefix '%s'", x.lo.prefix);
+		return EXIT_USAGE;
+	}
+	if (geteuid() != 0) {
+		p_err("'run' needs root: it builds namespaces and cgroups");
+		return 1;
+	}
+	x.scenario_path = x.lo.scenario_path = argv[optind];
+	sc = load_scenario(argv[optind]);
+	if (!sc)
+		return EXIT_USAGE;
+	x.fo.prefix = x.lo.prefix;
+	if (!rounds)
+		for (int t = 0; t < sc->ntasks; t++)
+			rounds = sc->tasks[t].rounds > rounds ?
+					 sc->tasks[t].rounds : rounds;
+	x.fo.rounds = rounds ? rounds : 1;
+	x.p = sched_plan(sc, x.ops);
+	if (!x.p || predict_round(x.p)) {
+		p_err("cannot schedule '%s': %s", sc->name, strerror(errno));
+		goto out;
+	}
+	x.a = addressing_new(x.p);
+	if (!x.a) {
+		p_err("cannot address '%s': %s", sc->name, strerror(errno));
+		goto out;
+	}
+	{
+		struct json_object *o = plan_json(x.p);
+
+		x.json_text = o ? strdup(json_object_to_json_string(o)) : NULL;
+		json_object_put(o);
+	}
+	x.db = db;
+	x.res = results_open(db, err, sizeof(err));
+	if (!x.res || !x.json_text) {
+		p_err("%s", x.json_text ? err : "out of memory");
+		goto out;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (lab_exists(x.lo.prefix)) {
+		char was[512] = "", how[64] = "", dv[64] = "";
+		double was_n = 0;
+
+		/* an emulation of the same plan (same scenario file and
+		 * scheduler: the plan is deterministic) is used as it is,
+		 * at the dilation it was built with */
+		if (lab_state_get(x.lo.prefix, "scenario", was, sizeof(was)) ||
+		    lab_state_get(x.lo.prefix, "scheduler", how, sizeof(how)) ||
+		    strcmp(was, argv[optind]) || strcmp(how, x.ops->name)) {
+			p_err("prefix '%s' is up with another plan (scenario "
+			      "'%s', scheduler '%s'): take it down first or "
+			      "choose another --prefix", x.lo.prefix,
+			      was[0] ? was : "?", how[0] ? how : "?");
+			goto out;
+		}
+		if (lab_state_get(x.lo.prefix, "dilation", dv, sizeof(dv)) ||
+		    sscanf(dv, "%lf", &was_n) != 1 || !(was_n >= 1 &&
+		    was_n <= LAB_DILATION_MAX)) {
+			p_err("prefix '%s' records no valid dilation: take it "
+			      "down first", x.lo.prefix);
+			goto out;
+		}
+		if (!x.auto_n && x.lo.dilation != was_n) {
+			p_err("prefix '%s' is up at dilation %g, not %g",
+			      x.lo.prefix, was_n, x.lo.dilation);
+			goto out;
+		}
+		x.lo.dilation = was_n;
+	}
+	if (!(x.lo.dilation >= 1))
+		x.lo.dilation = 1;
+	for (;;) {
+		int a = attempt(&x);
+
+		if (a != ATTEMPT_RETRY || interrupted) {
+			rc = a == ATTEMPT_DONE && !interrupted ? 0 : 1;
+			break;
+		}
+		x.lo.dilation = x.suggest;
+	}
+out:
+	results_close(x.res);
+	free(x.json_text);
+	addressing_free(x.a);
+	plan_free(x.p);
 	scenario_free(sc);
 	return rc;
 }

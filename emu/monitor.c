@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+#include "monitor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "netns.h"
+#include "nl.h"
+
+struct mq {
+	struct nl *nl;
+	int ifindex;
+};
+
+struct monitor {
+	char (*ns)[64];
+	int nns;
+	struct mq *q;
+	int nq, capq;
+};
+
+struct monitor *monitor_new(const char *const *ns, int n)
+{
+	struct monitor *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->ns = calloc((size_t)n + 1, sizeof(*m->ns));
+	if (!m->ns) {
+		free(m);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++)
+		snprintf(m->ns[i], sizeof(m->ns[i]), "%s", ns[i]);
+	m->nns = n;
+	return m;
+}
+
+void monitor_free(struct monitor *m)
+{
+	if (!m)
+		return;
+	free(m->ns);
+	free(m->q);
+	free(m);
+}
+
+int monitor_add_qdisc(struct monitor *m, struct nl *nl, int ifindex)
+{
+	if (m->nq == m->capq) {
+		int cap = m->capq ? 2 * m->capq : 32;
+		struct mq *q = realloc(m->q, (size_t)cap * sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		m->q = q;
+		m->capq = cap;
+	}
+	m->q[m->nq++] = (struct mq){ nl, ifindex };
+	return 0;
+}
+
+/* Read at most len - 1 bytes of a small /proc file. */
+static int slurp(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+static void psi(struct mon_sample *s)
+{
+	char buf[512], *p;
+
+	s->has_psi = false;
+	if (slurp("/proc/pressure/cpu", buf, sizeof(buf)))
+		return;
+	p = strstr(buf, "some ");
+	p = p ? strstr(p, "total=") : NULL;
+	if (p && sscanf(p, "total=%" SCNu64, &s->psi_some_us) == 1)
+		s->has_psi = true;
+}
+
+static int cpu(struct mon_sample *s)
+{
+	char buf[512];
+	uint64_t v[8] = { 0 };
+	int err = slurp("/proc/stat", buf, sizeof(buf));
+
+	if (err)
+		return err;
+	if (sscanf(buf, "cpu %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+		   " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64, &v[0],
+		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 4)
+		return -EIO;
+	s->cpu_all = 0;
+	for (int i = 0; i < 8; i++)
+		s->cpu_all += v[i];
+	s->cpu_busy = s->cpu_all - v[3] - v[4];	/* not idle, not iowait */
+	return 0;
+}
+
+/* RetransSegs and OutSegs of the namespace this thread is in. */
+static int tcp_counters(uint64_t *retrans, uint64_t *out)
+{
+	char buf[4096], *head, *vals;
+	int err = slurp("/proc/thread-self/net/snmp", buf, sizeof(buf));
+	int col = 0, want_r = -1, want_o = -1;
+	char *save1, *save2, *tok;
+
+	if (err)
+		return err;
+	head = strstr(buf, "\nTcp: ");
+	vals = head ? strstr(head + 1, "\nTcp: ") : NULL;
+	if (!head || !vals)
+		return -EIO;
+	head++;
+	vals++;
+	*strchrnul(head, '\n') = '\0';
+	*strchrnul(vals, '\n') = '\0';
+	for (tok = strtok_r(head, " ", &save1); tok;
+	     tok = strtok_r(NULL, " ", &save1), col++) {
+		if (!strcmp(tok, "RetransSegs"))
+			want_r = col;
+		else if (!strcmp(tok, "OutSegs"))
+			want_o = col;
+	}
+	col = 0;
+	for (tok = strtok_r(vals, " ", &save2); tok;
+	     tok = strtok_r(NULL, " ", &save2), col++) {
+		if (col == want_r)
+			*retrans += strtoull(tok, NULL, 10);
+		else if (col == want_o)
+			*out += strtoull(tok, NULL, 10);
+	}
+	return want_r < 0 || want_o < 0 ? -EIO : 0;
+}
+
+int monitor_sample(struct monitor *m, struct mon_sample *s)
+{
+	struct timespec ts;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	psi(s);
+	err = cpu(s);
+	for (int i = 0; i < m->nns && !err; i++) {
+		int saved;
+
+		err = netns_enter(m->ns[i], &saved);
+		if (err)
+			break;
+		err = tcp_counters(&s->retrans, &s->out_segs);
+		netns_leave(saved);
+	}
+	for (int i = 0; i < m->nq && !err; i++) {
+		uint64_t d = 0;
+
+		err = nl_qdisc_drops(m->q[i].nl, m->q[i].ifindex, &d);
+		s->drops += d;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	s->t_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return err;
+}
+
+void monitor_diff(const struct mon_sample *a, const struct mon_sample *b,
+		  struct mon_round *r)
+{
+	double wall = (double)(b->t_ns - a->t_ns) / 1e9;
+	uint64_t all = b->cpu_all - a->cpu_all;
+
+	r->wall_s = wall;
+	r->psi = a->has_psi && b->has_psi && wall > 0 ?
+			 (double)(b->psi_some_us - a->psi_some_us) / 1e6 / wall :
+			 0;
+	r->cpu = all ? (double)(b->cpu_busy - a->cpu_busy) / (double)all : 0;
+	r->retrans = b->retrans - a->retrans;
+	r->out_segs = b->out_segs - a->out_segs;
+	r->drops = b->drops - a->drops;
+}
+
+bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
+		     double *suggest)
+{
+	double tol = MON_TIME_TOL * r->round_min_s, n = r->dilation;
+	double load = fmax(r->cpu / MON_CPU_TARGET, r->psi / MON_PSI_MAX);
+	double next = n * fmax(2, load);
+
+	why[0] = '\0';
+	if (r->overruns && r->overrun_max_s > tol)
+		snprintf(why, len, "compute overran its deadline in %d of %d "
+			 "phases, worst by %.3f ms (limit %.3f ms)",
+			 r->overruns, r->phases, r->overrun_max_s * 1e3,
+			 tol * 1e3);
+	else if (r->skew_max_s > tol)
+		snprintf(why, len, "tasks started up to %.3f ms apart (limit "
+			 "%.3f ms)", r->skew_max_s * 1e3, tol * 1e3);
+	else if (r->drops)
+		snprintf(why, len, "the shapers dropped %" PRIu64 " packets",
+			 r->drops);
+	else if (r->retrans)
+		snprintf(why, len, "TCP retransmitted %" PRIu64 " of %" PRIu64
+			 " segments", r->retrans, r->out_segs);
+	else if (r->psi > MON_PSI_MAX)
+		snprintf(why, len, "CPU pressure %.0f %% of the round (limit "
+			 "%.0f %%)", r->psi * 100, MON_PSI_MAX * 100);
+	else if (r->cpu > MON_CPU_MAX)
+		snprintf(why, len, "the host's CPUs were %.0f %% busy (limit "
+			 "%.0f %%)", r->cpu * 100, MON_CPU_MAX * 100);
+	if (!why[0])
+		return true;
+	*suggest = ceil(next);
+	return false;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fidelity monitor: what the host did while a round ran, and whether
+ * the round therefore measured the emulated network or the machine.
+ *
+ * Sampled before and after every round: CPU pressure (PSI "some": the
+ * share of time some runnable task waited for a CPU), CPU use of the whole
+ * host, TCP retransmissions in the servers' namespaces and drops in the
+ * shapers; from the workers' reports, compute phases whose arithmetic
+ * overran their deadline and the start skew of the tasks. A round is
+ * faithful when none of the thresholds below is crossed; otherwise it is
+ * degraded, with the first reason and its figure, and a dilation that
+ * would likely have been faithful.
+ */
+#ifndef EMU_MONITOR_H
+#define EMU_MONITOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Thresholds. Times are scenario time, relative to the shortest measured
+ * round of the run's tasks: an error under MON_TIME_TOL of a round is
+ * below what the twin claims to predict.
+ */
+#define MON_TIME_TOL 0.01	/* start skew, compute overrun */
+#define MON_PSI_MAX 0.30	/* CPU pressure over the round */
+#define MON_CPU_MAX 0.85	/* host CPU busy over the round */
+#define MON_CPU_TARGET 0.40	/* what a suggested dilation aims at */
+
+struct monitor;
+
+/* One sample of the host's counters. */
+struct mon_sample {
+	uint64_t t_ns;
+	uint64_t psi_some_us;		/* 0 when the kernel has no PSI */
+	bool has_psi;
+	uint64_t cpu_busy, cpu_all;	/* /proc/stat jiffies, all CPUs */
+	uint64_t retrans, out_segs;	/* TCP, summed over the namespaces */
+	uint64_t drops;			/* root qdiscs, summed */
+};
+
+/* What one round did, as the verdict reads it. */
+struct mon_round {
+	double dilation;
+	double wall_s;			/* emulated (real) seconds */
+	double psi;			/* fraction of wall_s */
+	double cpu;			/* fraction of all CPUs */
+	uint64_t retrans, out_segs, drops;
+	int overruns, phases;		/* compute phases: late, all */
+	double overrun_max_s;		/* scenario seconds */
+	double skew_max_s;		/* scenario seconds */
+	double round_min_s;		/* shortest task round, scenario s */
+};
+
+/*
+ * monitor_new - watch TCP in the named namespaces ns[0..n-1] (the
+ * servers'). NULL and errno on failure.
+ */
+struct monitor *monitor_new(const char *const *ns, int n);
+void monitor_free(struct monitor *m);
+
+/* Add a shaper whose drops count (an rtnetlink handle, borrowed). */
+struct nl;
+int monitor_add_qdisc(struct monitor *m, struct nl *nl, int ifindex);
+
+/* monitor_sample - read every counter now. 0 or -errno. */
+int monitor_sample(struct monitor *m, struct mon_sample *s)
+	__attribute__((warn_unused_result));
+
+/* The round between two samples (host part of r; the caller fills the
+ * workers' part: overruns, phases, skew, round_min_s, dilation). */
+void monitor_diff(const struct mon_sample *a, const struct mon_sample *b,
+		  struct mon_round *r);
+
+/*
+ * monitor_verdict - true when r is faithful. Otherwise why gets
+ * "<reason> <figure>" (e.g. "CPU pressure 62 % of the round (limit 30 %)")
+ * and *suggest a dilation likely to be faithful.
+ */
+bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
+		     double *suggest);
+
+#endif
