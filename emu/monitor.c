@@ -169,10 +169,10 @@ int monitor_sample(struct monitor *m, struct mon_sample *s)
 		netns_leave(saved);
 	}
 	for (int i = 0; i < m->nq && !err; i++) {
-		uint64_t d = 0;
+		struct nl_qstats q = { 0 };
 
-		err = nl_qdisc_drops(m->q[i].nl, m->q[i].ifindex, &d);
-		s->drops += d;
+		err = nl_qdisc_stats(m->q[i].nl, m->q[i].ifindex, &q);
+		s->drops += q.drops;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	s->t_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -223,6 +223,13 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 	else if (r->cpu > MON_CPU_MAX)
 		snprintf(why, len, "the host's CPUs were %.0f %% busy (limit "
 			 "%.0f %%)", r->cpu * 100, MON_CPU_MAX * 100);
+	if (!why[0] && r->min_segments && r->min_segments < MON_MIN_SEGMENTS) {
+		snprintf(why, len, "messages of %" PRIu64 " TCP segments (at "
+			 "least %d: lower the scenario's scale)",
+			 r->min_segments, MON_MIN_SEGMENTS);
+		*suggest = n;
+		return false;
+	}
 	if (!why[0])
 		return true;
 	*suggest = ceil(next);

@@ -28,6 +28,9 @@
 #define MON_PSI_MAX 0.30	/* CPU pressure over the round */
 #define MON_CPU_MAX 0.85	/* host CPU busy over the round */
 #define MON_CPU_TARGET 0.40	/* what a suggested dilation aims at */
+#define MON_MIN_SEGMENTS 15	/* a message shorter than this is mostly
+				 * TCP's first RTT and the shapers' first
+				 * frame, which the fluid twin does not model */
 
 struct monitor;
 
@@ -52,6 +55,7 @@ struct mon_round {
 	double overrun_max_s;		/* scenario seconds */
 	double skew_max_s;		/* scenario seconds */
 	double round_min_s;		/* shortest task round, scenario s */
+	uint64_t min_segments;		/* shortest message, TCP segments */
 };
 
 /*
@@ -77,7 +81,8 @@ void monitor_diff(const struct mon_sample *a, const struct mon_sample *b,
 /*
  * monitor_verdict - true when r is faithful. Otherwise why gets
  * "<reason> <figure>" (e.g. "CPU pressure 62 % of the round (limit 30 %)")
- * and *suggest a dilation likely to be faithful.
+ * and *suggest a dilation likely to be faithful (r->dilation itself when
+ * the reason is the scenario's, not the host's: short messages).
  */
 bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 		     double *suggest);

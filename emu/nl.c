@@ -270,8 +270,11 @@ int nl_route(struct nl *nl, uint32_t dst, int prefix, uint32_t via, int index,
 	if (m) {
 		struct nlattr *mx = mnl_attr_nest_start(nlh, RTA_METRICS);
 
-		if (m->rto_min_ms)
+		/* TCP reads rto_min from a route only when it is locked */
+		if (m->rto_min_ms) {
+			mnl_attr_put_u32(nlh, RTAX_LOCK, 1u << RTAX_RTO_MIN);
 			mnl_attr_put_u32(nlh, RTAX_RTO_MIN, m->rto_min_ms);
+		}
 		if (m->initcwnd)
 			mnl_attr_put_u32(nlh, RTAX_INITCWND, m->initcwnd);
 		if (m->initrwnd)
@@ -484,65 +487,9 @@ int nl_commit(struct nl *nl)
 	return first;
 }
 
-struct stats_ctx {
-	struct rtnl_link_stats64 st;
-	bool found;
-};
-
-static int stats_attr(const struct nlattr *a, void *data)
-{
-	struct stats_ctx *c = data;
-
-	if (mnl_attr_get_type(a) == IFLA_STATS64 &&
-	    mnl_attr_get_payload_len(a) >= sizeof(c->st)) {
-		memcpy(&c->st, mnl_attr_get_payload(a), sizeof(c->st));
-		c->found = true;
-	}
-	return MNL_CB_OK;
-}
-
-static int stats_cb(const struct nlmsghdr *nlh, void *data)
-{
-	return mnl_attr_parse(nlh, sizeof(struct ifinfomsg), stats_attr, data);
-}
-
-int nl_link_stats(struct nl *nl, int index, uint64_t *tx_bytes,
-		  uint64_t *rx_bytes, uint64_t *tx_packets, uint64_t *rx_packets)
-{
-	char buf[16 * 1024] __attribute__((aligned(8)));
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct ifinfomsg *ifm;
-	struct stats_ctx c = { 0 };
-	uint32_t seq = nl->seq0++;
-	ssize_t len;
-	int ret;
-
-	nlh->nlmsg_type = RTM_GETLINK;
-	nlh->nlmsg_flags = NLM_F_REQUEST;
-	nlh->nlmsg_seq = seq;
-	ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
-	ifm->ifi_family = AF_UNSPEC;
-	ifm->ifi_index = index;
-	if (mnl_socket_sendto(nl->sock, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	len = mnl_socket_recvfrom(nl->sock, buf, sizeof(buf));
-	if (len < 0)
-		return -errno;
-	ret = mnl_cb_run(buf, (size_t)len, seq, nl->portid, stats_cb, &c);
-	if (ret < 0)
-		return -errno;
-	if (!c.found)
-		return -ENODATA;
-	*tx_bytes = c.st.tx_bytes;
-	*rx_bytes = c.st.rx_bytes;
-	*tx_packets = c.st.tx_packets;
-	*rx_packets = c.st.rx_packets;
-	return 0;
-}
-
 struct qdisc_ctx {
 	int index;
-	uint64_t drops;
+	struct nl_qstats st;
 	bool found;
 };
 
@@ -550,12 +497,18 @@ static int qstats_attr(const struct nlattr *a, void *data)
 {
 	struct qdisc_ctx *c = data;
 	struct gnet_stats_queue q;
+	struct gnet_stats_basic b;
 
 	if (mnl_attr_get_type(a) == TCA_STATS_QUEUE &&
 	    mnl_attr_get_payload_len(a) >= sizeof(q)) {
 		memcpy(&q, mnl_attr_get_payload(a), sizeof(q));
-		c->drops += q.drops;
+		c->st.drops += q.drops;
 		c->found = true;
+	} else if (mnl_attr_get_type(a) == TCA_STATS_BASIC &&
+		   mnl_attr_get_payload_len(a) >= sizeof(b)) {
+		memcpy(&b, mnl_attr_get_payload(a), sizeof(b));
+		c->st.bytes += b.bytes;
+		c->st.packets += b.packets;
 	}
 	return MNL_CB_OK;
 }
@@ -577,7 +530,7 @@ static int qdisc_cb(const struct nlmsghdr *nlh, void *data)
 	return mnl_attr_parse(nlh, sizeof(*tcm), qdisc_attr, data);
 }
 
-int nl_qdisc_drops(struct nl *nl, int index, uint64_t *drops)
+int nl_qdisc_stats(struct nl *nl, int index, struct nl_qstats *out)
 {
 	char buf[32 * 1024] __attribute__((aligned(8)));
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
@@ -606,6 +559,6 @@ int nl_qdisc_drops(struct nl *nl, int index, uint64_t *drops)
 		return -errno;
 	if (!c.found)
 		return -ENODATA;
-	*drops = c.drops;
+	*out = c.st;
 	return 0;
 }

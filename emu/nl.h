@@ -68,11 +68,14 @@ int nl_redirect(struct nl *nl, int from, const char *from_name, int to,
 /* Send the batch and wait for every acknowledgement. 0 or the first -errno. */
 int nl_commit(struct nl *nl) __attribute__((warn_unused_result));
 
-/* Interface counters (bytes, packets) of `index`. 0 or -errno. */
-int nl_link_stats(struct nl *nl, int index, uint64_t *tx_bytes,
-		  uint64_t *rx_bytes, uint64_t *tx_packets, uint64_t *rx_packets);
-
-/* Packets the root qdisc of `index` has dropped since it was made. */
-int nl_qdisc_drops(struct nl *nl, int index, uint64_t *drops);
+/*
+ * Counters of the root qdisc of `index` since it was made. A qdisc counts
+ * a GSO packet as the segments it stands for, each with its own headers:
+ * the bytes a real wire would carry, where the interface counts one header.
+ */
+struct nl_qstats {
+	uint64_t bytes, packets, drops;
+};
+int nl_qdisc_stats(struct nl *nl, int index, struct nl_qstats *out);
 
 #endif

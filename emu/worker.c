@@ -73,6 +73,7 @@ struct worker {
 	struct fl_agg agg;
 	size_t wire;			/* payload bytes */
 	unsigned char *bcast;		/* the model as received / sent down */
+	uint64_t bcast_digest;		/* its digest, computed once */
 	unsigned char *payload;		/* this worker's own message up */
 	unsigned char *inbuf[WK_MAX_CHILDREN];
 	float *tmp[WK_MAX_CHILDREN];
@@ -248,12 +249,12 @@ static int nonblock(int fd)
 /* ---- messages ----------------------------------------------------------- */
 
 static void xfer_send(struct worker *w, struct xfer *x, unsigned round,
-		      const unsigned char *buf, double weight)
+		      const unsigned char *buf, uint64_t digest, double weight)
 {
 	x->h = (struct wk_hdr){
 		.magic = WK_MAGIC, .task = (uint32_t)w->c->task,
 		.round = round, .sender = (uint32_t)w->c->model,
-		.length = w->wire, .digest = fl_digest(buf, w->wire),
+		.length = w->wire, .digest = digest,
 		.weight = weight,
 	};
 	x->buf = (unsigned char *)buf;
@@ -361,7 +362,8 @@ static void *trainer(void *arg)
 		if (v == UINT64_MAX)
 			break;
 		w->trained = fl_train(&w->model, &w->mine,
-				      w->c->train_samples, FL_BATCH, FL_LR,
+				      w->c->train_samples, FL_BATCH,
+				      fl_lr_for(w->c->dim),
 				      fl_seed_derive(w->c->seed,
 						     1000 + w->train_round));
 		v = 1;
@@ -498,7 +500,6 @@ static int setup_net(struct worker *w)
 			return fail(w, "cannot listen on %s: %s",
 				    ip(c->up_in[i].dst, a), strerror(-w->lu[i]));
 	}
-	report(w, WK_READY);
 	for (int i = 0; i < c->nbc; i++) {
 		fd = tcp_connect(c->bcast_out[i].src, c->bcast_out[i].dst,
 				 c->timeout_s);
@@ -533,6 +534,13 @@ static int setup_net(struct worker *w)
 	if (fd)
 		return fail(w, "cannot set up the event loop: %s",
 			    strerror(-fd));
+	/*
+	 * Ready once every connection is up: a handshake crosses the
+	 * dilated network, so it must not run into the first round.
+	 * (Connecting before the peer listens is retried, so there is no
+	 * order to keep among the workers.)
+	 */
+	report(w, WK_READY);
 	return 0;
 }
 
@@ -581,16 +589,11 @@ static int on_model(struct worker *w, struct rstate *s)
 
 	s->have = true;
 	w->rep.t_start = now_ns();
-	err = c->model ? fl_decode(w->bcast, w->wire, c->bpp, w->model.w,
-				   w->model.nparams) : 0;
-	if (err) {
-		snprintf(s->why, sizeof(s->why), "cannot decode: %s",
-			 strerror(-err));
-		return err;
-	}
-	w->rep.t_send = now_ns();
+	/* forwarded as received, before the host's time goes into decoding */
+	w->rep.t_send = w->rep.t_start;
 	for (int i = 0; i < c->nbc; i++) {
-		xfer_send(w, &w->bout[i], s->r, w->bcast, 0);
+		xfer_send(w, &w->bout[i], s->r, w->bcast, w->bcast_digest,
+			  0);
 		err = xfer_step(w, &w->bout[i], true);
 		if (err) {
 			snprintf(s->why, sizeof(s->why), "broadcast to model "
@@ -601,6 +604,13 @@ static int on_model(struct worker *w, struct rstate *s)
 	}
 	if (c->model == 0)
 		return 0;
+	err = fl_decode(w->bcast, w->wire, c->bpp, w->model.w,
+			w->model.nparams);
+	if (err) {
+		snprintf(s->why, sizeof(s->why), "cannot decode: %s",
+			 strerror(-err));
+		return err;
+	}
 	s->deadline = w->rep.t_start +
 		      (uint64_t)llround(c->train_s * c->dilation * 1e9);
 	err = arm_deadline(w, s->deadline);
@@ -661,7 +671,8 @@ static int maybe_upload(struct worker *w, struct rstate *s)
 	}
 	w->rep.digest = fl_digest(w->payload, w->wire);
 	w->rep.t_up0 = now_ns();
-	xfer_send(w, &w->uout, s->r, w->payload, w->agg.weight);
+	xfer_send(w, &w->uout, s->r, w->payload, w->rep.digest,
+		  w->agg.weight);
 	return up_step(w, s);
 }
 
@@ -736,6 +747,7 @@ static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
 		if (err)
 			return err;
 		w->rep.bytes_in += w->wire + sizeof(struct wk_hdr);
+		w->bcast_digest = w->bin.h.digest;	/* checked above */
 		return on_model(w, s);
 	}
 	if (tag == EV_UP_OUT)
@@ -820,6 +832,12 @@ static int round_once(struct worker *w, unsigned r)
 		if (read(c->go_fd, &go, sizeof(go)) != (ssize_t)sizeof(go) ||
 		    go.round != r)
 			return fail(w, "the harness went away");
+		/* encoded before t0: encoding is host time, not the round's */
+		err = fl_encode(w->model.w, w->model.nparams, c->bpp,
+				w->bcast, w->wire);
+		if (err)
+			return fail(w, "cannot encode: %s", strerror(-err));
+		w->bcast_digest = fl_digest(w->bcast, w->wire);
 		/* every task starts at the same absolute time */
 		ts.tv_sec = (time_t)(go.t0 / 1000000000u);
 		ts.tv_nsec = (long)(go.t0 % 1000000000u);
@@ -827,10 +845,6 @@ static int round_once(struct worker *w, unsigned r)
 				       NULL) == EINTR)
 			;
 		w->rep.t_go = go.t0;
-		err = fl_encode(w->model.w, w->model.nparams, c->bpp,
-				w->bcast, w->wire);
-		if (err)
-			return fail(w, "cannot encode: %s", strerror(-err));
 		err = on_model(w, &s);
 	} else {
 		xfer_recv(&w->bin, w->bcast);

@@ -25,6 +25,7 @@
 #include "twin/addr.h"
 #include "twin/predict.h"
 #include "twin/sched.h"
+#include "twin/wire.h"
 
 struct counter {
 	int link;
@@ -136,13 +137,14 @@ static int open_counters(const struct plan *p, const char *prefix,
 	return 0;
 }
 
+/* Bytes the link's shaper has sent: wire bytes, headers of every segment */
 static uint64_t tx_bytes(const struct counter *x)
 {
-	uint64_t tx = 0, rx, tp, rp;
+	struct nl_qstats q;
 
-	if (nl_link_stats(x->nl, x->ifindex, &tx, &rx, &tp, &rp))
+	if (nl_qdisc_stats(x->nl, x->ifindex, &q))
 		return 0;
-	return tx;
+	return q.bytes;
 }
 
 static void summary(const struct plan *p, const struct fleet *f,
@@ -193,6 +195,7 @@ struct run_ctx {
 	struct results *res;
 	char *json_text;
 	/* results of the attempt */
+	uint64_t min_segments;	/* shortest message of a placed task */
 	bool built, retry;
 	double suggest;
 	char verdict[256];
@@ -382,6 +385,7 @@ static int attempt(struct run_ctx *x)
 		}
 		if (!nt)
 			mr.round_min_s = 0;
+		mr.min_segments = x->min_segments;
 		fine = monitor_verdict(&mr, why, sizeof(why), &sug);
 		snprintf(verdict, sizeof(verdict), "%s%s", fine ? "faithful" :
 			 "degraded: ", fine ? "" : why);
@@ -403,7 +407,7 @@ static int attempt(struct run_ctx *x)
 		       nt ? psum / nt * 1e3 : 0, nt ? acc / nt : 0, verdict);
 		fflush(stdout);
 		/* auto: the first round calibrates; a degraded one retries */
-		if (!fine && x->auto_n && r == 1 &&
+		if (!fine && x->auto_n && r == 1 && sug > n &&
 		    x->suggest <= LAB_DILATION_MAX && x->built) {
 			x->retry = true;
 			results_end_run(x->res, "recalibrated");
@@ -580,6 +584,14 @@ int cmd_run(int argc, char **argv)
 	if (!x.p || predict_round(x.p)) {
 		p_err("cannot schedule '%s': %s", sc->name, strerror(errno));
 		goto out;
+	}
+	for (int t = 0; t < x.p->ntasks; t++) {
+		struct wire_msg wm;
+
+		if (!x.p->tasks[t].blocked &&
+		    !wire_message(sc, x.p->tasks[t].task, &wm) &&
+		    (!x.min_segments || wm.segments < x.min_segments))
+			x.min_segments = wm.segments;
 	}
 	x.a = addressing_new(x.p);
 	if (!x.a) {

@@ -237,6 +237,21 @@ int fl_predict(const struct fl_model *m, const float *x);
 #define FL_LR 1.0
 #define FL_BATCH 16
 
+/*
+ * fl_lr_for - the step size for a model of `dim` features: FL_LR up to dim
+ * 32, FL_LR x dim / 32 above. Features are scaled by 1/sqrt(dim), so the
+ * part of a sample that tells the classes apart shrinks as 1/sqrt(dim)
+ * while its noise keeps |x| near 1; a step that grows with dim keeps the
+ * progress per sample near what dim 32 makes. Measured, FedAvg over 3
+ * clients at FL_ALPHA with 200 samples each and 640 training samples a
+ * round, dim 624: accuracy after rounds 1-6 is 0.12 0.47 0.40 0.51 0.56
+ * 0.55 (with FL_LR: 0.09 throughout).
+ */
+static inline double fl_lr_for(int dim)
+{
+	return dim > 32 ? FL_LR * dim / 32.0 : FL_LR;
+}
+
 int64_t fl_train(struct fl_model *m, const struct fl_data *d, int64_t samples,
 		 int batch, double lr, uint64_t seed)
 	__attribute__((warn_unused_result));

@@ -7,9 +7,11 @@
  * (fl_wire_size): the payload. A message is the payload behind a
  * WIRE_MSG_HDR-byte header, sent over TCP in segments of WIRE_MSS bytes;
  * every segment carries WIRE_SEG_OVERHEAD bytes of Ethernet, IPv4 and TCP
- * headers (with timestamps), as the link counters and qdiscs count them,
- * and is answered by one pure ACK of WIRE_SEG_OVERHEAD bytes the other way
- * (the emulation turns delayed ACKs off).
+ * headers (with timestamps), as a qdisc counts them. The receiver answers
+ * at least every second segment with a pure ACK of WIRE_SEG_OVERHEAD bytes
+ * (RFC 5681, 4.2): the twin counts that many. A receiver that coalesces
+ * segments (GRO; the emulation's veths hand TCP whole GSO packets) sends
+ * fewer, so measured ACK bytes lie between none and the twin's count.
  */
 #ifndef TWIN_WIRE_H
 #define TWIN_WIRE_H
@@ -33,7 +35,8 @@ struct wire_msg {
 	size_t msg;		/* header + payload */
 	uint64_t segments;	/* TCP segments */
 	uint64_t data_bytes;	/* msg + per-segment headers: on the path */
-	uint64_t ack_bytes;	/* pure ACKs: on the reverse path */
+	uint64_t acks;		/* pure ACKs, one per two segments */
+	uint64_t ack_bytes;	/* their bytes: on the reverse path */
 };
 
 /*

