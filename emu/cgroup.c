@@ -366,13 +366,22 @@ static const char *mount_of_ctrl(const char *ctrl)
 	return NULL;
 }
 
+/* Controller i shares its mount with another controller? */
+static bool comounted(int i)
+{
+	for (int j = 0; j < cgs.nctrl; j++)
+		if (j != i && !strcmp(cgs.mnt[i], cgs.mnt[j]))
+			return true;
+	return false;
+}
+
 struct cg *cg_new(const char *prefix, const char *name, double cpu,
 		  uint64_t mem_bytes, char *err, size_t len)
 {
 	struct setting set[4];
 	struct cg *cg = NULL;
 	char path[CG_PATH_MAX];
-	bool made = false;
+	bool made = false, skip[NCTRL_MAX] = { false };
 	int e, nset;
 
 	e = ready();
@@ -403,9 +412,22 @@ struct cg *cg_new(const char *prefix, const char *name, double cpu,
 	}
 	full_name(prefix, name, cg->name, sizeof(cg->name));
 	cg->v2 = cgs.use_v2;
+	/*
+	 * Without a CPU limit, no cgroup in the cpu controller where it has
+	 * its own hierarchy (v1, cpu not co-mounted): a cgroup there is a
+	 * scheduling entity of its own weight, which would let a worker's
+	 * SCHED_IDLE trainer compete with other workers' event loops as an
+	 * equal. cpuacct still accounts the worker's CPU.
+	 */
+	for (int i = 0; i < cgs.nctrl; i++)
+		skip[i] = cpu == 0 && !cg->v2 && !strcmp(cgs.ctrl[i], "cpu") &&
+			  !comounted(i);
 
 	for (int i = 0; i < cgs.nctrl; i++) {
 		struct stat st;
+
+		if (skip[i])
+			continue;
 
 		snprintf(path, sizeof(path), "%s/%s", cgs.mnt[i], cg->name);
 		if (!stat(path, &st)) {
@@ -415,7 +437,11 @@ struct cg *cg_new(const char *prefix, const char *name, double cpu,
 		}
 	}
 	for (int i = 0; i < cgs.nctrl; i++) {
-		struct cgroup *g = request(cg->name, &cgs.ctrl[i], 1);
+		struct cgroup *g;
+
+		if (skip[i])
+			continue;
+		g = request(cg->name, &cgs.ctrl[i], 1);
 
 		e = g ? cg_errno(cgroup_create_cgroup(g, 1)) : -ENOMEM;
 		cgroup_free(&g);
@@ -445,7 +471,7 @@ struct cg *cg_new(const char *prefix, const char *name, double cpu,
 	}
 	/* one cgroup.procs per hierarchy (co-mounted controllers share one) */
 	for (int i = 0; i < cgs.nctrl; i++) {
-		bool seen = false;
+		bool seen = skip[i];
 
 		for (int j = 0; j < i; j++)
 			seen |= !strcmp(cgs.mnt[i], cgs.mnt[j]);

@@ -530,6 +530,7 @@ int fleet_round(struct fleet *f, unsigned r, struct fleet_task_round *res)
 		/* the round starts at t0, for every task: skew counts */
 		t0 = ft->rep[0].t_go;
 		x->skew_s = (double)(ft->rep[0].t_start - t0) / 1e9 / n;
+		x->wait_max_s = (double)ft->rep[0].wait_ns / 1e9 / n;
 		for (int m = 1; m < ft->nmodels; m++) {
 			const struct wk_report *q = &ft->rep[m];
 
@@ -537,6 +538,8 @@ int fleet_round(struct fleet *f, unsigned r, struct fleet_task_round *res)
 				last_recv = q->t_start;
 			if (q->t_ready > last_train)
 				last_train = q->t_ready;
+			x->wait_max_s = fmax(x->wait_max_s,
+					     (double)q->wait_ns / 1e9 / n);
 			if (q->overrun_ns) {
 				x->overruns++;
 				x->overrun_max_s = fmax(x->overrun_max_s,

@@ -36,6 +36,8 @@ struct fleet_task_round {
 	/* scenario seconds (measured emulated time / dilation) */
 	double bcast_s, compute_s, upload_s, round_s;
 	double skew_s;		/* the root started this late after t0 */
+	double wait_max_s;	/* longest a worker's event loop waited for a
+				 * CPU, scenario seconds */
 	int overruns;		/* compute phases whose arithmetic overran */
 	double overrun_max_s;	/* the worst, scenario seconds */
 	bool check_ok;		/* global = weighted mean of the locals */

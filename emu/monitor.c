@@ -199,15 +199,19 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 		     double *suggest)
 {
 	double tol = MON_TIME_TOL * r->round_min_s, n = r->dilation;
-	double load = fmax(r->cpu / MON_CPU_TARGET, r->psi / MON_PSI_MAX);
-	double next = n * fmax(2, load);
+	double over = r->overruns ? r->overrun_max_s : 0;
+	double worst = fmax(fmax(over, r->skew_max_s), r->wait_max_s);
+	/* host time shrinks about as 1/N in scenario time */
+	double next = n * fmin(fmax(2, tol > 0 ? worst / tol : 2), 8);
 
 	why[0] = '\0';
-	if (r->overruns && r->overrun_max_s > tol)
+	if (over > tol)
 		snprintf(why, len, "compute overran its deadline in %d of %d "
 			 "phases, worst by %.3f ms (limit %.3f ms)",
-			 r->overruns, r->phases, r->overrun_max_s * 1e3,
-			 tol * 1e3);
+			 r->overruns, r->phases, over * 1e3, tol * 1e3);
+	else if (r->wait_max_s > tol)
+		snprintf(why, len, "a worker waited %.3f ms for a CPU (limit "
+			 "%.3f ms)", r->wait_max_s * 1e3, tol * 1e3);
 	else if (r->skew_max_s > tol)
 		snprintf(why, len, "tasks started up to %.3f ms apart (limit "
 			 "%.3f ms)", r->skew_max_s * 1e3, tol * 1e3);
@@ -217,12 +221,6 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 	else if (r->retrans)
 		snprintf(why, len, "TCP retransmitted %" PRIu64 " of %" PRIu64
 			 " segments", r->retrans, r->out_segs);
-	else if (r->psi > MON_PSI_MAX)
-		snprintf(why, len, "CPU pressure %.0f %% of the round (limit "
-			 "%.0f %%)", r->psi * 100, MON_PSI_MAX * 100);
-	else if (r->cpu > MON_CPU_MAX)
-		snprintf(why, len, "the host's CPUs were %.0f %% busy (limit "
-			 "%.0f %%)", r->cpu * 100, MON_CPU_MAX * 100);
 	if (!why[0] && r->min_segments && r->min_segments < MON_MIN_SEGMENTS) {
 		snprintf(why, len, "messages of %" PRIu64 " TCP segments (at "
 			 "least %d: lower the scenario's scale)",

@@ -342,7 +342,7 @@ int plan_dot(const struct plan *p, FILE *f)
 		   "// solid: broadcast tree, dashed: upload tree; "
 		   "double circle: aggregation\n"
 		   "digraph \"%s\" {\n  layout=neato; overlap=false; "
-		   "splines=true;\n  node [fontname=\"Helvetica\"];\n",
+		   "splines=false;\n  node [fontname=\"Helvetica\"];\n",
 		sc->name, p->scheduler, sc->name);
 	for (int i = 0; i < sc->nnodes; i++) {
 		const struct scn_node *n = &sc->nodes[i];

@@ -381,6 +381,7 @@ static int attempt(struct run_ctx *x)
 			mr.overrun_max_s = fmax(mr.overrun_max_s,
 						q->overrun_max_s);
 			mr.skew_max_s = fmax(mr.skew_max_s, q->skew_s);
+			mr.wait_max_s = fmax(mr.wait_max_s, q->wait_max_s);
 			mr.round_min_s = fmin(mr.round_min_s, q->round_s);
 		}
 		if (!nt)

@@ -11,7 +11,9 @@
  * at least every second segment with a pure ACK of WIRE_SEG_OVERHEAD bytes
  * (RFC 5681, 4.2): the twin counts that many. A receiver that coalesces
  * segments (GRO; the emulation's veths hand TCP whole GSO packets) sends
- * fewer, so measured ACK bytes lie between none and the twin's count.
+ * fewer, one with quick ACKs (the emulation's) up to one per segment, so
+ * measured ACK bytes lie between nearly none and twice the twin's count:
+ * about +-2 % of a link's bytes.
  */
 #ifndef TWIN_WIRE_H
 #define TWIN_WIRE_H
