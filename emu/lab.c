@@ -312,33 +312,128 @@ static uint64_t rate_bps(const struct lab *lab, double gbps)
 }
 
 /*
- * tbf at `bps` with a burst of about one frame, so that it shapes at the
- * time scale of a message, not only of a round: a bucket of 64 KiB let a
- * whole round's bytes through at the speed of the host. A GSO packet
- * larger than the burst is segmented by tbf itself. At high emulated rates
- * the bucket holds LAB_BURST_US of sending instead, because this host's
- * timers wake 50-100 us late and a one-frame bucket then loses tokens
- * (TCP at 250 Mbit/s fell to 47 % of the rate); dilation brings rates down
- * to where one frame is the bucket. The queue is bounded: 50 ms of
- * scenario time at the link's rate, at least 64 KiB.
+ * Every shaped link: an htb at `bps` whose bucket is about one frame, so
+ * that it shapes at the time scale of a message, not only of a round (a
+ * bucket of 64 KiB let a whole round's bytes through at the speed of the
+ * host). At high emulated rates the bucket holds LAB_BURST_US of sending
+ * instead, because this host's timers wake 50-100 us late and a one-frame
+ * bucket then loses tokens; dilation brings rates down to where one frame
+ * is the bucket.
+ *
+ * Under the link's class, one class per destination whose packets leave
+ * on the link (the transfers' /32s, see twin/addr.h; their ACKs too) and
+ * one for everything else, each guaranteed an equal part of the rate and
+ * borrowing up to all of it, served a frame at a time in turn: transfers
+ * that share a link share it max-min fairly, as the twin assumes. A single
+ * FIFO would serve whole messages in their order of arrival (TCP sends a
+ * message at once: no slow start), which finishes some earlier and none
+ * later than fair sharing, so measured rounds came out shorter than the
+ * twin's. Each class queues at most 50 ms of scenario time at the link's
+ * rate, at least 64 KiB.
  */
 #define LAB_BURST 2048u
 #define LAB_BURST_US 1000
+#define LAB_QUANTUM 1514u	/* one Ethernet frame per turn */
+#define LAB_CLASSES_MAX 60000
+
+struct dsts {
+	uint32_t *a;
+	int n, cap;
+};
+
+static int dst_add(struct dsts *d, uint32_t a)
+{
+	for (int i = 0; i < d->n; i++)
+		if (d->a[i] == a)
+			return 0;
+	if (d->n == d->cap) {
+		int cap = d->cap ? 2 * d->cap : 8;
+		uint32_t *x = realloc(d->a, (size_t)cap * sizeof(*x));
+
+		if (!x)
+			return -ENOMEM;
+		d->a = x;
+		d->cap = cap;
+	}
+	d->a[d->n++] = a;
+	return 0;
+}
+
+static void dsts_free(struct dsts *d, int n)
+{
+	for (int i = 0; d && i < n; i++)
+		free(d[i].a);
+	free(d);
+}
+
+/* Per directed link (plan_link), the destinations that leave on it. */
+static struct dsts *link_dsts(const struct lab *lab)
+{
+	const struct plan *p = lab->p;
+	const struct addressing *ad = lab->a;
+	struct dsts *d = calloc((size_t)plan_nlinks(p) + 1, sizeof(*d));
+	int err = d ? 0 : -ENOMEM;
+
+	for (int i = 0; i < ad->nroutes && !err; i++)
+		err = dst_add(&d[ad->routes[i].link], ad->routes[i].dst);
+	/* servers send on their access link: data one way, ACKs back */
+	for (int t = 0; t < p->ntasks && !err; t++) {
+		const struct task_plan *tp = &p->tasks[t];
+
+		for (int m = 1; !tp->blocked && m < tp->nmodels && !err; m++)
+			for (int up = 0; up < 2 && !err; up++) {
+				const struct tree *tr = up ? &tp->up : &tp->bcast;
+				const struct endpoint *ep = &ad->ep[t][2 * m + up];
+
+				err = dst_add(&d[2 * tr->path[m].from], ep->dst);
+				if (!err)
+					err = dst_add(&d[2 * tr->path[m].to],
+						      ep->src);
+			}
+	}
+	if (err) {
+		dsts_free(d, d ? plan_nlinks(p) : 0);
+		errno = -err;
+		return NULL;
+	}
+	return d;
+}
 
 static int shape(struct lab *lab, struct nl *nl, int index, const char *name,
-		 uint64_t bps)
+		 uint64_t bps, const struct dsts *d)
 {
 	double bytes = (double)bps / 8;
 	double limit = bytes * 0.050 * lab->dilation;
 	double burst = bytes * LAB_BURST_US / 1e6;
+	uint64_t part = bps / (uint64_t)(d->n + 1);
+	int err;
 
+	if (d->n > LAB_CLASSES_MAX)
+		return -E2BIG;
 	if (limit < 65536)
 		limit = 65536;
 	if (limit > UINT32_MAX)
 		limit = UINT32_MAX;
 	if (burst < LAB_BURST)
 		burst = LAB_BURST;
-	return nl_tbf(nl, index, name, bps, (uint32_t)burst, (uint32_t)limit);
+	if (part < 8)
+		part = 8;
+	err = nl_htb(nl, index, name, 2);
+	if (!err)
+		err = nl_htb_class(nl, index, name, 0, 1, bps, bps,
+				   (uint32_t)burst, LAB_QUANTUM);
+	for (int i = 0; i <= d->n && !err; i++) {
+		uint16_t minor = (uint16_t)(2 + i);
+
+		err = nl_htb_class(nl, index, name, 1, minor, part, bps,
+				   (uint32_t)burst, LAB_QUANTUM);
+		if (!err)
+			err = nl_bfifo(nl, index, name, minor, (uint32_t)limit);
+		if (!err && i > 0)
+			err = nl_classify_dst(nl, index, name, d->a[i - 1],
+					      minor);
+	}
+	return err;
 }
 
 /*
@@ -378,8 +473,9 @@ static int configure(struct lab *lab)
 	const struct plan *p = lab->p;
 	const struct scenario *sc = p->sc;
 	const struct addressing *ad = lab->a;
+	struct dsts *d = link_dsts(lab);
 	char n1[16], n2[16];
-	int err = 0;
+	int err = d ? 0 : -errno;
 
 	for (int i = 0; i < lab->npeers && !err; i++)
 		err = nl_link_up(lab->n[lab->peers[i].node].nl,
@@ -398,12 +494,13 @@ static int configure(struct lab *lab)
 		if (!err)
 			err = nl_route(srv, 0, 0, ad->access[s], 2, "up0", &tm);
 		if (!err)
-			err = shape(lab, srv, 2, "up0", bps);
+			err = shape(lab, srv, 2, "up0", bps, &d[2 * s]);
 		if (!err)
 			err = nl_addr(lab->n[r].nl, lab->acc[s], n1,
 				      ad->access[s], 31);
 		if (!err)
-			err = shape(lab, lab->n[r].nl, lab->acc[s], n1, bps);
+			err = shape(lab, lab->n[r].nl, lab->acc[s], n1, bps,
+				    &d[2 * s + 1]);
 	}
 	/* lightpaths: router ends addressed and shaped, ROADMs joined */
 	for (int l = 0; l < p->net->nlp && !err; l++) {
@@ -419,7 +516,8 @@ static int configure(struct lab *lab)
 				      ad->lightpath[l] + (uint32_t)end, 31);
 			if (!err)
 				err = shape(lab, r, lab->lp[2 * l + end], n1,
-					    bps);
+					    bps,
+					    &d[2 * sc->nnodes + 2 * l + end]);
 		}
 		/* walk the ROADMs: ad<l> -> f..w.. -> ... -> ad<l> */
 		port = lab->ad[2 * l];
@@ -476,8 +574,13 @@ static int configure(struct lab *lab)
 		err = nl_route(lab->n[rt->node].nl, rt->dst, 32, rt->via, idx,
 			       n1, NULL);
 	}
+	dsts_free(d, d ? plan_nlinks(p) : 0);
+	if (err == -E2BIG)
+		return fail(lab, err, "more than %d transfers share one link",
+			    LAB_CLASSES_MAX);
 	if (err)
-		return fail(lab, err, "out of memory");
+		return fail(lab, err, "cannot configure the links: %s",
+			    strerror(-err));
 	return commit_all(lab);
 }
 

@@ -176,6 +176,13 @@ int nl_veth(struct nl *nl, const char *name, int index, const char *peer,
 	 */
 	mnl_attr_put_u32(nlh, IFLA_NUM_TX_QUEUES, 1);
 	mnl_attr_put_u32(nlh, IFLA_NUM_RX_QUEUES, 1);
+	/*
+	 * No segmentation offload: TCP hands the link one frame at a time,
+	 * as a wire carries them. A GSO packet of a whole message would pass
+	 * a shaper as one unit (htb does not split it) and take the link
+	 * from every other transfer for that long.
+	 */
+	mnl_attr_put_u32(nlh, IFLA_GSO_MAX_SEGS, 1);
 	info = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
 	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "veth");
 	data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
@@ -188,6 +195,7 @@ int nl_veth(struct nl *nl, const char *name, int index, const char *peer,
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, peer);
 	mnl_attr_put_u32(nlh, IFLA_NUM_TX_QUEUES, 1);
 	mnl_attr_put_u32(nlh, IFLA_NUM_RX_QUEUES, 1);
+	mnl_attr_put_u32(nlh, IFLA_GSO_MAX_SEGS, 1);
 	if (peer_ns_fd >= 0)
 		mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, (uint32_t)peer_ns_fd);
 	mnl_attr_nest_end(nlh, pn);
@@ -325,6 +333,122 @@ int nl_tbf(struct nl *nl, int index, const char *name, uint64_t rate_bps,
 	if (bytes > UINT32_MAX)
 		mnl_attr_put_u64(nlh, TCA_TBF_RATE64, bytes);
 	mnl_attr_put_u32(nlh, TCA_TBF_BURST, burst);
+	mnl_attr_nest_end(nlh, opts);
+	return queued(nl, nlh);
+}
+
+/* bytes/s in a ratespec, with the 64-bit attribute's value when it is more */
+static void ratespec(struct tc_ratespec *r, uint64_t bytes)
+{
+	r->rate = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
+	r->linklayer = TC_LINKLAYER_ETHERNET;	/* no rate table needed */
+}
+
+static uint32_t ticks(uint32_t burst, uint64_t bytes)
+{
+	return (uint32_t)((double)burst / (double)bytes * 1e9 / 64);
+}
+
+int nl_htb(struct nl *nl, int index, const char *name, uint16_t defcls)
+{
+	struct tc_htb_glob g = { .version = 3, .rate2quantum = 10,
+				 .defcls = defcls };
+	struct nlmsghdr *nlh;
+	struct nlattr *opts;
+	int err;
+
+	nlh = put(nl, &err, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_EXCL,
+		  "add qdisc 'htb' on '%s'", name);
+	if (!nlh)
+		return err;
+	tc_header(nlh, index, 1u << 16, TC_H_ROOT);
+	mnl_attr_put_strz(nlh, TCA_KIND, "htb");
+	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	mnl_attr_put(nlh, TCA_HTB_INIT, sizeof(g), &g);
+	mnl_attr_nest_end(nlh, opts);
+	return queued(nl, nlh);
+}
+
+int nl_htb_class(struct nl *nl, int index, const char *name, uint16_t parent,
+		 uint16_t minor, uint64_t rate_bps, uint64_t ceil_bps,
+		 uint32_t burst, uint32_t quantum)
+{
+	struct tc_htb_opt o = { 0 };
+	uint64_t rate = rate_bps / 8, ceil = ceil_bps / 8;
+	struct nlmsghdr *nlh;
+	struct nlattr *opts;
+	int err;
+
+	if (rate == 0 || ceil < rate || burst == 0)
+		return -EINVAL;
+	nlh = put(nl, &err, RTM_NEWTCLASS, NLM_F_CREATE | NLM_F_EXCL,
+		  "add htb class 1:%x on '%s'", minor, name);
+	if (!nlh)
+		return err;
+	tc_header(nlh, index, TC_H_MAKE(1u << 16, minor),
+		  parent ? TC_H_MAKE(1u << 16, parent) : TC_H_ROOT);
+	mnl_attr_put_strz(nlh, TCA_KIND, "htb");
+	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	ratespec(&o.rate, rate);
+	ratespec(&o.ceil, ceil);
+	o.buffer = ticks(burst, rate);
+	o.cbuffer = ticks(burst, ceil);
+	o.quantum = quantum;
+	mnl_attr_put(nlh, TCA_HTB_PARMS, sizeof(o), &o);
+	if (rate > UINT32_MAX)
+		mnl_attr_put_u64(nlh, TCA_HTB_RATE64, rate);
+	if (ceil > UINT32_MAX)
+		mnl_attr_put_u64(nlh, TCA_HTB_CEIL64, ceil);
+	mnl_attr_nest_end(nlh, opts);
+	return queued(nl, nlh);
+}
+
+int nl_bfifo(struct nl *nl, int index, const char *name, uint16_t minor,
+	     uint32_t limit)
+{
+	struct tc_fifo_qopt q = { .limit = limit };
+	struct nlmsghdr *nlh;
+	int err;
+
+	nlh = put(nl, &err, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_EXCL,
+		  "add qdisc 'bfifo' under 1:%x on '%s'", minor, name);
+	if (!nlh)
+		return err;
+	tc_header(nlh, index, TC_H_MAKE((uint32_t)minor << 16, 0),
+		  TC_H_MAKE(1u << 16, minor));
+	mnl_attr_put_strz(nlh, TCA_KIND, "bfifo");
+	mnl_attr_put(nlh, TCA_OPTIONS, sizeof(q), &q);
+	return queued(nl, nlh);
+}
+
+int nl_classify_dst(struct nl *nl, int index, const char *name,
+		    uint32_t dst, uint16_t minor)
+{
+	struct {
+		struct tc_u32_sel sel;
+		struct tc_u32_key key;
+	} sel = { 0 };
+	struct nlmsghdr *nlh;
+	struct tcmsg *tcm;
+	struct nlattr *opts;
+	int err;
+
+	nlh = put(nl, &err, RTM_NEWTFILTER, NLM_F_CREATE,
+		  "add filter to 1:%x on '%s'", minor, name);
+	if (!nlh)
+		return err;
+	/* u32 at priority 1 on the root htb: IPv4 destination == dst */
+	tcm = tc_header(nlh, index, 0, 1u << 16);
+	tcm->tcm_info = TC_H_MAKE(1u << 16, htons(ETH_P_IP));
+	mnl_attr_put_strz(nlh, TCA_KIND, "u32");
+	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	sel.sel.flags = TC_U32_TERMINAL;
+	sel.sel.nkeys = 1;
+	sel.key.mask = htonl(0xffffffffu);
+	sel.key.val = htonl(dst);
+	sel.key.off = 16;	/* the IPv4 header's destination */
+	mnl_attr_put(nlh, TCA_U32_SEL, sizeof(sel), &sel);
+	mnl_attr_put_u32(nlh, TCA_U32_CLASSID, TC_H_MAKE(1u << 16, minor));
 	mnl_attr_nest_end(nlh, opts);
 	return queued(nl, nlh);
 }

@@ -53,6 +53,22 @@ int nl_route(struct nl *nl, uint32_t dst, int prefix, uint32_t via, int index,
 /* Token bucket at rate bit/s, burst and limit in bytes, as root qdisc. */
 int nl_tbf(struct nl *nl, int index, const char *name, uint64_t rate_bps,
 	   uint32_t burst, uint32_t limit);
+/*
+ * Fair shaping: an htb root qdisc (handle 1:) sending unclassified
+ * packets to class 1:defcls; a class 1:minor under 1:parent (0: the root)
+ * guaranteed rate and borrowing up to ceil (bit/s), bucket `burst` bytes,
+ * `quantum` bytes per turn among its siblings; a bfifo of `limit` bytes as
+ * the leaf qdisc of 1:minor; a u32 filter sending IPv4 packets to `dst`
+ * (host order) to class 1:minor.
+ */
+int nl_htb(struct nl *nl, int index, const char *name, uint16_t defcls);
+int nl_htb_class(struct nl *nl, int index, const char *name, uint16_t parent,
+		 uint16_t minor, uint64_t rate_bps, uint64_t ceil_bps,
+		 uint32_t burst, uint32_t quantum);
+int nl_bfifo(struct nl *nl, int index, const char *name, uint16_t minor,
+	     uint32_t limit);
+int nl_classify_dst(struct nl *nl, int index, const char *name,
+		    uint32_t dst, uint16_t minor);
 /* A root qdisc of `kind` with default options (for probing). */
 int nl_qdisc_kind(struct nl *nl, int index, const char *name,
 		  const char *kind);
