@@ -29,8 +29,16 @@
  * round of the run's tasks: an error under MON_TIME_TOL of a round is
  * below what the twin claims to predict.
  */
-#define MON_TIME_TOL 0.01	/* start skew, compute overrun, a worker's
-				 * wait for a CPU */
+#define MON_TIME_TOL 0.01	/* start skew, compute overrun: each delays
+				 * its task's round by as much */
+/*
+ * A worker's waits for a CPU add up over its whole round, most of them
+ * off the round's critical path, so they bound its delay loosely. On the
+ * demo's sweep (30 tasks of 3 local models, 2 cores) waits of 6.5 % of
+ * the round came with a per-task p95 error of 4.5 % against the twin, and
+ * 1.4 % with 2.6 %, while the error left at any dilation was 3-8 %.
+ */
+#define MON_WAIT_TOL 0.10
 #define MON_MIN_SEGMENTS 15	/* a message shorter than this is mostly
 				 * TCP's first RTT and the shapers' first
 				 * frame, which the fluid twin does not model */

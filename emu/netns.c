@@ -156,6 +156,8 @@ int netns_add_open(const char *name, bool router, int *nsfd, struct nl **nl)
 		*nl = nl_open(NULL);
 		if (!*nl)
 			err = -errno;
+		else
+			nl_label(*nl, name);
 	}
 	netns_leave(saved);
 	if (err) {

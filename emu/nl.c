@@ -52,7 +52,7 @@ struct nl {
 struct nl *nl_open(const char *netns)
 {
 	struct nl *nl = calloc(1, sizeof(*nl));
-	int saved = -1, one = 1, err, rcv = 4 << 20;
+	int saved = -1, one = 1, err, rcv = 4 << 20, snd = 2 * NL_BUF;
 
 	if (!nl)
 		return NULL;
@@ -77,6 +77,11 @@ struct nl *nl_open(const char *netns)
 	mnl_socket_setsockopt(nl->sock, NETLINK_CAP_ACK, &one, sizeof(one));
 	setsockopt(mnl_socket_get_fd(nl->sock), SOL_SOCKET, SO_RCVBUFFORCE,
 		   &rcv, sizeof(rcv));
+	/* a whole batch goes in one send: the socket must take NL_BUF */
+	if (setsockopt(mnl_socket_get_fd(nl->sock), SOL_SOCKET,
+		       SO_SNDBUFFORCE, &snd, sizeof(snd)))
+		setsockopt(mnl_socket_get_fd(nl->sock), SOL_SOCKET, SO_SNDBUF,
+			   &snd, sizeof(snd));
 	if (mnl_socket_bind(nl->sock, 0, MNL_SOCKET_AUTOPID) < 0) {
 		err = -errno;
 		goto fail;
@@ -99,6 +104,11 @@ void nl_close(struct nl *nl)
 	free(nl->ops);
 	free(nl->buf);
 	free(nl);
+}
+
+void nl_label(struct nl *nl, const char *netns)
+{
+	snprintf(nl->netns, sizeof(nl->netns), "%s", netns);
 }
 
 const char *nl_error(const struct nl *nl)

@@ -23,6 +23,8 @@ struct nl *nl_open(const char *netns) __attribute__((warn_unused_result));
 void nl_close(struct nl *nl);
 
 /* The last failure's message ("cannot ... in netns '...': ..."). */
+/* Name the namespace of a socket opened inside it (for messages). */
+void nl_label(struct nl *nl, const char *netns);
 const char *nl_error(const struct nl *nl);
 
 /*

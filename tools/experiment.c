@@ -312,6 +312,35 @@ static int run_point(const char *path, const char *sched, long rounds,
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/*
+ * The dilation and verdict of the run a point made (the newest run after
+ * `before` that finished, not one abandoned to recalibrate). 0 if none.
+ */
+static double point_dilation(const char *db, int64_t before, char *verdict,
+			     size_t len)
+{
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	double n = 0;
+
+	verdict[0] = '\0';
+	if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(h, "SELECT dilation, verdict FROM runs WHERE "
+			       "id > ?1 AND status != 'recalibrated' ORDER BY "
+			       "id DESC LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, before);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			const unsigned char *v = sqlite3_column_text(st, 1);
+
+			n = sqlite3_column_double(st, 0);
+			snprintf(verdict, len, "%s", v ? (const char *)v : "");
+		}
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(h);
+	return n;
+}
+
 /* The newest run's id, 0 when there is none (or no database yet). */
 static int64_t last_run(const char *db)
 {
@@ -381,7 +410,7 @@ int cmd_experiment(int argc, char **argv)
 	const char *db = "twinlab.db", *prefix = "tle", *dilation = "auto";
 	struct experiment x;
 	struct scenario *sc;
-	char dir[600], log[700], path[800];
+	char dir[600], log[700], path[800], dil[48];
 	int c, total, done = 0, failed = 0, logfd;
 	double t0;
 
@@ -393,16 +422,24 @@ int cmd_experiment(int argc, char **argv)
 		case 'p':
 			prefix = optarg;
 			break;
-		case 'D':
+		case 'D': {
+			double n;
+			bool a;
+
+			if (dilation_arg(optarg, &n, &a))
+				return EXIT_USAGE;
 			dilation = optarg;
 			break;
+		}
 		case 'h':
 			printf("usage: %s experiment FILE [--db FILE] "
-			       "[--prefix P] [--dilation N|auto]\n\nRuns every "
+			       "[--prefix P] [--dilation N|auto[:N]]\n\nRuns every "
 			       "point of the sweep in FILE on the emulation and "
 			       "stores it in the\nresults database (default "
 			       "twinlab.db); each point as 'twinlab run' with the "
-			       "same\n--dilation. Needs root.\n", prog);
+			       "same\n--dilation; with auto, each point starts from "
+			       "the dilation the last one\nfound faithful. Needs "
+			       "root.\n", prog);
 			return 0;
 		default:
 			return EXIT_USAGE;
@@ -454,6 +491,7 @@ int cmd_experiment(int argc, char **argv)
 	       total, x.nlocals, x.nseeds, x.nsched, x.tasks, x.rounds, log);
 	fflush(stdout);
 	t0 = now_s();
+	snprintf(dil, sizeof(dil), "%s", dilation);
 	for (int i = 0; i < x.nlocals; i++)
 		for (int s = 0; s < x.nseeds; s++) {
 			snprintf(path, sizeof(path), "%s/%s-l%ld-s%ld.yaml", dir,
@@ -466,23 +504,33 @@ int cmd_experiment(int argc, char **argv)
 				return 1;
 			}
 			for (int k = 0; k < x.nsched; k++) {
-				double t1 = now_s(), left;
+				double t1 = now_s(), left, n;
 				int64_t before = last_run(db);
 				int rc = run_point(path, x.sched[k], x.rounds, db,
-						   prefix, dilation, logfd);
+						   prefix, dil, logfd);
+				char verdict[256], nn[48] = "";
 
 				done++;
 				record_point(db, before, &x, x.sched[k],
 					     x.locals[i], x.seeds[s]);
 				if (rc)
 					failed++;
+				n = point_dilation(db, before, verdict,
+						   sizeof(verdict));
+				if (n >= 1)
+					snprintf(nn, sizeof(nn), ", dilation %g",
+						 n);
+				/* auto: the next point calibrates from here */
+				if (n >= 1 && !strncmp(dilation, "auto", 4))
+					snprintf(dil, sizeof(dil), "auto:%g", n);
 				left = (now_s() - t0) / done * (total - done);
-				printf("[%d/%d] %ld locals, seed %ld, %s: %s in "
-				       "%.1f s; about %.0f s left\n", done,
+				printf("[%d/%d] %ld locals, seed %ld, %s: %s%s%s%s "
+				       "in %.1f s; about %.0f s left\n", done,
 				       total, x.locals[i], x.seeds[s],
 				       x.sched[k], rc == 0 ? "ok" :
 				       rc == 1 ? "done with failed tasks" :
-						 "FAILED (see the log)",
+						 "FAILED (see the log)", nn,
+				       verdict[0] ? ", " : "", verdict,
 				       now_s() - t1, left);
 				fflush(stdout);
 			}

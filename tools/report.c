@@ -57,6 +57,9 @@ struct rtask {
 struct rrun {
 	int64_t id;
 	char *scenario, *scheduler, *status;
+	char *verdict;			/* the fidelity monitor's; "" if none */
+	double dilation;		/* NAN when not recorded */
+	bool degraded;			/* kept out of figures and fits */
 	double scale;
 	double plan_bf;			/* runs.pred_bytes_links */
 	double wl;			/* runs.wavelength_links */
@@ -98,7 +101,8 @@ struct badcheck {
 struct report {
 	const char *db_path, *dir;
 	sqlite3 *db;
-	bool has_points, has_dot;
+	bool has_points, has_dot, has_verdict;
+	int nrecal, ndegraded, nunjudged;	/* runs: see load_runs */
 	struct rrun *runs;
 	int nruns;
 	struct rtask *tasks;
@@ -142,6 +146,18 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* median of the finite values of v[0..n) (reorders v); NAN when none */
+/* The q-quantile of v[0..n) (nearest rank), NAN if empty; sorts v. */
+static double quantile(double *v, int n, double q)
+{
+	int k;
+
+	if (n <= 0)
+		return NAN;
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	k = (int)ceil(q * n) - 1;
+	return v[k < 0 ? 0 : k >= n ? n - 1 : k];
+}
+
 static double median(double *v, int n)
 {
 	int k = 0;
@@ -476,6 +492,8 @@ static int db_open(struct report *r)
 	}
 	r->has_points = has_table(r->db, "points", &rc);
 	r->has_dot = has_column(r->db, "runs", "plan_dot");
+	r->has_verdict = has_column(r->db, "runs", "verdict") &&
+			 has_column(r->db, "runs", "dilation");
 	return 0;
 }
 
@@ -534,13 +552,19 @@ static int load_runs(struct report *r)
 	sqlite3_stmt *st;
 	int n = 0, cap = 16, rc;
 
+	/*
+	 * Attempts that --dilation auto abandoned to recalibrate are not
+	 * results: counted, not loaded.
+	 */
 	snprintf(sql, sizeof(sql),
 		 "SELECT r.id, r.scenario, r.scheduler, r.scale,"
 		 " r.pred_bytes_links, r.wavelength_links, r.status, r.rounds,"
-		 " r.plan_json, %s FROM runs r %s ORDER BY r.id",
+		 " r.plan_json, %s, %s FROM runs r %s"
+		 " WHERE r.status IS NOT 'recalibrated' ORDER BY r.id",
 		 r->has_points ? "p.experiment, p.nlocals, p.seed,"
 				 " p.run IS NOT NULL" :
 				 "NULL, NULL, NULL, 0",
+		 r->has_verdict ? "r.verdict, r.dilation" : "NULL, NULL",
 		 r->has_points ? "LEFT JOIN points p ON p.run = r.id" : "");
 	if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return db_fail(r, "the runs");
@@ -583,9 +607,17 @@ static int load_runs(struct report *r)
 		x->nlocals = sqlite3_column_int(st, 10);
 		x->seed = sqlite3_column_int64(st, 11);
 		x->point = sqlite3_column_int(st, 12) != 0;
+		x->verdict = dup_col(st, 13, "");
+		x->dilation = sqlite3_column_type(st, 14) == SQLITE_NULL ?
+				      NAN :
+				      sqlite3_column_double(st, 14);
 		if (!x->scenario || !x->scheduler || !x->status ||
-		    !x->experiment)
+		    !x->experiment || !x->verdict)
 			goto nomem;
+		x->degraded = x->verdict[0] &&
+			      strncmp(x->verdict, "faithful", 8) != 0;
+		r->ndegraded += x->degraded;
+		r->nunjudged += !x->verdict[0];
 		for (int k = 0; k < NPH; k++)
 			x->meas[k] = x->pred[k] = NAN;
 		x->ip_bytes = x->bf_bytes = NAN;
@@ -595,6 +627,13 @@ static int load_runs(struct report *r)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return db_fail(r, "the runs");
+	if (sqlite3_prepare_v2(r->db, "SELECT count(*) FROM runs WHERE "
+			       "status = 'recalibrated'", -1, &st,
+			       NULL) != SQLITE_OK)
+		return db_fail(r, "the runs");
+	if (sqlite3_step(st) == SQLITE_ROW)
+		r->nrecal = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
 	return 0;
 nomem:
 	sqlite3_finalize(st);
@@ -843,12 +882,15 @@ static void point_stats(struct report *r, struct point *p)
 	for (int i = 0; i < p->n; i++) {
 		const struct rrun *x = &r->runs[r->order[p->first + i]];
 
-		v[i] = x->meas[PH_ROUND];
+		/* a degraded run's latency is the host's, not the network's */
+		double lat = x->degraded ? NAN : x->meas[PH_ROUND];
+
+		v[i] = lat;
 		w[i] = x->bf_bytes;
 		u[i] = x->ip_bytes;
-		p->nmeas += isfinite(x->meas[PH_ROUND]);
-		p->lat_min = fmin_nan(p->lat_min, x->meas[PH_ROUND]);
-		p->lat_max = fmax_nan(p->lat_max, x->meas[PH_ROUND]);
+		p->nmeas += isfinite(lat);
+		p->lat_min = fmin_nan(p->lat_min, lat);
+		p->lat_max = fmax_nan(p->lat_max, lat);
 		p->bf_min = fmin_nan(p->bf_min, x->bf_bytes);
 		p->bf_max = fmax_nan(p->bf_max, x->bf_bytes);
 		if (isfinite(x->pred[PH_ROUND])) {
@@ -1277,10 +1319,11 @@ static void write_bandwidth(struct report *r, const char *exp)
 		gnuplot(r, name, stem);
 }
 
-static bool task_measured(const struct rtask *t)
+/* Measured, by a run not judged degraded: fit to compare with the twin. */
+static bool task_measured(const struct report *r, const struct rtask *t)
 {
 	return !t->blocked && t->nrounds > 0 && isfinite(t->meas[PH_ROUND]) &&
-	       isfinite(t->pred[PH_ROUND]);
+	       isfinite(t->pred[PH_ROUND]) && !r->runs[t->run].degraded;
 }
 
 /* Returns the number of tasks plotted. */
@@ -1309,7 +1352,7 @@ static int write_fidelity(struct report *r)
 			const struct rtask *t = &r->tasks[i];
 			const struct rrun *x = &r->runs[t->run];
 
-			if (strcmp(x->scheduler, sc) || !task_measured(t))
+			if (strcmp(x->scheduler, sc) || !task_measured(r, t))
 				continue;
 			fprintf(f, "%lld %d ", (long long)x->id, t->task);
 			fname_part(part, sizeof(part), t->name);
@@ -1547,13 +1590,15 @@ static double ratio(double a, double b)
 
 struct fid {
 	int n, within;
-	double med, min, max, r;
+	double med, min, max, r, p95;
 };
 
 static struct fid fidelity_stats(const struct report *r, const char *sched)
 {
-	struct fid s = { .med = NAN, .min = NAN, .max = NAN, .r = NAN };
-	double *v = calloc((size_t)r->ntasks + 1, sizeof(*v));
+	struct fid s = { .med = NAN, .min = NAN, .max = NAN, .r = NAN,
+			 .p95 = NAN };
+	double *v = calloc(2 * (size_t)r->ntasks + 2, sizeof(*v));
+	double *e = v + r->ntasks + 1;
 	double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
 
 	if (!v)
@@ -1563,7 +1608,7 @@ static struct fid fidelity_stats(const struct report *r, const char *sched)
 		double q, x = t->pred[PH_ROUND], y = t->meas[PH_ROUND];
 
 		if (strcmp(r->runs[t->run].scheduler, sched) ||
-		    !task_measured(t) || !(x > 0))
+		    !task_measured(r, t) || !(x > 0))
 			continue;
 		q = y / x;
 		v[s.n++] = q;
@@ -1576,6 +1621,9 @@ static struct fid fidelity_stats(const struct report *r, const char *sched)
 		syy += y * y;
 		sxy += x * y;
 	}
+	for (int i = 0; i < s.n; i++)
+		e[i] = fabs(v[i] - 1);
+	s.p95 = quantile(e, s.n, 0.95);
 	s.med = median(v, s.n);
 	if (s.n >= 3) {
 		double cov = sxy - sx * sy / s.n;
@@ -1831,9 +1879,10 @@ static void write_runs_table(const struct report *r, FILE *f)
 {
 	fputs("\n## Runs\n\n"
 	      "| run | scenario | scheduler | experiment | local models "
-	      "| seed | status | tasks | blocked | failed | rounds "
-	      "| checks held |\n"
-	      "|---:|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|\n",
+	      "| seed | status | dilation | fidelity | tasks | blocked "
+	      "| failed | rounds | checks held |\n"
+	      "|---:|---|---|---|---:|---:|---|---:|---|---:|---:|---:|---:"
+	      "|---:|\n",
 	      f);
 	for (int i = 0; i < r->nruns; i++) {
 		const struct rrun *x = &r->runs[i];
@@ -1851,12 +1900,32 @@ static void write_runs_table(const struct report *r, FILE *f)
 			fputs("- | - | - | ", f);
 		}
 		md_text(f, x->status);
+		fputs(" | ", f);
+		md_num(f, 'g', 6, x->dilation);
+		fputs(" | ", f);
+		md_text(f, x->verdict[0] ? x->verdict : "not judged");
 		fprintf(f, " | %d | %d | %d | %d/%d | %ld/%ld |\n", x->ntasks,
 			x->nblocked, x->nfailed, x->max_rounds, x->rounds_cfg,
 			x->nheld, x->nrounds);
 	}
 	fputs("\nrounds: most completed by a task / asked for; checks held: "
-	      "completed task-rounds whose correctness check held.\n", f);
+	      "completed task-rounds whose correctness check held; dilation: "
+	      "the emulation ran this many times slower than the scenario; "
+	      "fidelity: the monitor's verdict (README, Fidelity).\n", f);
+	if (r->nrecal)
+		fprintf(f, "\n%d attempt%s abandoned by --dilation auto to "
+			"recalibrate %s not listed.\n", r->nrecal,
+			r->nrecal == 1 ? "" : "s",
+			r->nrecal == 1 ? "is" : "are");
+	if (r->ndegraded)
+		fprintf(f, "\n%d run%s judged degraded: %s measured latency "
+			"is kept out of every figure, fit and median.\n",
+			r->ndegraded, r->ndegraded == 1 ? "" : "s",
+			r->ndegraded == 1 ? "its" : "their");
+	if (r->nunjudged)
+		fprintf(f, "\n%d run%s recorded before the fidelity monitor: "
+			"not judged, shown as measured.\n", r->nunjudged,
+			r->nunjudged == 1 ? "" : "s");
 }
 
 static void write_failures(const struct report *r, FILE *f)
@@ -2136,15 +2205,19 @@ static void write_fidelity_table(const struct report *r, FILE *f, int n)
 	fputs("\n## Twin fidelity: predicted vs measured round latency\n\n"
 	      "One point per task of every run: the twin's predicted round "
 	      "latency against the mean measured round latency over the "
-	      "task's completed rounds; the dashed line is y = x.\n", f);
+	      "task's completed rounds; the dashed line is y = x. The "
+	      "prediction is the twin's fluid model (`twin/predict.h`: "
+	      "transfers share every link max-min fairly, sizes are wire "
+	      "bytes as in `twin/wire.h`); runs the fidelity monitor judged "
+	      "degraded are left out.\n", f);
 	if (!n) {
 		fputs("\nNo task completed a round: nothing to compare.\n", f);
 		return;
 	}
 	fig_link(r, f, "fig-fidelity", "twin fidelity");
 	fputs("\n| scheduler | tasks | measured / predicted, median "
-	      "| min | max | within 25% | Pearson r |\n"
-	      "|---|---:|---:|---:|---:|---:|---:|\n", f);
+	      "| min | max | p95 of abs(error) | within 25% | Pearson r |\n"
+	      "|---|---:|---:|---:|---:|---:|---:|---:|\n", f);
 	for (int s = 0; s < r->nscheds; s++) {
 		struct fid q = fidelity_stats(r, r->scheds[s]);
 
@@ -2156,6 +2229,8 @@ static void write_fidelity_table(const struct report *r, FILE *f, int n)
 		md_num(f, 'f', 2, q.min);
 		fputs(" | ", f);
 		md_num(f, 'f', 2, q.max);
+		fputs(" | ", f);
+		md_num(f, 'f', 3, q.p95);
 		fprintf(f, " | %d | ", q.within);
 		md_num(f, 'f', 2, q.r);
 		fputs(" |\n", f);
@@ -2168,7 +2243,7 @@ static void write_fidelity_table(const struct report *r, FILE *f, int n)
 		const struct rtask *t = &r->tasks[i];
 		const struct rrun *x = &r->runs[t->run];
 
-		if (!task_measured(t))
+		if (!task_measured(r, t))
 			continue;
 		fprintf(f, "| %lld | ", (long long)x->id);
 		md_text(f, x->scheduler);
@@ -2268,6 +2343,7 @@ static void report_release(struct report *r)
 		free(r->runs[i].scenario);
 		free(r->runs[i].scheduler);
 		free(r->runs[i].status);
+		free(r->runs[i].verdict);
 		free(r->runs[i].experiment);
 		free(r->runs[i].nfib);
 	}

@@ -5,6 +5,7 @@
  */
 #include "twinlab.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -51,7 +52,7 @@ static void on_signal(int sig)
 static void run_usage(FILE *f)
 {
 	fprintf(f, "usage: %s run SCENARIO [--scheduler NAME] [--rounds R] "
-		   "[--db FILE] [--prefix P]\n           [--dilation N|auto] "
+		   "[--db FILE] [--prefix P]\n           [--dilation N|auto[:N]] "
 		   "[--keep]\n\n"
 		   "Runs every task's workers on the emulation (built first "
 		   "unless it is up) for R\nrounds (default: the tasks' own), "
@@ -61,8 +62,9 @@ static void run_usage(FILE *f)
 		   "root.\n"
 		   "  --dilation N  run the emulation N times slower than the "
 		   "scenario (rates / N,\n                delays x N); auto "
-		   "(the default) starts at 1 and raises N until the\n"
-		   "                first round is faithful\n"
+		   "(the default) starts at 1 (auto:N at N) and\n"
+		   "                raises N until the first round is "
+		   "faithful\n"
 		   "  --keep        leave the emulation up afterwards\n", prog);
 }
 
@@ -477,6 +479,28 @@ out:
 	return rc;
 }
 
+int dilation_arg(const char *arg, double *n, bool *auto_n)
+{
+	const char *num = arg;
+	char *end;
+
+	*auto_n = !strncmp(arg, "auto", 4);
+	*n = 0;
+	if (*auto_n && !arg[4])
+		return 0;
+	if (*auto_n)
+		num = arg[4] == ':' ? arg + 5 : "";
+	errno = 0;
+	*n = strtod(num, &end);
+	if (errno || end == num || *end || isspace((unsigned char)*num) ||
+	    !(*n >= 1 && *n <= LAB_DILATION_MAX)) {
+		p_err("bad --dilation '%s': 'auto', 'auto:N' or N, with N a "
+		      "number in [1, %g]", arg, LAB_DILATION_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -502,26 +526,10 @@ int cmd_run(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "s:r:d:p:kh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'D': {
-			char *end;
-
-			if (!strcmp(optarg, "auto")) {
-				x.auto_n = true;
-				x.lo.dilation = 0;
-				break;
-			}
-			errno = 0;
-			x.lo.dilation = strtod(optarg, &end);
-			if (errno || end == optarg || *end ||
-			    !(x.lo.dilation >= 1 &&
-			      x.lo.dilation <= LAB_DILATION_MAX)) {
-				p_err("bad --dilation '%s': 'auto' or a number "
-				      "in [1, %g]", optarg, LAB_DILATION_MAX);
+		case 'D':
+			if (dilation_arg(optarg, &x.lo.dilation, &x.auto_n))
 				return EXIT_USAGE;
-			}
-			x.auto_n = false;
 			break;
-		}
 		case 's':
 			x.ops = sched_arg(optarg);
 			if (!x.ops)

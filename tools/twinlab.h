@@ -27,6 +27,12 @@ void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 struct sched_ops;
 
+/*
+ * dilation_arg - --dilation's value: N (auto_n false), auto (n 0) or
+ * auto:N (start at N). 0, or -EINVAL after saying what is wrong.
+ */
+int dilation_arg(const char *arg, double *n, bool *auto_n);
+
 /* sched_arg - the scheduler named on the command line, or NULL (said). */
 const struct sched_ops *sched_arg(const char *name);
 

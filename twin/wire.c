@@ -28,7 +28,7 @@ int wire_message(const struct scenario *sc, const struct scn_task *t,
 	out->msg = out->payload + WIRE_MSG_HDR;
 	out->segments = (out->msg + WIRE_MSS - 1) / WIRE_MSS;
 	out->data_bytes = out->msg + WIRE_SEG_OVERHEAD * out->segments;
-	out->acks = (out->segments + 1) / 2;
+	out->acks = out->segments;
 	out->ack_bytes = WIRE_SEG_OVERHEAD * out->acks;
 	return 0;
 }

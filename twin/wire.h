@@ -8,12 +8,10 @@
  * WIRE_MSG_HDR-byte header, sent over TCP in segments of WIRE_MSS bytes;
  * every segment carries WIRE_SEG_OVERHEAD bytes of Ethernet, IPv4 and TCP
  * headers (with timestamps), as a qdisc counts them. The receiver answers
- * at least every second segment with a pure ACK of WIRE_SEG_OVERHEAD bytes
- * (RFC 5681, 4.2): the twin counts that many. A receiver that coalesces
- * segments (GRO; the emulation's veths hand TCP whole GSO packets) sends
- * fewer, one with quick ACKs (the emulation's) up to one per segment, so
- * measured ACK bytes lie between nearly none and twice the twin's count:
- * about +-2 % of a link's bytes.
+ * every segment with a pure ACK of WIRE_SEG_OVERHEAD bytes: the emulation
+ * turns delayed ACKs off (quick ACKs on every route, so no host timer
+ * enters a round) and offloads no segmentation, so each segment arrives
+ * alone; a TCP with delayed ACKs would send half as many (RFC 5681, 4.2).
  */
 #ifndef TWIN_WIRE_H
 #define TWIN_WIRE_H
@@ -37,7 +35,7 @@ struct wire_msg {
 	size_t msg;		/* header + payload */
 	uint64_t segments;	/* TCP segments */
 	uint64_t data_bytes;	/* msg + per-segment headers: on the path */
-	uint64_t acks;		/* pure ACKs, one per two segments */
+	uint64_t acks;		/* pure ACKs, one per segment */
 	uint64_t ack_bytes;	/* their bytes: on the reverse path */
 };
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,6 +24,8 @@
 
 #include "emu/lab.h"
 #include "emu/netns.h"
+#include "twin/predict.h"
+#include "twin/sched.h"
 
 extern char **environ;
 
@@ -59,13 +62,18 @@ static void teardown(void)
 
 TestSuite(run, .init = setup, .fini = teardown, .timeout = 240);
 
-/* Start `twinlab run` with stdout and stderr into `out`. */
-static pid_t start_run(const char *scenario, const char *sched, int rounds)
+/*
+ * Start `twinlab run` with stdout and stderr into `out`, at `dilation`
+ * (NULL: the default, auto).
+ */
+static pid_t start_run_at(const char *scenario, const char *sched,
+			  int rounds, const char *dilation)
 {
 	char r[16], *bin = getenv("TWINLAB");
 	char *argv[] = { bin, "run", (char *)scenario, "--scheduler",
 			 (char *)sched, "--rounds", r, "--db", db, "--prefix",
-			 prefix, NULL };
+			 prefix, dilation ? "--dilation" : NULL,
+			 (char *)dilation, NULL };
 	posix_spawn_file_actions_t fa;
 	pid_t pid;
 
@@ -78,6 +86,11 @@ static pid_t start_run(const char *scenario, const char *sched, int rounds)
 	cr_assert_eq(posix_spawn(&pid, bin, &fa, NULL, argv, environ), 0);
 	posix_spawn_file_actions_destroy(&fa);
 	return pid;
+}
+
+static pid_t start_run(const char *scenario, const char *sched, int rounds)
+{
+	return start_run_at(scenario, sched, rounds, NULL);
 }
 
 static int wait_run(pid_t pid)
@@ -374,16 +387,11 @@ Test(run, cpu_share_slows_training)
 /*
  * Bytes sent on every link in a round against the twin's prediction of
  * the wire (twin/wire.h): every message the plan routes over the link
- * with its segments' headers, and the ACKs of the transfers routed the
- * other way. The shapers count what a wire carries. The twin counts one
- * ACK per two segments; a receiver sends between a few (it coalesces
- * segments) and one per segment (quick ACKs), so a link's bytes lie
- * between its data alone and its data with twice the twin's ACKs. The
- * message is 100,040 bytes in 70 segments: D = 104,660 bytes of data,
- * A = 35 x 66 = 2,310 of ACKs. A link carries at most two ACK streams per
- * message: from D / (D + 2A) = 0.958 to (D + 4A) / (D + 2A) = 1.042 of
- * the prediction; over all links every transfer is one D and one A: from
- * D / (D + A) = 0.9784 to (D + 2A) / (D + A) = 1.0216.
+ * with its segments' headers, and the ACKs, one per segment, of the
+ * transfers routed the other way, as the shapers count them. Within 2 %
+ * on every link (a receiver may now and then answer two segments with one
+ * ACK: the message is 70 segments, D = 104,660 bytes of data and
+ * A = 4,620 of ACKs, so each missing ACK is 0.06 %).
  */
 Test(run, bytes_on_every_link_match_the_plan)
 {
@@ -425,8 +433,7 @@ Test(run, bytes_on_every_link_match_the_plan)
 		double want = sqlite3_column_double(st, 2);
 
 		cr_assert_gt(want, 1e5, "%s", l);
-		cr_assert(b <= want * 1.042 * 1.002 &&
-			  b >= want * 0.958 * 0.998,
+		cr_assert(fabs(b / want - 1) <= 0.02,
 			  "link %s: %.0f bytes, predicted %.0f (ratio %.4f)", l,
 			  b, want, b / want);
 		sum += b;
@@ -438,8 +445,138 @@ Test(run, bytes_on_every_link_match_the_plan)
 	cr_assert_eq(rows, 2 * 18, "%d link rows", rows);
 	cr_log_info("bytes on the links: %.0f, predicted %.0f (ratio %.4f)",
 		    sum, sum_want, sum / sum_want);
-	cr_assert(sum >= sum_want * 0.9784 * 0.998 &&
-		  sum <= sum_want * 1.0216 * 1.002, "total %.0f, predicted "
+	cr_assert(fabs(sum / sum_want - 1) <= 0.02, "total %.0f, predicted "
 		  "%.0f (ratio %.4f)", sum, sum_want, sum / sum_want);
+	nothing_left();
+}
+
+/*
+ * One transfer each way between two servers 200 km apart over 10 Gbit/s
+ * access links, at dilation 4: the model is 100,040 bytes in 70 segments
+ * after scale 100, so 10,466,000 wire bytes at 10 Gbit/s (8.373 ms) plus
+ * 0.98 ms of fibre each way; training 2 ms. Broadcast and upload are
+ * measured within 3 % of the twin's prediction, training exactly.
+ *
+ * Honesty: the emulation never reads the prediction. A twin that believes
+ * the access links twice as fast predicts transfers about 45 % shorter;
+ * the same measurement then disagrees with it by far more than 3 %, while
+ * the verdict, which judges the host and never the twin, stays as it was.
+ */
+static const char one_transfer[] =
+	"name: pair\nscale: 100\nwavelength_gbps: 100\nwavelengths: 4\n"
+	"demand_gbps: 1\nroadms: [A, B]\nfibres: [{a: A, b: B, km: 200}]\n"
+	"routers: [{name: rA, roadm: A}, {name: rB, roadm: B}]\n"
+	"servers:\n"
+	"  - {name: g, router: rA, access_gbps: %s, cpu: 1, memory_mib: 256}\n"
+	"  - {name: l, router: rB, access_gbps: %s, cpu: 1, memory_mib: 256}\n"
+	"tasks:\n"
+	"  - {name: t, global: g, locals: [l], parameters: 2500000,\n"
+	"     bytes_per_parameter: 4, work_core_s: 0.002}\n";
+
+static struct plan *predicted(const char *gbps, struct scenario **scp)
+{
+	char y[1024];
+	struct scn_error err;
+	struct scenario *sc;
+	struct plan *p;
+
+	snprintf(y, sizeof(y), one_transfer, gbps, gbps);
+	sc = scenario_parse(y, strlen(y), "pair", &err);
+	cr_assert_not_null(sc, "%d: %s", err.line, err.msg);
+	p = sched_plan(sc, &sched_mst);
+	cr_assert_not_null(p);
+	cr_assert_eq(predict_round(p), 0);
+	*scp = sc;
+	return p;
+}
+
+Test(run, a_transfer_is_measured_as_the_twin_predicts)
+{
+	struct scenario *sc, *sc2;
+	struct plan *p = predicted("10", &sc), *wrong = predicted("20", &sc2);
+	const struct task_plan *tp = &p->tasks[0];
+	double b, c, u, rnd;
+	char *o;
+	sqlite3 *h;
+	FILE *f = fopen(yaml, "w");
+
+	cr_assert_not_null(f);
+	fprintf(f, one_transfer, "10", "10");
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(wait_run(start_run_at(yaml, "mst", 3, "4")), 0, "%s",
+		     output());
+	o = output();
+	cr_assert(strstr(o, "fidelity: dilation 4, faithful"), "%s", o);
+	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+	b = q1(h, "SELECT avg(bcast_s) FROM rounds");
+	c = q1(h, "SELECT avg(compute_s) FROM rounds");
+	u = q1(h, "SELECT avg(upload_s) FROM rounds");
+	rnd = q1(h, "SELECT avg(round_s) FROM rounds");
+	sqlite3_close(h);
+	cr_log_info("measured / predicted: broadcast %.3f / %.3f ms, training "
+		    "%.3f / %.3f ms, upload %.3f / %.3f ms, round %.3f / "
+		    "%.3f ms", b * 1e3, tp->bcast_s * 1e3, c * 1e3,
+		    tp->compute_s * 1e3, u * 1e3, tp->upload_s * 1e3,
+		    rnd * 1e3, tp->round_s * 1e3);
+	/* the hand-worked figures of the comment above */
+	cr_assert(fabs(tp->bcast_s - 9.353e-3) < 0.01e-3, "%.6f",
+		  tp->bcast_s);
+	cr_assert(fabs(b / tp->bcast_s - 1) <= 0.03, "broadcast %.3f ms",
+		  b * 1e3);
+	cr_assert(fabs(u / tp->upload_s - 1) <= 0.03, "upload %.3f ms",
+		  u * 1e3);
+	cr_assert(c >= tp->compute_s - 1e-9 && c <= tp->compute_s * 1.01,
+		  "training %.6f s", c);
+	cr_assert(fabs(rnd / tp->round_s - 1) <= 0.03, "round %.3f ms",
+		  rnd * 1e3);
+	/* a twin mis-set to twice the rate disagrees with the same run */
+	cr_assert_gt(b / wrong->tasks[0].bcast_s, 1.3, "%.3f vs %.3f ms",
+		     b * 1e3, wrong->tasks[0].bcast_s * 1e3);
+	cr_assert_gt(rnd / wrong->tasks[0].round_s, 1.2);
+	plan_free(p);
+	plan_free(wrong);
+	scenario_free(sc);
+	scenario_free(sc2);
+	nothing_left();
+}
+
+/*
+ * A host taken by busy processes: the trainers, which run behind every
+ * other process, cannot finish by their deadlines and the event loops
+ * wait for a CPU. At a fixed dilation of 1 the run must say degraded, and
+ * name a dilation that would do better.
+ */
+Test(run, a_loaded_host_is_reported_degraded)
+{
+	pid_t hog[2];
+	char *o;
+	int code;
+
+	write_yaml("1", "1", "0.05");
+	for (int i = 0; i < 2; i++) {
+		hog[i] = fork();
+		cr_assert_geq(hog[i], 0);
+		if (hog[i] == 0) {
+			volatile unsigned long x = 0;
+
+			/* ends with the test, whatever happens to it */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() == 1)
+				_exit(0);
+			for (;;)
+				x++;
+		}
+	}
+	code = wait_run(start_run_at(yaml, "mst", 1, "1"));
+	for (int i = 0; i < 2; i++) {
+		kill(hog[i], SIGKILL);
+		waitpid(hog[i], NULL, 0);
+	}
+	o = output();
+	cr_assert_eq(code, 0, "%s", o);
+	cr_assert(strstr(o, "fidelity: dilation 1, degraded: "), "%s", o);
+	cr_assert(strstr(o, "would be faithful"), "%s", o);
+	cr_log_info("%.*s", (int)strcspn(strstr(o, "fidelity:"), "\n"),
+		    strstr(o, "fidelity:"));
 	nothing_left();
 }

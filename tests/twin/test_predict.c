@@ -7,8 +7,8 @@
  * On the wire (twin/wire.h) the model is a message of 1,250,000 + 40 bytes
  * in ceil(1,250,040 / 1448) = 864 segments, each with 66 bytes of headers:
  * 1,250,040 + 864 x 66 = 1,307,064 bytes, so one transfer alone on a
- * 10 Gbit/s link takes T = 1.0456512 ms; its 432 ACKs (one per two
- * segments) are 28,512 bytes on the reverse links.
+ * 10 Gbit/s link takes T = 1.0456512 ms; its 864 ACKs (one per
+ * segment) are 57,024 bytes on the reverse links.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -23,7 +23,7 @@
 
 #define T 1.0456512e-3
 #define DATA 1307064.0
-#define ACKS 28512.0
+#define ACKS 57024.0
 
 #define SRV(n, r) \
 	"  - {name: " n ", router: " r ", access_gbps: 10, cpu: 1, memory_mib: 1}\n"

@@ -276,6 +276,55 @@ Test(report, synthetic_sweep)
 	rm_rf(t.dir);
 }
 
+/*
+ * A run the fidelity monitor judged degraded is listed with its verdict
+ * and kept out of the medians and the fidelity comparison; an attempt
+ * that --dilation auto abandoned is counted, not listed.
+ */
+Test(report, degraded_runs_are_kept_out)
+{
+	struct tmp t;
+	const char *a[] = { "report", t.db, "--out", t.out, NULL };
+	struct tl_run r;
+	sqlite3 *db;
+	char *md, path[256];
+
+	tmp_init(&t);
+	make_db(t.db, true);
+	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
+	exec_sql(db, "ALTER TABLE runs ADD COLUMN dilation REAL;"
+		     "ALTER TABLE runs ADD COLUMN verdict TEXT;"
+		     "UPDATE runs SET dilation = 64, verdict = 'faithful';"
+		     "UPDATE runs SET verdict = 'degraded: 1 of 2 rounds; "
+		     "a worker waited 9 ms for a CPU' WHERE id = 1;"
+		     /* the host's latency, 100x: must not reach a median */
+		     "UPDATE rounds SET round_s = round_s * 100 WHERE run = 1;"
+		     "INSERT INTO runs (id, scenario, scheduler, rounds, scale,"
+		     " status, dilation, verdict) VALUES (100, 'synthetic-test',"
+		     " 'spff', 2, 1000, 'recalibrated', 1, 'degraded: x');");
+	sqlite3_close(db);
+	r = tl_run(a);
+	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
+	snprintf(path, sizeof(path), "%s/report.md", t.out);
+	md = slurp_path(path);
+	/* spff, 3 locals: only seed 2 (run 2, 5.5 ms) is measured */
+	cr_expect(strstr(md, "| fixed (spff) | 3 | 1 | 5.500 | 5.500 | 5.500 "
+			     "| 4.000 |"), "%s", md);
+	cr_expect(strstr(md, "| 1 | synthetic-test | spff | synthetic | 3 | 1 "
+			     "| ok | 64 | degraded: 1 of 2 rounds; a worker "
+			     "waited 9 ms for a CPU |"), "%s", md);
+	cr_expect(strstr(md, "| 2 | synthetic-test | spff | synthetic | 3 | 2 "
+			     "| ok | 64 | faithful |"), "%s", md);
+	cr_expect(!strstr(md, "| 1 | spff | t0 |"), "%s", md);
+	cr_expect(!strstr(md, "| 100 |"), "%s", md);
+	cr_expect(strstr(md, "1 attempt abandoned by --dilation auto"), "%s",
+		  md);
+	cr_expect(strstr(md, "1 run judged degraded"), "%s", md);
+	free(md);
+	tl_run_free(&r);
+	rm_rf(t.dir);
+}
+
 /* Runs made with plain `twinlab run` in an older database: no points
  * table, no stored pictures. The fidelity part is still made. */
 Test(report, runs_without_points)
