@@ -282,7 +282,7 @@ static void collect(struct fleet *f, uint32_t kind, unsigned r,
 		for (int t = 0; t < f->p->ntasks; t++)
 			if (f->t[t].live && f->t[t].ngot < f->t[t].nmodels)
 				waiting = true;
-		if (!waiting)
+		if (!waiting || (f->o.stop && *f->o.stop))
 			return;
 		if (now >= deadline) {
 			for (int t = 0; t < f->p->ntasks; t++) {
@@ -530,7 +530,6 @@ int fleet_round(struct fleet *f, unsigned r, struct fleet_task_round *res)
 		/* the round starts at t0, for every task: skew counts */
 		t0 = ft->rep[0].t_go;
 		x->skew_s = (double)(ft->rep[0].t_start - t0) / 1e9 / n;
-		x->wait_max_s = (double)ft->rep[0].wait_ns / 1e9 / n;
 		for (int m = 1; m < ft->nmodels; m++) {
 			const struct wk_report *q = &ft->rep[m];
 
@@ -538,8 +537,8 @@ int fleet_round(struct fleet *f, unsigned r, struct fleet_task_round *res)
 				last_recv = q->t_start;
 			if (q->t_ready > last_train)
 				last_train = q->t_ready;
-			x->wait_max_s = fmax(x->wait_max_s,
-					     (double)q->wait_ns / 1e9 / n);
+			x->late_max_s = fmax(x->late_max_s,
+					     (double)q->late_ns / 1e9 / n);
 			if (q->overrun_ns) {
 				x->overruns++;
 				x->overrun_max_s = fmax(x->overrun_max_s,

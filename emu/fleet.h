@@ -10,6 +10,7 @@
 #define EMU_FLEET_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "emu/worker.h"
@@ -23,6 +24,8 @@ struct fleet_opts {
 	double dilation;	/* emulated seconds per scenario second (>= 1) */
 	bool cgroups;		/* put each worker in its own cgroup */
 	int samples_per_local;	/* data set size per local model */
+	/* set (by a signal handler) to give up waiting for workers */
+	const volatile sig_atomic_t *stop;
 };
 
 /* One task's round, as measured. */
@@ -36,8 +39,8 @@ struct fleet_task_round {
 	/* scenario seconds (measured emulated time / dilation) */
 	double bcast_s, compute_s, upload_s, round_s;
 	double skew_s;		/* the root started this late after t0 */
-	double wait_max_s;	/* longest a worker's event loop waited for a
-				 * CPU, scenario seconds */
+	double late_max_s;	/* latest a local's event loop handled its
+				 * compute deadline, scenario seconds */
 	int overruns;		/* compute phases whose arithmetic overran */
 	double overrun_max_s;	/* the worst, scenario seconds */
 	bool check_ok;		/* global = weighted mean of the locals */

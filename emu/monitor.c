@@ -199,10 +199,9 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 		     double *suggest)
 {
 	double tol = MON_TIME_TOL * r->round_min_s, n = r->dilation;
-	double wtol = MON_WAIT_TOL * r->round_min_s;
 	double over = r->overruns ? r->overrun_max_s : 0;
-	double worst = tol > 0 ? fmax(fmax(over, r->skew_max_s) / tol,
-				      r->wait_max_s / wtol) : 2;
+	double worst = tol > 0 ? fmax(fmax(over, r->skew_max_s),
+				      r->late_max_s) / tol : 2;
 	/* host time shrinks about as 1/N in scenario time */
 	double next = n * fmin(fmax(2, worst), 4);
 
@@ -211,9 +210,9 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 		snprintf(why, len, "compute overran its deadline in %d of %d "
 			 "phases, worst by %.3f ms (limit %.3f ms)",
 			 r->overruns, r->phases, over * 1e3, tol * 1e3);
-	else if (r->wait_max_s > wtol)
-		snprintf(why, len, "a worker waited %.3f ms for a CPU (limit "
-			 "%.3f ms)", r->wait_max_s * 1e3, wtol * 1e3);
+	else if (r->late_max_s > tol)
+		snprintf(why, len, "a worker's event loop was %.3f ms late "
+			 "(limit %.3f ms)", r->late_max_s * 1e3, tol * 1e3);
 	else if (r->skew_max_s > tol)
 		snprintf(why, len, "tasks started up to %.3f ms apart (limit "
 			 "%.3f ms)", r->skew_max_s * 1e3, tol * 1e3);

@@ -5,17 +5,18 @@
  *
  * Sampled before and after every round: CPU pressure (PSI "some") and CPU
  * use of the whole host, TCP retransmissions in the servers' namespaces
- * and drops in the shapers; from the workers' reports, how long each
- * worker's event loop waited, runnable, for a CPU (schedstat), compute
+ * and drops in the shapers; from the workers' reports, how late each
+ * worker's event loop handled its compute deadline's timer, compute
  * phases whose arithmetic overran their deadline and the start skew of the
- * tasks. A round is faithful when none of the thresholds below is crossed;
+ * tasks (how late each global model's loop woke for t0). A round is faithful when none of the thresholds below is crossed;
  * otherwise it is degraded, with the first reason and its figure, and a
  * dilation that would likely have been faithful.
  *
  * CPU pressure and host CPU are recorded, not judged: the trainers run
  * at SCHED_IDLE behind every packet, yet PSI counts them waiting and
  * /proc/stat counts them busy, so both stay high at any dilation without
- * delaying the network. A worker's event loop waiting is what delays it.
+ * delaying the network. A worker's event loop acting late is what delays
+ * it; timers of known due time measure that directly.
  */
 #ifndef EMU_MONITOR_H
 #define EMU_MONITOR_H
@@ -29,16 +30,9 @@
  * round of the run's tasks: an error under MON_TIME_TOL of a round is
  * below what the twin claims to predict.
  */
-#define MON_TIME_TOL 0.01	/* start skew, compute overrun: each delays
-				 * its task's round by as much */
-/*
- * A worker's waits for a CPU add up over its whole round, most of them
- * off the round's critical path, so they bound its delay loosely. On the
- * demo's sweep (30 tasks of 3 local models, 2 cores) waits of 6.5 % of
- * the round came with a per-task p95 error of 4.5 % against the twin, and
- * 1.4 % with 2.6 %, while the error left at any dilation was 3-8 %.
- */
-#define MON_WAIT_TOL 0.10
+#define MON_TIME_TOL 0.01	/* start skew, compute overrun, a late
+				 * event loop: each delays its task's round
+				 * by as much */
 #define MON_MIN_SEGMENTS 15	/* a message shorter than this is mostly
 				 * TCP's first RTT and the shapers' first
 				 * frame, which the fluid twin does not model */
@@ -65,8 +59,8 @@ struct mon_round {
 	int overruns, phases;		/* compute phases: late, all */
 	double overrun_max_s;		/* scenario seconds */
 	double skew_max_s;		/* scenario seconds */
-	double wait_max_s;		/* longest a worker's event loop waited
-					 * for a CPU in the round, scenario s */
+	double late_max_s;		/* latest a worker's event loop handled
+					 * a timer, scenario seconds */
 	double round_min_s;		/* shortest task round, scenario s */
 	uint64_t min_segments;		/* shortest message, TCP segments */
 };
@@ -93,8 +87,8 @@ void monitor_diff(const struct mon_sample *a, const struct mon_sample *b,
 
 /*
  * monitor_verdict - true when r is faithful. Otherwise why gets
- * "<reason> <figure>" (e.g. "a worker waited 0.120 ms for a CPU (limit
- * 0.050 ms)")
+ * "<reason> <figure>" (e.g. "a worker's event loop was 0.120 ms late
+ * (limit 0.050 ms)")
  * and *suggest a dilation likely to be faithful (r->dilation itself when
  * the reason is the scenario's, not the host's: short messages).
  */

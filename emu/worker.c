@@ -361,11 +361,17 @@ static void *trainer(void *arg)
 	while (read(w->train_go, &v, sizeof(v)) == (ssize_t)sizeof(v)) {
 		if (v == UINT64_MAX)
 			break;
-		w->trained = fl_train(&w->model, &w->mine,
-				      w->c->train_samples, FL_BATCH,
-				      fl_lr_for(w->c->dim),
-				      fl_seed_derive(w->c->seed,
-						     1000 + w->train_round));
+		if (w->c->model == 0)	/* the global model: evaluate it */
+			w->trained = fl_evaluate(&w->model, &w->test,
+						 &w->rep.loss,
+						 &w->rep.accuracy);
+		else
+			w->trained = fl_train(&w->model, &w->mine,
+					      w->c->train_samples, FL_BATCH,
+					      fl_lr_for(w->c->dim),
+					      fl_seed_derive(w->c->seed,
+							     1000 +
+							     w->train_round));
 		v = 1;
 		if (write(w->train_done, &v, sizeof(v)) != (ssize_t)sizeof(v))
 			break;
@@ -447,14 +453,16 @@ static int setup_loop(struct worker *w)
 	if (w->ep < 0 || w->tfd < 0)
 		return -errno;
 	err = watch(w, w->tfd, EPOLLIN, EV_DEADLINE);
-	if (!err && c->model) {
+	/* the SCHED_IDLE helper: trains a local model, evaluates a global */
+	if (!err) {
 		pthread_attr_t at;
 
 		w->train_go = eventfd(0, EFD_CLOEXEC);
 		w->train_done = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (w->train_go < 0 || w->train_done < 0)
 			return -errno;
-		err = watch(w, w->train_done, EPOLLIN, EV_TRAIN);
+		if (c->model)
+			err = watch(w, w->train_done, EPOLLIN, EV_TRAIN);
 		if (err)
 			return err;
 		pthread_attr_init(&at);
@@ -462,8 +470,9 @@ static int setup_loop(struct worker *w)
 		err = -pthread_create(&w->trainer, &at, trainer, w);
 		pthread_attr_destroy(&at);
 		w->has_trainer = !err;
-		if (!err)
-			err = nonblock(w->ab);
+	}
+	if (!err && c->model) {
+		err = nonblock(w->ab);
 		if (!err)
 			err = nonblock(w->cu);
 		w->bin.fd = w->ab;
@@ -685,6 +694,25 @@ static int maybe_upload(struct worker *w, struct rstate *s)
 }
 
 /* The root: every child's aggregate in, so the new global model. */
+/* Have the helper thread evaluate the global model; wait for it. */
+static int evaluate(struct worker *w)
+{
+	struct pollfd p = { .fd = w->train_done, .events = POLLIN };
+	uint64_t one = 1, v;
+
+	if (write(w->train_go, &one, sizeof(one)) != (ssize_t)sizeof(one))
+		return -errno;
+	for (;;) {
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			return -errno;
+		if (read(w->train_done, &v, sizeof(v)) == (ssize_t)sizeof(v))
+			break;
+		if (errno != EAGAIN && errno != EINTR)
+			return -errno;
+	}
+	return w->trained < 0 ? (int)w->trained : 0;
+}
+
 static int finish_root(struct worker *w, struct rstate *s)
 {
 	const struct wk_conf *c = w->c;
@@ -715,14 +743,12 @@ static int finish_root(struct worker *w, struct rstate *s)
 		w->rep.weight = w->agg.weight;
 		/*
 		 * The task's round is over, others' may not be: evaluating
-		 * is host time, behind every event loop (SCHED_IDLE).
+		 * is host time, so the SCHED_IDLE thread does it while this
+		 * one sleeps. (Switching this thread to SCHED_IDLE and back
+		 * would leave it far behind in CFS's accounting: seconds of
+		 * waiting for a CPU in the next round.)
 		 */
-		struct sched_param sp = { 0 };
-
-		sched_setscheduler(0, SCHED_IDLE, &sp);
-		err = fl_evaluate(&w->model, &w->test, &w->rep.loss,
-				  &w->rep.accuracy);
-		sched_setscheduler(0, SCHED_OTHER, &sp);
+		err = evaluate(w);
 	}
 	if (err)
 		snprintf(s->why, sizeof(s->why), "%s", strerror(-err));
@@ -786,8 +812,17 @@ static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
 		return maybe_upload(w, s);
 	}
 	if (tag == EV_DEADLINE) {
+		uint64_t now;
+
 		if (read(w->tfd, &v, sizeof(v)) != (ssize_t)sizeof(v))
 			return 0;
+		/*
+		 * A timer of known due time: how late this loop got to it is
+		 * how late the host lets it act (schedstat's waiting time is
+		 * no measure: this kernel counts sleeps in it now and then).
+		 */
+		now = now_ns();
+		w->rep.late_ns = now > s->deadline ? now - s->deadline : 0;
 		s->due = true;
 		return maybe_upload(w, s);
 	}
@@ -827,34 +862,10 @@ static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
 	return err;
 }
 
-/*
- * How long this thread has waited, runnable, for a CPU (ns): the second
- * figure of /proc/thread-self/schedstat. 0 when the kernel keeps none.
- */
-static uint64_t run_delay_ns(void)
-{
-	char buf[128];
-	unsigned long long run = 0, wait = 0;
-	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	if (sscanf(buf, "%llu %llu", &run, &wait) != 2)
-		return 0;
-	return (uint64_t)wait;
-}
-
 static int round_once(struct worker *w, unsigned r)
 {
 	const struct wk_conf *c = w->c;
 	struct rstate s = { .r = r };
-	uint64_t wait0 = run_delay_ns();
 	int err = 0;
 
 	memset(&w->rep, 0, sizeof(w->rep));
@@ -915,8 +926,6 @@ static int round_once(struct worker *w, unsigned r)
 		for (int i = 0; i < n && !err; i++)
 			err = on_event(w, &s, ev[i].data.u64);
 	}
-	/* the round's waiting: up to the root's last upload in */
-	w->rep.wait_ns = run_delay_ns() - wait0;
 	if (!err && c->model == 0)
 		err = finish_root(w, &s);
 	if (err)

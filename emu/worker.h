@@ -107,8 +107,8 @@ struct wk_report {
 	uint64_t digest;	/* XXH64 of the payload it sent (root: global) */
 	double loss, accuracy;	/* root: held out, after aggregation */
 	double cpu_s;		/* this process's CPU time so far */
-	uint64_t wait_ns;	/* its event loop runnable but waiting for a
-				 * CPU during the round (schedstat) */
+	uint64_t late_ns;	/* local: how late its event loop handled the
+				 * compute deadline's timer (host time) */
 	char msg[200];		/* WK_FAIL */
 };
 

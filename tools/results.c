@@ -54,7 +54,7 @@ static const char schema[] =
 static const char *const added[] = {
 	"ALTER TABLE runs ADD COLUMN dilation REAL",
 	"ALTER TABLE runs ADD COLUMN verdict TEXT",
-	"ALTER TABLE fidelity ADD COLUMN wait_max_s REAL",
+	"ALTER TABLE fidelity ADD COLUMN late_max_s REAL",
 };
 
 static int db_err(struct results *r, char *err, size_t len, const char *what)
@@ -376,7 +376,7 @@ int results_fidelity(struct results *r, unsigned round,
 			       "round, dilation, wall_s, psi, cpu, retrans, "
 			       "out_segs, drops, overruns, phases, "
 			       "overrun_max_s, skew_max_s, verdict, "
-			       "wait_max_s) VALUES "
+			       "late_max_s) VALUES "
 			       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &st,
 			       NULL) != SQLITE_OK)
 		return -EIO;
@@ -394,7 +394,7 @@ int results_fidelity(struct results *r, unsigned round,
 	sqlite3_bind_double(st, 12, m->overrun_max_s);
 	sqlite3_bind_double(st, 13, m->skew_max_s);
 	sqlite3_bind_text(st, 14, verdict, -1, SQLITE_STATIC);
-	sqlite3_bind_double(st, 15, m->wait_max_s);
+	sqlite3_bind_double(st, 15, m->late_max_s);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -EIO;

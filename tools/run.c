@@ -317,6 +317,7 @@ static int attempt(struct run_ctx *x)
 	for (int t = 0; t < p->ntasks; t++)
 		checks[t] = true;
 	x->fo.dilation = n;
+	x->fo.stop = &interrupted;
 	x->fo.timeout_s = 60 + 2 * n;
 	printf("run: starting the workers\n");
 	fflush(stdout);
@@ -383,7 +384,7 @@ static int attempt(struct run_ctx *x)
 			mr.overrun_max_s = fmax(mr.overrun_max_s,
 						q->overrun_max_s);
 			mr.skew_max_s = fmax(mr.skew_max_s, q->skew_s);
-			mr.wait_max_s = fmax(mr.wait_max_s, q->wait_max_s);
+			mr.late_max_s = fmax(mr.late_max_s, q->late_max_s);
 			mr.round_min_s = fmin(mr.round_min_s, q->round_s);
 		}
 		if (!nt)

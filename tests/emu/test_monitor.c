@@ -53,18 +53,18 @@ Test(monitor, overrun_beyond_one_percent)
 	cr_assert_float_eq(sug, 150, 1e-9);
 }
 
-Test(monitor, wait_beyond_ten_percent)
+Test(monitor, late_loop_beyond_one_percent)
 {
 	struct mon_round r = clean();
 	char why[256];
 	double sug;
 
-	r.wait_max_s = 0.0009;		/* under 10 % of 10 ms */
+	r.late_max_s = 0.00009;		/* under 1 % of 10 ms */
 	cr_assert(judge(&r, why, &sug), "%s", why);
-	r.wait_max_s = 0.010;		/* 10x: the step is capped at x4 */
+	r.late_max_s = 0.001;		/* 10x: the step is capped at x4 */
 	cr_assert_not(judge(&r, why, &sug));
-	cr_assert(strstr(why, "a worker waited 10.000 ms for a CPU (limit "
-			      "1.000 ms)"), "%s", why);
+	cr_assert(strstr(why, "a worker's event loop was 1.000 ms late "
+			      "(limit 0.100 ms)"), "%s", why);
 	cr_assert_float_eq(sug, 200, 1e-9);
 }
 
