@@ -167,6 +167,24 @@ bench-delayline-if-root: $(BENCH_DL)
 	@if [ "$$(id -u)" -eq 0 ]; then $(BENCH_DL); \
 	else echo "bench: delay-line benchmark skipped: it needs root"; fi
 
+# Fidelity (root): the demo's sweep with --dilation auto; per point the
+# dilation found faithful, the attempts, CPU per worker and round, and the
+# measured / predicted figures. Another experiment: FIDELITY_EXP=file.
+BENCH_FID := $(O)/tests/bench-fidelity
+FIDELITY_EXP ?= scenarios/experiments/poster-quick.yaml
+$(BENCH_FID): $(O)/tests/bench/fidelity/bench_fidelity.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,sqlite3) -lm
+.PHONY: bench-fidelity bench-fidelity-if-root
+bench-fidelity: $(TWINLAB) $(BENCH_FID)
+	$(BENCH_FID) $(abspath $(TWINLAB)) $(FIDELITY_EXP)
+bench: bench-fidelity-if-root
+bench-fidelity-if-root: $(TWINLAB) $(BENCH_FID)
+	@if [ "$$(id -u)" -eq 0 ]; then \
+		$(BENCH_FID) $(abspath $(TWINLAB)) $(FIDELITY_EXP); \
+	else echo "bench: fidelity benchmark skipped: it needs root"; fi
+
 # The default demo: both schedulers' plans of the poster-like testbed
 # (JSON, Graphviz) and, as root, a quick version of the poster's sweep on
 # the emulation with its report (figures and report.md), under results/demo/.

@@ -13,8 +13,11 @@
 #include "nl.h"
 
 enum {
-	B_NETNS, B_VETH, B_TBF, B_HTB, B_NETEM, B_INGRESS, B_CLSACT,
-	B_XCONNECT,	/* u32 classifier with a mirred redirect: 8 bits in all */
+	B_NETNS, B_VETH, B_TBF, B_HTB,
+	B_FAIR,		/* htb class, bfifo leaf, u32 on the destination */
+	B_INGRESS, B_CLSACT,
+	B_XCONNECT,	/* u32 classifier with a mirred redirect: 8 bits in all
+			 * (netem is the delay line's probe, delayline.h) */
 };
 
 /* A kind is present unless the kernel says it does not know it. */
@@ -48,10 +51,28 @@ static int child(void)
 	if (nl_veth(nl, "p0", 2, "p1", 3, -1) || nl_commit(nl))
 		goto out;
 	bits |= 1 << B_VETH;
-	if (known(try_qdisc(nl, "netem")))
-		bits |= 1 << B_NETEM;
 	if (known(try_qdisc(nl, "htb")))
 		bits |= 1 << B_HTB;
+	/* the links' fair shaping, as lab.c builds it */
+	err = nl_htb(nl, 2, "p0", 2);
+	if (!err)
+		err = nl_htb_class(nl, 2, "p0", 0, 1, 8000000, 8000000, 3028,
+				   1514);
+	if (!err)
+		err = nl_htb_class(nl, 2, "p0", 1, 3, 4000000, 8000000, 3028,
+				   1514);
+	if (!err)
+		err = nl_bfifo(nl, 2, "p0", 3, 65536);
+	if (!err)
+		err = nl_classify_dst(nl, 2, "p0", 0xc6120001u, 3);
+	if (!err)
+		err = nl_commit(nl);
+	if (!err)
+		bits |= 1 << B_FAIR;
+	/* make room for tbf; if this fails, tbf's probe says so */
+	err = nl_qdisc_del(nl, 2, "p0", false);
+	if (!err)
+		err = nl_commit(nl);
 	if (known(try_qdisc(nl, "clsact")))
 		bits |= 1 << B_CLSACT;
 	err = nl_tbf(nl, 2, "p0", 1000000, 3028, 65536);
@@ -119,7 +140,7 @@ int probe_run(struct probe *pr)
 	pr->veth = bits >> B_VETH & 1;
 	pr->tbf = bits >> B_TBF & 1;
 	pr->htb = bits >> B_HTB & 1;
-	pr->netem = bits >> B_NETEM & 1;
+	pr->fair = bits >> B_FAIR & 1;
 	pr->ingress = bits >> B_INGRESS & 1;
 	pr->clsact = bits >> B_CLSACT & 1;
 	pr->u32 = bits >> B_XCONNECT & 1;

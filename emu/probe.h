@@ -12,7 +12,8 @@ struct probe {
 	bool root;
 	bool netns;
 	bool veth;
-	bool tbf, htb, netem, ingress, clsact;	/* qdiscs */
+	bool tbf, htb, ingress, clsact;		/* qdiscs */
+	bool fair;		/* htb classes, bfifo leaves, u32 filters */
 	bool u32, mirred;			/* classifier, action */
 	bool cgroup_v1, cgroup_v2;		/* controllers mounted */
 	char kernel[400];

@@ -49,6 +49,7 @@ int cmd_doctor(int argc, char **argv)
 	printf("veth              %s\n", yn(pr.veth));
 	printf("qdisc tbf         %s\n", yn(pr.tbf));
 	printf("qdisc htb         %s\n", yn(pr.htb));
+	printf("htb+bfifo+u32     %s\n", yn(pr.fair));
 	printf("qdisc netem       %s\n", yn(netem));
 	printf("qdisc ingress     %s\n", yn(pr.ingress));
 	printf("qdisc clsact      %s\n", yn(pr.clsact));
@@ -58,7 +59,9 @@ int cmd_doctor(int argc, char **argv)
 	printf("cgroup v1         %s\n", yn(pr.cgroup_v1));
 	printf("cgroup v2         %s\n", yn(pr.cgroup_v2));
 	printf("\ntwinlab will use:\n");
-	printf("  shaping         %s\n", pr.tbf ? "tbf" : "NONE (no tbf)");
+	printf("  shaping         %s\n", pr.fair ?
+	       "htb, a class per transfer (bfifo leaves, u32 on the "
+	       "destination)" : "NONE (no htb classes, bfifo or u32)");
 	printf("  ROADM switching %s\n", pr.ingress && pr.u32 && pr.mirred ?
 	       "tc ingress + u32 + mirred redirect" : "NONE");
 	printf("  delay           %s\n", nfq ? "delay line (NFQUEUE)" :
@@ -68,7 +71,7 @@ int cmd_doctor(int argc, char **argv)
 		       "applies delay with the delay line on every kernel)\n");
 	printf("  cgroups         %s\n", pr.cgroup_v2 ? "v2" :
 	       pr.cgroup_v1 ? "v1" : "NONE");
-	ok = pr.netns && pr.veth && pr.tbf && pr.ingress && pr.u32 &&
+	ok = pr.netns && pr.veth && pr.fair && pr.ingress && pr.u32 &&
 	     pr.mirred && nfq;
 	printf("\n%s\n", ok ? "ready: every path the emulation needs works" :
 	       "NOT READY: see the missing pieces above");

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The fidelity benchmark (root): runs an experiment (default the demo's
+ * sweep, scenarios/experiments/poster-quick.yaml) with --dilation auto
+ * into a fresh database and reports, per point, the dilation N that was
+ * found faithful, the attempts it took, the CPU its workers used per
+ * worker and round (cgroup accounting: training, TCP, the event loops),
+ * and how the measured rounds compare with the twin: per-task median of
+ * measured / predicted, the p95 of |error|, and the phases' medians.
+ *
+ *   bench-fidelity TWINLAB [EXPERIMENT] [PREFIX]
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <sqlite3.h>
+
+extern char **environ;
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* nearest-rank quantile of v[0..n), sorts v */
+static double quant(double *v, int n, double q)
+{
+	int k;
+
+	if (n <= 0)
+		return NAN;
+	qsort(v, (size_t)n, sizeof(*v), cmp);
+	k = (int)ceil(q * n) - 1;
+	return v[k < 0 ? 0 : k];
+}
+
+/* One column of a query over the point's tasks, as an array. */
+static int column(sqlite3 *db, const char *sql, long run, double *v, int max)
+{
+	sqlite3_stmt *st;
+	int n = 0;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, run);
+	while (sqlite3_step(st) == SQLITE_ROW && n < max)
+		if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+			v[n++] = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	const char *bin = argc > 1 ? argv[1] : NULL;
+	const char *exp = argc > 2 ? argv[2] :
+				     "scenarios/experiments/poster-quick.yaml";
+	const char *prefix = argc > 3 ? argv[3] : "tbf0";
+	char db[64], path[96];
+	char *av[] = { (char *)bin, "experiment", (char *)exp, "--db", db,
+		       "--prefix", (char *)prefix, NULL };
+	static double v[4][8192];
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	pid_t pid;
+	int status;
+
+	if (!bin) {
+		fprintf(stderr, "usage: %s TWINLAB [EXPERIMENT] [PREFIX]\n",
+			argv[0]);
+		return 2;
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "bench-fidelity: needs root\n");
+		return 2;
+	}
+	snprintf(db, sizeof(db), "/tmp/twinlab-bench-fidelity-%d.db",
+		 (int)getpid());
+	printf("fidelity: %s with --dilation auto (progress below)\n", exp);
+	fflush(stdout);
+	if (posix_spawn(&pid, bin, NULL, NULL, av, environ)) {
+		perror("bench-fidelity: cannot run twinlab");
+		return 1;
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return 1;
+	if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(h,
+		"SELECT r.id, r.scheduler, p.nlocals, r.dilation, r.verdict,"
+		" (SELECT count(*) FROM runs a WHERE a.status = 'recalibrated'"
+		"  AND a.id < r.id AND a.id > coalesce((SELECT max(b.id) FROM"
+		"  runs b WHERE b.status != 'recalibrated' AND b.id < r.id),"
+		"  0)),"
+		" (SELECT sum(x.cpu_s) / sum(t.nlocals + 1) FROM rounds x JOIN"
+		"  tasks t ON t.run = x.run AND t.task = x.task WHERE"
+		"  x.run = r.id) "
+		"FROM runs r JOIN points p ON p.run = r.id ORDER BY r.id", -1,
+		&st, NULL) != SQLITE_OK) {
+		fprintf(stderr, "bench-fidelity: no results in %s\n", db);
+		return 1;
+	}
+	printf("\n%-5s %6s %6s %8s %12s %10s %8s %8s %8s %8s  %s\n", "sched",
+	       "locals", "N", "attempts", "CPU ms/wk/rd", "meas/pred",
+	       "p95|err|", "bcast", "compute", "upload", "verdict");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		long run = sqlite3_column_int64(st, 0);
+		const char *verdict = (const char *)sqlite3_column_text(st, 4);
+		int n[4];
+
+		n[0] = column(h, "SELECT x.round_s / t.pred_round_s FROM rounds x"
+			      " JOIN tasks t ON t.run = x.run AND t.task = x.task"
+			      " WHERE x.run = ?1", run, v[0], 8192);
+		n[1] = column(h, "SELECT x.bcast_s / t.pred_bcast_s FROM rounds x"
+			      " JOIN tasks t ON t.run = x.run AND t.task = x.task"
+			      " WHERE x.run = ?1", run, v[1], 8192);
+		n[2] = column(h, "SELECT x.compute_s / t.pred_compute_s FROM "
+			      "rounds x JOIN tasks t ON t.run = x.run AND "
+			      "t.task = x.task WHERE x.run = ?1", run, v[2],
+			      8192);
+		n[3] = column(h, "SELECT x.upload_s / t.pred_upload_s FROM rounds"
+			      " x JOIN tasks t ON t.run = x.run AND t.task = "
+			      "x.task WHERE x.run = ?1 AND t.pred_upload_s > 0",
+			      run, v[3], 8192);
+		{
+			double med = quant(v[0], n[0], 0.5);
+			double e[8192];
+
+			for (int i = 0; i < n[0]; i++)
+				e[i] = fabs(v[0][i] - 1);
+			printf("%-5s %6d %6g %8d %12.2f %10.3f %7.1f%% %8.3f "
+			       "%8.3f %8.3f  %s\n",
+			       (const char *)sqlite3_column_text(st, 1),
+			       sqlite3_column_int(st, 2),
+			       sqlite3_column_double(st, 3),
+			       sqlite3_column_int(st, 5) + 1,
+			       sqlite3_column_double(st, 6) * 1e3, med,
+			       100 * quant(e, n[0], 0.95),
+			       quant(v[1], n[1], 0.5), quant(v[2], n[2], 0.5),
+			       quant(v[3], n[3], 0.5), verdict ? verdict : "?");
+		}
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	printf("\n(N: dilation found faithful; attempts: builds --dilation "
+	       "auto made for the point; CPU: the point's workers per worker "
+	       "and round; ratios: per task, measured / predicted)\n");
+	unlink(db);
+	snprintf(path, sizeof(path), "%s-wal", db);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s-shm", db);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s.log", db);
+	unlink(path);
+	/* the points' scenarios, written beside the database */
+	snprintf(path, sizeof(path), "%s.scenarios", db);
+	{
+		DIR *d = opendir(path);
+		struct dirent *de;
+		char f[400];
+
+		while (d && (de = readdir(d)))
+			if (de->d_name[0] != '.') {
+				snprintf(f, sizeof(f), "%s/%s", path,
+					 de->d_name);
+				unlink(f);
+			}
+		if (d)
+			closedir(d);
+		rmdir(path);
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
