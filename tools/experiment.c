@@ -23,6 +23,7 @@
 #include "twinlab.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
@@ -278,6 +279,23 @@ static int write_point(const struct experiment *x, const struct scenario *sc,
 	return err;
 }
 
+/*
+ * A signal stops the sweep: it is passed on to the point's run, which
+ * tears its emulation down and records what it measured; no further
+ * point starts.
+ */
+static volatile sig_atomic_t stop_sig;
+static volatile pid_t point_pid;
+
+static void on_signal(int sig)
+{
+	pid_t p = point_pid;
+
+	stop_sig = sig;
+	if (p > 0)
+		kill(p, sig == SIGPIPE ? SIGTERM : sig);
+}
+
 /* Run `twinlab run` on one point; its output goes to the log. */
 static int run_point(const char *path, const char *sched, long rounds,
 		     const char *db, const char *prefix, const char *dilation,
@@ -306,9 +324,15 @@ static int run_point(const char *path, const char *sched, long rounds,
 		execv(self, argv);
 		_exit(127);
 	}
+	point_pid = pid;
+	if (stop_sig)		/* came between fork and here */
+		kill(pid, stop_sig == SIGPIPE ? SIGTERM : stop_sig);
 	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
+		if (errno != EINTR) {
+			point_pid = 0;
 			return -errno;
+		}
+	point_pid = 0;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -492,8 +516,16 @@ int cmd_experiment(int argc, char **argv)
 	fflush(stdout);
 	t0 = now_s();
 	snprintf(dil, sizeof(dil), "%s", dilation);
-	for (int i = 0; i < x.nlocals; i++)
-		for (int s = 0; s < x.nseeds; s++) {
+	{
+		struct sigaction sa = { .sa_handler = on_signal };
+		static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+
+		sigemptyset(&sa.sa_mask);
+		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+			sigaction(sigs[i], &sa, NULL);
+	}
+	for (int i = 0; i < x.nlocals && !stop_sig; i++)
+		for (int s = 0; s < x.nseeds && !stop_sig; s++) {
 			snprintf(path, sizeof(path), "%s/%s-l%ld-s%ld.yaml", dir,
 				 x.name, x.locals[i], x.seeds[s]);
 			if (write_point(&x, sc, x.locals[i], x.seeds[s], path)) {
@@ -503,7 +535,7 @@ int cmd_experiment(int argc, char **argv)
 				scenario_free(sc);
 				return 1;
 			}
-			for (int k = 0; k < x.nsched; k++) {
+			for (int k = 0; k < x.nsched && !stop_sig; k++) {
 				double t1 = now_s(), left, n;
 				int64_t before = last_run(db);
 				int rc = run_point(path, x.sched[k], x.rounds, db,
@@ -528,6 +560,7 @@ int cmd_experiment(int argc, char **argv)
 				       "in %.1f s; about %.0f s left\n", done,
 				       total, x.locals[i], x.seeds[s],
 				       x.sched[k], rc == 0 ? "ok" :
+				       stop_sig ? "interrupted" :
 				       rc == 1 ? "done with failed tasks" :
 						 "FAILED (see the log)", nn,
 				       verdict[0] ? ", " : "", verdict,
@@ -537,6 +570,12 @@ int cmd_experiment(int argc, char **argv)
 		}
 	close(logfd);
 	scenario_free(sc);
+	if (stop_sig) {
+		printf("experiment %s: stopped by signal %d after %d of %d "
+		       "points; results so far in %s\n", x.name, (int)stop_sig,
+		       done, total, db);
+		return 1;
+	}
 	printf("experiment %s: %d points in %.0f s, %d with failures; "
 	       "results in %s ('twinlab report %s' makes the figures)\n",
 	       x.name, total, now_s() - t0, failed, db, db);

@@ -580,3 +580,44 @@ Test(run, a_loaded_host_is_reported_degraded)
 		    strstr(o, "fidelity:"));
 	nothing_left();
 }
+
+/*
+ * `twinlab run ... | head -1`: the reader goes away after one line. The
+ * run takes SIGPIPE as a stop: it tears the emulation down and records
+ * itself as interrupted. (Waiting for the first line, then closing, is
+ * the whole synchronisation.)
+ */
+Test(run, a_closed_stdout_tears_down)
+{
+	char *bin = getenv("TWINLAB"), line[512];
+	char *argv[] = { bin, "run", "scenarios/teaching-ring.yaml",
+			 "--rounds", "50", "--db", db, "--prefix", prefix,
+			 NULL };
+	posix_spawn_file_actions_t fa;
+	sqlite3 *h;
+	FILE *rd;
+	pid_t pid;
+	int fds[2], status;
+
+	cr_assert_not_null(bin, "TWINLAB is not set");
+	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 2, out, O_WRONLY | O_CREAT |
+					 O_TRUNC, 0644);
+	cr_assert_eq(posix_spawn(&pid, bin, &fa, NULL, argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[1]);
+	rd = fdopen(fds[0], "r");
+	cr_assert_not_null(rd);
+	cr_assert_not_null(fgets(line, sizeof(line), rd), "%s", output());
+	fclose(rd);		/* the next write raises SIGPIPE */
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+		  "status %#x: %s", status, output());
+	nothing_left();
+	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+	cr_assert_eq(q1(h, "SELECT count(*) FROM runs WHERE status = "
+			"'interrupted'"), 1);
+	sqlite3_close(h);
+}
