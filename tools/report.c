@@ -1597,12 +1597,12 @@ static struct fid fidelity_stats(const struct report *r, const char *sched)
 {
 	struct fid s = { .med = NAN, .min = NAN, .max = NAN, .r = NAN,
 			 .p95 = NAN };
-	double *v = calloc(2 * (size_t)r->ntasks + 2, sizeof(*v));
-	double *e = v + r->ntasks + 1;
+	double *v = calloc(2 * (size_t)r->ntasks + 2, sizeof(*v)), *e;
 	double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
 
 	if (!v)
 		return s;
+	e = v + r->ntasks + 1;
 	for (int i = 0; i < r->ntasks; i++) {
 		const struct rtask *t = &r->tasks[i];
 		double q, x = t->pred[PH_ROUND], y = t->meas[PH_ROUND];
