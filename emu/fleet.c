@@ -267,6 +267,18 @@ static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
 	return 0;
 }
 
+/*
+ * Has any child exited? One waitid that reaps nothing, so that a report
+ * costs one system call here, not a waitpid per worker.
+ */
+static bool child_exited(void)
+{
+	siginfo_t si = { 0 };
+
+	return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+	       si.si_pid != 0;
+}
+
 /* Read reports until every live task has `want` of kind for round r. */
 static void collect(struct fleet *f, uint32_t kind, unsigned r,
 		    uint64_t deadline)
@@ -278,7 +290,8 @@ static void collect(struct fleet *f, uint32_t kind, unsigned r,
 		bool waiting = false;
 		int ms;
 
-		reap(f, false);
+		if (child_exited())
+			reap(f, false);
 		for (int t = 0; t < f->p->ntasks; t++)
 			if (f->t[t].live && f->t[t].ngot < f->t[t].nmodels)
 				waiting = true;
