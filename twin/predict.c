@@ -186,9 +186,14 @@ static void share(struct sim *s)
 static int simulate(struct sim *s)
 {
 	const double eps = 1e-12;
+	/* every step ends a transfer, a flight or a training: bounded */
+	long steps = 0, max_steps = 4L * s->nflows + 64;
 
 	while (s->left > 0) {
 		double next = INFINITY;
+
+		if (++steps > max_steps)
+			return -ELOOP;	/* a bug, said, never a hang */
 
 		share(s);
 		for (int i = 0; i < s->nflows; i++) {
@@ -217,8 +222,17 @@ static int simulate(struct sim *s)
 		for (int i = 0; i < s->nflows; i++) {
 			struct flow *f = &s->f[i];
 
+			/*
+			 * Done when what is left is rounding: below a
+			 * billionth of the transfer, or too little to move
+			 * the clock at all (late in a long round, the time
+			 * it would take is under the clock's resolution, and
+			 * waiting for it would never end).
+			 */
 			if (f->state == F_ACTIVE &&
-			    f->rem_bits <= 1e-9 * f->bits + 1e-6) {
+			    (f->rem_bits <= 1e-9 * f->bits + 1e-6 ||
+			     (f->rate > 0 &&
+			      s->t + f->rem_bits / f->rate <= s->t))) {
 				f->state = F_FLIGHT;
 				f->arrive = s->t + f->prop;
 			}

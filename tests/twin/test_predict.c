@@ -11,6 +11,8 @@
  * segment) are 57,024 bytes on the reverse links.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "twin/predict.h"
@@ -124,4 +126,53 @@ Test(predict, cpu_shared_by_workers)
 	cr_assert_float_eq(p->tasks[0].compute_s, 4e-3, 1e-9);
 	plan_free(p);
 	scenario_free(sc);
+}
+
+/*
+ * A long round: the teaching ring with 3000 s of training, so the uploads
+ * run at t ~ 3000 s, where a double's resolution is ~5e-13 s. The
+ * predictor waited there for a transfer's last bits to take a time the
+ * clock could not add, and never ended. Now it ends, and the network
+ * phases are those of the ring's ordinary round.
+ */
+Test(predict, long_rounds_end, .timeout = 20)
+{
+	FILE *f = fopen("scenarios/teaching-ring.yaml", "r");
+	char buf[16384], *w;
+	size_t n;
+	struct scn_error err;
+
+	cr_assert_not_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (int i = 0; sched_list[i]; i++) {
+		struct scenario *sc, *ref;
+		struct plan *p, *q;
+		char *y = strdup(buf);
+
+		cr_assert_not_null(y);
+		while ((w = strstr(y, "work_core_s: 0.02\n")))
+			memcpy(w, "work_core_s: 3000\n", 18);
+		sc = scenario_parse(y, strlen(y), "ring", &err);
+		ref = scenario_parse(buf, n, "ring", &err);
+		cr_assert(sc && ref, "%d: %s", err.line, err.msg);
+		p = sched_plan(sc, sched_list[i]);
+		q = sched_plan(ref, sched_list[i]);
+		cr_assert(p && q);
+		cr_assert_eq(predict_round(p), 0);
+		cr_assert_eq(predict_round(q), 0);
+		for (int t = 0; t < p->ntasks; t++) {
+			cr_assert_float_eq(p->tasks[t].bcast_s,
+					   q->tasks[t].bcast_s, 1e-9);
+			cr_assert_gt(p->tasks[t].compute_s, 3000);
+			cr_assert_float_eq(p->tasks[t].upload_s,
+					   q->tasks[t].upload_s, 1e-6);
+		}
+		plan_free(p);
+		plan_free(q);
+		scenario_free(sc);
+		scenario_free(ref);
+		free(y);
+	}
 }
