@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 #include <arpa/inet.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 struct ctx {
@@ -959,6 +960,44 @@ static int check_one_document(yaml_parser_t *parser, struct scn_error *err)
 	return more ? -EINVAL : 0;
 }
 
+/*
+ * Nesting deeper than SCN_DEPTH_MAX, found with libyaml's event parser
+ * before the document is built (building a 100,000-deep one took a
+ * minute). True after filling err with where; a syntax error is left to
+ * the real parse, which says it better.
+ */
+static bool too_deep(const char *buf, size_t len, struct scn_error *err)
+{
+	yaml_parser_t p;
+	yaml_event_t ev;
+	int depth = 0;
+	bool deep = false, done = false;
+
+	if (!yaml_parser_initialize(&p))
+		return false;
+	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
+	while (!done && !deep && yaml_parser_parse(&p, &ev)) {
+		if (ev.type == YAML_SEQUENCE_START_EVENT ||
+		    ev.type == YAML_MAPPING_START_EVENT) {
+			if (++depth > SCN_DEPTH_MAX) {
+				deep = true;
+				err->line = (int)ev.start_mark.line + 1;
+				err->col = (int)ev.start_mark.column + 1;
+				snprintf(err->msg, sizeof(err->msg),
+					 "nested deeper than %d levels",
+					 SCN_DEPTH_MAX);
+			}
+		} else if (ev.type == YAML_SEQUENCE_END_EVENT ||
+			   ev.type == YAML_MAPPING_END_EVENT) {
+			depth--;
+		}
+		done = ev.type == YAML_STREAM_END_EVENT;
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&p);
+	return deep;
+}
+
 struct scenario *scenario_parse(const char *buf, size_t len, const char *name,
 				struct scn_error *err)
 {
@@ -983,6 +1022,12 @@ struct scenario *scenario_parse(const char *buf, size_t len, const char *name,
 		snprintf(err->msg, sizeof(err->msg), "out of memory");
 		free(sc);
 		errno = ENOMEM;
+		return NULL;
+	}
+	if (too_deep(buf, len, err)) {
+		yaml_parser_delete(&parser);
+		free(sc);
+		errno = EINVAL;
 		return NULL;
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
@@ -1032,8 +1077,33 @@ struct scenario *scenario_load(const char *path, struct scn_error *err)
 		errno = saved;
 		return NULL;
 	}
+	/* a scenario is a regular file of bounded size: never a device,
+	 * a pipe or a directory, read in full or refused at once */
+	{
+		struct stat st;
+
+		if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode) ||
+		    st.st_size > SCN_FILE_MAX) {
+			saved = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
+			snprintf(err->msg, sizeof(err->msg), "%s",
+				 !S_ISREG(st.st_mode) ? "not a regular file" :
+				 "larger than " SCN_FILE_MAX_TEXT);
+			fclose(f);
+			errno = saved;
+			return NULL;
+		}
+	}
 	for (;;) {
 		size_t n;
+
+		if (len > SCN_FILE_MAX) {	/* it grew while we read */
+			free(buf);
+			fclose(f);
+			snprintf(err->msg, sizeof(err->msg),
+				 "larger than " SCN_FILE_MAX_TEXT);
+			errno = EFBIG;
+			return NULL;
+		}
 
 		if (len + 4096 > cap) {
 			char *nb = realloc(buf, cap = cap * 2 + 8192);

@@ -88,6 +88,11 @@ struct scn_error {
 	char msg[256];
 };
 
+/* Limits on what a scenario file may be (scenario_load, scenario_parse). */
+#define SCN_FILE_MAX (4 << 20)
+#define SCN_FILE_MAX_TEXT "4 MiB"
+#define SCN_DEPTH_MAX 32
+
 /*
  * scenario_load - read and validate a scenario file.
  * Returns a new scenario, or NULL with *err filled in and errno set

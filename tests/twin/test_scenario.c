@@ -12,6 +12,7 @@
 #include <glob.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "twin/scenario.h"
 
@@ -672,6 +673,63 @@ Test(scenario, load_missing_file)
 	cr_expect_eq(err.line, 0);
 	cr_expect(strstr(err.msg, "cannot open"), "message: '%s'", err.msg);
 	cr_expect(strstr(err.msg, strerror(ENOENT)), "message: '%s'",
+		  err.msg);
+}
+
+/* A device that never ends, a directory: refused before any read. */
+Test(scenario, load_only_regular_files, .timeout = 10)
+{
+	static const char *const paths[] = { "/dev/zero", "/dev/urandom",
+					     "scenarios" };
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		struct scn_error err;
+		struct scenario *sc = scenario_load(paths[i], &err);
+
+		cr_assert_null(sc, "%s", paths[i]);
+		cr_expect(strstr(err.msg, "not a regular file"), "%s: '%s'",
+			  paths[i], err.msg);
+	}
+}
+
+Test(scenario, load_refuses_large_files, .timeout = 10)
+{
+	char path[] = "/tmp/tl-big-XXXXXX";
+	int fd = mkstemp(path);
+	struct scn_error err;
+	struct scenario *sc;
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, SCN_FILE_MAX + 1), 0);
+	close(fd);
+	errno = 0;
+	sc = scenario_load(path, &err);
+	unlink(path);
+	cr_assert_null(sc);
+	cr_expect_eq(errno, EFBIG);
+	cr_expect(strstr(err.msg, "larger than 4 MiB"), "'%s'", err.msg);
+}
+
+/* 100,000 levels of nesting: refused where the limit is crossed, fast. */
+Test(scenario, parse_refuses_deep_nesting, .timeout = 10)
+{
+	size_t n = 100000, len = 3 + 2 * n;
+	char *y = malloc(len + 1);
+	struct scn_error err;
+	struct scenario *sc;
+
+	cr_assert_not_null(y);
+	memcpy(y, "a: ", 3);
+	memset(y + 3, '[', n);
+	memset(y + 3 + n, ']', n);
+	y[len] = '\0';
+	sc = scenario_parse(y, len, "deep", &err);
+	free(y);
+	cr_assert_null(sc);
+	cr_expect_eq(err.line, 1);
+	/* the map is level 1, so the 32nd '[' is the 33rd level */
+	cr_expect_eq(err.col, 4 + SCN_DEPTH_MAX - 1, "col %d", err.col);
+	cr_expect(strstr(err.msg, "nested deeper than 32 levels"), "'%s'",
 		  err.msg);
 }
 
