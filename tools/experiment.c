@@ -299,7 +299,7 @@ static void on_signal(int sig)
 /* Run `twinlab run` on one point; its output goes to the log. */
 static int run_point(const char *path, const char *sched, long rounds,
 		     const char *db, const char *prefix, const char *dilation,
-		     int logfd)
+		     const char *predictor, int logfd)
 {
 	char r[24], self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -317,7 +317,8 @@ static int run_point(const char *path, const char *sched, long rounds,
 		char *argv[] = { self, "run", (char *)path, "--scheduler",
 				 (char *)sched, "--rounds", r, "--db",
 				 (char *)db, "--prefix", (char *)prefix,
-				 "--dilation", (char *)dilation, NULL };
+				 "--dilation", (char *)dilation, "--predictor",
+				 (char *)predictor, NULL };
 
 		dup2(logfd, 1);
 		dup2(logfd, 2);
@@ -428,10 +429,12 @@ int cmd_experiment(int argc, char **argv)
 		{ "db", required_argument, NULL, 'd' },
 		{ "prefix", required_argument, NULL, 'p' },
 		{ "dilation", required_argument, NULL, 'D' },
+		{ "predictor", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *db = "twinlab.db", *prefix = "tle", *dilation = "auto";
+	const char *predictor = "fluid";
 	struct experiment x;
 	struct scenario *sc;
 	char dir[600], log[700], path[800], dil[48];
@@ -455,9 +458,15 @@ int cmd_experiment(int argc, char **argv)
 			dilation = optarg;
 			break;
 		}
+		case 'P':
+			if (!predictor_arg(optarg))
+				return EXIT_USAGE;
+			predictor = optarg;
+			break;
 		case 'h':
 			printf("usage: %s experiment FILE [--db FILE] "
-			       "[--prefix P] [--dilation N|auto[:N]]\n\nRuns every "
+			       "[--prefix P] [--dilation N|auto[:N]]\n"
+			       "       [--predictor fluid|packet]\n\nRuns every "
 			       "point of the sweep in FILE on the emulation and "
 			       "stores it in the\nresults database (default "
 			       "twinlab.db); each point as 'twinlab run' with the "
@@ -539,7 +548,7 @@ int cmd_experiment(int argc, char **argv)
 				double t1 = now_s(), left, n;
 				int64_t before = last_run(db);
 				int rc = run_point(path, x.sched[k], x.rounds, db,
-						   prefix, dil, logfd);
+						   prefix, dil, predictor, logfd);
 				char verdict[256], nn[48] = "";
 
 				done++;

@@ -23,7 +23,8 @@ static void plan_usage(FILE *f)
 			sched_list[i]->help);
 	fprintf(f, "                    (default mst)\n"
 		   "  --json            print the plan as one JSON object\n"
-		   "  --dot FILE        write a Graphviz picture of the trees\n");
+		   "  --dot FILE        write a Graphviz picture of the trees\n"
+		   PREDICTOR_HELP);
 }
 
 static int write_dot(const struct plan *p, const char *path)
@@ -51,11 +52,13 @@ int cmd_plan(int argc, char **argv)
 		{ "scheduler", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "dot", required_argument, NULL, 'd' },
+		{ "predictor", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const struct sched_ops *ops = &sched_mst;
 	const char *dot = NULL;
+	predict_fn predict = predict_round;
 	struct scenario *sc;
 	struct plan *p;
 	bool json = false;
@@ -73,6 +76,11 @@ int cmd_plan(int argc, char **argv)
 			break;
 		case 'd':
 			dot = optarg;
+			break;
+		case 'P':
+			predict = predictor_arg(optarg);
+			if (!predict)
+				return EXIT_USAGE;
 			break;
 		case 'h':
 			plan_usage(stdout);
@@ -94,7 +102,7 @@ int cmd_plan(int argc, char **argv)
 		p_err("cannot schedule '%s': %s", sc->name, strerror(errno));
 		goto out_sc;
 	}
-	err = predict_round(p);
+	err = predict(p);
 	if (err) {
 		p_err("cannot predict a round of '%s': %s", sc->name,
 		      strerror(-err));

@@ -231,6 +231,8 @@ struct json_object *plan_json(const struct plan *p)
 	if (p->predicted)
 		J(!add(sum, "mean_round_s",
 		       json_object_new_double(p->mean_round_s)));
+	if (p->predicted)
+		J(!add(sum, "predictor", json_object_new_string(p->predictor)));
 	for (int l = 0; l < p->net->nlp; l++)
 		J(!push(lps, lightpath_json(p, l)));
 	for (int l = 0; p->predicted && l < plan_nlinks(p); l++) {
@@ -396,8 +398,8 @@ void plan_summary(const struct plan *p, FILE *f)
 	fprintf(f, "bandwidth: %ld wavelength-links, %.4g byte-links per "
 		   "round\n", p->wavelength_links, p->bytes_links);
 	if (p->predicted)
-		fprintf(f, "predicted mean round: %.4g ms\n",
-			p->mean_round_s * 1e3);
+		fprintf(f, "predicted mean round: %.4g ms (%s model)\n",
+			p->mean_round_s * 1e3, p->predictor);
 	fprintf(f, "\n%-12s %6s %6s %9s %12s %10s %10s %10s %10s\n", "task",
 		"locals", "aggr", "wl-links", "byte-links", "round ms",
 		"bcast ms", "train ms", "upload ms");

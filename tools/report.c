@@ -58,6 +58,7 @@ struct rrun {
 	int64_t id;
 	char *scenario, *scheduler, *status;
 	char *verdict;			/* the fidelity monitor's; "" if none */
+	char *predictor;		/* the twin's model: fluid, packet */
 	double dilation;		/* NAN when not recorded */
 	bool degraded;			/* kept out of figures and fits */
 	double scale;
@@ -101,7 +102,8 @@ struct badcheck {
 struct report {
 	const char *db_path, *dir;
 	sqlite3 *db;
-	bool has_points, has_dot, has_verdict;
+	bool has_points, has_dot, has_verdict, has_predictor;
+	int npacket;			/* runs predicted packet by packet */
 	int nrecal, ndegraded, nunjudged;	/* runs: see load_runs */
 	struct rrun *runs;
 	int nruns;
@@ -494,6 +496,7 @@ static int db_open(struct report *r)
 	r->has_dot = has_column(r->db, "runs", "plan_dot");
 	r->has_verdict = has_column(r->db, "runs", "verdict") &&
 			 has_column(r->db, "runs", "dilation");
+	r->has_predictor = has_column(r->db, "runs", "predictor");
 	return 0;
 }
 
@@ -559,12 +562,13 @@ static int load_runs(struct report *r)
 	snprintf(sql, sizeof(sql),
 		 "SELECT r.id, r.scenario, r.scheduler, r.scale,"
 		 " r.pred_bytes_links, r.wavelength_links, r.status, r.rounds,"
-		 " r.plan_json, %s, %s FROM runs r %s"
+		 " r.plan_json, %s, %s, %s FROM runs r %s"
 		 " WHERE r.status IS NOT 'recalibrated' ORDER BY r.id",
 		 r->has_points ? "p.experiment, p.nlocals, p.seed,"
 				 " p.run IS NOT NULL" :
 				 "NULL, NULL, NULL, 0",
 		 r->has_verdict ? "r.verdict, r.dilation" : "NULL, NULL",
+		 r->has_predictor ? "r.predictor" : "NULL",
 		 r->has_points ? "LEFT JOIN points p ON p.run = r.id" : "");
 	if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return db_fail(r, "the runs");
@@ -611,9 +615,11 @@ static int load_runs(struct report *r)
 		x->dilation = sqlite3_column_type(st, 14) == SQLITE_NULL ?
 				      NAN :
 				      sqlite3_column_double(st, 14);
+		x->predictor = dup_col(st, 15, "fluid");
 		if (!x->scenario || !x->scheduler || !x->status ||
-		    !x->experiment || !x->verdict)
+		    !x->experiment || !x->verdict || !x->predictor)
 			goto nomem;
+		r->npacket += !strcmp(x->predictor, "packet");
 		x->degraded = x->verdict[0] &&
 			      strncmp(x->verdict, "faithful", 8) != 0;
 		r->ndegraded += x->degraded;
@@ -1879,10 +1885,10 @@ static void write_runs_table(const struct report *r, FILE *f)
 {
 	fputs("\n## Runs\n\n"
 	      "| run | scenario | scheduler | experiment | local models "
-	      "| seed | status | dilation | fidelity | tasks | blocked "
-	      "| failed | rounds | checks held |\n"
-	      "|---:|---|---|---|---:|---:|---|---:|---|---:|---:|---:|---:"
-	      "|---:|\n",
+	      "| seed | status | dilation | fidelity | model | tasks "
+	      "| blocked | failed | rounds | checks held |\n"
+	      "|---:|---|---|---|---:|---:|---|---:|---|---|---:|---:|---:"
+	      "|---:|---:|\n",
 	      f);
 	for (int i = 0; i < r->nruns; i++) {
 		const struct rrun *x = &r->runs[i];
@@ -1904,6 +1910,8 @@ static void write_runs_table(const struct report *r, FILE *f)
 		md_num(f, 'g', 6, x->dilation);
 		fputs(" | ", f);
 		md_text(f, x->verdict[0] ? x->verdict : "not judged");
+		fputs(" | ", f);
+		md_text(f, x->predictor);
 		fprintf(f, " | %d | %d | %d | %d/%d | %ld/%ld |\n", x->ntasks,
 			x->nblocked, x->nfailed, x->max_rounds, x->rounds_cfg,
 			x->nheld, x->nrounds);
@@ -1911,7 +1919,8 @@ static void write_runs_table(const struct report *r, FILE *f)
 	fputs("\nrounds: most completed by a task / asked for; checks held: "
 	      "completed task-rounds whose correctness check held; dilation: "
 	      "the emulation ran this many times slower than the scenario; "
-	      "fidelity: the monitor's verdict (README, Fidelity).\n", f);
+	      "fidelity: the monitor's verdict (README, Fidelity); model: the "
+	      "twin's model that predicted the run.\n", f);
 	if (r->nrecal)
 		fprintf(f, "\n%d attempt%s abandoned by --dilation auto to "
 			"recalibrate %s not listed.\n", r->nrecal,
@@ -2205,11 +2214,21 @@ static void write_fidelity_table(const struct report *r, FILE *f, int n)
 	fputs("\n## Twin fidelity: predicted vs measured round latency\n\n"
 	      "One point per task of every run: the twin's predicted round "
 	      "latency against the mean measured round latency over the "
-	      "task's completed rounds; the dashed line is y = x. The "
-	      "prediction is the twin's fluid model (`twin/predict.h`: "
-	      "transfers share every link max-min fairly, sizes are wire "
-	      "bytes as in `twin/wire.h`); runs the fidelity monitor judged "
-	      "degraded are left out.\n", f);
+	      "task's completed rounds; the dashed line is y = x. Runs the "
+	      "fidelity monitor judged degraded are left out. ", f);
+	if (!r->npacket)
+		fputs("Every prediction is the twin's fluid model "
+		      "(`twin/predict.h`: transfers share every link max-min "
+		      "fairly; sizes are wire bytes as in `twin/wire.h`).\n", f);
+	else if (r->npacket == r->nruns)
+		fputs("Every prediction is the twin's packet model "
+		      "(`twin/predict.h`, `predict_round_packets`: every TCP "
+		      "segment, links serving the transfers in turn).\n", f);
+	else
+		fprintf(f, "%d run%s predicted by the twin's packet model "
+			"(`predict_round_packets`), the others by its fluid "
+			"model (`predict_round`); the runs table says which.\n",
+			r->npacket, r->npacket == 1 ? " was" : "s were");
 	if (!n) {
 		fputs("\nNo task completed a round: nothing to compare.\n", f);
 		return;
@@ -2344,6 +2363,7 @@ static void report_release(struct report *r)
 		free(r->runs[i].scheduler);
 		free(r->runs[i].status);
 		free(r->runs[i].verdict);
+		free(r->runs[i].predictor);
 		free(r->runs[i].experiment);
 		free(r->runs[i].nfib);
 	}

@@ -55,6 +55,7 @@ static const char *const added[] = {
 	"ALTER TABLE runs ADD COLUMN dilation REAL",
 	"ALTER TABLE runs ADD COLUMN verdict TEXT",
 	"ALTER TABLE fidelity ADD COLUMN late_max_s REAL",
+	"ALTER TABLE runs ADD COLUMN predictor TEXT",
 };
 
 static int db_err(struct results *r, char *err, size_t len, const char *what)
@@ -157,8 +158,8 @@ int results_begin_run(struct results *r, const struct plan *p,
 			       "scenario_file, scenario_yaml, scheduler, prefix,"
 			       " rounds, scale, plan_json, pred_mean_round_s,"
 			       " pred_bytes_links, wavelength_links, status,"
-			       " plan_dot) "
-			       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'running',?)",
+			       " plan_dot, predictor) "
+			       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?)",
 			       -1, &st, NULL) != SQLITE_OK)
 		goto fail;
 	sqlite3_bind_text(st, 1, when, -1, SQLITE_TRANSIENT);
@@ -174,6 +175,8 @@ int results_begin_run(struct results *r, const struct plan *p,
 	sqlite3_bind_double(st, 11, p->bytes_links);
 	sqlite3_bind_int64(st, 12, p->wavelength_links);
 	sqlite3_bind_text(st, 13, plan_dot ? plan_dot : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 14, p->predictor ? p->predictor : "fluid", -1,
+			  SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	st = NULL;

@@ -65,7 +65,8 @@ static void run_usage(FILE *f)
 		   "(the default) starts at 1 (auto:N at N) and\n"
 		   "                raises N until the first round is "
 		   "faithful\n"
-		   "  --keep        leave the emulation up afterwards\n", prog);
+		   "  --keep        leave the emulation up afterwards\n"
+		   PREDICTOR_HELP, prog);
 }
 
 /* Where a directed link's bytes leave: namespace and interface. */
@@ -192,6 +193,7 @@ struct run_ctx {
 	struct lab_opts lo;
 	struct fleet_opts fo;
 	bool keep, auto_n;
+	predict_fn predict;
 	struct plan *p;
 	struct addressing *a;
 	struct results *res;
@@ -437,6 +439,7 @@ static int attempt(struct run_ctx *x)
 		}
 	}
 	summary(p, f, meas, done, acc0, acc1, checks);
+	printf("prediction: the twin's %s model\n", p->predictor);
 	if (rounds_run)
 		printf("bandwidth: %.0f bytes per round sent on the IP links "
 		       "that carry transfers; the twin predicts %.0f bytes on "
@@ -511,11 +514,12 @@ int cmd_run(int argc, char **argv)
 		{ "prefix", required_argument, NULL, 'p' },
 		{ "keep", no_argument, NULL, 'k' },
 		{ "dilation", required_argument, NULL, 'D' },
+		{ "predictor", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct run_ctx x = {
-		.ops = &sched_mst, .auto_n = true,
+		.ops = &sched_mst, .auto_n = true, .predict = predict_round,
 		.lo = { .prefix = "tl", .delay = true },
 		.fo = { .timeout_s = 60, .cgroups = true },
 	};
@@ -529,6 +533,11 @@ int cmd_run(int argc, char **argv)
 		switch (c) {
 		case 'D':
 			if (dilation_arg(optarg, &x.lo.dilation, &x.auto_n))
+				return EXIT_USAGE;
+			break;
+		case 'P':
+			x.predict = predictor_arg(optarg);
+			if (!x.predict)
 				return EXIT_USAGE;
 			break;
 		case 's':
@@ -591,7 +600,7 @@ int cmd_run(int argc, char **argv)
 					 sc->tasks[t].rounds : rounds;
 	x.fo.rounds = rounds ? rounds : 1;
 	x.p = sched_plan(sc, x.ops);
-	if (!x.p || predict_round(x.p)) {
+	if (!x.p || x.predict(x.p)) {
 		p_err("cannot schedule '%s': %s", sc->name, strerror(errno));
 		goto out;
 	}

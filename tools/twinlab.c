@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "twinlab.h"
+#include "twin/predict.h"
 #include "twin/sched.h"
 
 #include <errno.h>
@@ -60,6 +61,16 @@ const struct sched_ops *sched_arg(const char *name)
 		fprintf(stderr, ")\n");
 	}
 	return ops;
+}
+
+predict_fn predictor_arg(const char *name)
+{
+	if (!strcmp(name, "fluid"))
+		return predict_round;
+	if (!strcmp(name, "packet"))
+		return predict_round_packets;
+	p_err("unknown predictor '%s': fluid or packet", name);
+	return NULL;
 }
 
 struct scenario *load_scenario(const char *path)

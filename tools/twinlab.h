@@ -28,6 +28,19 @@ void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct sched_ops;
 
 /*
+ * predictor_arg - the predictor named by --predictor (fluid, packet), or
+ * NULL after saying what is wrong.
+ */
+struct plan;
+typedef int (*predict_fn)(struct plan *p);
+predict_fn predictor_arg(const char *name);
+#define PREDICTOR_HELP \
+	"  --predictor M     the twin's model of a round: fluid (transfers\n" \
+	"                    share links max-min fairly; the default) or\n" \
+	"                    packet (every TCP segment, links serving the\n" \
+	"                    transfers in turn)\n"
+
+/*
  * dilation_arg - --dilation's value: N (auto_n false), auto (n 0) or
  * auto:N (start at N). 0, or -EINVAL after saying what is wrong.
  */

@@ -72,6 +72,7 @@ struct plan {
 	double bytes_links;
 	double mean_round_s;		/* over scheduled tasks */
 	bool predicted;
+	const char *predictor;		/* "fluid" or "packet" once predicted */
 	/* predicted bytes per round on each directed IP link, see plan_link */
 	double *link_bytes;
 };

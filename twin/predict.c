@@ -360,6 +360,7 @@ int predict_round(struct plan *p)
 	}
 	p->mean_round_s = done ? sum / done : 0;
 	p->predicted = true;
+	p->predictor = "fluid";
 out:
 	free(s.first_flow);
 	free(s.f);

@@ -34,6 +34,16 @@
  */
 int predict_round(struct plan *p) __attribute__((warn_unused_result));
 
+/*
+ * predict_round_packets - the same round and figures, packet by packet:
+ * every transfer is its TCP segments (twin/wire.h), every link serves the
+ * transfers with packets waiting in turn, a frame each (the emulation's
+ * shapers), a packet crosses a link in size / rate and then its fibre. A
+ * message goes whole at once and is received with its last packet.
+ * Deterministic. link_bytes as predict_round. 0 or -errno.
+ */
+int predict_round_packets(struct plan *p) __attribute__((warn_unused_result));
+
 /* Seconds one local model of task tp trains per round under the plan. */
 double predict_train_s(const struct plan *p, const struct task_plan *tp,
 		       int model);

@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The packet-level predictor (predict.h, predict_round_packets): the same
+ * round as the fluid model, with every transfer cut into the TCP segments
+ * it puts on the wire (twin/wire.h) and every link serving the transfers
+ * that have packets waiting in turn, a frame each (deficit round robin
+ * with a quantum of one full frame, which is what the emulation's shapers
+ * do). A packet crosses a link in size / rate, then the link's fibre
+ * (4.9 us/km), then waits at the next link. A message is sent whole at
+ * once (no slow start) and is received when its last packet arrives.
+ *
+ * Discrete events in a binary heap ordered by (time, sequence): the same
+ * plan gives the same prediction on every run.
+ */
+#include "predict.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire.h"
+
+enum ev_kind { EV_LINK_FREE, EV_ARRIVE, EV_TRAINED };
+
+struct event {
+	double t;
+	uint64_t seq;
+	int kind;
+	int a, b;		/* LINK_FREE: link; ARRIVE: flow, hop;
+				 * TRAINED: task slot (model index) */
+};
+
+struct pflow {
+	int task, model;
+	bool upload;
+	const struct ppath *pp;
+	int *link;		/* per hop: directed link id */
+	double *prop;		/* per hop: seconds of fibre after it */
+	int *waiting;		/* per hop: packets queued there */
+	int *next;		/* per hop: index of the next one to send */
+	int npkt, got;		/* packets; delivered at the far end */
+	double full_bits, last_bits;
+};
+
+struct plink {
+	double bps;
+	bool busy;
+	int nflows, rr;
+	int *flows;		/* flows that cross this link */
+};
+
+struct pmodel {
+	double recv, train_end;
+	bool trained, sent;
+	int pending;
+};
+
+struct psim {
+	struct plan *p;
+	struct pflow *f;
+	int nf;
+	struct plink *l;
+	int nl;
+	struct pmodel *m;
+	int *first;		/* per task: its models' first slot */
+	int total;		/* models of unblocked tasks */
+	double *round_end;
+	struct event *heap;
+	size_t nheap, capheap;
+	uint64_t seq;
+	int left;
+};
+
+static bool before(const struct event *x, const struct event *y)
+{
+	return x->t < y->t || (x->t == y->t && x->seq < y->seq);
+}
+
+static int push(struct psim *s, double t, int kind, int a, int b)
+{
+	size_t i;
+
+	if (s->nheap == s->capheap) {
+		size_t cap = s->capheap ? 2 * s->capheap : 1024;
+		struct event *h = realloc(s->heap, cap * sizeof(*h));
+
+		if (!h)
+			return -ENOMEM;
+		s->heap = h;
+		s->capheap = cap;
+	}
+	i = s->nheap++;
+	s->heap[i] = (struct event){ t, s->seq++, kind, a, b };
+	while (i > 0 && before(&s->heap[i], &s->heap[(i - 1) / 2])) {
+		struct event x = s->heap[i];
+
+		s->heap[i] = s->heap[(i - 1) / 2];
+		s->heap[(i - 1) / 2] = x;
+		i = (i - 1) / 2;
+	}
+	return 0;
+}
+
+static struct event pop(struct psim *s)
+{
+	struct event top = s->heap[0];
+	size_t i = 0;
+
+	s->heap[0] = s->heap[--s->nheap];
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < s->nheap && before(&s->heap[l], &s->heap[m]))
+			m = l;
+		if (r < s->nheap && before(&s->heap[r], &s->heap[m]))
+			m = r;
+		if (m == i)
+			break;
+		struct event x = s->heap[i];
+
+		s->heap[i] = s->heap[m];
+		s->heap[m] = x;
+		i = m;
+	}
+	return top;
+}
+
+static int slot(const struct psim *s, int task, int model)
+{
+	return s->first[task] + model;
+}
+
+/* flow index: broadcast to model m at slot, upload from m at total + slot */
+static int flow_of(const struct psim *s, int task, int model, bool up)
+{
+	return slot(s, task, model) + (up ? s->total : 0);
+}
+
+/* An idle link with packets waiting sends the next one, in turn. */
+static int serve(struct psim *s, int link, double t)
+{
+	struct plink *l = &s->l[link];
+
+	if (l->busy)
+		return 0;
+	for (int k = 0; k < l->nflows; k++) {
+		int fi = l->flows[(l->rr + k) % l->nflows];
+		struct pflow *f = &s->f[fi];
+		int h = 0;
+		double bits, done;
+		int err;
+
+		while (h < f->pp->nhops && f->link[h] != link)
+			h++;
+		if (h == f->pp->nhops || f->waiting[h] == 0)
+			continue;
+		bits = f->next[h] == f->npkt - 1 ? f->last_bits : f->full_bits;
+		f->waiting[h]--;
+		f->next[h]++;
+		done = t + bits / l->bps;
+		l->busy = true;
+		l->rr = (l->rr + k + 1) % l->nflows;
+		err = push(s, done, EV_LINK_FREE, link, 0);
+		if (!err)
+			err = push(s, done + f->prop[h], EV_ARRIVE, fi, h + 1);
+		return err;
+	}
+	return 0;
+}
+
+static int send_message(struct psim *s, int fi, double t)
+{
+	struct pflow *f = &s->f[fi];
+
+	f->waiting[0] += f->npkt;
+	return serve(s, f->link[0], t);
+}
+
+static int try_upload(struct psim *s, int task, int m, double t)
+{
+	struct pmodel *x = &s->m[slot(s, task, m)];
+
+	if (m == 0 || x->sent || !x->trained || x->pending)
+		return 0;
+	x->sent = true;
+	return send_message(s, flow_of(s, task, m, true), t);
+}
+
+/* The whole message of flow fi has arrived at time t. */
+static int delivered(struct psim *s, int fi, double t)
+{
+	const struct pflow *f = &s->f[fi];
+	const struct task_plan *tp = &s->p->tasks[f->task];
+	struct pmodel *x;
+	int err = 0;
+
+	if (!f->upload) {
+		x = &s->m[slot(s, f->task, f->model)];
+		x->recv = t;
+		x->train_end = t + predict_train_s(s->p, tp, f->model);
+		for (int c = 1; c < tp->nmodels && !err; c++)
+			if (tp->bcast.parent[c] == f->model)
+				err = send_message(s, flow_of(s, f->task, c,
+							      false), t);
+		if (!err)
+			err = push(s, x->train_end, EV_TRAINED, f->task,
+				   f->model);
+		return err;
+	}
+	x = &s->m[slot(s, f->task, tp->up.parent[f->model])];
+	if (--x->pending == 0 && tp->up.parent[f->model] == 0) {
+		s->round_end[f->task] = t;
+		s->left--;
+		return 0;
+	}
+	return try_upload(s, f->task, tp->up.parent[f->model], t);
+}
+
+static int run(struct psim *s)
+{
+	int err = 0;
+
+	while (!err && s->left > 0) {
+		struct event e;
+
+		if (!s->nheap)
+			return -EDEADLK;	/* a tree that cannot finish */
+		e = pop(s);
+		if (e.kind == EV_LINK_FREE) {
+			s->l[e.a].busy = false;
+			err = serve(s, e.a, e.t);
+		} else if (e.kind == EV_ARRIVE) {
+			struct pflow *f = &s->f[e.a];
+
+			if (e.b == f->pp->nhops) {
+				if (++f->got == f->npkt)
+					err = delivered(s, e.a, e.t);
+			} else {
+				f->waiting[e.b]++;
+				err = serve(s, f->link[e.b], e.t);
+			}
+		} else {
+			s->m[slot(s, e.a, e.b)].trained = true;
+			err = try_upload(s, e.a, e.b, e.t);
+		}
+	}
+	return err;
+}
+
+static int link_add_flow(struct plink *l, int fi)
+{
+	int *v = realloc(l->flows, (size_t)(l->nflows + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	l->flows = v;
+	l->flows[l->nflows++] = fi;
+	return 0;
+}
+
+static int setup_flow(struct psim *s, int fi, int task, int m, bool up,
+		      const struct wire_msg *wm)
+{
+	struct plan *p = s->p;
+	const struct task_plan *tp = &p->tasks[task];
+	struct pflow *f = &s->f[fi];
+	const struct ppath *pp = up ? &tp->up.path[m] : &tp->bcast.path[m];
+	double fibre = 0, scale = p->sc->scale;
+	int n = pp->nhops, err = 0;
+
+	f->task = task;
+	f->model = m;
+	f->upload = up;
+	f->pp = pp;
+	f->npkt = (int)wm->segments;
+	f->full_bits = 8.0 * (WIRE_MSS + WIRE_SEG_OVERHEAD) * scale;
+	f->last_bits = 8.0 * ((double)wm->msg - (double)(wm->segments - 1) *
+				      WIRE_MSS + WIRE_SEG_OVERHEAD) * scale;
+	f->link = calloc((size_t)n + 1, sizeof(*f->link));
+	f->prop = calloc((size_t)n + 1, sizeof(*f->prop));
+	f->waiting = calloc((size_t)n + 1, sizeof(*f->waiting));
+	f->next = calloc((size_t)n + 1, sizeof(*f->next));
+	if (!f->link || !f->prop || !f->waiting || !f->next)
+		return -ENOMEM;
+	for (int h = 0; h < n && !err; h++) {
+		const struct hop *hp = &pp->hops[h];
+
+		f->link[h] = plan_link(p, hp);
+		if (hp->kind != HOP_ACCESS) {
+			f->prop[h] = p->net->lp[hp->idx].km * FIBRE_S_PER_KM;
+			fibre += p->net->lp[hp->idx].km;
+		}
+		err = link_add_flow(&s->l[f->link[h]], fi);
+	}
+	/* any length the path has beyond its lightpaths: at its end */
+	if (n > 0 && pp->km > fibre)
+		f->prop[n - 1] += (pp->km - fibre) * FIBRE_S_PER_KM;
+	return err;
+}
+
+int predict_round_packets(struct plan *p)
+{
+	struct psim s = { .p = p };
+	int err, done = 0;
+	double sum = 0;
+
+	/* link_bytes, validation and the plan's shape: the fluid pass */
+	err = predict_round(p);
+	if (err)
+		return err;
+	p->predicted = false;
+	err = -ENOMEM;
+	s.nl = plan_nlinks(p);
+	s.first = calloc((size_t)p->ntasks + 1, sizeof(*s.first));
+	s.round_end = calloc((size_t)p->ntasks + 1, sizeof(*s.round_end));
+	s.l = calloc((size_t)s.nl + 1, sizeof(*s.l));
+	if (!s.first || !s.round_end || !s.l)
+		goto out;
+	for (int t = 0; t < p->ntasks; t++) {
+		s.first[t] = s.total;
+		if (!p->tasks[t].blocked)
+			s.total += p->tasks[t].nmodels;
+	}
+	s.nf = 2 * s.total;
+	s.f = calloc((size_t)s.nf + 1, sizeof(*s.f));
+	s.m = calloc((size_t)s.total + 1, sizeof(*s.m));
+	if (!s.f || !s.m)
+		goto out;
+	for (int l = 0; l < s.nl; l++)
+		s.l[l].bps = plan_link_gbps(p, l) * 1e9;
+	err = 0;
+	for (int t = 0; t < p->ntasks && !err; t++) {
+		const struct task_plan *tp = &p->tasks[t];
+		struct wire_msg wm;
+
+		if (tp->blocked)
+			continue;
+		err = wire_message(p->sc, tp->task, &wm);
+		for (int m = 1; m < tp->nmodels && !err; m++) {
+			err = setup_flow(&s, flow_of(&s, t, m, false), t, m,
+					 false, &wm);
+			if (!err)
+				err = setup_flow(&s, flow_of(&s, t, m, true), t,
+						 m, true, &wm);
+			s.m[slot(&s, t, tp->up.parent[m])].pending++;
+		}
+		s.left++;
+	}
+	for (int l = 0; l < s.nl && !err; l++)
+		if (s.l[l].nflows && !(s.l[l].bps > 0))
+			err = -EINVAL;
+	/* every task's global model sends to its children at t = 0 */
+	for (int t = 0; t < p->ntasks && !err; t++) {
+		const struct task_plan *tp = &p->tasks[t];
+
+		for (int c = 1; !tp->blocked && c < tp->nmodels && !err; c++)
+			if (tp->bcast.parent[c] == 0)
+				err = send_message(&s, flow_of(&s, t, c, false),
+						   0);
+	}
+	if (!err)
+		err = run(&s);
+	for (int t = 0; t < p->ntasks && !err; t++) {
+		struct task_plan *tp = &p->tasks[t];
+		double last_recv = 0, last_train = 0;
+
+		if (tp->blocked)
+			continue;
+		for (int m = 1; m < tp->nmodels; m++) {
+			const struct pmodel *x = &s.m[slot(&s, t, m)];
+
+			last_recv = fmax(last_recv, x->recv);
+			last_train = fmax(last_train, x->train_end);
+		}
+		tp->round_s = s.round_end[t];
+		tp->bcast_s = last_recv;
+		tp->compute_s = last_train - last_recv;
+		tp->upload_s = tp->round_s - last_train;
+		sum += tp->round_s;
+		done++;
+	}
+	if (!err) {
+		p->mean_round_s = done ? sum / done : 0;
+		p->predicted = true;
+		p->predictor = "packet";
+	}
+out:
+	for (int i = 0; s.f && i < s.nf; i++) {
+		free(s.f[i].link);
+		free(s.f[i].prop);
+		free(s.f[i].waiting);
+		free(s.f[i].next);
+	}
+	for (int l = 0; s.l && l < s.nl; l++)
+		free(s.l[l].flows);
+	free(s.f);
+	free(s.l);
+	free(s.m);
+	free(s.first);
+	free(s.round_end);
+	free(s.heap);
+	return err;
+}
