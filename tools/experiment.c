@@ -525,14 +525,7 @@ int cmd_experiment(int argc, char **argv)
 	fflush(stdout);
 	t0 = now_s();
 	snprintf(dil, sizeof(dil), "%s", dilation);
-	{
-		struct sigaction sa = { .sa_handler = on_signal };
-		static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
-
-		sigemptyset(&sa.sa_mask);
-		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-			sigaction(sigs[i], &sa, NULL);
-	}
+	on_stop_signals(on_signal);
 	for (int i = 0; i < x.nlocals && !stop_sig; i++)
 		for (int s = 0; s < x.nseeds && !stop_sig; s++) {
 			snprintf(path, sizeof(path), "%s/%s-l%ld-s%ld.yaml", dir,

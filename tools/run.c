@@ -629,19 +629,12 @@ int cmd_run(int argc, char **argv)
 		p_err("%s", x.json_text ? err : "out of memory");
 		goto out;
 	}
-	{
-		/*
-		 * Every signal a user sends ends the run the same way: the
-		 * round in progress is abandoned, the emulation torn down.
-		 * A closed stdout (SIGPIPE, `twinlab run ... | head -1`) too.
-		 */
-		struct sigaction sa = { .sa_handler = on_signal };
-		static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
-
-		sigemptyset(&sa.sa_mask);
-		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-			sigaction(sigs[i], &sa, NULL);
-	}
+	/*
+	 * Every signal a user sends ends the run the same way: the round in
+	 * progress is abandoned, the emulation torn down. A closed stdout
+	 * (SIGPIPE, `twinlab run ... | head -1`) too.
+	 */
+	on_stop_signals(on_signal);
 	if (lab_exists(x.lo.prefix)) {
 		char was[512] = "", how[64] = "", dv[64] = "";
 		double was_n = 0;

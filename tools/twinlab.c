@@ -4,6 +4,7 @@
 #include "twin/sched.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,16 @@ const struct sched_ops *sched_arg(const char *name)
 		fprintf(stderr, ")\n");
 	}
 	return ops;
+}
+
+void on_stop_signals(void (*fn)(int))
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	struct sigaction sa = { .sa_handler = fn };
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
 }
 
 predict_fn predictor_arg(const char *name)

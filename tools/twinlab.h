@@ -28,6 +28,12 @@ void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct sched_ops;
 
 /*
+ * on_stop_signals - fn handles every signal a user may send to stop a
+ * command (INT, TERM, HUP, PIPE); no SA_RESTART, so waits see EINTR.
+ */
+void on_stop_signals(void (*fn)(int));
+
+/*
  * predictor_arg - the predictor named by --predictor (fluid, packet), or
  * NULL after saying what is wrong.
  */
