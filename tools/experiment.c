@@ -54,6 +54,8 @@ struct experiment {
 
 /* ---- the file ----------------------------------------------------------- */
 
+#define EXP_TASKS_MAX 10000	/* tasks per point */
+
 static int list(yaml_document_t *d, yaml_node_t *v, const char *file,
 		const char *key, long *out, char (*str)[16], int *n)
 {
@@ -183,10 +185,24 @@ static int load(const char *file, struct experiment *x)
 				err = -EINVAL;
 			break;
 		default: {
+			/* the scenario's own limits (twin/scenario.c); tasks:
+			 * a point's file stays well under SCN_FILE_MAX */
+			static const long max[] = { [4] = EXP_TASKS_MAX,
+						    [6] = 1000000,
+						    [7] = 1000000000000L,
+						    [8] = 16 };
 			long n = strtol(s, &end, 10);
 
-			if (*end || n < 1)
+			if (*end || end == s || n < 1 || errno ||
+			    (i < 9 && max[i] && n > max[i])) {
 				err = -EINVAL;
+				fprintf(stderr, "%s:%zu:%zu: '%s' must be a whole "
+					"number in [1, %ld]\n", file,
+					v->start_mark.line + 1,
+					v->start_mark.column + 1, key,
+					i < 9 && max[i] ? max[i] : LONG_MAX);
+				goto out;
+			}
 			if (i == 4)
 				x->tasks = n;
 			else if (i == 6)

@@ -85,6 +85,48 @@ Test(cli, bad_scenario_exit_2_with_position)
 	tl_run_free(&r);
 }
 
+/*
+ * An experiment's numbers are bounded, with the range in the error, and
+ * refused before anything is written (tasks: 2000000000 wrote a 1 GB
+ * point file; rounds: 4294967297 ran one round).
+ */
+Test(cli, experiment_numbers_are_bounded)
+{
+	static const char *const bad[][2] = {
+		{ "tasks: 2000000000", ":5:8: 'tasks' must be a whole number "
+				       "in [1, 10000]" },
+		{ "rounds: 4294967297", ":7:9: 'rounds' must be a whole number "
+					"in [1, 1000000]" },
+		{ "rounds: 2abc", ":7:9: 'rounds' must be a whole number" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char path[] = "/tmp/tl-cli-exp-XXXXXX", y[512], db[64];
+		int fd = mkstemp(path);
+		const char *a[] = { "experiment", path, "--db", db, NULL };
+		struct tl_run r;
+
+		cr_assert(fd >= 0);
+		snprintf(db, sizeof(db), "%s.db", path);
+		snprintf(y, sizeof(y),
+			 "name: x\nbase: scenarios/poster-testbed.yaml\n"
+			 "schedulers: [spff]\nlocals: [3]\n%s\nseeds: [1]\n"
+			 "%s\nparameters: 500000\nbytes_per_parameter: 4\n"
+			 "work_core_s: 0.001\n",
+			 i == 0 ? bad[i][0] : "tasks: 3",
+			 i == 0 ? "rounds: 1" : bad[i][0]);
+		cr_assert_eq(write(fd, y, strlen(y)), (ssize_t)strlen(y));
+		close(fd);
+		r = tl_run(a);
+		unlink(path);
+		cr_expect_eq(tl_code(&r), 2, "%s", bad[i][0]);
+		cr_expect(strstr(r.err, bad[i][1]), "%s: stderr: %s",
+			  bad[i][0], r.err);
+		cr_expect(access(db, F_OK) != 0, "%s made %s", bad[i][0], db);
+		tl_run_free(&r);
+	}
+}
+
 Test(cli, usage_errors)
 {
 	const char *a1[] = { "plan", "scenarios/teaching-ring.yaml",
