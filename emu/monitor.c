@@ -12,18 +12,10 @@
 #include <unistd.h>
 
 #include "netns.h"
-#include "nl.h"
-
-struct mq {
-	struct nl *nl;
-	int ifindex;
-};
 
 struct monitor {
 	char (*ns)[64];
 	int nns;
-	struct mq *q;
-	int nq, capq;
 };
 
 struct monitor *monitor_new(const char *const *ns, int n)
@@ -48,23 +40,7 @@ void monitor_free(struct monitor *m)
 	if (!m)
 		return;
 	free(m->ns);
-	free(m->q);
 	free(m);
-}
-
-int monitor_add_qdisc(struct monitor *m, struct nl *nl, int ifindex)
-{
-	if (m->nq == m->capq) {
-		int cap = m->capq ? 2 * m->capq : 32;
-		struct mq *q = realloc(m->q, (size_t)cap * sizeof(*q));
-
-		if (!q)
-			return -ENOMEM;
-		m->q = q;
-		m->capq = cap;
-	}
-	m->q[m->nq++] = (struct mq){ nl, ifindex };
-	return 0;
 }
 
 /* Read at most len - 1 bytes of a small /proc file. */
@@ -168,12 +144,6 @@ int monitor_sample(struct monitor *m, struct mon_sample *s)
 		err = tcp_counters(&s->retrans, &s->out_segs);
 		netns_leave(saved);
 	}
-	for (int i = 0; i < m->nq && !err; i++) {
-		struct nl_qstats q = { 0 };
-
-		err = nl_qdisc_stats(m->q[i].nl, m->q[i].ifindex, &q);
-		s->drops += q.drops;
-	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	s->t_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	return err;
@@ -192,7 +162,6 @@ void monitor_diff(const struct mon_sample *a, const struct mon_sample *b,
 	r->cpu = all ? (double)(b->cpu_busy - a->cpu_busy) / (double)all : 0;
 	r->retrans = b->retrans - a->retrans;
 	r->out_segs = b->out_segs - a->out_segs;
-	r->drops = b->drops - a->drops;
 }
 
 bool monitor_verdict(const struct mon_round *r, char *why, size_t len,

@@ -5,12 +5,14 @@
  *
  * Sampled before and after every round: CPU pressure (PSI "some") and CPU
  * use of the whole host, TCP retransmissions in the servers' namespaces
- * and drops in the shapers; from the workers' reports, how late each
+ * (the caller adds the shapers' drops, read with their byte counts);
+ * from the workers' reports, how late each
  * worker's event loop handled its compute deadline's timer, compute
  * phases whose arithmetic overran their deadline and the start skew of the
- * tasks (how late each global model's loop woke for t0). A round is faithful when none of the thresholds below is crossed;
- * otherwise it is degraded, with the first reason and its figure, and a
- * dilation that would likely have been faithful.
+ * tasks (how late each global model's loop woke for t0). A round is
+ * faithful when none of the thresholds below is crossed; otherwise it is
+ * degraded, with the first reason and its figure, and a dilation that
+ * would likely have been faithful.
  *
  * CPU pressure and host CPU are recorded, not judged: the trainers run
  * at SCHED_IDLE behind every packet, yet PSI counts them waiting and
@@ -46,7 +48,6 @@ struct mon_sample {
 	bool has_psi;
 	uint64_t cpu_busy, cpu_all;	/* /proc/stat jiffies, all CPUs */
 	uint64_t retrans, out_segs;	/* TCP, summed over the namespaces */
-	uint64_t drops;			/* root qdiscs, summed */
 };
 
 /* What one round did, as the verdict reads it. */
@@ -55,7 +56,8 @@ struct mon_round {
 	double wall_s;			/* emulated (real) seconds */
 	double psi;			/* fraction of wall_s */
 	double cpu;			/* fraction of all CPUs */
-	uint64_t retrans, out_segs, drops;
+	uint64_t retrans, out_segs;
+	uint64_t drops;			/* by the shapers (caller's count) */
 	int overruns, phases;		/* compute phases: late, all */
 	double overrun_max_s;		/* scenario seconds */
 	double skew_max_s;		/* scenario seconds */
@@ -71,10 +73,6 @@ struct mon_round {
  */
 struct monitor *monitor_new(const char *const *ns, int n);
 void monitor_free(struct monitor *m);
-
-/* Add a shaper whose drops count (an rtnetlink handle, borrowed). */
-struct nl;
-int monitor_add_qdisc(struct monitor *m, struct nl *nl, int ifindex);
 
 /* monitor_sample - read every counter now. 0 or -errno. */
 int monitor_sample(struct monitor *m, struct mon_sample *s)

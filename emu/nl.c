@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 #include <libmnl/libmnl.h>
 #include <linux/if.h>
@@ -31,6 +32,7 @@
 #include <linux/tc_act/tc_mirred.h>
 
 #define NL_BUF (256 * 1024)
+#define NL_TIMEOUT_S 10	/* a request the kernel never answers */
 #define NL_MSG_MAX 4096		/* no request here is larger */
 
 struct nl_op {
@@ -53,6 +55,7 @@ struct nl *nl_open(const char *netns)
 {
 	struct nl *nl = calloc(1, sizeof(*nl));
 	int saved = -1, one = 1, err, rcv = 4 << 20, snd = 2 * NL_BUF;
+	struct timeval tv = { .tv_sec = NL_TIMEOUT_S };
 
 	if (!nl)
 		return NULL;
@@ -82,6 +85,12 @@ struct nl *nl_open(const char *netns)
 		       SO_SNDBUFFORCE, &snd, sizeof(snd)))
 		setsockopt(mnl_socket_get_fd(nl->sock), SOL_SOCKET, SO_SNDBUF,
 			   &snd, sizeof(snd));
+	/*
+	 * The kernel answers a request while it is being sent, so a reply
+	 * that has not come in NL_TIMEOUT_S never will: fail, do not hang.
+	 */
+	setsockopt(mnl_socket_get_fd(nl->sock), SOL_SOCKET, SO_RCVTIMEO, &tv,
+		   sizeof(tv));
 	if (mnl_socket_bind(nl->sock, 0, MNL_SOCKET_AUTOPID) < 0) {
 		err = -errno;
 		goto fail;
@@ -585,6 +594,8 @@ int nl_commit(struct nl *nl)
 		if (len < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN)
+				errno = ETIMEDOUT;
 			if (!first) {
 				first = -errno;
 				snprintf(nl->err, sizeof(nl->err),
@@ -685,7 +696,7 @@ int nl_qdisc_stats(struct nl *nl, int index, struct nl_qstats *out)
 		ssize_t len = mnl_socket_recvfrom(nl->sock, buf, sizeof(buf));
 
 		if (len < 0)
-			return -errno;
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
 		ret = mnl_cb_run(buf, (size_t)len, seq, nl->portid, qdisc_cb,
 				 &c);
 	} while (ret > 0);

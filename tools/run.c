@@ -33,7 +33,7 @@ struct counter {
 	char ns[64], ifname[16];
 	int ifindex;
 	struct nl *nl;		/* borrowed from the namespace cache */
-	uint64_t before;
+	struct nl_qstats before;
 };
 
 struct nscache {
@@ -140,14 +140,17 @@ static int open_counters(const struct plan *p, const char *prefix,
 	return 0;
 }
 
-/* Bytes the link's shaper has sent: wire bytes, headers of every segment */
-static uint64_t tx_bytes(const struct counter *x)
+/*
+ * The link's shaper: bytes sent (wire bytes, headers of every segment)
+ * and packets dropped. Zeros if it cannot be read.
+ */
+static struct nl_qstats shaper(const struct counter *x)
 {
-	struct nl_qstats q;
+	struct nl_qstats q = { 0 };
 
 	if (nl_qdisc_stats(x->nl, x->ifindex, &q))
-		return 0;
-	return q.bytes;
+		memset(&q, 0, sizeof(q));
+	return q;
 }
 
 static void summary(const struct plan *p, const struct fleet *f,
@@ -208,7 +211,6 @@ struct run_ctx {
 enum { ATTEMPT_DONE = 0, ATTEMPT_FAILED = 1, ATTEMPT_RETRY = 3 };
 
 static int open_monitor(const struct plan *p, const char *prefix,
-			const struct counter *ctr, int nctr,
 			struct monitor **out)
 {
 	const struct scenario *sc = p->sc;
@@ -232,8 +234,6 @@ static int open_monitor(const struct plan *p, const char *prefix,
 	*out = monitor_new(ns, n);
 	if (!*out)
 		err = -errno;
-	for (int i = 0; !err && i < nctr; i++)
-		err = monitor_add_qdisc(*out, ctr[i].nl, ctr[i].ifindex);
 	free(names);
 	free(ns);
 	return err;
@@ -300,7 +300,7 @@ static int attempt(struct run_ctx *x)
 	}
 	e = open_counters(p, x->lo.prefix, &ctr, &nctr, &nsc, &nnsc);
 	if (!e)
-		e = open_monitor(p, x->lo.prefix, ctr, nctr, &mon);
+		e = open_monitor(p, x->lo.prefix, &mon);
 	if (e) {
 		p_err("cannot open the link counters: %s", strerror(-e));
 		goto out;
@@ -339,7 +339,7 @@ static int attempt(struct run_ctx *x)
 		for (int t = 0; t < p->ntasks; t++)
 			live += !p->tasks[t].blocked && !fleet_failed(f, t, NULL);
 		for (int i = 0; i < nctr; i++)
-			ctr[i].before = tx_bytes(&ctr[i]);
+			ctr[i].before = shaper(&ctr[i]);
 		e = monitor_sample(mon, &s0);
 		ok = fleet_round(f, r, rr);
 		if (!e)
@@ -352,9 +352,11 @@ static int attempt(struct run_ctx *x)
 		monitor_diff(&s0, &s1, &mr);
 		for (int i = 0; i < nctr; i++) {
 			const struct counter *c = &ctr[i];
+			struct nl_qstats q = shaper(c);
 
 			link_name(p, c->link, ls[i].name, sizeof(ls[i].name));
-			ls[i].bytes = tx_bytes(c) - c->before;
+			ls[i].bytes = q.bytes - c->before.bytes;
+			mr.drops += q.drops - c->before.drops;
 			/* the twin's bytes on the wire, in emulated bytes;
 			 * a task that failed this round sent only part */
 			ls[i].pred_bytes = ok == live ? p->link_bytes[c->link] /
