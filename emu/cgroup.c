@@ -586,6 +586,30 @@ int cg_mem_peak(struct cg *cg, uint64_t *bytes)
 	return ret;
 }
 
+int cg_oom_kills(struct cg *cg, uint64_t *n)
+{
+	/* v2 memory.events, v1 memory.oom_control: a line "oom_kill N" */
+	const char *file = cg->v2 ? "memory.events" : "memory.oom_control";
+	char buf[128];
+	void *h = NULL;
+	int ret, err = -ENODATA;
+
+	ret = cgroup_read_value_begin("memory", cg->name, (char *)file, &h,
+				      buf, (int)sizeof(buf));
+	while (ret == 0) {
+		if (!strncmp(buf, "oom_kill ", 9)) {
+			err = parse_u64(buf + 9, n);
+			break;
+		}
+		ret = cgroup_read_value_next(&h, buf, (int)sizeof(buf));
+	}
+	if (h)
+		cgroup_read_value_end(&h);
+	if (ret && ret != ECGEOF)
+		return cg_errno(ret);
+	return err;
+}
+
 const char *cg_name(const struct cg *cg)
 {
 	return cg->name;

@@ -90,6 +90,15 @@ int cg_cpu_ns(struct cg *cg, uint64_t *ns) __attribute__((warn_unused_result));
 int cg_mem_peak(struct cg *cg, uint64_t *bytes)
 	__attribute__((warn_unused_result));
 
+/*
+ * cg_oom_kills - how many of the cgroup's processes the kernel's OOM
+ * killer has ended for its memory limit ("oom_kill" in v2 memory.events,
+ * v1 memory.oom_control). 0, -ENODATA (the kernel keeps no count) or
+ * -errno.
+ */
+int cg_oom_kills(struct cg *cg, uint64_t *n)
+	__attribute__((warn_unused_result));
+
 /* "twinlab/<prefix>/<name>", as libcgroup and the state file name it. */
 const char *cg_name(const struct cg *cg);
 

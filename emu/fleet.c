@@ -140,6 +140,93 @@ static void fill_conf(const struct fleet *f, int t, int m, struct wk_conf *c)
 					       WK_REF_MADDS);
 }
 
+double fleet_worker_bytes(const struct plan *p, int t, int m,
+			  int samples_per_local)
+{
+	const struct task_plan *tp = &p->tasks[t];
+	struct wire_msg wm;
+	double params, wire, row, bytes;
+	int nuc = 0, nconn = 0;
+
+	if (wire_message(p->sc, tp->task, &wm))
+		return INFINITY;
+	if (samples_per_local <= 0)
+		samples_per_local = FLEET_SAMPLES_PER_LOCAL;
+	for (int k = 1; k < tp->nmodels; k++) {
+		nuc += tp->up.parent[k] == m;
+		nconn += (tp->up.parent[k] == m) + (tp->bcast.parent[k] == m);
+	}
+	nconn += m > 0 ? 2 : 0;
+	params = (double)wm.nparams;
+	wire = (double)wm.payload;
+	row = (double)wm.dim * sizeof(float) + sizeof(int);
+	/* model (float), aggregate (double), payload and broadcast copies */
+	bytes = params * (sizeof(float) + sizeof(double)) + 2 * wire;
+	/* per upload received: its wire bytes and its decoded model */
+	bytes += nuc * (wire + params * sizeof(float));
+	/* what the sockets may hold: one message per connection */
+	bytes += nconn * (double)wm.msg;
+	if (m == 0)
+		bytes += WK_TEST_SAMPLES * row;	/* held-out test set */
+	else	/* the task's pool, and this local's copy of its share */
+		bytes += 2.0 * samples_per_local * tp->task->nlocals * row;
+	return bytes;
+}
+
+int fleet_check_memory(const struct plan *p, int samples_per_local,
+		       char *err, size_t len)
+{
+	const struct scenario *sc = p->sc;
+	double all = 0, avail = -1;
+	char line[128];
+	FILE *mi;
+
+	for (int t = 0; t < p->ntasks; t++) {
+		const struct task_plan *tp = &p->tasks[t];
+
+		if (tp->blocked)
+			continue;
+		for (int m = 0; m < tp->nmodels; m++) {
+			const struct scn_node *s = &sc->nodes[tp->server[m]];
+			double b = fleet_worker_bytes(p, t, m,
+						      samples_per_local);
+
+			if (b > s->memory_mib * 1048576.0) {
+				snprintf(err, len, "%s:%d:%d: task '%s': its "
+					 "%s model on server '%s' needs about "
+					 "%.0f MiB (emulated model: parameters "
+					 "/ scale %g, and its data), more than "
+					 "the server's memory_mib %g: lower "
+					 "parameters or raise memory_mib or "
+					 "scale", sc->file, tp->task->line,
+					 tp->task->col, tp->task->name,
+					 m ? "local" : "global", s->name,
+					 b / 1048576.0, sc->scale,
+					 s->memory_mib);
+				return -E2BIG;
+			}
+			all += b;
+		}
+	}
+	mi = fopen("/proc/meminfo", "re");
+	while (mi && fgets(line, sizeof(line), mi))
+		if (sscanf(line, "MemAvailable: %lf kB", &avail) == 1) {
+			avail *= 1024;
+			break;
+		}
+	if (mi)
+		fclose(mi);
+	if (avail >= 0 && all > avail) {
+		snprintf(err, len, "%s: the workers need about %.0f MiB in "
+			 "all (emulated models and their data), more than the "
+			 "%.0f MiB this machine has available: lower "
+			 "parameters, raise scale or run fewer tasks",
+			 sc->file, all / 1048576.0, avail / 1048576.0);
+		return -E2BIG;
+	}
+	return 0;
+}
+
 static void kill_task(struct fleet *f, int t, const char *why)
 {
 	struct ftask *ft = &f->t[t];
@@ -163,6 +250,15 @@ static void kill_task(struct fleet *f, int t, const char *why)
  * went at once, a worker killed by a signal is the cause (its peers only
  * saw their connections reset), then one that exited with an error.
  */
+/* Whether the kernel's OOM killer ended w (for its cgroup's limit). */
+static bool oom_killed(struct fworker *w)
+{
+	uint64_t n = 0;
+
+	return WIFSIGNALED(w->status) && WTERMSIG(w->status) == SIGKILL &&
+	       w->cg && !cg_oom_kills(w->cg, &n) && n > 0;
+}
+
 static void reap(struct fleet *f, bool final)
 {
 	for (int t = 0; t < f->p->ntasks; t++) {
@@ -186,11 +282,19 @@ static void reap(struct fleet *f, bool final)
 		}
 		if (final || !ft->live || (sig < 0 && bad < 0))
 			continue;
-		if (sig >= 0)
+		if (sig >= 0 && oom_killed(&ft->w[sig]))
 			snprintf(why, sizeof(why), "worker on %s (model %d) was "
-				 "killed by signal %d",
+				 "killed by the kernel's OOM killer: it needed "
+				 "more than the server's memory_mib %g",
 				 f->p->sc->nodes[f->p->tasks[t].server[sig]].name,
-				 sig, WTERMSIG(ft->w[sig].status));
+				 sig, f->p->sc->nodes[f->p->tasks[t].server[sig]]
+					      .memory_mib);
+		else if (sig >= 0)
+			snprintf(why, sizeof(why), "worker on %s (model %d) was "
+				 "killed by signal %d (%s)",
+				 f->p->sc->nodes[f->p->tasks[t].server[sig]].name,
+				 sig, WTERMSIG(ft->w[sig].status),
+				 strsignal(WTERMSIG(ft->w[sig].status)));
 		else
 			snprintf(why, sizeof(why), "worker on %s (model %d) "
 				 "exited with status %d",
@@ -389,7 +493,7 @@ int fleet_start(const struct plan *p, const struct addressing *a,
 	f->a = a;
 	f->o = *o;
 	if (f->o.samples_per_local <= 0)
-		f->o.samples_per_local = 200;
+		f->o.samples_per_local = FLEET_SAMPLES_PER_LOCAL;
 	if (!(f->o.dilation >= 1))
 		f->o.dilation = 1;
 	f->report_fd = -1;

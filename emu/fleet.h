@@ -66,6 +66,29 @@ int fleet_round(struct fleet *f, unsigned r, struct fleet_task_round *res);
 /* Whether task t has failed (and why). */
 bool fleet_failed(const struct fleet *f, int t, const char **why);
 
+/* Training samples per local model unless fleet_opts says otherwise. */
+#define FLEET_SAMPLES_PER_LOCAL 200
+
+/*
+ * fleet_worker_bytes - the memory worker m of task t holds at its peak:
+ * the model, its aggregate, wire buffers, one buffer per upload it
+ * receives, its data and the bytes its sockets may hold; estimated from
+ * the sizes the worker allocates. samples_per_local <= 0: the default.
+ * Infinity for a model that has no wire format or no size.
+ */
+double fleet_worker_bytes(const struct plan *p, int t, int m,
+			  int samples_per_local);
+
+/*
+ * fleet_check_memory - before anything is built: every worker fits the
+ * memory its server declares (memory_mib, its cgroup's limit), and all
+ * of them fit the memory this machine has available. 0, or -E2BIG with
+ * a message naming the task (file:line:col), the server and both sizes.
+ */
+int fleet_check_memory(const struct plan *p, int samples_per_local,
+		       char *err, size_t len)
+	__attribute__((warn_unused_result));
+
 /* CPU share each worker of task t, model m gets (cores). */
 double fleet_cpu_share(const struct plan *p, int t, int m);
 

@@ -31,7 +31,6 @@
 #include <unistd.h>
 
 #define WK_MAGIC 0x314d4c54u	/* "TLM1" */
-#define WK_TEST_SAMPLES 1000
 
 struct wk_hdr {
 	uint32_t magic, task, round, sender;

@@ -37,6 +37,7 @@
 #define WK_MAX_CHILDREN 64
 #define WK_NPROJ 8		/* random projections for the check */
 #define WK_HDR_BYTES WIRE_MSG_HDR	/* message header on the wire */
+#define WK_TEST_SAMPLES 1000	/* held-out samples the global model scores */
 
 /*
  * The reference core: a task's work_core_s becomes this many multiply-adds

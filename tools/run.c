@@ -614,6 +614,12 @@ int cmd_run(int argc, char **argv)
 		    (!x.min_segments || wm.segments < x.min_segments))
 			x.min_segments = wm.segments;
 	}
+	if (fleet_check_memory(x.p, x.fo.samples_per_local, err,
+			       sizeof(err))) {
+		p_err("%s", err);
+		rc = EXIT_USAGE;
+		goto out;
+	}
 	x.a = addressing_new(x.p);
 	if (!x.a) {
 		p_err("cannot address '%s': %s", sc->name, strerror(errno));

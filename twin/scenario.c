@@ -7,6 +7,8 @@
  * node is declared, so the order of top-level keys does not matter.
  */
 #include "scenario.h"
+#include "fl.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -607,8 +609,26 @@ static int load_task(struct ctx *c, yaml_node_t *v, struct scn_task *t)
 		set_err(c, v, "task '%s': 'parameters' is too large", r.name);
 		return -EINVAL;
 	}
+	if (!fl_wire_supported(r.bytes_per_parameter)) {
+		set_err(c, any[4], "task '%s': 'bytes_per_parameter' must be "
+			"1, 2, 4 or 8 (int8, float16, float32 or float64 on "
+			"the wire), got %u", r.name, r.bytes_per_parameter);
+		return -EINVAL;
+	}
 	t->parameters = r.parameters;
 	t->bytes_per_parameter = r.bytes_per_parameter;
+	{
+		struct wire_msg wm;
+
+		if (wire_message(sc, t, &wm)) {
+			set_err(c, any[3], "task '%s': the emulated model "
+				"(parameters / scale = %.3g) is too large: at "
+				"most %.3g parameters", r.name,
+				(double)r.parameters / sc->scale,
+				(double)INT_MAX * FL_CLASSES);
+			return -EINVAL;
+		}
+	}
 	t->work_core_s = r.work_core_s;
 	t->rounds = seen[TF_ROUNDS] ? r.rounds : 1;
 	t->demand_gbps = seen[TF_DEMAND] ? r.demand_gbps : sc->demand_gbps;

@@ -3,7 +3,8 @@
  * Workers' cgroups on the real kernel: creation, joining and removal; the
  * CPU quota measured against a spinning child (wall time at 0.2 core vs
  * 1.0 core, and the cgroup's CPU accounting against the child's rusage);
- * the memory limit against a child that touches twice its limit; removal
+ * the memory limit against a child that touches twice its limit (and the
+ * OOM kill counted); removal
  * of a whole prefix with a live and a killed worker inside. Root only;
  * each test uses the prefix "tc<pid>" and removes it in .fini, even on
  * failure; prefixes of killed runs are swept in .init.
@@ -599,10 +600,13 @@ Test(cgroup, memory_limit_is_enforced)
 	const uint64_t limit = 32 * MIB;
 	size_t len = 2 * limit;
 	struct cg *cg = make(0, "mem", 0, limit);
-	uint64_t peak = 0;
+	uint64_t peak = 0, ooms = 99;
 	int go[2], st;
 	double t;
 
+	cr_assert_eq(cg_oom_kills(cg, &ooms), 0);
+	cr_expect_eq(ooms, 0, "a new cgroup counts %" PRIu64 " OOM kills",
+		     ooms);
 	cr_assert_eq(pipe(go), 0);
 	child(0, cg, true, go, hog, &len);
 	t = now();
@@ -616,6 +620,9 @@ Test(cgroup, memory_limit_is_enforced)
 		  len >> 20, limit >> 20);
 	cr_expect(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
 		  "status %#x: expected the OOM killer's SIGKILL", st);
+	/* what names the death "killed by the OOM killer" in a run */
+	cr_assert_eq(cg_oom_kills(cg, &ooms), 0);
+	cr_expect_geq(ooms, 1, "the OOM kill was not counted");
 	cr_assert_eq(cg_mem_peak(cg, &peak), 0);
 	cr_expect(peak <= limit && peak > limit / 2,
 		  "peak %" PRIu64 " bytes, limit %" PRIu64, peak, limit);

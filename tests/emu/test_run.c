@@ -287,6 +287,42 @@ static void write_yaml(const char *c1, const char *c2, const char *work)
 }
 
 /*
+ * A model whose workers cannot fit the memory their server declares is
+ * refused before anything is built or written, with the task's position,
+ * the server and both sizes (it used to be OOM-killed mid-run and
+ * reported as "signal 9").
+ */
+Test(run, a_model_too_large_for_its_server_is_refused_first)
+{
+	FILE *f = fopen(yaml, "w");
+	struct stat st;
+	char *o;
+
+	/* 10^8 parameters at scale 1: ~40 GiB of test data for the global */
+	cr_assert_not_null(f);
+	fputs("name: big\nwavelength_gbps: 100\nwavelengths: 4\n"
+	      "demand_gbps: 10\nroadms: [A, B]\n"
+	      "fibres: [{a: A, b: B, km: 20}]\n"
+	      "routers: [{name: rA, roadm: A}, {name: rB, roadm: B}]\n"
+	      "servers:\n"
+	      "  - {name: g1, router: rA, access_gbps: 100, cpu: 1, "
+	      "memory_mib: 256}\n"
+	      "  - {name: l1, router: rB, access_gbps: 100, cpu: 1, "
+	      "memory_mib: 256}\n"
+	      "tasks:\n"
+	      "  - {name: t1, global: g1, locals: [l1], parameters: 100000000,\n"
+	      "     bytes_per_parameter: 4, work_core_s: 0.01}\n", f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(wait_run(start_run(yaml, "mst", 1)), 2, "%s", output());
+	o = output();
+	cr_expect(strstr(o, ":12:5: task 't1': its global model on server "
+			    "'g1' needs about "), "%s", o);
+	cr_expect(strstr(o, "more than the server's memory_mib 256"), "%s", o);
+	cr_expect_neq(stat(db, &st), 0, "the database was written");
+	nothing_left();
+}
+
+/*
  * Killing one worker mid-run fails its task with a message naming the
  * worker and the reason; the other task finishes; nothing is left.
  */

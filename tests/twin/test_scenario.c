@@ -247,6 +247,15 @@ static const struct bad_case bad_cases[] = {
 	  NET L_TASKS_HEAD L_TNAME L_TGLOBAL L_TLOCALS
 	  "    parameters: 1000000000001\n" L_TBPP L_TWORK, 21,
 	  "'parameters' must be <= 1000000000000, got '1000000000001'" },
+	{ "parameters_beyond_the_emulated_model",
+	  NET L_TASKS_HEAD L_TNAME L_TGLOBAL L_TLOCALS
+	  "    parameters: 1000000000000\n" L_TBPP L_TWORK, 21,
+	  "task 't1': the emulated model (parameters / scale = 1e+12) is "
+	  "too large: at most 2.15e+10 parameters" },
+	{ "bytes_per_parameter_without_wire_format",
+	  NET L_TASKS_HEAD L_TNAME L_TGLOBAL L_TLOCALS L_TPARAMS
+	  "    bytes_per_parameter: 3\n" L_TWORK, 22,
+	  "task 't1': 'bytes_per_parameter' must be 1, 2, 4 or 8" },
 	{ "bytes_per_parameter_zero",
 	  NET L_TASKS_HEAD L_TNAME L_TGLOBAL L_TLOCALS L_TPARAMS
 	  "    bytes_per_parameter: 0\n" L_TWORK, 22,
@@ -561,7 +570,7 @@ Test(scenario, explicit_values)
 		"     memory_mib: 4096}\n"
 		"tasks:\n"
 		"  - {name: big.model-1, global: s1, locals: [s2],\n"
-		"     parameters: 1000000000000, bytes_per_parameter: 16,\n"
+		"     parameters: 1000000000000, bytes_per_parameter: 8,\n"
 		"     work_core_s: 0, rounds: 1000000, arrival: 7,\n"
 		"     demand_gbps: 25}\n");
 	const struct scn_task *t = &sc->tasks[0];
@@ -578,7 +587,7 @@ Test(scenario, explicit_values)
 	cr_expect_float_eq(sc->nodes[node(sc, "s1")].access_km, 2, 1e-12);
 	cr_expect_str_eq(t->name, "big.model-1");
 	cr_expect_eq(t->parameters, 1000000000000ull);
-	cr_expect_eq(scn_task_bytes(t), 16000000000000ull);
+	cr_expect_eq(scn_task_bytes(t), 8000000000000ull);
 	cr_expect_eq(t->rounds, 1000000);
 	cr_expect_eq(t->arrival, 7);
 	cr_expect_float_eq(t->demand_gbps, 25, 1e-12);
