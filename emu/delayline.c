@@ -1143,8 +1143,11 @@ int delayline_run(const struct dl_queue *q, int n, int ready_fd,
 	err = dl_bind(&dl);
 	if (err)
 		goto shutdown;
-	if (ready_fd >= 0)
+	if (ready_fd >= 0) {
 		dl_ready(ready_fd);
+		close(ready_fd);
+		ready_fd = -1;
+	}
 	err = dl_loop(&dl, stop);
 shutdown:
 	e = dl_shutdown(&dl);
@@ -1154,6 +1157,8 @@ release:
 	if (stats)
 		*stats = dl.st;
 	dl_release_all(&dl);
+	if (ready_fd >= 0)
+		close(ready_fd);	/* never ready: the waiter sees EOF */
 	return err;
 }
 

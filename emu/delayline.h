@@ -79,7 +79,9 @@ uint32_t dl_queue_maxlen(uint64_t rate_bps, uint64_t delay_ns);
  *
  * One nfnetlink_queue socket per distinct namespace, created inside it,
  * bound to that namespace's queues. Once every queue is bound, one byte is
- * written to ready_fd (unless it is negative).
+ * written to ready_fd (unless it is negative), which is then closed: it is
+ * the caller's no longer (closed too if the delay line never gets ready,
+ * so that its waiter sees end of file).
  *
  * A packet's delay counts from when it entered the namespace: the delay
  * line switches the kernel's receive timestamps on while it runs (one

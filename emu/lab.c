@@ -92,6 +92,100 @@ static void state_path(const char *prefix, char *buf, size_t len)
 	snprintf(buf, len, LAB_STATE_DIR "/%s/state", prefix);
 }
 
+static void lock_path(const char *prefix, char *buf, size_t len)
+{
+	snprintf(buf, len, LAB_STATE_DIR "/%s.lock", prefix);
+}
+
+int lab_lock(const char *prefix, const char *who, char *err, size_t len)
+{
+	char path[256], owner[160];
+
+	if (!lab_prefix_ok(prefix)) {
+		snprintf(err, len, "bad prefix '%s'", prefix);
+		return -EINVAL;
+	}
+	if (mkdir(LAB_STATE_DIR, 0755) && errno != EEXIST) {
+		snprintf(err, len, "cannot create '%s': %s", LAB_STATE_DIR,
+			 strerror(errno));
+		return -errno;
+	}
+	lock_path(prefix, path, sizeof(path));
+	/*
+	 * The owner removes the file when it lets go; whoever opened the
+	 * old file meanwhile locks an unlinked inode, sees that, retries.
+	 */
+	for (int tries = 0; tries < 100; tries++) {
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+		struct stat a, b;
+		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+			      0644), e;
+		ssize_t n;
+
+		if (fd < 0) {
+			e = -errno;
+			snprintf(err, len, "cannot open '%s': %s", path,
+				 strerror(errno));
+			return e;
+		}
+		if (fcntl(fd, F_SETLK, &fl) == 0) {
+			if (fstat(fd, &a) || stat(path, &b) ||
+			    a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+				close(fd);
+				continue;
+			}
+			n = snprintf(owner, sizeof(owner), "%s, pid %d\n", who,
+				     (int)getpid());
+			if (ftruncate(fd, 0) ||
+			    pwrite(fd, owner, (size_t)n, 0) != n) {
+				e = -errno;
+				snprintf(err, len, "cannot write '%s': %s",
+					 path, strerror(errno));
+				lab_unlock(prefix, fd);
+				return e;
+			}
+			return fd;
+		}
+		e = errno;
+		if (e != EAGAIN && e != EACCES) {
+			close(fd);
+			snprintf(err, len, "cannot lock '%s': %s", path,
+				 strerror(e));
+			return -e;
+		}
+		/* the owner: its pid from the kernel, its words from the file */
+		fl = (struct flock){ .l_type = F_WRLCK, .l_whence = SEEK_SET };
+		if (fcntl(fd, F_GETLK, &fl) || fl.l_type == F_UNLCK) {
+			close(fd);
+			continue;	/* let go meanwhile: try again */
+		}
+		n = pread(fd, owner, sizeof(owner) - 1, 0);
+		close(fd);
+		owner[n > 0 ? n : 0] = '\0';
+		owner[strcspn(owner, "\n")] = '\0';
+		if (!owner[0] || strspn(owner, "abcdefghijklmnopqrstuvwxyz "
+				       "0123456789,") != strlen(owner))
+			snprintf(owner, sizeof(owner), "pid %d",
+				 (int)fl.l_pid);
+		snprintf(err, len, "prefix '%s' is in use by %s: wait for it, "
+			 "stop it, or choose another --prefix", prefix, owner);
+		return -EBUSY;
+	}
+	snprintf(err, len, "cannot lock '%s': it keeps changing", path);
+	return -EAGAIN;
+}
+
+void lab_unlock(const char *prefix, int fd)
+{
+	char path[256];
+
+	if (fd < 0)
+		return;
+	lock_path(prefix, path, sizeof(path));
+	unlink(path);
+	close(fd);
+}
+
 static int fail(struct lab *lab, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -822,7 +916,15 @@ static int start_delay(struct lab *lab)
 				close(nul);
 			}
 		}
-		supervise(q, n, pipefd[1], name);
+		/*
+		 * Nothing of the parent's but the ready pipe: not its
+		 * namespaces' fds (they would keep them alive), its state
+		 * file, its database, nor a pipe its reader waits on.
+		 */
+		if (dup2(pipefd[1], 3) < 0)
+			_exit(1);
+		close_range(4, ~0u, 0);
+		supervise(q, n, 3, name);
 	}
 	free(q);
 	close(pipefd[1]);

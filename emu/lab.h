@@ -59,6 +59,21 @@ void lab_free(struct lab *lab);
 int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
 	     void *arg);
 
+/*
+ * lab_lock - make the calling process the prefix's one owner until
+ * lab_unlock (or its exit: the lock is a POSIX record lock on
+ * LAB_STATE_DIR/<prefix>.lock, which dies with its process and which no
+ * child inherits). `who` ("twinlab run") is written into the file for
+ * whoever finds the prefix taken. Returns the lock's fd, or -EBUSY with
+ * the owner named in err ("prefix 'x' is in use by twinlab run, pid N"),
+ * or -errno.
+ */
+int lab_lock(const char *prefix, const char *who, char *err, size_t len)
+	__attribute__((warn_unused_result));
+
+/* lab_unlock - give the prefix up: remove the lock file, close fd (< 0: no-op). */
+void lab_unlock(const char *prefix, int fd);
+
 /* Whether a run with this prefix exists (state file or namespaces). */
 bool lab_exists(const char *prefix);
 

@@ -10,6 +10,7 @@
 
 #include "emu/lab.h"
 #include "emu/netns.h"
+#include "twin/scenario.h"
 
 int cmd_exec(int argc, char **argv)
 {
@@ -40,6 +41,17 @@ int cmd_exec(int argc, char **argv)
 		optind++, argv[optind] = argv[optind - 1];
 	if (argc - optind < 2) {
 		p_err("usage: %s exec [--prefix P] NODE -- CMD [ARGS...]", prog);
+		return EXIT_USAGE;
+	}
+	if (!lab_prefix_ok(prefix)) {
+		p_err("bad prefix '%s': use 1-%d characters of [a-z0-9] "
+		      "starting with a letter", prefix, LAB_PREFIX_MAX);
+		return EXIT_USAGE;
+	}
+	if (!scn_name_ok(argv[optind], SCN_NODE_NAME_MAX, false)) {
+		p_err("bad node name '%s': a scenario's node names are 1-%d "
+		      "characters of [A-Za-z0-9_-]", argv[optind],
+		      SCN_NODE_NAME_MAX);
 		return EXIT_USAGE;
 	}
 	lab_ns_name(prefix, argv[optind], ns, sizeof(ns));

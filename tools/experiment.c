@@ -9,8 +9,9 @@
  * The experiment file:
  *
  *   name: poster-fig3
- *   base: scenarios/poster-testbed.yaml   # network and servers; its
- *                                          # tasks are replaced
+ *   base: ../poster-testbed.yaml          # network and servers (relative
+ *                                          # to this file); its tasks are
+ *                                          # replaced
  *   schedulers: [spff, mst]
  *   locals: [3, 6, 9, 12, 15]              # local models per task
  *   tasks: 30
@@ -37,6 +38,7 @@
 #include <sqlite3.h>
 #include <yaml.h>
 
+#include "emu/lab.h"
 #include "twin/fl.h"
 #include "twin/sched.h"
 
@@ -174,11 +176,40 @@ static int load(const char *file, struct experiment *x)
 		errno = 0;
 		switch (i) {
 		case 0:
+			/* it names files: one component, nothing hidden */
+			if (!scn_name_ok(s, sizeof(x->name) - 1, true)) {
+				fprintf(stderr, "%s:%zu:%zu: 'name' must be 1-%zu "
+					"characters of [A-Za-z0-9_.-], not "
+					"starting with '.' or '-', got '%s'\n",
+					file, v->start_mark.line + 1,
+					v->start_mark.column + 1,
+					sizeof(x->name) - 1, s);
+				err = -EINVAL;
+				goto out;
+			}
 			snprintf(x->name, sizeof(x->name), "%s", s);
 			break;
-		case 1:
-			snprintf(x->base, sizeof(x->base), "%s", s);
+		case 1: {
+			/* relative to the experiment file, as an include is */
+			const char *slash = strrchr(file, '/');
+			int dl = s[0] != '/' && slash ?
+					 (int)(slash - file + 1) : 0;
+
+			if (!s[0] || (size_t)snprintf(x->base, sizeof(x->base),
+						      "%.*s%s", dl, file, s) >=
+					     sizeof(x->base)) {
+				fprintf(stderr, "%s:%zu:%zu: 'base' must name a "
+					"scenario file (at most %zu "
+					"characters with the experiment's "
+					"directory)\n", file,
+					v->start_mark.line + 1,
+					v->start_mark.column + 1,
+					sizeof(x->base) - 1);
+				err = -EINVAL;
+				goto out;
+			}
 			break;
+		}
 		case 9:
 			x->work = strtod(s, &end);
 			if (*end || x->work < 0)
@@ -501,10 +532,6 @@ int cmd_experiment(int argc, char **argv)
 	}
 	if (load(argv[optind], &x))
 		return EXIT_USAGE;
-	if (geteuid() != 0) {
-		p_err("'experiment' needs root: it runs the emulation");
-		return 1;
-	}
 	sc = load_scenario(x.base);
 	if (!sc)
 		return EXIT_USAGE;
@@ -520,6 +547,30 @@ int cmd_experiment(int argc, char **argv)
 			scenario_free(sc);
 			return EXIT_USAGE;
 		}
+	}
+	if (!lab_prefix_ok(prefix)) {
+		p_err("bad prefix '%s': use 1-%d characters of [a-z0-9] "
+		      "starting with a letter", prefix, LAB_PREFIX_MAX);
+		scenario_free(sc);
+		return EXIT_USAGE;
+	}
+	if (geteuid() != 0) {
+		p_err("'experiment' needs root: it runs the emulation");
+		scenario_free(sc);
+		return 1;
+	}
+	{
+		/* each point's run takes the prefix; one in use fails now */
+		char why[512];
+		int lock = lab_lock(prefix, "twinlab experiment", why,
+				    sizeof(why));
+
+		if (lock < 0) {
+			p_err("%s", why);
+			scenario_free(sc);
+			return 1;
+		}
+		lab_unlock(prefix, lock);
 	}
 	snprintf(dir, sizeof(dir), "%s.scenarios", db);
 	snprintf(log, sizeof(log), "%s.log", db);

@@ -527,7 +527,7 @@ int cmd_run(int argc, char **argv)
 	};
 	const char *db = "twinlab.db";
 	struct scenario *sc;
-	int c, rc = 1;
+	int c, rc = 1, lock = -1;
 	char err[512] = "";
 	unsigned rounds = 0;
 
@@ -631,6 +631,11 @@ int cmd_run(int argc, char **argv)
 		x.json_text = o ? strdup(json_object_to_json_string(o)) : NULL;
 		json_object_put(o);
 	}
+	lock = lab_lock(x.lo.prefix, "twinlab run", err, sizeof(err));
+	if (lock < 0) {
+		p_err("%s", err);
+		goto out;
+	}
 	x.db = db;
 	x.res = results_open(db, err, sizeof(err));
 	if (!x.res || !x.json_text) {
@@ -685,6 +690,7 @@ int cmd_run(int argc, char **argv)
 		x.lo.dilation = x.suggest;
 	}
 out:
+	lab_unlock(x.lo.prefix, lock);
 	results_close(x.res);
 	free(x.json_text);
 	addressing_free(x.a);

@@ -40,7 +40,7 @@ int cmd_up(int argc, char **argv)
 	struct plan *p = NULL;
 	struct lab *lab;
 	char err[512];
-	int c, rc = 1, e;
+	int c, rc = 1, e, lock = -1;
 
 	while ((c = getopt_long(argc, argv, "s:p:nh", opts, NULL)) != -1) {
 		switch (c) {
@@ -97,6 +97,11 @@ int cmd_up(int argc, char **argv)
 		      "small for this plan" : strerror(errno));
 		goto out;
 	}
+	lock = lab_lock(lo.prefix, "twinlab up", err, sizeof(err));
+	if (lock < 0) {
+		p_err("%s", err);
+		goto out;
+	}
 	e = lab_up(p, a, &lo, &lab, err, sizeof(err));
 	if (e) {
 		p_err("%s", err);
@@ -109,6 +114,7 @@ int cmd_up(int argc, char **argv)
 	lab_free(lab);
 	rc = 0;
 out:
+	lab_unlock(lo.prefix, lock);
 	addressing_free(a);
 	plan_free(p);
 	scenario_free(sc);
@@ -129,7 +135,8 @@ static int down_or_clean(int argc, char **argv, bool clean)
 		{ 0 },
 	};
 	const char *prefix = DEFAULT_PREFIX;
-	int c, n;
+	char err[512];
+	int c, n, lock;
 
 	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -156,11 +163,19 @@ static int down_or_clean(int argc, char **argv, bool clean)
 		p_err("'%s' needs root", clean ? "clean" : "down");
 		return 1;
 	}
+	lock = lab_lock(prefix, clean ? "twinlab clean" : "twinlab down",
+			err, sizeof(err));
+	if (lock < 0) {
+		p_err("%s", err);
+		return 1;
+	}
 	if (!clean && !lab_exists(prefix)) {
+		lab_unlock(prefix, lock);
 		p_err("no emulation with prefix '%s' is up", prefix);
 		return 1;
 	}
 	n = lab_down(prefix, clean ? print_removed : NULL, NULL);
+	lab_unlock(prefix, lock);
 	if (n < 0) {
 		p_err("cannot remove everything of prefix '%s': %s", prefix,
 		      strerror(-n));

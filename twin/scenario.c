@@ -126,11 +126,12 @@ static int get_u64(struct ctx *c, const yaml_node_t *n, const char *key,
 	return 0;
 }
 
-static bool name_ok(const char *s, size_t max, bool allow_dot)
+bool scn_name_ok(const char *s, size_t max, bool allow_dot)
 {
 	size_t n = strlen(s);
 
-	if (n == 0 || n > max || s[0] == '-' || s[n - 1] == '-')
+	if (n == 0 || n > max || s[0] == '-' || s[n - 1] == '-' ||
+	    s[0] == '.')
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		char ch = s[i];
@@ -292,7 +293,7 @@ static int add_node(struct ctx *c, const yaml_node_t *at, const char *name,
 	struct scn_node *n;
 	int dup;
 
-	if (!name_ok(name, SCN_NODE_NAME_MAX, false)) {
+	if (!scn_name_ok(name, SCN_NODE_NAME_MAX, false)) {
 		set_err(c, at, "bad %s name '%s': use 1-%d characters of "
 			"[A-Za-z0-9_] and inner '-'", node_kind_name(kind),
 			name, SCN_NODE_NAME_MAX);
@@ -594,7 +595,7 @@ static int load_task(struct ctx *c, yaml_node_t *v, struct scn_task *t)
 	if (apply_fields(c, v, "a task", task_fields, NFIELDS(task_fields),
 			 &r, seen, any))
 		return -EINVAL;
-	if (!name_ok(r.name, SCN_TASK_NAME_MAX, true)) {
+	if (!scn_name_ok(r.name, SCN_TASK_NAME_MAX, true)) {
 		set_err(c, any[0], "bad task name '%s': use 1-%d characters of "
 			"[A-Za-z0-9_.-]", r.name, SCN_TASK_NAME_MAX);
 		return -EINVAL;
@@ -878,7 +879,7 @@ static int load_top(struct ctx *c, yaml_node_t *root)
 	if (apply_fields(c, root, "the scenario", top_fields,
 			 NFIELDS(top_fields), &r, seen, any))
 		return -EINVAL;
-	if (!name_ok(r.name, SCN_NAME_MAX, true)) {
+	if (!scn_name_ok(r.name, SCN_NAME_MAX, true)) {
 		set_err(c, any[0], "bad scenario name '%s'", r.name);
 		return -EINVAL;
 	}

@@ -88,6 +88,13 @@ struct scn_error {
 	char msg[256];
 };
 
+/*
+ * scn_name_ok - a name as a scenario may give one (and a file name part):
+ * 1-max characters of [A-Za-z0-9_-] (and '.' if allow_dot), not starting
+ * with '-' or '.', not ending with '-'.
+ */
+bool scn_name_ok(const char *s, size_t max, bool allow_dot);
+
 /* Limits on what a scenario file may be (scenario_load, scenario_parse). */
 #define SCN_FILE_MAX (4 << 20)
 #define SCN_FILE_MAX_TEXT "4 MiB"

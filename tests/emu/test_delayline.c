@@ -53,7 +53,6 @@ static void *runner_thread(void *p)
 
 	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 	r->rc = delayline_run(r->q, r->n, r->ready[1], &r->stop, &r->st);
-	close(r->ready[1]);	/* the waiter sees EOF if it never got ready */
 	return NULL;
 }
 

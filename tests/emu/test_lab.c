@@ -372,6 +372,64 @@ Test(lab, down_leaves_nothing)
 	assert_nothing_left(pid);
 }
 
+/*
+ * The delay line and its supervisor hold nothing of their builder's:
+ * none of its namespace fds (they would keep namespaces alive after the
+ * builder is gone), no file (the state file, a database), no pipe of the
+ * builder's stdout (`twinlab up | cat` would never end); only /dev/null
+ * on 0-2, its own sockets and anonymous kernel objects.
+ */
+static void holds_nothing_inherited(pid_t pid)
+{
+	char dir[64], path[384], to[256];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	d = opendir(dir);
+	cr_assert_not_null(d, "%s", dir);
+	while ((de = readdir(d))) {
+		ssize_t len;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		len = readlink(path, to, sizeof(to) - 1);
+		if (len < 0)
+			continue;	/* closed meanwhile */
+		to[len] = '\0';
+		n++;
+		cr_expect(!strcmp(to, "/dev/null") ||
+				  !strncmp(to, "socket:", 7) ||
+				  !strncmp(to, "anon_inode:", 11),
+			  "pid %d holds fd %s -> %s", (int)pid, de->d_name, to);
+	}
+	closedir(d);
+	cr_expect_geq(n, 3, "pid %d: %d fds", (int)pid, n);
+}
+
+Test(lab, the_delay_line_inherits_no_descriptor)
+{
+	char path[64], buf[64];
+	pid_t sup, line = 0;
+	FILE *f;
+
+	build(line3_at("1000"), &sched_mst, true);
+	sup = delay_pid();
+	cr_assert_gt(sup, 1);
+	holds_nothing_inherited(sup);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)sup,
+		 (int)sup);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	if (fgets(buf, sizeof(buf), f))
+		line = (pid_t)atoi(buf);
+	fclose(f);
+	cr_assert_gt(line, 1, "the supervisor has no delay line");
+	holds_nothing_inherited(line);
+}
+
 Test(lab, up_refuses_a_prefix_in_use)
 {
 	struct lab_opts o = { .prefix = prefix, .delay = false };

@@ -51,6 +51,8 @@ static void teardown(void)
 	if (!prefix[0])
 		return;
 	lab_down(prefix, NULL, NULL);
+	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s.lock", prefix);
+	unlink(path);
 	unlink(db);
 	snprintf(path, sizeof(path), "%s-wal", db);
 	unlink(path);
@@ -146,6 +148,23 @@ static void nothing_left(void)
 	cr_assert_neq(stat(path, &st), 0, "cgroup %s left", path);
 	snprintf(path, sizeof(path), "/sys/fs/cgroup/twinlab/%s", prefix);
 	cr_assert_neq(stat(path, &st), 0, "cgroup %s left", path);
+	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s", prefix);
+	cr_assert_neq(stat(path, &st), 0, "state %s left", path);
+	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s.lock", prefix);
+	cr_assert_neq(stat(path, &st), 0, "lock %s left", path);
+}
+
+/* What nothing_left checks but the lock file, which a holder keeps. */
+static void nothing_left_but_the_lock(void)
+{
+	char path[128];
+	struct stat st;
+
+	snprintf(path, sizeof(path), NETNS_RUN_DIR "/%s-A", prefix);
+	cr_assert_neq(stat(path, &st), 0, "namespace %s made", path);
+	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s", prefix);
+	cr_assert_neq(stat(path, &st), 0, "state %s made", path);
+	cr_assert_neq(stat(db, &st), 0, "database %s made", db);
 }
 
 /*
@@ -656,4 +675,81 @@ Test(run, a_closed_stdout_tears_down)
 	cr_assert_eq(q1(h, "SELECT count(*) FROM runs WHERE status = "
 			"'interrupted'"), 1);
 	sqlite3_close(h);
+}
+
+/*
+ * One prefix, one owner: while another process holds the prefix, `run`,
+ * `up`, `down` and `clean` refuse at once, naming it, and touch nothing;
+ * when it ends (as a crash would end it), the prefix is free again and
+ * the lock file goes with its next owner.
+ */
+Test(run, a_prefix_has_one_owner)
+{
+	char *bin = getenv("TWINLAB"), err[512], path[160], want[128];
+	static const char *const cmd[][2] = {
+		{ "run", "scenarios/teaching-ring.yaml" },
+		{ "up", "scenarios/teaching-ring.yaml" },
+		{ "down", NULL },
+		{ "clean", NULL },
+	};
+	int ready[2], hold[2], fd, st;
+	struct stat sb;
+	pid_t holder;
+	char c;
+
+	cr_assert_not_null(bin, "TWINLAB is not set");
+	cr_assert_eq(pipe(ready), 0);
+	cr_assert_eq(pipe(hold), 0);
+	holder = fork();
+	cr_assert_geq(holder, 0);
+	if (holder == 0) {
+		close(ready[0]);
+		close(hold[1]);
+		fd = lab_lock(prefix, "a test holder", err, sizeof(err));
+		c = fd >= 0 ? 'y' : 'n';
+		if (write(ready[1], &c, 1) != 1)
+			_exit(2);
+		while (read(hold[0], &c, 1) > 0)
+			;
+		_exit(fd >= 0 ? 0 : 1);
+	}
+	close(ready[1]);
+	close(hold[0]);
+	cr_assert_eq(read(ready[0], &c, 1), 1);
+	cr_assert_eq(c, 'y', "the holder could not lock");
+	snprintf(want, sizeof(want), "prefix '%s' is in use by a test holder, "
+		 "pid %d", prefix, (int)holder);
+
+	cr_expect_eq(lab_lock(prefix, "twinlab run", err, sizeof(err)),
+		     -EBUSY);
+	cr_expect(strstr(err, want), "%s", err);
+	for (size_t i = 0; i < sizeof(cmd) / sizeof(cmd[0]); i++) {
+		char *argv[] = { bin, (char *)cmd[i][0], "--prefix", prefix,
+				 (char *)cmd[i][1], NULL };
+		posix_spawn_file_actions_t fa;
+		pid_t pid;
+
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY |
+						 O_CREAT | O_TRUNC, 0644);
+		posix_spawn_file_actions_adddup2(&fa, 1, 2);
+		cr_assert_eq(posix_spawn(&pid, bin, &fa, NULL, argv, environ),
+			     0);
+		posix_spawn_file_actions_destroy(&fa);
+		cr_expect_eq(wait_run(pid), 1, "%s: %s", cmd[i][0], output());
+		cr_expect(strstr(output(), want), "%s: %s", cmd[i][0],
+			  output());
+		nothing_left_but_the_lock();
+	}
+
+	close(hold[1]);		/* the holder ends */
+	cr_assert_eq(waitpid(holder, &st, 0), holder);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	fd = lab_lock(prefix, "twinlab run", err, sizeof(err));
+	cr_assert_geq(fd, 0, "%s", err);
+	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s.lock", prefix);
+	cr_expect_eq(stat(path, &sb), 0, "no lock file while held");
+	lab_unlock(prefix, fd);
+	nothing_left();
+	close(ready[0]);
 }

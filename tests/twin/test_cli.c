@@ -88,9 +88,10 @@ Test(cli, bad_scenario_exit_2_with_position)
 /*
  * An experiment's numbers are bounded, with the range in the error, and
  * refused before anything is written (tasks: 2000000000 wrote a 1 GB
- * point file; rounds: 4294967297 ran one round).
+ * point file; rounds: 4294967297 ran one round); its name cannot leave
+ * its directory; its base is found beside it.
  */
-Test(cli, experiment_numbers_are_bounded)
+Test(cli, experiment_fields_are_checked)
 {
 	static const char *const bad[][2] = {
 		{ "tasks: 2000000000", ":5:8: 'tasks' must be a whole number "
@@ -98,6 +99,12 @@ Test(cli, experiment_numbers_are_bounded)
 		{ "rounds: 4294967297", ":7:9: 'rounds' must be a whole number "
 					"in [1, 1000000]" },
 		{ "rounds: 2abc", ":7:9: 'rounds' must be a whole number" },
+		{ "name: ../../x", ":1:7: 'name' must be 1-64 characters of "
+				   "[A-Za-z0-9_.-], not starting with '.' or "
+				   "'-', got '../../x'" },
+		/* relative to the experiment's directory, not the caller's */
+		{ "base: scenarios/poster-testbed.yaml",
+		  "/tmp/scenarios/poster-testbed.yaml: cannot open" },
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -109,12 +116,14 @@ Test(cli, experiment_numbers_are_bounded)
 		cr_assert(fd >= 0);
 		snprintf(db, sizeof(db), "%s.db", path);
 		snprintf(y, sizeof(y),
-			 "name: x\nbase: scenarios/poster-testbed.yaml\n"
+			 "%s\n%s\n"
 			 "schedulers: [spff]\nlocals: [3]\n%s\nseeds: [1]\n"
 			 "%s\nparameters: 500000\nbytes_per_parameter: 4\n"
 			 "work_core_s: 0.001\n",
+			 i == 3 ? bad[i][0] : "name: x",
+			 i == 4 ? bad[i][0] : "base: /nonexistent.yaml",
 			 i == 0 ? bad[i][0] : "tasks: 3",
-			 i == 0 ? "rounds: 1" : bad[i][0]);
+			 i == 1 || i == 2 ? bad[i][0] : "rounds: 1");
 		cr_assert_eq(write(fd, y, strlen(y)), (ssize_t)strlen(y));
 		close(fd);
 		r = tl_run(a);

@@ -59,7 +59,6 @@ static void *runner_thread(void *p)
 		pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 	}
 	r->rc = delayline_run(r->q, 2, r->ready[1], &r->stop, &r->st);
-	close(r->ready[1]);
 	return NULL;
 }
 
