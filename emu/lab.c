@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
@@ -236,6 +237,11 @@ static int open_state(struct lab *lab, const struct lab_opts *o)
 	char dir[256], path[256];
 	int fd;
 
+	/* one entry a line: a path may hold anything but a newline here */
+	if (o->scenario_path && (strchr(o->scenario_path, '\n') ||
+				 strlen(o->scenario_path) > 900))
+		return fail(lab, -EINVAL, "the scenario's path must be one "
+			    "line of at most 900 characters");
 	if (mkdir(LAB_STATE_DIR, 0755) && errno != EEXIST)
 		return fail(lab, -errno, "cannot create '%s': %s",
 			    LAB_STATE_DIR, strerror(errno));
@@ -708,36 +714,73 @@ static unsigned long long proc_start(pid_t pid)
 	return t;
 }
 
-/*
- * Wait for the delay line to bind every queue. The supervisor writes its
- * pid first (4 bytes), the delay line one byte when ready.
- */
+/* Wait for the delay line to bind every queue: it writes one byte. */
 static int await_delay(struct lab *lab, int fd)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	unsigned char buf[8];
-	int32_t pid = 0;
-	size_t got = 0;
+	char c;
+	ssize_t r = -1;
 
-	while (got < 5) {
-		ssize_t r;
-
-		if (poll(&pfd, 1, 10000) <= 0)
-			break;
-		r = read(fd, buf + got, 5 - got);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
+	if (poll(&pfd, 1, 10000) == 1)
+		r = read(fd, &c, 1);
 	close(fd);
-	if (got >= 4) {
-		memcpy(&pid, buf, 4);
-		record(lab, "pid %d %llu", (int)pid, proc_start(pid));
-	}
-	if (got < 5)
+	if (r != 1)
 		return fail(lab, -EIO, "the delay line did not start (could "
 			    "not bind its NFQUEUE queues)");
 	return 0;
+}
+
+/*
+ * The executable of a process, without the " (deleted)" the kernel adds
+ * once the file is replaced (a rebuilt twinlab still owns its delay line).
+ */
+static bool proc_exe(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	size_t d = strlen(" (deleted)");
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, buf, len - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	if ((size_t)n > d && !strcmp(buf + n - d, " (deleted)"))
+		buf[n - d] = '\0';
+	return !strchr(buf, '\n');
+}
+
+/* The name a process gave itself (/proc/PID/comm). */
+static bool proc_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return true;
+}
+
+static void close_pair(int fd[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+}
+
+/* The name the delay line's supervisor gives itself. */
+static void delay_name(const char *prefix, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.9s-delay", prefix);
 }
 
 static volatile sig_atomic_t dl_stop;
@@ -759,11 +802,7 @@ static void supervise(const struct dl_queue *q, int n, int ready_fd,
 	struct sigaction sa = { .sa_handler = on_term };
 	int restarts = 0;
 
-	int32_t self = (int32_t)getpid();
-
-	prctl(PR_SET_NAME, name);
-	if (write(ready_fd, &self, sizeof(self)) != sizeof(self))
-		_exit(1);
+	(void)name;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	while (!dl_stop && restarts < 20) {
@@ -839,8 +878,9 @@ static int start_delay(struct lab *lab)
 	const struct plan *p = lab->p;
 	const struct scenario *sc = p->sc;
 	struct dl_queue *q = NULL;
-	int n = 0, cap = 0, err = 0, pipefd[2];
-	char name[16], ifn[16];
+	int n = 0, cap = 0, err = 0, e, pipefd[2] = { -1, -1 },
+	    go[2] = { -1, -1 };
+	char name[16], ifn[16], exe[PATH_MAX];
 	pid_t pid;
 
 	for (int l = 0; l < p->net->nlp && !err; l++) {
@@ -892,22 +932,32 @@ static int start_delay(struct lab *lab)
 		free(q);
 		return err;
 	}
-	if (pipe2(pipefd, O_CLOEXEC)) {
+	if (pipe2(pipefd, O_CLOEXEC) || pipe2(go, O_CLOEXEC) ||
+	    !proc_exe(getpid(), exe, sizeof(exe))) {
+		e = -errno;
 		free(q);
-		return fail(lab, -errno, "cannot start the delay line: %s",
-			    strerror(errno));
+		close_pair(pipefd);
+		close_pair(go);
+		return fail(lab, e ? e : -EIO, "cannot start the delay line: "
+			    "%s", strerror(e ? -e : EIO));
 	}
-	snprintf(name, sizeof(name), "%.9s-delay", lab->prefix);
-	/* double fork: the delay line outlives us and is nobody's zombie */
+	delay_name(lab->prefix, name, sizeof(name));
+	/*
+	 * The supervisor is recorded (pid, start time, name, executable)
+	 * before it may start anything: it waits for `go`, and if we die
+	 * first it sees end of file and leaves. So whatever runs is in the
+	 * state file, where `down` and `clean` find it.
+	 */
 	pid = fork();
 	if (pid == 0) {
-		pid_t g;
+		char c;
 
 		setsid();
-		g = fork();
-		if (g != 0)
-			_exit(g < 0);
+		prctl(PR_SET_NAME, name);
 		close(pipefd[0]);
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(0);
 		for (int fd = 0; fd < 3; fd++) {
 			int nul = open("/dev/null", O_RDWR);
 
@@ -926,14 +976,27 @@ static int start_delay(struct lab *lab)
 		close_range(4, ~0u, 0);
 		supervise(q, n, 3, name);
 	}
+	e = pid < 0 ? -errno : 0;
 	free(q);
 	close(pipefd[1]);
+	close(go[0]);
 	if (pid < 0) {
 		close(pipefd[0]);
-		return fail(lab, -errno, "cannot start the delay line: %s",
-			    strerror(errno));
+		close(go[1]);
+		return fail(lab, e, "cannot start the delay line: %s",
+			    strerror(-e));
 	}
-	waitpid(pid, NULL, 0);
+	e = record(lab, "pid %d %llu %s %s", (int)pid, proc_start(pid), name,
+		   exe);
+	if (e || write(go[1], "g", 1) != 1) {
+		e = e ? e : -errno;
+		close(go[1]);	/* it leaves on end of file */
+		waitpid(pid, NULL, 0);
+		close(pipefd[0]);
+		return fail(lab, e, "cannot start the delay line: %s",
+			    strerror(-e));
+	}
+	close(go[1]);
 	return await_delay(lab, pipefd[0]);
 }
 
@@ -1065,11 +1128,73 @@ static void wait_gone(pid_t pid, unsigned long long start)
 		usleep(10 * 1000);
 }
 
+/*
+ * One line of the state file, without its newline; a line too long for
+ * buf (no writer of ours makes one) is skipped whole, never read in parts.
+ */
+static bool state_line(FILE *f, char *buf, size_t len)
+{
+	while (fgets(buf, (int)len, f)) {
+		size_t n = strlen(buf);
+		int ch;
+
+		if (n && buf[n - 1] == '\n') {
+			buf[n - 1] = '\0';
+			return true;
+		}
+		if (feof(f))
+			return true;	/* the last line, unterminated */
+		while ((ch = fgetc(f)) != EOF && ch != '\n')
+			;
+	}
+	return false;
+}
+
+static bool state_header_ok(FILE *f)
+{
+	char line[64];
+
+	return state_line(f, line, sizeof(line)) &&
+	       !strcmp(line, "twinlab-state 1");
+}
+
+/* "<prefix>-<node>", node a scenario's node name (no '/', no '..'). */
+static bool ns_of_prefix(const char *prefix, const char *ns)
+{
+	size_t n = strlen(prefix);
+
+	return !strncmp(ns, prefix, n) && ns[n] == '-' &&
+	       scn_name_ok(ns + n + 1, SCN_NODE_NAME_MAX, false);
+}
+
+/*
+ * "pid PID START NAME EXE": the delay line's supervisor, if PID is still
+ * that process: started at START, named NAME (this prefix's delay line)
+ * and running EXE.
+ */
+static bool state_pid(const char *prefix, const char *line, pid_t *pid)
+{
+	char want[16], name[16], comm[32], exe[PATH_MAX];
+	unsigned long long start;
+	int p, off = 0;
+
+	if (sscanf(line, "pid %d %llu %15s %n", &p, &start, name, &off) != 3 ||
+	    !off || p <= 1 || !start)
+		return false;
+	delay_name(prefix, want, sizeof(want));
+	if (strcmp(name, want) || proc_start(p) != start ||
+	    !proc_comm(p, comm, sizeof(comm)) || strcmp(comm, want) ||
+	    !proc_exe(p, exe, sizeof(exe)) || strcmp(exe, line + off))
+		return false;
+	*pid = p;
+	return true;
+}
+
 int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
 	     void *arg)
 {
 	struct down_ctx c = { report, arg, 0, 0 };
-	char path[256], line[320], dir[256];
+	char path[256], line[PATH_MAX + 128], dir[256];
 	bool had_state;
 	FILE *f;
 	int n;
@@ -1079,22 +1204,30 @@ int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
 	state_path(prefix, path, sizeof(path));
 	f = fopen(path, "re");
 	had_state = f != NULL;
-	/* processes first: they hold sockets in the namespaces */
+	/*
+	 * The state file is input like any other: an entry is acted on only
+	 * if it is a whole line, names something of this prefix, and, for a
+	 * process, the process still is the one recorded (pid, start time,
+	 * the name it gave itself and its executable all match).
+	 */
+	if (f && !state_header_ok(f))
+		f = (fclose(f), NULL);
 	for (int pass = 0; f && pass < 2; pass++) {
 		rewind(f);
-		while (fgets(line, sizeof(line), f)) {
+		while (state_line(f, line, sizeof(line))) {
 			char name[256];
-			unsigned long long start;
-			int pid;
+			pid_t pid;
 
-			if (pass == 0 &&
-			    sscanf(line, "pid %d %llu", &pid, &start) == 2 &&
-			    pid > 1 && start && proc_start(pid) == start &&
-			    kill(pid, SIGTERM) == 0) {
-				wait_gone(pid, start);
-				say(&c, "delay line process %d", pid);
+			if (pass == 0 && state_pid(prefix, line, &pid)) {
+				unsigned long long start = proc_start(pid);
+
+				if (kill(pid, SIGTERM) == 0) {
+					wait_gone(pid, start);
+					say(&c, "delay line process %d", pid);
+				}
 			} else if (pass == 1 &&
-				   sscanf(line, "netns %255s", name) == 1) {
+				   sscanf(line, "netns %255s", name) == 1 &&
+				   ns_of_prefix(prefix, name)) {
 				del_ns(name, &c);
 			}
 		}

@@ -369,7 +369,10 @@ static int run_point(const char *path, const char *sched, long rounds,
 
 		dup2(logfd, 1);
 		dup2(logfd, 2);
-		execv(self, argv);
+		/* this very binary, even if it was replaced meanwhile */
+		execv("/proc/self/exe", argv);
+		dprintf(2, "%s: cannot run '%s run': %s\n", prog, self,
+			strerror(errno));
 		_exit(127);
 	}
 	point_pid = pid;

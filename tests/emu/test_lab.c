@@ -430,6 +430,93 @@ Test(lab, the_delay_line_inherits_no_descriptor)
 	holds_nothing_inherited(line);
 }
 
+static volatile sig_atomic_t got_term;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	got_term = 1;
+}
+
+/* The start time of pid, field 22 of /proc/PID/stat. */
+static unsigned long long start_of(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	cr_assert_not_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	p = strrchr(buf, ')');
+	for (int field = 3; p && field <= 22; field++)
+		p = strchr(p + 1, ' ');
+	cr_assert_not_null(p);
+	t = strtoull(p + 1, NULL, 10);
+	return t;
+}
+
+/*
+ * An edited state file cannot make `down` act outside its prefix: a
+ * namespace of another name stays, a process that is not the recorded
+ * delay line (right pid and start time, wrong name) is not signalled,
+ * a long line is not read as two entries; the real entries still go.
+ */
+Test(lab, down_acts_only_on_what_the_state_proves)
+{
+	char path[128], other[64], exe[512], pad[600];
+	int hold[2], st;
+	pid_t victim, pid;
+	ssize_t n;
+	FILE *f;
+
+	build(line3_at("1000"), &sched_mst, true);
+	pid = delay_pid();
+	snprintf(other, sizeof(other), "tv%d-x", (int)getpid());
+	netns_del(other);
+	cr_assert_eq(netns_add(other, false), 0);
+	cr_assert_eq(pipe(hold), 0);
+	victim = fork();
+	cr_assert_geq(victim, 0);
+	if (victim == 0) {
+		struct sigaction sa = { .sa_handler = on_term };
+		char c;
+
+		sigaction(SIGTERM, &sa, NULL);
+		close(hold[1]);
+		while (read(hold[0], &c, 1) != 0)
+			;
+		_exit(got_term ? 1 : 0);
+	}
+	close(hold[0]);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	cr_assert_gt(n, 0);
+	exe[n] = '\0';
+	memset(pad, 'a', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s/state", prefix);
+	f = fopen(path, "a");
+	cr_assert_not_null(f);
+	fprintf(f, "netns %s\n", other);
+	fprintf(f, "netns %s-../../%s\n", prefix, other);
+	fprintf(f, "pid %d %llu %.9s-delay %s\n", (int)victim,
+		start_of(victim), prefix, exe);
+	fprintf(f, "scenario %s%s\n", pad, "netns tv-x");
+	cr_assert_eq(fclose(f), 0);
+
+	cr_assert_gt(lab_down(prefix, NULL, NULL), 0);
+	cr_expect(netns_exists(other), "down removed '%s'", other);
+	close(hold[1]);
+	cr_assert_eq(waitpid(victim, &st, 0), victim);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "down signalled a process it did not start (status %#x)",
+		  st);
+	netns_del(other);
+	assert_nothing_left(pid);
+}
+
 Test(lab, up_refuses_a_prefix_in_use)
 {
 	struct lab_opts o = { .prefix = prefix, .delay = false };

@@ -253,7 +253,7 @@ Test(run, both_schedulers_learn_the_same_model)
 	sqlite3_close(h);
 }
 
-/* The pids of the run's children (the workers), from /proc. */
+/* The run's workers: its children but the delay line, from /proc. */
 static int children(pid_t run, pid_t *pids, int max)
 {
 	char path[64], buf[4096];
@@ -270,11 +270,23 @@ static int children(pid_t run, pid_t *pids, int max)
 
 		while (n < max) {
 			long v = strtol(s, &e, 10);
+			char comm[64] = "", want[32];
+			FILE *c;
 
 			if (e == s)
 				break;
-			pids[n++] = (pid_t)v;
 			s = e;
+			/* the run's other child: its delay line's supervisor */
+			snprintf(path, sizeof(path), "/proc/%ld/comm", v);
+			snprintf(want, sizeof(want), "%.9s-delay\n", prefix);
+			c = fopen(path, "r");
+			if (c) {
+				if (!fgets(comm, sizeof(comm), c))
+					comm[0] = '\0';
+				fclose(c);
+			}
+			if (strcmp(comm, want))
+				pids[n++] = (pid_t)v;
 		}
 	}
 	fclose(f);
