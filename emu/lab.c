@@ -686,8 +686,7 @@ static int configure(struct lab *lab)
 
 /* ---- delay line ------------------------------------------------------ */
 
-/* Start time of a process (field 22 of /proc/PID/stat), 0 if gone. */
-static unsigned long long proc_start(pid_t pid)
+unsigned long long lab_proc_start(pid_t pid)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long t = 0;
@@ -986,7 +985,7 @@ static int start_delay(struct lab *lab)
 		return fail(lab, e, "cannot start the delay line: %s",
 			    strerror(-e));
 	}
-	e = record(lab, "pid %d %llu %s %s", (int)pid, proc_start(pid), name,
+	e = record(lab, "pid %d %llu %s %s", (int)pid, lab_proc_start(pid), name,
 		   exe);
 	if (e || write(go[1], "g", 1) != 1) {
 		e = e ? e : -errno;
@@ -1124,7 +1123,7 @@ static void del_ns(const char *name, void *arg)
 /* Wait (up to 2 s) for a process we signalled to be gone. */
 static void wait_gone(pid_t pid, unsigned long long start)
 {
-	for (int i = 0; i < 200 && proc_start(pid) == start; i++)
+	for (int i = 0; i < 200 && lab_proc_start(pid) == start; i++)
 		usleep(10 * 1000);
 }
 
@@ -1182,7 +1181,7 @@ static bool state_pid(const char *prefix, const char *line, pid_t *pid)
 	    !off || p <= 1 || !start)
 		return false;
 	delay_name(prefix, want, sizeof(want));
-	if (strcmp(name, want) || proc_start(p) != start ||
+	if (strcmp(name, want) || lab_proc_start(p) != start ||
 	    !proc_comm(p, comm, sizeof(comm)) || strcmp(comm, want) ||
 	    !proc_exe(p, exe, sizeof(exe)) || strcmp(exe, line + off))
 		return false;
@@ -1219,7 +1218,7 @@ int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
 			pid_t pid;
 
 			if (pass == 0 && state_pid(prefix, line, &pid)) {
-				unsigned long long start = proc_start(pid);
+				unsigned long long start = lab_proc_start(pid);
 
 				if (kill(pid, SIGTERM) == 0) {
 					wait_gone(pid, start);

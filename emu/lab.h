@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "twin/addr.h"
 #include "twin/plan.h"
@@ -73,6 +74,13 @@ int lab_lock(const char *prefix, const char *who, char *err, size_t len)
 
 /* lab_unlock - give the prefix up: remove the lock file, close fd (< 0: no-op). */
 void lab_unlock(const char *prefix, int fd);
+
+/*
+ * lab_proc_start - when process pid started (field 22 of /proc/PID/stat,
+ * clock ticks since boot): with the pid, it names one process for good.
+ * 0 if there is no such process or it is a zombie.
+ */
+unsigned long long lab_proc_start(pid_t pid);
 
 /* Whether a run with this prefix exists (state file or namespaces). */
 bool lab_exists(const char *prefix);

@@ -3,8 +3,9 @@
  * twinlab experiment FILE [--db FILE]: a sweep over numbers of local
  * models, seeds and schedulers on one topology. Each point is a scenario
  * made from the base file's network with generated tasks (the same tasks
- * for every scheduler at a given point), run as `twinlab run` in a child
- * process, and recorded in the results database's `points` table.
+ * for every scheduler at a given point), run as one session each (the
+ * same as `twinlab run`, in this process), and recorded by its run id in
+ * the results database's `points` table.
  *
  * The experiment file:
  *
@@ -32,14 +33,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <sqlite3.h>
 #include <yaml.h>
 
 #include "emu/lab.h"
+#include "results.h"
+#include "session.h"
 #include "twin/fl.h"
+#include "twin/predict.h"
 #include "twin/sched.h"
 
 #define MAX_LIST 32
@@ -332,137 +334,26 @@ static int write_point(const struct experiment *x, const struct scenario *sc,
  * point starts.
  */
 static volatile sig_atomic_t stop_sig;
-static volatile pid_t point_pid;
 
 static void on_signal(int sig)
 {
-	pid_t p = point_pid;
-
 	stop_sig = sig;
-	if (p > 0)
-		kill(p, sig == SIGPIPE ? SIGTERM : sig);
 }
 
-/* Run `twinlab run` on one point; its output goes to the log. */
-static int run_point(const char *path, const char *sched, long rounds,
-		     const char *db, const char *prefix, const char *dilation,
-		     const char *predictor, int logfd)
-{
-	char r[24], self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	pid_t pid;
-	int status;
-
-	if (n <= 0)
-		return -errno;
-	self[n] = '\0';
-	snprintf(r, sizeof(r), "%ld", rounds);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		char *argv[] = { self, "run", (char *)path, "--scheduler",
-				 (char *)sched, "--rounds", r, "--db",
-				 (char *)db, "--prefix", (char *)prefix,
-				 "--dilation", (char *)dilation, "--predictor",
-				 (char *)predictor, NULL };
-
-		dup2(logfd, 1);
-		dup2(logfd, 2);
-		/* this very binary, even if it was replaced meanwhile */
-		execv("/proc/self/exe", argv);
-		dprintf(2, "%s: cannot run '%s run': %s\n", prog, self,
-			strerror(errno));
-		_exit(127);
-	}
-	point_pid = pid;
-	if (stop_sig)		/* came between fork and here */
-		kill(pid, stop_sig == SIGPIPE ? SIGTERM : stop_sig);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			point_pid = 0;
-			return -errno;
-		}
-	point_pid = 0;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/*
- * The dilation and verdict of the run a point made (the newest run after
- * `before` that finished, not one abandoned to recalibrate). 0 if none.
- */
-static double point_dilation(const char *db, int64_t before, char *verdict,
-			     size_t len)
-{
-	sqlite3 *h;
-	sqlite3_stmt *st;
-	double n = 0;
-
-	verdict[0] = '\0';
-	if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-	    sqlite3_prepare_v2(h, "SELECT dilation, verdict FROM runs WHERE "
-			       "id > ?1 AND status != 'recalibrated' ORDER BY "
-			       "id DESC LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, before);
-		if (sqlite3_step(st) == SQLITE_ROW) {
-			const unsigned char *v = sqlite3_column_text(st, 1);
-
-			n = sqlite3_column_double(st, 0);
-			snprintf(verdict, len, "%s", v ? (const char *)v : "");
-		}
-		sqlite3_finalize(st);
-	}
-	sqlite3_close(h);
-	return n;
-}
-
-/* The newest run's id, 0 when there is none (or no database yet). */
-static int64_t last_run(const char *db)
-{
-	sqlite3 *h;
-	sqlite3_stmt *st;
-	int64_t id = 0;
-
-	if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-	    sqlite3_prepare_v2(h, "SELECT max(id) FROM runs", -1, &st,
-			       NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			id = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-	}
-	sqlite3_close(h);
-	return id;
-}
-
-/* Record the point of the run `twinlab run` just stored, if it did. */
-static int record_point(const char *db, int64_t before,
+/* Record that run `run` is this point of the experiment. */
+static int record_point(const char *db, int64_t run,
 			const struct experiment *x, const char *sched, long nl,
 			long seed)
 {
-	sqlite3 *h;
-	sqlite3_stmt *st;
-	int rc = -EIO;
+	char err[256];
+	struct results *r = results_open(db, err, sizeof(err));
+	int e;
 
-	if (last_run(db) <= before)
-		return -ENOENT;
-	if (sqlite3_open(db, &h) != SQLITE_OK)
-		goto out;
-	sqlite3_busy_timeout(h, 5000);
-	if (sqlite3_prepare_v2(h, "INSERT OR REPLACE INTO points "
-			       "SELECT max(id), ?, ?, ?, ?, ? FROM runs", -1,
-			       &st, NULL) != SQLITE_OK)
-		goto out;
-	sqlite3_bind_text(st, 1, x->name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, x->base, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, sched, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, nl);
-	sqlite3_bind_int64(st, 5, seed);
-	if (sqlite3_step(st) == SQLITE_DONE)
-		rc = 0;
-	sqlite3_finalize(st);
-out:
-	sqlite3_close(h);
-	return rc;
+	if (!r)
+		return -EIO;
+	e = results_point(r, run, x->name, x->base, sched, nl, seed);
+	results_close(r);
+	return e;
 }
 
 static double now_s(void)
@@ -483,13 +374,15 @@ int cmd_experiment(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *db = "twinlab.db", *prefix = "tle", *dilation = "auto";
-	const char *predictor = "fluid";
+	const char *db = "twinlab.db", *prefix = "tle";
+	predict_fn predict = predict_round;
 	struct experiment x;
 	struct scenario *sc;
-	char dir[600], log[700], path[800], dil[48];
-	int c, total, done = 0, failed = 0, logfd;
-	double t0;
+	char dir[600], log[700], path[800], why[512];
+	int c, total, done = 0, failed = 0, lock = -1, rc = 1;
+	double t0, n = 0;
+	bool auto_n = true;
+	FILE *logf = NULL;
 
 	while ((c = getopt_long(argc, argv, "d:p:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -499,19 +392,14 @@ int cmd_experiment(int argc, char **argv)
 		case 'p':
 			prefix = optarg;
 			break;
-		case 'D': {
-			double n;
-			bool a;
-
-			if (dilation_arg(optarg, &n, &a))
+		case 'D':
+			if (dilation_arg(optarg, &n, &auto_n))
 				return EXIT_USAGE;
-			dilation = optarg;
 			break;
-		}
 		case 'P':
-			if (!predictor_arg(optarg))
+			predict = predictor_arg(optarg);
+			if (!predict)
 				return EXIT_USAGE;
-			predictor = optarg;
 			break;
 		case 'h':
 			printf("usage: %s experiment FILE [--db FILE] "
@@ -562,31 +450,22 @@ int cmd_experiment(int argc, char **argv)
 		scenario_free(sc);
 		return 1;
 	}
-	{
-		/* each point's run takes the prefix; one in use fails now */
-		char why[512];
-		int lock = lab_lock(prefix, "twinlab experiment", why,
-				    sizeof(why));
-
-		if (lock < 0) {
-			p_err("%s", why);
-			scenario_free(sc);
-			return 1;
-		}
-		lab_unlock(prefix, lock);
+	/* the prefix is the experiment's for the whole sweep */
+	lock = lab_lock(prefix, "twinlab experiment", why, sizeof(why));
+	if (lock < 0) {
+		p_err("%s", why);
+		goto out;
 	}
 	snprintf(dir, sizeof(dir), "%s.scenarios", db);
 	snprintf(log, sizeof(log), "%s.log", db);
 	if (mkdir(dir, 0755) && errno != EEXIST) {
 		p_err("cannot create '%s': %s", dir, strerror(errno));
-		scenario_free(sc);
-		return 1;
+		goto out;
 	}
-	logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (logfd < 0) {
+	logf = fopen(log, "ae");
+	if (!logf) {
 		p_err("cannot open '%s': %s", log, strerror(errno));
-		scenario_free(sc);
-		return 1;
+		goto out;
 	}
 	total = x.nlocals * x.nseeds * x.nsched;
 	printf("experiment %s: %d points (%d local-model counts x %d seeds x "
@@ -594,7 +473,6 @@ int cmd_experiment(int argc, char **argv)
 	       total, x.nlocals, x.nseeds, x.nsched, x.tasks, x.rounds, log);
 	fflush(stdout);
 	t0 = now_s();
-	snprintf(dil, sizeof(dil), "%s", dilation);
 	on_stop_signals(on_signal);
 	for (int i = 0; i < x.nlocals && !stop_sig; i++)
 		for (int s = 0; s < x.nseeds && !stop_sig; s++) {
@@ -603,53 +481,70 @@ int cmd_experiment(int argc, char **argv)
 			if (write_point(&x, sc, x.locals[i], x.seeds[s], path)) {
 				p_err("cannot write '%s': %s", path,
 				      strerror(errno));
-				close(logfd);
-				scenario_free(sc);
-				return 1;
+				goto out;
 			}
 			for (int k = 0; k < x.nsched && !stop_sig; k++) {
-				double t1 = now_s(), left, n;
-				int64_t before = last_run(db);
-				int rc = run_point(path, x.sched[k], x.rounds, db,
-						   prefix, dil, predictor, logfd);
-				char verdict[256], nn[48] = "";
+				struct session_opts so = {
+					.scenario = path,
+					.ops = sched_arg(x.sched[k]),
+					.predict = predict,
+					.rounds = (unsigned)x.rounds,
+					.db = db, .prefix = prefix,
+					.dilation = n, .auto_n = auto_n,
+					.out = logf, .stop = &stop_sig,
+				};
+				struct session_result sr;
+				double t1 = now_s(), left;
+				int prc;
+				char nn[48] = "";
 
+				fprintf(logf, "== point %d of %d: %s, %s\n",
+					done + 1, total, path, x.sched[k]);
+				fflush(logf);
+				prc = session_run(&so, &sr);
+				fflush(logf);
 				done++;
-				record_point(db, before, &x, x.sched[k],
-					     x.locals[i], x.seeds[s]);
-				if (rc)
+				if (sr.run > 0 &&
+				    record_point(db, sr.run, &x, x.sched[k],
+						 x.locals[i], x.seeds[s]))
+					fprintf(logf, "%s: cannot record run %lld "
+						"as this point\n", prog,
+						(long long)sr.run);
+				if (prc)
 					failed++;
-				n = point_dilation(db, before, verdict,
-						   sizeof(verdict));
-				if (n >= 1)
+				if (sr.run > 0 && sr.dilation >= 1)
 					snprintf(nn, sizeof(nn), ", dilation %g",
-						 n);
+						 sr.dilation);
 				/* auto: the next point calibrates from here */
-				if (n >= 1 && !strncmp(dilation, "auto", 4))
-					snprintf(dil, sizeof(dil), "auto:%g", n);
+				if (sr.run > 0 && sr.dilation >= 1 && auto_n)
+					n = sr.dilation;
 				left = (now_s() - t0) / done * (total - done);
 				printf("[%d/%d] %ld locals, seed %ld, %s: %s%s%s%s "
 				       "in %.1f s; about %.0f s left\n", done,
 				       total, x.locals[i], x.seeds[s],
-				       x.sched[k], rc == 0 ? "ok" :
+				       x.sched[k], prc == 0 ? "ok" :
 				       stop_sig ? "interrupted" :
-				       rc == 1 ? "done with failed tasks" :
-						 "FAILED (see the log)", nn,
-				       verdict[0] ? ", " : "", verdict,
+				       sr.status ? sr.status :
+						   "FAILED (see the log)", nn,
+				       sr.verdict[0] ? ", " : "", sr.verdict,
 				       now_s() - t1, left);
 				fflush(stdout);
 			}
 		}
-	close(logfd);
-	scenario_free(sc);
 	if (stop_sig) {
 		printf("experiment %s: stopped by signal %d after %d of %d "
 		       "points; results so far in %s\n", x.name, (int)stop_sig,
 		       done, total, db);
-		return 1;
+		goto out;
 	}
 	printf("experiment %s: %d points in %.0f s, %d with failures; "
 	       "results in %s ('twinlab report %s' makes the figures)\n",
 	       x.name, total, now_s() - t0, failed, db, db);
-	return failed ? 1 : 0;
+	rc = failed ? 1 : 0;
+out:
+	if (logf)
+		fclose(logf);
+	lab_unlock(prefix, lock);
+	scenario_free(sc);
+	return rc;
 }

@@ -105,6 +105,8 @@ struct report {
 	bool has_points, has_dot, has_verdict, has_predictor;
 	int npacket;			/* runs predicted packet by packet */
 	int nrecal, ndegraded, nunjudged;	/* runs: see load_runs */
+	int nleft;			/* runs that did not complete */
+	char left_out[1024];		/* them, by status, with their ids */
 	struct rrun *runs;
 	int nruns;
 	struct rtask *tasks;
@@ -556,14 +558,16 @@ static int load_runs(struct report *r)
 	int n = 0, cap = 16, rc;
 
 	/*
-	 * Attempts that --dilation auto abandoned to recalibrate are not
-	 * results: counted, not loaded.
+	 * Only complete runs are results: ok, or failed (some task failed;
+	 * the others ran every round). Attempts --dilation auto abandoned to
+	 * recalibrate, and runs aborted, partial or still running are
+	 * counted (left_out), not loaded.
 	 */
 	snprintf(sql, sizeof(sql),
 		 "SELECT r.id, r.scenario, r.scheduler, r.scale,"
 		 " r.pred_bytes_links, r.wavelength_links, r.status, r.rounds,"
 		 " r.plan_json, %s, %s, %s FROM runs r %s"
-		 " WHERE r.status IS NOT 'recalibrated' ORDER BY r.id",
+		 " WHERE r.status IN ('ok', 'failed') ORDER BY r.id",
 		 r->has_points ? "p.experiment, p.nlocals, p.seed,"
 				 " p.run IS NOT NULL" :
 				 "NULL, NULL, NULL, 0",
@@ -639,6 +643,26 @@ static int load_runs(struct report *r)
 		return db_fail(r, "the runs");
 	if (sqlite3_step(st) == SQLITE_ROW)
 		r->nrecal = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	/* the others left out, by status, with their ids */
+	if (sqlite3_prepare_v2(r->db, "SELECT coalesce(status, 'unknown'), "
+			       "count(*), group_concat(id, ', ') FROM runs "
+			       "WHERE status IS NULL OR status NOT IN ('ok', "
+			       "'failed', 'recalibrated') GROUP BY 1 ORDER BY "
+			       "1", -1, &st, NULL) != SQLITE_OK)
+		return db_fail(r, "the runs");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *what = (const char *)sqlite3_column_text(st, 0);
+		const char *ids = (const char *)sqlite3_column_text(st, 2);
+		size_t used = strlen(r->left_out);
+
+		r->nleft += sqlite3_column_int(st, 1);
+		snprintf(r->left_out + used, sizeof(r->left_out) - used,
+			 "%s%d %s (run%s %.200s)", used ? "; " : "",
+			 sqlite3_column_int(st, 1), what ? what : "?",
+			 sqlite3_column_int(st, 1) == 1 ? "" : "s",
+			 ids ? ids : "?");
+	}
 	sqlite3_finalize(st);
 	return 0;
 nomem:
@@ -1921,6 +1945,13 @@ static void write_runs_table(const struct report *r, FILE *f)
 	      "the emulation ran this many times slower than the scenario; "
 	      "fidelity: the monitor's verdict (README, Fidelity); model: the "
 	      "twin's model that predicted the run.\n", f);
+	if (r->nleft)
+		fprintf(f, "\n%d run%s did not complete and %s left out of "
+			"this report: %s. Status: aborted (stopped before its "
+			"end, or its process is gone), partial (not every "
+			"round was stored), running (still going).\n",
+			r->nleft, r->nleft == 1 ? "" : "s",
+			r->nleft == 1 ? "is" : "are", r->left_out);
 	if (r->nrecal)
 		fprintf(f, "\n%d attempt%s abandoned by --dilation auto to "
 			"recalibrate %s not listed.\n", r->nrecal,
@@ -2441,7 +2472,11 @@ int cmd_report(int argc, char **argv)
 	    load_checks(&r))
 		goto out;
 	if (!r.nruns) {
-		p_err("no runs in '%s': nothing to report", r.db_path);
+		if (r.nleft)
+			p_err("no complete runs in '%s': nothing to report "
+			      "(%s)", r.db_path, r.left_out);
+		else
+			p_err("no runs in '%s': nothing to report", r.db_path);
 		goto out;
 	}
 	run_totals(&r);

@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sqlite3.h>
+
+#include "emu/lab.h"
 
 struct results {
 	sqlite3 *db;
@@ -56,6 +59,8 @@ static const char *const added[] = {
 	"ALTER TABLE runs ADD COLUMN verdict TEXT",
 	"ALTER TABLE fidelity ADD COLUMN late_max_s REAL",
 	"ALTER TABLE runs ADD COLUMN predictor TEXT",
+	"ALTER TABLE runs ADD COLUMN owner_pid INTEGER",
+	"ALTER TABLE runs ADD COLUMN owner_start INTEGER",
 };
 
 static int db_err(struct results *r, char *err, size_t len, const char *what)
@@ -63,6 +68,43 @@ static int db_err(struct results *r, char *err, size_t len, const char *what)
 	snprintf(err, len, "results database: cannot %s: %s", what,
 		 sqlite3_errmsg(r->db));
 	return -EIO;
+}
+
+bool results_owner_alive(int64_t pid, int64_t start)
+{
+	return pid > 1 && pid <= INT32_MAX && start > 0 &&
+	       lab_proc_start((pid_t)pid) == (unsigned long long)start;
+}
+
+/*
+ * Runs still 'running' whose process is gone (killed, or the machine
+ * went down) are marked 'aborted' as soon as they are found. Best effort:
+ * a database another process holds busy is left for the next opener.
+ */
+static void mark_stale(struct results *r)
+{
+	sqlite3_stmt *st, *up;
+
+	if (sqlite3_prepare_v2(r->db, "SELECT id, owner_pid, owner_start FROM "
+			       "runs WHERE status = 'running'", -1, &st,
+			       NULL) != SQLITE_OK)
+		return;
+	if (sqlite3_prepare_v2(r->db, "UPDATE runs SET status = 'aborted' "
+			       "WHERE id = ? AND status = 'running'", -1, &up,
+			       NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (results_owner_alive(sqlite3_column_int64(st, 1),
+					sqlite3_column_int64(st, 2)))
+			continue;
+		sqlite3_reset(up);
+		sqlite3_bind_int64(up, 1, sqlite3_column_int64(st, 0));
+		sqlite3_step(up);
+	}
+	sqlite3_finalize(up);
+	sqlite3_finalize(st);
 }
 
 struct results *results_open(const char *path, char *err, size_t len)
@@ -103,6 +145,7 @@ struct results *results_open(const char *path, char *err, size_t len)
 				return NULL;
 			}
 		}
+	mark_stale(r);
 	return r;
 }
 
@@ -158,8 +201,9 @@ int results_begin_run(struct results *r, const struct plan *p,
 			       "scenario_file, scenario_yaml, scheduler, prefix,"
 			       " rounds, scale, plan_json, pred_mean_round_s,"
 			       " pred_bytes_links, wavelength_links, status,"
-			       " plan_dot, predictor) "
-			       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?)",
+			       " plan_dot, predictor, owner_pid, owner_start) "
+			       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'running',?,?,"
+			       "?,?)",
 			       -1, &st, NULL) != SQLITE_OK)
 		goto fail;
 	sqlite3_bind_text(st, 1, when, -1, SQLITE_TRANSIENT);
@@ -177,6 +221,9 @@ int results_begin_run(struct results *r, const struct plan *p,
 	sqlite3_bind_text(st, 13, plan_dot ? plan_dot : "", -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 14, p->predictor ? p->predictor : "fluid", -1,
 			  SQLITE_STATIC);
+	/* whose it is: a 'running' row whose owner is gone was aborted */
+	sqlite3_bind_int64(st, 15, getpid());
+	sqlite3_bind_int64(st, 16, (int64_t)lab_proc_start(getpid()));
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	st = NULL;
@@ -364,6 +411,28 @@ int results_end_run(struct results *r, const char *status)
 		return -EIO;
 	sqlite3_bind_text(st, 1, status, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, r->run);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int results_point(struct results *r, int64_t run, const char *name,
+		  const char *base, const char *sched, long nlocals, long seed)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(r->db, "INSERT OR REPLACE INTO points (run, "
+			       "experiment, base, scheduler, nlocals, seed) "
+			       "VALUES (?, ?, ?, ?, ?, ?)", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, run);
+	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, base, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, sched, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, nlocals);
+	sqlite3_bind_int64(st, 6, seed);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -EIO;

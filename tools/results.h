@@ -51,6 +51,24 @@ int results_verdict(struct results *r, double dilation, const char *verdict);
 
 /* Mark a task failed (with the reason) and the run's end status. */
 int results_task_failed(struct results *r, int task, const char *why);
+/*
+ * results_end_run - the run's status: ok, failed (a task failed), partial
+ * (not every round was stored), aborted (stopped before its end), or
+ * recalibrated (an attempt --dilation auto abandoned). A run left
+ * 'running' by a process that is gone is marked aborted by the next
+ * results_open().
+ */
 int results_end_run(struct results *r, const char *status);
+
+/* Whether the process that began a run (pid, start time) still runs. */
+bool results_owner_alive(int64_t pid, int64_t start);
+
+/*
+ * results_point - record run `run` as a point of experiment `name` (base
+ * topology, scheduler, local models, seed). 0 or -EIO.
+ */
+int results_point(struct results *r, int64_t run, const char *name,
+		  const char *base, const char *sched, long nlocals,
+		  long seed);
 
 #endif

@@ -1,45 +1,24 @@
 // SPDX-License-Identifier: MIT
 /*
- * twinlab run: build the emulation (unless it is up), run every task's
- * workers for R rounds, measure, store, summarize, tear down.
+ * twinlab run: one session (session.c) for one scenario, from the command
+ * line: build the emulation (unless it is up), run every task's workers
+ * for R rounds, measure, store, summarize, tear down.
  */
 #include "twinlab.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
-#include <net/if.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "emu/fleet.h"
-#include "emu/monitor.h"
 #include "emu/lab.h"
-#include "emu/netns.h"
-#include "emu/nl.h"
-#include "planout.h"
-#include "results.h"
-#include "twin/addr.h"
+#include "session.h"
 #include "twin/predict.h"
 #include "twin/sched.h"
-#include "twin/wire.h"
-
-struct counter {
-	int link;
-	char ns[64], ifname[16];
-	int ifindex;
-	struct nl *nl;		/* borrowed from the namespace cache */
-	struct nl_qstats before;
-};
-
-struct nscache {
-	char ns[64];
-	struct nl *nl;
-};
 
 static volatile sig_atomic_t interrupted;
 
@@ -67,422 +46,6 @@ static void run_usage(FILE *f)
 		   "faithful\n"
 		   "  --keep        leave the emulation up afterwards\n"
 		   PREDICTOR_HELP, prog);
-}
-
-/* Where a directed link's bytes leave: namespace and interface. */
-static void link_end(const struct plan *p, const char *prefix, int link,
-		     char *ns, char *ifname)
-{
-	const struct scenario *sc = p->sc;
-	int n2 = 2 * sc->nnodes;
-
-	if (link < n2) {
-		int s = link / 2;
-
-		if (link % 2 == 0) {
-			lab_ns_name(prefix, sc->nodes[s].name, ns, 64);
-			snprintf(ifname, 16, "up0");
-		} else {
-			lab_ns_name(prefix, sc->nodes[sc->nodes[s].attach].name,
-				    ns, 64);
-			snprintf(ifname, 16, "acc%d", s);
-		}
-	} else {
-		int l = (link - n2) / 2;
-		const struct lightpath *lp = &p->net->lp[l];
-
-		lab_ns_name(prefix,
-			    sc->nodes[link % 2 ? lp->b : lp->a].name, ns, 64);
-		snprintf(ifname, 16, "lp%d", l);
-	}
-}
-
-static int open_counters(const struct plan *p, const char *prefix,
-			 struct counter **out, int *n, struct nscache **cache,
-			 int *ncache)
-{
-	struct counter *c = calloc((size_t)plan_nlinks(p) + 1, sizeof(*c));
-	struct nscache *nc = calloc((size_t)p->sc->nnodes + 1, sizeof(*nc));
-	int k = 0, m = 0;
-
-	*out = c;
-	*cache = nc;
-	if (!c || !nc)
-		return -ENOMEM;
-	for (int l = 0; l < plan_nlinks(p); l++) {
-		struct counter *x = &c[k];
-		int saved, j;
-
-		if (p->link_bytes[l] <= 0)
-			continue;
-		x->link = l;
-		link_end(p, prefix, l, x->ns, x->ifname);
-		for (j = 0; j < m && strcmp(nc[j].ns, x->ns); j++)
-			;
-		if (j == m) {
-			snprintf(nc[m].ns, sizeof(nc[m].ns), "%s", x->ns);
-			nc[m].nl = nl_open(x->ns);
-			if (!nc[m].nl)
-				return -errno;
-			m++;
-		}
-		x->nl = nc[j].nl;
-		if (netns_enter(x->ns, &saved))
-			return -ENOENT;
-		x->ifindex = (int)if_nametoindex(x->ifname);
-		netns_leave(saved);
-		if (!x->ifindex)
-			return -ENODEV;
-		k++;
-	}
-	*n = k;
-	*ncache = m;
-	return 0;
-}
-
-/*
- * The link's shaper: bytes sent (wire bytes, headers of every segment)
- * and packets dropped. Zeros if it cannot be read.
- */
-static struct nl_qstats shaper(const struct counter *x)
-{
-	struct nl_qstats q = { 0 };
-
-	if (nl_qdisc_stats(x->nl, x->ifindex, &q))
-		memset(&q, 0, sizeof(q));
-	return q;
-}
-
-static void summary(const struct plan *p, const struct fleet *f,
-		    double (*meas)[4], const int *rounds_done,
-		    const double *acc_first, const double *acc_last,
-		    const bool *checks_ok)
-{
-	printf("\n%-10s %6s %7s %9s %9s  %9s %9s %9s  %6s %6s %s\n", "task",
-	       "locals", "rounds", "round ms", "pred ms", "bcast ms",
-	       "train ms", "upload ms", "acc0", "acc", "check");
-	for (int t = 0; t < p->ntasks; t++) {
-		const struct task_plan *tp = &p->tasks[t];
-		const char *why;
-		int n = rounds_done[t];
-
-		if (tp->blocked) {
-			printf("%-10s %6d BLOCKED: %s\n", tp->task->name,
-			       tp->task->nlocals, tp->why);
-			continue;
-		}
-		if (fleet_failed(f, t, &why)) {
-			printf("%-10s %6d FAILED after %d rounds: %s\n",
-			       tp->task->name, tp->task->nlocals, n, why);
-			continue;
-		}
-		printf("%-10s %6d %7d %9.2f %9.2f  %4.1f/%4.1f %4.1f/%4.1f "
-		       "%4.1f/%4.1f  %6.3f %6.3f %s\n", tp->task->name,
-		       tp->task->nlocals, n, meas[t][0] / n * 1e3,
-		       tp->round_s * 1e3, meas[t][1] / n * 1e3,
-		       tp->bcast_s * 1e3, meas[t][2] / n * 1e3,
-		       tp->compute_s * 1e3, meas[t][3] / n * 1e3,
-		       tp->upload_s * 1e3, acc_first[t], acc_last[t],
-		       checks_ok[t] ? "ok" : "FAILED");
-	}
-	printf("(measured/predicted, per round, mean over rounds; acc0: "
-	       "held-out accuracy after round 1)\n");
-}
-
-/* Everything one attempt at one dilation needs and leaves behind. */
-struct run_ctx {
-	const char *scenario_path, *db;
-	const struct sched_ops *ops;
-	struct lab_opts lo;
-	struct fleet_opts fo;
-	bool keep, auto_n;
-	predict_fn predict;
-	struct plan *p;
-	struct addressing *a;
-	struct results *res;
-	char *json_text;
-	/* results of the attempt */
-	uint64_t min_segments;	/* shortest message of a placed task */
-	bool built, retry;
-	double suggest;
-	char verdict[256];
-};
-
-enum { ATTEMPT_DONE = 0, ATTEMPT_FAILED = 1, ATTEMPT_RETRY = 3 };
-
-static int open_monitor(const struct plan *p, const char *prefix,
-			struct monitor **out)
-{
-	const struct scenario *sc = p->sc;
-	char (*names)[64] = calloc((size_t)sc->nnodes + 1, sizeof(*names));
-	const char **ns = calloc((size_t)sc->nnodes + 1, sizeof(*ns));
-	int n = 0, err = 0;
-
-	*out = NULL;
-	if (!names || !ns) {
-		free(names);
-		free(ns);
-		return -ENOMEM;
-	}
-	for (int s = 0; s < sc->nnodes; s++)
-		if (sc->nodes[s].kind == NODE_SERVER) {
-			lab_ns_name(prefix, sc->nodes[s].name, names[n],
-				    sizeof(names[n]));
-			ns[n] = names[n];
-			n++;
-		}
-	*out = monitor_new(ns, n);
-	if (!*out)
-		err = -errno;
-	free(names);
-	free(ns);
-	return err;
-}
-
-/* One run at x->lo.dilation: build, start, rounds, verdict, tear down. */
-static int attempt(struct run_ctx *x)
-{
-	const struct plan *p = x->p;
-	struct fleet *f = NULL;
-	struct lab *lab = NULL;
-	struct monitor *mon = NULL;
-	struct counter *ctr = NULL;
-	struct nscache *nsc = NULL;
-	struct fleet_task_round *rr = NULL;
-	struct link_sample *ls = NULL;
-	double (*meas)[4] = NULL, *acc0 = NULL, *acc1 = NULL;
-	double link_meas = 0, link_pred = 0, n = x->lo.dilation;
-	unsigned rounds_run = 0, degraded = 0;
-	int *done = NULL, nctr = 0, nnsc = 0, rc = ATTEMPT_FAILED, e,
-	    failed = 0;
-	bool *checks = NULL;
-	char err[512] = "", first_why[240] = "";
-
-	x->built = x->retry = false;
-	x->suggest = 0;
-	snprintf(x->verdict, sizeof(x->verdict), "faithful");
-	if (lab_exists(x->lo.prefix)) {
-		printf("run: %s, scheduler %s, %u rounds, prefix '%s', dilation "
-		       "%g: using the emulation that is up\n", p->sc->name,
-		       x->ops->name, x->fo.rounds, x->lo.prefix, n);
-	} else {
-		printf("run: %s, scheduler %s, %u rounds, prefix '%s', dilation "
-		       "%g: building\n", p->sc->name, x->ops->name,
-		       x->fo.rounds, x->lo.prefix, n);
-		fflush(stdout);
-		e = lab_up(p, x->a, &x->lo, &lab, err, sizeof(err));
-		if (e) {
-			p_err("%s", err);
-			goto out;
-		}
-		x->built = true;
-	}
-	fflush(stdout);
-	{
-		char *dot = NULL;
-		size_t dlen = 0;
-		FILE *mf = open_memstream(&dot, &dlen);
-
-		if (mf) {
-			if (plan_dot(p, mf)) {
-				/* the picture is optional; the run is not */
-			}
-			fclose(mf);
-		}
-		e = results_begin_run(x->res, p, x->scenario_path, x->json_text,
-				      dot, x->lo.prefix, x->fo.rounds, err,
-				      sizeof(err));
-		free(dot);
-	}
-	if (e) {
-		p_err("%s", err);
-		goto out;
-	}
-	e = open_counters(p, x->lo.prefix, &ctr, &nctr, &nsc, &nnsc);
-	if (!e)
-		e = open_monitor(p, x->lo.prefix, &mon);
-	if (e) {
-		p_err("cannot open the link counters: %s", strerror(-e));
-		goto out;
-	}
-	rr = calloc((size_t)p->ntasks + 1, sizeof(*rr));
-	ls = calloc((size_t)nctr + 1, sizeof(*ls));
-	meas = calloc((size_t)p->ntasks + 1, sizeof(*meas));
-	acc0 = calloc((size_t)p->ntasks + 1, sizeof(*acc0));
-	acc1 = calloc((size_t)p->ntasks + 1, sizeof(*acc1));
-	done = calloc((size_t)p->ntasks + 1, sizeof(*done));
-	checks = calloc((size_t)p->ntasks + 1, sizeof(*checks));
-	if (!rr || !ls || !meas || !acc0 || !acc1 || !done || !checks) {
-		p_err("out of memory");
-		goto out;
-	}
-	for (int t = 0; t < p->ntasks; t++)
-		checks[t] = true;
-	x->fo.dilation = n;
-	x->fo.stop = &interrupted;
-	x->fo.timeout_s = 60 + 2 * n;
-	printf("run: starting the workers\n");
-	fflush(stdout);
-	e = fleet_start(p, x->a, &x->fo, &f, err, sizeof(err));
-	if (e) {
-		p_err("%s", err);
-		goto out;
-	}
-	for (unsigned r = 1; r <= x->fo.rounds && !interrupted; r++) {
-		int ok, nt = 0, live = 0;
-		double sum = 0, psum = 0, acc = 0, sug = 0;
-		struct mon_sample s0, s1;
-		struct mon_round mr = { .dilation = n, .round_min_s = INFINITY };
-		char why[200], verdict[240];
-		bool fine;
-
-		for (int t = 0; t < p->ntasks; t++)
-			live += !p->tasks[t].blocked && !fleet_failed(f, t, NULL);
-		for (int i = 0; i < nctr; i++)
-			ctr[i].before = shaper(&ctr[i]);
-		e = monitor_sample(mon, &s0);
-		ok = fleet_round(f, r, rr);
-		if (!e)
-			e = monitor_sample(mon, &s1);
-		if (e) {
-			p_err("cannot read the host's counters: %s",
-			      strerror(-e));
-			goto out;
-		}
-		monitor_diff(&s0, &s1, &mr);
-		for (int i = 0; i < nctr; i++) {
-			const struct counter *c = &ctr[i];
-			struct nl_qstats q = shaper(c);
-
-			link_name(p, c->link, ls[i].name, sizeof(ls[i].name));
-			ls[i].bytes = q.bytes - c->before.bytes;
-			mr.drops += q.drops - c->before.drops;
-			/* the twin's bytes on the wire, in emulated bytes;
-			 * a task that failed this round sent only part */
-			ls[i].pred_bytes = ok == live ? p->link_bytes[c->link] /
-							      p->sc->scale : 0;
-			link_meas += (double)ls[i].bytes;
-			link_pred += ls[i].pred_bytes;
-		}
-		rounds_run++;
-		for (int t = 0; t < p->ntasks; t++) {
-			struct fleet_task_round *q = &rr[t];
-
-			if (!q->done)
-				continue;
-			done[t]++;
-			meas[t][0] += q->round_s;
-			meas[t][1] += q->bcast_s;
-			meas[t][2] += q->compute_s;
-			meas[t][3] += q->upload_s;
-			if (r == 1)
-				acc0[t] = q->rep[0].accuracy;
-			acc1[t] = q->rep[0].accuracy;
-			checks[t] = checks[t] && q->check_ok;
-			sum += q->round_s;
-			psum += p->tasks[t].round_s;
-			acc += q->rep[0].accuracy;
-			nt++;
-			mr.overruns += q->overruns;
-			mr.phases += p->tasks[t].nmodels - 1;
-			mr.overrun_max_s = fmax(mr.overrun_max_s,
-						q->overrun_max_s);
-			mr.skew_max_s = fmax(mr.skew_max_s, q->skew_s);
-			mr.late_max_s = fmax(mr.late_max_s, q->late_max_s);
-			mr.round_min_s = fmin(mr.round_min_s, q->round_s);
-		}
-		if (!nt)
-			mr.round_min_s = 0;
-		mr.min_segments = x->min_segments;
-		fine = monitor_verdict(&mr, why, sizeof(why), &sug);
-		snprintf(verdict, sizeof(verdict), "%s%s", fine ? "faithful" :
-			 "degraded: ", fine ? "" : why);
-		if (!fine) {
-			degraded++;
-			if (!first_why[0])
-				snprintf(first_why, sizeof(first_why),
-					 "%s (round %u)", why, r);
-			x->suggest = fmax(x->suggest, sug);
-		}
-		if (results_round(x->res, p, r, rr, ls, nctr, err,
-				  sizeof(err)) ||
-		    results_fidelity(x->res, r, &mr, verdict))
-			p_err("warning: %s", err[0] ? err :
-			      "cannot store the round's fidelity");
-		printf("round %u/%u: %d tasks done, mean round %.2f ms "
-		       "(predicted %.2f ms), mean accuracy %.3f; %s\n", r,
-		       x->fo.rounds, ok, nt ? sum / nt * 1e3 : 0,
-		       nt ? psum / nt * 1e3 : 0, nt ? acc / nt : 0, verdict);
-		fflush(stdout);
-		/* auto: the first round calibrates; a degraded one retries */
-		if (!fine && x->auto_n && r == 1 && sug > n &&
-		    x->suggest <= LAB_DILATION_MAX && x->built) {
-			x->retry = true;
-			results_end_run(x->res, "recalibrated");
-			results_verdict(x->res, n, verdict);
-			printf("run: dilation %g is not faithful (%s); trying "
-			       "%g\n", n, why, x->suggest);
-			rc = ATTEMPT_RETRY;
-			goto out;
-		}
-		if (ok == 0)
-			break;
-	}
-	for (int t = 0; t < p->ntasks; t++) {
-		const char *why;
-
-		if (!p->tasks[t].blocked && fleet_failed(f, t, &why)) {
-			failed++;
-			results_task_failed(x->res, t, why);
-		} else if (!p->tasks[t].blocked && !checks[t]) {
-			failed++;
-			results_task_failed(x->res, t,
-					    "correctness check failed");
-		}
-	}
-	summary(p, f, meas, done, acc0, acc1, checks);
-	printf("prediction: the twin's %s model\n", p->predictor);
-	if (rounds_run)
-		printf("bandwidth: %.0f bytes per round sent on the IP links "
-		       "that carry transfers; the twin predicts %.0f bytes on "
-		       "the wire there (measured/predicted %.3f)\n",
-		       link_meas / rounds_run, link_pred / rounds_run,
-		       link_pred > 0 ? link_meas / link_pred : 0);
-	if (degraded)
-		snprintf(x->verdict, sizeof(x->verdict), "degraded: %u of %u "
-			 "rounds; %s; about dilation %g would be faithful",
-			 degraded, rounds_run, first_why, x->suggest);
-	printf("fidelity: dilation %g, %s\n", n, x->verdict);
-	results_verdict(x->res, n, x->verdict);
-	results_end_run(x->res, interrupted ? "interrupted" :
-			failed ? "failed" : "ok");
-	printf("results: %s (run %lld)\n", x->db,
-	       (long long)results_run_id(x->res));
-	rc = interrupted || failed ? ATTEMPT_FAILED : ATTEMPT_DONE;
-	if (interrupted)
-		p_err("interrupted");
-out:
-	fleet_stop(f);
-	monitor_free(mon);
-	for (int i = 0; nsc && i < nnsc; i++)
-		nl_close(nsc[i].nl);
-	free(nsc);
-	free(ctr);
-	lab_free(lab);
-	if (x->built && (!x->keep || rc == ATTEMPT_RETRY))
-		lab_down(x->lo.prefix, NULL, NULL);
-	else if (x->built)
-		printf("kept: the emulation stays up under prefix '%s' "
-		       "('twinlab down --prefix %s' removes it)\n",
-		       x->lo.prefix, x->lo.prefix);
-	free(rr);
-	free(ls);
-	free(meas);
-	free(acc0);
-	free(acc1);
-	free(done);
-	free(checks);
-	return rc;
 }
 
 int dilation_arg(const char *arg, double *n, bool *auto_n)
@@ -520,31 +83,29 @@ int cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct run_ctx x = {
-		.ops = &sched_mst, .auto_n = true, .predict = predict_round,
-		.lo = { .prefix = "tl", .delay = true },
-		.fo = { .timeout_s = 60, .cgroups = true },
+	struct session_opts o = {
+		.ops = &sched_mst, .predict = predict_round, .auto_n = true,
+		.db = "twinlab.db", .prefix = "tl", .out = stdout,
+		.stop = &interrupted,
 	};
-	const char *db = "twinlab.db";
-	struct scenario *sc;
-	int c, rc = 1, lock = -1;
-	char err[512] = "";
-	unsigned rounds = 0;
+	struct session_result res;
+	char err[512];
+	int c, rc, lock;
 
 	while ((c = getopt_long(argc, argv, "s:r:d:p:kh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'D':
-			if (dilation_arg(optarg, &x.lo.dilation, &x.auto_n))
+			if (dilation_arg(optarg, &o.dilation, &o.auto_n))
 				return EXIT_USAGE;
 			break;
 		case 'P':
-			x.predict = predictor_arg(optarg);
-			if (!x.predict)
+			o.predict = predictor_arg(optarg);
+			if (!o.predict)
 				return EXIT_USAGE;
 			break;
 		case 's':
-			x.ops = sched_arg(optarg);
-			if (!x.ops)
+			o.ops = sched_arg(optarg);
+			if (!o.ops)
 				return EXIT_USAGE;
 			break;
 		case 'r': {
@@ -559,17 +120,17 @@ int cmd_run(int argc, char **argv)
 				      "[1, 100000]", optarg);
 				return EXIT_USAGE;
 			}
-			rounds = (unsigned)v;
+			o.rounds = (unsigned)v;
 			break;
 		}
 		case 'd':
-			db = optarg;
+			o.db = optarg;
 			break;
 		case 'p':
-			x.lo.prefix = optarg;
+			o.prefix = optarg;
 			break;
 		case 'k':
-			x.keep = true;
+			o.keep = true;
 			break;
 		case 'h':
 			run_usage(stdout);
@@ -583,118 +144,27 @@ int cmd_run(int argc, char **argv)
 		run_usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (!lab_prefix_ok(x.lo.prefix)) {
-		p_err("bad prefix '%s'", x.lo.prefix);
+	if (!lab_prefix_ok(o.prefix)) {
+		p_err("bad prefix '%s'", o.prefix);
 		return EXIT_USAGE;
 	}
 	if (geteuid() != 0) {
 		p_err("'run' needs root: it builds namespaces and cgroups");
 		return 1;
 	}
-	x.scenario_path = x.lo.scenario_path = argv[optind];
-	sc = load_scenario(argv[optind]);
-	if (!sc)
-		return EXIT_USAGE;
-	x.fo.prefix = x.lo.prefix;
-	if (!rounds)
-		for (int t = 0; t < sc->ntasks; t++)
-			rounds = sc->tasks[t].rounds > rounds ?
-					 sc->tasks[t].rounds : rounds;
-	x.fo.rounds = rounds ? rounds : 1;
-	x.p = sched_plan(sc, x.ops);
-	if (!x.p || x.predict(x.p)) {
-		p_err("cannot schedule '%s': %s", sc->name, strerror(errno));
-		goto out;
-	}
-	for (int t = 0; t < x.p->ntasks; t++) {
-		struct wire_msg wm;
-
-		if (!x.p->tasks[t].blocked &&
-		    !wire_message(sc, x.p->tasks[t].task, &wm) &&
-		    (!x.min_segments || wm.segments < x.min_segments))
-			x.min_segments = wm.segments;
-	}
-	if (fleet_check_memory(x.p, x.fo.samples_per_local, err,
-			       sizeof(err))) {
-		p_err("%s", err);
-		rc = EXIT_USAGE;
-		goto out;
-	}
-	x.a = addressing_new(x.p);
-	if (!x.a) {
-		p_err("cannot address '%s': %s", sc->name, strerror(errno));
-		goto out;
-	}
-	{
-		struct json_object *o = plan_json(x.p);
-
-		x.json_text = o ? strdup(json_object_to_json_string(o)) : NULL;
-		json_object_put(o);
-	}
-	lock = lab_lock(x.lo.prefix, "twinlab run", err, sizeof(err));
-	if (lock < 0) {
-		p_err("%s", err);
-		goto out;
-	}
-	x.db = db;
-	x.res = results_open(db, err, sizeof(err));
-	if (!x.res || !x.json_text) {
-		p_err("%s", x.json_text ? err : "out of memory");
-		goto out;
-	}
+	o.scenario = argv[optind];
 	/*
 	 * Every signal a user sends ends the run the same way: the round in
 	 * progress is abandoned, the emulation torn down. A closed stdout
 	 * (SIGPIPE, `twinlab run ... | head -1`) too.
 	 */
 	on_stop_signals(on_signal);
-	if (lab_exists(x.lo.prefix)) {
-		char was[512] = "", how[64] = "", dv[64] = "";
-		double was_n = 0;
-
-		/* an emulation of the same plan (same scenario file and
-		 * scheduler: the plan is deterministic) is used as it is,
-		 * at the dilation it was built with */
-		if (lab_state_get(x.lo.prefix, "scenario", was, sizeof(was)) ||
-		    lab_state_get(x.lo.prefix, "scheduler", how, sizeof(how)) ||
-		    strcmp(was, argv[optind]) || strcmp(how, x.ops->name)) {
-			p_err("prefix '%s' is up with another plan (scenario "
-			      "'%s', scheduler '%s'): take it down first or "
-			      "choose another --prefix", x.lo.prefix,
-			      was[0] ? was : "?", how[0] ? how : "?");
-			goto out;
-		}
-		if (lab_state_get(x.lo.prefix, "dilation", dv, sizeof(dv)) ||
-		    sscanf(dv, "%lf", &was_n) != 1 || !(was_n >= 1 &&
-		    was_n <= LAB_DILATION_MAX)) {
-			p_err("prefix '%s' records no valid dilation: take it "
-			      "down first", x.lo.prefix);
-			goto out;
-		}
-		if (!x.auto_n && x.lo.dilation != was_n) {
-			p_err("prefix '%s' is up at dilation %g, not %g",
-			      x.lo.prefix, was_n, x.lo.dilation);
-			goto out;
-		}
-		x.lo.dilation = was_n;
+	lock = lab_lock(o.prefix, "twinlab run", err, sizeof(err));
+	if (lock < 0) {
+		p_err("%s", err);
+		return 1;
 	}
-	if (!(x.lo.dilation >= 1))
-		x.lo.dilation = 1;
-	for (;;) {
-		int a = attempt(&x);
-
-		if (a != ATTEMPT_RETRY || interrupted) {
-			rc = a == ATTEMPT_DONE && !interrupted ? 0 : 1;
-			break;
-		}
-		x.lo.dilation = x.suggest;
-	}
-out:
-	lab_unlock(x.lo.prefix, lock);
-	results_close(x.res);
-	free(x.json_text);
-	addressing_free(x.a);
-	plan_free(x.p);
-	scenario_free(sc);
+	rc = session_run(&o, &res);
+	lab_unlock(o.prefix, lock);
 	return rc;
 }

@@ -651,7 +651,7 @@ Test(run, a_loaded_host_is_reported_degraded)
 /*
  * `twinlab run ... | head -1`: the reader goes away after one line. The
  * run takes SIGPIPE as a stop: it tears the emulation down and records
- * itself as interrupted. (Waiting for the first line, then closing, is
+ * itself as aborted. (Waiting for the first line, then closing, is
  * the whole synchronisation.)
  */
 Test(run, a_closed_stdout_tears_down)
@@ -685,7 +685,7 @@ Test(run, a_closed_stdout_tears_down)
 	nothing_left();
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
 	cr_assert_eq(q1(h, "SELECT count(*) FROM runs WHERE status = "
-			"'interrupted'"), 1);
+			"'aborted'"), 1);
 	sqlite3_close(h);
 }
 
@@ -764,4 +764,78 @@ Test(run, a_prefix_has_one_owner)
 	lab_unlock(prefix, fd);
 	nothing_left();
 	close(ready[0]);
+}
+
+/*
+ * A round the database cannot take (another process holds its write lock
+ * past the busy timeout) is not silently lost: the run says which round,
+ * ends 'partial' and exits 1 (it used to end 'ok' and exit 0). A run
+ * left 'running' by a process that is gone is marked 'aborted' by the
+ * next opener.
+ */
+Test(run, a_round_not_stored_makes_the_run_partial)
+{
+	char *bin = getenv("TWINLAB"), line[512];
+	char *argv[] = { bin, "run", "scenarios/teaching-ring.yaml",
+			 "--rounds", "3", "--dilation", "1", "--db", db,
+			 "--prefix", prefix, NULL };
+	posix_spawn_file_actions_t fa;
+	bool locked = false, failed_seen = false;
+	sqlite3 *h, *w;
+	FILE *rd, *copy;
+	pid_t pid;
+	int fds[2], status;
+
+	cr_assert_not_null(bin, "TWINLAB is not set");
+	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+	cr_assert_eq(posix_spawn(&pid, bin, &fa, NULL, argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[1]);
+	rd = fdopen(fds[0], "r");
+	copy = fopen(out, "w");
+	cr_assert(rd && copy);
+	while (fgets(line, sizeof(line), rd)) {
+		fputs(line, copy);
+		fflush(copy);
+		if (!locked && !strncmp(line, "round 1/3", 9)) {
+			/* round 2 will find the database locked */
+			cr_assert_eq(sqlite3_open(db, &w), SQLITE_OK);
+			cr_assert_eq(sqlite3_exec(w, "BEGIN EXCLUSIVE", NULL,
+						  NULL, NULL), SQLITE_OK);
+			locked = true;
+		} else if (locked && !failed_seen &&
+			   strstr(line, "round 2 not stored")) {
+			failed_seen = true;
+			sqlite3_exec(w, "ROLLBACK", NULL, NULL, NULL);
+			sqlite3_close(w);
+		}
+	}
+	fclose(rd);
+	fclose(copy);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	if (locked && !failed_seen)
+		sqlite3_close(w);
+	cr_assert(failed_seen, "%s", output());
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+		  "status %#x: %s", status, output());
+	cr_expect(strstr(output(), "stored 2 of 3 rounds in "), "%s",
+		  output());
+	nothing_left();
+	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+	cr_expect_eq(q1(h, "SELECT count(*) FROM runs WHERE status = "
+			"'partial'"), 1);
+	/* a stale 'running' row: no process has its pid and start time */
+	cr_assert_eq(sqlite3_exec(h, "INSERT INTO runs (id, status, owner_pid,"
+				  " owner_start) VALUES (77, 'running', 1, 1)",
+				  NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(h);
+	cr_assert_eq(wait_run(start_run_at("scenarios/teaching-ring.yaml",
+					   "mst", 1, "1")), 0, "%s", output());
+	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+	cr_expect_eq(q1(h, "SELECT count(*) FROM runs WHERE id = 77 AND "
+			"status = 'aborted'"), 1);
+	sqlite3_close(h);
 }

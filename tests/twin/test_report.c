@@ -325,6 +325,44 @@ Test(report, degraded_runs_are_kept_out)
 	rm_rf(t.dir);
 }
 
+/*
+ * Only complete runs (ok, failed) are results: an aborted run's rounds
+ * (here 100x slower) reach no median, a run still marked running is not
+ * listed; the report says what it left out, by status and run id.
+ */
+Test(report, incomplete_runs_are_left_out)
+{
+	struct tmp t;
+	const char *a[] = { "report", t.db, "--out", t.out, NULL };
+	struct tl_run r;
+	sqlite3 *db;
+	char *md, path[256];
+
+	tmp_init(&t);
+	make_db(t.db, true);
+	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
+	exec_sql(db, "UPDATE runs SET status = 'aborted' WHERE id = 1;"
+		     "UPDATE rounds SET round_s = round_s * 100 WHERE run = 1;"
+		     "INSERT INTO runs (id, scenario, scheduler, rounds, scale,"
+		     " status) VALUES (101, 'synthetic-test', 'spff', 2, 1000,"
+		     " 'running');");
+	sqlite3_close(db);
+	r = tl_run(a);
+	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
+	snprintf(path, sizeof(path), "%s/report.md", t.out);
+	md = slurp_path(path);
+	cr_expect(strstr(md, "| fixed (spff) | 3 | 1 | 5.500 | 5.500 | 5.500 "
+			     "| 4.000 |"), "%s", md);
+	cr_expect(!strstr(md, "| 1 | synthetic-test |"), "%s", md);
+	cr_expect(!strstr(md, "| 101 |"), "%s", md);
+	cr_expect(strstr(md, "2 runs did not complete and are left out of "
+			     "this report: 1 aborted (run 1); 1 running (run "
+			     "101)."), "%s", md);
+	free(md);
+	tl_run_free(&r);
+	rm_rf(t.dir);
+}
+
 /* Runs made with plain `twinlab run` in an older database: no points
  * table, no stored pictures. The fidelity part is still made. */
 Test(report, runs_without_points)

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One session: plan -> up -> workers -> rounds -> results -> down, for
+ * one scenario. `run` is one session; `experiment` runs one per point, in
+ * its own process, and gets each run's id back.
+ *
+ * The caller owns the prefix (lab_lock) and the stop signals; a session
+ * never prints to stdout or stderr itself, only to the FILE it is given.
+ */
+#ifndef TOOLS_SESSION_H
+#define TOOLS_SESSION_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "twinlab.h"
+
+struct sched_ops;
+
+struct session_opts {
+	const char *scenario;		/* the scenario file */
+	const struct sched_ops *ops;
+	predict_fn predict;
+	unsigned rounds;		/* 0: the tasks' own (at least 1) */
+	const char *db;			/* results database */
+	const char *prefix;		/* the caller holds its lock */
+	double dilation;		/* N; with auto_n, where auto starts */
+	bool auto_n;			/* raise N until round 1 is faithful */
+	bool keep;			/* leave the emulation up */
+	FILE *out;			/* progress, summary, errors */
+	/* set (by a signal handler) to abandon the round and tear down */
+	const volatile sig_atomic_t *stop;
+};
+
+/* What a session stored. */
+struct session_result {
+	int64_t run;			/* the run's id; 0 if none was stored */
+	double dilation;		/* the stored run's */
+	const char *status;		/* ok, failed, partial, aborted */
+	char verdict[256];		/* fidelity verdict of the stored run */
+};
+
+/*
+ * session_run - run the scenario as o says and store it. Returns 0 (the
+ * run is ok), 1 (it failed, is partial or was aborted; or the emulation
+ * could not be built) or EXIT_USAGE (a scenario that cannot be loaded,
+ * scheduled or fitted into this machine; nothing was made or written).
+ */
+int session_run(const struct session_opts *o, struct session_result *res);
+
+#endif
