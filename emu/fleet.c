@@ -56,6 +56,7 @@ struct fleet {
 	struct fleet_opts o;
 	int report_fd;		/* read end */
 	struct ftask *t;
+	bool watch_gone;	/* the watched process ended */
 };
 
 static uint64_t now_ns(void)
@@ -388,7 +389,11 @@ static void collect(struct fleet *f, uint32_t kind, unsigned r,
 		    uint64_t deadline)
 {
 	for (;;) {
-		struct pollfd p = { .fd = f->report_fd, .events = POLLIN };
+		struct pollfd p[2] = {
+			{ .fd = f->report_fd, .events = POLLIN },
+			{ .fd = f->o.watch ? f->o.watch_fd : -1,
+			  .events = POLLIN },
+		};
 		uint64_t now = now_ns();
 		struct wk_report rep;
 		bool waiting = false;
@@ -396,6 +401,14 @@ static void collect(struct fleet *f, uint32_t kind, unsigned r,
 
 		if (child_exited())
 			reap(f, false);
+		if (f->watch_gone)
+			for (int t = 0; t < f->p->ntasks; t++)
+				if (f->t[t].live)
+					kill_task(f, t, f->o.watch_what ?
+							     f->o.watch_what :
+							     "a process the "
+							     "emulation needs "
+							     "ended");
 		for (int t = 0; t < f->p->ntasks; t++)
 			if (f->t[t].live && f->t[t].ngot < f->t[t].nmodels)
 				waiting = true;
@@ -420,7 +433,13 @@ static void collect(struct fleet *f, uint32_t kind, unsigned r,
 			return;
 		}
 		ms = (int)((deadline - now) / 1000000u) + 1;
-		if (poll(&p, 1, ms > 100 ? 100 : ms) <= 0)
+		if (poll(p, 2, ms > 100 ? 100 : ms) <= 0)
+			continue;
+		if (p[1].revents) {
+			f->watch_gone = true;	/* the pidfd: it ended */
+			continue;
+		}
+		if (!(p[0].revents & POLLIN))
 			continue;
 		if (read(f->report_fd, &rep, sizeof(rep)) != sizeof(rep))
 			continue;

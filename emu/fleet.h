@@ -26,6 +26,15 @@ struct fleet_opts {
 	int samples_per_local;	/* data set size per local model */
 	/* set (by a signal handler) to give up waiting for workers */
 	const volatile sig_atomic_t *stop;
+	/*
+	 * A process the emulation cannot work without (the delay line's
+	 * supervisor), as a pidfd (watch set): when it ends, every live
+	 * task fails at once with watch_what as the reason instead of
+	 * timing out.
+	 */
+	bool watch;
+	int watch_fd;
+	const char *watch_what;
 };
 
 /* One task's round, as measured. */

@@ -1250,6 +1250,43 @@ int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
 	return c.first_err ? c.first_err : c.removed;
 }
 
+int lab_delay_pid(const char *prefix, pid_t *pid)
+{
+	char path[256], line[PATH_MAX + 128];
+	int err = -ENOENT;
+	FILE *f;
+
+	if (!lab_prefix_ok(prefix))
+		return -EINVAL;
+	state_path(prefix, path, sizeof(path));
+	f = fopen(path, "re");
+	if (!f)
+		return -ENOENT;
+	if (state_header_ok(f))
+		while (err && state_line(f, line, sizeof(line)))
+			if (state_pid(prefix, line, pid))
+				err = 0;
+	fclose(f);
+	return err;
+}
+
+pid_t lab_delay_line(pid_t sup)
+{
+	char path[64], buf[64];
+	long child = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)sup,
+		 (int)sup);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f))
+		child = strtol(buf, NULL, 10);
+	fclose(f);
+	return child > 1 ? (pid_t)child : 0;
+}
+
 int lab_state_get(const char *prefix, const char *key, char *buf, size_t len)
 {
 	char path[256], line[1024];

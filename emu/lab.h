@@ -82,6 +82,20 @@ void lab_unlock(const char *prefix, int fd);
  */
 unsigned long long lab_proc_start(pid_t pid);
 
+/*
+ * lab_delay_pid - the delay line's supervisor of prefix, as the state
+ * file records it and only if that process still is the one recorded
+ * (pid, start time, name, executable). 0, -ENOENT (none: no state, no
+ * delay line, or it is gone).
+ */
+int lab_delay_pid(const char *prefix, pid_t *pid);
+
+/*
+ * lab_delay_line - the delay line the supervisor sup runs now (its
+ * child), 0 if none: a different pid after a while means it restarted.
+ */
+pid_t lab_delay_line(pid_t sup);
+
 /* Whether a run with this prefix exists (state file or namespaces). */
 bool lab_exists(const char *prefix);
 

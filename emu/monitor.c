@@ -175,6 +175,12 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 	double next = n * fmin(fmax(2, worst), 4);
 
 	why[0] = '\0';
+	if (r->delay_restarted) {
+		/* not the host's pace: no dilation cures it */
+		snprintf(why, len, "the delay line restarted during the round");
+		*suggest = n;
+		return false;
+	}
 	if (over > tol)
 		snprintf(why, len, "compute overran its deadline in %d of %d "
 			 "phases, worst by %.3f ms (limit %.3f ms)",

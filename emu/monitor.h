@@ -65,6 +65,8 @@ struct mon_round {
 					 * a timer, scenario seconds */
 	double round_min_s;		/* shortest task round, scenario s */
 	uint64_t min_segments;		/* shortest message, TCP segments */
+	bool delay_restarted;		/* the delay line restarted: packets
+					 * it held were lost or let through */
 };
 
 /*

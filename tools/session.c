@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <json-c/json.h>
 
@@ -246,6 +247,9 @@ static int attempt(struct run_ctx *x)
 	double (*meas)[4] = NULL, *acc0 = NULL, *acc1 = NULL;
 	double link_meas = 0, link_pred = 0, n = x->lo.dilation;
 	unsigned rounds_run = 0, degraded = 0, unstored = 0;
+	pid_t sup = 0, line0;
+	int watch_fd = -1;
+	char watch_what[200];
 	int *done = NULL, nctr = 0, nnsc = 0, rc = ATTEMPT_FAILED, e,
 	    failed = 0;
 	bool *checks = NULL;
@@ -319,6 +323,22 @@ static int attempt(struct run_ctx *x)
 	x->fo.dilation = n;
 	x->fo.stop = x->stop;
 	x->fo.timeout_s = 60 + 2 * n;
+	/*
+	 * The delay line is watched: if its supervisor ends, every task
+	 * fails at once, naming it (not after the workers' timeout); if the
+	 * line itself restarts during a round, that round is degraded.
+	 */
+	x->fo.watch = false;
+	if (!lab_delay_pid(x->lo.prefix, &sup)) {
+		watch_fd = (int)syscall(SYS_pidfd_open, sup, 0);
+		snprintf(watch_what, sizeof(watch_what), "the delay line's "
+			 "supervisor (pid %d) ended: packets would no longer "
+			 "be delayed ('twinlab down --prefix %s' and run "
+			 "again)", (int)sup, x->lo.prefix);
+		x->fo.watch = watch_fd >= 0;
+		x->fo.watch_fd = watch_fd;
+		x->fo.watch_what = watch_what;
+	}
 	fprintf(x->out, "run: starting the workers\n");
 	fflush(x->out);
 	e = fleet_start(p, x->a, &x->fo, &f, err, sizeof(err));
@@ -341,7 +361,10 @@ static int attempt(struct run_ctx *x)
 		for (int i = 0; i < nctr; i++)
 			ctr[i].before = shaper(&ctr[i]);
 		e = monitor_sample(mon, &s0);
+		line0 = x->fo.watch ? lab_delay_line(sup) : 0;
 		ok = fleet_round(f, r, rr);
+		mr.delay_restarted = x->fo.watch &&
+				     lab_delay_line(sup) != line0;
 		if (!e)
 			e = monitor_sample(mon, &s1);
 		if (e) {
@@ -481,6 +504,8 @@ static int attempt(struct run_ctx *x)
 		say(x, "interrupted");
 out:
 	fleet_stop(f);
+	if (watch_fd >= 0)
+		close(watch_fd);
 	monitor_free(mon);
 	for (int i = 0; nsc && i < nnsc; i++)
 		nl_close(nsc[i].nl);

@@ -517,6 +517,34 @@ Test(lab, down_acts_only_on_what_the_state_proves)
 	assert_nothing_left(pid);
 }
 
+/*
+ * What a run watches: the supervisor found through the state file only
+ * while it is the process recorded; a delay line that dies is restarted
+ * under a new pid (which is how a run sees a restart mid-round).
+ */
+Test(lab, the_delay_line_is_found_and_restarts)
+{
+	pid_t sup = 0, line, again = 0;
+
+	build(line3_at("1000"), &sched_mst, true);
+	cr_assert_eq(lab_delay_pid(prefix, &sup), 0);
+	cr_assert_eq(sup, delay_pid());
+	line = lab_delay_line(sup);
+	cr_assert_gt(line, 1);
+	cr_assert_eq(kill(line, SIGKILL), 0);
+	/* the supervisor restarts it within ~0.1 s; allow 10 s */
+	for (int i = 0; i < 1000; i++) {
+		again = lab_delay_line(sup);
+		if (again && again != line)
+			break;
+		usleep(10000);
+	}
+	cr_assert(again && again != line, "not restarted: %d", (int)again);
+	cr_assert_eq(lab_delay_pid(prefix, &sup), 0, "the supervisor too died");
+	cr_assert_eq(lab_down(prefix, NULL, NULL) > 0, 1);
+	cr_assert_eq(lab_delay_pid(prefix, &sup), -ENOENT);
+}
+
 Test(lab, up_refuses_a_prefix_in_use)
 {
 	struct lab_opts o = { .prefix = prefix, .delay = false };

@@ -129,3 +129,21 @@ Test(monitor, first_reason_wins)
 		  "%s", why);
 	cr_assert_float_eq(sug, 200, 1e-9);
 }
+
+/*
+ * A delay line that restarted mid-round lost or released the packets it
+ * held: degraded whatever else the round did, and no dilation cures it
+ * (the suggestion is the same N).
+ */
+Test(monitor, a_delay_line_restart_degrades_the_round)
+{
+	struct mon_round r = clean();
+	char why[256];
+	double sug;
+
+	r.delay_restarted = true;
+	r.retrans = 3;
+	cr_assert_not(judge(&r, why, &sug));
+	cr_assert_str_eq(why, "the delay line restarted during the round");
+	cr_assert_float_eq(sug, 50, 1e-9);
+}

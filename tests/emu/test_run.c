@@ -5,6 +5,7 @@
  * test has its own prefix and database and removes them even on failure.
  */
 #include <criterion/criterion.h>
+#include <criterion/logging.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -838,4 +839,60 @@ Test(run, a_round_not_stored_makes_the_run_partial)
 	cr_expect_eq(q1(h, "SELECT count(*) FROM runs WHERE id = 77 AND "
 			"status = 'aborted'"), 1);
 	sqlite3_close(h);
+}
+
+/*
+ * Killing the delay line's supervisor mid-run fails the run at once with
+ * a message naming it (it used to stall 60 s and blame a worker's
+ * timeout), and leaves nothing.
+ */
+Test(run, a_dead_delay_line_is_named_at_once)
+{
+	char *bin = getenv("TWINLAB"), line[512];
+	char *argv[] = { bin, "run", "scenarios/teaching-ring.yaml",
+			 "--rounds", "1000", "--dilation", "1", "--db", db,
+			 "--prefix", prefix, NULL };
+	posix_spawn_file_actions_t fa;
+	bool killed = false;
+	pid_t pid, sup = 0;
+	FILE *rd, *copy;
+	int fds[2], status;
+	struct timespec t0, t1;
+
+	cr_assert_not_null(bin, "TWINLAB is not set");
+	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+	cr_assert_eq(posix_spawn(&pid, bin, &fa, NULL, argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[1]);
+	rd = fdopen(fds[0], "r");
+	copy = fopen(out, "w");
+	cr_assert(rd && copy);
+	while (fgets(line, sizeof(line), rd)) {
+		fputs(line, copy);
+		fflush(copy);
+		if (!killed && !strncmp(line, "round 2/", 8)) {
+			cr_assert_eq(lab_delay_pid(prefix, &sup), 0);
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			cr_assert_eq(kill(sup, SIGKILL), 0);
+			killed = true;
+		}
+	}
+	fclose(rd);
+	fclose(copy);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_assert(killed, "%s", output());
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+		  "status %#x: %s", status, output());
+	snprintf(line, sizeof(line), "the delay line's supervisor (pid %d) "
+		 "ended", (int)sup);
+	cr_expect(strstr(output(), line), "%s", output());
+	cr_expect(!strstr(output(), "timed out"), "%s", output());
+	cr_log_info("failed %.2f s after the kill",
+		    (double)(t1.tv_sec - t0.tv_sec) +
+			    (t1.tv_nsec - t0.tv_nsec) * 1e-9);
+	nothing_left();
 }
