@@ -151,6 +151,14 @@ endif
 bench: $(BENCH_SCHED)
 	$(BENCH_SCHED)
 
+# Kill points (root): up, run and experiment killed at 60 seeded moments
+# (TWINLAB_CHAOS_POINTS, TWINLAB_CHAOS_SEED); `make check` tries 12.
+.PHONY: chaos
+chaos: $(TWINLAB) $(EMU_TESTS)
+	TWINLAB=$(abspath $(TWINLAB)) \
+	TWINLAB_CHAOS_POINTS=$${TWINLAB_CHAOS_POINTS:-60} \
+		$(EMU_TESTS) --filter 'chaos/*' --verbose
+
 # The delay line alone: throughput and RTT error at 1, 5 and 20 ms (root).
 BENCH_DL := $(O)/tests/bench-delayline
 $(BENCH_DL): $(O)/tests/bench/delayline/bench_delayline.o \

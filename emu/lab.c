@@ -1222,6 +1222,8 @@ int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
 
 				if (kill(pid, SIGTERM) == 0) {
 					wait_gone(pid, start);
+					/* ours (we built it): no zombie left */
+					waitpid(pid, NULL, WNOHANG);
 					say(&c, "delay line process %d", pid);
 				}
 			} else if (pass == 1 &&

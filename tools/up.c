@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +23,14 @@ static void up_usage(FILE *f)
 		   "(default prefix '%s').\n"
 		   "  --no-delay   do not start the delay line (no propagation "
 		   "delay)\n", prog, DEFAULT_PREFIX);
+}
+
+static volatile sig_atomic_t stopped;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stopped = 1;
 }
 
 int cmd_up(int argc, char **argv)
@@ -97,6 +106,11 @@ int cmd_up(int argc, char **argv)
 		      "small for this plan" : strerror(errno));
 		goto out;
 	}
+	/*
+	 * A signal while building: finish the step in hand, then remove
+	 * everything built (lab_up rolls back itself if a step fails).
+	 */
+	on_stop_signals(on_signal);
 	lock = lab_lock(lo.prefix, "twinlab up", err, sizeof(err));
 	if (lock < 0) {
 		p_err("%s", err);
@@ -104,7 +118,13 @@ int cmd_up(int argc, char **argv)
 	}
 	e = lab_up(p, a, &lo, &lab, err, sizeof(err));
 	if (e) {
-		p_err("%s", err);
+		p_err("%s", stopped ? "interrupted" : err);
+		goto out;
+	}
+	if (stopped) {
+		lab_free(lab);
+		lab_down(lo.prefix, NULL, NULL);
+		p_err("interrupted: what was built is removed");
 		goto out;
 	}
 	printf("up: scenario %s, scheduler %s, prefix '%s': %d namespaces, "
@@ -163,6 +183,8 @@ static int down_or_clean(int argc, char **argv, bool clean)
 		p_err("'%s' needs root", clean ? "clean" : "down");
 		return 1;
 	}
+	/* a signal now would leave half a teardown: it waits for the end */
+	on_stop_signals(on_signal);
 	lock = lab_lock(prefix, clean ? "twinlab clean" : "twinlab down",
 			err, sizeof(err));
 	if (lock < 0) {

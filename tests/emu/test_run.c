@@ -132,6 +132,37 @@ static double q1(sqlite3 *h, const char *sql)
 	return v;
 }
 
+/*
+ * Run until the monitor judges the whole run faithful: auto from `from`,
+ * and a run degraded in a later round (auto recalibrates on round 1
+ * only) again at the dilation it names, up to three times. The claims
+ * the callers check hold for a faithful run; the tool finds one itself.
+ * Returns the output of the faithful run.
+ */
+static char *run_faithful(const char *scenario, const char *sched,
+			  int rounds, const char *from)
+{
+	char dil[32], *o = NULL;
+
+	snprintf(dil, sizeof(dil), "%s", from);
+	for (int attempt = 0; attempt < 3; attempt++) {
+		const char *about;
+
+		cr_assert_eq(wait_run(start_run_at(scenario, sched, rounds,
+						   dil)), 0, "%s", output());
+		o = output();
+		if (strstr(o, ", faithful\nresults: "))
+			return o;
+		about = strstr(o, "about dilation ");
+		cr_assert_not_null(about, "%s", o);
+		snprintf(dil, sizeof(dil), "auto:%d",
+			 atoi(about + strlen("about dilation ")));
+		cr_log_info("degraded; again at %s", dil);
+	}
+	cr_assert(strstr(o, ", faithful\nresults: "), "never faithful: %s", o);
+	return o;
+}
+
 static void nothing_left(void)
 {
 	char path[128];
@@ -295,7 +326,7 @@ static int children(pid_t run, pid_t *pids, int max)
 }
 
 static const char two_tasks[] =
-	"name: kill\nscale: 1000\nwavelength_gbps: 100\nwavelengths: 4\n"
+	"name: kill\nscale: 10\nwavelength_gbps: 100\nwavelengths: 4\n"
 	"demand_gbps: 10\nroadms: [A, B]\nfibres: [{a: A, b: B, km: 20}]\n"
 	"routers: [{name: rA, roadm: A}, {name: rB, roadm: B}]\n"
 	"servers:\n"
@@ -436,9 +467,9 @@ Test(run, cpu_share_slows_training)
 	double fast, slow;
 
 	write_yaml("1", "0.2", "0.1");
-	cr_assert_eq(wait_run(start_run(yaml, "mst", 3)), 0, "%s", output());
+	run_faithful(yaml, "mst", 3, "auto");
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
-	/* the run that finished (auto may have recalibrated first) */
+	/* the faithful run (auto may have recalibrated first) */
 	fast = q1(h, "SELECT avg(compute_s) FROM rounds WHERE task = 0 AND "
 		  "run = (SELECT max(id) FROM runs WHERE status = 'ok')");
 	slow = q1(h, "SELECT avg(compute_s) FROM rounds WHERE task = 1 AND "
@@ -520,9 +551,9 @@ Test(run, bytes_on_every_link_match_the_plan)
 
 /*
  * One transfer each way between two servers 200 km apart over 10 Gbit/s
- * access links, at dilation 4: the model is 100,040 bytes in 70 segments
- * after scale 100, so 10,466,000 wire bytes at 10 Gbit/s (8.373 ms) plus
- * 0.98 ms of fibre each way; training 2 ms. Broadcast and upload are
+ * access links, at dilation 4 or more: the model is 100,040 bytes in 70
+ * segments after scale 100, so 10,466,000 wire bytes at 10 Gbit/s
+ * (8.373 ms) plus 0.98 ms of fibre each way; training 2 ms. Broadcast and upload are
  * measured within 3 % of the twin's prediction, training exactly.
  *
  * Honesty: the emulation never reads the prediction. A twin that believes
@@ -564,22 +595,23 @@ Test(run, a_transfer_is_measured_as_the_twin_predicts)
 	struct plan *p = predicted("10", &sc), *wrong = predicted("20", &sc2);
 	const struct task_plan *tp = &p->tasks[0];
 	double b, c, u, rnd;
-	char *o;
 	sqlite3 *h;
 	FILE *f = fopen(yaml, "w");
 
 	cr_assert_not_null(f);
 	fprintf(f, one_transfer, "10", "10");
 	cr_assert_eq(fclose(f), 0);
-	cr_assert_eq(wait_run(start_run_at(yaml, "mst", 3, "4")), 0, "%s",
-		     output());
-	o = output();
-	cr_assert(strstr(o, "fidelity: dilation 4, faithful"), "%s", o);
+	run_faithful(yaml, "mst", 3, "auto:4");
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
-	b = q1(h, "SELECT avg(bcast_s) FROM rounds");
-	c = q1(h, "SELECT avg(compute_s) FROM rounds");
-	u = q1(h, "SELECT avg(upload_s) FROM rounds");
-	rnd = q1(h, "SELECT avg(round_s) FROM rounds");
+	/* the faithful run: the last one that is not a recalibration */
+	b = q1(h, "SELECT avg(bcast_s) FROM rounds WHERE run = (SELECT "
+		  "max(id) FROM runs)");
+	c = q1(h, "SELECT avg(compute_s) FROM rounds WHERE run = (SELECT "
+		  "max(id) FROM runs)");
+	u = q1(h, "SELECT avg(upload_s) FROM rounds WHERE run = (SELECT "
+		  "max(id) FROM runs)");
+	rnd = q1(h, "SELECT avg(round_s) FROM rounds WHERE run = (SELECT "
+		    "max(id) FROM runs)");
 	sqlite3_close(h);
 	cr_log_info("measured / predicted: broadcast %.3f / %.3f ms, training "
 		    "%.3f / %.3f ms, upload %.3f / %.3f ms, round %.3f / "
