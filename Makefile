@@ -140,6 +140,11 @@ $(BENCH_SCHED): $(BENCH_OBJ) $(TWIN_LIB)
 # without root they are skipped with a notice.
 check: $(TWINLAB) $(TWIN_TESTS) $(if $(EMU_TEST_SRC),$(EMU_TESTS))
 	TWINLAB=$(abspath $(TWINLAB)) $(TWIN_TESTS) --jobs 2
+	@if command -v $(FUZZ_CC) >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory fuzz-smoke; \
+	else \
+		echo "check: fuzzing skipped: $(FUZZ_CC) is not installed"; \
+	fi
 ifneq ($(EMU_TEST_SRC),)
 	@if [ "$$(id -u)" -eq 0 ]; then \
 		TWINLAB=$(abspath $(TWINLAB)) $(EMU_TESTS) --jobs 1; \
@@ -229,31 +234,68 @@ clean:
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)
 
-# libFuzzer harness for the scenario loader, built with clang straight from
-# the twin sources (not part of check):  make fuzz [FUZZ_SECONDS=60]
-# New inputs go to $(FUZZ_DIR)/corpus, crashes to $(FUZZ_DIR)/crash-*.
+# libFuzzer harnesses, built with clang straight from the sources (tests/
+# fuzz/): the scenario loader, the state file `down` and `clean` act on,
+# and the numbers a user writes. `make fuzz [FUZZ_SECONDS=60]` runs each;
+# `make fuzz-smoke` runs each briefly (CI, when clang is installed). New
+# inputs go to $(FUZZ_DIR)/<name>/corpus, crashes to $(FUZZ_DIR)/crash-*.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_DIR := $(O)/fuzz
-FUZZ_SCENARIO := $(FUZZ_DIR)/fuzz-scenario
+FUZZ_NAMES := scenario state args
+FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz-%)
 FUZZ_CFLAGS := -std=c17 -D_GNU_SOURCE $(WARN) -g -O1 -I. \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
+# what each harness is built from, and its seeds
+FUZZ_SRC_scenario := $(TWIN_SRC)
+FUZZ_SRC_state := emu/labstate.c $(TWIN_SRC)
+FUZZ_SRC_args := tools/args.c
+FUZZ_SEEDS_scenario := scenarios/*.yaml
+FUZZ_SEEDS_state := tests/fuzz/state/*
+FUZZ_SEEDS_args := tests/fuzz/args/*
 
-$(FUZZ_SCENARIO): tests/fuzz/fuzz_scenario.c $(TWIN_SRC) $(wildcard twin/*.h)
+$(FUZZ_DIR)/fuzz-%: tests/fuzz/fuzz_%.c $(TWIN_SRC) emu/labstate.c \
+		tools/args.c $(wildcard twin/*.h emu/*.h tools/*.h)
 	@mkdir -p $(@D)
 	$(call need,yaml-0.1)
 	@$(if $(Q),echo "  FUZZCC  $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(call cflags_of,yaml-0.1) -o $@ \
-		tests/fuzz/fuzz_scenario.c $(TWIN_SRC) \
-		$(call libs_of,yaml-0.1) -lm
+		$< $(FUZZ_SRC_$*) $(call libs_of,yaml-0.1) -lm
 
-.PHONY: fuzz
-fuzz: $(FUZZ_SCENARIO)
-	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seed
-	cp scenarios/*.yaml $(FUZZ_DIR)/seed/
-	$(FUZZ_SCENARIO) -max_total_time=$(FUZZ_SECONDS) \
-		-artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seed
+.PHONY: fuzz fuzz-smoke
+fuzz: $(FUZZ_BINS)
+	@set -e; for n in $(FUZZ_NAMES); do \
+		mkdir -p $(FUZZ_DIR)/$$n/corpus $(FUZZ_DIR)/$$n/seed; \
+		cp $(FUZZ_SEEDS_$$n) $(FUZZ_DIR)/$$n/seed/ 2>/dev/null || true; \
+	done
+	cp $(FUZZ_SEEDS_scenario) $(FUZZ_DIR)/scenario/seed/
+	cp $(FUZZ_SEEDS_state) $(FUZZ_DIR)/state/seed/
+	cp $(FUZZ_SEEDS_args) $(FUZZ_DIR)/args/seed/
+	@set -e; for n in $(FUZZ_NAMES); do \
+		echo "== fuzz-$$n, $(FUZZ_SECONDS) s"; \
+		$(FUZZ_DIR)/fuzz-$$n -max_total_time=$(FUZZ_SECONDS) \
+			-timeout=1 -artifact_prefix=$(FUZZ_DIR)/ \
+			$(FUZZ_DIR)/$$n/corpus $(FUZZ_DIR)/$$n/seed; \
+	done
+
+fuzz-smoke: $(FUZZ_BINS)
+	@set -e; for n in $(FUZZ_NAMES); do \
+		rm -rf $(FUZZ_DIR)/$$n/smoke; mkdir -p $(FUZZ_DIR)/$$n/smoke; \
+	done
+	@cp $(FUZZ_SEEDS_scenario) $(FUZZ_DIR)/scenario/smoke/
+	@cp $(FUZZ_SEEDS_state) $(FUZZ_DIR)/state/smoke/
+	@cp $(FUZZ_SEEDS_args) $(FUZZ_DIR)/args/smoke/
+	@set -e; for n in $(FUZZ_NAMES); do \
+		log=$(FUZZ_DIR)/$$n/smoke.log; \
+		$(FUZZ_DIR)/fuzz-$$n -max_total_time=$(FUZZ_SMOKE_SECONDS) \
+			-seed=1 -timeout=1 -artifact_prefix=$(FUZZ_DIR)/ \
+			$(FUZZ_DIR)/$$n/smoke > $$log 2>&1 || \
+			{ tail -40 $$log; echo "fuzz-$$n: FAILED"; exit 1; }; \
+		echo "fuzz-$$n: $$(grep -o 'Done [0-9]* runs in [0-9]* second' \
+			$$log), no crash"; \
+	done
 
 # ---- emulation benchmark (tests/bench/emu/README.md; needs root) ----------
 #   make bench-emu [BENCH_EMU_ARGS='--sizes 50,100 --reps 5 --mininet off']

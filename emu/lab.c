@@ -32,6 +32,7 @@
 
 #include "cgroup.h"
 #include "delayline.h"
+#include "labstate.h"
 #include "netns.h"
 #include "nl.h"
 
@@ -69,19 +70,6 @@ struct lab {
 	char *err;
 	size_t errlen;
 };
-
-bool lab_prefix_ok(const char *prefix)
-{
-	size_t n = strlen(prefix);
-
-	if (n == 0 || n > LAB_PREFIX_MAX || prefix[0] < 'a' || prefix[0] > 'z')
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((prefix[i] >= 'a' && prefix[i] <= 'z') ||
-		      (prefix[i] >= '0' && prefix[i] <= '9')))
-			return false;
-	return true;
-}
 
 void lab_ns_name(const char *prefix, const char *node, char *buf, size_t len)
 {
@@ -776,12 +764,6 @@ static void close_pair(int fd[2])
 			close(fd[i]);
 }
 
-/* The name the delay line's supervisor gives itself. */
-static void delay_name(const char *prefix, char *buf, size_t len)
-{
-	snprintf(buf, len, "%.9s-delay", prefix);
-}
-
 static volatile sig_atomic_t dl_stop;
 
 static void on_term(int sig)
@@ -940,7 +922,7 @@ static int start_delay(struct lab *lab)
 		return fail(lab, e ? e : -EIO, "cannot start the delay line: "
 			    "%s", strerror(e ? -e : EIO));
 	}
-	delay_name(lab->prefix, name, sizeof(name));
+	lab_delay_name(lab->prefix, name, sizeof(name));
 	/*
 	 * The supervisor is recorded (pid, start time, name, executable)
 	 * before it may start anything: it waits for `go`, and if we die
@@ -1128,113 +1110,53 @@ static void wait_gone(pid_t pid, unsigned long long start)
 }
 
 /*
- * One line of the state file, without its newline; a line too long for
- * buf (no writer of ours makes one) is skipped whole, never read in parts.
+ * Whether p is still the delay line's supervisor the state recorded: the
+ * same start time, the name it gave itself and its executable.
  */
-static bool state_line(FILE *f, char *buf, size_t len)
+static bool still_ours(const char *prefix, const struct lab_state_pid *p)
 {
-	while (fgets(buf, (int)len, f)) {
-		size_t n = strlen(buf);
-		int ch;
+	char want[16], comm[32], exe[PATH_MAX];
 
-		if (n && buf[n - 1] == '\n') {
-			buf[n - 1] = '\0';
-			return true;
-		}
-		if (feof(f))
-			return true;	/* the last line, unterminated */
-		while ((ch = fgetc(f)) != EOF && ch != '\n')
-			;
-	}
-	return false;
-}
-
-static bool state_header_ok(FILE *f)
-{
-	char line[64];
-
-	return state_line(f, line, sizeof(line)) &&
-	       !strcmp(line, "twinlab-state 1");
-}
-
-/* "<prefix>-<node>", node a scenario's node name (no '/', no '..'). */
-static bool ns_of_prefix(const char *prefix, const char *ns)
-{
-	size_t n = strlen(prefix);
-
-	return !strncmp(ns, prefix, n) && ns[n] == '-' &&
-	       scn_name_ok(ns + n + 1, SCN_NODE_NAME_MAX, false);
-}
-
-/*
- * "pid PID START NAME EXE": the delay line's supervisor, if PID is still
- * that process: started at START, named NAME (this prefix's delay line)
- * and running EXE.
- */
-static bool state_pid(const char *prefix, const char *line, pid_t *pid)
-{
-	char want[16], name[16], comm[32], exe[PATH_MAX];
-	unsigned long long start;
-	int p, off = 0;
-
-	if (sscanf(line, "pid %d %llu %15s %n", &p, &start, name, &off) != 3 ||
-	    !off || p <= 1 || !start)
-		return false;
-	delay_name(prefix, want, sizeof(want));
-	if (strcmp(name, want) || lab_proc_start(p) != start ||
-	    !proc_comm(p, comm, sizeof(comm)) || strcmp(comm, want) ||
-	    !proc_exe(p, exe, sizeof(exe)) || strcmp(exe, line + off))
-		return false;
-	*pid = p;
-	return true;
+	lab_delay_name(prefix, want, sizeof(want));
+	return lab_proc_start(p->pid) == p->start &&
+	       proc_comm(p->pid, comm, sizeof(comm)) && !strcmp(comm, want) &&
+	       proc_exe(p->pid, exe, sizeof(exe)) && !strcmp(exe, p->exe);
 }
 
 int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
 	     void *arg)
 {
 	struct down_ctx c = { report, arg, 0, 0 };
-	char path[256], line[PATH_MAX + 128], dir[256];
-	bool had_state;
-	FILE *f;
+	char path[256], dir[256];
+	struct lab_state st;
+	struct stat sb;
+	bool had_state, valid;
 	int n;
 
 	if (!lab_prefix_ok(prefix))
 		return -EINVAL;
 	state_path(prefix, path, sizeof(path));
-	f = fopen(path, "re");
-	had_state = f != NULL;
+	had_state = lstat(path, &sb) == 0;
 	/*
-	 * The state file is input like any other: an entry is acted on only
-	 * if it is a whole line, names something of this prefix, and, for a
-	 * process, the process still is the one recorded (pid, start time,
-	 * the name it gave itself and its executable all match).
+	 * The state file is input like any other (labstate.h): only entries
+	 * this prefix could have written are acted on, and a process only if
+	 * it still is the one recorded. Processes first: they hold sockets
+	 * in the namespaces.
 	 */
-	if (f && !state_header_ok(f))
-		f = (fclose(f), NULL);
-	for (int pass = 0; f && pass < 2; pass++) {
-		rewind(f);
-		while (state_line(f, line, sizeof(line))) {
-			char name[256];
-			pid_t pid;
+	valid = lab_state_read(prefix, &st) == 0;
+	for (int i = 0; valid && i < st.npids; i++) {
+		const struct lab_state_pid *p = &st.pids[i];
 
-			if (pass == 0 && state_pid(prefix, line, &pid)) {
-				unsigned long long start = lab_proc_start(pid);
-
-				if (kill(pid, SIGTERM) == 0) {
-					wait_gone(pid, start);
-					/* ours (we built it): no zombie left */
-					waitpid(pid, NULL, WNOHANG);
-					say(&c, "delay line process %d", pid);
-				}
-			} else if (pass == 1 &&
-				   sscanf(line, "netns %255s", name) == 1 &&
-				   ns_of_prefix(prefix, name)) {
-				del_ns(name, &c);
-			}
+		if (still_ours(prefix, p) && kill(p->pid, SIGTERM) == 0) {
+			wait_gone(p->pid, p->start);
+			/* ours (we built it): no zombie left */
+			waitpid(p->pid, NULL, WNOHANG);
+			say(&c, "delay line process %d", (int)p->pid);
 		}
 	}
-	if (f)
-		fclose(f);
+	for (int i = 0; valid && i < st.nnetns; i++)
+		del_ns(st.netns[i], &c);
+	lab_state_release(&st);
 	/* what a crash may have left unrecorded */
 	n = netns_each(prefix, del_ns, &c);
 	if (n < 0 && !c.first_err)
@@ -1243,32 +1165,30 @@ int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
 	n = cg_remove_prefix(prefix, cg_said, &c);
 	if (n < 0 && !c.first_err)
 		c.first_err = n;
+	/* the state file goes even if it was not valid: it is the prefix's */
 	if (had_state) {
 		unlink(path);
-		snprintf(dir, sizeof(dir), LAB_STATE_DIR "/%s", prefix);
-		rmdir(dir);
 		say(&c, "state %s", path);
 	}
+	snprintf(dir, sizeof(dir), LAB_STATE_DIR "/%s", prefix);
+	rmdir(dir);
 	return c.first_err ? c.first_err : c.removed;
 }
 
 int lab_delay_pid(const char *prefix, pid_t *pid)
 {
-	char path[256], line[PATH_MAX + 128];
-	int err = -ENOENT;
-	FILE *f;
+	struct lab_state st;
+	int err = lab_state_read(prefix, &st);
 
-	if (!lab_prefix_ok(prefix))
-		return -EINVAL;
-	state_path(prefix, path, sizeof(path));
-	f = fopen(path, "re");
-	if (!f)
-		return -ENOENT;
-	if (state_header_ok(f))
-		while (err && state_line(f, line, sizeof(line)))
-			if (state_pid(prefix, line, pid))
-				err = 0;
-	fclose(f);
+	if (err)
+		return err == -EINVAL ? -ENOENT : err;
+	err = -ENOENT;
+	for (int i = 0; err && i < st.npids; i++)
+		if (still_ours(prefix, &st.pids[i])) {
+			*pid = st.pids[i].pid;
+			err = 0;
+		}
+	lab_state_release(&st);
 	return err;
 }
 
@@ -1291,23 +1211,21 @@ pid_t lab_delay_line(pid_t sup)
 
 int lab_state_get(const char *prefix, const char *key, char *buf, size_t len)
 {
-	char path[256], line[1024];
-	size_t klen = strlen(key);
-	int err = -ENOENT;
-	FILE *f;
+	struct lab_state st;
+	int err = lab_state_read(prefix, &st);
 
-	state_path(prefix, path, sizeof(path));
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == ' ') {
-			line[strcspn(line, "\n")] = '\0';
-			snprintf(buf, len, "%s", line + klen + 1);
-			err = 0;
-			break;
-		}
-	fclose(f);
+	if (err)
+		return err;
+	err = 0;
+	if (!strcmp(key, "scenario") && st.scenario[0])
+		snprintf(buf, len, "%s", st.scenario);
+	else if (!strcmp(key, "scheduler") && st.scheduler[0])
+		snprintf(buf, len, "%s", st.scheduler);
+	else if (!strcmp(key, "dilation") && st.dilation >= 1)
+		snprintf(buf, len, "%.17g", st.dilation);
+	else
+		err = -ENOENT;
+	lab_state_release(&st);
 	return err;
 }
 

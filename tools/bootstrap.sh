@@ -16,6 +16,7 @@ packages=(
 	libmnl-dev libnetfilter-queue-dev libcgroup-dev libsqlite3-dev
 	iproute2 iptables
 	graphviz gnuplot-nox
+	clang libclang-rt-14-dev
 )
 
 job=${1:-}

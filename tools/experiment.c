@@ -37,6 +37,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "args.h"
 #include "emu/lab.h"
 #include "results.h"
 #include "session.h"
@@ -73,7 +74,7 @@ static int list(yaml_document_t *d, yaml_node_t *v, const char *file,
 	     i < v->data.sequence.items.top; i++) {
 		yaml_node_t *x = yaml_document_get_node(d, *i);
 		const char *s;
-		char *end;
+		uint64_t num;
 
 		if (x->type != YAML_SCALAR_NODE || *n >= MAX_LIST) {
 			fprintf(stderr, "%s:%zu:%zu: '%s': scalars only, at "
@@ -86,14 +87,14 @@ static int list(yaml_document_t *d, yaml_node_t *v, const char *file,
 			snprintf(str[(*n)++], 16, "%s", s);
 			continue;
 		}
-		out[*n] = strtol(s, &end, 10);
-		if (*end || out[*n] < 1) {
-			fprintf(stderr, "%s:%zu:%zu: '%s': bad number '%s'\n",
-				file, x->start_mark.line + 1,
+		if (parse_uint(s, 1, 1000000, &num)) {
+			fprintf(stderr, "%s:%zu:%zu: '%s': a whole number in "
+				"[1, 1000000], got '%s'\n", file,
+				x->start_mark.line + 1,
 				x->start_mark.column + 1, key, s);
 			return -EINVAL;
 		}
-		(*n)++;
+		out[(*n)++] = (long)num;
 	}
 	return *n ? 0 : -EINVAL;
 }
@@ -139,10 +140,17 @@ static int load(const char *file, struct experiment *x)
 	     p < root->data.mapping.pairs.top && !err; p++) {
 		yaml_node_t *k = yaml_document_get_node(&d, p->key);
 		yaml_node_t *v = yaml_document_get_node(&d, p->value);
-		const char *key = (const char *)k->data.scalar.value, *s;
+		const char *key, *s;
 		size_t i;
-		char *end;
 
+		if (k->type != YAML_SCALAR_NODE) {
+			fprintf(stderr, "%s:%zu:%zu: a key must be a plain "
+				"name\n", file, k->start_mark.line + 1,
+				k->start_mark.column + 1);
+			err = -EINVAL;
+			break;
+		}
+		key = (const char *)k->data.scalar.value;
 		for (i = 0; i < sizeof(keys) / sizeof(*keys); i++)
 			if (k->type == YAML_SCALAR_NODE && !strcmp(key, keys[i]))
 				break;
@@ -213,9 +221,8 @@ static int load(const char *file, struct experiment *x)
 			break;
 		}
 		case 9:
-			x->work = strtod(s, &end);
-			if (*end || x->work < 0)
-				err = -EINVAL;
+			/* the scenario's bound on work_core_s */
+			err = parse_real(s, 0, 1e6, &x->work);
 			break;
 		default: {
 			/* the scenario's own limits (twin/scenario.c); tasks:
@@ -224,16 +231,15 @@ static int load(const char *file, struct experiment *x)
 						    [6] = 1000000,
 						    [7] = 1000000000000L,
 						    [8] = 16 };
-			long n = strtol(s, &end, 10);
+			uint64_t n;
 
-			if (*end || end == s || n < 1 || errno ||
-			    (i < 9 && max[i] && n > max[i])) {
+			if (parse_uint(s, 1, (uint64_t)max[i], &n)) {
 				err = -EINVAL;
 				fprintf(stderr, "%s:%zu:%zu: '%s' must be a whole "
 					"number in [1, %ld]\n", file,
 					v->start_mark.line + 1,
 					v->start_mark.column + 1, key,
-					i < 9 && max[i] ? max[i] : LONG_MAX);
+					max[i]);
 				goto out;
 			}
 			if (i == 4)
@@ -247,9 +253,10 @@ static int load(const char *file, struct experiment *x)
 		}
 		}
 		if (err)
-			fprintf(stderr, "%s:%zu:%zu: bad value '%s' for '%s'\n",
-				file, v->start_mark.line + 1,
-				v->start_mark.column + 1, s, key);
+			fprintf(stderr, "%s:%zu:%zu: '%s' must be a number in "
+				"[0, 1e6], got '%s'\n", file,
+				v->start_mark.line + 1,
+				v->start_mark.column + 1, key, s);
 	}
 	for (int i = 0; i < 10 && !err; i++)
 		if (!seen[i] && i != 6 && i != 8) {

@@ -6,7 +6,6 @@
  */
 #include "twinlab.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -15,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "emu/lab.h"
 #include "session.h"
 #include "twin/predict.h"
@@ -50,19 +50,7 @@ static void run_usage(FILE *f)
 
 int dilation_arg(const char *arg, double *n, bool *auto_n)
 {
-	const char *num = arg;
-	char *end;
-
-	*auto_n = !strncmp(arg, "auto", 4);
-	*n = 0;
-	if (*auto_n && !arg[4])
-		return 0;
-	if (*auto_n)
-		num = arg[4] == ':' ? arg + 5 : "";
-	errno = 0;
-	*n = strtod(num, &end);
-	if (errno || end == num || *end || isspace((unsigned char)*num) ||
-	    !(*n >= 1 && *n <= LAB_DILATION_MAX)) {
+	if (parse_dilation(arg, LAB_DILATION_MAX, n, auto_n)) {
 		p_err("bad --dilation '%s': 'auto', 'auto:N' or N, with N a "
 		      "number in [1, %g]", arg, LAB_DILATION_MAX);
 		return -EINVAL;
@@ -109,13 +97,9 @@ int cmd_run(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 'r': {
-			char *end;
-			unsigned long v;
+			uint64_t v;
 
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] < '0' ||
-			    optarg[0] > '9' || v < 1 || v > 100000) {
+			if (parse_uint(optarg, 1, 100000, &v)) {
 				p_err("bad --rounds '%s': a whole number in "
 				      "[1, 100000]", optarg);
 				return EXIT_USAGE;

@@ -105,6 +105,11 @@ Test(cli, experiment_fields_are_checked)
 		/* relative to the experiment's directory, not the caller's */
 		{ "base: scenarios/poster-testbed.yaml",
 		  "/tmp/scenarios/poster-testbed.yaml: cannot open" },
+		{ "work_core_s: nan", ":10:14: 'work_core_s' must be a number "
+				      "in [0, 1e6], got 'nan'" },
+		{ "locals: [3, 0x10]", ":4:13: 'locals': a whole number in "
+				       "[1, 1000000], got '0x10'" },
+		{ "? [a]\n: 1", ":10:3: a key must be a plain name" },
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -117,13 +122,15 @@ Test(cli, experiment_fields_are_checked)
 		snprintf(db, sizeof(db), "%s.db", path);
 		snprintf(y, sizeof(y),
 			 "%s\n%s\n"
-			 "schedulers: [spff]\nlocals: [3]\n%s\nseeds: [1]\n"
+			 "schedulers: [spff]\n%s\n%s\nseeds: [1]\n"
 			 "%s\nparameters: 500000\nbytes_per_parameter: 4\n"
-			 "work_core_s: 0.001\n",
+			 "%s\n",
 			 i == 3 ? bad[i][0] : "name: x",
 			 i == 4 ? bad[i][0] : "base: /nonexistent.yaml",
+			 i == 6 ? bad[i][0] : "locals: [3]",
 			 i == 0 ? bad[i][0] : "tasks: 3",
-			 i == 1 || i == 2 ? bad[i][0] : "rounds: 1");
+			 i == 1 || i == 2 ? bad[i][0] : "rounds: 1",
+			 i == 5 || i == 7 ? bad[i][0] : "work_core_s: 0.001");
 		cr_assert_eq(write(fd, y, strlen(y)), (ssize_t)strlen(y));
 		close(fd);
 		r = tl_run(a);

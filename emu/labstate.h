@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The state file of a prefix (LAB_STATE_DIR/<prefix>/state), read as
+ * input: a run leaves it, an editor or a crash may have changed it, and
+ * `down` and `clean` act on it. Parsing keeps only entries this prefix
+ * could have written:
+ *
+ *   twinlab-state 1                   first line, else nothing is kept
+ *   scenario PATH                     the scenario file it was built from
+ *   scheduler NAME
+ *   dilation N                        1 <= N <= LAB_DILATION_MAX
+ *   netns <prefix>-<node>             node: a scenario node name
+ *   pid PID START NAME EXE            the delay line's supervisor: NAME
+ *                                     is lab_delay_name(prefix), EXE an
+ *                                     absolute path
+ *
+ * A line is taken whole or not at all (an over-long one is never read in
+ * parts); anything else is counted as rejected. Whether a recorded
+ * process still is the one recorded is for the caller to check.
+ */
+#ifndef EMU_LABSTATE_H
+#define EMU_LABSTATE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define LAB_STATE_FILE_MAX (1 << 20)	/* bytes read of a state file */
+#define LAB_STATE_LINE_MAX 4200	/* longest line kept (PATH_MAX + key) */
+
+struct lab_state_pid {
+	pid_t pid;
+	unsigned long long start;	/* clock ticks since boot */
+	char exe[LAB_STATE_LINE_MAX];
+};
+
+struct lab_state {
+	char scenario[1024];		/* "" if absent */
+	char scheduler[64];		/* "" if absent */
+	double dilation;		/* 0 if absent */
+	char (*netns)[64];
+	int nnetns;
+	struct lab_state_pid *pids;
+	int npids;
+	int rejected;			/* lines not kept */
+};
+
+/*
+ * lab_state_parse - the entries of text[0..len) that prefix could have
+ * written. 0 (st filled; lab_state_release it), -EINVAL (not a state
+ * file: no header; st empty) or -ENOMEM.
+ */
+int lab_state_parse(const char *text, size_t len, const char *prefix,
+		    struct lab_state *st);
+
+/*
+ * lab_state_read - lab_state_parse of prefix's state file, read only if
+ * it is a regular file, and at most LAB_STATE_FILE_MAX bytes of it.
+ * -ENOENT when there is none.
+ */
+int lab_state_read(const char *prefix, struct lab_state *st);
+
+void lab_state_release(struct lab_state *st);
+
+/* The name the delay line's supervisor gives itself: "<prefix:9>-delay". */
+void lab_delay_name(const char *prefix, char *buf, size_t len);
+
+#endif
