@@ -76,6 +76,43 @@ void lab_ns_name(const char *prefix, const char *node, char *buf, size_t len)
 	snprintf(buf, len, "%s-%s", prefix, node);
 }
 
+void lab_access_if(int server, char *buf, size_t len)
+{
+	snprintf(buf, len, "acc%d", server);
+}
+
+void lab_lightpath_if(int lp, char *buf, size_t len)
+{
+	snprintf(buf, len, "lp%d", lp);
+}
+
+void lab_link_end(const struct plan *p, const char *prefix, int link,
+		  char *ns, char *ifname)
+{
+	const struct scenario *sc = p->sc;
+	int n2 = 2 * sc->nnodes;
+
+	if (link < n2) {
+		int s = link / 2;
+
+		if (link % 2 == 0) {	/* server -> router */
+			lab_ns_name(prefix, sc->nodes[s].name, ns, 64);
+			snprintf(ifname, 16, "%s", LAB_SERVER_IF);
+		} else {		/* router -> server */
+			lab_ns_name(prefix, sc->nodes[sc->nodes[s].attach].name,
+				    ns, 64);
+			lab_access_if(s, ifname, 16);
+		}
+	} else {
+		int l = (link - n2) / 2;
+		const struct lightpath *lp = &p->net->lp[l];
+
+		lab_ns_name(prefix, sc->nodes[link % 2 ? lp->b : lp->a].name,
+			    ns, 64);
+		lab_lightpath_if(l, ifname, 16);
+	}
+}
+
 static void state_path(const char *prefix, char *buf, size_t len)
 {
 	snprintf(buf, len, LAB_STATE_DIR "/%s/state", prefix);
@@ -361,15 +398,15 @@ static int make_links(struct lab *lab)
 
 		if (sc->nodes[s].kind != NODE_SERVER)
 			continue;
-		snprintf(b, sizeof(b), "acc%d", s);
-		err = veth(lab, s, "up0", sc->nodes[s].attach, b, &ui,
+		lab_access_if(s, b, sizeof(b));
+		err = veth(lab, s, LAB_SERVER_IF, sc->nodes[s].attach, b, &ui,
 			   &lab->acc[s]);
 	}
 	for (int l = 0; l < p->net->nlp && !err; l++) {
 		const struct lightpath *lp = &p->net->lp[l];
 		int at = sc->nodes[lp->a].attach;
 
-		snprintf(a, sizeof(a), "lp%d", l);
+		lab_lightpath_if(l, a, sizeof(a));
 		snprintf(b, sizeof(b), "ad%d", l);
 		err = veth(lab, lp->a, a, at, b, &lab->lp[2 * l],
 			   &lab->ad[2 * l]);
@@ -577,12 +614,12 @@ static int configure(struct lab *lab)
 
 		if (sc->nodes[s].kind != NODE_SERVER)
 			continue;
-		snprintf(n1, sizeof(n1), "acc%d", s);
-		err = nl_addr(srv, 2, "up0", ad->access[s] + 1, 31);
+		lab_access_if(s, n1, sizeof(n1));
+		err = nl_addr(srv, 2, LAB_SERVER_IF, ad->access[s] + 1, 31);
 		if (!err)
-			err = nl_route(srv, 0, 0, ad->access[s], 2, "up0", &tm);
+			err = nl_route(srv, 0, 0, ad->access[s], 2, LAB_SERVER_IF, &tm);
 		if (!err)
-			err = shape(lab, srv, 2, "up0", bps, &d[2 * s]);
+			err = shape(lab, srv, 2, LAB_SERVER_IF, bps, &d[2 * s]);
 		if (!err)
 			err = nl_addr(lab->n[r].nl, lab->acc[s], n1,
 				      ad->access[s], 31);
@@ -596,7 +633,7 @@ static int configure(struct lab *lab)
 		uint64_t bps = rate_bps(lab, lp->cap_gbps);
 		int roadm = sc->nodes[lp->a].attach, port, next;
 
-		snprintf(n1, sizeof(n1), "lp%d", l);
+		lab_lightpath_if(l, n1, sizeof(n1));
 		for (int end = 0; end < 2 && !err; end++) {
 			struct nl *r = lab->n[end ? lp->b : lp->a].nl;
 
@@ -639,10 +676,10 @@ static int configure(struct lab *lab)
 				const struct endpoint *ep = &ad->ep[t][2 * m + up];
 
 				err = nl_addr(lab->n[tr->path[m].from].nl, 2,
-					      "up0", ep->src, 32);
+					      LAB_SERVER_IF, ep->src, 32);
 				if (!err)
 					err = nl_addr(lab->n[tr->path[m].to].nl,
-						      2, "up0", ep->dst, 32);
+						      2, LAB_SERVER_IF, ep->dst, 32);
 			}
 	}
 	/* routes of every transfer */
@@ -652,12 +689,12 @@ static int configure(struct lab *lab)
 
 		if (link < 2 * sc->nnodes) {
 			idx = lab->acc[link / 2];
-			snprintf(n1, sizeof(n1), "acc%d", link / 2);
+			lab_access_if(link / 2, n1, sizeof(n1));
 		} else {
 			int l = (link - 2 * sc->nnodes) / 2;
 
 			idx = lab->lp[2 * l + (p->net->lp[l].a == rt->node ? 0 : 1)];
-			snprintf(n1, sizeof(n1), "lp%d", l);
+			lab_lightpath_if(l, n1, sizeof(n1));
 		}
 		err = nl_route(lab->n[rt->node].nl, rt->dst, 32, rt->via, idx,
 			       n1, NULL);
@@ -867,7 +904,7 @@ static int start_delay(struct lab *lab)
 	for (int l = 0; l < p->net->nlp && !err; l++) {
 		const struct lightpath *lp = &p->net->lp[l];
 
-		snprintf(ifn, sizeof(ifn), "lp%d", l);
+		lab_lightpath_if(l, ifn, sizeof(ifn));
 		for (int end = 0; end < 2 && !err; end++) {
 			int r = end ? lp->b : lp->a, idx = lab->lp[2 * l + end];
 
@@ -889,7 +926,7 @@ static int start_delay(struct lab *lab)
 		if (sc->nodes[s].kind != NODE_SERVER ||
 		    sc->nodes[s].access_km <= 0)
 			continue;
-		snprintf(ifn, sizeof(ifn), "acc%d", s);
+		lab_access_if(s, ifn, sizeof(ifn));
 		err = add_queue(lab, &q, &n, &cap, r, (uint16_t)idx,
 				sc->nodes[s].access_km,
 				sc->nodes[s].access_gbps);

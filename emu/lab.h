@@ -105,6 +105,23 @@ bool lab_exists(const char *prefix);
  */
 int lab_state_get(const char *prefix, const char *key, char *buf, size_t len);
 
+/*
+ * Interface names, made here only: a server's uplink (LAB_SERVER_IF), a
+ * router's port to server s ("acc<s>") and a router's end of lightpath l
+ * ("lp<l>").
+ */
+#define LAB_SERVER_IF "up0"
+void lab_access_if(int server, char *buf, size_t len);
+void lab_lightpath_if(int lp, char *buf, size_t len);
+
+/*
+ * lab_link_end - where directed link `link` of p (plan_link numbering)
+ * leaves: the namespace (64 bytes) and interface (16) whose shaper sends
+ * it.
+ */
+void lab_link_end(const struct plan *p, const char *prefix, int link,
+		  char *ns, char *ifname);
+
 /* Namespace name of node `node` for prefix: "<prefix>-<name>". */
 void lab_ns_name(const char *prefix, const char *node, char *buf, size_t len);
 

@@ -43,34 +43,6 @@ struct nscache {
 };
 
 
-/* Where a directed link's bytes leave: namespace and interface. */
-static void link_end(const struct plan *p, const char *prefix, int link,
-		     char *ns, char *ifname)
-{
-	const struct scenario *sc = p->sc;
-	int n2 = 2 * sc->nnodes;
-
-	if (link < n2) {
-		int s = link / 2;
-
-		if (link % 2 == 0) {
-			lab_ns_name(prefix, sc->nodes[s].name, ns, 64);
-			snprintf(ifname, 16, "up0");
-		} else {
-			lab_ns_name(prefix, sc->nodes[sc->nodes[s].attach].name,
-				    ns, 64);
-			snprintf(ifname, 16, "acc%d", s);
-		}
-	} else {
-		int l = (link - n2) / 2;
-		const struct lightpath *lp = &p->net->lp[l];
-
-		lab_ns_name(prefix,
-			    sc->nodes[link % 2 ? lp->b : lp->a].name, ns, 64);
-		snprintf(ifname, 16, "lp%d", l);
-	}
-}
-
 static int open_counters(const struct plan *p, const char *prefix,
 			 struct counter **out, int *n, struct nscache **cache,
 			 int *ncache)
@@ -90,7 +62,7 @@ static int open_counters(const struct plan *p, const char *prefix,
 		if (p->link_bytes[l] <= 0)
 			continue;
 		x->link = l;
-		link_end(p, prefix, l, x->ns, x->ifname);
+		lab_link_end(p, prefix, l, x->ns, x->ifname);
 		for (j = 0; j < m && strcmp(nc[j].ns, x->ns); j++)
 			;
 		if (j == m) {
