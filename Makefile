@@ -55,7 +55,7 @@ EMU_PKGS := libmnl libnetfilter_queue libcgroup sqlite3
 TWIN_SRC := $(wildcard twin/*.c)
 EMU_SRC := $(wildcard emu/*.c)
 TOOLS_SRC := $(wildcard tools/*.c)
-TEST_SRC := $(wildcard tests/twin/*.c)
+TEST_SRC := $(wildcard tests/twin/*.c tests/tools/*.c)
 EMU_TEST_SRC := $(wildcard tests/emu/*.c)
 BENCH_SRC := $(wildcard tests/bench/*.c)
 
@@ -235,7 +235,7 @@ clean:
 -include $(shell find $(O) -name '*.d' 2>/dev/null)
 
 # libFuzzer harnesses, built with clang straight from the sources (tests/
-# fuzz/): the scenario loader, the state file `down` and `clean` act on,
+# fuzz/): the scenario loader, the experiment file, the state file `down` and `clean` act on,
 # and the numbers a user writes. `make fuzz [FUZZ_SECONDS=60]` runs each;
 # `make fuzz-smoke` runs each briefly (CI, when clang is installed). New
 # inputs go to $(FUZZ_DIR)/<name>/corpus, crashes to $(FUZZ_DIR)/crash-*.
@@ -243,16 +243,18 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_DIR := $(O)/fuzz
-FUZZ_NAMES := scenario state args
+FUZZ_NAMES := scenario experiment state args
 FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz-%)
 FUZZ_CFLAGS := -std=c17 -D_GNU_SOURCE $(WARN) -g -O1 -I. \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer
 # what each harness is built from, and its seeds
 FUZZ_SRC_scenario := $(TWIN_SRC)
+FUZZ_SRC_experiment := $(TWIN_SRC)
 FUZZ_SRC_state := emu/labstate.c $(TWIN_SRC)
 FUZZ_SRC_args := tools/args.c
 FUZZ_SEEDS_scenario := scenarios/*.yaml
+FUZZ_SEEDS_experiment := scenarios/experiments/*.yaml
 FUZZ_SEEDS_state := tests/fuzz/state/*
 FUZZ_SEEDS_args := tests/fuzz/args/*
 
@@ -268,9 +270,9 @@ $(FUZZ_DIR)/fuzz-%: tests/fuzz/fuzz_%.c $(TWIN_SRC) emu/labstate.c \
 fuzz: $(FUZZ_BINS)
 	@set -e; for n in $(FUZZ_NAMES); do \
 		mkdir -p $(FUZZ_DIR)/$$n/corpus $(FUZZ_DIR)/$$n/seed; \
-		cp $(FUZZ_SEEDS_$$n) $(FUZZ_DIR)/$$n/seed/ 2>/dev/null || true; \
 	done
 	cp $(FUZZ_SEEDS_scenario) $(FUZZ_DIR)/scenario/seed/
+	cp $(FUZZ_SEEDS_experiment) $(FUZZ_DIR)/experiment/seed/
 	cp $(FUZZ_SEEDS_state) $(FUZZ_DIR)/state/seed/
 	cp $(FUZZ_SEEDS_args) $(FUZZ_DIR)/args/seed/
 	@set -e; for n in $(FUZZ_NAMES); do \
@@ -285,6 +287,7 @@ fuzz-smoke: $(FUZZ_BINS)
 		rm -rf $(FUZZ_DIR)/$$n/smoke; mkdir -p $(FUZZ_DIR)/$$n/smoke; \
 	done
 	@cp $(FUZZ_SEEDS_scenario) $(FUZZ_DIR)/scenario/smoke/
+	@cp $(FUZZ_SEEDS_experiment) $(FUZZ_DIR)/experiment/smoke/
 	@cp $(FUZZ_SEEDS_state) $(FUZZ_DIR)/state/smoke/
 	@cp $(FUZZ_SEEDS_args) $(FUZZ_DIR)/args/smoke/
 	@set -e; for n in $(FUZZ_NAMES); do \

@@ -14,7 +14,7 @@
 static void plan_usage(FILE *f)
 {
 	fprintf(f, "usage: %s plan SCENARIO [--scheduler NAME] [--json] "
-		   "[--dot FILE]\n\n"
+		   "[--dot FILE [--task NAME]]\n\n"
 		   "Schedules every task of SCENARIO in arrival order and "
 		   "predicts one round.\n\n"
 		   "  --scheduler NAME  one of:\n", prog);
@@ -23,11 +23,14 @@ static void plan_usage(FILE *f)
 			sched_list[i]->help);
 	fprintf(f, "                    (default mst)\n"
 		   "  --json            print the plan as one JSON object\n"
-		   "  --dot FILE        write a Graphviz picture of the trees\n"
+		   "  --dot FILE        write a Graphviz picture of the network "
+		   "(fibres with their\n                    lit wavelengths)\n"
+		   "  --task NAME       with --dot: that task's broadcast and "
+		   "upload trees instead\n"
 		   PREDICTOR_HELP);
 }
 
-static int write_dot(const struct plan *p, const char *path)
+static int write_dot(const struct plan *p, const char *path, int task)
 {
 	FILE *f = fopen(path, "w");
 	int err;
@@ -36,7 +39,7 @@ static int write_dot(const struct plan *p, const char *path)
 		p_err("cannot create '%s': %s", path, strerror(errno));
 		return -errno;
 	}
-	err = plan_dot(p, f);
+	err = task < 0 ? plan_dot(p, f) : plan_dot_task(p, task, f);
 	if (fclose(f) && !err)
 		err = -errno;
 	if (err) {
@@ -52,17 +55,18 @@ int cmd_plan(int argc, char **argv)
 		{ "scheduler", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "dot", required_argument, NULL, 'd' },
+		{ "task", required_argument, NULL, 't' },
 		{ "predictor", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const struct sched_ops *ops = &sched_mst;
-	const char *dot = NULL;
+	const char *dot = NULL, *task = NULL;
 	predict_fn predict = predict_round;
 	struct scenario *sc;
 	struct plan *p;
 	bool json = false;
-	int c, err, rc = 1;
+	int c, err, rc = 1, ti = -1;
 
 	while ((c = getopt_long(argc, argv, "s:jd:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -77,6 +81,9 @@ int cmd_plan(int argc, char **argv)
 		case 'd':
 			dot = optarg;
 			break;
+		case 't':
+			task = optarg;
+			break;
 		case 'P':
 			predict = predictor_arg(optarg);
 			if (!predict)
@@ -90,7 +97,7 @@ int cmd_plan(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
+	if (optind != argc - 1 || (task && !dot)) {
 		plan_usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -108,7 +115,15 @@ int cmd_plan(int argc, char **argv)
 		      strerror(-err));
 		goto out_plan;
 	}
-	if (dot && write_dot(p, dot))
+	for (int t = 0; task && t < p->ntasks; t++)
+		if (!strcmp(p->tasks[t].task->name, task))
+			ti = t;
+	if (task && ti < 0) {
+		p_err("no task '%s' in '%s'", task, sc->name);
+		rc = EXIT_USAGE;
+		goto out_plan;
+	}
+	if (dot && write_dot(p, dot, ti))
 		goto out_plan;
 	if (json) {
 		struct json_object *o = plan_json(p);

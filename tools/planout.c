@@ -284,7 +284,7 @@ static void seg_add(struct seg *segs, int *n, int cap, int u, int v,
  */
 static int dot_tree(const struct plan *p, const struct task_plan *tp,
 		    const struct tree *t, const char *style, const char *color,
-		    FILE *f)
+		    bool *on, FILE *f)
 {
 	const struct scenario *sc = p->sc;
 	int cap = 4 * sc->nnodes + 4 * sc->nfibres + 16, n = 0;
@@ -323,70 +323,133 @@ static int dot_tree(const struct plan *p, const struct task_plan *tp,
 		}
 	}
 	for (int i = 0; i < n; i++) {
+		on[segs[i].u] = on[segs[i].v] = true;
 		fprintf(f, "  \"%s\" -> \"%s\" [color=\"%s\", style=%s, "
 			   "tooltip=\"%s\"", nm(p, segs[i].u), nm(p, segs[i].v),
 			color, style, tp->task->name);
 		if (segs[i].lambda >= 0)
-			fprintf(f, ", label=\"%s λ%d\", fontcolor=\"%s\", "
-				   "fontsize=9", tp->task->name,
-				segs[i].lambda, color);
+			fprintf(f, ", label=\"λ%d\", fontcolor=\"%s\", "
+				   "fontsize=9", segs[i].lambda, color);
 		fprintf(f, "];\n");
 	}
 	free(segs);
 	return 0;
 }
 
+/*
+ * The network once: ROADMs (boxes), each fibre one edge with its length
+ * and its lit wavelengths out of all (pen width and colour by the share
+ * lit), routers and servers beside their ROADM. The trees are per task.
+ */
 int plan_dot(const struct plan *p, FILE *f)
 {
 	const struct scenario *sc = p->sc;
+	int *lit = calloc((size_t)sc->nfibres + 1, sizeof(*lit));
 
-	fprintf(f, "// twinlab plan: scenario '%s', scheduler '%s'\n"
-		   "// solid: broadcast tree, dashed: upload tree; "
-		   "double circle: aggregation\n"
-		   "digraph \"%s\" {\n  layout=neato; overlap=false; "
-		   "splines=false;\n  node [fontname=\"Helvetica\"];\n",
+	if (!lit)
+		return -ENOMEM;
+	for (int l = 0; l < p->net->nlp; l++)
+		for (int k = 0; k < p->net->lp[l].nfib; k++)
+			lit[p->net->lp[l].fib[k]]++;
+	fprintf(f, "// twinlab plan: scenario '%s', scheduler '%s': the "
+		   "network; each task's trees are drawn on their own\n"
+		   "graph \"%s\" {\n  layout=neato; overlap=false; "
+		   "splines=false; sep=\"+12\";\n"
+		   "  node [fontname=\"Helvetica\", fontsize=11];\n"
+		   "  edge [fontname=\"Helvetica\", fontsize=10];\n",
 		sc->name, p->scheduler, sc->name);
 	for (int i = 0; i < sc->nnodes; i++) {
 		const struct scn_node *n = &sc->nodes[i];
-		const char *shape = n->kind == NODE_ROADM ? "box" :
-				    n->kind == NODE_ROUTER ? "ellipse" :
-							     "circle";
-		bool agg = false;
 
-		for (int t = 0; t < p->ntasks && n->kind == NODE_SERVER; t++) {
-			const struct task_plan *tp = &p->tasks[t];
-
-			for (int m = 0; m < tp->nmodels && !tp->blocked; m++)
-				if (tp->server[m] == i && task_aggregates(tp, m))
-					agg = true;
-		}
-		fprintf(f, "  \"%s\" [shape=%s%s];\n", n->name,
-			agg ? "doublecircle" : shape,
-			n->kind == NODE_ROADM ? ", style=filled, "
-						"fillcolor=\"#dddddd\"" : "");
+		if (n->kind == NODE_ROADM)
+			fprintf(f, "  \"%s\" [shape=box, style=filled, "
+				   "fillcolor=\"#dddddd\", fontsize=14];\n",
+				n->name);
+		else
+			fprintf(f, "  \"%s\" [shape=%s, fontsize=9, "
+				   "width=0.3, height=0.2, margin=0.02];\n",
+				n->name, n->kind == NODE_ROUTER ? "ellipse" :
+								  "circle");
 	}
-	for (int i = 0; i < sc->nfibres; i++)
-		fprintf(f, "  \"%s\" -> \"%s\" [dir=none, penwidth=3, len=2.5, "
-			   "color=\"#bbbbbb\", label=\"%g km\"];\n",
-			nm(p, sc->fibres[i].a), nm(p, sc->fibres[i].b),
-			sc->fibres[i].km);
+	for (int i = 0; i < sc->nfibres; i++) {
+		const struct scn_fibre *fb = &sc->fibres[i];
+		double share = fb->wavelengths > 0 ?
+				       (double)lit[i] / fb->wavelengths : 0;
+
+		fprintf(f, "  \"%s\" -- \"%s\" [len=2.5, penwidth=%.1f, "
+			   "color=\"%s\", label=\"%g km\\n%d/%d λ\"];\n",
+			nm(p, fb->a), nm(p, fb->b), 1 + 6 * share,
+			lit[i] == 0 ? "#bbbbbb" : share < 0.5 ? "#6baed6" :
+			share < 1 ? "#2171b5" : "#cb181d", fb->km, lit[i],
+			fb->wavelengths);
+	}
 	for (int i = 0; i < sc->nnodes; i++)
 		if (sc->nodes[i].kind != NODE_ROADM && sc->nodes[i].attach >= 0)
-			fprintf(f, "  \"%s\" -> \"%s\" [dir=none, "
+			fprintf(f, "  \"%s\" -- \"%s\" [len=0.6, "
 				   "color=\"#bbbbbb\"];\n",
 				sc->nodes[i].name,
 				nm(p, sc->nodes[i].attach));
-	for (int t = 0; t < p->ntasks; t++) {
-		const struct task_plan *tp = &p->tasks[t];
-		const char *c = palette[t % (sizeof(palette) / sizeof(*palette))];
-
-		if (tp->blocked)
-			continue;
-		if (dot_tree(p, tp, &tp->bcast, "solid", c, f) ||
-		    dot_tree(p, tp, &tp->up, "dashed", c, f))
-			return -ENOMEM;
-	}
 	fprintf(f, "}\n");
+	free(lit);
+	return ferror(f) ? -EIO : 0;
+}
+
+/*
+ * Task t alone: the nodes its trees pass, the broadcast tree solid and
+ * the upload tree dashed along the physical route of every hop (fibre by
+ * fibre, with the lightpath's wavelength), the global model's server
+ * marked G, the locals L1..Ln, servers that aggregate on the way drawn
+ * as double circles.
+ */
+int plan_dot_task(const struct plan *p, int t, FILE *f)
+{
+	const struct scenario *sc = p->sc;
+	const struct task_plan *tp = &p->tasks[t];
+	const char *c = palette[t % (sizeof(palette) / sizeof(*palette))];
+	bool *on = calloc((size_t)sc->nnodes + 1, sizeof(*on));
+
+	if (!on)
+		return -ENOMEM;
+	fprintf(f, "// twinlab plan: scenario '%s', scheduler '%s', task "
+		   "'%s'\ndigraph \"%s\" {\n  layout=dot; rankdir=LR; "
+		   "splines=false;\n  label=\"task %s: %d local models; "
+		   "solid: broadcast, dashed: upload; double circle: "
+		   "aggregates\"; labelloc=t;\n"
+		   "  node [fontname=\"Helvetica\", fontsize=11];\n"
+		   "  edge [fontname=\"Helvetica\", fontsize=9];\n",
+		sc->name, p->scheduler, tp->task->name, tp->task->name,
+		tp->task->name, tp->task->nlocals);
+	if (tp->blocked) {
+		fprintf(f, "  blocked [shape=plaintext, label=\"blocked: "
+			   "%s\"];\n}\n", tp->why);
+		free(on);
+		return ferror(f) ? -EIO : 0;
+	}
+	for (int m = 0; m < tp->nmodels; m++) {
+		int s = tp->server[m];
+
+		on[s] = true;
+		fprintf(f, "  \"%s\" [shape=%s, label=\"%s\\n%s%d\"%s];\n",
+			nm(p, s), task_aggregates(tp, m) ? "doublecircle" :
+							   "circle",
+			nm(p, s), m ? "L" : "G", m,
+			m ? "" : ", style=filled, fillcolor=\"#fff3b0\"");
+	}
+	if (dot_tree(p, tp, &tp->bcast, "solid", c, on, f) ||
+	    dot_tree(p, tp, &tp->up, "dashed", c, on, f)) {
+		free(on);
+		return -ENOMEM;
+	}
+	/* the ROADMs and routers the trees pass, as in the network */
+	for (int i = 0; i < sc->nnodes; i++)
+		if (on[i] && sc->nodes[i].kind == NODE_ROADM)
+			fprintf(f, "  \"%s\" [shape=box, style=filled, "
+				   "fillcolor=\"#dddddd\"];\n", nm(p, i));
+		else if (on[i] && sc->nodes[i].kind == NODE_ROUTER)
+			fprintf(f, "  \"%s\" [shape=ellipse, fontsize=9];\n",
+				nm(p, i));
+	fprintf(f, "}\n");
+	free(on);
 	return ferror(f) ? -EIO : 0;
 }
 

@@ -12,8 +12,14 @@
 /* plan_json - the whole plan as one JSON object, or NULL (ENOMEM). */
 struct json_object *plan_json(const struct plan *p);
 
-/* plan_dot - the topology with every task's trees over it. 0 or -errno. */
+/*
+ * plan_dot - the network once: fibres with their lit wavelengths, routers
+ * and servers beside their ROADM. 0 or -errno.
+ */
 int plan_dot(const struct plan *p, FILE *f);
+
+/* plan_dot_task - task t's broadcast and upload trees alone. 0 or -errno. */
+int plan_dot_task(const struct plan *p, int t, FILE *f);
 
 /* Human summary for a terminal. */
 void plan_summary(const struct plan *p, FILE *f);

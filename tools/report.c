@@ -101,6 +101,8 @@ struct badcheck {
 
 struct report {
 	const char *db_path, *dir;
+	const char *want_task[64];	/* --task: only these task pictures */
+	int nwant;
 	sqlite3 *db;
 	bool has_points, has_dot, has_verdict, has_predictor;
 	int npacket;			/* runs predicted packet by packet */
@@ -1475,9 +1477,12 @@ static char *plan_dot_of(struct report *r, int64_t id)
 
 struct picture {
 	int64_t run;
-	char stem[96];
+	char stem[160];
 	bool dot, rendered;
 	bool straight;			/* drawn with -Gsplines=false */
+	char task[40];			/* "" for the network */
+	struct picture *tasks;		/* each task's trees, alone */
+	int ntasks;
 };
 
 /*
@@ -1496,7 +1501,7 @@ static void render_picture(struct report *r, struct picture *pc,
 	snprintf(log, sizeof(log), "%s/dot.log", r->dir);
 	for (int k = 0; k < 2; k++) {
 		bool was = pc->straight;
-		char out[128], opt[16], straight[] = "-Gsplines=false";
+		char out[200], opt[16], straight[] = "-Gsplines=false";
 		char *argv[] = { "dot", opt, "-o", out, (char *)name, NULL,
 				 NULL };
 		int rc = -1;
@@ -1533,6 +1538,65 @@ static void render_picture(struct report *r, struct picture *pc,
 	pc->rendered = ok;
 }
 
+static bool task_wanted(const struct report *r, const char *name)
+{
+	for (int i = 0; i < r->nwant; i++)
+		if (!strcmp(r->want_task[i], name))
+			return true;
+	return r->nwant == 0;
+}
+
+/* Each task's trees of run pc->run, as the run stored them. */
+static void write_task_pictures(struct report *r, struct picture *pc)
+{
+	sqlite3_stmt *st;
+	int cap = 0;
+
+	if (!has_column(r->db, "pictures", "dot") ||
+	    sqlite3_prepare_v2(r->db, "SELECT name, dot FROM pictures WHERE "
+			       "run = ? ORDER BY rowid", -1, &st,
+			       NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_int64(st, 1, pc->run);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *task = (const char *)sqlite3_column_text(st, 0);
+		const char *dot = (const char *)sqlite3_column_text(st, 1);
+		char part[48], name[200];
+		struct picture *tp;
+		FILE *f;
+
+		if (!task || !dot || !task_wanted(r, task))
+			continue;
+		if (pc->ntasks == cap) {
+			struct picture *m = realloc(pc->tasks, sizeof(*m) *
+							     (size_t)(cap * 2 + 8));
+
+			if (!m)
+				break;
+			pc->tasks = m;
+			cap = cap * 2 + 8;
+		}
+		tp = &pc->tasks[pc->ntasks++];
+		memset(tp, 0, sizeof(*tp));
+		tp->run = pc->run;
+		snprintf(tp->task, sizeof(tp->task), "%s", task);
+		fname_part(part, sizeof(part), task);
+		snprintf(tp->stem, sizeof(tp->stem), "%.100s-%s", pc->stem,
+			 part);
+		snprintf(name, sizeof(name), "%s.dot", tp->stem);
+		f = out_open(r, name);
+		if (!f)
+			continue;
+		fputs(dot, f);
+		if (out_close(r, f, name))
+			continue;
+		tp->dot = true;
+		if (r->dot)
+			render_picture(r, tp, name);
+	}
+	sqlite3_finalize(st);
+}
+
 static void write_pictures(struct report *r, struct picture *pic)
 {
 	for (int s = 0; s < r->nscheds; s++) {
@@ -1564,6 +1628,7 @@ static void write_pictures(struct report *r, struct picture *pic)
 		pc->dot = true;
 		if (r->dot)
 			render_picture(r, pc, name);
+		write_task_pictures(r, pc);
 	}
 }
 
@@ -2310,7 +2375,7 @@ static void write_fidelity_table(const struct report *r, FILE *f, int n)
 static void write_pictures_md(struct report *r, FILE *f,
 			      const struct picture *pic)
 {
-	char buf[128];
+	char buf[200];
 
 	fputs("\n## Plan pictures\n\n", f);
 	for (int s = 0; s < r->nscheds; s++) {
@@ -2346,6 +2411,22 @@ static void write_pictures_md(struct report *r, FILE *f,
 				r->dot ? "Graphviz failed" :
 					 "Graphviz is not installed (Debian "
 					 "package graphviz)");
+		for (int k = 0; k < pc->ntasks; k++) {
+			const struct picture *tp = &pc->tasks[k];
+
+			fputs("  - task ", f);
+			md_text(f, tp->task);
+			if (tp->rendered)
+				fprintf(f, ": ![%s](%s) ([SVG](%s.svg))\n",
+					tp->task,
+					pic_name(tp, "png", buf, sizeof(buf)),
+					tp->stem);
+			else if (tp->dot)
+				fprintf(f, ": `%s.dot` (not rendered)\n",
+					tp->stem);
+			else
+				fputs(": not written\n", f);
+		}
 	}
 }
 
@@ -2415,15 +2496,17 @@ static void report_release(struct report *r)
 
 static void report_usage(FILE *f)
 {
-	fprintf(f, "usage: %s report DB [--out DIR]\n\n"
+	fprintf(f, "usage: %s report DB [--out DIR] [--task NAME]...\n\n"
 		   "Makes figures and report.md from the results database DB "
 		   "alone: latency and\nbandwidth against the number of local "
 		   "models per scheduler (from 'twinlab\nexperiment' points), "
 		   "the twin's predicted against measured latency per task,\n"
 		   "the plans' Graphviz pictures, the runs, failures and "
 		   "correctness checks.\n"
-		   "  --out DIR  where to write (default: DB without '.db', "
+		   "  --out DIR    where to write (default: DB without '.db', "
 		   "plus '-report')\n"
+		   "  --task NAME  draw only this task's trees (repeatable; "
+		   "default: every task's)\n"
 		   "Figures need gnuplot (Debian package gnuplot-nox), "
 		   "pictures Graphviz (graphviz).\n", prog);
 }
@@ -2432,6 +2515,7 @@ int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "out", required_argument, NULL, 'o' },
+		{ "task", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -2440,10 +2524,20 @@ int cmd_report(int argc, char **argv)
 	char dflt[PATH_MAX], abs[PATH_MAX];
 	int c, e, nfid, rc = 1;
 
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:t:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			r.dir = optarg;
+			break;
+		case 't':
+			if (r.nwant == (int)(sizeof(r.want_task) /
+					     sizeof(r.want_task[0]))) {
+				p_err("at most %zu --task options",
+				      sizeof(r.want_task) /
+					      sizeof(r.want_task[0]));
+				return EXIT_USAGE;
+			}
+			r.want_task[r.nwant++] = optarg;
 			break;
 		case 'h':
 			report_usage(stdout);
@@ -2541,6 +2635,8 @@ int cmd_report(int argc, char **argv)
 	       abs);
 	rc = r.nfail ? 1 : 0;
 out:
+	for (int i = 0; pic && i < r.nscheds; i++)
+		free(pic[i].tasks);
 	free(pic);
 	report_release(&r);
 	return rc;

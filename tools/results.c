@@ -46,6 +46,8 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS links ("
 	" run INTEGER, round INTEGER, link TEXT, bytes INTEGER,"
 	" pred_bytes REAL, PRIMARY KEY (run, round, link));"
+	"CREATE TABLE IF NOT EXISTS pictures ("
+	" run INTEGER, name TEXT, dot TEXT, PRIMARY KEY (run, name));"
 	"CREATE TABLE IF NOT EXISTS fidelity ("
 	" run INTEGER, round INTEGER, dilation REAL, wall_s REAL,"
 	" psi REAL, cpu REAL, retrans INTEGER, out_segs INTEGER,"
@@ -411,6 +413,23 @@ int results_end_run(struct results *r, const char *status)
 		return -EIO;
 	sqlite3_bind_text(st, 1, status, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, r->run);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int results_picture(struct results *r, const char *name, const char *dot)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(r->db, "INSERT OR REPLACE INTO pictures (run, "
+			       "name, dot) VALUES (?, ?, ?)", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, r->run);
+	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, dot, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -EIO;

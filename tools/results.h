@@ -64,6 +64,13 @@ int results_end_run(struct results *r, const char *status);
 bool results_owner_alive(int64_t pid, int64_t start);
 
 /*
+ * results_picture - a picture of the current run's plan, as Graphviz DOT:
+ * one per task (name: the task's), drawn from the plan that ran. 0 or
+ * -EIO.
+ */
+int results_picture(struct results *r, const char *name, const char *dot);
+
+/*
  * results_point - record run `run` as a point of experiment `name` (base
  * topology, scheduler, local models, seed). 0 or -EIO.
  */

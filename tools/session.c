@@ -272,6 +272,21 @@ static int attempt(struct run_ctx *x)
 		say(x, "%s", err);
 		goto out;
 	}
+	/* each task's trees, drawn from the plan that runs (report) */
+	for (int t = 0; t < p->ntasks; t++) {
+		char *dot = NULL;
+		size_t dlen = 0;
+		FILE *mf = open_memstream(&dot, &dlen);
+
+		if (!mf)
+			break;
+		e = plan_dot_task(p, t, mf);
+		if (fclose(mf) || e ||
+		    results_picture(x->res, p->tasks[t].task->name, dot))
+			say(x, "warning: task '%s': its picture is not stored",
+			    p->tasks[t].task->name);
+		free(dot);
+	}
 	e = open_counters(p, x->lo.prefix, &ctr, &nctr, &nsc, &nnsc);
 	if (!e)
 		e = open_monitor(p, x->lo.prefix, &mon);

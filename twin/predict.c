@@ -34,7 +34,6 @@ struct sim {
 	double *round_end;
 	double *remcap;
 	int *cnt;
-	int *workers;		/* per node */
 	double t;
 	int left;		/* tasks not finished */
 };

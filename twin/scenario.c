@@ -9,6 +9,7 @@
 #include "scenario.h"
 #include "fl.h"
 #include "wire.h"
+#include "yamlf.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -23,24 +24,10 @@
 #include <yaml.h>
 
 struct ctx {
-	yaml_document_t *doc;
-	struct scn_error *err;
+	struct yf y;		/* document and error record */
 	struct scenario *sc;
 };
 
-static void set_err(struct ctx *c, const yaml_node_t *at, const char *fmt,
-		    ...) __attribute__((format(printf, 3, 4)));
-
-static void set_err(struct ctx *c, const yaml_node_t *at, const char *fmt, ...)
-{
-	va_list ap;
-
-	c->err->line = at ? (int)at->start_mark.line + 1 : 0;
-	c->err->col = at ? (int)at->start_mark.column + 1 : 0;
-	va_start(ap, fmt);
-	vsnprintf(c->err->msg, sizeof(c->err->msg), fmt, ap);
-	va_end(ap);
-}
 
 const char *node_kind_name(enum node_kind k)
 {
@@ -57,74 +44,10 @@ const char *node_kind_name(enum node_kind k)
 
 /* ---- scalar helpers ---------------------------------------------------- */
 
-static const char *scalar(const yaml_node_t *n)
-{
-	return (const char *)n->data.scalar.value;
-}
 
-static const char *type_name(const yaml_node_t *n)
-{
-	switch (n->type) {
-	case YAML_SCALAR_NODE:
-		return "a scalar";
-	case YAML_SEQUENCE_NODE:
-		return "a list";
-	case YAML_MAPPING_NODE:
-		return "a mapping";
-	default:
-		return "nothing";
-	}
-}
 
-static int want_scalar(struct ctx *c, const yaml_node_t *n, const char *key)
-{
-	if (n->type == YAML_SCALAR_NODE)
-		return 0;
-	set_err(c, n, "'%s' must be a scalar, not %s", key, type_name(n));
-	return -EINVAL;
-}
 
-static int get_double(struct ctx *c, const yaml_node_t *n, const char *key,
-		      double *out)
-{
-	const char *s;
-	char *end;
-	double v;
 
-	if (want_scalar(c, n, key))
-		return -EINVAL;
-	s = scalar(n);
-	errno = 0;
-	v = strtod(s, &end);
-	if (!*s || *end || errno || !isfinite(v)) {
-		set_err(c, n, "'%s' must be a finite number, got '%s'", key, s);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
-static int get_u64(struct ctx *c, const yaml_node_t *n, const char *key,
-		   uint64_t *out)
-{
-	const char *s;
-	char *end;
-	unsigned long long v;
-
-	if (want_scalar(c, n, key))
-		return -EINVAL;
-	s = scalar(n);
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	/* strtoull skips blanks and negates "-1": only digits are taken. */
-	if (*s < '0' || *s > '9' || *end || errno) {
-		set_err(c, n, "'%s' must be a non-negative integer, got '%s'",
-			key, s);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
 
 bool scn_name_ok(const char *s, size_t max, bool allow_dot)
 {
@@ -144,146 +67,6 @@ bool scn_name_ok(const char *s, size_t max, bool allow_dot)
 	return true;
 }
 
-/* ---- field tables ------------------------------------------------------ */
-
-enum ftype { F_DOUBLE, F_U64, F_UINT, F_LONG, F_NAME, F_TEXT, F_ANY };
-
-#define F_REQUIRED 1u
-#define F_POSITIVE 2u		/* > 0 */
-#define F_NONNEG 4u		/* >= 0 */
-
-struct field {
-	const char *key;
-	enum ftype type;
-	unsigned flags;
-	size_t off;		/* into the target struct, F_ANY: unused */
-	double max;		/* 0: no upper bound */
-	size_t len;		/* F_NAME/F_TEXT: buffer size */
-};
-
-/*
- * Fill *target from mapping n by table f. seen[i] is set for each field
- * found; value nodes of F_ANY fields are returned through any[i].
- */
-static int apply_fields(struct ctx *c, yaml_node_t *n, const char *what,
-			const struct field *f, size_t nf, void *target,
-			bool *seen, yaml_node_t **any)
-{
-	yaml_node_pair_t *p;
-
-	if (n->type != YAML_MAPPING_NODE) {
-		set_err(c, n, "%s must be a mapping, not %s", what,
-			type_name(n));
-		return -EINVAL;
-	}
-	memset(seen, 0, nf * sizeof(*seen));
-	for (p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
-	     p++) {
-		yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
-		yaml_node_t *v = yaml_document_get_node(c->doc, p->value);
-		const char *key;
-		char *dst;
-		size_t i;
-
-		if (k->type != YAML_SCALAR_NODE) {
-			set_err(c, k, "keys of %s must be scalars", what);
-			return -EINVAL;
-		}
-		key = scalar(k);
-		for (i = 0; i < nf; i++)
-			if (!strcmp(f[i].key, key))
-				break;
-		if (i == nf) {
-			set_err(c, k, "unknown key '%s' in %s", key, what);
-			return -EINVAL;
-		}
-		if (seen[i]) {
-			set_err(c, k, "duplicate key '%s' in %s", key, what);
-			return -EINVAL;
-		}
-		seen[i] = true;
-		dst = (char *)target + f[i].off;
-		switch (f[i].type) {
-		case F_DOUBLE: {
-			double d;
-
-			if (get_double(c, v, key, &d))
-				return -EINVAL;
-			if ((f[i].flags & F_POSITIVE) && !(d > 0)) {
-				set_err(c, v, "'%s' must be > 0, got '%s'", key,
-					scalar(v));
-				return -EINVAL;
-			}
-			if ((f[i].flags & F_NONNEG) && d < 0) {
-				set_err(c, v, "'%s' must be >= 0, got '%s'",
-					key, scalar(v));
-				return -EINVAL;
-			}
-			if (f[i].max > 0 && d > f[i].max) {
-				set_err(c, v, "'%s' must be <= %g, got '%s'",
-					key, f[i].max, scalar(v));
-				return -EINVAL;
-			}
-			memcpy(dst, &d, sizeof(d));
-			break;
-		}
-		case F_U64:
-		case F_UINT:
-		case F_LONG: {
-			uint64_t u;
-
-			if (get_u64(c, v, key, &u))
-				return -EINVAL;
-			if ((f[i].flags & F_POSITIVE) && u == 0) {
-				set_err(c, v, "'%s' must be > 0, got '%s'", key,
-					scalar(v));
-				return -EINVAL;
-			}
-			if (f[i].max > 0 && (double)u > f[i].max) {
-				set_err(c, v, "'%s' must be <= %.0f, got '%s'",
-					key, f[i].max, scalar(v));
-				return -EINVAL;
-			}
-			if (f[i].type == F_U64) {
-				memcpy(dst, &u, sizeof(u));
-			} else if (f[i].type == F_UINT) {
-				unsigned x = (unsigned)u;
-
-				memcpy(dst, &x, sizeof(x));
-			} else {
-				long x = (long)u;
-
-				memcpy(dst, &x, sizeof(x));
-			}
-			break;
-		}
-		case F_NAME:
-		case F_TEXT:
-			if (want_scalar(c, v, key))
-				return -EINVAL;
-			if (strlen(scalar(v)) >= f[i].len) {
-				set_err(c, v, "'%s' is too long (at most %zu "
-					"characters): '%s'", key,
-					f[i].len - 1, scalar(v));
-				return -EINVAL;
-			}
-			snprintf(dst, f[i].len, "%s", scalar(v));
-			break;
-		case F_ANY:
-			break;
-		}
-		if (any)
-			any[i] = v;
-	}
-	for (size_t i = 0; i < nf; i++)
-		if ((f[i].flags & F_REQUIRED) && !seen[i]) {
-			set_err(c, n, "%s lacks required key '%s'", what,
-				f[i].key);
-			return -EINVAL;
-		}
-	return 0;
-}
-
 /* ---- nodes ------------------------------------------------------------- */
 
 static int add_node(struct ctx *c, const yaml_node_t *at, const char *name,
@@ -294,14 +77,14 @@ static int add_node(struct ctx *c, const yaml_node_t *at, const char *name,
 	int dup;
 
 	if (!scn_name_ok(name, SCN_NODE_NAME_MAX, false)) {
-		set_err(c, at, "bad %s name '%s': use 1-%d characters of "
+		yf_err(&c->y, at, "bad %s name '%s': use 1-%d characters of "
 			"[A-Za-z0-9_] and inner '-'", node_kind_name(kind),
 			name, SCN_NODE_NAME_MAX);
 		return -EINVAL;
 	}
 	dup = scenario_find(sc, name);
 	if (dup >= 0) {
-		set_err(c, at, "duplicate node name '%s' (first declared as "
+		yf_err(&c->y, at, "duplicate node name '%s' (first declared as "
 			"%s at line %d)", name,
 			node_kind_name(sc->nodes[dup].kind),
 			sc->nodes[dup].line);
@@ -318,24 +101,8 @@ static int add_node(struct ctx *c, const yaml_node_t *at, const char *name,
 	return sc->nnodes - 1;
 }
 
-static int want_seq(struct ctx *c, yaml_node_t *n, const char *key)
-{
-	if (n->type == YAML_SEQUENCE_NODE)
-		return 0;
-	set_err(c, n, "'%s' must be a list, not %s", key, type_name(n));
-	return -EINVAL;
-}
 
-static size_t seq_len(const yaml_node_t *n)
-{
-	return (size_t)(n->data.sequence.items.top -
-			n->data.sequence.items.start);
-}
 
-static yaml_node_t *seq_at(struct ctx *c, yaml_node_t *n, size_t i)
-{
-	return yaml_document_get_node(c->doc, n->data.sequence.items.start[i]);
-}
 
 /* Look up a reference of the wanted kind; error at the referring node. */
 static int ref(struct ctx *c, const yaml_node_t *at, const char *key,
@@ -344,12 +111,12 @@ static int ref(struct ctx *c, const yaml_node_t *at, const char *key,
 	int i = scenario_find(c->sc, name);
 
 	if (i < 0) {
-		set_err(c, at, "'%s' names unknown %s '%s'", key,
+		yf_err(&c->y, at, "'%s' names unknown %s '%s'", key,
 			node_kind_name(kind), name);
 		return -EINVAL;
 	}
 	if (c->sc->nodes[i].kind != kind) {
-		set_err(c, at, "'%s' must name a %s, but '%s' is a %s", key,
+		yf_err(&c->y, at, "'%s' must name a %s, but '%s' is a %s", key,
 			node_kind_name(kind), name,
 			node_kind_name(c->sc->nodes[i].kind));
 		return -EINVAL;
@@ -359,18 +126,18 @@ static int ref(struct ctx *c, const yaml_node_t *at, const char *key,
 
 static int load_roadms(struct ctx *c, yaml_node_t *seq)
 {
-	if (want_seq(c, seq, "roadms"))
+	if (yf_want_seq(&c->y, seq, "roadms"))
 		return -EINVAL;
-	if (seq_len(seq) == 0) {
-		set_err(c, seq, "'roadms' must list at least one ROADM");
+	if (yf_seq_len(seq) == 0) {
+		yf_err(&c->y, seq, "'roadms' must list at least one ROADM");
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < seq_len(seq); i++) {
-		yaml_node_t *v = seq_at(c, seq, i);
+	for (size_t i = 0; i < yf_seq_len(seq); i++) {
+		yaml_node_t *v = yf_seq_at(&c->y, seq, i);
 
-		if (want_scalar(c, v, "roadms"))
+		if (yf_want_scalar(&c->y, v, "roadms"))
 			return -EINVAL;
-		if (add_node(c, v, scalar(v), NODE_ROADM) < 0)
+		if (add_node(c, v, yf_scalar(v), NODE_ROADM) < 0)
 			return -EINVAL;
 	}
 	return 0;
@@ -381,10 +148,10 @@ struct router_rec {
 	char roadm[SCN_NAME_MAX + 1];
 };
 
-static const struct field router_fields[] = {
-	{ "name", F_NAME, F_REQUIRED, offsetof(struct router_rec, name), 0,
+static const struct yf_field router_fields[] = {
+	{ "name", YF_NAME, YF_REQUIRED, offsetof(struct router_rec, name), 0,
 	  SCN_NAME_MAX + 1 },
-	{ "roadm", F_NAME, F_REQUIRED, offsetof(struct router_rec, roadm), 0,
+	{ "roadm", YF_NAME, YF_REQUIRED, offsetof(struct router_rec, roadm), 0,
 	  SCN_NAME_MAX + 1 },
 };
 
@@ -394,14 +161,14 @@ static int load_routers(struct ctx *c, yaml_node_t *seq, bool resolve)
 	bool seen[2];
 	yaml_node_t *val[2];
 
-	if (want_seq(c, seq, "routers"))
+	if (yf_want_seq(&c->y, seq, "routers"))
 		return -EINVAL;
-	for (size_t i = 0; i < seq_len(seq); i++) {
-		yaml_node_t *v = seq_at(c, seq, i);
+	for (size_t i = 0; i < yf_seq_len(seq); i++) {
+		yaml_node_t *v = yf_seq_at(&c->y, seq, i);
 		struct router_rec r = { 0 };
 		int self, rd;
 
-		if (apply_fields(c, v, "a router", router_fields, 2, &r, seen,
+		if (yf_apply(&c->y, v, "a router", router_fields, 2, &r, seen,
 				 val))
 			return -EINVAL;
 		if (!resolve) {
@@ -414,7 +181,7 @@ static int load_routers(struct ctx *c, yaml_node_t *seq, bool resolve)
 		if (rd < 0)
 			return -EINVAL;
 		if (c->sc->nodes[rd].router >= 0) {
-			set_err(c, val[1], "ROADM '%s' already has router '%s'; "
+			yf_err(&c->y, val[1], "ROADM '%s' already has router '%s'; "
 				"a ROADM has at most one router", r.roadm,
 				c->sc->nodes[c->sc->nodes[rd].router].name);
 			return -EINVAL;
@@ -431,18 +198,18 @@ struct server_rec {
 	double access_gbps, access_km, cpu, memory_mib;
 };
 
-static const struct field server_fields[] = {
-	{ "name", F_NAME, F_REQUIRED, offsetof(struct server_rec, name), 0,
+static const struct yf_field server_fields[] = {
+	{ "name", YF_NAME, YF_REQUIRED, offsetof(struct server_rec, name), 0,
 	  SCN_NAME_MAX + 1 },
-	{ "router", F_NAME, F_REQUIRED, offsetof(struct server_rec, router), 0,
+	{ "router", YF_NAME, YF_REQUIRED, offsetof(struct server_rec, router), 0,
 	  SCN_NAME_MAX + 1 },
-	{ "access_gbps", F_DOUBLE, F_REQUIRED | F_POSITIVE,
+	{ "access_gbps", YF_DOUBLE, YF_REQUIRED | YF_POSITIVE,
 	  offsetof(struct server_rec, access_gbps), 1e6, 0 },
-	{ "access_km", F_DOUBLE, F_NONNEG,
+	{ "access_km", YF_DOUBLE, YF_NONNEG,
 	  offsetof(struct server_rec, access_km), 1e5, 0 },
-	{ "cpu", F_DOUBLE, F_REQUIRED | F_POSITIVE,
+	{ "cpu", YF_DOUBLE, YF_REQUIRED | YF_POSITIVE,
 	  offsetof(struct server_rec, cpu), 4096, 0 },
-	{ "memory_mib", F_DOUBLE, F_REQUIRED | F_POSITIVE,
+	{ "memory_mib", YF_DOUBLE, YF_REQUIRED | YF_POSITIVE,
 	  offsetof(struct server_rec, memory_mib), 1 << 24, 0 },
 };
 
@@ -453,15 +220,15 @@ static int load_servers(struct ctx *c, yaml_node_t *seq, bool resolve)
 	bool seen[NFIELDS(server_fields)];
 	yaml_node_t *val[NFIELDS(server_fields)];
 
-	if (want_seq(c, seq, "servers"))
+	if (yf_want_seq(&c->y, seq, "servers"))
 		return -EINVAL;
-	for (size_t i = 0; i < seq_len(seq); i++) {
-		yaml_node_t *v = seq_at(c, seq, i);
+	for (size_t i = 0; i < yf_seq_len(seq); i++) {
+		yaml_node_t *v = yf_seq_at(&c->y, seq, i);
 		struct server_rec r = { 0 };
 		struct scn_node *n;
 		int self, rt;
 
-		if (apply_fields(c, v, "a server", server_fields,
+		if (yf_apply(&c->y, v, "a server", server_fields,
 				 NFIELDS(server_fields), &r, seen, val))
 			return -EINVAL;
 		if (!resolve) {
@@ -489,14 +256,14 @@ struct fibre_rec {
 	unsigned wavelengths;
 };
 
-static const struct field fibre_fields[] = {
-	{ "a", F_NAME, F_REQUIRED, offsetof(struct fibre_rec, a), 0,
+static const struct yf_field fibre_fields[] = {
+	{ "a", YF_NAME, YF_REQUIRED, offsetof(struct fibre_rec, a), 0,
 	  SCN_NAME_MAX + 1 },
-	{ "b", F_NAME, F_REQUIRED, offsetof(struct fibre_rec, b), 0,
+	{ "b", YF_NAME, YF_REQUIRED, offsetof(struct fibre_rec, b), 0,
 	  SCN_NAME_MAX + 1 },
-	{ "km", F_DOUBLE, F_REQUIRED | F_POSITIVE,
+	{ "km", YF_DOUBLE, YF_REQUIRED | YF_POSITIVE,
 	  offsetof(struct fibre_rec, km), 1e5, 0 },
-	{ "wavelengths", F_UINT, F_POSITIVE,
+	{ "wavelengths", YF_UINT, YF_POSITIVE,
 	  offsetof(struct fibre_rec, wavelengths), 4096, 0 },
 };
 
@@ -506,17 +273,17 @@ static int load_fibres(struct ctx *c, yaml_node_t *seq, unsigned wdefault)
 	bool seen[NFIELDS(fibre_fields)];
 	yaml_node_t *val[NFIELDS(fibre_fields)];
 
-	if (want_seq(c, seq, "fibres"))
+	if (yf_want_seq(&c->y, seq, "fibres"))
 		return -EINVAL;
-	sc->fibres = calloc(seq_len(seq) + 1, sizeof(*sc->fibres));
+	sc->fibres = calloc(yf_seq_len(seq) + 1, sizeof(*sc->fibres));
 	if (!sc->fibres)
 		return -ENOMEM;
-	for (size_t i = 0; i < seq_len(seq); i++) {
-		yaml_node_t *v = seq_at(c, seq, i);
+	for (size_t i = 0; i < yf_seq_len(seq); i++) {
+		yaml_node_t *v = yf_seq_at(&c->y, seq, i);
 		struct fibre_rec r = { 0 };
 		struct scn_fibre *f = &sc->fibres[sc->nfibres];
 
-		if (apply_fields(c, v, "a fibre", fibre_fields,
+		if (yf_apply(&c->y, v, "a fibre", fibre_fields,
 				 NFIELDS(fibre_fields), &r, seen, val))
 			return -EINVAL;
 		f->a = ref(c, val[0], "a", r.a, NODE_ROADM);
@@ -526,7 +293,7 @@ static int load_fibres(struct ctx *c, yaml_node_t *seq, unsigned wdefault)
 		if (f->b < 0)
 			return -EINVAL;
 		if (f->a == f->b) {
-			set_err(c, val[1], "fibre joins ROADM '%s' to itself",
+			yf_err(&c->y, val[1], "fibre joins ROADM '%s' to itself",
 				r.a);
 			return -EINVAL;
 		}
@@ -535,7 +302,7 @@ static int load_fibres(struct ctx *c, yaml_node_t *seq, unsigned wdefault)
 
 			if ((g->a == f->a && g->b == f->b) ||
 			    (g->a == f->b && g->b == f->a)) {
-				set_err(c, v, "second fibre between '%s' and "
+				yf_err(&c->y, v, "second fibre between '%s' and "
 					"'%s' (first at line %d)", r.a, r.b,
 					g->line);
 				return -EINVAL;
@@ -563,22 +330,22 @@ struct task_rec {
 
 enum { TF_LOCALS = 2, TF_ROUNDS = 6, TF_ARRIVAL = 7, TF_DEMAND = 8 };
 
-static const struct field task_fields[] = {
-	{ "name", F_NAME, F_REQUIRED, offsetof(struct task_rec, name), 0,
+static const struct yf_field task_fields[] = {
+	{ "name", YF_NAME, YF_REQUIRED, offsetof(struct task_rec, name), 0,
 	  SCN_NAME_MAX + 1 },
-	{ "global", F_NAME, F_REQUIRED, offsetof(struct task_rec, global), 0,
+	{ "global", YF_NAME, YF_REQUIRED, offsetof(struct task_rec, global), 0,
 	  SCN_NAME_MAX + 1 },
-	{ "locals", F_ANY, F_REQUIRED, 0, 0, 0 },
-	{ "parameters", F_U64, F_REQUIRED | F_POSITIVE,
+	{ "locals", YF_ANY, YF_REQUIRED, 0, 0, 0 },
+	{ "parameters", YF_U64, YF_REQUIRED | YF_POSITIVE,
 	  offsetof(struct task_rec, parameters), 1e12, 0 },
-	{ "bytes_per_parameter", F_UINT, F_REQUIRED | F_POSITIVE,
+	{ "bytes_per_parameter", YF_UINT, YF_REQUIRED | YF_POSITIVE,
 	  offsetof(struct task_rec, bytes_per_parameter), 16, 0 },
-	{ "work_core_s", F_DOUBLE, F_REQUIRED | F_NONNEG,
+	{ "work_core_s", YF_DOUBLE, YF_REQUIRED | YF_NONNEG,
 	  offsetof(struct task_rec, work_core_s), 1e6, 0 },
-	{ "rounds", F_UINT, F_POSITIVE, offsetof(struct task_rec, rounds),
+	{ "rounds", YF_UINT, YF_POSITIVE, offsetof(struct task_rec, rounds),
 	  1e6, 0 },
-	{ "arrival", F_LONG, 0, offsetof(struct task_rec, arrival), 1e15, 0 },
-	{ "demand_gbps", F_DOUBLE, F_POSITIVE,
+	{ "arrival", YF_LONG, 0, offsetof(struct task_rec, arrival), 1e15, 0 },
+	{ "demand_gbps", YF_DOUBLE, YF_POSITIVE,
 	  offsetof(struct task_rec, demand_gbps), 1e6, 0 },
 };
 
@@ -592,11 +359,11 @@ static int load_task(struct ctx *c, yaml_node_t *v, struct scn_task *t)
 	struct task_rec r = { 0 };
 	yaml_node_t *locals, *demand;
 
-	if (apply_fields(c, v, "a task", task_fields, NFIELDS(task_fields),
+	if (yf_apply(&c->y, v, "a task", task_fields, NFIELDS(task_fields),
 			 &r, seen, any))
 		return -EINVAL;
 	if (!scn_name_ok(r.name, SCN_TASK_NAME_MAX, true)) {
-		set_err(c, any[0], "bad task name '%s': use 1-%d characters of "
+		yf_err(&c->y, any[0], "bad task name '%s': use 1-%d characters of "
 			"[A-Za-z0-9_.-]", r.name, SCN_TASK_NAME_MAX);
 		return -EINVAL;
 	}
@@ -607,11 +374,11 @@ static int load_task(struct ctx *c, yaml_node_t *v, struct scn_task *t)
 	if (t->global < 0)
 		return -EINVAL;
 	if (r.parameters > UINT64_MAX / 16) {
-		set_err(c, v, "task '%s': 'parameters' is too large", r.name);
+		yf_err(&c->y, v, "task '%s': 'parameters' is too large", r.name);
 		return -EINVAL;
 	}
 	if (!fl_wire_supported(r.bytes_per_parameter)) {
-		set_err(c, any[4], "task '%s': 'bytes_per_parameter' must be "
+		yf_err(&c->y, any[4], "task '%s': 'bytes_per_parameter' must be "
 			"1, 2, 4 or 8 (int8, float16, float32 or float64 on "
 			"the wire), got %u", r.name, r.bytes_per_parameter);
 		return -EINVAL;
@@ -622,7 +389,7 @@ static int load_task(struct ctx *c, yaml_node_t *v, struct scn_task *t)
 		struct wire_msg wm;
 
 		if (wire_message(sc, t, &wm)) {
-			set_err(c, any[3], "task '%s': the emulated model "
+			yf_err(&c->y, any[3], "task '%s': the emulated model "
 				"(parameters / scale = %.3g) is too large: at "
 				"most %.3g parameters", r.name,
 				(double)r.parameters / sc->scale,
@@ -636,40 +403,40 @@ static int load_task(struct ctx *c, yaml_node_t *v, struct scn_task *t)
 	t->arrival = seen[TF_ARRIVAL] ? r.arrival : -1;
 
 	locals = any[TF_LOCALS];
-	if (want_seq(c, locals, "locals"))
+	if (yf_want_seq(&c->y, locals, "locals"))
 		return -EINVAL;
-	if (seq_len(locals) == 0) {
-		set_err(c, locals, "task '%s' has no local models", r.name);
+	if (yf_seq_len(locals) == 0) {
+		yf_err(&c->y, locals, "task '%s' has no local models", r.name);
 		return -EINVAL;
 	}
-	t->locals = calloc(seq_len(locals), sizeof(*t->locals));
+	t->locals = calloc(yf_seq_len(locals), sizeof(*t->locals));
 	if (!t->locals)
 		return -ENOMEM;
-	for (size_t i = 0; i < seq_len(locals); i++) {
-		yaml_node_t *l = seq_at(c, locals, i);
+	for (size_t i = 0; i < yf_seq_len(locals); i++) {
+		yaml_node_t *l = yf_seq_at(&c->y, locals, i);
 		int s;
 
-		if (want_scalar(c, l, "locals"))
+		if (yf_want_scalar(&c->y, l, "locals"))
 			return -EINVAL;
-		s = ref(c, l, "locals", scalar(l), NODE_SERVER);
+		s = ref(c, l, "locals", yf_scalar(l), NODE_SERVER);
 		if (s < 0)
 			return -EINVAL;
 		if (s == t->global) {
-			set_err(c, l, "task '%s': server '%s' holds the global "
+			yf_err(&c->y, l, "task '%s': server '%s' holds the global "
 				"model and cannot also hold a local one",
-				r.name, scalar(l));
+				r.name, yf_scalar(l));
 			return -EINVAL;
 		}
 		for (int j = 0; j < t->nlocals; j++)
 			if (t->locals[j] == s) {
-				set_err(c, l, "task '%s' lists server '%s' "
-					"twice", r.name, scalar(l));
+				yf_err(&c->y, l, "task '%s' lists server '%s' "
+					"twice", r.name, yf_scalar(l));
 				return -EINVAL;
 			}
 		if (!fibre_reachable(sc, t->global, s)) {
-			set_err(c, l, "task '%s': server '%s' is not reachable "
+			yf_err(&c->y, l, "task '%s': server '%s' is not reachable "
 				"from global model server '%s'", r.name,
-				scalar(l), r.global);
+				yf_scalar(l), r.global);
 			return -EINVAL;
 		}
 		t->locals[t->nlocals++] = s;
@@ -680,7 +447,7 @@ static int load_task(struct ctx *c, yaml_node_t *v, struct scn_task *t)
 		int s = j < 0 ? t->global : t->locals[j];
 
 		if (t->demand_gbps > sc->nodes[s].access_gbps) {
-			set_err(c, demand, "task '%s': demand %g Gbit/s "
+			yf_err(&c->y, demand, "task '%s': demand %g Gbit/s "
 				"exceeds the access link of server '%s' "
 				"(%g Gbit/s)",
 				r.name, t->demand_gbps, sc->nodes[s].name,
@@ -689,7 +456,7 @@ static int load_task(struct ctx *c, yaml_node_t *v, struct scn_task *t)
 		}
 	}
 	if (t->demand_gbps > sc->wavelength_gbps) {
-		set_err(c, demand, "task '%s': demand %g Gbit/s exceeds the "
+		yf_err(&c->y, demand, "task '%s': demand %g Gbit/s exceeds the "
 			"wavelength capacity %g Gbit/s", r.name,
 			t->demand_gbps, sc->wavelength_gbps);
 		return -EINVAL;
@@ -752,14 +519,14 @@ static int load_tasks(struct ctx *c, yaml_node_t *seq)
 	struct scenario *sc = c->sc;
 	size_t n;
 
-	if (want_seq(c, seq, "tasks"))
+	if (yf_want_seq(&c->y, seq, "tasks"))
 		return -EINVAL;
-	n = seq_len(seq);
+	n = yf_seq_len(seq);
 	sc->tasks = calloc(n + 1, sizeof(*sc->tasks));
 	if (!sc->tasks)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		yaml_node_t *v = seq_at(c, seq, i);
+		yaml_node_t *v = yf_seq_at(&c->y, seq, i);
 		struct scn_task *t = &sc->tasks[sc->ntasks];
 		int err = load_task(c, v, t);
 
@@ -768,7 +535,7 @@ static int load_tasks(struct ctx *c, yaml_node_t *seq)
 			return err;
 		for (int j = 0; j < sc->ntasks - 1; j++)
 			if (!strcmp(sc->tasks[j].name, t->name)) {
-				set_err(c, v, "duplicate task name '%s' (first "
+				yf_err(&c->y, v, "duplicate task name '%s' (first "
 					"at line %d)", t->name,
 					sc->tasks[j].line);
 				return -EINVAL;
@@ -782,14 +549,14 @@ static int load_tasks(struct ctx *c, yaml_node_t *seq)
 	return 0;
 }
 
-static const struct field weight_fields[] = {
-	{ "alpha", F_DOUBLE, F_NONNEG, offsetof(struct scn_weights, alpha),
+static const struct yf_field weight_fields[] = {
+	{ "alpha", YF_DOUBLE, YF_NONNEG, offsetof(struct scn_weights, alpha),
 	  1e9, 0 },
-	{ "beta", F_DOUBLE, F_NONNEG, offsetof(struct scn_weights, beta), 1e9,
+	{ "beta", YF_DOUBLE, YF_NONNEG, offsetof(struct scn_weights, beta), 1e9,
 	  0 },
-	{ "reuse", F_DOUBLE, F_NONNEG, offsetof(struct scn_weights, reuse), 1,
+	{ "reuse", YF_DOUBLE, YF_NONNEG, offsetof(struct scn_weights, reuse), 1,
 	  0 },
-	{ "adddrop", F_DOUBLE, F_NONNEG,
+	{ "adddrop", YF_DOUBLE, YF_NONNEG,
 	  offsetof(struct scn_weights, adddrop), 1e9, 0 },
 };
 
@@ -814,7 +581,7 @@ static int check_cidr(struct ctx *c, const yaml_node_t *at, const char *s)
 		goto bad;
 	return 0;
 bad:
-	set_err(c, at, "'addressing' must be an IPv4 network 'a.b.c.d/len' "
+	yf_err(&c->y, at, "'addressing' must be an IPv4 network 'a.b.c.d/len' "
 		"with len 8-24 and no host bits, got '%s'", s);
 	return -EINVAL;
 }
@@ -837,34 +604,34 @@ enum {
 	T_ROUTERS, T_SERVERS, T_TASKS,
 };
 
-static const struct field top_fields[] = {
-	{ "name", F_NAME, F_REQUIRED, offsetof(struct top_rec, name), 0,
+static const struct yf_field top_fields[] = {
+	{ "name", YF_NAME, YF_REQUIRED, offsetof(struct top_rec, name), 0,
 	  SCN_NAME_MAX + 1 },
-	{ "description", F_TEXT, 0, offsetof(struct top_rec, description), 0,
+	{ "description", YF_TEXT, 0, offsetof(struct top_rec, description), 0,
 	  1024 },
-	{ "source", F_TEXT, 0, offsetof(struct top_rec, source), 0, 1024 },
-	{ "seed", F_U64, 0, offsetof(struct top_rec, seed), 0, 0 },
-	{ "scale", F_DOUBLE, F_POSITIVE, offsetof(struct top_rec, scale), 1e9,
+	{ "source", YF_TEXT, 0, offsetof(struct top_rec, source), 0, 1024 },
+	{ "seed", YF_U64, 0, offsetof(struct top_rec, seed), 0, 0 },
+	{ "scale", YF_DOUBLE, YF_POSITIVE, offsetof(struct top_rec, scale), 1e9,
 	  0 },
-	{ "addressing", F_TEXT, 0, offsetof(struct top_rec, addressing), 0,
+	{ "addressing", YF_TEXT, 0, offsetof(struct top_rec, addressing), 0,
 	  32 },
-	{ "wavelength_gbps", F_DOUBLE, F_REQUIRED | F_POSITIVE,
+	{ "wavelength_gbps", YF_DOUBLE, YF_REQUIRED | YF_POSITIVE,
 	  offsetof(struct top_rec, wavelength_gbps), 1e6, 0 },
-	{ "wavelengths", F_UINT, F_REQUIRED | F_POSITIVE,
+	{ "wavelengths", YF_UINT, YF_REQUIRED | YF_POSITIVE,
 	  offsetof(struct top_rec, wavelengths), 4096, 0 },
-	{ "demand_gbps", F_DOUBLE, F_REQUIRED | F_POSITIVE,
+	{ "demand_gbps", YF_DOUBLE, YF_REQUIRED | YF_POSITIVE,
 	  offsetof(struct top_rec, demand_gbps), 1e6, 0 },
-	{ "weights", F_ANY, 0, 0, 0, 0 },
-	{ "roadms", F_ANY, F_REQUIRED, 0, 0, 0 },
-	{ "fibres", F_ANY, 0, 0, 0, 0 },
-	{ "routers", F_ANY, 0, 0, 0, 0 },
-	{ "servers", F_ANY, 0, 0, 0, 0 },
-	{ "tasks", F_ANY, 0, 0, 0, 0 },
+	{ "weights", YF_ANY, 0, 0, 0, 0 },
+	{ "roadms", YF_ANY, YF_REQUIRED, 0, 0, 0 },
+	{ "fibres", YF_ANY, 0, 0, 0, 0 },
+	{ "routers", YF_ANY, 0, 0, 0, 0 },
+	{ "servers", YF_ANY, 0, 0, 0, 0 },
+	{ "tasks", YF_ANY, 0, 0, 0, 0 },
 };
 
 static size_t count_items(yaml_node_t *n)
 {
-	return n && n->type == YAML_SEQUENCE_NODE ? seq_len(n) : 0;
+	return n && n->type == YAML_SEQUENCE_NODE ? yf_seq_len(n) : 0;
 }
 
 static int load_top(struct ctx *c, yaml_node_t *root)
@@ -876,11 +643,11 @@ static int load_top(struct ctx *c, yaml_node_t *root)
 	size_t nodes;
 	int err;
 
-	if (apply_fields(c, root, "the scenario", top_fields,
+	if (yf_apply(&c->y, root, "the scenario", top_fields,
 			 NFIELDS(top_fields), &r, seen, any))
 		return -EINVAL;
 	if (!scn_name_ok(r.name, SCN_NAME_MAX, true)) {
-		set_err(c, any[0], "bad scenario name '%s'", r.name);
+		yf_err(&c->y, any[0], "bad scenario name '%s'", r.name);
 		return -EINVAL;
 	}
 	snprintf(sc->name, sizeof(sc->name), "%s", r.name);
@@ -894,7 +661,7 @@ static int load_top(struct ctx *c, yaml_node_t *root)
 	sc->wavelength_gbps = r.wavelength_gbps;
 	sc->demand_gbps = r.demand_gbps;
 	if (sc->demand_gbps > sc->wavelength_gbps) {
-		set_err(c, any[T_DEMAND], "'demand_gbps' (%g) exceeds "
+		yf_err(&c->y, any[T_DEMAND], "'demand_gbps' (%g) exceeds "
 			"'wavelength_gbps' (%g)", sc->demand_gbps,
 			sc->wavelength_gbps);
 		return -EINVAL;
@@ -904,7 +671,7 @@ static int load_top(struct ctx *c, yaml_node_t *root)
 		bool wseen[NFIELDS(weight_fields)];
 		struct scn_weights w = sc->weights;
 
-		if (apply_fields(c, any[T_WEIGHTS], "'weights'",
+		if (yf_apply(&c->y, any[T_WEIGHTS], "'weights'",
 				 weight_fields, NFIELDS(weight_fields), &w,
 				 wseen, NULL))
 			return -EINVAL;
@@ -946,40 +713,12 @@ static int load_top(struct ctx *c, yaml_node_t *root)
 
 /* ---- entry points ------------------------------------------------------ */
 
-static void yaml_err(const yaml_parser_t *parser, struct scn_error *err)
-{
-	err->line = (int)parser->problem_mark.line + 1;
-	err->col = (int)parser->problem_mark.column + 1;
-	snprintf(err->msg, sizeof(err->msg), "YAML: %s%s%s",
-		 parser->problem ? parser->problem : "syntax error",
-		 parser->context ? " " : "",
-		 parser->context ? parser->context : "");
-}
 
 /*
  * A scenario is one document. yaml_parser_load() stops after the first,
  * so whatever follows it (another document, or a syntax error there)
  * would be silently ignored unless it is read too.
  */
-static int check_one_document(yaml_parser_t *parser, struct scn_error *err)
-{
-	yaml_document_t next;
-	bool more;
-
-	if (!yaml_parser_load(parser, &next)) {
-		yaml_err(parser, err);
-		return -EINVAL;
-	}
-	more = yaml_document_get_root_node(&next) != NULL;
-	if (more) {
-		err->line = (int)next.start_mark.line + 1;
-		err->col = (int)next.start_mark.column + 1;
-		snprintf(err->msg, sizeof(err->msg), "a scenario is one YAML "
-			 "document, but another starts here");
-	}
-	yaml_document_delete(&next);
-	return more ? -EINVAL : 0;
-}
 
 /*
  * Nesting deeper than SCN_DEPTH_MAX, found with libyaml's event parser
@@ -987,37 +726,6 @@ static int check_one_document(yaml_parser_t *parser, struct scn_error *err)
  * minute). True after filling err with where; a syntax error is left to
  * the real parse, which says it better.
  */
-static bool too_deep(const char *buf, size_t len, struct scn_error *err)
-{
-	yaml_parser_t p;
-	yaml_event_t ev;
-	int depth = 0;
-	bool deep = false, done = false;
-
-	if (!yaml_parser_initialize(&p))
-		return false;
-	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
-	while (!done && !deep && yaml_parser_parse(&p, &ev)) {
-		if (ev.type == YAML_SEQUENCE_START_EVENT ||
-		    ev.type == YAML_MAPPING_START_EVENT) {
-			if (++depth > SCN_DEPTH_MAX) {
-				deep = true;
-				err->line = (int)ev.start_mark.line + 1;
-				err->col = (int)ev.start_mark.column + 1;
-				snprintf(err->msg, sizeof(err->msg),
-					 "nested deeper than %d levels",
-					 SCN_DEPTH_MAX);
-			}
-		} else if (ev.type == YAML_SEQUENCE_END_EVENT ||
-			   ev.type == YAML_MAPPING_END_EVENT) {
-			depth--;
-		}
-		done = ev.type == YAML_STREAM_END_EVENT;
-		yaml_event_delete(&ev);
-	}
-	yaml_parser_delete(&p);
-	return deep;
-}
 
 struct scenario *scenario_parse(const char *buf, size_t len, const char *name,
 				struct scn_error *err)
@@ -1025,7 +733,7 @@ struct scenario *scenario_parse(const char *buf, size_t len, const char *name,
 	yaml_parser_t parser;
 	yaml_document_t doc;
 	struct scenario *sc;
-	struct ctx c = { .err = err };
+	struct ctx c = { .y = { .err = err } };
 	yaml_node_t *root;
 	int rc = -EINVAL;
 
@@ -1045,7 +753,7 @@ struct scenario *scenario_parse(const char *buf, size_t len, const char *name,
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (too_deep(buf, len, err)) {
+	if (yf_too_deep(buf, len, err)) {
 		yaml_parser_delete(&parser);
 		free(sc);
 		errno = EINVAL;
@@ -1053,19 +761,19 @@ struct scenario *scenario_parse(const char *buf, size_t len, const char *name,
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	if (!yaml_parser_load(&parser, &doc)) {
-		yaml_err(&parser, err);
+		yf_yaml_err(&parser, err);
 		yaml_parser_delete(&parser);
 		free(sc);
 		errno = EINVAL;
 		return NULL;
 	}
-	c.doc = &doc;
+	c.y.doc = &doc;
 	root = yaml_document_get_root_node(&doc);
 	if (!root) {
 		err->line = 1;
 		err->col = 1;
 		snprintf(err->msg, sizeof(err->msg), "empty scenario");
-	} else if (!check_one_document(&parser, err)) {
+	} else if (!yf_one_document(&parser, err, "a scenario")) {
 		rc = load_top(&c, root);
 		if (rc == -ENOMEM)
 			snprintf(err->msg, sizeof(err->msg), "out of memory");
@@ -1083,77 +791,14 @@ struct scenario *scenario_parse(const char *buf, size_t len, const char *name,
 struct scenario *scenario_load(const char *path, struct scn_error *err)
 {
 	struct scenario *sc;
-	FILE *f;
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int saved;
+	size_t len;
+	char *buf;
+	int e = yf_read_file(path, &buf, &len, err), saved;
 
-	memset(err, 0, sizeof(*err));
-	snprintf(err->file, sizeof(err->file), "%s", path);
-	f = fopen(path, "rb");
-	if (!f) {
-		saved = errno;
-		snprintf(err->msg, sizeof(err->msg), "cannot open: %s",
-			 strerror(saved));
-		errno = saved;
+	if (e) {
+		errno = -e;
 		return NULL;
 	}
-	/* a scenario is a regular file of bounded size: never a device,
-	 * a pipe or a directory, read in full or refused at once */
-	{
-		struct stat st;
-
-		if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode) ||
-		    st.st_size > SCN_FILE_MAX) {
-			saved = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
-			snprintf(err->msg, sizeof(err->msg), "%s",
-				 !S_ISREG(st.st_mode) ? "not a regular file" :
-				 "larger than " SCN_FILE_MAX_TEXT);
-			fclose(f);
-			errno = saved;
-			return NULL;
-		}
-	}
-	for (;;) {
-		size_t n;
-
-		if (len > SCN_FILE_MAX) {	/* it grew while we read */
-			free(buf);
-			fclose(f);
-			snprintf(err->msg, sizeof(err->msg),
-				 "larger than " SCN_FILE_MAX_TEXT);
-			errno = EFBIG;
-			return NULL;
-		}
-
-		if (len + 4096 > cap) {
-			char *nb = realloc(buf, cap = cap * 2 + 8192);
-
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				snprintf(err->msg, sizeof(err->msg),
-					 "out of memory");
-				errno = ENOMEM;
-				return NULL;
-			}
-			buf = nb;
-		}
-		n = fread(buf + len, 1, cap - len, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(f)) {
-		saved = errno ? errno : EIO;
-		free(buf);
-		fclose(f);
-		snprintf(err->msg, sizeof(err->msg), "cannot read: %s",
-			 strerror(saved));
-		errno = saved;
-		return NULL;
-	}
-	fclose(f);
 	sc = scenario_parse(buf ? buf : "", len, path, err);
 	saved = errno;
 	free(buf);
@@ -1179,4 +824,90 @@ int scenario_find(const struct scenario *sc, const char *name)
 		if (!strcmp(sc->nodes[i].name, name))
 			return i;
 	return -1;
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+int scenario_write(const struct scenario *sc, FILE *f)
+{
+	const struct scn_weights *w = &sc->weights;
+	int wl = 1;
+	bool any;
+
+	for (int i = 0; i < sc->nfibres; i++)
+		if (sc->fibres[i].wavelengths > wl)
+			wl = sc->fibres[i].wavelengths;
+	/* %.17g: every number reads back as the same double */
+	fprintf(f, "# written by twinlab (scenario_write)\n"
+		   "name: %s\nseed: %llu\nscale: %.17g\naddressing: %s\n"
+		   "wavelength_gbps: %.17g\nwavelengths: %d\n"
+		   "demand_gbps: %.17g\n"
+		   "weights: {alpha: %.17g, beta: %.17g, reuse: %.17g, "
+		   "adddrop: %.17g}\n",
+		sc->name, (unsigned long long)sc->seed, sc->scale,
+		sc->addressing, sc->wavelength_gbps, wl, sc->demand_gbps,
+		w->alpha, w->beta, w->reuse, w->adddrop);
+	fputs("roadms: [", f);
+	any = false;
+	for (int i = 0; i < sc->nnodes; i++)
+		if (sc->nodes[i].kind == NODE_ROADM) {
+			fprintf(f, "%s%s", any ? ", " : "", sc->nodes[i].name);
+			any = true;
+		}
+	fputs("]\n", f);
+	if (sc->nfibres)
+		fputs("fibres:\n", f);
+	for (int i = 0; i < sc->nfibres; i++) {
+		const struct scn_fibre *fb = &sc->fibres[i];
+
+		fprintf(f, "  - {a: %s, b: %s, km: %.17g, wavelengths: %d}\n",
+			sc->nodes[fb->a].name, sc->nodes[fb->b].name, fb->km,
+			fb->wavelengths);
+	}
+	any = false;
+	for (int i = 0; i < sc->nnodes; i++) {
+		const struct scn_node *n = &sc->nodes[i];
+
+		if (n->kind != NODE_ROUTER)
+			continue;
+		fprintf(f, "%s  - {name: %s, roadm: %s}\n",
+			any ? "" : "routers:\n", n->name,
+			sc->nodes[n->attach].name);
+		any = true;
+	}
+	any = false;
+	for (int i = 0; i < sc->nnodes; i++) {
+		const struct scn_node *n = &sc->nodes[i];
+
+		if (n->kind != NODE_SERVER)
+			continue;
+		fprintf(f, "%s  - {name: %s, router: %s, access_gbps: %.17g, "
+			   "access_km: %.17g, cpu: %.17g, memory_mib: %.17g}\n",
+			any ? "" : "servers:\n", n->name,
+			sc->nodes[n->attach].name, n->access_gbps,
+			n->access_km, n->cpu, n->memory_mib);
+		any = true;
+	}
+	if (sc->ntasks)
+		fputs("tasks:\n", f);
+	for (int i = 0; i < sc->ntasks; i++) {
+		const struct scn_task *t = &sc->tasks[i];
+
+		fprintf(f, "  - {name: %s, global: %s, locals: [", t->name,
+			sc->nodes[t->global].name);
+		for (int k = 0; k < t->nlocals; k++)
+			fprintf(f, "%s%s", k ? ", " : "",
+				sc->nodes[t->locals[k]].name);
+		fprintf(f, "],\n     parameters: %llu, bytes_per_parameter: "
+			   "%u, work_core_s: %.17g, rounds: %u,\n"
+			   "     demand_gbps: %.17g",
+			(unsigned long long)t->parameters,
+			t->bytes_per_parameter, t->work_core_s, t->rounds,
+			t->demand_gbps);
+		/* a task without arrival keeps its place in file order */
+		if (t->arrival != LONG_MAX)
+			fprintf(f, ", arrival: %ld", t->arrival);
+		fputs("}\n", f);
+	}
+	return ferror(f) ? -EIO : 0;
 }

@@ -9,6 +9,7 @@
 #define TWIN_SCENARIO_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -114,6 +115,13 @@ struct scenario *scenario_parse(const char *buf, size_t len, const char *name,
 	__attribute__((warn_unused_result));
 
 void scenario_free(struct scenario *sc);
+
+/*
+ * scenario_write - sc as a scenario file that loads back into the same
+ * scenario (every number exact; tasks in their scheduling order, an
+ * arrival kept where one was given). 0 or -EIO.
+ */
+int scenario_write(const struct scenario *sc, FILE *f);
 
 /* scenario_find - node index by name, or -1. */
 int scenario_find(const struct scenario *sc, const char *name);

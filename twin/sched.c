@@ -196,11 +196,6 @@ double search_dist(const struct sched *s, int v)
 	return search_reached(s, v) ? s->fwd.dist[v] : INFINITY;
 }
 
-int search_src(const struct sched *s, int v)
-{
-	return search_reached(s, v) ? s->fwd.src[v] : -1;
-}
-
 static double ms_of_km(double km)
 {
 	return km * FIBRE_S_PER_KM * 1e3;

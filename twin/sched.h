@@ -103,10 +103,9 @@ void sched_release(struct sched *s);
 int search(struct sched *s, const int *srcs, int nsrc, int target,
 	   enum search_mode mode, bool directed, int lambda, double demand);
 
-/* After search: whether v was reached, its distance, nearest source. */
+/* After search: whether v was reached, and its distance. */
 bool search_reached(const struct sched *s, int v);
 double search_dist(const struct sched *s, int v);
-int search_src(const struct sched *s, int v);
 
 /* path_to - steps from the source to v after search; returns their count. */
 int path_to(struct sched *s, int v, struct step **out);

@@ -669,6 +669,100 @@ Test(scenario, shipped_files)
 	globfree(&g);
 }
 
+/* Two scenarios alike in everything the twin reads. */
+static void same_scenario(const struct scenario *a, const struct scenario *b,
+			  const char *what)
+{
+	cr_assert_str_eq(a->name, b->name, "%s", what);
+	cr_expect_eq(a->seed, b->seed, "%s", what);
+	cr_expect_eq(a->scale, b->scale, "%s", what);
+	cr_expect_str_eq(a->addressing, b->addressing, "%s", what);
+	cr_expect_eq(a->wavelength_gbps, b->wavelength_gbps, "%s", what);
+	cr_expect_eq(a->demand_gbps, b->demand_gbps, "%s", what);
+	cr_expect(!memcmp(&a->weights, &b->weights, sizeof(a->weights)), "%s",
+		  what);
+	cr_assert_eq(a->nnodes, b->nnodes, "%s", what);
+	for (int i = 0; i < a->nnodes; i++) {
+		const struct scn_node *x = &a->nodes[i];
+		int j = scenario_find(b, x->name);
+
+		cr_assert_geq(j, 0, "%s: node %s lost", what, x->name);
+		cr_expect_eq(x->kind, b->nodes[j].kind, "%s: %s", what,
+			     x->name);
+		cr_expect_str_eq(x->attach < 0 ? "" : a->nodes[x->attach].name,
+				 b->nodes[j].attach < 0 ?
+					 "" :
+					 b->nodes[b->nodes[j].attach].name,
+				 "%s: %s", what, x->name);
+		cr_expect_eq(x->access_gbps, b->nodes[j].access_gbps);
+		cr_expect_eq(x->access_km, b->nodes[j].access_km);
+		cr_expect_eq(x->cpu, b->nodes[j].cpu);
+		cr_expect_eq(x->memory_mib, b->nodes[j].memory_mib);
+	}
+	cr_assert_eq(a->nfibres, b->nfibres, "%s", what);
+	for (int i = 0; i < a->nfibres; i++) {
+		cr_expect_str_eq(a->nodes[a->fibres[i].a].name,
+				 b->nodes[b->fibres[i].a].name, "%s", what);
+		cr_expect_str_eq(a->nodes[a->fibres[i].b].name,
+				 b->nodes[b->fibres[i].b].name, "%s", what);
+		cr_expect_eq(a->fibres[i].km, b->fibres[i].km, "%s", what);
+		cr_expect_eq(a->fibres[i].wavelengths, b->fibres[i].wavelengths,
+			     "%s", what);
+	}
+	cr_assert_eq(a->ntasks, b->ntasks, "%s", what);
+	for (int i = 0; i < a->ntasks; i++) {
+		const struct scn_task *x = &a->tasks[i], *y = &b->tasks[i];
+
+		cr_expect_str_eq(x->name, y->name, "%s: task order", what);
+		cr_expect_str_eq(a->nodes[x->global].name,
+				 b->nodes[y->global].name, "%s", what);
+		cr_assert_eq(x->nlocals, y->nlocals, "%s", what);
+		for (int k = 0; k < x->nlocals; k++)
+			cr_expect_str_eq(a->nodes[x->locals[k]].name,
+					 b->nodes[y->locals[k]].name, "%s",
+					 what);
+		cr_expect_eq(x->parameters, y->parameters, "%s", what);
+		cr_expect_eq(x->bytes_per_parameter, y->bytes_per_parameter);
+		cr_expect_eq(x->work_core_s, y->work_core_s, "%s", what);
+		cr_expect_eq(x->rounds, y->rounds, "%s", what);
+		cr_expect_eq(x->demand_gbps, y->demand_gbps, "%s", what);
+		cr_expect_eq(x->arrival, y->arrival, "%s: %s", what, x->name);
+	}
+}
+
+/*
+ * scenario_write: every shipped scenario, written and loaded again, is
+ * the same scenario, number for number (what an experiment's points are
+ * made with).
+ */
+Test(scenario, written_scenarios_load_back_the_same)
+{
+	glob_t g;
+
+	cr_assert_eq(glob("scenarios/*.yaml", 0, NULL, &g), 0);
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		struct scn_error err;
+		struct scenario *a = scenario_load(g.gl_pathv[i], &err), *b;
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		cr_assert_not_null(a, "%s: %s", g.gl_pathv[i], err.msg);
+		cr_assert_not_null(f);
+		cr_assert_eq(scenario_write(a, f), 0);
+		cr_assert_eq(fclose(f), 0);
+		b = scenario_parse(text, len, "written", &err);
+		cr_assert_not_null(b, "%s written: %d:%d: %s\n%s",
+				   g.gl_pathv[i], err.line, err.col, err.msg,
+				   text);
+		same_scenario(a, b, g.gl_pathv[i]);
+		scenario_free(a);
+		scenario_free(b);
+		free(text);
+	}
+	globfree(&g);
+}
+
 Test(scenario, load_missing_file)
 {
 	struct scn_error err;

@@ -363,6 +363,48 @@ Test(report, incomplete_runs_are_left_out)
 	rm_rf(t.dir);
 }
 
+/*
+ * Each task's trees, stored with its run, become their own pictures next
+ * to the network's; --task keeps only the tasks named.
+ */
+Test(report, task_pictures_and_task_filter)
+{
+	struct tmp t;
+	const char *a[] = { "report", t.db, "--out", t.out, "--task", "t1",
+			    NULL };
+	struct tl_run r;
+	sqlite3 *db;
+	char *md, path[256];
+
+	tmp_init(&t);
+	make_db(t.db, true);
+	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
+	exec_sql(db, "CREATE TABLE pictures (run INTEGER, name TEXT, dot TEXT,"
+		     " PRIMARY KEY (run, name));"
+		     "INSERT INTO pictures SELECT id, 't0', 'digraph t0 { G ->"
+		     " L1 }' FROM runs;"
+		     "INSERT INTO pictures SELECT id, 't1', 'digraph t1 { G ->"
+		     " L2 }' FROM runs;");
+	sqlite3_close(db);
+	r = tl_run(a);
+	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
+	snprintf(path, sizeof(path), "%s/report.md", t.out);
+	md = slurp_path(path);
+	cr_expect(strstr(md, "  - task t1: ") && !strstr(md, "  - task t0"),
+		  "%s", md);
+	snprintf(path, sizeof(path), "%s/plan-mst-run7-t1.dot", t.out);
+	cr_expect_eq(access(path, F_OK), 0, "no %s", path);
+	snprintf(path, sizeof(path), "%s/plan-mst-run7-t0.dot", t.out);
+	cr_expect_neq(access(path, F_OK), 0, "%s made", path);
+	if (access("/usr/bin/dot", X_OK) == 0) {
+		snprintf(path, sizeof(path), "%s/plan-spff-run3-t1.png", t.out);
+		cr_expect_eq(access(path, F_OK), 0, "no %s", path);
+	}
+	free(md);
+	tl_run_free(&r);
+	rm_rf(t.dir);
+}
+
 /* Runs made with plain `twinlab run` in an older database: no points
  * table, no stored pictures. The fidelity part is still made. */
 Test(report, runs_without_points)

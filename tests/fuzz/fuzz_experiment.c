@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer harness for the experiment file (twin/experiment.h): any byte
+ * string is read into an experiment whose every field is in range — a
+ * name that stays in its directory, known schedulers, bounded lists and
+ * numbers — or refused with a position, without a crash, leak or hang.
+ * Seed corpus: scenarios/experiments/.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "twin/experiment.h"
+#include "twin/fl.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct experiment x;
+	struct scn_error err;
+
+	if (experiment_parse((const char *)data, size, "fuzz/x.yaml", &x,
+			     &err)) {
+		if (!err.msg[0])
+			abort();	/* refused without a reason */
+		return 0;
+	}
+	if (!x.name[0] || strchr(x.name, '/') || x.name[0] == '.' ||
+	    strncmp(x.base, "fuzz/", 5) * (x.base[0] != '/') ||
+	    x.nsched < 1 || x.nsched > EXP_LIST_MAX || x.nlocals < 1 ||
+	    x.nlocals > EXP_LIST_MAX || x.nseeds < 1 ||
+	    x.nseeds > EXP_LIST_MAX || x.tasks < 1 ||
+	    x.tasks > EXP_TASKS_MAX || x.rounds < 1 || x.rounds > 1000000 ||
+	    x.parameters < 1 || x.parameters > 1000000000000L ||
+	    !fl_wire_supported((unsigned)x.bpp) || !(x.work >= 0) ||
+	    x.work > 1e6)
+		abort();
+	for (int i = 0; i < x.nlocals; i++)
+		if (x.locals[i] < 1 || x.locals[i] > 1000000)
+			abort();
+	return 0;
+}
