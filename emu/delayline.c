@@ -19,9 +19,10 @@
  * as the kernel queue (queue_maxlen), which bounds what can be held, so it
  * never overflows while the kernel honours its own limit.
  *
- * This module speaks nfnetlink_queue (and, for the probe, one rtnetlink
- * request) through libmnl directly: the project's netlink wrapper covers
- * rtnetlink, and nfnetlink_queue is a protocol of its own.
+ * This module speaks nfnetlink_queue through libmnl directly: the
+ * project's netlink wrapper covers rtnetlink, and nfnetlink_queue is a
+ * protocol of its own. The rules that feed the queues are nfqrule.h's,
+ * the probe of whether NFQUEUE works here is probe.h's.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -29,7 +30,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
-#include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -38,11 +38,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,8 +48,6 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_queue.h>
-#include <linux/pkt_sched.h>
-#include <linux/rtnetlink.h>
 #include <libnetfilter_queue/libnetfilter_queue.h>
 
 #include "delayline.h"
@@ -61,7 +57,6 @@
 #define DL_RECV_BUFSZ	4096		/* a packet message is ~150 bytes */
 #define DL_RECV_ROUNDS	8		/* recvmmsg() calls per wakeup */
 #define DL_SEND_LIMIT	8192		/* bytes of verdicts per sendmsg() */
-#define DL_PROBE_BUFSZ	8192
 #define DL_POLL_MS	50		/* how often *stop is looked at */
 #define DL_BIND_MS	5000		/* wait for the kernel to bind */
 #define DL_RCVBUF_MIN	(8 << 20)
@@ -80,11 +75,6 @@
 #define DL_TAG_NS	2
 
 #define DL_MSG_PACKET	((NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET)
-
-static const char *const dl_iptables_paths[] = {
-	"/usr/sbin/iptables-nft",
-	"/usr/sbin/iptables",
-};
 
 /* The two clocks read at one moment: packet stamps are realtime. */
 struct dl_time {
@@ -168,36 +158,6 @@ uint32_t dl_queue_maxlen(uint64_t rate_bps, uint64_t delay_ns)
 	if (len > (double)(UINT32_MAX / 2))
 		return UINT32_MAX / 2;
 	return (uint32_t)len;
-}
-
-/* A name usable as /run/netns/NAME. */
-static bool dl_netns_name_ok(const char *name, size_t max)
-{
-	size_t len = strnlen(name, max);
-
-	if (len == 0 || len == max)
-		return false;
-	if (!strcmp(name, ".") || !strcmp(name, ".."))
-		return false;
-	return !strchr(name, '/');
-}
-
-/*
- * An interface name as the kernel accepts it (dev_valid_name), and one that
- * iptables cannot read as an option.
- */
-static bool dl_ifname_ok(const char *name)
-{
-	size_t len = strnlen(name, IFNAMSIZ);
-
-	if (len == 0 || len == IFNAMSIZ || name[0] == '-')
-		return false;
-	if (!strcmp(name, ".") || !strcmp(name, ".."))
-		return false;
-	for (; *name; name++)
-		if (*name == '/' || *name == ':' || *name <= ' ')
-			return false;
-	return true;
 }
 
 /* --- the heap of non-empty queues, keyed by the deadline at their head --- */
@@ -836,7 +796,7 @@ static int dl_group(struct delayline *dl, const struct dl_queue *cfg, int n)
 		struct dl_q *q = &dl->q[i];
 		struct dl_ns *ns = NULL;
 
-		if (!dl_netns_name_ok(cfg[i].netns, sizeof(cfg[i].netns)) ||
+		if (!netns_name_ok(cfg[i].netns) ||
 		    cfg[i].delay_ns > DL_DELAY_MAX)
 			return -EINVAL;
 		q->cfg = &cfg[i];
@@ -1160,317 +1120,4 @@ release:
 	if (ready_fd >= 0)
 		close(ready_fd);	/* never ready: the waiter sees EOF */
 	return err;
-}
-
-/* --- the iptables rule --- */
-
-static const char *dl_iptables(void)
-{
-	for (size_t i = 0; i < sizeof(dl_iptables_paths) /
-			       sizeof(dl_iptables_paths[0]); i++)
-		if (access(dl_iptables_paths[i], X_OK) == 0)
-			return dl_iptables_paths[i];
-	return NULL;
-}
-
-/*
- * Run path with argv in a child, in the namespace nsfd (or the calling
- * thread's when nsfd < 0), with no output and a fixed environment. The
- * child reports a failure before execve() through a close-on-exec pipe.
- * Returns the exit status (>= 0; 128 + signal when killed), or -errno when
- * the program could not be started.
- */
-static int dl_spawn(int nsfd, const char *path, char *const argv[])
-{
-	static char *const envp[] = {
-		"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL
-	};
-	int pfd[2], status, err = 0;
-	ssize_t r;
-	pid_t pid;
-
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		err = -errno;
-		goto close_pipe;
-	}
-	if (pid == 0) {
-		int fd;
-
-		/* only async-signal-safe calls from here on */
-		if (nsfd >= 0 && setns(nsfd, CLONE_NEWNET) < 0)
-			goto child_fail;
-		fd = open("/dev/null", O_RDWR);
-		if (fd < 0)
-			goto child_fail;
-		if (dup2(fd, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
-			goto child_fail;
-		execve(path, argv, envp);
-child_fail:
-		err = errno;
-		if (write(pfd[1], &err, sizeof(err)) < 0)
-			_exit(126);
-		_exit(127);
-	}
-	close(pfd[1]);
-	pfd[1] = -1;
-	do
-		r = read(pfd[0], &err, sizeof(err));
-	while (r < 0 && errno == EINTR);
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			err = errno;
-			r = sizeof(err);
-			break;
-		}
-	}
-	if (r == (ssize_t)sizeof(err))
-		err = -err;
-	else if (WIFEXITED(status))
-		err = WEXITSTATUS(status);
-	else
-		err = 128 + WTERMSIG(status);
-close_pipe:
-	close(pfd[0]);
-	if (pfd[1] >= 0)
-		close(pfd[1]);
-	return err;
-}
-
-/* iptables' exit status as -errno (its documented codes: 1, 2, 4). */
-static int dl_iptables_err(int status)
-{
-	if (status <= 0)
-		return status;
-	if (status == 2)
-		return -EINVAL;
-	if (status == 4)
-		return -EAGAIN;
-	return -EIO;
-}
-
-int delayline_rule(const char *netns, bool add, const char *chain,
-		   bool match_in, const char *ifname, uint16_t num)
-{
-	char numbuf[8];
-	char *argv[] = {
-		"iptables", "-t", "mangle", NULL, (char *)chain,
-		match_in ? "-i" : "-o", (char *)ifname,
-		"-j", "NFQUEUE", "--queue-num", numbuf, NULL
-	};
-	const char *path;
-	int nsfd, st, err;
-
-	if (!netns || !chain || !ifname ||
-	    !dl_netns_name_ok(netns, DL_NETNS_MAX) || !dl_ifname_ok(ifname))
-		return -EINVAL;
-	if (strcmp(chain, "FORWARD") &&
-	    !(match_in && !strcmp(chain, "PREROUTING")) &&
-	    !(!match_in && !strcmp(chain, "POSTROUTING")))
-		return -EINVAL;
-	path = dl_iptables();
-	if (!path)
-		return -ENOENT;
-	snprintf(numbuf, sizeof(numbuf), "%u", (unsigned int)num);
-	nsfd = netns_open(netns);
-	if (nsfd < 0)
-		return nsfd;
-
-	if (add) {
-		/* -C answers 0 when the rule exists, 1 when it does not */
-		argv[3] = "-C";
-		st = dl_spawn(nsfd, path, argv);
-		if (st == 0) {
-			err = -EEXIST;
-			goto close_nsfd;
-		}
-		if (st < 0 || st == 2) {
-			err = dl_iptables_err(st);
-			goto close_nsfd;
-		}
-		argv[3] = "-A";
-		err = dl_iptables_err(dl_spawn(nsfd, path, argv));
-	} else {
-		argv[3] = "-D";
-		st = dl_spawn(nsfd, path, argv);
-		err = st == 1 ? -ENOENT : dl_iptables_err(st);
-	}
-close_nsfd:
-	close(nsfd);
-	return err;
-}
-
-/* --- the probe --- */
-
-/* Send one request and wait for its acknowledgement: 0 or -errno. */
-static int dl_probe_request(struct mnl_socket *nl, struct nlmsghdr *nlh)
-{
-	char buf[DL_PROBE_BUFSZ];
-	unsigned int portid = mnl_socket_get_portid(nl);
-	uint32_t seq = nlh->nlmsg_seq;
-	int ret;
-
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	do {
-		ret = (int)mnl_socket_recvfrom(nl, buf, sizeof(buf));
-		if (ret < 0)
-			return -errno;
-		ret = mnl_cb_run(buf, (size_t)ret, seq, portid, NULL, NULL);
-	} while (ret > 0);
-	return ret < 0 ? -errno : 0;
-}
-
-static bool dl_probe_netem(void)
-{
-	char buf[DL_PROBE_BUFSZ];
-	struct tc_netem_qopt opt = { .latency = 1000, .limit = 1000 };
-	struct mnl_socket *nl;
-	struct nlmsghdr *nlh;
-	struct tcmsg *tcm;
-	bool ok = false;
-
-	nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
-	if (!nl)
-		return false;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
-		goto close_nl;
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_NEWQDISC;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE |
-			   NLM_F_EXCL;
-	nlh->nlmsg_seq = 1;
-	tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
-	tcm->tcm_family = AF_UNSPEC;
-	tcm->tcm_ifindex = (int)if_nametoindex("lo");
-	tcm->tcm_parent = TC_H_ROOT;
-	mnl_attr_put_strz(nlh, TCA_KIND, "netem");
-	mnl_attr_put(nlh, TCA_OPTIONS, sizeof(opt), &opt);
-	ok = tcm->tcm_ifindex > 0 && dl_probe_request(nl, nlh) == 0;
-close_nl:
-	mnl_socket_close(nl);
-	return ok;
-}
-
-static int dl_probe_lo_up(void)
-{
-	struct ifreq ifr;
-	int fd, err = 0;
-
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	memset(&ifr, 0, sizeof(ifr));
-	strcpy(ifr.ifr_name, "lo");
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0) {
-		err = -errno;
-		goto close_fd;
-	}
-	ifr.ifr_flags |= IFF_UP;
-	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
-		err = -errno;
-close_fd:
-	close(fd);
-	return err;
-}
-
-/* Does a UDP datagram to 127.0.0.1 reach queue 0 through an iptables rule? */
-static bool dl_probe_nfqueue(void)
-{
-	char buf[DL_PROBE_BUFSZ];
-	char *argv[] = {
-		"iptables", "-t", "mangle", "-A", "OUTPUT", "-o", "lo",
-		"-p", "udp", "-j", "NFQUEUE", "--queue-num", "0", NULL
-	};
-	struct sockaddr_in to = {
-		.sin_family = AF_INET, .sin_port = htons(9),
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-	};
-	struct mnl_socket *nl;
-	struct nlmsghdr *nlh;
-	struct pollfd pfd;
-	const char *path;
-	bool ok = false;
-	int udp;
-
-	if (dl_probe_lo_up() < 0 || !(path = dl_iptables()))
-		return false;
-	nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
-	if (!nl)
-		return false;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
-		goto close_nl;
-	nlh = nfq_nlmsg_put(buf, NFQNL_MSG_CONFIG, 0);
-	nlh->nlmsg_flags |= NLM_F_ACK;
-	nlh->nlmsg_seq = 1;
-	nfq_nlmsg_cfg_put_cmd(nlh, AF_INET, NFQNL_CFG_CMD_BIND);
-	nfq_nlmsg_cfg_put_params(nlh, NFQNL_COPY_META, 0);
-	if (dl_probe_request(nl, nlh) < 0)
-		goto close_nl;
-	/* the child inherits this thread's (throwaway) namespace */
-	if (dl_spawn(-1, path, argv) != 0)
-		goto close_nl;
-	udp = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (udp < 0)
-		goto close_nl;
-	if (sendto(udp, "probe", 5, MSG_DONTWAIT, (struct sockaddr *)&to,
-		   sizeof(to)) < 0)
-		goto close_udp;
-	pfd.fd = mnl_socket_get_fd(nl);
-	pfd.events = POLLIN;
-	while (!ok && poll(&pfd, 1, 1000) > 0) {
-		int len = (int)recv(pfd.fd, buf, sizeof(buf), MSG_DONTWAIT);
-
-		if (len < 0)
-			break;
-		for (nlh = (struct nlmsghdr *)buf; mnl_nlmsg_ok(nlh, len);
-		     nlh = mnl_nlmsg_next(nlh, &len))
-			if (nlh->nlmsg_type == DL_MSG_PACKET)
-				ok = true;
-	}
-close_udp:
-	close(udp);
-close_nl:
-	mnl_socket_close(nl);
-	return ok;
-}
-
-struct dl_probe_arg {
-	bool netem, nfqueue;
-	int err;
-};
-
-static void *dl_probe_thread(void *arg)
-{
-	struct dl_probe_arg *a = arg;
-
-	/* a namespace of this thread's own, gone when the thread ends */
-	if (unshare(CLONE_NEWNET) < 0) {
-		a->err = -errno;
-		return NULL;
-	}
-	a->netem = dl_probe_netem();
-	a->nfqueue = dl_probe_nfqueue();
-	return NULL;
-}
-
-int delayline_probe(bool *has_netem, bool *has_nfqueue)
-{
-	struct dl_probe_arg a = { false, false, 0 };
-	pthread_t th;
-	int err;
-
-	err = -pthread_create(&th, NULL, dl_probe_thread, &a);
-	if (err)
-		return err;
-	pthread_join(th, NULL);
-	if (a.err)
-		return a.err;
-	if (has_netem)
-		*has_netem = a.netem;
-	if (has_nfqueue)
-		*has_nfqueue = a.nfqueue;
-	return 0;
 }

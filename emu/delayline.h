@@ -116,38 +116,4 @@ int delayline_run(const struct dl_queue *q, int n, int ready_fd,
 		  volatile sig_atomic_t *stop, struct dl_stats *stats)
 	__attribute__((warn_unused_result));
 
-/*
- * delayline_rule - add or remove, in namespace netns, the iptables rule
- * that sends packets to queue num:
- *
- *   iptables -t mangle -A|-D CHAIN -i|-o IFNAME -j NFQUEUE --queue-num NUM
- *
- * chain is "FORWARD" (either direction), "PREROUTING" (match_in only) or
- * "POSTROUTING" (!match_in only). No --queue-bypass: a packet must never
- * skip its delay, so with no delay line bound the kernel drops it.
- * Runs /usr/sbin/iptables-nft (else /usr/sbin/iptables) in a child that
- * enters the namespace; no shell; its output is discarded.
- *
- * Returns 0, or -errno: EINVAL for a bad argument or a rule iptables
- * rejects, ENOENT when the namespace or iptables is missing or (remove) the
- * rule does not exist, EEXIST when (add) it already does, EAGAIN when
- * iptables reports a resource problem, EIO when it fails otherwise.
- */
-int delayline_rule(const char *netns, bool add, const char *chain,
-		   bool match_in, const char *ifname, uint16_t num)
-	__attribute__((warn_unused_result));
-
-/*
- * delayline_probe - what this kernel offers for delay, for `twinlab
- * doctor`. In a throwaway namespace (a helper thread that unshares its
- * network namespace): *has_netem tells whether a netem qdisc can be
- * created on lo; *has_nfqueue whether a queue can be bound and a packet
- * sent through an iptables NFQUEUE rule reaches it.
- *
- * Returns 0 (the answers are valid), or -errno when the probe itself could
- * not run (EPERM without CAP_SYS_ADMIN, ENOMEM, ...).
- */
-int delayline_probe(bool *has_netem, bool *has_nfqueue)
-	__attribute__((warn_unused_result));
-
 #endif

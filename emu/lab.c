@@ -32,6 +32,7 @@
 
 #include "cgroup.h"
 #include "delayline.h"
+#include "nfqrule.h"
 #include "labstate.h"
 #include "netns.h"
 #include "nl.h"
@@ -911,7 +912,7 @@ static int start_delay(struct lab *lab)
 			err = add_queue(lab, &q, &n, &cap, r, (uint16_t)idx,
 					lp->km, lp->cap_gbps);
 			if (!err)
-				err = delayline_rule(lab->n[r].ns, true,
+				err = nfqrule_set(lab->n[r].ns, true,
 						     "FORWARD", false, ifn,
 						     (uint16_t)idx);
 			if (err)
@@ -936,10 +937,10 @@ static int start_delay(struct lab *lab)
 					sc->nodes[s].access_km,
 					sc->nodes[s].access_gbps);
 		if (!err)
-			err = delayline_rule(lab->n[r].ns, true, "FORWARD",
+			err = nfqrule_set(lab->n[r].ns, true, "FORWARD",
 					     false, ifn, (uint16_t)idx);
 		if (!err)
-			err = delayline_rule(lab->n[r].ns, true, "PREROUTING",
+			err = nfqrule_set(lab->n[r].ns, true, "PREROUTING",
 					     true, ifn, (uint16_t)(idx + 32768));
 		if (err)
 			fail(lab, err, "cannot add the delay rules for '%s' in "

@@ -13,9 +13,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void path_of(const char *name, char *buf, size_t len)
+bool netns_name_ok(const char *name)
 {
+	size_t len = strnlen(name, NETNS_NAME_MAX);
+
+	if (len == 0 || len == NETNS_NAME_MAX)
+		return false;
+	if (!strcmp(name, ".") || !strcmp(name, ".."))
+		return false;
+	return !strchr(name, '/');
+}
+
+/* /run/netns/NAME, or -EINVAL for a name that would lead elsewhere. */
+static int path_of(const char *name, char *buf, size_t len)
+{
+	if (!netns_name_ok(name))
+		return -EINVAL;
 	snprintf(buf, len, NETNS_RUN_DIR "/%s", name);
+	return 0;
 }
 
 /*
@@ -121,10 +136,11 @@ int netns_add_open(const char *name, bool router, int *nsfd, struct nl **nl)
 	if (nl)
 		*nl = NULL;
 
-	err = prepare_run_dir();
+	err = path_of(name, path, sizeof(path));
+	if (!err)
+		err = prepare_run_dir();
 	if (err)
 		return err;
-	path_of(name, path, sizeof(path));
 	fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -177,7 +193,8 @@ int netns_del(const char *name)
 {
 	char path[256];
 
-	path_of(name, path, sizeof(path));
+	if (path_of(name, path, sizeof(path)))
+		return -EINVAL;
 	if (umount2(path, MNT_DETACH) && errno != EINVAL && errno != ENOENT)
 		return -errno;
 	if (unlink(path))
@@ -189,7 +206,8 @@ bool netns_exists(const char *name)
 {
 	char path[256];
 
-	path_of(name, path, sizeof(path));
+	if (path_of(name, path, sizeof(path)))
+		return false;
 	return access(path, F_OK) == 0;
 }
 
@@ -198,7 +216,8 @@ int netns_open(const char *name)
 	char path[256];
 	int fd;
 
-	path_of(name, path, sizeof(path));
+	if (path_of(name, path, sizeof(path)))
+		return -EINVAL;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }

@@ -28,6 +28,13 @@ struct nl;
 int netns_add_open(const char *name, bool router, int *nsfd, struct nl **nl)
 	__attribute__((warn_unused_result));
 
+#define NETNS_NAME_MAX 64	/* bytes of a name, with its NUL */
+
+/* A name of /run/netns/NAME itself: not empty, no '/', not "." or "..",
+ * shorter than NETNS_NAME_MAX. Every function here refuses others
+ * (-EINVAL; netns_exists: false). */
+bool netns_name_ok(const char *name);
+
 /* netns_del - unmount and remove `name`. 0, -ENOENT or -errno. */
 int netns_del(const char *name);
 

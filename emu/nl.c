@@ -472,6 +472,28 @@ int nl_classify_dst(struct nl *nl, int index, const char *name,
 	return queued(nl, nlh);
 }
 
+int nl_netem(struct nl *nl, int index, const char *name, uint64_t delay_ns,
+	     uint32_t limit)
+{
+	struct tc_netem_qopt q = { .limit = limit };
+	struct nlmsghdr *nlh;
+	int err;
+
+	/* the delay in 64 ns scheduler ticks, as the kernel reads it */
+	if (delay_ns / 64 > UINT32_MAX || !limit)
+		return -EINVAL;
+	q.latency = (uint32_t)(delay_ns / 64);
+	nlh = put(nl, &err, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_EXCL,
+		  "add qdisc 'netem' on '%s'", name);
+	if (!nlh)
+		return err;
+	tc_header(nlh, index, 1u << 16, TC_H_ROOT);
+	mnl_attr_put_strz(nlh, TCA_KIND, "netem");
+	/* netem's options are its struct itself, not nested attributes */
+	mnl_attr_put(nlh, TCA_OPTIONS, sizeof(q), &q);
+	return queued(nl, nlh);
+}
+
 int nl_qdisc_kind(struct nl *nl, int index, const char *name,
 		  const char *kind)
 {

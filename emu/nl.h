@@ -71,6 +71,10 @@ int nl_bfifo(struct nl *nl, int index, const char *name, uint16_t minor,
 	     uint32_t limit);
 int nl_classify_dst(struct nl *nl, int index, const char *name,
 		    uint32_t dst, uint16_t minor);
+/* netem delaying every packet by delay_ns, as root qdisc (where the
+ * kernel has it: for probing). */
+int nl_netem(struct nl *nl, int index, const char *name, uint64_t delay_ns,
+	     uint32_t limit);
 /* A root qdisc of `kind` with default options (for probing). */
 int nl_qdisc_kind(struct nl *nl, int index, const char *name,
 		  const char *kind);

@@ -15,6 +15,8 @@ struct probe {
 	bool tbf, htb, ingress, clsact;		/* qdiscs */
 	bool fair;		/* htb classes, bfifo leaves, u32 filters */
 	bool u32, mirred;			/* classifier, action */
+	bool netem;		/* a netem qdisc with a delay can be made */
+	bool nfqueue;		/* a packet reaches a queue by an iptables rule */
 	bool cgroup_v1, cgroup_v2;		/* controllers mounted */
 	char kernel[400];
 };

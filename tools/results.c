@@ -2,9 +2,11 @@
 #include "results.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <sqlite3.h>
@@ -506,4 +508,380 @@ int results_verdict(struct results *r, double dilation, const char *verdict)
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+struct results_reader {
+	sqlite3 *db;
+	const char *path;
+	bool has_points, has_dot, has_verdict, has_predictor, has_pictures;
+};
+
+static int read_err(struct results_reader *rd, char *err, size_t len,
+		    const char *what)
+{
+	snprintf(err, len, "cannot read %s from '%s': %s", what, rd->path,
+		 sqlite3_errmsg(rd->db));
+	return -EIO;
+}
+
+static bool has_table(sqlite3 *db, const char *name, int *rc)
+{
+	sqlite3_stmt *st;
+	bool yes = false;
+
+	*rc = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE "
+				 "type = 'table' AND name = ?", -1, &st, NULL);
+	if (*rc != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	*rc = sqlite3_step(st);
+	yes = *rc == SQLITE_ROW;
+	if (*rc == SQLITE_ROW || *rc == SQLITE_DONE)
+		*rc = SQLITE_OK;
+	sqlite3_finalize(st);
+	return yes;
+}
+
+static bool has_column(sqlite3 *db, const char *table, const char *col)
+{
+	sqlite3_stmt *st;
+	bool yes = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?) "
+			       "WHERE name = ?", -1, &st, NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, col, -1, SQLITE_STATIC);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
+struct results_reader *results_read_open(const char *path, char *err,
+					  size_t len)
+{
+	static const char *const need[] = { "runs", "tasks", "rounds",
+					    "links" };
+	struct results_reader *rd;
+	struct stat sb;
+	int rc;
+
+	if (stat(path, &sb)) {
+		snprintf(err, len, "cannot open results database '%s': %s",
+			 path, strerror(errno));
+		return NULL;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		snprintf(err, len, "cannot open results database '%s': not a "
+			 "regular file", path);
+		return NULL;
+	}
+	rd = calloc(1, sizeof(*rd));
+	if (!rd) {
+		snprintf(err, len, "out of memory");
+		return NULL;
+	}
+	rd->path = path;
+	if (sqlite3_open_v2(path, &rd->db, SQLITE_OPEN_READONLY, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, len, "cannot open results database '%s': %s",
+			 path, rd->db ? sqlite3_errmsg(rd->db) :
+					"out of memory");
+		goto fail;
+	}
+	sqlite3_busy_timeout(rd->db, 5000);
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		if (has_table(rd->db, need[i], &rc))
+			continue;
+		if (rc != SQLITE_OK)
+			snprintf(err, len, "'%s' is not a twinlab results "
+				 "database: %s", path, sqlite3_errmsg(rd->db));
+		else
+			snprintf(err, len, "'%s' is not a twinlab results "
+				 "database (no table '%s')", path, need[i]);
+		goto fail;
+	}
+	rd->has_points = has_table(rd->db, "points", &rc);
+	rd->has_dot = has_column(rd->db, "runs", "plan_dot");
+	rd->has_verdict = has_column(rd->db, "runs", "verdict") &&
+			  has_column(rd->db, "runs", "dilation");
+	rd->has_predictor = has_column(rd->db, "runs", "predictor");
+	rd->has_pictures = has_column(rd->db, "pictures", "dot");
+	return rd;
+fail:
+	results_read_close(rd);
+	return NULL;
+}
+
+void results_read_close(struct results_reader *rd)
+{
+	if (!rd)
+		return;
+	sqlite3_close(rd->db);
+	free(rd);
+}
+
+static const char *col_text(sqlite3_stmt *st, int col, const char *dflt)
+{
+	const unsigned char *s = sqlite3_column_text(st, col);
+
+	return s ? (const char *)s : dflt;
+}
+
+static double col_real(sqlite3_stmt *st, int col, double dflt)
+{
+	return sqlite3_column_type(st, col) == SQLITE_NULL ?
+		       dflt :
+		       sqlite3_column_double(st, col);
+}
+
+/* Step st to its end, calling each(st) per row; 0, fn's nonzero, -EIO. */
+static int each_row(struct results_reader *rd, sqlite3_stmt *st,
+		    int (*each)(sqlite3_stmt *st, void *fn, void *ctx),
+		    void *fn, void *ctx, const char *what, char *err,
+		    size_t len)
+{
+	int rc, ret = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if ((ret = each(st, fn, ctx)))
+			break;
+	if (!ret && rc != SQLITE_DONE)
+		ret = read_err(rd, err, len, what);
+	sqlite3_finalize(st);
+	return ret;
+}
+
+static int each_run(sqlite3_stmt *st, void *fn, void *ctx)
+{
+	int (*f)(void *, const struct results_run_row *) = fn;
+	struct results_run_row row = {
+		.id = sqlite3_column_int64(st, 0),
+		.scenario = col_text(st, 1, "?"),
+		.scheduler = col_text(st, 2, "?"),
+		.scale = col_real(st, 3, 1),
+		.pred_bytes_links = col_real(st, 4, NAN),
+		.wavelength_links = col_real(st, 5, NAN),
+		.status = col_text(st, 6, "?"),
+		.rounds = sqlite3_column_int(st, 7),
+		.plan_json = col_text(st, 8, NULL),
+		.experiment = col_text(st, 9, ""),
+		.nlocals = sqlite3_column_int(st, 10),
+		.seed = sqlite3_column_int64(st, 11),
+		.point = sqlite3_column_int(st, 12) != 0,
+		.verdict = col_text(st, 13, ""),
+		.dilation = col_real(st, 14, NAN),
+		.predictor = col_text(st, 15, "fluid"),
+	};
+
+	if (!(row.scale > 0))
+		row.scale = 1;
+	return f(ctx, &row);
+}
+
+int results_read_runs(struct results_reader *rd,
+		      int (*fn)(void *ctx, const struct results_run_row *row),
+		      void *ctx, char *err, size_t len)
+{
+	sqlite3_stmt *st;
+	char sql[1024];
+
+	/* complete runs only: see results_read_left_out for the others */
+	snprintf(sql, sizeof(sql),
+		 "SELECT r.id, r.scenario, r.scheduler, r.scale,"
+		 " r.pred_bytes_links, r.wavelength_links, r.status, r.rounds,"
+		 " r.plan_json, %s, %s, %s FROM runs r %s"
+		 " WHERE r.status IN ('ok', 'failed') ORDER BY r.id",
+		 rd->has_points ? "p.experiment, p.nlocals, p.seed,"
+				  " p.run IS NOT NULL" :
+				  "NULL, NULL, NULL, 0",
+		 rd->has_verdict ? "r.verdict, r.dilation" : "NULL, NULL",
+		 rd->has_predictor ? "r.predictor" : "NULL",
+		 rd->has_points ? "LEFT JOIN points p ON p.run = r.id" : "");
+	if (sqlite3_prepare_v2(rd->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return read_err(rd, err, len, "the runs");
+	return each_row(rd, st, each_run, (void *)fn, ctx, "the runs", err,
+			len);
+}
+
+static int each_task(sqlite3_stmt *st, void *fn, void *ctx)
+{
+	int (*f)(void *, const struct results_task_row *) = fn;
+	struct results_task_row row = {
+		.run = sqlite3_column_int64(st, 0),
+		.task = sqlite3_column_int(st, 1),
+		.name = col_text(st, 2, "?"),
+		.nlocals = sqlite3_column_int(st, 3),
+		.blocked = sqlite3_column_int(st, 4) != 0,
+		.failed = sqlite3_column_int(st, 5) != 0,
+		.why = col_text(st, 6, ""),
+		.nrounds = sqlite3_column_int(st, 11),
+		.nheld = (int)sqlite3_column_double(st, 16),
+	};
+
+	for (int k = 0; k < RES_NPHASES; k++) {
+		row.pred[k] = col_real(st, 7 + k, NAN);
+		row.meas[k] = col_real(st, 12 + k, NAN);
+	}
+	return f(ctx, &row);
+}
+
+int results_read_tasks(struct results_reader *rd,
+		       int (*fn)(void *ctx, const struct results_task_row *row),
+		       void *ctx, char *err, size_t len)
+{
+	static const char sql[] =
+		"SELECT t.run, t.task, t.name, t.nlocals, t.blocked, t.failed,"
+		" t.why, t.pred_round_s, t.pred_bcast_s, t.pred_compute_s,"
+		" t.pred_upload_s, count(x.round), avg(x.round_s),"
+		" avg(x.bcast_s), avg(x.compute_s), avg(x.upload_s),"
+		" total(x.check_ok) "
+		"FROM tasks t LEFT JOIN rounds x"
+		" ON x.run = t.run AND x.task = t.task "
+		"GROUP BY t.run, t.task ORDER BY t.run, t.task";
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(rd->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return read_err(rd, err, len, "the tasks");
+	return each_row(rd, st, each_task, (void *)fn, ctx, "the tasks", err,
+			len);
+}
+
+static int each_link(sqlite3_stmt *st, void *fn, void *ctx)
+{
+	int (*f)(void *, const struct results_link_row *) = fn;
+	struct results_link_row row = {
+		.run = sqlite3_column_int64(st, 0),
+		.round = sqlite3_column_int(st, 1),
+		.link = col_text(st, 2, NULL),
+		.bytes = sqlite3_column_double(st, 3),
+	};
+
+	return f(ctx, &row);
+}
+
+int results_read_links(struct results_reader *rd,
+		       int (*fn)(void *ctx, const struct results_link_row *row),
+		       void *ctx, char *err, size_t len)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(rd->db, "SELECT run, round, link, bytes "
+			       "FROM links ORDER BY run, round", -1, &st,
+			       NULL) != SQLITE_OK)
+		return read_err(rd, err, len, "the links");
+	return each_row(rd, st, each_link, (void *)fn, ctx, "the links", err,
+			len);
+}
+
+static int each_check(sqlite3_stmt *st, void *fn, void *ctx)
+{
+	int (*f)(void *, const struct results_check_row *) = fn;
+	struct results_check_row row = {
+		.run = sqlite3_column_int64(st, 0),
+		.task = sqlite3_column_int(st, 1),
+		.round = sqlite3_column_int(st, 2),
+		.err = sqlite3_column_double(st, 3),
+		.tol = sqlite3_column_double(st, 4),
+	};
+
+	return f(ctx, &row);
+}
+
+int results_read_failed_checks(struct results_reader *rd, int limit,
+			       int (*fn)(void *ctx,
+					 const struct results_check_row *row),
+			       void *ctx, char *err, size_t len)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(rd->db, "SELECT run, task, round, check_err,"
+			       " check_tol FROM rounds WHERE check_ok = 0 "
+			       "ORDER BY run, task, round LIMIT ?", -1, &st,
+			       NULL) != SQLITE_OK)
+		return read_err(rd, err, len, "the rounds");
+	sqlite3_bind_int(st, 1, limit);
+	return each_row(rd, st, each_check, (void *)fn, ctx, "the rounds",
+			err, len);
+}
+
+int results_read_left_out(struct results_reader *rd, int *nrecal, int *nleft,
+			  char *buf, size_t buflen, char *err, size_t len)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*nrecal = *nleft = 0;
+	if (buflen)
+		buf[0] = '\0';
+	if (sqlite3_prepare_v2(rd->db, "SELECT count(*) FROM runs WHERE "
+			       "status = 'recalibrated'", -1, &st,
+			       NULL) != SQLITE_OK)
+		return read_err(rd, err, len, "the runs");
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*nrecal = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (sqlite3_prepare_v2(rd->db, "SELECT coalesce(status, 'unknown'), "
+			       "count(*), group_concat(id, ', ') FROM runs "
+			       "WHERE status IS NULL OR status NOT IN ('ok', "
+			       "'failed', 'recalibrated') GROUP BY 1 ORDER BY "
+			       "1", -1, &st, NULL) != SQLITE_OK)
+		return read_err(rd, err, len, "the runs");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *ids = col_text(st, 2, "?");
+		int n = sqlite3_column_int(st, 1);
+		size_t used = strlen(buf);
+
+		*nleft += n;
+		snprintf(buf + used, buflen - used, "%s%d %s (run%s %.200s)",
+			 used ? "; " : "", n, col_text(st, 0, "?"),
+			 n == 1 ? "" : "s", ids);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return read_err(rd, err, len, "the runs");
+	return 0;
+}
+
+char *results_read_plan_dot(struct results_reader *rd, int64_t id)
+{
+	sqlite3_stmt *st;
+	char *dot = NULL;
+
+	if (!rd->has_dot ||
+	    sqlite3_prepare_v2(rd->db, "SELECT plan_dot FROM runs WHERE id = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_bytes(st, 0) > 0)
+		dot = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return dot;
+}
+
+int results_read_pictures(struct results_reader *rd, int64_t id,
+			  int (*fn)(void *ctx, const char *name,
+				    const char *dot),
+			  void *ctx)
+{
+	sqlite3_stmt *st;
+	int ret = 0;
+
+	if (!rd->has_pictures ||
+	    sqlite3_prepare_v2(rd->db, "SELECT name, dot FROM pictures WHERE "
+			       "run = ? ORDER BY rowid", -1, &st,
+			       NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(st, 1, id);
+	while (!ret && sqlite3_step(st) == SQLITE_ROW) {
+		const char *name = col_text(st, 0, NULL);
+		const char *dot = col_text(st, 1, NULL);
+
+		if (name && dot)
+			ret = fn(ctx, name, dot);
+	}
+	sqlite3_finalize(st);
+	return ret;
 }

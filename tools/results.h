@@ -78,4 +78,97 @@ int results_point(struct results *r, int64_t run, const char *name,
 		  const char *base, const char *sched, long nlocals,
 		  long seed);
 
+/* ---- reading, for `twinlab report` ------------------------------------ */
+
+struct results_reader;
+
+/*
+ * results_read_open - open the database at path read-only (it is never
+ * created or changed) and check that it is a results database. NULL with
+ * the reason in err.
+ */
+struct results_reader *results_read_open(const char *path, char *err,
+					  size_t len);
+void results_read_close(struct results_reader *rd);
+
+/* Phases of a round, in the order of the arrays below. */
+enum { RES_ROUND, RES_BCAST, RES_COMPUTE, RES_UPLOAD, RES_NPHASES };
+
+/* A run as stored; strings are valid during the callback only. */
+struct results_run_row {
+	int64_t id;
+	const char *scenario, *scheduler, *status, *plan_json;
+	const char *experiment;		/* "" unless a point */
+	const char *verdict;		/* "" when not judged */
+	const char *predictor;		/* "fluid" when not recorded */
+	double scale;			/* 1 when not recorded */
+	double pred_bytes_links, wavelength_links, dilation; /* NAN: none */
+	int rounds;
+	bool point;
+	int nlocals;
+	int64_t seed;
+};
+
+/* A task of a run with its rounds summed up (means over them). */
+struct results_task_row {
+	int64_t run;
+	int task, nlocals;
+	const char *name, *why;
+	bool blocked, failed;
+	double pred[RES_NPHASES];	/* s; NAN when none */
+	double meas[RES_NPHASES];	/* s, mean over its rounds; NAN */
+	int nrounds, nheld;		/* rounds stored, checks that held */
+};
+
+struct results_link_row {
+	int64_t run;
+	int round;
+	const char *link;		/* "lp3:R1>R2", "s1>r1" */
+	double bytes;
+};
+
+struct results_check_row {
+	int64_t run;
+	int task, round;
+	double err, tol;
+};
+
+/*
+ * Each reader calls fn for every row, in order, until fn returns nonzero
+ * (which it returns); 0 when all were read, -EIO with err set when the
+ * database could not be read. Runs: the complete ones (status ok or
+ * failed) by id. Tasks: by run and task. Links: by run and round. Checks:
+ * the first `limit` task-rounds whose correctness check failed.
+ */
+int results_read_runs(struct results_reader *rd,
+		      int (*fn)(void *ctx, const struct results_run_row *row),
+		      void *ctx, char *err, size_t len);
+int results_read_tasks(struct results_reader *rd,
+		       int (*fn)(void *ctx, const struct results_task_row *row),
+		       void *ctx, char *err, size_t len);
+int results_read_links(struct results_reader *rd,
+		       int (*fn)(void *ctx, const struct results_link_row *row),
+		       void *ctx, char *err, size_t len);
+int results_read_failed_checks(struct results_reader *rd, int limit,
+			       int (*fn)(void *ctx,
+					 const struct results_check_row *row),
+			       void *ctx, char *err, size_t len);
+
+/*
+ * results_read_left_out - the runs that are not results: *nrecal attempts
+ * abandoned by --dilation auto, and *nleft others (aborted, partial,
+ * running), described by status with their ids in buf. 0 or -EIO.
+ */
+int results_read_left_out(struct results_reader *rd, int *nrecal, int *nleft,
+			  char *buf, size_t buflen, char *err, size_t len);
+
+/* The plan's DOT text stored with run id (malloc'd), or NULL. */
+char *results_read_plan_dot(struct results_reader *rd, int64_t id);
+
+/* Each task's picture stored with run id, in the order stored. */
+int results_read_pictures(struct results_reader *rd, int64_t id,
+			  int (*fn)(void *ctx, const char *name,
+				    const char *dot),
+			  void *ctx);
+
 #endif

@@ -22,12 +22,19 @@
 
 const struct sched_ops *const sched_list[] = { &sched_spff, &sched_mst, NULL };
 
-const struct sched_ops *sched_find(const char *name)
+int sched_index(const char *name)
 {
 	for (int i = 0; sched_list[i]; i++)
 		if (!strcmp(sched_list[i]->name, name))
-			return sched_list[i];
-	return NULL;
+			return i;
+	return -1;
+}
+
+const struct sched_ops *sched_find(const char *name)
+{
+	int i = sched_index(name);
+
+	return i < 0 ? NULL : sched_list[i];
 }
 
 struct heap_item {

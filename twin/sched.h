@@ -22,6 +22,13 @@ struct sched;
 struct sched_ops {
 	const char *name;
 	const char *help;
+	/*
+	 * What it is in the poster's comparison: "fixed" (the baseline every
+	 * other is read against: exactly one has it) or "flexible"; reports
+	 * call it "<role> (<name>)".
+	 */
+	const char *role;
+	bool baseline;
 	/* Place one task; 0, -ENOSPC (blocked, tp->why set) or -errno. */
 	int (*place)(struct sched *s, struct task_plan *tp, int ti);
 };
@@ -31,7 +38,10 @@ extern const struct sched_ops sched_spff, sched_mst;
 /* sched_find - scheduler by name, or NULL. */
 const struct sched_ops *sched_find(const char *name);
 
-/* Names of all schedulers, NULL-terminated, for help text. */
+/* sched_index - its position in sched_list, or -1 for an unknown name. */
+int sched_index(const char *name);
+
+/* All schedulers, NULL-terminated, in the order reports list them. */
 extern const struct sched_ops *const sched_list[];
 
 /*

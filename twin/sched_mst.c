@@ -61,5 +61,7 @@ const struct sched_ops sched_mst = {
 	.name = "mst",
 	.help = "flexible: MST over G and the Li on the auxiliary graphs, "
 		"aggregation at the tree's middle nodes",
+	.role = "flexible",
+	.baseline = false,
 	.place = mst_place,
 };

@@ -154,5 +154,7 @@ const struct sched_ops sched_spff = {
 	.name = "spff",
 	.help = "fixed baseline: shortest path, first-fit wavelength, "
 		"direct path G-Li, aggregation at G only",
+	.role = "fixed",
+	.baseline = true,
 	.place = spff_place,
 };

@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "emu/delayline.h"
+#include "emu/nfqrule.h"
+#include "emu/probe.h"
 #include "nettest.h"
 
 #define MS 1000000ull
@@ -112,9 +114,9 @@ static void add_rules(void)
 {
 	int err;
 
-	err = delayline_rule(line.r, true, "FORWARD", false, NT_R_H2, Q_TO_H2);
+	err = nfqrule_set(line.r, true, "FORWARD", false, NT_R_H2, Q_TO_H2);
 	cr_assert_eq(err, 0, "rule toward h2: %s", strerror(-err));
-	err = delayline_rule(line.r, true, "FORWARD", false, NT_R_H1, Q_TO_H1);
+	err = nfqrule_set(line.r, true, "FORWARD", false, NT_R_H1, Q_TO_H1);
 	cr_assert_eq(err, 0, "rule toward h1: %s", strerror(-err));
 }
 
@@ -137,9 +139,9 @@ static void remove_rules(void)
 {
 	int err;
 
-	err = delayline_rule(line.r, false, "FORWARD", false, NT_R_H2, Q_TO_H2);
+	err = nfqrule_set(line.r, false, "FORWARD", false, NT_R_H2, Q_TO_H2);
 	cr_assert_eq(err, 0, "remove rule toward h2: %s", strerror(-err));
-	err = delayline_rule(line.r, false, "FORWARD", false, NT_R_H1, Q_TO_H1);
+	err = nfqrule_set(line.r, false, "FORWARD", false, NT_R_H1, Q_TO_H1);
 	cr_assert_eq(err, 0, "remove rule toward h1: %s", strerror(-err));
 }
 
@@ -198,7 +200,7 @@ static void line_fini(void)
 
 TestSuite(delayline, .init = line_init, .fini = line_fini, .timeout = 60);
 
-/* One delay line rule, as delayline_rule takes it. */
+/* One delay line rule, as nfqrule_set takes it. */
 struct rule {
 	const char *netns, *chain;
 	bool in;
@@ -209,7 +211,7 @@ struct rule {
 static void rules_set(const struct rule *rl, int n, bool add)
 {
 	for (int i = 0; i < n; i++) {
-		int err = delayline_rule(rl[i].netns, add, rl[i].chain,
+		int err = nfqrule_set(rl[i].netns, add, rl[i].chain,
 					 rl[i].in, rl[i].ifname, rl[i].num);
 
 		cr_assert_eq(err, 0, "%s rule %s %s in '%s': %s",
@@ -401,7 +403,7 @@ Test(delayline, stop_accepts_every_held_datagram)
 	/* 2 s of delay: everything sent is still held when we stop */
 	memset(&r, 0, sizeof(r));
 	runner_add(&r, line.r, Q_TO_H2, 2000 * MS, 4096);
-	err = delayline_rule(line.r, true, "FORWARD", false, NT_R_H2, Q_TO_H2);
+	err = nfqrule_set(line.r, true, "FORWARD", false, NT_R_H2, Q_TO_H2);
 	cr_assert_eq(err, 0, "rule: %s", strerror(-err));
 	err = runner_start(&r);
 	cr_assert_eq(err, 0, "delayline_run: %s", strerror(-err));
@@ -444,9 +446,9 @@ Test(delayline, thousands_in_flight_and_an_idle_queue)
 	memset(&r, 0, sizeof(r));
 	runner_add(&r, line.r, Q_TO_H2, 100 * MS, 8192);
 	runner_add(&r, line.r, Q_TO_H1, 100 * MS, 8192);
-	err = delayline_rule(line.r, true, "FORWARD", false, NT_R_H2, Q_TO_H2);
+	err = nfqrule_set(line.r, true, "FORWARD", false, NT_R_H2, Q_TO_H2);
 	cr_assert_eq(err, 0, "rule: %s", strerror(-err));
-	err = delayline_rule(line.r, true, "FORWARD", false, NT_R_H1, Q_TO_H1);
+	err = nfqrule_set(line.r, true, "FORWARD", false, NT_R_H1, Q_TO_H1);
 	cr_assert_eq(err, 0, "rule: %s", strerror(-err));
 	err = runner_start(&r);
 	cr_assert_eq(err, 0, "delayline_run: %s", strerror(-err));
@@ -531,11 +533,11 @@ Test(delayline, rules_add_and_remove_leave_nothing)
 			 "mangle", "-S", NULL };
 	int err;
 
-	err = delayline_rule(line.r, true, "FORWARD", false, NT_R_H2, 7);
+	err = nfqrule_set(line.r, true, "FORWARD", false, NT_R_H2, 7);
 	cr_assert_eq(err, 0, "add: %s", strerror(-err));
-	err = delayline_rule(line.r, true, "PREROUTING", true, NT_R_H1, 8);
+	err = nfqrule_set(line.r, true, "PREROUTING", true, NT_R_H1, 8);
 	cr_assert_eq(err, 0, "add: %s", strerror(-err));
-	cr_expect_eq(delayline_rule(line.r, true, "FORWARD", false, NT_R_H2,
+	cr_expect_eq(nfqrule_set(line.r, true, "FORWARD", false, NT_R_H2,
 				    7), -EEXIST);
 	cr_assert_eq(run_argv_output(save, out, sizeof(out)), 0);
 	cr_expect(strstr(out, "-A FORWARD -o r-h2 -j NFQUEUE --queue-num 7"),
@@ -546,24 +548,24 @@ Test(delayline, rules_add_and_remove_leave_nothing)
 	cr_expect_null(strstr(out, "bypass"));
 
 	/* arguments refused before anything runs */
-	cr_expect_eq(delayline_rule(line.r, true, "PREROUTING", false, NT_R_H2,
+	cr_expect_eq(nfqrule_set(line.r, true, "PREROUTING", false, NT_R_H2,
 				    9), -EINVAL);
-	cr_expect_eq(delayline_rule(line.r, true, "INPUT", true, NT_R_H2, 9),
+	cr_expect_eq(nfqrule_set(line.r, true, "INPUT", true, NT_R_H2, 9),
 		     -EINVAL);
-	cr_expect_eq(delayline_rule(line.r, true, "FORWARD", false, "-j", 9),
+	cr_expect_eq(nfqrule_set(line.r, true, "FORWARD", false, "-j", 9),
 		     -EINVAL);
-	cr_expect_eq(delayline_rule(line.r, true, "FORWARD", false,
+	cr_expect_eq(nfqrule_set(line.r, true, "FORWARD", false,
 				    "a-name-far-too-long", 9), -EINVAL);
-	cr_expect_eq(delayline_rule("../etc", true, "FORWARD", false, NT_R_H2,
+	cr_expect_eq(nfqrule_set("../etc", true, "FORWARD", false, NT_R_H2,
 				    9), -EINVAL);
-	cr_expect_eq(delayline_rule("tldl-no-such-ns", true, "FORWARD", false,
+	cr_expect_eq(nfqrule_set("tldl-no-such-ns", true, "FORWARD", false,
 				    NT_R_H2, 9), -ENOENT);
 
-	err = delayline_rule(line.r, false, "FORWARD", false, NT_R_H2, 7);
+	err = nfqrule_set(line.r, false, "FORWARD", false, NT_R_H2, 7);
 	cr_expect_eq(err, 0, "remove: %s", strerror(-err));
-	err = delayline_rule(line.r, false, "PREROUTING", true, NT_R_H1, 8);
+	err = nfqrule_set(line.r, false, "PREROUTING", true, NT_R_H1, 8);
 	cr_expect_eq(err, 0, "remove: %s", strerror(-err));
-	cr_expect_eq(delayline_rule(line.r, false, "FORWARD", false, NT_R_H2,
+	cr_expect_eq(nfqrule_set(line.r, false, "FORWARD", false, NT_R_H2,
 				    7), -ENOENT);
 	cr_expect_not(ruleset_has_rules(line.r, "mangle"));
 	cr_expect_not(ruleset_has_rules(line.r, "filter"));
@@ -633,17 +635,18 @@ Test(delayline, probe_agrees_with_tc)
 {
 	char *netem[] = { "tc", "-n", line.r, "qdisc", "add", "dev", "lo",
 			  "root", "netem", "delay", "1ms", NULL };
-	bool has_netem = true, has_nfqueue = false, tc_netem;
+	struct probe pr;
+	bool tc_netem;
 	char out[512];
 	int err;
 
-	err = delayline_probe(&has_netem, &has_nfqueue);
+	err = probe_run(&pr);
 	cr_assert_eq(err, 0, "probe: %s", strerror(-err));
 	tc_netem = run_argv_output(netem, out, sizeof(out)) == 0;
 	fprintf(stderr, "probe: netem %s, nfqueue %s (tc: %s)\n",
-		has_netem ? "yes" : "no", has_nfqueue ? "yes" : "no",
+		pr.netem ? "yes" : "no", pr.nfqueue ? "yes" : "no",
 		tc_netem ? "netem added" : strtok(out, "\n"));
-	cr_expect_eq(has_netem, tc_netem, "probe says netem %d, tc says %d",
-		     has_netem, tc_netem);
-	cr_expect(has_nfqueue, "NFQUEUE does not work here");
+	cr_expect_eq(pr.netem, tc_netem, "probe says netem %d, tc says %d",
+		     pr.netem, tc_netem);
+	cr_expect(pr.nfqueue, "NFQUEUE does not work here");
 }

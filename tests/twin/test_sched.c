@@ -696,3 +696,19 @@ ParameterizedTest(struct rnd_case *c, sched_props, pair_search_matches_dijkstra)
 	free(y0);
 	free(y);
 }
+
+/* Reports read every scheduler against the one baseline, by role. */
+Test(sched, the_ops_table_names_one_baseline)
+{
+	int baselines = 0;
+
+	for (int i = 0; sched_list[i]; i++) {
+		cr_expect(sched_list[i]->role && *sched_list[i]->role, "%s",
+			  sched_list[i]->name);
+		cr_expect_eq(sched_index(sched_list[i]->name), i);
+		baselines += sched_list[i]->baseline;
+	}
+	cr_expect_eq(baselines, 1);
+	cr_expect_eq(sched_index("no-such"), -1);
+	cr_expect_null(sched_find("no-such"));
+}

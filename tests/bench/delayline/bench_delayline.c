@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "emu/delayline.h"
+#include "emu/nfqrule.h"
 #include "tests/emu/nettest.h"
 
 #define MS 1000000ull
@@ -334,7 +335,7 @@ int main(int argc, char **argv)
 	err = bench_case(&l, &o, -1, true);
 	for (int i = 0; !err && i < o.ndelays; i++) {
 		for (int rule = 0; rule < 2 && !err; rule++)
-			err = delayline_rule(l.r, true, "FORWARD", false,
+			err = nfqrule_set(l.r, true, "FORWARD", false,
 					     rule ? NT_R_H1 : NT_R_H2,
 					     (uint16_t)(rule + 1));
 		if (!err)
@@ -342,7 +343,7 @@ int main(int argc, char **argv)
 		if (!err)
 			err = bench_case(&l, &o, o.delays[i], false);
 		for (int rule = 0; rule < 2; rule++)
-			(void)!delayline_rule(l.r, false, "FORWARD", false,
+			(void)!nfqrule_set(l.r, false, "FORWARD", false,
 					      rule ? NT_R_H1 : NT_R_H2,
 					      (uint16_t)(rule + 1));
 	}
@@ -357,13 +358,13 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; !err && i < o.ndelays; i++) {
 		for (int rule = 0; rule < 2 && !err; rule++)
-			err = delayline_rule(l.r, true, "FORWARD", false,
+			err = nfqrule_set(l.r, true, "FORWARD", false,
 					     rule ? NT_R_H1 : NT_R_H2,
 					     (uint16_t)(rule + 1));
 		if (!err)
 			err = rtt_case(&l, &o, o.delays[i]);
 		for (int rule = 0; rule < 2; rule++)
-			(void)!delayline_rule(l.r, false, "FORWARD", false,
+			(void)!nfqrule_set(l.r, false, "FORWARD", false,
 					      rule ? NT_R_H1 : NT_R_H2,
 					      (uint16_t)(rule + 1));
 	}

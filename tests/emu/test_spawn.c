@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+/*
+ * External programs (emu/spawn.h): exit statuses, standard error kept and
+ * bounded, the time limit, a program that cannot start, and nothing of the
+ * parent's descriptors reaching the program. No root needed.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "emu/spawn.h"
+
+static struct spawn_result run(const char *path, char *const argv[],
+			       int out_fd, unsigned timeout_ms, int want)
+{
+	struct spawn sp = { .path = path, .argv = argv, .nsfd = -1,
+			    .out_fd = out_fd, .timeout_ms = timeout_ms };
+	struct spawn_result res;
+
+	cr_assert_eq(spawn_run(&sp, &res), want, "%s", path);
+	return res;
+}
+
+/* Everything a pipe holds once its writer is gone. */
+static size_t slurp(int fd, char *buf, size_t len)
+{
+	size_t n = 0;
+	ssize_t r;
+
+	while (n + 1 < len && (r = read(fd, buf + n, len - 1 - n)) > 0)
+		n += (size_t)r;
+	buf[n] = '\0';
+	return n;
+}
+
+Test(spawn, exit_statuses)
+{
+	struct spawn_result res;
+	char desc[256];
+
+	res = run("/bin/true", (char *[]){ "true", NULL }, -1, 0, 0);
+	cr_expect(spawn_ok(&res));
+	cr_expect_eq(spawn_exit_status(&res), 0);
+	res = run("/bin/false", (char *[]){ "false", NULL }, -1, 0, 0);
+	cr_expect_not(spawn_ok(&res));
+	cr_expect_eq(spawn_exit_status(&res), 1);
+	spawn_describe(&res, desc, sizeof(desc));
+	cr_expect_str_eq(desc, "exit status 1");
+}
+
+Test(spawn, standard_error_is_kept_and_named)
+{
+	struct spawn_result res;
+	char desc[512];
+
+	res = run("/bin/ls", (char *[]){ "ls", "/nonexistent/twinlab", NULL },
+		  -1, 0, 0);
+	cr_expect_not(spawn_ok(&res));
+	cr_expect_eq(spawn_exit_status(&res), 2);
+	cr_expect(strstr(res.err, "/nonexistent/twinlab"), "%s", res.err);
+	spawn_describe(&res, desc, sizeof(desc));
+	cr_expect(!strncmp(desc, "exit status 2: ls: ", 19), "%s", desc);
+	cr_expect(!strchr(desc, '\n'), "%s", desc);
+}
+
+Test(spawn, standard_error_is_bounded)
+{
+	char *argv[64] = { "ls" };
+	char names[62][100];
+	struct spawn_result res;
+
+	/* 62 missing files: each a line of ~90 bytes on standard error */
+	for (int i = 0; i < 62; i++) {
+		snprintf(names[i], sizeof(names[i]),
+			 "/nonexistent/twinlab-%02d-%060d", i, 0);
+		argv[i + 1] = names[i];
+	}
+	res = run("/bin/ls", argv, -1, 0, 0);
+	cr_expect_eq(res.err_len, SPAWN_ERR_MAX);
+	cr_expect_gt(res.err_lost, 0);
+	cr_expect_eq(strlen(res.err), SPAWN_ERR_MAX);
+}
+
+Test(spawn, the_time_limit_kills)
+{
+	struct spawn_result res;
+	char desc[256];
+
+	res = run("/bin/sleep", (char *[]){ "sleep", "60", NULL }, -1, 100, 0);
+	cr_expect(res.timed_out);
+	cr_expect_not(spawn_ok(&res));
+	cr_expect(WIFSIGNALED(res.status) && WTERMSIG(res.status) == SIGKILL);
+	spawn_describe(&res, desc, sizeof(desc));
+	cr_expect_str_eq(desc, "killed after the time limit of 1 s");
+}
+
+Test(spawn, a_program_that_cannot_start)
+{
+	struct spawn sp = { .path = "/bin/true", .argv = (char *[]){ "true",
+								     NULL },
+			    .dir = "/nonexistent/twinlab", .nsfd = -1,
+			    .out_fd = -1 };
+	struct spawn_result res;
+
+	run("/nonexistent/twinlab", (char *[]){ "x", NULL }, -1, 0, -ENOENT);
+	run("bin/true", (char *[]){ "true", NULL }, -1, 0, -EINVAL);
+	cr_expect_eq(spawn_run(&sp, &res), -ENOENT);
+}
+
+Test(spawn, output_directory_and_descriptors)
+{
+	int pfd[2], stray = open("/dev/null", O_RDONLY);
+	char out[256];
+	struct spawn sp = { .path = "/bin/ls", .dir = "/proc/self/fd",
+			    .argv = (char *[]){ "ls", ".", NULL },
+			    .nsfd = -1 };
+	struct spawn_result res;
+
+	/* neither the stray descriptor nor the pipe's other end leak in */
+	cr_assert_geq(stray, 0);
+	cr_assert_eq(pipe(pfd), 0);
+	sp.out_fd = pfd[1];
+	cr_assert_eq(spawn_run(&sp, &res), 0);
+	close(pfd[1]);
+	slurp(pfd[0], out, sizeof(out));
+	close(pfd[0]);
+	close(stray);
+	cr_expect(spawn_ok(&res));
+	/* 0, 1, 2, and ls's own descriptor of the directory */
+	cr_expect_str_eq(out, "0\n1\n2\n3\n");
+}

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * twinlab report, in parts. The data come from the results database
+ * through tools/results.h (report.c, which also holds the command and the
+ * output helpers); statistics over runs, points and tasks
+ * (report_stats.c); the figures from a table of figure descriptions drawn
+ * by one gnuplot writer, with their data files and runs.csv
+ * (report_fig.c); the plan pictures (report_pic.c); report.md
+ * (report_md.c). Schedulers are known by the twin's ops table
+ * (twin/sched.h): its order, role and baseline, never by name. External
+ * programs run through emu/spawn.h.
+ */
+#ifndef TOOLS_REPORT_H
+#define TOOLS_REPORT_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "emu/spawn.h"
+#include "results.h"
+
+#define MAX_BAD_CHECKS 20
+#define GNUPLOT "/usr/bin/gnuplot"
+#define DOT "/usr/bin/dot"
+
+enum {
+	PH_ROUND = RES_ROUND, PH_BCAST = RES_BCAST, PH_COMPUTE = RES_COMPUTE,
+	PH_UPLOAD = RES_UPLOAD, NPH = RES_NPHASES
+};
+
+extern const char *const phase_name[NPH];
+
+struct rtask {
+	int run;			/* index into report.runs */
+	int task;
+	char *name, *why;
+	int nlocals;
+	bool blocked, failed;
+	double pred[NPH];		/* s */
+	double meas[NPH];		/* s, mean over the task's rounds */
+	int nrounds, nheld;
+};
+
+struct rrun {
+	int64_t id;
+	char *scenario, *scheduler, *status;
+	char *verdict;			/* the fidelity monitor's; "" if none */
+	char *predictor;		/* the twin's model: fluid, packet */
+	double dilation;		/* NAN when not recorded */
+	bool degraded;			/* kept out of figures and fits */
+	double scale;
+	double plan_bf;			/* runs.pred_bytes_links */
+	double wl;			/* runs.wavelength_links */
+	int rounds_cfg;
+	bool point;
+	char *experiment;
+	int nlocals;
+	int64_t seed;
+	int *nfib;			/* lightpath id -> fibres (plan JSON) */
+	int nlp;
+	bool json_ok;
+	/* computed from tasks, rounds and links */
+	int ntasks, nblocked, nfailed, nmeasured, max_rounds;
+	long nrounds, nheld;
+	double meas[NPH], pred[NPH];	/* s, mean over tasks; NAN if none */
+	int link_rounds;
+	double ip_bytes, bf_bytes;	/* per round, physical; NAN if none */
+	double link_sum, bf_sum;
+	int last_round;
+	bool bf_known;
+};
+
+/* The runs of one experiment, scheduler and number of local models. */
+struct point {
+	const char *experiment, *scheduler;
+	int nlocals;
+	int first, n;			/* runs[order[first..first+n)] */
+	int nmeas;
+	double lat_med, lat_min, lat_max, lat_pred;
+	double ph_med[NPH], ph_pred[NPH];
+	double plan_bf, bf_med, bf_min, bf_max, ip_med, wl;
+};
+
+struct badcheck {
+	int64_t run;
+	int task, round;
+	double err, tol;
+};
+
+struct picture {
+	int64_t run;
+	char stem[160];
+	bool dot, rendered;
+	bool straight;			/* drawn with -Gsplines=false */
+	char task[40];			/* "" for the network */
+	struct picture *tasks;		/* each task's trees, alone */
+	int ntasks;
+};
+
+struct report {
+	const char *db_path, *dir;
+	const char *want_task[64];	/* --task: only these task pictures */
+	int nwant;
+	struct results_reader *rd;
+	int npacket;			/* runs predicted packet by packet */
+	int nrecal, ndegraded, nunjudged;	/* runs: see report_load */
+	int nleft;			/* runs that did not complete */
+	char left_out[1024];		/* them, by status, with their ids */
+	struct rrun *runs;
+	int nruns;
+	struct rtask *tasks;
+	int ntasks;
+	int *order;			/* point runs, sorted */
+	int norder;
+	struct point *points;
+	int npoints;
+	const char **exps;
+	int nexps;
+	const char **scheds;		/* in the ops table's order */
+	int nscheds;
+	long rounds_total, rounds_held;
+	struct badcheck bad[MAX_BAD_CHECKS];
+	int nbad;
+	bool gnuplot, dot;
+	int nfail;
+	char *made[256];		/* files rendered, for the summary */
+	int nmade;
+};
+
+struct unit {
+	const char *name;
+	double div;
+};
+
+/* Fidelity of one scheduler's tasks: measured / predicted round. */
+struct fid {
+	int n, within;
+	double med, min, max, r, p95;
+};
+
+static inline double fmin_nan(double a, double b)
+{
+	return isnan(a) ? b : isnan(b) ? a : fmin(a, b);
+}
+
+static inline double fmax_nan(double a, double b)
+{
+	return isnan(a) ? b : isnan(b) ? a : fmax(a, b);
+}
+
+static inline double ratio(double a, double b)
+{
+	return isfinite(a) && isfinite(b) && b != 0 ? a / b : NAN;
+}
+
+/* ---- report.c: the data and the output ------------------------------- */
+
+struct rrun *run_by_id(struct report *r, int64_t id, int *idx);
+/* A name made safe for a file name: [A-Za-z0-9_.-], at most 40 chars. */
+void fname_part(char *dst, size_t len, const char *s);
+/* Text for a gnuplot single-quoted string: no quotes, no control chars. */
+void gp_text(FILE *f, const char *s);
+/* Text for one markdown table cell. */
+void md_text(FILE *f, const char *s);
+/* A number in a table cell ("n/a" when not finite), a CSV field (empty),
+ * a gnuplot data file ('?'); conv 'f' or 'g' with prec digits. */
+void md_num(FILE *f, char conv, int prec, double v);
+void csv_num(FILE *f, char conv, int prec, double v);
+void dat_num(FILE *f, double v);
+/* A file of the report's directory: failures said and counted. */
+FILE *out_open(struct report *r, const char *name);
+int out_close(struct report *r, FILE *f, const char *name);
+/* A file rendered, for the summary. */
+void made(struct report *r, const char *name);
+bool was_made(const struct report *r, const char *name);
+/*
+ * report_exec - run bin with argv in the report's directory (emu/spawn.h,
+ * a time limit of REPORT_EXEC_S), its output and standard error appended
+ * to log (a path). 0 when it ran, *res telling how it ended; -errno when
+ * it could not be started.
+ */
+#define REPORT_EXEC_S 120
+int report_exec(struct report *r, const char *bin, char *const argv[],
+		const char *log, struct spawn_result *res);
+/* Say why bin failed on `what` (err from report_exec, else res), naming
+ * its log when it wrote one; the failure is counted. */
+void report_exec_fail(struct report *r, const char *bin, int err,
+		      const struct spawn_result *res, const char *what,
+		      const char *log);
+
+/* ---- report_stats.c ---------------------------------------------------- */
+
+/* The q-quantile of v[0..n) (nearest rank), NAN if empty; sorts v. */
+double rp_quantile(double *v, int n, double q);
+/* The median of the finite values of v[0..n) (reorders v); NAN if none. */
+double rp_median(double *v, int n);
+/* Schedulers by the twin's ops table: order, "<role> (<name>)", colour;
+ * the baseline's name, NULL when none of its runs is here. */
+int rp_sched_cmp(const char *a, const char *b);
+const char *rp_sched_label(const char *s);
+const char *rp_sched_colour(const char *s, int i);
+const char *rp_baseline(const struct report *r);
+struct unit byte_unit(double max);
+struct unit exp_byte_unit(const struct report *r, const char *exp);
+void run_totals(struct report *r);
+int build_points(struct report *r);
+const struct point *find_point(const struct report *r, const char *exp,
+			       const char *sched, int nlocals);
+bool exp_has_sched(const struct report *r, const char *exp,
+		   const char *sched);
+/* File-name suffix of an experiment: empty when there is only one. */
+void exp_suffix(const struct report *r, const char *exp, char *buf,
+		size_t len);
+/* Measured, by a run not judged degraded: fit to compare with the twin. */
+bool task_measured(const struct report *r, const struct rtask *t);
+struct fid fidelity_stats(const struct report *r, const char *sched);
+/* The largest number of local models measured for both a and b. */
+int common_max_n(const struct report *r, const char *exp, const char *a,
+		 const char *b);
+
+/* ---- report_fig.c, report_pic.c, report_md.c --------------------------- */
+
+/* Every figure with its data files; returns the tasks on the fidelity
+ * figure. */
+int write_figures(struct report *r);
+void write_runs_csv(struct report *r);
+/* pic[] has one picture per scheduler of r->scheds. */
+void write_pictures(struct report *r, struct picture *pic);
+int write_md(struct report *r, const struct picture *pic, int nfid);
+
+#endif
