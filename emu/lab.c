@@ -32,10 +32,12 @@
 
 #include "cgroup.h"
 #include "delayline.h"
+#include "dlsup.h"
 #include "nfqrule.h"
 #include "labstate.h"
 #include "netns.h"
 #include "nl.h"
+#include "proc.h"
 
 struct lab_node {
 	char ns[DL_NETNS_MAX];
@@ -319,6 +321,18 @@ void lab_free(struct lab *lab)
 	free_lab(lab);
 }
 
+/* Inside a node's new namespace: its rtnetlink socket. */
+static int open_nl(void *ctx)
+{
+	struct lab_node *n = ctx;
+
+	n->nl = nl_open(NULL);
+	if (!n->nl)
+		return -errno;
+	nl_label(n->nl, n->ns);
+	return 0;
+}
+
 static int make_namespaces(struct lab *lab)
 {
 	const struct scenario *sc = lab->p->sc;
@@ -329,7 +343,7 @@ static int make_namespaces(struct lab *lab)
 
 		lab_ns_name(lab->prefix, sc->nodes[i].name, n->ns, sizeof(n->ns));
 		err = netns_add_open(n->ns, sc->nodes[i].kind == NODE_ROUTER,
-				     &n->fd, &n->nl);
+				     &n->fd, open_nl, n);
 		if (err)
 			return fail(lab, err, "cannot create netns '%s': %s",
 				    n->ns, strerror(-err));
@@ -493,6 +507,15 @@ static void dsts_free(struct dsts *d, int n)
 }
 
 /* Per directed link (plan_link), the destinations that leave on it. */
+static int access_dsts(void *ctx, const struct ppath *pp,
+		       const struct endpoint *ep)
+{
+	struct dsts *d = ctx;
+	int err = dst_add(&d[2 * pp->from], ep->dst);
+
+	return err ? err : dst_add(&d[2 * pp->to], ep->src);
+}
+
 static struct dsts *link_dsts(const struct lab *lab)
 {
 	const struct plan *p = lab->p;
@@ -503,20 +526,8 @@ static struct dsts *link_dsts(const struct lab *lab)
 	for (int i = 0; i < ad->nroutes && !err; i++)
 		err = dst_add(&d[ad->routes[i].link], ad->routes[i].dst);
 	/* servers send on their access link: data one way, ACKs back */
-	for (int t = 0; t < p->ntasks && !err; t++) {
-		const struct task_plan *tp = &p->tasks[t];
-
-		for (int m = 1; !tp->blocked && m < tp->nmodels && !err; m++)
-			for (int up = 0; up < 2 && !err; up++) {
-				const struct tree *tr = up ? &tp->up : &tp->bcast;
-				const struct endpoint *ep = &ad->ep[t][2 * m + up];
-
-				err = dst_add(&d[2 * tr->path[m].from], ep->dst);
-				if (!err)
-					err = dst_add(&d[2 * tr->path[m].to],
-						      ep->src);
-			}
-	}
+	if (!err)
+		err = addr_each_transfer(p, ad, access_dsts, d);
 	if (err) {
 		dsts_free(d, d ? plan_nlinks(p) : 0);
 		errno = -err;
@@ -594,6 +605,16 @@ static int xconnect(struct nl *nl, int x, const char *xn, int y,
 	return err;
 }
 
+static int endpoint_addrs(void *ctx, const struct ppath *pp,
+			  const struct endpoint *ep)
+{
+	struct lab *lab = ctx;
+	int err = nl_addr(lab->n[pp->from].nl, 2, LAB_SERVER_IF, ep->src, 32);
+
+	return err ? err : nl_addr(lab->n[pp->to].nl, 2, LAB_SERVER_IF,
+				   ep->dst, 32);
+}
+
 static int configure(struct lab *lab)
 {
 	const struct plan *p = lab->p;
@@ -668,21 +689,8 @@ static int configure(struct lab *lab)
 				       lab->ad[2 * l + 1], n2);
 	}
 	/* transfer endpoints on the servers */
-	for (int t = 0; t < p->ntasks && !err; t++) {
-		const struct task_plan *tp = &p->tasks[t];
-
-		for (int m = 1; !tp->blocked && m < tp->nmodels && !err; m++)
-			for (int up = 0; up < 2 && !err; up++) {
-				const struct tree *tr = up ? &tp->up : &tp->bcast;
-				const struct endpoint *ep = &ad->ep[t][2 * m + up];
-
-				err = nl_addr(lab->n[tr->path[m].from].nl, 2,
-					      LAB_SERVER_IF, ep->src, 32);
-				if (!err)
-					err = nl_addr(lab->n[tr->path[m].to].nl,
-						      2, LAB_SERVER_IF, ep->dst, 32);
-			}
-	}
+	if (!err)
+		err = addr_each_transfer(p, ad, endpoint_addrs, lab);
 	/* routes of every transfer */
 	for (int i = 0; i < ad->nroutes && !err; i++) {
 		const struct route *rt = &ad->routes[i];
@@ -712,156 +720,6 @@ static int configure(struct lab *lab)
 
 /* ---- delay line ------------------------------------------------------ */
 
-unsigned long long lab_proc_start(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long t = 0;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');	/* comm may hold spaces */
-	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
-		return 0;	/* gone, or a zombie: as good as gone */
-	/* after ") " come fields 3.. ; starttime is field 22 */
-	for (int field = 3; p && field <= 22; field++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		t = strtoull(p + 1, NULL, 10);
-	return t;
-}
-
-/* Wait for the delay line to bind every queue: it writes one byte. */
-static int await_delay(struct lab *lab, int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	char c;
-	ssize_t r = -1;
-
-	if (poll(&pfd, 1, 10000) == 1)
-		r = read(fd, &c, 1);
-	close(fd);
-	if (r != 1)
-		return fail(lab, -EIO, "the delay line did not start (could "
-			    "not bind its NFQUEUE queues)");
-	return 0;
-}
-
-/*
- * The executable of a process, without the " (deleted)" the kernel adds
- * once the file is replaced (a rebuilt twinlab still owns its delay line).
- */
-static bool proc_exe(pid_t pid, char *buf, size_t len)
-{
-	char path[64];
-	ssize_t n;
-	size_t d = strlen(" (deleted)");
-
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	n = readlink(path, buf, len - 1);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	if ((size_t)n > d && !strcmp(buf + n - d, " (deleted)"))
-		buf[n - d] = '\0';
-	return !strchr(buf, '\n');
-}
-
-/* The name a process gave itself (/proc/PID/comm). */
-static bool proc_comm(pid_t pid, char *buf, size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return true;
-}
-
-static void close_pair(int fd[2])
-{
-	for (int i = 0; i < 2; i++)
-		if (fd[i] >= 0)
-			close(fd[i]);
-}
-
-static volatile sig_atomic_t dl_stop;
-
-static void on_term(int sig)
-{
-	(void)sig;
-	dl_stop = 1;
-}
-
-/*
- * The supervisor: restarts the delay line if it dies (it holds no state
- * the kernel does not: held packets are lost with it, new ones queue in
- * the kernel until it is back). SIGTERM stops both.
- */
-static void supervise(const struct dl_queue *q, int n, int ready_fd,
-		      const char *name)
-{
-	struct sigaction sa = { .sa_handler = on_term };
-	int restarts = 0;
-
-	(void)name;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	while (!dl_stop && restarts < 20) {
-		pid_t w = fork();
-		int status;
-
-		if (w < 0)
-			_exit(1);
-		if (w == 0) {
-			struct sched_param sp = { .sched_priority = 10 };
-			struct dl_stats st;
-
-			prctl(PR_SET_PDEATHSIG, SIGTERM);
-			/*
-			 * Real-time priority: the delay line's error is its
-			 * wake-up latency, which ordinary scheduling on a
-			 * busy machine stretches. Its polling is capped, so
-			 * it cannot starve the machine; if refused, go on.
-			 */
-			sched_setscheduler(0, SCHED_FIFO, &sp);
-			_exit(delayline_run(q, n, ready_fd, &dl_stop, &st) ? 1 : 0);
-		}
-		if (ready_fd >= 0) {
-			close(ready_fd);
-			ready_fd = -1;
-		}
-		while (waitpid(w, &status, 0) < 0) {
-			if (errno != EINTR)
-				_exit(1);
-			if (dl_stop)
-				kill(w, SIGTERM);
-		}
-		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-			break;
-		restarts++;
-		usleep(100 * 1000);
-	}
-	_exit(0);
-}
-
 static int add_queue(struct lab *lab, struct dl_queue **q, int *n, int *cap,
 		     int node, uint16_t num, double km, double gbps)
 {
@@ -887,6 +745,20 @@ static int add_queue(struct lab *lab, struct dl_queue **q, int *n, int *cap,
 	return 0;
 }
 
+struct delay_record {
+	struct lab *lab;
+	const char *name, *exe;
+};
+
+/* The supervisor is in the state file before it may start anything. */
+static int record_delay(pid_t pid, unsigned long long start, void *ctx)
+{
+	struct delay_record *dr = ctx;
+
+	return record(dr->lab, "pid %d %llu %s %s", (int)pid, start, dr->name,
+		      dr->exe);
+}
+
 /*
  * Propagation on forwarding hops only: each router delays what it sends
  * into a lightpath by the lightpath's length, and what it sends to or
@@ -897,9 +769,9 @@ static int start_delay(struct lab *lab)
 	const struct plan *p = lab->p;
 	const struct scenario *sc = p->sc;
 	struct dl_queue *q = NULL;
-	int n = 0, cap = 0, err = 0, e, pipefd[2] = { -1, -1 },
-	    go[2] = { -1, -1 };
-	char name[16], ifn[16], exe[PATH_MAX];
+	struct delay_record dr;
+	int n = 0, cap = 0, err = 0;
+	char name[16], ifn[16], exe[PATH_MAX], msg[256];
 	pid_t pid;
 
 	for (int l = 0; l < p->net->nlp && !err; l++) {
@@ -951,72 +823,20 @@ static int start_delay(struct lab *lab)
 		free(q);
 		return err;
 	}
-	if (pipe2(pipefd, O_CLOEXEC) || pipe2(go, O_CLOEXEC) ||
-	    !proc_exe(getpid(), exe, sizeof(exe))) {
-		e = -errno;
+	if (!proc_exe(getpid(), exe, sizeof(exe))) {
 		free(q);
-		close_pair(pipefd);
-		close_pair(go);
-		return fail(lab, e ? e : -EIO, "cannot start the delay line: "
-			    "%s", strerror(e ? -e : EIO));
+		return fail(lab, -EIO, "cannot start the delay line: cannot "
+			    "read this program's executable");
 	}
 	lab_delay_name(lab->prefix, name, sizeof(name));
-	/*
-	 * The supervisor is recorded (pid, start time, name, executable)
-	 * before it may start anything: it waits for `go`, and if we die
-	 * first it sees end of file and leaves. So whatever runs is in the
-	 * state file, where `down` and `clean` find it.
-	 */
-	pid = fork();
-	if (pid == 0) {
-		char c;
-
-		setsid();
-		prctl(PR_SET_NAME, name);
-		close(pipefd[0]);
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(0);
-		for (int fd = 0; fd < 3; fd++) {
-			int nul = open("/dev/null", O_RDWR);
-
-			if (nul >= 0 && nul != fd) {
-				dup2(nul, fd);
-				close(nul);
-			}
-		}
-		/*
-		 * Nothing of the parent's but the ready pipe: not its
-		 * namespaces' fds (they would keep them alive), its state
-		 * file, its database, nor a pipe its reader waits on.
-		 */
-		if (dup2(pipefd[1], 3) < 0)
-			_exit(1);
-		close_range(4, ~0u, 0);
-		supervise(q, n, 3, name);
-	}
-	e = pid < 0 ? -errno : 0;
+	dr.lab = lab;
+	dr.name = name;
+	dr.exe = exe;
+	pid = dlsup_start(q, n, name, record_delay, &dr, msg, sizeof(msg));
 	free(q);
-	close(pipefd[1]);
-	close(go[0]);
-	if (pid < 0) {
-		close(pipefd[0]);
-		close(go[1]);
-		return fail(lab, e, "cannot start the delay line: %s",
-			    strerror(-e));
-	}
-	e = record(lab, "pid %d %llu %s %s", (int)pid, lab_proc_start(pid), name,
-		   exe);
-	if (e || write(go[1], "g", 1) != 1) {
-		e = e ? e : -errno;
-		close(go[1]);	/* it leaves on end of file */
-		waitpid(pid, NULL, 0);
-		close(pipefd[0]);
-		return fail(lab, e, "cannot start the delay line: %s",
-			    strerror(-e));
-	}
-	close(go[1]);
-	return await_delay(lab, pipefd[0]);
+	if (pid < 0)
+		return fail(lab, pid, "%s", msg);
+	return 0;
 }
 
 int lab_up(const struct plan *p, const struct addressing *a,
@@ -1143,7 +963,7 @@ static void del_ns(const char *name, void *arg)
 /* Wait (up to 2 s) for a process we signalled to be gone. */
 static void wait_gone(pid_t pid, unsigned long long start)
 {
-	for (int i = 0; i < 200 && lab_proc_start(pid) == start; i++)
+	for (int i = 0; i < 200 && proc_start(pid) == start; i++)
 		usleep(10 * 1000);
 }
 
@@ -1156,7 +976,7 @@ static bool still_ours(const char *prefix, const struct lab_state_pid *p)
 	char want[16], comm[32], exe[PATH_MAX];
 
 	lab_delay_name(prefix, want, sizeof(want));
-	return lab_proc_start(p->pid) == p->start &&
+	return proc_start(p->pid) == p->start &&
 	       proc_comm(p->pid, comm, sizeof(comm)) && !strcmp(comm, want) &&
 	       proc_exe(p->pid, exe, sizeof(exe)) && !strcmp(exe, p->exe);
 }
@@ -1232,19 +1052,7 @@ int lab_delay_pid(const char *prefix, pid_t *pid)
 
 pid_t lab_delay_line(pid_t sup)
 {
-	char path[64], buf[64];
-	long child = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)sup,
-		 (int)sup);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fgets(buf, sizeof(buf), f))
-		child = strtol(buf, NULL, 10);
-	fclose(f);
-	return child > 1 ? (pid_t)child : 0;
+	return proc_child(sup);
 }
 
 int lab_state_get(const char *prefix, const char *key, char *buf, size_t len)

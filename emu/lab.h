@@ -76,13 +76,6 @@ int lab_lock(const char *prefix, const char *who, char *err, size_t len)
 void lab_unlock(const char *prefix, int fd);
 
 /*
- * lab_proc_start - when process pid started (field 22 of /proc/PID/stat,
- * clock ticks since boot): with the pid, it names one process for good.
- * 0 if there is no such process or it is a zombie.
- */
-unsigned long long lab_proc_start(pid_t pid);
-
-/*
  * lab_delay_pid - the delay line's supervisor of prefix, as the state
  * file records it and only if that process still is the one recorded
  * (pid, start time, name, executable). 0, -ENOENT (none: no state, no

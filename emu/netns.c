@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 #include "netns.h"
-#include "nl.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -123,18 +122,17 @@ void netns_leave(int saved)
 
 int netns_add(const char *name, bool router)
 {
-	return netns_add_open(name, router, NULL, NULL);
+	return netns_add_open(name, router, NULL, NULL, NULL);
 }
 
-int netns_add_open(const char *name, bool router, int *nsfd, struct nl **nl)
+int netns_add_open(const char *name, bool router, int *nsfd,
+		   int (*inside)(void *ctx), void *ctx)
 {
 	char path[256];
 	int fd, saved, err;
 
 	if (nsfd)
 		*nsfd = -1;
-	if (nl)
-		*nl = NULL;
 
 	err = path_of(name, path, sizeof(path));
 	if (!err)
@@ -168,13 +166,8 @@ int netns_add_open(const char *name, bool router, int *nsfd, struct nl **nl)
 		if (*nsfd < 0)
 			err = -errno;
 	}
-	if (!err && nl) {
-		*nl = nl_open(NULL);
-		if (!*nl)
-			err = -errno;
-		else
-			nl_label(*nl, name);
-	}
+	if (!err && inside)
+		err = inside(ctx);
 	netns_leave(saved);
 	if (err) {
 		if (nsfd && *nsfd >= 0)

@@ -19,13 +19,15 @@
  */
 int netns_add(const char *name, bool router) __attribute__((warn_unused_result));
 
-struct nl;
-
 /*
  * netns_add_open - netns_add, and while inside the new namespace open its
- * handle into *nsfd and its rtnetlink socket into *nl (either may be NULL).
+ * handle into *nsfd (may be NULL) and call inside(ctx) (may be NULL: what
+ * a caller opens there, a socket say, costs no extra switch). A nonzero
+ * return of inside fails it all, with that error; what inside opened is
+ * the caller's to close.
  */
-int netns_add_open(const char *name, bool router, int *nsfd, struct nl **nl)
+int netns_add_open(const char *name, bool router, int *nsfd,
+		   int (*inside)(void *ctx), void *ctx)
 	__attribute__((warn_unused_result));
 
 #define NETNS_NAME_MAX 64	/* bytes of a name, with its NUL */

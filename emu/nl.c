@@ -170,11 +170,22 @@ static int queued(struct nl *nl, struct nlmsghdr *nlh)
 	return 0;
 }
 
+/* The link message's header: interface index, to be up. */
+static void up_header(struct nlmsghdr *nlh, int index)
+{
+	struct ifinfomsg *ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
+
+	ifm->ifi_family = AF_UNSPEC;
+	ifm->ifi_index = index;
+	ifm->ifi_flags = IFF_UP;
+	ifm->ifi_change = IFF_UP;
+}
+
 int nl_veth(struct nl *nl, const char *name, int index, const char *peer,
 	    int peer_index, int peer_ns_fd)
 {
 	struct nlmsghdr *nlh;
-	struct ifinfomsg *ifm, *pifm;
+	struct ifinfomsg *pifm;
 	struct nlattr *info, *data, *pn;
 	int err;
 
@@ -182,11 +193,7 @@ int nl_veth(struct nl *nl, const char *name, int index, const char *peer,
 		  "add veth '%s' (peer '%s')", name, peer);
 	if (!nlh)
 		return err;
-	ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
-	ifm->ifi_family = AF_UNSPEC;
-	ifm->ifi_index = index;
-	ifm->ifi_flags = IFF_UP;
-	ifm->ifi_change = IFF_UP;
+	up_header(nlh, index);
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
 	/*
 	 * One queue each way: a veth gets one per CPU by default, and the
@@ -226,17 +233,12 @@ int nl_veth(struct nl *nl, const char *name, int index, const char *peer,
 int nl_link_up(struct nl *nl, int index, const char *name)
 {
 	struct nlmsghdr *nlh;
-	struct ifinfomsg *ifm;
 	int err;
 
 	nlh = put(nl, &err, RTM_NEWLINK, 0, "set '%s' up", name);
 	if (!nlh)
 		return err;
-	ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
-	ifm->ifi_family = AF_UNSPEC;
-	ifm->ifi_index = index;
-	ifm->ifi_flags = IFF_UP;
-	ifm->ifi_change = IFF_UP;
+	up_header(nlh, index);
 	return queued(nl, nlh);
 }
 

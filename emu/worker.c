@@ -654,20 +654,19 @@ static int up_step(struct worker *w, struct rstate *s)
 	return err;
 }
 
-/* Trained, due and every child's aggregate in: send one aggregate up. */
-static int maybe_upload(struct worker *w, struct rstate *s)
+/*
+ * The weighted mean of the children's updates, and of our own first when
+ * own (the root has none): in the same order each run, so the same sum;
+ * the mean in w->model.w and encoded in w->payload.
+ */
+static int aggregate(struct worker *w, bool own)
 {
 	const struct wk_conf *c = w->c;
 	int err = 0;
 
-	if (s->sent_up || !s->trained || !s->due || s->uploads < c->nuc)
-		return 0;
-	s->sent_up = true;
-	w->rep.t_ready = s->deadline > w->rep.t_train1 ? s->deadline
-						       : w->rep.t_train1;
-	/* own update first, then children in order: the same sum each run */
 	fl_agg_reset(&w->agg);
-	err = fl_agg_add(&w->agg, w->model.w, w->own_weight);
+	if (own)
+		err = fl_agg_add(&w->agg, w->model.w, w->own_weight);
 	for (int i = 0; i < c->nuc && !err; i++) {
 		err = fl_decode(w->inbuf[i], w->wire, c->bpp, w->tmp[i],
 				w->model.nparams);
@@ -680,6 +679,21 @@ static int maybe_upload(struct worker *w, struct rstate *s)
 	if (!err)
 		err = fl_encode(w->model.w, w->model.nparams, c->bpp,
 				w->payload, w->wire);
+	return err;
+}
+
+/* Trained, due and every child's aggregate in: send one aggregate up. */
+static int maybe_upload(struct worker *w, struct rstate *s)
+{
+	const struct wk_conf *c = w->c;
+	int err = 0;
+
+	if (s->sent_up || !s->trained || !s->due || s->uploads < c->nuc)
+		return 0;
+	s->sent_up = true;
+	w->rep.t_ready = s->deadline > w->rep.t_train1 ? s->deadline
+						       : w->rep.t_train1;
+	err = aggregate(w, true);
 	if (err) {
 		snprintf(s->why, sizeof(s->why), "cannot aggregate: %s",
 			 strerror(-err));
@@ -692,7 +706,6 @@ static int maybe_upload(struct worker *w, struct rstate *s)
 	return up_step(w, s);
 }
 
-/* The root: every child's aggregate in, so the new global model. */
 /* Have the helper thread evaluate the global model; wait for it. */
 static int evaluate(struct worker *w)
 {
@@ -712,25 +725,13 @@ static int evaluate(struct worker *w)
 	return w->trained < 0 ? (int)w->trained : 0;
 }
 
+/* The root: every child's aggregate in, so the new global model. */
 static int finish_root(struct worker *w, struct rstate *s)
 {
 	const struct wk_conf *c = w->c;
 	int err;
 
-	fl_agg_reset(&w->agg);
-	err = 0;
-	for (int i = 0; i < c->nuc && !err; i++) {
-		err = fl_decode(w->inbuf[i], w->wire, c->bpp, w->tmp[i],
-				w->model.nparams);
-		if (!err)
-			err = fl_agg_add(&w->agg, w->tmp[i],
-					 w->uin[i].h.weight);
-	}
-	if (!err)
-		err = fl_agg_finish(&w->agg, w->model.w);
-	if (!err)
-		err = fl_encode(w->model.w, w->model.nparams, c->bpp,
-				w->payload, w->wire);
+	err = aggregate(w, false);
 	w->rep.digest = fl_digest(w->payload, w->wire);
 	/* the new global model, as the next round will send it */
 	if (!err)

@@ -101,14 +101,10 @@ int cmd_plan(int argc, char **argv)
 		plan_usage(stderr);
 		return EXIT_USAGE;
 	}
-	sc = load_scenario(argv[optind]);
-	if (!sc)
-		return EXIT_USAGE;
-	p = sched_plan(sc, ops);
-	if (!p) {
-		p_err("cannot schedule '%s': %s", sc->name, strerror(errno));
-		goto out_sc;
-	}
+	rc = plan_scenario(argv[optind], ops, &sc, &p);
+	if (rc)
+		return rc;
+	rc = 1;
 	err = predict(p);
 	if (err) {
 		p_err("cannot predict a round of '%s': %s", sc->name,
@@ -141,7 +137,6 @@ int cmd_plan(int argc, char **argv)
 	rc = fflush(stdout) ? 1 : 0;
 out_plan:
 	plan_free(p);
-out_sc:
 	scenario_free(sc);
 	return rc;
 }

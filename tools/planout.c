@@ -336,18 +336,101 @@ static int dot_tree(const struct plan *p, const struct task_plan *tp,
 	return 0;
 }
 
+#define PLACED_IN 9.0	/* the placed ROADMs' extent, inches */
+#define ROUTER_IN 0.75	/* a router from its ROADM, away from the middle */
+#define SERVER_IN 0.6	/* a server from its router, fanned out */
+
+/*
+ * Where the picture pins every node when the scenario places all ROADMs
+ * (else NULL: neato lays the network out): ROADMs scaled, each router
+ * beside its ROADM on the side away from the network's middle, its
+ * servers fanned out beyond it. xy[2 * node] in inches.
+ */
+static double *placed_xy(const struct scenario *sc)
+{
+	double box[4] = { INFINITY, INFINITY, -INFINITY, -INFINITY };
+	double scale = 1, mid[2], *xy;
+	int nroadm = 0;
+
+	for (int i = 0; i < sc->nnodes; i++) {
+		const struct scn_node *n = &sc->nodes[i];
+
+		if (n->kind != NODE_ROADM)
+			continue;
+		if (!n->placed)
+			return NULL;
+		nroadm++;
+		box[0] = fmin(box[0], n->x);
+		box[1] = fmin(box[1], n->y);
+		box[2] = fmax(box[2], n->x);
+		box[3] = fmax(box[3], n->y);
+	}
+	if (!nroadm)
+		return NULL;
+	xy = calloc(2 * (size_t)sc->nnodes, sizeof(*xy));
+	if (!xy)
+		return NULL;
+	if (box[2] - box[0] > 0 || box[3] - box[1] > 0)
+		scale = PLACED_IN / fmax(box[2] - box[0], box[3] - box[1]);
+	mid[0] = (box[2] - box[0]) * scale / 2;
+	mid[1] = (box[3] - box[1]) * scale / 2;
+	for (int i = 0; i < sc->nnodes; i++)
+		if (sc->nodes[i].kind == NODE_ROADM) {
+			xy[2 * i] = (sc->nodes[i].x - box[0]) * scale;
+			xy[2 * i + 1] = (sc->nodes[i].y - box[1]) * scale;
+		}
+	for (int i = 0; i < sc->nnodes; i++) {
+		const struct scn_node *r = &sc->nodes[i];
+		double dx, dy, d, a;
+		int ns = 0, k = 0;
+
+		if (r->kind != NODE_ROUTER || r->attach < 0)
+			continue;
+		dx = xy[2 * r->attach] - mid[0];
+		dy = xy[2 * r->attach + 1] - mid[1];
+		d = hypot(dx, dy);
+		a = d > 1e-9 ? atan2(dy, dx) : M_PI / 2;
+		xy[2 * i] = xy[2 * r->attach] + ROUTER_IN * cos(a);
+		xy[2 * i + 1] = xy[2 * r->attach + 1] + ROUTER_IN * sin(a);
+		for (int j = 0; j < sc->nnodes; j++)
+			ns += sc->nodes[j].kind == NODE_SERVER &&
+			      sc->nodes[j].attach == i;
+		for (int j = 0; j < sc->nnodes; j++) {
+			double b;
+
+			if (sc->nodes[j].kind != NODE_SERVER ||
+			    sc->nodes[j].attach != i)
+				continue;
+			/* fanned over 100 degrees, centred on the way out */
+			b = a + (ns > 1 ? (k * 100.0 / (ns - 1) - 50) * M_PI /
+						  180 :
+					  0);
+			xy[2 * j] = xy[2 * i] + SERVER_IN * cos(b);
+			xy[2 * j + 1] = xy[2 * i + 1] + SERVER_IN * sin(b);
+			k++;
+		}
+	}
+	return xy;
+}
+
 /*
  * The network once: ROADMs (boxes), each fibre one edge with its length
  * and its lit wavelengths out of all (pen width and colour by the share
- * lit), routers and servers beside their ROADM. The trees are per task.
+ * lit), routers and servers beside their ROADM; every node pinned where
+ * placed_xy() puts it when the scenario places the ROADMs. The trees are
+ * per task.
  */
 int plan_dot(const struct plan *p, FILE *f)
 {
 	const struct scenario *sc = p->sc;
 	int *lit = calloc((size_t)sc->nfibres + 1, sizeof(*lit));
+	double *xy = placed_xy(sc);
+	char pos[64];
 
-	if (!lit)
+	if (!lit) {
+		free(xy);
 		return -ENOMEM;
+	}
 	for (int l = 0; l < p->net->nlp; l++)
 		for (int k = 0; k < p->net->lp[l].nfib; k++)
 			lit[p->net->lp[l].fib[k]]++;
@@ -361,15 +444,19 @@ int plan_dot(const struct plan *p, FILE *f)
 	for (int i = 0; i < sc->nnodes; i++) {
 		const struct scn_node *n = &sc->nodes[i];
 
+		pos[0] = '\0';
+		if (xy)
+			snprintf(pos, sizeof(pos), ", pos=\"%.2f,%.2f!\"",
+				 xy[2 * i], xy[2 * i + 1]);
 		if (n->kind == NODE_ROADM)
 			fprintf(f, "  \"%s\" [shape=box, style=filled, "
-				   "fillcolor=\"#dddddd\", fontsize=14];\n",
-				n->name);
+				   "fillcolor=\"#dddddd\", fontsize=14%s];\n",
+				n->name, pos);
 		else
 			fprintf(f, "  \"%s\" [shape=%s, fontsize=9, "
-				   "width=0.3, height=0.2, margin=0.02];\n",
+				   "width=0.3, height=0.2, margin=0.02%s];\n",
 				n->name, n->kind == NODE_ROUTER ? "ellipse" :
-								  "circle");
+								  "circle", pos);
 	}
 	for (int i = 0; i < sc->nfibres; i++) {
 		const struct scn_fibre *fb = &sc->fibres[i];
@@ -391,6 +478,7 @@ int plan_dot(const struct plan *p, FILE *f)
 				nm(p, sc->nodes[i].attach));
 	fprintf(f, "}\n");
 	free(lit);
+	free(xy);
 	return ferror(f) ? -EIO : 0;
 }
 

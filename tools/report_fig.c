@@ -332,6 +332,19 @@ static bool fig_has(const struct report *r, const struct fig_desc *d,
 	return !d->per_experiment || exp_has_sched(r, exp, sc);
 }
 
+/* The figure's title, with the experiment when there are several. */
+static void fig_title(const struct report *r, const struct fig_desc *d,
+		      FILE *f, const char *exp)
+{
+	gp_text(f, d->title);
+	if (d->per_experiment && r->nexps > 1) {
+		fputs(" (", f);
+		gp_text(f, exp);
+		fputc(')', f);
+	}
+	fputs("'\n", f);
+}
+
 /*
  * fig_write - one figure: the data file of each scheduler, the script,
  * and gnuplot run on it when some data file has a row. exp is NULL for a
@@ -369,13 +382,7 @@ static int fig_write(struct report *r, const struct fig_desc *d,
 	gp_head(f, d->what);
 	if (d->npanels == 1) {
 		fputs("set title '", f);
-		gp_text(f, d->title);
-		if (d->per_experiment && r->nexps > 1) {
-			fputs(" (", f);
-			gp_text(f, exp);
-			fputc(')', f);
-		}
-		fputs("'\n", f);
+		fig_title(r, d, f, exp);
 	}
 	fprintf(f, "set xlabel '%s'\n", d->xlabel);
 	if (d->npanels == 1)
@@ -388,13 +395,7 @@ static int fig_write(struct report *r, const struct fig_desc *d,
 	gp_terminal_loop(f, stem, d->width, d->height);
 	if (d->npanels > 1) {
 		fprintf(f, "set multiplot layout 1,%d title '", d->npanels);
-		gp_text(f, d->title);
-		if (d->per_experiment && r->nexps > 1) {
-			fputs(" (", f);
-			gp_text(f, exp);
-			fputc(')', f);
-		}
-		fputs("'\n", f);
+		fig_title(r, d, f, exp);
 	}
 	for (int k = 0; k < d->npanels; k++) {
 		const struct fig_panel *pn = &d->panel[k];

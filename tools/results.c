@@ -12,6 +12,7 @@
 #include <sqlite3.h>
 
 #include "emu/lab.h"
+#include "emu/proc.h"
 
 struct results {
 	sqlite3 *db;
@@ -77,7 +78,7 @@ static int db_err(struct results *r, char *err, size_t len, const char *what)
 bool results_owner_alive(int64_t pid, int64_t start)
 {
 	return pid > 1 && pid <= INT32_MAX && start > 0 &&
-	       lab_proc_start((pid_t)pid) == (unsigned long long)start;
+	       proc_start((pid_t)pid) == (unsigned long long)start;
 }
 
 /*
@@ -227,7 +228,7 @@ int results_begin_run(struct results *r, const struct plan *p,
 			  SQLITE_STATIC);
 	/* whose it is: a 'running' row whose owner is gone was aborted */
 	sqlite3_bind_int64(st, 15, getpid());
-	sqlite3_bind_int64(st, 16, (int64_t)lab_proc_start(getpid()));
+	sqlite3_bind_int64(st, 16, (int64_t)proc_start(getpid()));
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	st = NULL;

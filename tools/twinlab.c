@@ -99,6 +99,22 @@ struct scenario *load_scenario(const char *path)
 	return NULL;
 }
 
+int plan_scenario(const char *path, const struct sched_ops *ops,
+		  struct scenario **sc, struct plan **p)
+{
+	*p = NULL;
+	*sc = load_scenario(path);
+	if (!*sc)
+		return EXIT_USAGE;
+	*p = sched_plan(*sc, ops);
+	if (*p)
+		return 0;
+	p_err("cannot schedule '%s': %s", (*sc)->name, strerror(errno));
+	scenario_free(*sc);
+	*sc = NULL;
+	return 1;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: %s COMMAND [ARGS...]\n\n"

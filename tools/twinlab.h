@@ -58,6 +58,14 @@ const struct sched_ops *sched_arg(const char *name);
 /* load_scenario - load or print "file:line:col: msg" and return NULL. */
 struct scenario *load_scenario(const char *path);
 
+/*
+ * plan_scenario - load the scenario at path and schedule it with ops. 0;
+ * or EXIT_USAGE (a bad scenario, said at file:line:col) or 1 (scheduling
+ * failed, said), with nothing left allocated.
+ */
+int plan_scenario(const char *path, const struct sched_ops *ops,
+		  struct scenario **sc, struct plan **p);
+
 int cmd_plan(int argc, char **argv);
 int cmd_up(int argc, char **argv);
 int cmd_down(int argc, char **argv);

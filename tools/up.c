@@ -87,14 +87,10 @@ int cmd_up(int argc, char **argv)
 		return 1;
 	}
 	lo.scenario_path = argv[optind];
-	sc = load_scenario(argv[optind]);
-	if (!sc)
-		return EXIT_USAGE;
-	p = sched_plan(sc, ops);
-	if (!p) {
-		p_err("cannot schedule '%s': %s", sc->name, strerror(errno));
-		goto out;
-	}
+	rc = plan_scenario(argv[optind], ops, &sc, &p);
+	if (rc)
+		return rc;
+	rc = 1;
 	for (int i = 0; i < p->ntasks; i++)
 		if (p->tasks[i].blocked)
 			p_err("warning: task '%s' is blocked and not built: %s",

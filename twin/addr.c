@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "addr.h"
+#include "route.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -48,70 +49,12 @@ uint32_t addr_on_link(const struct plan *p, const struct addressing *a,
 	}
 }
 
-static int push_route(struct addressing *a, int *cap, struct route r)
-{
-	if (a->nroutes == *cap) {
-		int ncap = *cap ? *cap * 2 : 256;
-		struct route *nr = realloc(a->routes,
-					   (size_t)ncap * sizeof(*nr));
-
-		if (!nr)
-			return -ENOMEM;
-		a->routes = nr;
-		*cap = ncap;
-	}
-	a->routes[a->nroutes++] = r;
-	return 0;
-}
-
-/*
- * Routes for one transfer: towards ep->dst along the path, towards
- * ep->src back along it. Hop h leaves node at[h] on link l[h].
- */
-static int path_routes(const struct plan *p, struct addressing *a, int *cap,
-		       const struct ppath *pp, const struct endpoint *ep)
-{
-	int at = pp->from, err = 0;
-	int *nodes = malloc((size_t)(pp->nhops + 1) * sizeof(*nodes));
-
-	if (!nodes)
-		return -ENOMEM;
-	for (int h = 0; h < pp->nhops; h++) {
-		nodes[h] = at;
-		at = hop_next(p, at, &pp->hops[h]);
-	}
-	nodes[pp->nhops] = at;
-	/* forward: routers are nodes[1..nhops-1] */
-	for (int h = 1; h < pp->nhops && !err; h++) {
-		int link = plan_link(p, &pp->hops[h]);
-
-		err = push_route(a, cap, (struct route){
-			.node = nodes[h], .dst = ep->dst,
-			.via = addr_on_link(p, a, link, nodes[h + 1]),
-			.link = link });
-	}
-	/* backward: the reverse of hop h-1, leaving nodes[h] */
-	for (int h = 1; h < pp->nhops && !err; h++) {
-		struct hop back = pp->hops[h - 1];
-		int link;
-
-		back.dir = 1 - back.dir;
-		link = plan_link(p, &back);
-		err = push_route(a, cap, (struct route){
-			.node = nodes[h], .dst = ep->src,
-			.via = addr_on_link(p, a, link, nodes[h - 1]),
-			.link = link });
-	}
-	free(nodes);
-	return err;
-}
-
 struct addressing *addressing_new(const struct plan *p)
 {
 	const struct scenario *sc = p->sc;
 	struct addressing *a = calloc(1, sizeof(*a));
 	uint64_t need, size;
-	int cap = 0, err = -ENOMEM;
+	int err = -ENOMEM;
 	uint32_t next;
 
 	if (!a)
@@ -162,21 +105,41 @@ struct addressing *addressing_new(const struct plan *p)
 		for (int up = 0; up < 2; up++)
 			for (int m = 1; m < tp->nmodels; m++) {
 				struct endpoint *ep = &a->ep[t][2 * m + up];
-				const struct tree *tr = up ? &tp->up : &tp->bcast;
 
 				ep->src = next++;
 				ep->dst = next++;
-				err = path_routes(p, a, &cap, &tr->path[m], ep);
-				if (err)
-					goto fail;
 			}
 	}
 	a->used = next - a->base;
+	err = routes_compute(p, a);
+	if (err)
+		goto fail;
 	return a;
 fail:
 	addressing_free(a);
 	errno = -err;
 	return NULL;
+}
+
+int addr_each_transfer(const struct plan *p, const struct addressing *a,
+		       int (*fn)(void *ctx, const struct ppath *pp,
+				 const struct endpoint *ep),
+		       void *ctx)
+{
+	int err = 0;
+
+	for (int t = 0; t < p->ntasks && !err; t++) {
+		const struct task_plan *tp = &p->tasks[t];
+
+		for (int up = 0; !tp->blocked && up < 2 && !err; up++) {
+			const struct tree *tr = up ? &tp->up : &tp->bcast;
+
+			for (int m = 1; m < tp->nmodels && !err; m++)
+				err = fn(ctx, &tr->path[m],
+					 &a->ep[t][2 * m + up]);
+		}
+	}
+	return err;
 }
 
 void addressing_free(struct addressing *a)

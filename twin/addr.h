@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Deterministic IPv4 addressing of a plan and the hop-by-hop routes that
- * carry every tree edge, computed in the twin so the emulation only applies
- * them.
+ * Deterministic IPv4 addressing of a plan, and (route.h) the hop-by-hop
+ * routes that carry every tree edge: computed in the twin so the
+ * emulation only applies them.
  *
  * From the scenario's range (default 198.18.0.0/15, RFC 2544), in order:
  * - one /31 per IP link: first the access link of every server (in node
@@ -14,10 +14,6 @@
  *   access interface of their server. Every transfer has its own pair, so
  *   destination-based routes never conflict, whatever the trees; replies
  *   go back along the same path.
- *
- * Servers route everything through their router. Each router on a
- * transfer's path gets a /32 route to the destination address towards the
- * next hop, and one to the source address back towards the previous hop.
  */
 #ifndef TWIN_ADDR_H
 #define TWIN_ADDR_H
@@ -53,11 +49,21 @@ struct addressing {
 
 /*
  * addressing_new - address every link and transfer of p and compute the
- * routes. NULL with errno: ENOSPC when the range is too small, ENOMEM.
+ * routes (routes_compute). NULL with errno: ENOSPC when the range is too small, ENOMEM.
  */
 struct addressing *addressing_new(const struct plan *p)
 	__attribute__((warn_unused_result));
 void addressing_free(struct addressing *a);
+
+/*
+ * addr_each_transfer - fn(ctx, path, endpoints) for every transfer of every
+ * placed task: by task, broadcast tree then upload tree, by local model.
+ * Stops at the first nonzero fn returns, and returns it.
+ */
+int addr_each_transfer(const struct plan *p, const struct addressing *a,
+		       int (*fn)(void *ctx, const struct ppath *pp,
+				 const struct endpoint *ep),
+		       void *ctx);
 
 /* The address of node `node` on directed link `link`'s near end. */
 uint32_t addr_on_link(const struct plan *p, const struct addressing *a,

@@ -143,6 +143,57 @@ static int load_roadms(struct ctx *c, yaml_node_t *seq)
 	return 0;
 }
 
+/* positions: {ROADM: [x, y], ...}: where pictures draw the ROADMs. */
+static int load_positions(struct ctx *c, yaml_node_t *map)
+{
+	if (map->type != YAML_MAPPING_NODE) {
+		yf_err(&c->y, map, "'positions' must map ROADM names to "
+			"[x, y], got %s", yf_type_name(map));
+		return -EINVAL;
+	}
+	for (yaml_node_pair_t *pr = map->data.mapping.pairs.start;
+	     pr < map->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(c->y.doc, pr->key);
+		yaml_node_t *v = yaml_document_get_node(c->y.doc, pr->value);
+		double xy[2];
+		int i;
+
+		if (yf_want_scalar(&c->y, k, "positions"))
+			return -EINVAL;
+		i = ref(c, k, "positions", yf_scalar(k), NODE_ROADM);
+		if (i < 0)
+			return -EINVAL;
+		if (c->sc->nodes[i].placed) {
+			yf_err(&c->y, k, "'positions' places ROADM '%s' "
+				"twice", yf_scalar(k));
+			return -EINVAL;
+		}
+		if (yf_want_seq(&c->y, v, "positions"))
+			return -EINVAL;
+		if (yf_seq_len(v) != 2) {
+			yf_err(&c->y, v, "the position of '%s' must be [x, "
+				"y], got %zu numbers", yf_scalar(k),
+				yf_seq_len(v));
+			return -EINVAL;
+		}
+		for (size_t j = 0; j < 2; j++) {
+			yaml_node_t *n = yf_seq_at(&c->y, v, j);
+
+			if (yf_double(&c->y, n, "positions", &xy[j]))
+				return -EINVAL;
+			if (fabs(xy[j]) > SCN_POS_MAX) {
+				yf_err(&c->y, n, "a position must be within "
+					"+-%g, got %g", SCN_POS_MAX, xy[j]);
+				return -EINVAL;
+			}
+		}
+		c->sc->nodes[i].placed = true;
+		c->sc->nodes[i].x = xy[0];
+		c->sc->nodes[i].y = xy[1];
+	}
+	return 0;
+}
+
 struct router_rec {
 	char name[SCN_NAME_MAX + 1];
 	char roadm[SCN_NAME_MAX + 1];
@@ -601,7 +652,7 @@ struct top_rec {
 
 enum {
 	T_ADDRESSING = 5, T_DEMAND = 8, T_WEIGHTS, T_ROADMS, T_FIBRES,
-	T_ROUTERS, T_SERVERS, T_TASKS,
+	T_ROUTERS, T_SERVERS, T_TASKS, T_POSITIONS,
 };
 
 static const struct yf_field top_fields[] = {
@@ -627,6 +678,7 @@ static const struct yf_field top_fields[] = {
 	{ "routers", YF_ANY, 0, 0, 0, 0 },
 	{ "servers", YF_ANY, 0, 0, 0, 0 },
 	{ "tasks", YF_ANY, 0, 0, 0, 0 },
+	{ "positions", YF_ANY, 0, 0, 0, 0 },
 };
 
 static size_t count_items(yaml_node_t *n)
@@ -697,6 +749,8 @@ static int load_top(struct ctx *c, yaml_node_t *root)
 	if (any[T_ROUTERS] && load_routers(c, any[T_ROUTERS], true))
 		return -EINVAL;
 	if (any[T_SERVERS] && load_servers(c, any[T_SERVERS], true))
+		return -EINVAL;
+	if (any[T_POSITIONS] && load_positions(c, any[T_POSITIONS]))
 		return -EINVAL;
 	if (any[T_FIBRES]) {
 		err = load_fibres(c, any[T_FIBRES], r.wavelengths);
@@ -855,6 +909,14 @@ int scenario_write(const struct scenario *sc, FILE *f)
 			any = true;
 		}
 	fputs("]\n", f);
+	any = false;
+	for (int i = 0; i < sc->nnodes; i++)
+		if (sc->nodes[i].placed) {
+			fprintf(f, "%s  %s: [%.17g, %.17g]\n",
+				any ? "" : "positions:\n", sc->nodes[i].name,
+				sc->nodes[i].x, sc->nodes[i].y);
+			any = true;
+		}
 	if (sc->nfibres)
 		fputs("fibres:\n", f);
 	for (int i = 0; i < sc->nfibres; i++) {

@@ -26,8 +26,10 @@ struct scn_node {
 	int line, col;		/* where it was declared */
 	/* NODE_ROUTER: its ROADM; NODE_SERVER: its router; else -1 */
 	int attach;
-	/* NODE_ROADM: its router or -1 */
+	/* NODE_ROADM: its router or -1, where pictures draw it (placed) */
 	int router;
+	bool placed;
+	double x, y;
 	/* NODE_SERVER only */
 	double access_gbps;
 	double access_km;
@@ -100,6 +102,7 @@ bool scn_name_ok(const char *s, size_t max, bool allow_dot);
 #define SCN_FILE_MAX (4 << 20)
 #define SCN_FILE_MAX_TEXT "4 MiB"
 #define SCN_DEPTH_MAX 32
+#define SCN_POS_MAX 1e6	/* |x|, |y| of a position */
 
 /*
  * scenario_load - read and validate a scenario file.

@@ -8,7 +8,7 @@
  * is stamped with a generation counter so a search costs what it visits,
  * not the size of the network.
  */
-#include "sched.h"
+#include "sched_impl.h"
 
 #include <errno.h>
 #include <float.h>
@@ -725,104 +725,31 @@ int route_edge(struct sched *s, struct task_plan *tp, int ti, int a, int b,
 	return -ENOSPC;
 }
 
-/* ---- terminal MST ------------------------------------------------------ */
+/* ---- the terminals' Voronoi regions ----------------------------------- */
 
-/* Prim on a dense k x k matrix, rooted at 0. */
-static int prim(const double *m, int k, int *parent, int *order,
-		double *weight)
+int search_voronoi(struct sched *s, const int *term, int k, double demand,
+		   double *m)
 {
-	double *best = malloc((size_t)k * sizeof(*best));
-	bool *in = calloc((size_t)k, sizeof(*in));
-	int err = 0;
-
-	if (!best || !in) {
-		err = -ENOMEM;
-		goto out;
-	}
-	*weight = 0;
-	for (int i = 0; i < k; i++) {
-		best[i] = m[i];
-		parent[i] = i ? 0 : -1;
-	}
-	in[0] = true;
-	order[0] = 0;
-	for (int n = 1; n < k; n++) {
-		int pick = -1;
-
-		for (int i = 0; i < k; i++)
-			if (!in[i] && (pick < 0 || best[i] < best[pick]))
-				pick = i;
-		if (!isfinite(best[pick])) {
-			err = -ENOSPC;
-			goto out;
-		}
-		in[pick] = true;
-		order[n] = pick;
-		*weight += best[pick];
-		for (int i = 0; i < k; i++)
-			if (!in[i] && m[(long)pick * k + i] < best[i]) {
-				best[i] = m[(long)pick * k + i];
-				parent[i] = pick;
-			}
-	}
-out:
-	free(best);
-	free(in);
-	return err;
-}
-
-int terminal_mst(struct sched *s, const int *term, int k, double demand,
-		 bool exact, int *parent, int *order, double *weight)
-{
-	struct voronoi vo = { .k = k, .parts = k };
+	struct voronoi vo = { .k = k, .parts = k, .m = m };
 	struct walk w = { .mode = S_AUX, .lambda = -1, .demand = demand,
 			  .leaf = -1, .vor = &vo };
-	double *m = malloc((size_t)k * k * sizeof(*m));
-	int err = 0;
+	int err;
 
-	vo.m = m;
 	vo.uf = malloc((size_t)k * sizeof(*vo.uf));
-	if (!m || !vo.uf || heap_init(&vo.pairs, k * k)) {
+	if (!vo.uf || heap_init(&vo.pairs, k * k)) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (long i = 0; i < (long)k * k; i++) {
-		m[i] = INFINITY;
+	for (long i = 0; i < (long)k * k; i++)
 		vo.pairs.pos[i] = FINAL;
-	}
-	for (int i = 0; i < k; i++) {
-		m[(long)i * k + i] = 0;
+	for (int i = 0; i < k; i++)
 		vo.uf[i] = i;
-	}
-
-	if (exact) {
-		for (int i = 0; i < k && !err; i++) {
-			err = search(s, &term[i], 1, -1, S_AUX, false, -1,
-				     demand);
-			for (int j = 0; j < k && !err; j++)
-				if (j != i)
-					m[(long)i * k + j] =
-						search_dist(s, term[j]);
-		}
-		/* the closure is symmetric; keep it exactly so */
-		for (int i = 0; i < k; i++)
-			for (int j = 0; j < i; j++) {
-				double d = fmin(m[(long)i * k + j],
-						m[(long)j * k + i]);
-
-				m[(long)i * k + j] = m[(long)j * k + i] = d;
-			}
-	} else {
-		new_generation(s);
-		start(s, &s->fwd, term, k);
-		err = run(s, &w, &s->fwd, -1);
-	}
-	if (!err)
-		err = prim(m, k, parent, order, weight);
+	new_generation(s);
+	start(s, &s->fwd, term, k);
+	err = run(s, &w, &s->fwd, -1);
 out:
 	heap_release(&vo.pairs);
 	free(vo.uf);
-	free(m);
 	return err;
 }
 

@@ -1,18 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Schedulers: an ops table, so more can be added, and the machinery they
- * share — searches over the fibre graph and over the auxiliary graph
- * (fibres with a free wavelength, lit lightpaths with room, add/drop and
- * access links; weights in scenarios/README.md), and the realization of a
- * found path as hops, lighting lightpaths by first fit where it crosses
- * bare fibre. Tasks are scheduled one after another in arrival order; a
- * task that cannot be placed whole is rolled back and reported blocked.
+ * Schedulers: an ops table, so more can be added. Tasks are scheduled one
+ * after another in arrival order; a task that cannot be placed whole is
+ * rolled back and reported blocked. The machinery the schedulers share is
+ * in sched_impl.h.
  */
 #ifndef TWIN_SCHED_H
 #define TWIN_SCHED_H
 
 #include <stdbool.h>
-#include <stdint.h>
 
 #include "plan.h"
 #include "scenario.h"
@@ -50,117 +46,5 @@ extern const struct sched_ops *const sched_list[];
  */
 struct plan *sched_plan(const struct scenario *sc, const struct sched_ops *ops)
 	__attribute__((warn_unused_result));
-
-/* ---- shared machinery, for the schedulers and their tests ------------ */
-
-enum search_mode {
-	S_KM,			/* fibres only, weight = km (SPFF routes) */
-	S_AUX,			/* auxiliary graph, MST weights */
-};
-
-enum step_kind { ST_FIBRE, ST_ADDDROP, ST_ACCESS, ST_LIGHTPATH };
-
-struct step {
-	enum step_kind kind;
-	int idx;
-	int from, to;
-};
-
-/*
- * An indexed min-heap of keys 0..n-1 with decrease-key: each key is in it
- * at most once, so no stale entries are popped.
- */
-struct heap {
-	struct heap_item *item;
-	int *pos;		/* slot of each key in it, else -1 */
-	int n;
-};
-
-/* One side of a Dijkstra search: labels valid where stamp == gen. */
-struct frontier {
-	double *dist;
-	int *src;		/* index of the nearest source */
-	struct step *pred;	/* the step that labelled the node */
-	uint32_t *stamp;
-	struct heap heap;	/* pos -1: the label is final */
-};
-
-struct sched {
-	const struct scenario *sc;
-	struct net *net;
-	struct plan *plan;
-	/* search workspace, reused; bwd is the backward half of search_pair */
-	int n;
-	uint32_t gen;
-	struct frontier fwd, bwd;
-	double *adj_w;		/* aux weight of each net->adj entry, fixed */
-	struct step *steps;	/* path buffer, n entries */
-	/* SPFF route cache: per ROADM, predecessor fibre per node, or NULL */
-	int **km_pred;
-	size_t km_bytes;
-};
-
-int sched_init(struct sched *s, struct plan *p) __attribute__((warn_unused_result));
-void sched_release(struct sched *s);
-
-/*
- * search - Dijkstra from srcs[0..nsrc) until target is settled (target < 0:
- * everything reachable). S_AUX with directed = true checks lightpath room
- * in the direction of travel, else in both directions; lambda >= 0 admits
- * only fibres where that wavelength is free. Returns 0, or -ENOENT when the
- * target was not reached.
- */
-int search(struct sched *s, const int *srcs, int nsrc, int target,
-	   enum search_mode mode, bool directed, int lambda, double demand);
-
-/* After search: whether v was reached, and its distance. */
-bool search_reached(const struct sched *s, int v);
-double search_dist(const struct sched *s, int v);
-
-/* path_to - steps from the source to v after search; returns their count. */
-int path_to(struct sched *s, int v, struct step **out);
-
-/*
- * search_pair - a shortest path from server a to server b on the aux graph
- * as search(..., b, S_AUX, true, lambda, demand) finds it (equal weight;
- * among equally short paths it may pick another), by a bidirectional
- * search. Returns the number of steps, with the steps in *out, -ENOENT
- * when b cannot be reached.
- */
-int search_pair(struct sched *s, int a, int b, int lambda, double demand,
-		struct step **out);
-
-/* aux_weight - the MST weight of one step (scenarios/README.md). */
-double aux_weight(const struct sched *s, const struct step *st);
-
-/*
- * realize - turn steps into pp's hops, reserving demand along the way and
- * lighting lightpaths (first fit, or wavelength lambda if >= 0) over bare
- * fibre runs. On failure everything it changed is undone: -EAGAIN when a
- * fibre run has no common free wavelength, -errno otherwise.
- */
-int realize(struct sched *s, struct task_plan *tp, int ti,
-	    const struct step *st, int nst, int lambda, struct ppath *pp);
-
-/*
- * route_edge - a path from server a to server b on the current state,
- * realized into pp: shortest on the aux graph, and if wavelength continuity
- * fails there, the first wavelength whose restricted graph has a path.
- * -ENOSPC when none exists.
- */
-int route_edge(struct sched *s, struct task_plan *tp, int ti, int a, int b,
-	       struct ppath *pp);
-
-/*
- * terminal_mst - a minimum spanning tree of the metric closure of the aux
- * graph over terminal nodes term[0..k), rooted at term[0]: parent[i] is a
- * terminal index (parent[0] = -1), order[] lists terminals in the order
- * they joined. exact = false uses one multi-source search (Voronoi regions
- * of the terminals; Mehlhorn 1988 shows an MST of that boundary graph is
- * an MST of the closure); exact = true runs k searches and Prim on the full
- * closure. *weight gets the tree's total. -ENOSPC if not connected.
- */
-int terminal_mst(struct sched *s, const int *term, int k, double demand,
-		 bool exact, int *parent, int *order, double *weight);
 
 #endif

@@ -10,7 +10,7 @@
  * the lightpaths the broadcast lit as cheap. Models with children in the
  * upload tree aggregate.
  */
-#include "sched.h"
+#include "sched_impl.h"
 
 #include <errno.h>
 #include <stdio.h>

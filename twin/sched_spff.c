@@ -9,7 +9,7 @@
  * Broadcast and upload use the same path; only the global model
  * aggregates.
  */
-#include "sched.h"
+#include "sched_impl.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -67,8 +67,8 @@ yaml_node_t *yf_seq_at(struct yf *c, yaml_node_t *n, size_t i)
 	return yaml_document_get_node(c->doc, n->data.sequence.items.start[i]);
 }
 
-static int get_double(struct yf *c, const yaml_node_t *n, const char *key,
-		      double *out)
+int yf_double(struct yf *c, const yaml_node_t *n, const char *key,
+	      double *out)
 {
 	const char *s;
 	char *end;
@@ -79,7 +79,9 @@ static int get_double(struct yf *c, const yaml_node_t *n, const char *key,
 	s = yf_scalar(n);
 	errno = 0;
 	v = strtod(s, &end);
-	if (!*s || *end || errno || !isfinite(v)) {
+	/* decimal only: strtod would also take hex, "inf" and blanks */
+	if (!*s || *end || errno || !isfinite(v) ||
+	    strspn(s, "0123456789+-.eE") != strlen(s)) {
 		yf_err(c, n, "'%s' must be a finite number, got '%s'", key, s);
 		return -EINVAL;
 	}
@@ -151,7 +153,7 @@ int yf_apply(struct yf *c, yaml_node_t *n, const char *what,
 		case YF_DOUBLE: {
 			double d;
 
-			if (get_double(c, v, key, &d))
+			if (yf_double(c, v, key, &d))
 				return -EINVAL;
 			if ((f[i].flags & YF_POSITIVE) && !(d > 0)) {
 				yf_err(c, v, "'%s' must be > 0, got '%s'", key,

@@ -33,6 +33,9 @@ int yf_want_scalar(struct yf *c, const yaml_node_t *n, const char *key);
 int yf_want_seq(struct yf *c, yaml_node_t *n, const char *key);
 size_t yf_seq_len(const yaml_node_t *n);
 yaml_node_t *yf_seq_at(struct yf *c, yaml_node_t *n, size_t i);
+/* A finite number in decimal notation; else an error naming key. */
+int yf_double(struct yf *c, const yaml_node_t *n, const char *key,
+	      double *out);
 
 enum yf_type { YF_DOUBLE, YF_U64, YF_UINT, YF_LONG, YF_NAME, YF_TEXT,
 	       YF_ANY };

@@ -48,7 +48,7 @@
 
 #include "twin/plan.h"
 #include "twin/scenario.h"
-#include "twin/sched.h"
+#include "twin/sched_impl.h"
 
 #define NTASKS 1000
 #define NLOCALS 15

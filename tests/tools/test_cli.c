@@ -184,6 +184,32 @@ static void renders(const char *dot, const char *svg)
 	unlink(svg);
 }
 
+/* Without positions in the scenario, Graphviz lays the network out. */
+Test(cli, dot_without_positions_is_laid_out)
+{
+	char dir[] = "/tmp/tl-cli-dotXXXXXX", dot[128], *text;
+	const char *a[] = { "plan", "scenarios/poster-testbed.yaml", "--dot",
+			    dot, NULL };
+	struct tl_run r;
+	int fd;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(dot, sizeof(dot), "%s/p.dot", dir);
+	r = tl_run(a);
+	cr_assert_eq(tl_code(&r), 0, "%s", r.err);
+	tl_run_free(&r);
+	fd = open(dot, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	text = tl_slurp(fd);
+	close(fd);
+	cr_assert_not_null(text);
+	cr_expect(strstr(text, "layout=neato"), "%s", text);
+	cr_expect(!strstr(text, "pos="), "%s", text);
+	free(text);
+	unlink(dot);
+	rmdir(dir);
+}
+
 /*
  * The network drawn once (every fibre once, with its lit wavelengths), and
  * a task's two trees alone (--task), both drawn by Graphviz; an unknown
@@ -220,6 +246,17 @@ Test(cli, dot_renders_with_graphviz)
 		  "%s", text);
 	cr_expect(strstr(text, "label=\"120 km\\n0/4 λ\""), "%s", text);
 	cr_expect(!strstr(text, "->"), "trees drawn on the network: %s", text);
+	/* the scenario's positions, 9 inches across; each router beside its
+	 * ROADM away from the middle (A is top left: r1 up and left of it) */
+	cr_expect(strstr(text, "\"A\" [shape=box, style=filled, fillcolor="
+			       "\"#dddddd\", fontsize=14, pos=\"0.00,9.00!\"]"),
+		  "%s", text);
+	cr_expect(strstr(text, "pos=\"9.00,9.00!\""), "%s", text);
+	cr_expect(strstr(text, "pos=\"9.00,0.00!\""), "%s", text);
+	cr_expect(strstr(text, "pos=\"0.00,0.00!\""), "%s", text);
+	cr_expect(strstr(text, "\"r1\" [shape=ellipse, fontsize=9, width=0.3, "
+			       "height=0.2, margin=0.02, pos=\"-0.53,9.53!\"]"),
+		  "%s", text);
 	free(text);
 	renders(dot, svg);
 	a[4] = "--task";

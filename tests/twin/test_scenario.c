@@ -222,6 +222,8 @@ static const struct bad_case bad_cases[] = {
 	  "'seed' must be a non-negative integer, got '-1'" },
 	{ "seed_space_negative", BASE "seed: \" -1\"\n", 24,
 	  "'seed' must be a non-negative integer, got ' -1'" },
+	{ "scale_hex", BASE "scale: 0x50\n", 24,
+	  "'scale' must be a finite number, got '0x50'" },
 	{ "seed_hex", BASE "seed: 0x10\n", 24,
 	  "'seed' must be a non-negative integer, got '0x10'" },
 	{ "seed_overflow", BASE "seed: 18446744073709551616\n", 24,
@@ -404,6 +406,21 @@ static const struct bad_case bad_cases[] = {
 	  "got '300.0.0.0/8'" },
 	{ "addressing_no_length", BASE "addressing: 10.0.0.0/\n", 24,
 	  "got '10.0.0.0/'" },
+	/* positions: where pictures draw the ROADMs */
+	{ "positions_not_a_mapping", BASE "positions: [A, B]\n", 24,
+	  "'positions' must map ROADM names to [x, y]" },
+	{ "positions_unknown", BASE "positions:\n  Z: [0, 0]\n", 25,
+	  "'positions' names unknown roadm 'Z'" },
+	{ "positions_a_router", BASE "positions:\n  r1: [0, 0]\n", 25,
+	  "'positions' must name a roadm, but 'r1' is a router" },
+	{ "positions_twice", BASE "positions:\n  A: [0, 0]\n  A: [1, 1]\n",
+	  26, "'positions' places ROADM 'A' twice" },
+	{ "positions_one_number", BASE "positions:\n  A: [3]\n", 25,
+	  "the position of 'A' must be [x, y], got 1 numbers" },
+	{ "positions_not_a_number", BASE "positions:\n  A: [1, east]\n", 25,
+	  "'positions' must be a finite number, got 'east'" },
+	{ "positions_far", BASE "positions:\n  A: [1, 2e6]\n", 25,
+	  "a position must be within +-1e+06, got 2e+06" },
 };
 
 #define NBAD (sizeof(bad_cases) / sizeof(bad_cases[0]))
@@ -698,6 +715,10 @@ static void same_scenario(const struct scenario *a, const struct scenario *b,
 		cr_expect_eq(x->access_km, b->nodes[j].access_km);
 		cr_expect_eq(x->cpu, b->nodes[j].cpu);
 		cr_expect_eq(x->memory_mib, b->nodes[j].memory_mib);
+		cr_expect_eq(x->placed, b->nodes[j].placed, "%s: %s", what,
+			     x->name);
+		cr_expect_eq(x->x, b->nodes[j].x, "%s: %s", what, x->name);
+		cr_expect_eq(x->y, b->nodes[j].y, "%s: %s", what, x->name);
 	}
 	cr_assert_eq(a->nfibres, b->nfibres, "%s", what);
 	for (int i = 0; i < a->nfibres; i++) {

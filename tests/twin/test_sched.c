@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "twin/predict.h"
-#include "twin/sched.h"
+#include "twin/sched_impl.h"
 
 static struct scenario *parse(const char *yaml)
 {

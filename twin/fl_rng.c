@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+/* Pseudo-random numbers (xoshiro256**), and the exp and log they need. See fl.h. */
+#include "fl_impl.h"
+
+#include <errno.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Pseudo-random numbers ---------------------------------------------- */
+
+
+static uint64_t splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+void fl_rng_seed(struct fl_rng *r, uint64_t seed)
+{
+	uint64_t sm = seed;
+
+	/* splitmix64 never yields four zero words, the one bad state. */
+	for (int i = 0; i < 4; i++)
+		r->s[i] = splitmix64(&sm);
+	r->spare = 0;
+	r->has_spare = false;
+}
+
+uint64_t fl_rng_next(struct fl_rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t result = rotl64(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl64(s[3], 45);
+	return result;
+}
+
+double fl_rng_uniform(struct fl_rng *r)
+{
+	return (double)(fl_rng_next(r) >> 11) * 0x1p-53;
+}
+
+/* Uniform in (0, 1]: for logarithms. */
+double fl_rng_uniform_pos(struct fl_rng *r)
+{
+	return (double)((fl_rng_next(r) >> 11) + 1) * 0x1p-53;
+}
+
+uint32_t fl_rng_below(struct fl_rng *r, uint32_t n)
+{
+	return (uint32_t)(((fl_rng_next(r) >> 32) * (uint64_t)n) >> 32);
+}
+
+uint64_t fl_seed_derive(uint64_t seed, uint64_t tag)
+{
+	uint64_t a = tag, b;
+
+	/* Mix the tag first, so seed ^ tag collisions cannot pair streams. */
+	b = seed ^ splitmix64(&a);
+	return splitmix64(&b);
+}
+
+/* ---- Our own exp and log ------------------------------------------------ */
+
+/*
+ * libm's exp and log are faithfully rounded at best and differ between
+ * libm versions in the last bit, which would make data and models differ
+ * between machines. These use only + - * / and exact scaling by powers of
+ * two, so they round the same everywhere; they are accurate to a few ulp,
+ * far more than learning needs.
+ */
+
+
+
+double fl_exp(double x)
+{
+	/* ln 2 split so that k * LN2_HI is exact for |k| < 2^11. */
+	const double ln2_hi = 0x1.62e42fee00000p-1;
+	const double ln2_lo = 0x1.a39ef35793c76p-33;
+	double k, r, p;
+	int ki;
+
+	if (x != x)
+		return x;
+	if (x > 709.78)
+		return HUGE_VAL;
+	if (x < -745.2)
+		return 0;
+	k = round_even(x * 0x1.71547652b82fep0);	/* x / ln 2 */
+	r = (x - k * ln2_hi) - k * ln2_lo;		/* |r| <= 0.347 */
+	/* Taylor to r^13 / 13!: truncation below 1e-17 for |r| <= 0.347. */
+	p = 1.0 / 6227020800.0;
+	p = p * r + 1.0 / 479001600.0;
+	p = p * r + 1.0 / 39916800.0;
+	p = p * r + 1.0 / 3628800.0;
+	p = p * r + 1.0 / 362880.0;
+	p = p * r + 1.0 / 40320.0;
+	p = p * r + 1.0 / 5040.0;
+	p = p * r + 1.0 / 720.0;
+	p = p * r + 1.0 / 120.0;
+	p = p * r + 1.0 / 24.0;
+	p = p * r + 1.0 / 6.0;
+	p = p * r + 0.5;
+	p = p * r + 1.0;
+	p = p * r + 1.0;
+	ki = (int)k;
+	if (ki > 1023) {
+		p *= 2.0;
+		ki -= 1;
+	}
+	if (ki < -1022) {	/* subnormal result: two exact steps */
+		p *= 0x1p-1000;
+		ki += 1000;
+	}
+	return p * pow2i(ki);
+}
+
+double fl_log(double x)
+{
+	const double ln2 = 0x1.62e42fefa39efp-1;
+	double m, f, f2, s, t;
+	uint64_t bits;
+	int e;
+
+	if (x != x || x < 0)
+		return NAN;
+	if (x == 0)
+		return -HUGE_VAL;
+	if (x == HUGE_VAL)
+		return x;
+	e = 0;
+	if (x < 0x1p-1022) {	/* subnormal: make it normal first */
+		x *= 0x1p54;
+		e = -54;
+	}
+	memcpy(&bits, &x, sizeof(bits));
+	e += (int)(bits >> 52) - 1023;
+	bits = (bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
+	memcpy(&m, &bits, sizeof(m));	/* x = m * 2^e, m in [1, 2) */
+	if (m > 1.4142135623730951) {
+		m *= 0.5;
+		e += 1;
+	}
+	/* log m = 2 atanh(f), |f| <= 0.1716: the series to f^25 suffices. */
+	f = (m - 1.0) / (m + 1.0);
+	f2 = f * f;
+	s = 1.0 / 25;
+	for (int k = 23; k >= 1; k -= 2)
+		s = s * f2 + 1.0 / k;
+	t = 2.0 * f * s;
+	return (double)e * ln2 + t;
+}
+
+double fl_rng_normal(struct fl_rng *r)
+{
+	double u, v, s, f;
+
+	if (r->has_spare) {
+		r->has_spare = false;
+		return r->spare;
+	}
+	do {
+		u = 2.0 * fl_rng_uniform(r) - 1.0;
+		v = 2.0 * fl_rng_uniform(r) - 1.0;
+		s = u * u + v * v;
+	} while (s >= 1.0 || s == 0.0);
+	f = sqrt(-2.0 * fl_log(s) / s);
+	r->spare = v * f;
+	r->has_spare = true;
+	return u * f;
+}
+
