@@ -2,72 +2,156 @@
 /* twinlab doctor: what this kernel offers and which paths twinlab uses. */
 #include "twinlab.h"
 
+#include <json-c/json.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "emu/probe.h"
 
-static const char *yn(bool b)
+/* What the probe found, as printed and as --json names it. */
+static const struct {
+	const char *label, *key;
+	size_t off;
+} found[] = {
+	{ "network namespaces", "netns", offsetof(struct probe, netns) },
+	{ "veth", "veth", offsetof(struct probe, veth) },
+	{ "qdisc tbf", "tbf", offsetof(struct probe, tbf) },
+	{ "qdisc htb", "htb", offsetof(struct probe, htb) },
+	{ "htb+bfifo+u32", "fair_shaping", offsetof(struct probe, fair) },
+	{ "qdisc netem", "netem", offsetof(struct probe, netem) },
+	{ "qdisc ingress", "ingress", offsetof(struct probe, ingress) },
+	{ "qdisc clsact", "clsact", offsetof(struct probe, clsact) },
+	{ "filter u32", "u32", offsetof(struct probe, u32) },
+	{ "action mirred", "mirred", offsetof(struct probe, mirred) },
+	{ "NFQUEUE", "nfqueue", offsetof(struct probe, nfqueue) },
+	{ "cgroup v1", "cgroup_v1", offsetof(struct probe, cgroup_v1) },
+	{ "cgroup v2", "cgroup_v2", offsetof(struct probe, cgroup_v2) },
+};
+
+static bool has(const struct probe *pr, size_t i)
 {
-	return b ? "yes" : "no";
+	return *(const bool *)((const char *)pr + found[i].off);
+}
+
+/* The paths the emulation takes here; NULL where there is none. */
+struct paths {
+	const char *shaping, *switching, *delay, *cgroups;
+	bool ready;
+};
+
+static struct paths paths_of(const struct probe *pr)
+{
+	return (struct paths){
+		.shaping = pr->fair ? "htb, a class per transfer (bfifo "
+				      "leaves, u32 on the destination)" :
+				      NULL,
+		.switching = pr->ingress && pr->u32 && pr->mirred ?
+				     "tc ingress + u32 + mirred redirect" :
+				     NULL,
+		.delay = pr->nfqueue ? "delay line (NFQUEUE)" : NULL,
+		.cgroups = pr->cgroup_v2 ? "v2" : pr->cgroup_v1 ? "v1" : NULL,
+		.ready = pr->root && pr->netns && pr->veth && pr->fair &&
+			 pr->ingress && pr->u32 && pr->mirred && pr->nfqueue,
+	};
+}
+
+static struct json_object *str_or_null(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+static int doctor_json(const struct probe *pr)
+{
+	struct json_object *o = json_object_new_object(), *f, *u;
+	struct paths p = paths_of(pr);
+
+	if (!o)
+		return 1;
+	json_object_object_add(o, "kernel", json_object_new_string(pr->kernel));
+	json_object_object_add(o, "root", json_object_new_boolean(pr->root));
+	f = json_object_new_object();
+	for (size_t i = 0; f && pr->root && i < sizeof(found) / sizeof(found[0]);
+	     i++)
+		json_object_object_add(f, found[i].key,
+				       json_object_new_boolean(has(pr, i)));
+	json_object_object_add(o, "found", pr->root ? f : NULL);
+	if (!pr->root)
+		json_object_put(f);
+	u = json_object_new_object();
+	if (u && pr->root) {
+		json_object_object_add(u, "shaping", str_or_null(p.shaping));
+		json_object_object_add(u, "roadm_switching",
+				       str_or_null(p.switching));
+		json_object_object_add(u, "delay", str_or_null(p.delay));
+		json_object_object_add(u, "cgroups", str_or_null(p.cgroups));
+	}
+	json_object_object_add(o, "uses", pr->root ? u : NULL);
+	if (!pr->root)
+		json_object_put(u);
+	json_object_object_add(o, "ready", json_object_new_boolean(p.ready));
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	if (fflush(stdout))
+		return 1;
+	return p.ready ? 0 : 1;
 }
 
 int cmd_doctor(int argc, char **argv)
 {
 	struct probe pr;
-	bool ok = true;
+	struct paths p;
+	bool json = false;
 	int err;
 
-	if (argc > 1) {
-		if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-			printf("usage: %s doctor\n", prog);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("usage: %s doctor [--json]\n\n"
+			       "Probes, in a throwaway network namespace, what "
+			       "this kernel offers the\nemulation and says "
+			       "which paths twinlab takes here. Needs root for "
+			       "the probes.\n"
+			       "  --json  print it as one JSON object\n"
+			       "Exit status 0 when every path the emulation "
+			       "needs works.\n", prog);
 			return 0;
 		}
-		p_err("unexpected argument '%s'", argv[1]);
-		return EXIT_USAGE;
+		if (strcmp(argv[i], "--json")) {
+			p_err("unexpected argument '%s'", argv[i]);
+			return EXIT_USAGE;
+		}
+		json = true;
 	}
 	err = probe_run(&pr);
 	if (err) {
 		p_err("cannot probe the kernel: %s", strerror(-err));
 		return 1;
 	}
+	if (json)
+		return doctor_json(&pr);
 	printf("kernel            %s\n", pr.kernel);
-	printf("root              %s\n", yn(pr.root));
+	printf("root              %s\n", pr.root ? "yes" : "no");
 	if (!pr.root) {
 		printf("\nthe emulation needs root: run 'twinlab doctor' as root "
 		       "for the kernel probes\n");
 		return 1;
 	}
-	printf("network namespaces %s\n", yn(pr.netns));
-	printf("veth              %s\n", yn(pr.veth));
-	printf("qdisc tbf         %s\n", yn(pr.tbf));
-	printf("qdisc htb         %s\n", yn(pr.htb));
-	printf("htb+bfifo+u32     %s\n", yn(pr.fair));
-	printf("qdisc netem       %s\n", yn(pr.netem));
-	printf("qdisc ingress     %s\n", yn(pr.ingress));
-	printf("qdisc clsact      %s\n", yn(pr.clsact));
-	printf("filter u32        %s\n", yn(pr.u32));
-	printf("action mirred     %s\n", yn(pr.mirred));
-	printf("NFQUEUE           %s\n", yn(pr.nfqueue));
-	printf("cgroup v1         %s\n", yn(pr.cgroup_v1));
-	printf("cgroup v2         %s\n", yn(pr.cgroup_v2));
+	for (size_t i = 0; i < sizeof(found) / sizeof(found[0]); i++)
+		printf("%-17s %s\n", found[i].label, has(&pr, i) ? "yes" : "no");
+	p = paths_of(&pr);
 	printf("\ntwinlab will use:\n");
-	printf("  shaping         %s\n", pr.fair ?
-	       "htb, a class per transfer (bfifo leaves, u32 on the "
-	       "destination)" : "NONE (no htb classes, bfifo or u32)");
-	printf("  ROADM switching %s\n", pr.ingress && pr.u32 && pr.mirred ?
-	       "tc ingress + u32 + mirred redirect" : "NONE");
-	printf("  delay           %s\n", pr.nfqueue ? "delay line (NFQUEUE)" :
+	printf("  shaping         %s\n", p.shaping ? p.shaping :
+	       "NONE (no htb classes, bfifo or u32)");
+	printf("  ROADM switching %s\n", p.switching ? p.switching : "NONE");
+	printf("  delay           %s\n", p.delay ? p.delay :
 	       "NONE (no NFQUEUE)");
 	if (pr.netem)
 		printf("                  (netem is present, but this version "
 		       "applies delay with the delay line on every kernel)\n");
-	printf("  cgroups         %s\n", pr.cgroup_v2 ? "v2" :
-	       pr.cgroup_v1 ? "v1" : "NONE");
-	ok = pr.netns && pr.veth && pr.fair && pr.ingress && pr.u32 &&
-	     pr.mirred && pr.nfqueue;
-	printf("\n%s\n", ok ? "ready: every path the emulation needs works" :
+	printf("  cgroups         %s\n", p.cgroups ? p.cgroups : "NONE");
+	printf("\n%s\n", p.ready ? "ready: every path the emulation needs works" :
 	       "NOT READY: see the missing pieces above");
-	return ok ? 0 : 1;
+	return p.ready ? 0 : 1;
 }

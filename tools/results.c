@@ -682,26 +682,35 @@ static int each_run(sqlite3_stmt *st, void *fn, void *ctx)
 	return f(ctx, &row);
 }
 
-int results_read_runs(struct results_reader *rd,
-		      int (*fn)(void *ctx, const struct results_run_row *row),
-		      void *ctx, char *err, size_t len)
+/* The runs query: `where` picks the runs (it may bind "?1"). */
+static int runs_query(struct results_reader *rd, const char *where,
+		      sqlite3_stmt **st)
 {
-	sqlite3_stmt *st;
 	char sql[1024];
 
-	/* complete runs only: see results_read_left_out for the others */
 	snprintf(sql, sizeof(sql),
 		 "SELECT r.id, r.scenario, r.scheduler, r.scale,"
 		 " r.pred_bytes_links, r.wavelength_links, r.status, r.rounds,"
 		 " r.plan_json, %s, %s, %s FROM runs r %s"
-		 " WHERE r.status IN ('ok', 'failed') ORDER BY r.id",
+		 " WHERE %s ORDER BY r.id",
 		 rd->has_points ? "p.experiment, p.nlocals, p.seed,"
 				  " p.run IS NOT NULL" :
 				  "NULL, NULL, NULL, 0",
 		 rd->has_verdict ? "r.verdict, r.dilation" : "NULL, NULL",
 		 rd->has_predictor ? "r.predictor" : "NULL",
-		 rd->has_points ? "LEFT JOIN points p ON p.run = r.id" : "");
-	if (sqlite3_prepare_v2(rd->db, sql, -1, &st, NULL) != SQLITE_OK)
+		 rd->has_points ? "LEFT JOIN points p ON p.run = r.id" : "",
+		 where);
+	return sqlite3_prepare_v2(rd->db, sql, -1, st, NULL);
+}
+
+int results_read_runs(struct results_reader *rd,
+		      int (*fn)(void *ctx, const struct results_run_row *row),
+		      void *ctx, char *err, size_t len)
+{
+	sqlite3_stmt *st;
+
+	/* complete runs only: see results_read_left_out for the others */
+	if (runs_query(rd, "r.status IN ('ok', 'failed')", &st) != SQLITE_OK)
 		return read_err(rd, err, len, "the runs");
 	return each_row(rd, st, each_run, (void *)fn, ctx, "the runs", err,
 			len);
@@ -729,25 +738,68 @@ static int each_task(sqlite3_stmt *st, void *fn, void *ctx)
 	return f(ctx, &row);
 }
 
+/* The tasks query: `where` picks them (it may bind "?1"). */
+static int tasks_query(struct results_reader *rd, const char *where,
+		       sqlite3_stmt **st)
+{
+	char sql[1024];
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT t.run, t.task, t.name, t.nlocals, t.blocked, t.failed,"
+		 " t.why, t.pred_round_s, t.pred_bcast_s, t.pred_compute_s,"
+		 " t.pred_upload_s, count(x.round), avg(x.round_s),"
+		 " avg(x.bcast_s), avg(x.compute_s), avg(x.upload_s),"
+		 " total(x.check_ok) "
+		 "FROM tasks t LEFT JOIN rounds x"
+		 " ON x.run = t.run AND x.task = t.task WHERE %s "
+		 "GROUP BY t.run, t.task ORDER BY t.run, t.task", where);
+	return sqlite3_prepare_v2(rd->db, sql, -1, st, NULL);
+}
+
 int results_read_tasks(struct results_reader *rd,
 		       int (*fn)(void *ctx, const struct results_task_row *row),
 		       void *ctx, char *err, size_t len)
 {
-	static const char sql[] =
-		"SELECT t.run, t.task, t.name, t.nlocals, t.blocked, t.failed,"
-		" t.why, t.pred_round_s, t.pred_bcast_s, t.pred_compute_s,"
-		" t.pred_upload_s, count(x.round), avg(x.round_s),"
-		" avg(x.bcast_s), avg(x.compute_s), avg(x.upload_s),"
-		" total(x.check_ok) "
-		"FROM tasks t LEFT JOIN rounds x"
-		" ON x.run = t.run AND x.task = t.task "
-		"GROUP BY t.run, t.task ORDER BY t.run, t.task";
 	sqlite3_stmt *st;
 
-	if (sqlite3_prepare_v2(rd->db, sql, -1, &st, NULL) != SQLITE_OK)
+	if (tasks_query(rd, "1", &st) != SQLITE_OK)
 		return read_err(rd, err, len, "the tasks");
 	return each_row(rd, st, each_task, (void *)fn, ctx, "the tasks", err,
 			len);
+}
+
+int results_read_one(struct results_reader *rd, int64_t id,
+		     int (*run_fn)(void *ctx, const struct results_run_row *row),
+		     int (*task_fn)(void *ctx,
+				    const struct results_task_row *row),
+		     void *ctx, char *err, size_t len)
+{
+	sqlite3_stmt *st;
+	int e;
+
+	if (runs_query(rd, "r.id = ?1", &st) != SQLITE_OK)
+		return read_err(rd, err, len, "the run");
+	sqlite3_bind_int64(st, 1, id);
+	e = sqlite3_step(st);
+	if (e == SQLITE_DONE) {
+		sqlite3_finalize(st);
+		snprintf(err, len, "no run %lld in '%s'", (long long)id,
+			 rd->path);
+		return -ENOENT;
+	}
+	if (e != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return read_err(rd, err, len, "the run");
+	}
+	e = each_run(st, (void *)run_fn, ctx);
+	sqlite3_finalize(st);
+	if (e)
+		return e;
+	if (tasks_query(rd, "t.run = ?1", &st) != SQLITE_OK)
+		return read_err(rd, err, len, "the tasks");
+	sqlite3_bind_int64(st, 1, id);
+	return each_row(rd, st, each_task, (void *)task_fn, ctx, "the tasks",
+			err, len);
 }
 
 static int each_link(sqlite3_stmt *st, void *fn, void *ctx)

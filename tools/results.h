@@ -155,6 +155,16 @@ int results_read_failed_checks(struct results_reader *rd, int limit,
 			       void *ctx, char *err, size_t len);
 
 /*
+ * results_read_one - run id whatever its status, then its tasks: 0,
+ * -ENOENT (no such run), fn's nonzero, or -EIO with err set.
+ */
+int results_read_one(struct results_reader *rd, int64_t id,
+		     int (*run_fn)(void *ctx, const struct results_run_row *row),
+		     int (*task_fn)(void *ctx,
+				    const struct results_task_row *row),
+		     void *ctx, char *err, size_t len);
+
+/*
  * results_read_left_out - the runs that are not results: *nrecal attempts
  * abandoned by --dilation auto, and *nleft others (aborted, partial,
  * running), described by status with their ids in buf. 0 or -EIO.

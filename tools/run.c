@@ -14,8 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+#include <math.h>
+
 #include "args.h"
 #include "emu/lab.h"
+#include "results.h"
 #include "session.h"
 #include "twin/predict.h"
 #include "twin/sched.h"
@@ -45,7 +49,102 @@ static void run_usage(FILE *f)
 		   "                raises N until the first round is "
 		   "faithful\n"
 		   "  --keep        leave the emulation up afterwards\n"
+		   "  --json        print the stored run as one JSON object on "
+		   "stdout (scenario\n                seconds; progress and the "
+		   "summary go to stderr)\n"
 		   PREDICTOR_HELP, prog);
+}
+
+/* ---- --json: the run as stored ----------------------------------------- */
+
+static struct json_object *json_num(double v)
+{
+	return isfinite(v) ? json_object_new_double(v) : NULL;
+}
+
+/* round, broadcast, training, upload: seconds of scenario time */
+static struct json_object *json_phases(const double *v)
+{
+	static const char *const name[RES_NPHASES] = { "round", "broadcast",
+						       "training", "upload" };
+	struct json_object *o = json_object_new_object();
+
+	for (int k = 0; o && k < RES_NPHASES; k++)
+		json_object_object_add(o, name[k], json_num(v[k]));
+	return o;
+}
+
+static int json_run(void *ctx, const struct results_run_row *r)
+{
+	struct json_object *o = ctx;
+
+	json_object_object_add(o, "run", json_object_new_int64(r->id));
+	json_object_object_add(o, "scenario",
+			       json_object_new_string(r->scenario));
+	json_object_object_add(o, "scheduler",
+			       json_object_new_string(r->scheduler));
+	json_object_object_add(o, "status", json_object_new_string(r->status));
+	json_object_object_add(o, "rounds", json_object_new_int(r->rounds));
+	json_object_object_add(o, "dilation", json_num(r->dilation));
+	json_object_object_add(o, "verdict", r->verdict[0] ?
+			       json_object_new_string(r->verdict) : NULL);
+	json_object_object_add(o, "predictor",
+			       json_object_new_string(r->predictor));
+	json_object_object_add(o, "tasks", json_object_new_array());
+	return 0;
+}
+
+static int json_task(void *ctx, const struct results_task_row *t)
+{
+	struct json_object *o = ctx, *tasks, *x = json_object_new_object();
+
+	if (!x || !json_object_object_get_ex(o, "tasks", &tasks))
+		return -ENOMEM;
+	json_object_object_add(x, "name", json_object_new_string(t->name));
+	json_object_object_add(x, "local_models",
+			       json_object_new_int(t->nlocals));
+	json_object_object_add(x, "blocked",
+			       json_object_new_boolean(t->blocked));
+	json_object_object_add(x, "failed", json_object_new_boolean(t->failed));
+	json_object_object_add(x, "why", t->why[0] ?
+			       json_object_new_string(t->why) : NULL);
+	json_object_object_add(x, "rounds", json_object_new_int(t->nrounds));
+	json_object_object_add(x, "checks_held",
+			       json_object_new_int(t->nheld));
+	json_object_object_add(x, "predicted_s", json_phases(t->pred));
+	json_object_object_add(x, "measured_s", json_phases(t->meas));
+	return json_object_array_add(tasks, x) ? -ENOMEM : 0;
+}
+
+/* Print run id of db as stored: 0, or 1 after saying why not. */
+static int print_run_json(const char *db, int64_t id)
+{
+	struct json_object *o = json_object_new_object();
+	struct results_reader *rd;
+	char err[512];
+	int e = -ENOMEM;
+
+	rd = results_read_open(db, err, sizeof(err));
+	if (!rd) {
+		p_err("%s", err);
+		json_object_put(o);
+		return 1;
+	}
+	if (o) {
+		json_object_object_add(o, "db", json_object_new_string(db));
+		e = results_read_one(rd, id, json_run, json_task, o, err,
+				     sizeof(err));
+	}
+	results_read_close(rd);
+	if (e) {
+		p_err("%s", e == -ENOMEM ? "out of memory" : err);
+		json_object_put(o);
+		return 1;
+	}
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return fflush(stdout) ? 1 : 0;
 }
 
 int dilation_arg(const char *arg, double *n, bool *auto_n)
@@ -68,9 +167,11 @@ int cmd_run(int argc, char **argv)
 		{ "keep", no_argument, NULL, 'k' },
 		{ "dilation", required_argument, NULL, 'D' },
 		{ "predictor", required_argument, NULL, 'P' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	bool json = false;
 	struct session_opts o = {
 		.ops = &sched_mst, .predict = predict_round, .auto_n = true,
 		.db = "twinlab.db", .prefix = "tl", .out = stdout,
@@ -116,6 +217,10 @@ int cmd_run(int argc, char **argv)
 		case 'k':
 			o.keep = true;
 			break;
+		case 'j':
+			json = true;
+			o.out = stderr;
+			break;
 		case 'h':
 			run_usage(stdout);
 			return 0;
@@ -150,5 +255,8 @@ int cmd_run(int argc, char **argv)
 	}
 	rc = session_run(&o, &res);
 	lab_unlock(o.prefix, lock);
+	/* what was stored, whatever its status; nothing if nothing was */
+	if (json && res.run > 0 && print_run_json(o.db, res.run) && !rc)
+		rc = 1;
 	return rc;
 }

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <json-c/json.h>
 #include <sqlite3.h>
 
 #include "emu/lab.h"
@@ -927,4 +928,68 @@ Test(run, a_dead_delay_line_is_named_at_once)
 		    (double)(t1.tv_sec - t0.tv_sec) +
 			    (t1.tv_nsec - t0.tv_nsec) * 1e-9);
 	nothing_left();
+}
+
+/*
+ * --json: one JSON object on stdout, the run as stored (its id, status,
+ * dilation, verdict, and every task's predicted and measured phases in
+ * scenario seconds); progress and the summary on stderr.
+ */
+Test(run, json_is_the_run_as_stored)
+{
+	char *bin = getenv("TWINLAB"), errp[160], sql[160];
+	char *argv[] = { bin, "run", "scenarios/teaching-ring.yaml",
+			 "--rounds", "2", "--db", db, "--prefix", prefix,
+			 "--json", NULL };
+	posix_spawn_file_actions_t fa;
+	struct json_object *o, *v, *tasks;
+	sqlite3 *h;
+	pid_t pid;
+
+	cr_assert_not_null(bin, "TWINLAB is not set");
+	snprintf(errp, sizeof(errp), "%s.err", out);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT |
+					 O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(&fa, 2, errp, O_WRONLY | O_CREAT |
+					 O_TRUNC, 0644);
+	cr_assert_eq(posix_spawn(&pid, bin, &fa, NULL, argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	cr_assert_eq(wait_run(pid), 0, "%s", output());
+	nothing_left();
+	o = json_object_from_file(out);
+	unlink(errp);
+	cr_assert_not_null(o, "stdout is not one JSON object: %s", output());
+	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+	cr_assert(json_object_object_get_ex(o, "run", &v));
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM runs WHERE id = %lld "
+		 "AND status = 'ok'", (long long)json_object_get_int64(v));
+	cr_expect_eq(q1(h, sql), 1, "%s", output());
+	cr_assert(json_object_object_get_ex(o, "status", &v));
+	cr_expect_str_eq(json_object_get_string(v), "ok");
+	cr_assert(json_object_object_get_ex(o, "dilation", &v));
+	cr_expect_geq(json_object_get_double(v), 1);
+	cr_assert(json_object_object_get_ex(o, "verdict", &v));
+	cr_expect_not_null(json_object_get_string(v));
+	cr_assert(json_object_object_get_ex(o, "tasks", &tasks));
+	cr_assert_eq(json_object_array_length(tasks), 2);
+	for (size_t i = 0; i < 2; i++) {
+		struct json_object *t = json_object_array_get_idx(tasks, i);
+		struct json_object *m, *p, *r;
+
+		cr_assert(json_object_object_get_ex(t, "rounds", &r));
+		cr_expect_eq(json_object_get_int(r), 2);
+		cr_assert(json_object_object_get_ex(t, "checks_held", &r));
+		cr_expect_eq(json_object_get_int(r), 2);
+		cr_assert(json_object_object_get_ex(t, "measured_s", &m));
+		cr_assert(json_object_object_get_ex(t, "predicted_s", &p));
+		cr_assert(json_object_object_get_ex(m, "round", &r));
+		cr_expect_gt(json_object_get_double(r), 0);
+		cr_assert(json_object_object_get_ex(p, "round", &r));
+		cr_expect_gt(json_object_get_double(r), 0);
+	}
+	/* stdout held nothing but the object */
+	cr_expect_eq(output()[0], '{', "%s", output());
+	json_object_put(o);
+	sqlite3_close(h);
 }

@@ -274,3 +274,28 @@ Test(cli, dot_renders_with_graphviz)
 	unlink(dot);
 	rmdir(dir);
 }
+
+/* doctor --json: one object; its exit status says what "ready" says. */
+Test(cli, doctor_json)
+{
+	const char *a[] = { "doctor", "--json", NULL };
+	struct json_object *o, *v, *found;
+	struct tl_run r = tl_run(a);
+	bool ready;
+
+	o = json_tokener_parse(r.out);
+	cr_assert_not_null(o, "not JSON: %s", r.out);
+	cr_assert(json_object_object_get_ex(o, "kernel", &v));
+	cr_expect(json_object_is_type(v, json_type_string));
+	cr_assert(json_object_object_get_ex(o, "ready", &v));
+	ready = json_object_get_boolean(v);
+	cr_expect_eq(tl_code(&r), ready ? 0 : 1, "%s", r.err);
+	cr_assert(json_object_object_get_ex(o, "root", &v));
+	if (json_object_get_boolean(v)) {
+		cr_assert(json_object_object_get_ex(o, "found", &found));
+		cr_expect(json_object_object_get_ex(found, "nfqueue", &v));
+		cr_expect(json_object_is_type(v, json_type_boolean));
+	}
+	json_object_put(o);
+	tl_run_free(&r);
+}
