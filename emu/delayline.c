@@ -133,6 +133,7 @@ struct delayline {
 	struct iovec *iov;
 	struct mmsghdr *msgs;
 	struct dl_stats st;
+	struct dl_live *live;	/* the watcher's counters, or NULL */
 };
 
 static uint64_t dl_clock(clockid_t id)
@@ -528,13 +529,35 @@ static int dl_ns_recv(struct delayline *dl, struct dl_ns *ns, int rounds)
 
 /* --- releasing --- */
 
+/* Tell the watcher (if any) what one batch of verdicts did. */
+static void dl_publish(struct dl_live *live, uint64_t n, uint64_t late_sum,
+		       uint64_t late_max)
+{
+	uint64_t old;
+
+	if (!live || !n)
+		return;
+	atomic_fetch_add_explicit(&live->accepted, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&live->late_ns_sum, late_sum,
+				  memory_order_relaxed);
+	old = atomic_load_explicit(&live->late_ns_max, memory_order_relaxed);
+	while (late_max > old &&
+	       !atomic_compare_exchange_weak_explicit(&live->late_ns_max, &old,
+						      late_max,
+						      memory_order_relaxed,
+						      memory_order_relaxed))
+		;
+}
+
 /* Accept every packet whose deadline has come: never one before it. */
 static int dl_release(struct delayline *dl, uint64_t now)
 {
+	uint64_t n0 = dl->st.accepted, sum0 = dl->st.late_ns_sum, max = 0;
+	int err = 0;
+
 	while (dl->nheap > 0 && dl_q_head(dl->heap[0]) <= now) {
 		struct dl_q *q = dl->heap[0];
 		uint32_t last = 0;
-		int err;
 
 		while (q->len > 0) {
 			const struct dl_slot *s = &q->ring[q->head];
@@ -544,6 +567,8 @@ static int dl_release(struct delayline *dl, uint64_t now)
 				break;
 			late = now - s->deadline;
 			dl->st.late_ns_sum += late;
+			if (late > max)
+				max = late;
 			if (late > dl->st.late_ns_max)
 				dl->st.late_ns_max = late;
 			last = s->id;
@@ -560,9 +585,13 @@ static int dl_release(struct delayline *dl, uint64_t now)
 		err = dl_ns_verdict(dl, q->ns, NFQNL_MSG_VERDICT_BATCH,
 				    q->cfg->num, last);
 		if (err)
-			return err;
+			break;
 	}
-	return dl_send_all(dl);
+	if (!err)
+		err = dl_send_all(dl);
+	dl_publish(dl->live, dl->st.accepted - n0, dl->st.late_ns_sum - sum0,
+		   max);
+	return err;
 }
 
 /* Set the timer to fire at `at`, unless it already fires before. */
@@ -1094,15 +1123,26 @@ static void dl_ready(int fd)
 int delayline_run(const struct dl_queue *q, int n, int ready_fd,
 		  volatile sig_atomic_t *stop, struct dl_stats *stats)
 {
+	return delayline_run_shared(q, n, ready_fd, stop, NULL, stats);
+}
+
+int delayline_run_shared(const struct dl_queue *q, int n, int ready_fd,
+			 volatile sig_atomic_t *stop, struct dl_live *live,
+			 struct dl_stats *stats)
+{
 	struct delayline dl;
 	int err, e;
 
 	err = dl_init(&dl, q, n, !stop);
+	dl.live = live;
 	if (err)
 		goto release;
 	err = dl_bind(&dl);
 	if (err)
 		goto shutdown;
+	if (live)
+		atomic_fetch_add_explicit(&live->starts, 1,
+					  memory_order_relaxed);
 	if (ready_fd >= 0) {
 		dl_ready(ready_fd);
 		close(ready_fd);

@@ -18,6 +18,7 @@
 #define EMU_DELAYLINE_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -64,6 +65,25 @@ struct dl_stats {
 	uint64_t late_ns_max;	/* worst of those */
 	uint64_t wake_ns;	/* learnt timer wakeup latency: the timer is
 				 * set this much ahead of a deadline */
+};
+
+/*
+ * What the delay line is doing, while it runs: counters in memory it
+ * shares with whoever watches it (the fidelity monitor reads them between
+ * rounds through a file mapped by both; see lab_delay_live_open). The
+ * delay line only adds to them and raises late_ns_max; a reader may swap
+ * late_ns_max for 0 to learn the worst since its last look.
+ */
+#define DL_LIVE_MAGIC 0x746c646cu	/* "tldl" */
+#define DL_LIVE_VERSION 1u
+
+struct dl_live {
+	uint32_t magic;			/* DL_LIVE_MAGIC */
+	uint32_t version;		/* DL_LIVE_VERSION */
+	_Atomic uint64_t accepted;	/* packets accepted at their deadline */
+	_Atomic uint64_t late_ns_sum;	/* how late, summed over those */
+	_Atomic uint64_t late_ns_max;	/* the worst since a reader reset it */
+	_Atomic uint64_t starts;	/* times a delay line bound its queues */
 };
 
 /*
@@ -114,6 +134,15 @@ uint32_t dl_queue_maxlen(uint64_t rate_bps, uint64_t delay_ns);
  */
 int delayline_run(const struct dl_queue *q, int n, int ready_fd,
 		  volatile sig_atomic_t *stop, struct dl_stats *stats)
+	__attribute__((warn_unused_result));
+
+/*
+ * delayline_run_shared - delayline_run() that also keeps live (unless
+ * NULL) up to date: after every batch of verdicts, and starts once bound.
+ */
+int delayline_run_shared(const struct dl_queue *q, int n, int ready_fd,
+			 volatile sig_atomic_t *stop, struct dl_live *live,
+			 struct dl_stats *stats)
 	__attribute__((warn_unused_result));
 
 #endif

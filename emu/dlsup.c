@@ -31,7 +31,8 @@ static void close_pair(int fd[2])
 }
 
 static void __attribute__((noreturn))
-supervise(const struct dl_queue *q, int n, int ready_fd)
+supervise(const struct dl_queue *q, int n, int ready_fd,
+	  struct dl_live *live)
 {
 	struct sigaction sa = { .sa_handler = on_term };
 	int restarts = 0;
@@ -56,8 +57,8 @@ supervise(const struct dl_queue *q, int n, int ready_fd)
 			 * it cannot starve the machine; if refused, go on.
 			 */
 			sched_setscheduler(0, SCHED_FIFO, &sp);
-			_exit(delayline_run(q, n, ready_fd, &dl_stop, &st) ? 1 :
-									       0);
+			_exit(delayline_run_shared(q, n, ready_fd, &dl_stop,
+						   live, &st) ? 1 : 0);
 		}
 		if (ready_fd >= 0) {
 			close(ready_fd);
@@ -79,8 +80,8 @@ supervise(const struct dl_queue *q, int n, int ready_fd)
 
 /* The supervisor, until it may start: it waits for `go`. */
 static void __attribute__((noreturn))
-child(const struct dl_queue *q, int n, const char *name, int ready[2],
-      int go[2])
+child(const struct dl_queue *q, int n, const char *name,
+      struct dl_live *live, int ready[2], int go[2])
 {
 	char c;
 
@@ -106,7 +107,7 @@ child(const struct dl_queue *q, int n, const char *name, int ready[2],
 	if (dup2(ready[1], 3) < 0)
 		_exit(1);
 	close_range(4, ~0u, 0);
-	supervise(q, n, 3);
+	supervise(q, n, 3, live);
 }
 
 /* Wait for the delay line to bind every queue: it writes one byte. */
@@ -126,6 +127,7 @@ static int await_ready(int fd)
 }
 
 pid_t dlsup_start(const struct dl_queue *q, int n, const char *name,
+		  struct dl_live *live,
 		  int (*record)(pid_t pid, unsigned long long start,
 				void *ctx),
 		  void *ctx, char *err, size_t len)
@@ -143,7 +145,7 @@ pid_t dlsup_start(const struct dl_queue *q, int n, const char *name,
 	}
 	pid = fork();
 	if (pid == 0)
-		child(q, n, name, ready, go);
+		child(q, n, name, live, ready, go);
 	e = pid < 0 ? -errno : 0;
 	close(ready[1]);
 	close(go[0]);

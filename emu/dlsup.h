@@ -18,7 +18,8 @@
 #define DLSUP_READY_MS 10000
 
 /*
- * dlsup_start - fork the supervisor for queues q[0..n), named name. It
+ * dlsup_start - fork the supervisor for queues q[0..n), named name,
+ * publishing to live (a shared mapping, or NULL; see struct dl_live). It
  * inherits no descriptor of the caller, and it starts nothing until
  * record(pid, start, ctx) has returned 0: the caller writes it down where
  * `down` and `clean` find it (if the caller dies first, the supervisor
@@ -27,6 +28,7 @@
  * the reason in err; when recording failed nothing was started.
  */
 pid_t dlsup_start(const struct dl_queue *q, int n, const char *name,
+		  struct dl_live *live,
 		  int (*record)(pid_t pid, unsigned long long start,
 				void *ctx),
 		  void *ctx, char *err, size_t len)

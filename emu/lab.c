@@ -20,6 +20,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <stdarg.h>
@@ -119,6 +120,81 @@ void lab_link_end(const struct plan *p, const char *prefix, int link,
 static void state_path(const char *prefix, char *buf, size_t len)
 {
 	snprintf(buf, len, LAB_STATE_DIR "/%s/state", prefix);
+}
+
+static void live_path(const char *prefix, char *buf, size_t len)
+{
+	snprintf(buf, len, LAB_STATE_DIR "/%s/delayline", prefix);
+}
+
+/*
+ * The delay line's live counters: a file in the prefix's state directory
+ * (so down and clean remove it with the rest), mapped by the delay line
+ * and by a run that watches it, whichever process built the emulation.
+ */
+static struct dl_live *live_create(const char *prefix)
+{
+	char path[256];
+	struct dl_live *l;
+	int fd;
+
+	live_path(prefix, path, sizeof(path));
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, sizeof(*l))) {
+		close(fd);
+		return NULL;
+	}
+	l = mmap(NULL, sizeof(*l), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (l == MAP_FAILED)
+		return NULL;
+	l->magic = DL_LIVE_MAGIC;
+	l->version = DL_LIVE_VERSION;
+	return l;
+}
+
+int lab_delay_live_open(const char *prefix, struct dl_live **out)
+{
+	char path[256];
+	struct dl_live *l;
+	struct stat sb;
+	int fd, err = 0;
+
+	*out = NULL;
+	if (!lab_prefix_ok(prefix))
+		return -EINVAL;
+	live_path(prefix, path, sizeof(path));
+	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* input like the state file: exactly what a delay line would map */
+	if (fstat(fd, &sb))
+		err = -errno;
+	else if (!S_ISREG(sb.st_mode) || sb.st_size != (off_t)sizeof(*l))
+		err = -EINVAL;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	l = mmap(NULL, sizeof(*l), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (l == MAP_FAILED)
+		return -errno;
+	if (l->magic != DL_LIVE_MAGIC || l->version != DL_LIVE_VERSION) {
+		munmap(l, sizeof(*l));
+		return -EINVAL;
+	}
+	*out = l;
+	return 0;
+}
+
+void lab_delay_live_close(struct dl_live *l)
+{
+	if (l)
+		munmap(l, sizeof(*l));
 }
 
 static void lock_path(const char *prefix, char *buf, size_t len)
@@ -772,6 +848,7 @@ static int start_delay(struct lab *lab)
 	struct delay_record dr;
 	int n = 0, cap = 0, err = 0;
 	char name[16], ifn[16], exe[PATH_MAX], msg[256];
+	struct dl_live *live;
 	pid_t pid;
 
 	for (int l = 0; l < p->net->nlp && !err; l++) {
@@ -832,7 +909,11 @@ static int start_delay(struct lab *lab)
 	dr.lab = lab;
 	dr.name = name;
 	dr.exe = exe;
-	pid = dlsup_start(q, n, name, record_delay, &dr, msg, sizeof(msg));
+	/* without its counters the delay line still delays: not fatal */
+	live = live_create(lab->prefix);
+	pid = dlsup_start(q, n, name, live, record_delay, &dr, msg,
+			  sizeof(msg));
+	lab_delay_live_close(live);	/* the supervisor keeps its own map */
 	free(q);
 	if (pid < 0)
 		return fail(lab, pid, "%s", msg);
@@ -1028,6 +1109,8 @@ int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
 		unlink(path);
 		say(&c, "state %s", path);
 	}
+	live_path(prefix, path, sizeof(path));
+	unlink(path);
 	snprintf(dir, sizeof(dir), LAB_STATE_DIR "/%s", prefix);
 	rmdir(dir);
 	return c.first_err ? c.first_err : c.removed;

@@ -28,6 +28,7 @@
 #define LAB_PREFIX_MAX 12
 
 struct lab;
+struct dl_live;
 
 struct lab_opts {
 	const char *prefix;
@@ -88,6 +89,17 @@ int lab_delay_pid(const char *prefix, pid_t *pid);
  * child), 0 if none: a different pid after a while means it restarted.
  */
 pid_t lab_delay_line(pid_t sup);
+
+/*
+ * lab_delay_live_open - map the live counters of prefix's delay line
+ * (struct dl_live, in its state directory), checked as input: a regular
+ * file of exactly that size, magic and version. 0, or -errno (-ENOENT:
+ * no delay line, -EINVAL: not such a file). Unmap with
+ * lab_delay_live_close (NULL is a no-op).
+ */
+int lab_delay_live_open(const char *prefix, struct dl_live **out)
+	__attribute__((warn_unused_result));
+void lab_delay_live_close(struct dl_live *l);
 
 /* Whether a run with this prefix exists (state file or namespaces). */
 bool lab_exists(const char *prefix);

@@ -5,17 +5,25 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "delayline.h"
 #include "netns.h"
 
 struct monitor {
 	char (*ns)[64];
 	int nns;
+	struct dl_live *dl;
+	pthread_t runq;		/* counts runnable threads, once started */
+	bool runq_on;
+	atomic_bool runq_stop;
+	_Atomic uint64_t runq_sum, runq_n, runq_max;
 };
 
 struct monitor *monitor_new(const char *const *ns, int n)
@@ -39,8 +47,17 @@ void monitor_free(struct monitor *m)
 {
 	if (!m)
 		return;
+	if (m->runq_on) {
+		atomic_store(&m->runq_stop, true);
+		pthread_join(m->runq, NULL);
+	}
 	free(m->ns);
 	free(m);
+}
+
+void monitor_watch_delay(struct monitor *m, struct dl_live *live)
+{
+	m->dl = live;
 }
 
 /* Read at most len - 1 bytes of a small /proc file. */
@@ -57,6 +74,51 @@ static int slurp(const char *path, char *buf, size_t len)
 		return -errno;
 	buf[n] = '\0';
 	return 0;
+}
+
+/*
+ * Runnable threads now, from /proc/loadavg's fourth field ("4/321"), less
+ * the one reading it. Plain system calls only: the process forks workers
+ * while this thread runs, and a child must not inherit a held lock.
+ */
+static int runnable(void)
+{
+	char buf[128], *slash;
+	long n;
+
+	if (slurp("/proc/loadavg", buf, sizeof(buf)))
+		return -1;
+	slash = strchr(buf, '/');
+	if (!slash)
+		return -1;
+	while (slash > buf && slash[-1] != ' ')
+		slash--;
+	n = strtol(slash, NULL, 10);
+	return n > 0 ? (int)n - 1 : 0;
+}
+
+static void *runq_thread(void *arg)
+{
+	struct monitor *m = arg;
+	const struct timespec tick = { .tv_nsec = MON_RUNQ_MS * 1000000L };
+
+	while (!atomic_load(&m->runq_stop)) {
+		int n = runnable();
+
+		if (n >= 0) {
+			uint64_t v = (uint64_t)n,
+				 old = atomic_load(&m->runq_max);
+
+			atomic_fetch_add(&m->runq_sum, v);
+			atomic_fetch_add(&m->runq_n, 1);
+			while (v > old &&
+			       !atomic_compare_exchange_weak(&m->runq_max,
+							     &old, v))
+				;
+		}
+		nanosleep(&tick, NULL);
+	}
+	return NULL;
 }
 
 static void psi(struct mon_sample *s)
@@ -133,6 +195,17 @@ int monitor_sample(struct monitor *m, struct mon_sample *s)
 	int err;
 
 	memset(s, 0, sizeof(*s));
+	/* counting starts at the first sample (after the workers exist) */
+	if (!m->runq_on)
+		m->runq_on = !pthread_create(&m->runq, NULL, runq_thread, m);
+	s->runq_sum = atomic_exchange(&m->runq_sum, 0);
+	s->runq_n = atomic_exchange(&m->runq_n, 0);
+	s->runq_max = atomic_exchange(&m->runq_max, 0);
+	if (m->dl) {
+		s->dl_accepted = atomic_load(&m->dl->accepted);
+		s->dl_late_ns_sum = atomic_load(&m->dl->late_ns_sum);
+		s->dl_late_ns_max = atomic_exchange(&m->dl->late_ns_max, 0);
+	}
 	psi(s);
 	err = cpu(s);
 	for (int i = 0; i < m->nns && !err; i++) {
@@ -160,8 +233,17 @@ void monitor_diff(const struct mon_sample *a, const struct mon_sample *b,
 			 (double)(b->psi_some_us - a->psi_some_us) / 1e6 / wall :
 			 0;
 	r->cpu = all ? (double)(b->cpu_busy - a->cpu_busy) / (double)all : 0;
+	double n = r->dilation > 0 ? r->dilation : 1;
+
 	r->retrans = b->retrans - a->retrans;
 	r->out_segs = b->out_segs - a->out_segs;
+	r->dl_packets = b->dl_accepted - a->dl_accepted;
+	r->dl_late_mean_s = r->dl_packets ?
+		(double)(b->dl_late_ns_sum - a->dl_late_ns_sum) /
+		(double)r->dl_packets / 1e9 / n : 0;
+	r->dl_late_max_s = (double)b->dl_late_ns_max / 1e9 / n;
+	r->runq_mean = b->runq_n ? (double)b->runq_sum / (double)b->runq_n : 0;
+	r->runq_max = b->runq_max;
 }
 
 bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
@@ -169,8 +251,9 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 {
 	double tol = MON_TIME_TOL * r->round_min_s, n = r->dilation;
 	double over = r->overruns ? r->overrun_max_s : 0;
-	double worst = tol > 0 ? fmax(fmax(over, r->skew_max_s),
-				      r->late_max_s) / tol : 2;
+	double worst = tol > 0 ? fmax(fmax(fmax(over, r->skew_max_s),
+					   r->late_max_s), r->dl_late_max_s) /
+					 tol : 2;
 	/* host time shrinks about as 1/N in scenario time */
 	double next = n * fmin(fmax(2, worst), 4);
 
@@ -188,6 +271,10 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 	else if (r->late_max_s > tol)
 		snprintf(why, len, "a worker's event loop was %.3f ms late "
 			 "(limit %.3f ms)", r->late_max_s * 1e3, tol * 1e3);
+	else if (r->dl_late_max_s > tol)
+		snprintf(why, len, "the delay line let a packet go %.3f ms "
+			 "late (limit %.3f ms)", r->dl_late_max_s * 1e3,
+			 tol * 1e3);
 	else if (r->skew_max_s > tol)
 		snprintf(why, len, "tasks started up to %.3f ms apart (limit "
 			 "%.3f ms)", r->skew_max_s * 1e3, tol * 1e3);

@@ -14,7 +14,13 @@
  * degraded, with the first reason and its figure, and a dilation that
  * would likely have been faithful.
  *
- * CPU pressure and host CPU are recorded, not judged: the trainers run
+ * The delay line's lateness (how long after its deadline a held packet
+ * went out, from the counters it shares: struct dl_live) is judged like a
+ * late event loop: a packet late by x delays its transfer by up to x.
+ * Runnable threads are sampled every MON_RUNQ_MS by a thread of the
+ * monitor's and, like CPU pressure, recorded.
+ *
+ * CPU pressure, runnable threads and host CPU are recorded, not judged: the trainers run
  * at SCHED_IDLE behind every packet, yet PSI counts them waiting and
  * /proc/stat counts them busy, so both stay high at any dilation without
  * delaying the network. A worker's event loop acting late is what delays
@@ -39,7 +45,10 @@
 				 * TCP's first RTT and the shapers' first
 				 * frame, which the fluid twin does not model */
 
+#define MON_RUNQ_MS 5	/* how often runnable threads are counted */
+
 struct monitor;
+struct dl_live;
 
 /* One sample of the host's counters. */
 struct mon_sample {
@@ -48,6 +57,10 @@ struct mon_sample {
 	bool has_psi;
 	uint64_t cpu_busy, cpu_all;	/* /proc/stat jiffies, all CPUs */
 	uint64_t retrans, out_segs;	/* TCP, summed over the namespaces */
+	uint64_t dl_accepted, dl_late_ns_sum;	/* the delay line's, if */
+	uint64_t dl_late_ns_max;	/* watched; max since the last sample */
+	uint64_t runq_sum, runq_n, runq_max;	/* runnable threads, counted
+					 * since the last sample */
 };
 
 /* What one round did, as the verdict reads it. */
@@ -67,6 +80,12 @@ struct mon_round {
 	uint64_t min_segments;		/* shortest message, TCP segments */
 	bool delay_restarted;		/* the delay line restarted: packets
 					 * it held were lost or let through */
+	uint64_t dl_packets;		/* the delay line accepted */
+	double dl_late_mean_s;		/* ... this late after their deadline */
+	double dl_late_max_s;		/* ... at worst (scenario seconds) */
+	double runq_mean;		/* runnable threads, other than the
+					 * monitor's own, on average */
+	uint64_t runq_max;		/* ... at most */
 };
 
 /*
@@ -76,12 +95,19 @@ struct mon_round {
 struct monitor *monitor_new(const char *const *ns, int n);
 void monitor_free(struct monitor *m);
 
+/*
+ * monitor_watch_delay - read the delay line's counters live (mapped by
+ * the caller, who keeps it mapped while m exists) at every sample.
+ */
+void monitor_watch_delay(struct monitor *m, struct dl_live *live);
+
 /* monitor_sample - read every counter now. 0 or -errno. */
 int monitor_sample(struct monitor *m, struct mon_sample *s)
 	__attribute__((warn_unused_result));
 
-/* The round between two samples (host part of r; the caller fills the
- * workers' part: overruns, phases, skew, round_min_s, dilation). */
+/* The round between two samples (host part of r; the caller sets
+ * r->dilation first, and fills the workers' part: overruns, phases,
+ * skew, round_min_s). */
 void monitor_diff(const struct mon_sample *a, const struct mon_sample *b,
 		  struct mon_round *r);
 

@@ -66,6 +66,11 @@ static const char *const added[] = {
 	"ALTER TABLE runs ADD COLUMN predictor TEXT",
 	"ALTER TABLE runs ADD COLUMN owner_pid INTEGER",
 	"ALTER TABLE runs ADD COLUMN owner_start INTEGER",
+	"ALTER TABLE fidelity ADD COLUMN dl_packets INTEGER",
+	"ALTER TABLE fidelity ADD COLUMN dl_late_mean_s REAL",
+	"ALTER TABLE fidelity ADD COLUMN dl_late_max_s REAL",
+	"ALTER TABLE fidelity ADD COLUMN runq_mean REAL",
+	"ALTER TABLE fidelity ADD COLUMN runq_max INTEGER",
 };
 
 static int db_err(struct results *r, char *err, size_t len, const char *what)
@@ -470,8 +475,10 @@ int results_fidelity(struct results *r, unsigned round,
 			       "round, dilation, wall_s, psi, cpu, retrans, "
 			       "out_segs, drops, overruns, phases, "
 			       "overrun_max_s, skew_max_s, verdict, "
-			       "late_max_s) VALUES "
-			       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &st,
+			       "late_max_s, dl_packets, dl_late_mean_s, "
+			       "dl_late_max_s, runq_mean, runq_max) VALUES "
+			       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1,
+			       &st,
 			       NULL) != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, r->run);
@@ -489,6 +496,11 @@ int results_fidelity(struct results *r, unsigned round,
 	sqlite3_bind_double(st, 13, m->skew_max_s);
 	sqlite3_bind_text(st, 14, verdict, -1, SQLITE_STATIC);
 	sqlite3_bind_double(st, 15, m->late_max_s);
+	sqlite3_bind_int64(st, 16, (int64_t)m->dl_packets);
+	sqlite3_bind_double(st, 17, m->dl_late_mean_s);
+	sqlite3_bind_double(st, 18, m->dl_late_max_s);
+	sqlite3_bind_double(st, 19, m->runq_mean);
+	sqlite3_bind_int64(st, 20, (int64_t)m->runq_max);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -EIO;

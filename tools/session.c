@@ -8,6 +8,7 @@
 #include "session.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <net/if.h>
 #include <stdarg.h>
@@ -212,12 +213,15 @@ static int attempt(struct run_ctx *x)
 	struct fleet *f = NULL;
 	struct lab *lab = NULL;
 	struct monitor *mon = NULL;
+	struct dl_live *dlc = NULL;
 	struct counter *ctr = NULL;
 	struct nscache *nsc = NULL;
 	struct fleet_task_round *rr = NULL;
 	struct link_sample *ls = NULL;
 	double (*meas)[4] = NULL, *acc0 = NULL, *acc1 = NULL;
 	double link_meas = 0, link_pred = 0, n = x->lo.dilation;
+	double dl_late = 0, dl_max = 0, rq_sum = 0;
+	uint64_t dl_pk = 0, rq_max = 0;
 	unsigned rounds_run = 0, degraded = 0, unstored = 0;
 	pid_t sup = 0, line0;
 	int watch_fd = -1;
@@ -325,6 +329,14 @@ static int attempt(struct run_ctx *x)
 		x->fo.watch = watch_fd >= 0;
 		x->fo.watch_fd = watch_fd;
 		x->fo.watch_what = watch_what;
+		/* how late it lets packets go, round by round */
+		e = lab_delay_live_open(x->lo.prefix, &dlc);
+		if (e)
+			say(x, "warning: the delay line's counters in %s/%s "
+			    "cannot be read (%s): its lateness is not judged",
+			    LAB_STATE_DIR, x->lo.prefix, strerror(-e));
+		else
+			monitor_watch_delay(mon, dlc);
 	}
 	fprintf(x->out, "run: starting the workers\n");
 	fflush(x->out);
@@ -360,6 +372,11 @@ static int attempt(struct run_ctx *x)
 			goto out;
 		}
 		monitor_diff(&s0, &s1, &mr);
+		dl_pk += mr.dl_packets;
+		dl_late += mr.dl_late_mean_s * (double)mr.dl_packets;
+		dl_max = fmax(dl_max, mr.dl_late_max_s);
+		rq_sum += mr.runq_mean;
+		rq_max = rq_max > mr.runq_max ? rq_max : mr.runq_max;
 		for (int i = 0; i < nctr; i++) {
 			const struct counter *c = &ctr[i];
 			struct nl_qstats q = shaper(c);
@@ -468,6 +485,12 @@ static int attempt(struct run_ctx *x)
 			 "degraded: %u of %u rounds; %s; about dilation %g "
 			 "would be faithful",
 			 degraded, rounds_run, first_why, x->suggest);
+	if (rounds_run)
+		fprintf(x->out, "host: the delay line held %" PRIu64 " packets, "
+			"late %.2f us on average, %.2f us at worst; runnable "
+			"threads %.1f on average, %" PRIu64 " at most (scenario "
+			"time)\n", dl_pk, dl_pk ? dl_late / (double)dl_pk * 1e6
+			: 0, dl_max * 1e6, rq_sum / rounds_run, rq_max);
 	fprintf(x->out, "fidelity: dilation %g, %s\n", n, x->verdict);
 	results_verdict(x->res, n, x->verdict);
 	/*
@@ -494,6 +517,7 @@ out:
 	if (watch_fd >= 0)
 		close(watch_fd);
 	monitor_free(mon);
+	lab_delay_live_close(dlc);
 	for (int i = 0; nsc && i < nnsc; i++)
 		nl_close(nsc[i].nl);
 	free(nsc);

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "emu/delayline.h"
 #include "emu/lab.h"
 #include "emu/netns.h"
 #include "nettest.h"
@@ -185,6 +186,62 @@ Test(lab, ping_rtt_is_twice_the_planned_propagation)
 		  "min RTT %.3f ms, plan %.3f ms", min, want);
 	cr_assert(fabs(med - want) <= 0.02 * want + 1.0,
 		  "median RTT %.3f ms, plan %.3f ms", med, want);
+}
+
+/*
+ * The delay line publishes what it does while it runs (the fidelity
+ * monitor's view of it): every packet it held counts, with its lateness,
+ * and the counters' file goes with the rest on down; a file that is not
+ * what a delay line maps is refused.
+ */
+Test(lab, the_delay_line_publishes_its_lateness)
+{
+	char ns[64], src[16], dst[16], path[128];
+	struct dl_live *l = NULL;
+	uint64_t n0, sum0;
+	double rtt[10];
+	int got, fd;
+
+	build(line3_at("1000"), &sched_mst, true);
+	cr_assert_eq(lab_delay_live_open(prefix, &l), 0);
+	cr_assert_eq(atomic_load(&l->starts), 1);
+	n0 = atomic_load(&l->accepted);
+	sum0 = atomic_load(&l->late_ns_sum);
+	atomic_store(&l->late_ns_max, 0);
+	transfer(1, 1, false, ns, src, dst);
+	cr_assert_eq(nt_ping_from(ns, src, dst, 10, 20, rtt, &got), 0);
+	cr_assert_geq(got, 9);
+	/* two lightpaths each way: every echo and reply held twice */
+	cr_assert_geq(atomic_load(&l->accepted) - n0, 4 * (uint64_t)got,
+		      "%llu accepted for %d pings", (unsigned long long)
+		      (atomic_load(&l->accepted) - n0), got);
+	/* never early; the mean under the worst */
+	cr_assert_geq(atomic_load(&l->late_ns_sum), sum0);
+	cr_assert_leq((atomic_load(&l->late_ns_sum) - sum0) /
+			      (atomic_load(&l->accepted) - n0),
+		      atomic_load(&l->late_ns_max));
+	lab_delay_live_close(l);
+	cr_assert_gt(lab_down(prefix, NULL, NULL), 0);
+	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s/delayline", prefix);
+	cr_assert_neq(access(path, F_OK), 0, "%s is left", path);
+	cr_assert_eq(lab_delay_live_open(prefix, &l), -ENOENT);
+
+	/* a file of the wrong size, then a symbolic link, are refused */
+	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s", prefix);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s/delayline", prefix);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "abc", 3), 3);
+	close(fd);
+	cr_assert_eq(lab_delay_live_open(prefix, &l), -EINVAL);
+	cr_assert_null(l);
+	unlink(path);
+	cr_assert_eq(symlink("/dev/zero", path), 0);
+	cr_assert_eq(lab_delay_live_open(prefix, &l), -ELOOP);
+	unlink(path);
+	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s", prefix);
+	rmdir(path);
 }
 
 Test(lab, ping_without_delay_line_is_fast)

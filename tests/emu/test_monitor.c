@@ -68,6 +68,43 @@ Test(monitor, late_loop_beyond_one_percent)
 	cr_assert_float_eq(sug, 200, 1e-9);
 }
 
+/* A packet the delay line let go late delays its transfer as much. */
+Test(monitor, a_late_delay_line_beyond_one_percent)
+{
+	struct mon_round r = clean();
+	char why[256];
+	double sug;
+
+	r.dl_packets = 100;
+	r.dl_late_mean_s = 0.00001;
+	r.dl_late_max_s = 0.00009;	/* under 1 % of 10 ms */
+	cr_assert(judge(&r, why, &sug), "%s", why);
+	r.dl_late_max_s = 0.00025;	/* 2.5x the limit */
+	cr_assert_not(judge(&r, why, &sug));
+	cr_assert(strstr(why, "the delay line let a packet go 0.250 ms late "
+			      "(limit 0.100 ms)"), "%s", why);
+	cr_assert_float_eq(sug, 125, 1e-9);
+}
+
+/* Lateness is stored in scenario time: real nanoseconds / dilation. */
+Test(monitor, delay_line_lateness_in_scenario_time)
+{
+	struct mon_sample a = { .t_ns = 0, .dl_accepted = 10,
+				.dl_late_ns_sum = 1000 };
+	struct mon_sample b = { .t_ns = 1000000000, .dl_accepted = 30,
+				.dl_late_ns_sum = 41000,
+				.dl_late_ns_max = 50000, .runq_sum = 30,
+				.runq_n = 10, .runq_max = 7 };
+	struct mon_round r = { .dilation = 50 };
+
+	monitor_diff(&a, &b, &r);
+	cr_assert_eq(r.dl_packets, 20);
+	cr_assert_float_eq(r.dl_late_mean_s, 2000e-9 / 50, 1e-15);
+	cr_assert_float_eq(r.dl_late_max_s, 50000e-9 / 50, 1e-15);
+	cr_assert_float_eq(r.runq_mean, 3.0, 1e-12);
+	cr_assert_eq(r.runq_max, 7);
+}
+
 Test(monitor, skew_beyond_one_percent)
 {
 	struct mon_round r = clean();
