@@ -206,6 +206,14 @@ int cmd_experiment(int argc, char **argv)
 	sc = load_scenario(x.base);
 	if (!sc)
 		return EXIT_USAGE;
+	if (sc->nevents) {
+		p_err("%s:%d:%d: '%s' has %d events: the emulation does not "
+		      "play events yet; sweep a base without them", x.base,
+		      sc->events[0].line, sc->events[0].col, sc->name,
+		      sc->nevents);
+		scenario_free(sc);
+		return EXIT_USAGE;
+	}
 	for (int i = 0; i < x.nlocals; i++) {
 		int servers = 0;
 

@@ -14,7 +14,8 @@
 static void plan_usage(FILE *f)
 {
 	fprintf(f, "usage: %s plan SCENARIO [--scheduler NAME] [--json] "
-		   "[--dot FILE [--task NAME]]\n\n"
+		   "[--dot FILE [--task NAME]]\n"
+		   "       [--events FILE]\n\n"
 		   "Schedules every task of SCENARIO in arrival order and "
 		   "predicts one round.\n\n"
 		   "  --scheduler NAME  one of:\n", prog);
@@ -27,6 +28,9 @@ static void plan_usage(FILE *f)
 		   "(fibres with their\n                    lit wavelengths)\n"
 		   "  --task NAME       with --dot: that task's broadcast and "
 		   "upload trees instead\n"
+		   "  --events FILE     the scenario's events from FILE (a "
+		   "mapping with 'events'),\n                    checked and "
+		   "listed; the plan is the one at t = 0\n"
 		   PREDICTOR_HELP);
 }
 
@@ -57,11 +61,12 @@ int cmd_plan(int argc, char **argv)
 		{ "dot", required_argument, NULL, 'd' },
 		{ "task", required_argument, NULL, 't' },
 		{ "predictor", required_argument, NULL, 'P' },
+		{ "events", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const struct sched_ops *ops = &sched_mst;
-	const char *dot = NULL, *task = NULL;
+	const char *dot = NULL, *task = NULL, *events = NULL;
 	predict_fn predict = predict_round;
 	struct scenario *sc;
 	struct plan *p;
@@ -84,6 +89,9 @@ int cmd_plan(int argc, char **argv)
 		case 't':
 			task = optarg;
 			break;
+		case 'e':
+			events = optarg;
+			break;
 		case 'P':
 			predict = predictor_arg(optarg);
 			if (!predict)
@@ -101,7 +109,7 @@ int cmd_plan(int argc, char **argv)
 		plan_usage(stderr);
 		return EXIT_USAGE;
 	}
-	rc = plan_scenario(argv[optind], ops, &sc, &p);
+	rc = plan_scenario(argv[optind], events, ops, &sc, &p);
 	if (rc)
 		return rc;
 	rc = 1;
@@ -133,6 +141,11 @@ int cmd_plan(int argc, char **argv)
 		json_object_put(o);
 	} else {
 		plan_summary(p, stdout);
+		if (sc->nevents) {
+			printf("\nevents (checked; the plan above is the "
+			       "network at t = 0, before any of them):\n");
+			print_events(sc, stdout);
+		}
 	}
 	rc = fflush(stdout) ? 1 : 0;
 out_plan:

@@ -195,6 +195,40 @@ fail:
 	return NULL;
 }
 
+/* One event as the file gives it, names resolved. */
+static struct json_object *event_json(const struct scenario *sc,
+				      const struct scn_event *e)
+{
+	struct json_object *o = json_object_new_object();
+	const struct scn_fibre *fb = &sc->fibres[e->fibre];
+
+	J(o);
+	J(!add(o, "at_s", json_object_new_double(e->at_s)));
+	J(!add(o, "kind",
+	       json_object_new_string(scn_event_kind_name(e->kind))));
+	switch (e->kind) {
+	case SCN_EV_CUT:
+	case SCN_EV_REPAIR:
+		J(!add(o, "a", json_object_new_string(sc->nodes[fb->a].name)));
+		J(!add(o, "b", json_object_new_string(sc->nodes[fb->b].name)));
+		break;
+	case SCN_EV_ARRIVE:
+	case SCN_EV_LEAVE:
+		J(!add(o, "task", json_object_new_string(e->task.name)));
+		break;
+	case SCN_EV_TRAFFIC:
+		J(!add(o, "from", json_object_new_string(sc->nodes[e->from].name)));
+		J(!add(o, "to", json_object_new_string(sc->nodes[e->to].name)));
+		J(!add(o, "gbps", json_object_new_double(e->gbps)));
+		J(!add(o, "for_s", json_object_new_double(e->for_s)));
+		break;
+	}
+	return o;
+fail:
+	json_object_put(o);
+	return NULL;
+}
+
 struct json_object *plan_json(const struct plan *p)
 {
 	struct json_object *o = json_object_new_object();
@@ -250,6 +284,13 @@ struct json_object *plan_json(const struct plan *p)
 	}
 	for (int i = 0; i < p->ntasks; i++)
 		J(!push(tasks, task_json(p, &p->tasks[i])));
+	if (p->sc->nevents) {
+		struct json_object *ev = json_object_new_array();
+
+		J(!add(o, "events", ev));
+		for (int k = 0; k < p->sc->nevents; k++)
+			J(!push(ev, event_json(p->sc, &p->sc->events[k])));
+	}
 	return o;
 fail:
 	json_object_put(o);

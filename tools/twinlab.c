@@ -99,13 +99,65 @@ struct scenario *load_scenario(const char *path)
 	return NULL;
 }
 
-int plan_scenario(const char *path, const struct sched_ops *ops,
-		  struct scenario **sc, struct plan **p)
+int load_events(struct scenario *sc, const char *path)
+{
+	struct scn_error err;
+
+	if (!path || !scenario_load_events(sc, path, &err))
+		return 0;
+	if (err.line)
+		fprintf(stderr, "%s:%d:%d: %s\n", err.file, err.line, err.col,
+			err.msg);
+	else
+		fprintf(stderr, "%s: %s\n", err.file, err.msg);
+	return EXIT_USAGE;
+}
+
+void print_events(const struct scenario *sc, FILE *f)
+{
+	for (int k = 0; k < sc->nevents; k++) {
+		const struct scn_event *e = &sc->events[k];
+		const struct scn_fibre *fb = &sc->fibres[e->fibre];
+
+		fprintf(f, "  %10.6f s  %-7s ", e->at_s,
+			scn_event_kind_name(e->kind));
+		switch (e->kind) {
+		case SCN_EV_CUT:
+		case SCN_EV_REPAIR:
+			fprintf(f, "fibre %s-%s (%g km)\n",
+				sc->nodes[fb->a].name, sc->nodes[fb->b].name,
+				fb->km);
+			break;
+		case SCN_EV_ARRIVE:
+			fprintf(f, "task %s: global %s, %d local models\n",
+				e->task.name, sc->nodes[e->task.global].name,
+				e->task.nlocals);
+			break;
+		case SCN_EV_LEAVE:
+			fprintf(f, "task %s\n", e->task.name);
+			break;
+		case SCN_EV_TRAFFIC:
+			fprintf(f, "%s -> %s, %g Gbit/s for %g s\n",
+				sc->nodes[e->from].name, sc->nodes[e->to].name,
+				e->gbps, e->for_s);
+			break;
+		}
+	}
+}
+
+int plan_scenario(const char *path, const char *events,
+		  const struct sched_ops *ops, struct scenario **sc,
+		  struct plan **p)
 {
 	*p = NULL;
 	*sc = load_scenario(path);
 	if (!*sc)
 		return EXIT_USAGE;
+	if (load_events(*sc, events)) {
+		scenario_free(*sc);
+		*sc = NULL;
+		return EXIT_USAGE;
+	}
 	*p = sched_plan(*sc, ops);
 	if (*p)
 		return 0;

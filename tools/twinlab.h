@@ -59,12 +59,23 @@ const struct sched_ops *sched_arg(const char *name);
 struct scenario *load_scenario(const char *path);
 
 /*
- * plan_scenario - load the scenario at path and schedule it with ops. 0;
- * or EXIT_USAGE (a bad scenario, said at file:line:col) or 1 (scheduling
- * failed, said), with nothing left allocated.
+ * load_events - add the events of file path (NULL: none) to sc, or print
+ * "file:line:col: msg". 0 or EXIT_USAGE.
  */
-int plan_scenario(const char *path, const struct sched_ops *ops,
-		  struct scenario **sc, struct plan **p);
+int load_events(struct scenario *sc, const char *path);
+
+/*
+ * plan_scenario - load the scenario at path (and the events of file
+ * events, unless NULL) and schedule it with ops. 0; or EXIT_USAGE (a bad
+ * scenario, said at file:line:col) or 1 (scheduling failed, said), with
+ * nothing left allocated.
+ */
+int plan_scenario(const char *path, const char *events,
+		  const struct sched_ops *ops, struct scenario **sc,
+		  struct plan **p);
+
+/* print_events - sc's events, one line each, in time order. */
+void print_events(const struct scenario *sc, FILE *f);
 
 int cmd_plan(int argc, char **argv);
 int cmd_up(int argc, char **argv);

@@ -87,10 +87,13 @@ int cmd_up(int argc, char **argv)
 		return 1;
 	}
 	lo.scenario_path = argv[optind];
-	rc = plan_scenario(argv[optind], ops, &sc, &p);
+	rc = plan_scenario(argv[optind], NULL, ops, &sc, &p);
 	if (rc)
 		return rc;
 	rc = 1;
+	if (sc->nevents)
+		p_err("warning: '%s' has %d events: up builds the network at "
+		      "t = 0 and plays none of them", sc->name, sc->nevents);
 	for (int i = 0; i < p->ntasks; i++)
 		if (p->tasks[i].blocked)
 			p_err("warning: task '%s' is blocked and not built: %s",

@@ -8,6 +8,7 @@
  */
 #include "scenario.h"
 #include "fl.h"
+#include "scenario_impl.h"
 #include "wire.h"
 #include "yamlf.h"
 
@@ -22,11 +23,6 @@
 #include <arpa/inet.h>
 #include <sys/stat.h>
 #include <yaml.h>
-
-struct ctx {
-	struct yf y;		/* document and error record */
-	struct scenario *sc;
-};
 
 
 const char *node_kind_name(enum node_kind k)
@@ -264,7 +260,6 @@ static const struct yf_field server_fields[] = {
 	  offsetof(struct server_rec, memory_mib), 1 << 24, 0 },
 };
 
-#define NFIELDS(t) (sizeof(t) / sizeof((t)[0]))
 
 static int load_servers(struct ctx *c, yaml_node_t *seq, bool resolve)
 {
@@ -402,7 +397,7 @@ static const struct yf_field task_fields[] = {
 
 static bool fibre_reachable(const struct scenario *sc, int from, int to);
 
-static int load_task(struct ctx *c, yaml_node_t *v, struct scn_task *t)
+int scn_load_task(struct ctx *c, yaml_node_t *v, struct scn_task *t)
 {
 	struct scenario *sc = c->sc;
 	bool seen[NFIELDS(task_fields)];
@@ -579,7 +574,7 @@ static int load_tasks(struct ctx *c, yaml_node_t *seq)
 	for (size_t i = 0; i < n; i++) {
 		yaml_node_t *v = yf_seq_at(&c->y, seq, i);
 		struct scn_task *t = &sc->tasks[sc->ntasks];
-		int err = load_task(c, v, t);
+		int err = scn_load_task(c, v, t);
 
 		sc->ntasks++;	/* so scenario_free frees t->locals */
 		if (err)
@@ -652,7 +647,7 @@ struct top_rec {
 
 enum {
 	T_ADDRESSING = 5, T_DEMAND = 8, T_WEIGHTS, T_ROADMS, T_FIBRES,
-	T_ROUTERS, T_SERVERS, T_TASKS, T_POSITIONS,
+	T_ROUTERS, T_SERVERS, T_TASKS, T_POSITIONS, T_EVENTS,
 };
 
 static const struct yf_field top_fields[] = {
@@ -679,6 +674,7 @@ static const struct yf_field top_fields[] = {
 	{ "servers", YF_ANY, 0, 0, 0, 0 },
 	{ "tasks", YF_ANY, 0, 0, 0, 0 },
 	{ "positions", YF_ANY, 0, 0, 0, 0 },
+	{ "events", YF_ANY, 0, 0, 0, 0 },
 };
 
 static size_t count_items(yaml_node_t *n)
@@ -762,6 +758,8 @@ static int load_top(struct ctx *c, yaml_node_t *root)
 		if (err)
 			return err;
 	}
+	if (any[T_EVENTS])
+		return scn_load_events(c, any[T_EVENTS]);
 	return 0;
 }
 
@@ -867,6 +865,9 @@ void scenario_free(struct scenario *sc)
 	for (int i = 0; i < sc->ntasks; i++)
 		free(sc->tasks[i].locals);
 	free(sc->tasks);
+	for (int i = 0; i < sc->nevents; i++)
+		free(sc->events[i].task.locals);
+	free(sc->events);
 	free(sc->fibres);
 	free(sc->nodes);
 	free(sc);
@@ -971,5 +972,6 @@ int scenario_write(const struct scenario *sc, FILE *f)
 			fprintf(f, ", arrival: %ld", t->arrival);
 		fputs("}\n", f);
 	}
+	scn_events_write(sc, f);
 	return ferror(f) ? -EIO : 0;
 }

@@ -58,6 +58,31 @@ struct scn_task {
 	int line, col;
 };
 
+/*
+ * What happens to the network while it runs (scenarios/README.md,
+ * "Events"): at at_s seconds of scenario time from the start, a fibre is
+ * cut or repaired, a task arrives or leaves, or background traffic flows
+ * between two nodes for a while.
+ */
+enum scn_event_kind {
+	SCN_EV_CUT, SCN_EV_REPAIR, SCN_EV_ARRIVE, SCN_EV_LEAVE, SCN_EV_TRAFFIC
+};
+
+#define SCN_EVENTS_MAX 10000
+#define SCN_EVENT_AT_MAX 1e6	/* seconds of scenario time */
+
+struct scn_event {
+	double at_s;
+	enum scn_event_kind kind;
+	int fibre;		/* SCN_EV_CUT, SCN_EV_REPAIR */
+	struct scn_task task;	/* SCN_EV_ARRIVE: the task (its locals owned) */
+	int leave;		/* SCN_EV_LEAVE: the task leaving: i < ntasks is
+				 * tasks[i], else the arrival events[i - ntasks] */
+	int from, to;		/* SCN_EV_TRAFFIC: routers or servers */
+	double gbps, for_s;	/* SCN_EV_TRAFFIC */
+	int line, col;
+};
+
 /* MST weight coefficients; see scenarios/README.md "Scheduler weights". */
 struct scn_weights {
 	double alpha;		/* per wavelength-link a path would consume */
@@ -82,6 +107,8 @@ struct scenario {
 	struct scn_fibre *fibres;
 	int ntasks;
 	struct scn_task *tasks;	/* sorted by (arrival, file order) */
+	int nevents;
+	struct scn_event *events; /* sorted by (at_s, file order) */
 };
 
 /* Where loading failed and why: "file:line:col: msg". line is 0 if unknown. */
@@ -125,6 +152,23 @@ void scenario_free(struct scenario *sc);
  * arrival kept where one was given). 0 or -EIO.
  */
 int scenario_write(const struct scenario *sc, FILE *f);
+
+/*
+ * scenario_load_events - add the events of file path (a mapping with the
+ * one key 'events', as in a scenario) to sc, checked against it as if
+ * they were part of it. A scenario that has events of its own is refused
+ * (the two lists would have to be merged by hand). 0, or -errno with err
+ * filled (file:line:col).
+ */
+int scenario_load_events(struct scenario *sc, const char *path,
+			 struct scn_error *err)
+	__attribute__((warn_unused_result));
+
+/* scn_events_write - sc's events as the 'events:' key of a scenario. */
+void scn_events_write(const struct scenario *sc, FILE *f);
+
+/* The kind as the file names it: "cut", "repair", ... */
+const char *scn_event_kind_name(enum scn_event_kind k);
 
 /* scenario_find - node index by name, or -1. */
 int scenario_find(const struct scenario *sc, const char *name);

@@ -299,3 +299,89 @@ Test(cli, doctor_json)
 	json_object_put(o);
 	tl_run_free(&r);
 }
+
+/*
+ * Events: `plan --events FILE` checks and lists them after the plan at
+ * t = 0 (and in its JSON); a bad one is refused at file:line:col; `run`
+ * refuses a scenario with events before it opens a database or builds
+ * anything, since the emulation does not play them yet.
+ */
+Test(cli, events_are_listed_by_plan_and_refused_by_run)
+{
+	char ev[] = "/tmp/tl-cli-ev-XXXXXX", sc[] = "/tmp/tl-cli-sc-XXXXXX";
+	char db[64], want[160];
+	static const char evy[] =
+		"events:\n  - {at_s: 2, cut: {a: A, b: B}}\n"
+		"  - {at_s: 1, traffic: {from: r1, to: s3, gbps: 5, "
+		"for_s: 1}}\n";
+	static const char bady[] = "events:\n  - {at_s: 2, leave: t9}\n";
+	const char *plan[] = { "plan", "scenarios/teaching-ring.yaml",
+			       "--events", ev, NULL };
+	const char *json[] = { "plan", "scenarios/teaching-ring.yaml",
+			       "--events", ev, "--json", NULL };
+	const char *run[] = { "run", sc, "--db", db, "--prefix", "tqev",
+			      NULL };
+	struct tl_run r;
+	FILE *f;
+	int fd;
+
+	fd = mkstemp(ev);
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, evy, sizeof(evy) - 1), (ssize_t)sizeof(evy) - 1);
+	close(fd);
+	r = tl_run(plan);
+	cr_assert_eq(tl_code(&r), 0, "%s", r.err);
+	cr_assert(strstr(r.out, "network at t = 0"), "%s", r.out);
+	cr_assert(strstr(r.out, "1.000000 s  traffic r1 -> s3, 5 Gbit/s for "
+				"1 s"), "%s", r.out);
+	cr_assert(strstr(r.out, "2.000000 s  cut     fibre A-B (40 km)"), "%s",
+		  r.out);
+	tl_run_free(&r);
+	r = tl_run(json);
+	cr_assert_eq(tl_code(&r), 0, "%s", r.err);
+	cr_assert(strstr(r.out, "\"kind\":\"cut\"") ||
+		  strstr(r.out, "\"kind\": \"cut\""), "%s", r.out);
+	tl_run_free(&r);
+
+	f = fopen(ev, "w");
+	cr_assert_not_null(f);
+	fputs(bady, f);
+	fclose(f);
+	r = tl_run(plan);
+	cr_assert_eq(tl_code(&r), 2);
+	snprintf(want, sizeof(want), "%s:2:5: leave at 2 s: task 't9' is not "
+		 "in the scenario by then", ev);
+	cr_assert(strstr(r.err, want), "stderr: %s", r.err);
+	cr_assert_eq(r.out[0], '\0');
+	tl_run_free(&r);
+	unlink(ev);
+
+	/* the teaching ring with a cut appended: run refuses it */
+	{
+		FILE *in = fopen("scenarios/teaching-ring.yaml", "r");
+		char buf[8192];
+		size_t n;
+
+		cr_assert_not_null(in);
+		n = fread(buf, 1, sizeof(buf), in);
+		fclose(in);
+		fd = mkstemp(sc);
+		cr_assert(fd >= 0);
+		cr_assert_eq(write(fd, buf, n), (ssize_t)n);
+		dprintf(fd, "events:\n  - {at_s: 1, cut: {a: A, b: B}}\n");
+		close(fd);
+	}
+	snprintf(db, sizeof(db), "/tmp/tl-cli-ev-%d.db", (int)getpid());
+	if (geteuid() != 0) {
+		unlink(sc);
+		cr_skip_test("run needs root");
+	}
+	r = tl_run(run);
+	cr_assert_eq(tl_code(&r), 2, "%s%s", r.out, r.err);
+	cr_assert(strstr(r.out, "the emulation does not play events yet") ||
+		  strstr(r.err, "the emulation does not play events yet"),
+		  "%s%s", r.out, r.err);
+	cr_assert_neq(access(db, F_OK), 0, "a database was made");
+	tl_run_free(&r);
+	unlink(sc);
+}

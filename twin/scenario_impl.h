@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the scenario loader shares with the other parts of a scenario file
+ * read elsewhere in the twin (event.c): the document being read and the
+ * scenario it fills, and the loaders the parts have in common. Private to
+ * twin/.
+ */
+#ifndef TWIN_SCENARIO_IMPL_H
+#define TWIN_SCENARIO_IMPL_H
+
+#include <yaml.h>
+
+#include "scenario.h"
+#include "yamlf.h"
+
+#define NFIELDS(t) (sizeof(t) / sizeof((t)[0]))
+
+struct ctx {
+	struct yf y;		/* document and error record */
+	struct scenario *sc;
+};
+
+/*
+ * scn_load_task - one task mapping v into *t, checked against the
+ * scenario's nodes (names, reachability, demand). 0, -EINVAL (error at
+ * its node) or -ENOMEM. t->locals is the caller's to free either way.
+ */
+int scn_load_task(struct ctx *c, yaml_node_t *v, struct scn_task *t);
+
+/* scn_load_events - the 'events' sequence seq into c->sc. 0 or -errno. */
+int scn_load_events(struct ctx *c, yaml_node_t *seq);
+
+#endif
