@@ -413,6 +413,14 @@ static void fig_link(const struct report *r, FILE *f, const char *stem,
 				     "package gnuplot-nox)", stem);
 }
 
+
+/* A point's row of a table starts with its scheduler and local models. */
+static void row_head(FILE *f, const struct point *p)
+{
+	fputs("| ", f);
+	md_text(f, rp_sched_label(p->scheduler));
+	fprintf(f, " | %d", p->nlocals);
+}
 static void write_latency_table(const struct report *r, FILE *f,
 				const char *exp)
 {
@@ -438,9 +446,8 @@ static void write_latency_table(const struct report *r, FILE *f,
 
 		if (strcmp(p->experiment, exp))
 			continue;
-		fputs("| ", f);
-		md_text(f, rp_sched_label(p->scheduler));
-		fprintf(f, " | %d | %d | ", p->nlocals, p->nmeas);
+		row_head(f, p);
+		fprintf(f, " | %d | ", p->nmeas);
 		md_num(f, 'f', 3, p->lat_med * 1e3);
 		fputs(" | ", f);
 		md_num(f, 'f', 3, p->lat_min * 1e3);
@@ -461,9 +468,7 @@ static void write_latency_table(const struct report *r, FILE *f,
 
 		if (strcmp(p->experiment, exp))
 			continue;
-		fputs("| ", f);
-		md_text(f, rp_sched_label(p->scheduler));
-		fprintf(f, " | %d", p->nlocals);
+		row_head(f, p);
 		for (int k = PH_BCAST; k < NPH; k++) {
 			fputs(" | ", f);
 			md_num(f, 'f', 3, p->ph_med[k] * 1e3);
@@ -509,9 +514,8 @@ static void write_bandwidth_table(const struct report *r, FILE *f,
 
 		if (strcmp(p->experiment, exp))
 			continue;
-		fputs("| ", f);
-		md_text(f, rp_sched_label(p->scheduler));
-		fprintf(f, " | %d | ", p->nlocals);
+		row_head(f, p);
+		fputs(" | ", f);
 		md_num(f, 'g', 4, p->plan_bf / u.div);
 		fputs(" | ", f);
 		md_num(f, 'g', 4, p->bf_med / u.div);

@@ -8,6 +8,7 @@
 #include "session.h"
 
 #include <errno.h>
+#include <time.h>
 #include <inttypes.h>
 #include <math.h>
 #include <net/if.h>
@@ -177,6 +178,28 @@ static void say(const struct run_ctx *x, const char *fmt, ...)
 }
 
 enum { ATTEMPT_DONE = 0, ATTEMPT_FAILED = 1, ATTEMPT_RETRY = 3 };
+
+/*
+ * How long, in emulated seconds, the last packets of a round may still be
+ * on their way once the round is over: the ACKs of the last upload travel
+ * back over its whole path, and the round ends when the data arrived. The
+ * longest path's propagation, with a margin for the delay line.
+ */
+static double drain_s(const struct plan *p, double dilation)
+{
+	double km = 0;
+
+	for (int t = 0; t < p->ntasks; t++) {
+		const struct task_plan *tp = &p->tasks[t];
+
+		if (tp->blocked)
+			continue;
+		for (int m = 1; m < tp->nmodels; m++)
+			km = fmax(km, fmax(tp->up.path[m].km,
+					   tp->bcast.path[m].km));
+	}
+	return 1.2 * km * FIBRE_S_PER_KM * dilation + 0.002;
+}
 
 #define SESSION_LATE_RETRIES 2
 
@@ -373,6 +396,18 @@ static int attempt(struct run_ctx *x)
 			say(x, "cannot read the host's counters: %s",
 			      strerror(-e));
 			goto out;
+		}
+		/* the round's last ACKs reach their links before they count */
+		{
+			double d = drain_s(p, n);
+			struct timespec ts = {
+				.tv_sec = (time_t)d,
+				.tv_nsec = (long)((d - floor(d)) * 1e9),
+			};
+
+			while (nanosleep(&ts, &ts) && errno == EINTR &&
+			       !*x->stop)
+				;
 		}
 		monitor_diff(&s0, &s1, &mr);
 		dl_pk += mr.dl_packets;
