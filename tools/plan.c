@@ -10,6 +10,7 @@
 #include "planout.h"
 #include "twin/predict.h"
 #include "twin/sched.h"
+#include "twin/timeline.h"
 
 static void plan_usage(FILE *f)
 {
@@ -29,8 +30,12 @@ static void plan_usage(FILE *f)
 		   "  --task NAME       with --dot: that task's broadcast and "
 		   "upload trees instead\n"
 		   "  --events FILE     the scenario's events from FILE (a "
-		   "mapping with 'events'),\n                    checked and "
-		   "listed; the plan is the one at t = 0\n"
+		   "mapping with 'events'),\n                    checked; the "
+		   "plan is the one at t = 0, then the timeline\n"
+		   "  --reschedule POLICY  how the timeline re-plans at a "
+		   "cut, a repair, an arrival\n                    or a "
+		   "departure: none (only what must move: the default) or "
+		   "full\n"
 		   PREDICTOR_HELP);
 }
 
@@ -53,6 +58,51 @@ static int write_dot(const struct plan *p, const char *path, int task)
 	return err;
 }
 
+/* The events and, epoch by epoch, what the twin makes of them. */
+static int timeline(const struct scenario *sc, const struct sched_ops *ops,
+		    int policy, predict_fn predict)
+{
+	struct timeline *tl = timeline_new(sc, ops, policy, predict);
+
+	printf("\nevents (the plan above is the network at t = 0):\n");
+	print_events(sc, stdout);
+	if (!tl) {
+		p_err("cannot follow the events of '%s': %s", sc->name,
+		      strerror(errno));
+		return -1;
+	}
+	printf("\ntimeline, re-scheduling '%s' (background traffic is not in "
+	       "the prediction yet):\n%10s  %-8s %5s %7s %5s %9s  %s\n",
+	       resched_name(tl->policy), "at s", "event", "tasks",
+	       "blocked", "moved", "lightpaths", "mean round ms");
+	for (int i = 0; i < tl->n; i++) {
+		const struct epoch *e = &tl->e[i];
+		char lp[32];
+
+		snprintf(lp, sizeof(lp), "%d (+%d -%d)", e->plan->net->nlp,
+			 e->lit, e->unlit);
+		printf("%10.6f  %-8s %5d %7d %5d %10s  %.4f\n", e->at_s,
+		       e->event < 0 ? "start" :
+		       scn_event_kind_name(sc->events[e->event].kind),
+		       e->plan->ntasks, e->plan->blocked, e->nmoved, lp,
+		       e->plan->mean_round_s * 1e3);
+		for (int t = 0; t < e->plan->ntasks; t++) {
+			const struct task_plan *tp = &e->plan->tasks[t];
+
+			if (e->moved[t])
+				printf("%10s  moved   %s%s%s\n", "",
+				       tp->task->name, tp->blocked ?
+				       ": blocked, " : "",
+				       tp->blocked ? tp->why : "");
+			else if (tp->blocked && e->event >= 0)
+				printf("%10s  blocked %s: %s\n", "",
+				       tp->task->name, tp->why);
+		}
+	}
+	timeline_free(tl);
+	return 0;
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -62,6 +112,7 @@ int cmd_plan(int argc, char **argv)
 		{ "task", required_argument, NULL, 't' },
 		{ "predictor", required_argument, NULL, 'P' },
 		{ "events", required_argument, NULL, 'e' },
+		{ "reschedule", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -71,7 +122,7 @@ int cmd_plan(int argc, char **argv)
 	struct scenario *sc;
 	struct plan *p;
 	bool json = false;
-	int c, err, rc = 1, ti = -1;
+	int c, err, rc = 1, ti = -1, policy = RESCHED_NONE;
 
 	while ((c = getopt_long(argc, argv, "s:jd:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -91,6 +142,14 @@ int cmd_plan(int argc, char **argv)
 			break;
 		case 'e':
 			events = optarg;
+			break;
+		case 'R':
+			policy = resched_find(optarg);
+			if (policy < 0) {
+				p_err("unknown re-scheduling policy '%s': none "
+				      "or full", optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'P':
 			predict = predictor_arg(optarg);
@@ -141,11 +200,8 @@ int cmd_plan(int argc, char **argv)
 		json_object_put(o);
 	} else {
 		plan_summary(p, stdout);
-		if (sc->nevents) {
-			printf("\nevents (checked; the plan above is the "
-			       "network at t = 0, before any of them):\n");
-			print_events(sc, stdout);
-		}
+		if (sc->nevents && timeline(sc, ops, policy, predict))
+			goto out_plan;
 	}
 	rc = fflush(stdout) ? 1 : 0;
 out_plan:

@@ -77,10 +77,13 @@ struct net *net_new(const struct scenario *sc)
 			   sizeof(*net->used));
 	if (!net->used)
 		goto fail;
-	/* Wavelengths beyond a fibre's count are marked used forever. */
+	/*
+	 * Wavelengths beyond a fibre's count are marked used forever; all of
+	 * a fibre that is down.
+	 */
 	for (int i = 0; i < sc->nfibres; i++)
-		for (int l = sc->fibres[i].wavelengths; l < net->words * 64;
-		     l++)
+		for (int l = sc->fibres[i].down ? 0 : sc->fibres[i].wavelengths;
+		     l < net->words * 64; l++)
 			net->used[(long)i * net->words + l / 64] |=
 				1ull << (l % 64);
 	return net;

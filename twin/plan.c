@@ -146,3 +146,47 @@ void plan_totals(struct plan *p)
 		p->bytes_links += tp->bytes_links;
 	}
 }
+
+static bool same_path(const struct plan *a, const struct ppath *x,
+		      const struct plan *b, const struct ppath *y)
+{
+	if (x->nhops != y->nhops || x->from != y->from || x->to != y->to)
+		return false;
+	for (int h = 0; h < x->nhops; h++) {
+		const struct hop *u = &x->hops[h], *v = &y->hops[h];
+		const struct lightpath *p, *q;
+
+		if (u->kind != v->kind || u->dir != v->dir)
+			return false;
+		if (u->kind == HOP_ACCESS) {
+			if (u->idx != v->idx)
+				return false;
+			continue;
+		}
+		p = &a->net->lp[u->idx];
+		q = &b->net->lp[v->idx];
+		if (p->a != q->a || p->b != q->b || p->lambda != q->lambda ||
+		    p->nfib != q->nfib ||
+		    memcmp(p->fib, q->fib, (size_t)p->nfib * sizeof(*p->fib)))
+			return false;
+	}
+	return true;
+}
+
+bool plan_task_same(const struct plan *a, int i, const struct plan *b, int j)
+{
+	const struct task_plan *x = &a->tasks[i], *y = &b->tasks[j];
+
+	if (x->blocked != y->blocked || x->nmodels != y->nmodels)
+		return false;
+	for (int m = 0; !x->blocked && m < x->nmodels; m++) {
+		if (x->bcast.parent[m] != y->bcast.parent[m] ||
+		    x->up.parent[m] != y->up.parent[m])
+			return false;
+		if (m && (!same_path(a, &x->bcast.path[m], b,
+				     &y->bcast.path[m]) ||
+			  !same_path(a, &x->up.path[m], b, &y->up.path[m])))
+			return false;
+	}
+	return true;
+}

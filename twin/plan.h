@@ -111,6 +111,13 @@ void plan_totals(struct plan *p);
 /* Node index reached after hop h taken from node `at`. */
 int hop_next(const struct plan *p, int at, const struct hop *h);
 
+/*
+ * plan_task_same - whether task i of a and task j of b go the same way:
+ * the same trees, and every path over the same hops (lightpaths compared
+ * by routers, fibres and wavelength, not by index).
+ */
+bool plan_task_same(const struct plan *a, int i, const struct plan *b, int j);
+
 /* Whether model m aggregates on upload (root, or has upload children). */
 bool task_aggregates(const struct task_plan *tp, int m);
 

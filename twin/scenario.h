@@ -42,6 +42,8 @@ struct scn_fibre {
 	double km;
 	int wavelengths;
 	int line, col;
+	bool down;		/* cut at the moment a timeline describes
+				 * (never in a file): nothing crosses it */
 };
 
 struct scn_task {

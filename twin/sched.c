@@ -383,6 +383,9 @@ static void scan(struct sched *s, const struct walk *w, struct frontier *f,
 
 		switch (a->kind) {
 		case E_FIBRE:
+			/* a cut fibre is not there, even for km routes */
+			if (s->sc->fibres[a->idx].down)
+				continue;
 			if (w->lambda >= 0 ?
 				    !net_lambda_free(net, a->idx, w->lambda) :
 				    w->mode == S_AUX &&
@@ -755,31 +758,184 @@ out:
 
 /* ---- driver ------------------------------------------------------------ */
 
-struct plan *sched_plan(const struct scenario *sc, const struct sched_ops *ops)
+/* Forget a task's placement (its resources are the caller's to undo). */
+static void unplace(struct task_plan *tp)
+{
+	tp->lit.n = 0;
+	for (int m = 0; m < tp->nmodels; m++) {
+		ppath_release(&tp->bcast.path[m]);
+		ppath_release(&tp->up.path[m]);
+		tp->bcast.parent[m] = tp->up.parent[m] = -1;
+	}
+}
+
+/* The lightpath of s->net that is old's twin (same routers, fibres and
+ * wavelength), lit now for task ti if there is none: its index or -errno. */
+static int same_lightpath(struct sched *s, struct task_plan *tp, int ti,
+			  const struct lightpath *old)
+{
+	const struct int_vec *v = &s->net->router_lps[old->a];
+	int id;
+
+	for (int i = 0; i < v->n; i++) {
+		const struct lightpath *lp = &s->net->lp[v->v[i]];
+
+		if (lp->a == old->a && lp->b == old->b &&
+		    lp->lambda == old->lambda && lp->nfib == old->nfib &&
+		    !memcmp(lp->fib, old->fib,
+			    (size_t)old->nfib * sizeof(*old->fib)))
+			return v->v[i];
+	}
+	id = net_light(s->net, old->a, old->b, old->fib, old->nfib,
+		       old->lambda, ti);
+	if (id >= 0 && int_vec_push(&tp->lit, id))
+		return -ENOMEM;
+	return id;
+}
+
+/* One of a kept task's paths, hop by hop as prev had it. */
+static int keep_path(struct sched *s, struct task_plan *tp, int ti,
+		     const struct net *pnet, const struct ppath *old,
+		     struct ppath *pp)
+{
+	int err = 0;
+
+	ppath_release(pp);
+	pp->from = old->from;
+	pp->to = old->to;
+	pp->km = old->km;
+	pp->fibre_hops = old->fibre_hops;
+	pp->hops = malloc((size_t)(old->nhops + 1) * sizeof(*pp->hops));
+	if (!pp->hops)
+		return -ENOMEM;
+	for (int h = 0; h < old->nhops && !err; h++) {
+		struct hop x = old->hops[h];
+
+		if (x.kind == HOP_LIGHTPATH) {
+			x.idx = same_lightpath(s, tp, ti, &pnet->lp[x.idx]);
+			err = x.idx < 0 ? x.idx :
+			      net_reserve(s->net, x.idx, x.dir,
+					  tp->task->demand_gbps);
+		}
+		pp->hops[pp->nhops++] = x;
+	}
+	return err;
+}
+
+/* Whether prev's placement old crosses no fibre that is down in sc. */
+static bool still_whole(const struct scenario *sc, const struct plan *prev,
+			const struct task_plan *old)
+{
+	for (int m = 1; m < old->nmodels; m++)
+		for (int t = 0; t < 2; t++) {
+			const struct ppath *pp = t ? &old->up.path[m] :
+						     &old->bcast.path[m];
+
+			for (int h = 0; h < pp->nhops; h++) {
+				const struct lightpath *lp;
+
+				if (pp->hops[h].kind != HOP_LIGHTPATH)
+					continue;
+				lp = &prev->net->lp[pp->hops[h].idx];
+				for (int f = 0; f < lp->nfib; f++)
+					if (sc->fibres[lp->fib[f]].down)
+						return false;
+			}
+		}
+	return true;
+}
+
+static int keep_task(struct sched *s, struct task_plan *tp, int ti,
+		     const struct plan *prev, const struct task_plan *old)
+{
+	int err = 0;
+
+	for (int m = 0; m < tp->nmodels && !err; m++) {
+		tp->bcast.parent[m] = old->bcast.parent[m];
+		tp->up.parent[m] = old->up.parent[m];
+		if (m == 0)
+			continue;
+		err = keep_path(s, tp, ti, prev->net, &old->bcast.path[m],
+				&tp->bcast.path[m]);
+		if (!err)
+			err = keep_path(s, tp, ti, prev->net, &old->up.path[m],
+					&tp->up.path[m]);
+	}
+	return err;
+}
+
+/* prev's placement of the task named like sc's task i, if it is kept. */
+static const struct task_plan *kept(const struct scenario *sc, int i,
+				    const struct plan *prev)
+{
+	for (int j = 0; prev && j < prev->ntasks; j++) {
+		const struct task_plan *old = &prev->tasks[j];
+
+		if (strcmp(old->task->name, sc->tasks[i].name))
+			continue;
+		return !old->blocked && still_whole(sc, prev, old) ? old :
+								     NULL;
+	}
+	return NULL;
+}
+
+struct plan *sched_plan_keep(const struct scenario *sc,
+			     const struct sched_ops *ops,
+			     const struct plan *prev, bool *moved)
 {
 	struct plan *p = plan_new(sc, ops->name);
 	struct sched s;
-	int err;
+	bool *pinned = NULL;
+	int err = -ENOMEM;
 
 	if (!p)
 		return NULL;
+	pinned = calloc((size_t)p->ntasks + 1, sizeof(*pinned));
+	if (!pinned)
+		goto fail;
 	err = sched_init(&s, p);
 	if (err)
 		goto fail;
+	/*
+	 * The tasks that keep their placement first, exactly as they had it:
+	 * they held those resources together before, and since then
+	 * resources were only freed (a task left or moved) or lost with a
+	 * fibre none of them crosses. Then the others, in order.
+	 */
+	for (int i = 0; prev && i < p->ntasks; i++) {
+		const struct task_plan *old = kept(sc, i, prev);
+		int mark = net_mark(p->net);
+
+		if (moved)
+			moved[i] = false;
+		if (!old)
+			continue;
+		err = keep_task(&s, &p->tasks[i], i, prev, old);
+		if (err == -ENOMEM)
+			goto fail_sched;
+		if (err) {	/* cannot happen with a consistent prev */
+			net_rollback(p->net, mark);
+			unplace(&p->tasks[i]);
+			continue;
+		}
+		pinned[i] = true;
+	}
 	for (int i = 0; i < p->ntasks; i++) {
 		struct task_plan *tp = &p->tasks[i];
 		int mark = net_mark(p->net);
 
+		if (pinned[i])
+			continue;
+		if (moved)
+			moved[i] = false;
+		for (int j = 0; moved && prev && j < prev->ntasks; j++)
+			if (!strcmp(prev->tasks[j].task->name, tp->task->name))
+				moved[i] = !prev->tasks[j].blocked;
 		err = ops->place(&s, tp, i);
 		if (err == -ENOSPC) {
 			net_rollback(p->net, mark);
-			tp->lit.n = 0;
 			tp->blocked = true;
-			for (int m = 0; m < tp->nmodels; m++) {
-				ppath_release(&tp->bcast.path[m]);
-				ppath_release(&tp->up.path[m]);
-				tp->bcast.parent[m] = tp->up.parent[m] = -1;
-			}
+			unplace(tp);
 			err = 0;
 			continue;
 		}
@@ -787,12 +943,19 @@ struct plan *sched_plan(const struct scenario *sc, const struct sched_ops *ops)
 			goto fail_sched;
 	}
 	sched_release(&s);
+	free(pinned);
 	plan_totals(p);
 	return p;
 fail_sched:
 	sched_release(&s);
 fail:
+	free(pinned);
 	plan_free(p);
 	errno = -err;
 	return NULL;
+}
+
+struct plan *sched_plan(const struct scenario *sc, const struct sched_ops *ops)
+{
+	return sched_plan_keep(sc, ops, NULL, NULL);
 }

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The twin as the network changes (twin/timeline.h): every kind of event
+ * on the teaching ring under both policies. With 'none' only what must
+ * move moves (tasks over a cut fibre), everything else keeps its exact
+ * lightpaths and routes; with 'full' each epoch is what scheduling that
+ * epoch's network from scratch gives. No lightpath ever crosses a cut
+ * fibre; a cut that leaves no way blocks its task and no other.
+ */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "twin/predict.h"
+#include "twin/sched.h"
+#include "twin/timeline.h"
+
+static struct scenario *ring_with(const char *events)
+{
+	FILE *f = fopen("scenarios/teaching-ring.yaml", "r");
+	static char buf[16384];
+	struct scn_error err;
+	struct scenario *sc;
+	size_t n;
+
+	cr_assert_not_null(f, "run from the repository's top");
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s", events);
+	sc = scenario_parse(buf, n, "ring", &err);
+	cr_assert_not_null(sc, "%d:%d: %s", err.line, err.col, err.msg);
+	return sc;
+}
+
+static int task_index(const struct plan *p, const char *name)
+{
+	for (int i = 0; i < p->ntasks; i++)
+		if (!strcmp(p->tasks[i].task->name, name))
+			return i;
+	return -1;
+}
+
+static bool crosses(const struct plan *p, int fibre)
+{
+	for (int l = 0; l < p->net->nlp; l++)
+		for (int f = 0; f < p->net->lp[l].nfib; f++)
+			if (p->net->lp[l].fib[f] == fibre)
+				return true;
+	return false;
+}
+
+/* Whether task i of cur used fibre in prev. */
+static bool used(const struct plan *p, int i, int fibre)
+{
+	const struct task_plan *tp = &p->tasks[i];
+
+	for (int m = 1; m < tp->nmodels; m++)
+		for (int t = 0; t < 2; t++) {
+			const struct ppath *pp = t ? &tp->up.path[m] :
+						     &tp->bcast.path[m];
+
+			for (int h = 0; h < pp->nhops; h++) {
+				const struct lightpath *lp;
+
+				if (pp->hops[h].kind != HOP_LIGHTPATH)
+					continue;
+				lp = &p->net->lp[pp->hops[h].idx];
+				for (int f = 0; f < lp->nfib; f++)
+					if (lp->fib[f] == fibre)
+						return true;
+			}
+		}
+	return false;
+}
+
+/* Tasks present in both epochs either moved or kept their exact way. */
+static void only_movers_move(const struct epoch *prev, const struct epoch *e)
+{
+	for (int i = 0; i < e->plan->ntasks; i++) {
+		int j = task_index(prev->plan, e->plan->tasks[i].task->name);
+
+		if (j < 0 || e->moved[i])
+			continue;
+		cr_assert(plan_task_same(prev->plan, j, e->plan, i),
+			  "task %s changed without moving",
+			  e->plan->tasks[i].task->name);
+	}
+}
+
+static const char story[] =
+	"events:\n"
+	"  - {at_s: 1, cut: {a: A, b: B}}\n"
+	"  - {at_s: 1.5, traffic: {from: s1, to: s4, gbps: 5, for_s: 1}}\n"
+	"  - {at_s: 2, arrive: {name: t9, global: s6, locals: [s3, s4],"
+	" parameters: 1000000, bytes_per_parameter: 4, work_core_s: 0.01}}\n"
+	"  - {at_s: 3, repair: {a: A, b: B}}\n"
+	"  - {at_s: 4, leave: t1}\n";
+
+Test(timeline, none_moves_only_what_must)
+{
+	struct scenario *sc = ring_with(story);
+	struct timeline *tl = timeline_new(sc, &sched_mst, RESCHED_NONE,
+					   predict_round);
+	const struct epoch *e;
+	int ab = sc->events[0].fibre, crossed = 0;
+
+	cr_assert_not_null(tl);
+	/* start, cut, arrive, repair, leave: traffic starts no epoch */
+	cr_assert_eq(tl->n, 5);
+	cr_assert_eq(tl->e[0].event, -1);
+	cr_assert_float_eq(tl->e[1].at_s, 1.0, 0);
+	cr_assert_float_eq(tl->e[2].at_s, 2.0, 0);
+
+	/* the cut: what crossed A-B moves, the rest stays, nothing crosses */
+	e = &tl->e[1];
+	cr_assert(crosses(tl->e[0].plan, ab), "the ring's plan uses A-B");
+	cr_assert_not(crosses(e->plan, ab));
+	for (int i = 0; i < e->plan->ntasks; i++) {
+		bool was = used(tl->e[0].plan, i, ab);
+
+		crossed += was;
+		cr_assert_eq(e->moved[i], was, "task %s",
+			     e->plan->tasks[i].task->name);
+		cr_assert_not(e->plan->tasks[i].blocked, "a ring has a way "
+			      "round");
+	}
+	cr_assert_eq(e->nmoved, crossed);
+	cr_assert_gt(e->unlit, 0);
+	only_movers_move(&tl->e[0], e);
+
+	/* the arrival: placed, nothing else touched */
+	e = &tl->e[2];
+	cr_assert_eq(e->plan->ntasks, 3);
+	cr_assert_geq(task_index(e->plan, "t9"), 0);
+	cr_assert_not(e->plan->tasks[task_index(e->plan, "t9")].blocked);
+	cr_assert_eq(e->nmoved, 0);
+	cr_assert_not(crosses(e->plan, ab), "still cut");
+	only_movers_move(&tl->e[1], e);
+
+	/* the repair: under 'none' nobody goes back */
+	e = &tl->e[3];
+	cr_assert_eq(e->nmoved, 0);
+	cr_assert_eq(e->lit + e->unlit, 0);
+	only_movers_move(&tl->e[2], e);
+
+	/* the departure: t1 is gone, the others keep their way */
+	e = &tl->e[4];
+	cr_assert_eq(e->plan->ntasks, 2);
+	cr_assert_eq(task_index(e->plan, "t1"), -1);
+	only_movers_move(&tl->e[3], e);
+	timeline_free(tl);
+	scenario_free(sc);
+}
+
+/* 'full': every epoch is its network scheduled from scratch. */
+Test(timeline, full_is_scheduling_from_scratch)
+{
+	struct scenario *sc = ring_with(story);
+	struct timeline *tl = timeline_new(sc, &sched_spff, RESCHED_FULL,
+					   predict_round);
+
+	cr_assert_not_null(tl);
+	cr_assert_eq(tl->n, 5);
+	for (int k = 0; k < tl->n; k++) {
+		struct plan *p = sched_plan(tl->e[k].sc, &sched_spff);
+
+		cr_assert_not_null(p);
+		cr_assert_eq(p->ntasks, tl->e[k].plan->ntasks);
+		for (int i = 0; i < p->ntasks; i++)
+			cr_assert(plan_task_same(p, i, tl->e[k].plan, i),
+				  "epoch %d task %d", k, i);
+		plan_free(p);
+	}
+	/* after the repair, A-B is lit again by someone */
+	cr_assert(crosses(tl->e[3].plan, sc->events[0].fibre));
+	timeline_free(tl);
+	scenario_free(sc);
+}
+
+/*
+ * Cut the ring twice around C (B-C and C-D): s4 and s5 on C can reach no
+ * one. A task with a model there (both of the ring's) is blocked, saying
+ * why; t9, which arrived on A, B and D, goes on.
+ */
+Test(timeline, a_cut_off_task_is_blocked_alone)
+{
+	struct scenario *sc = ring_with(
+		"events:\n"
+		"  - {at_s: 0.5, arrive: {name: t9, global: s1, locals: [s3, s6],"
+		" parameters: 1000000, bytes_per_parameter: 4,"
+		" work_core_s: 0.01}}\n"
+		"  - {at_s: 1, cut: {a: B, b: C}}\n"
+		"  - {at_s: 1, cut: {a: C, b: D}}\n");
+	struct timeline *tl = timeline_new(sc, &sched_mst, RESCHED_NONE,
+					   predict_round);
+	const struct plan *p;
+	int off = 0;
+
+	cr_assert_not_null(tl);
+	cr_assert_eq(tl->n, 4);
+	p = tl->e[3].plan;
+	for (int i = 0; i < p->ntasks; i++) {
+		const struct scn_task *t = p->tasks[i].task;
+		bool on_c = false;
+
+		for (int m = -1; m < t->nlocals; m++) {
+			int s = m < 0 ? t->global : t->locals[m];
+			int r = sc->nodes[s].attach;
+
+			on_c |= !strcmp(sc->nodes[sc->nodes[r].attach].name,
+					"C");
+		}
+		cr_assert_eq(p->tasks[i].blocked, on_c, "task %s", t->name);
+		if (on_c) {
+			cr_assert(p->tasks[i].why[0], "no reason given");
+			off++;
+		}
+	}
+	cr_assert_gt(off, 0, "the ring's tasks reach C");
+	cr_assert_lt(off, p->ntasks, "one task stays away from C");
+	timeline_free(tl);
+	scenario_free(sc);
+}
+
+Test(timeline, policies_by_name)
+{
+	cr_assert_eq(resched_find("none"), RESCHED_NONE);
+	cr_assert_eq(resched_find("full"), RESCHED_FULL);
+	cr_assert_eq(resched_find("auto"), -1);
+	cr_assert_str_eq(resched_name(RESCHED_FULL), "full");
+}

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The timeline (timeline.h): each epoch's network is a scenario of its
+ * own that borrows the nodes of the timeline's scenario and the locals of
+ * its tasks, with its own fibres (some down) and its own task list (the
+ * tasks present, in arrival order: the scenario's first, then arrivals in
+ * time order). Each is scheduled from the one before (policy none) or from
+ * scratch (full), so every consumer of a plan works on an epoch unchanged.
+ */
+#include "timeline.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *resched_name(enum resched r)
+{
+	return r == RESCHED_FULL ? "full" : "none";
+}
+
+int resched_find(const char *name)
+{
+	if (!strcmp(name, "none"))
+		return RESCHED_NONE;
+	if (!strcmp(name, "full"))
+		return RESCHED_FULL;
+	return -1;
+}
+
+/* An epoch's scenario: borrowed nodes and locals, its own arrays. */
+static void epoch_sc_free(struct scenario *sc)
+{
+	if (!sc)
+		return;
+	free(sc->fibres);
+	free(sc->tasks);
+	free(sc);
+}
+
+/*
+ * The scenario after events[0..k) of base: a copy of the previous epoch's
+ * (or base's) with event k-1 applied.
+ */
+static struct scenario *apply(const struct scenario *base,
+			      const struct scenario *prev,
+			      const struct scn_event *e)
+{
+	struct scenario *sc = malloc(sizeof(*sc));
+	int n = prev->ntasks;
+
+	if (!sc)
+		return NULL;
+	*sc = *prev;
+	sc->events = NULL;
+	sc->nevents = 0;
+	sc->fibres = malloc(((size_t)base->nfibres + 1) * sizeof(*sc->fibres));
+	sc->tasks = malloc(((size_t)n + 2) * sizeof(*sc->tasks));
+	if (!sc->fibres || !sc->tasks) {
+		epoch_sc_free(sc);
+		return NULL;
+	}
+	memcpy(sc->fibres, prev->fibres,
+	       (size_t)base->nfibres * sizeof(*sc->fibres));
+	memcpy(sc->tasks, prev->tasks, (size_t)n * sizeof(*sc->tasks));
+	if (!e)
+		return sc;
+	switch (e->kind) {
+	case SCN_EV_CUT:
+	case SCN_EV_REPAIR:
+		sc->fibres[e->fibre].down = e->kind == SCN_EV_CUT;
+		break;
+	case SCN_EV_ARRIVE:
+		sc->tasks[sc->ntasks++] = e->task;
+		break;
+	case SCN_EV_LEAVE:
+		for (int i = 0; i < sc->ntasks; i++)
+			if (!strcmp(sc->tasks[i].name, e->task.name)) {
+				memmove(&sc->tasks[i], &sc->tasks[i + 1],
+					(size_t)(sc->ntasks - i - 1) *
+						sizeof(*sc->tasks));
+				sc->ntasks--;
+				break;
+			}
+		break;
+	case SCN_EV_TRAFFIC:
+		break;
+	}
+	return sc;
+}
+
+/* Lightpaths of a that b has not (same routers, fibres, wavelength). */
+static int lightpaths_not_in(const struct net *a, const struct net *b)
+{
+	int n = 0;
+
+	for (int i = 0; i < a->nlp; i++) {
+		const struct lightpath *x = &a->lp[i];
+		bool found = false;
+
+		for (int j = 0; j < b->nlp && !found; j++) {
+			const struct lightpath *y = &b->lp[j];
+
+			found = x->a == y->a && x->b == y->b &&
+				x->lambda == y->lambda && x->nfib == y->nfib &&
+				!memcmp(x->fib, y->fib,
+					(size_t)x->nfib * sizeof(*x->fib));
+		}
+		n += !found;
+	}
+	return n;
+}
+
+static int add_epoch(struct timeline *tl, struct scenario *sc, int event,
+		     const struct sched_ops *ops,
+		     int (*predict)(struct plan *p))
+{
+	const struct plan *prev = tl->n ? tl->e[tl->n - 1].plan : NULL;
+	struct epoch *e = &tl->e[tl->n];
+	int err;
+
+	memset(e, 0, sizeof(*e));
+	e->sc = sc;
+	e->event = event;
+	e->at_s = event < 0 ? 0 : tl->sc->events[event].at_s;
+	e->moved = calloc((size_t)sc->ntasks + 1, sizeof(*e->moved));
+	if (!e->moved) {
+		epoch_sc_free(sc);
+		return -ENOMEM;
+	}
+	tl->n++;		/* owned by the timeline from here */
+	e->plan = tl->policy == RESCHED_FULL || !prev ?
+		sched_plan(sc, ops) :
+		sched_plan_keep(sc, ops, prev, e->moved);
+	if (!e->plan)
+		return -errno;
+	err = predict(e->plan);
+	if (err)
+		return err;
+	if (tl->policy == RESCHED_FULL && prev) {
+		/* a task moves when its trees or paths are not the same */
+		for (int i = 0; i < sc->ntasks; i++)
+			for (int j = 0; j < prev->ntasks; j++)
+				if (!strcmp(prev->tasks[j].task->name,
+					    sc->tasks[i].name))
+					e->moved[i] = !prev->tasks[j].blocked &&
+						!plan_task_same(prev, j,
+								e->plan, i);
+	}
+	for (int i = 0; i < sc->ntasks; i++)
+		e->nmoved += e->moved[i];
+	if (prev) {
+		e->lit = lightpaths_not_in(e->plan->net, prev->net);
+		e->unlit = lightpaths_not_in(prev->net, e->plan->net);
+	}
+	return 0;
+}
+
+struct timeline *timeline_new(const struct scenario *sc,
+			      const struct sched_ops *ops,
+			      enum resched policy,
+			      int (*predict)(struct plan *p))
+{
+	struct timeline *tl = calloc(1, sizeof(*tl));
+	const struct scenario *last = sc;
+	int err = -ENOMEM;
+
+	if (!tl)
+		return NULL;
+	tl->sc = sc;
+	tl->policy = policy;
+	tl->e = calloc((size_t)sc->nevents + 2, sizeof(*tl->e));
+	if (!tl->e)
+		goto fail;
+	for (int k = -1; k < sc->nevents; k++) {
+		const struct scn_event *ev = k < 0 ? NULL : &sc->events[k];
+		struct scenario *next;
+
+		if (ev && ev->kind == SCN_EV_TRAFFIC)
+			continue;
+		next = apply(sc, last, ev);
+		if (!next) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		err = add_epoch(tl, next, k, ops, predict);
+		if (err)
+			goto fail;
+		last = next;
+	}
+	return tl;
+fail:
+	timeline_free(tl);
+	errno = -err;
+	return NULL;
+}
+
+void timeline_free(struct timeline *tl)
+{
+	if (!tl)
+		return;
+	for (int i = 0; i < tl->n; i++) {
+		plan_free(tl->e[i].plan);
+		epoch_sc_free(tl->e[i].sc);
+		free(tl->e[i].moved);
+	}
+	free(tl->e);
+	free(tl);
+}

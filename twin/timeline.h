@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A timeline: the twin's view of a scenario as its events happen. Epoch 0
+ * is the network at t = 0; each cut, repair, arrival or departure starts
+ * a new epoch with the network as it is then (cut fibres down, the tasks
+ * present then) and a plan for it, made by a re-scheduling policy:
+ *
+ *   none  only what must move moves: tasks whose lightpaths cross a cut
+ *         fibre, and arriving tasks, are placed on what the others leave;
+ *         every other task keeps its lightpaths and routes;
+ *   full  everything is scheduled again from scratch.
+ *
+ * Background traffic does not change the plan and is not in the
+ * prediction yet: its events start no epoch.
+ */
+#ifndef TWIN_TIMELINE_H
+#define TWIN_TIMELINE_H
+
+#include <stdbool.h>
+
+#include "plan.h"
+#include "scenario.h"
+#include "sched.h"
+
+enum resched { RESCHED_NONE, RESCHED_FULL };
+
+struct epoch {
+	double at_s;		/* when it starts, scenario seconds */
+	int event;		/* the event that started it, -1 at t = 0 */
+	struct scenario *sc;	/* the network then (nodes shared with the
+				 * timeline's scenario) */
+	struct plan *plan;	/* scheduled and predicted */
+	bool *moved;		/* per task of sc: placed before, placed anew */
+	int nmoved;		/* tasks that were placed and moved */
+	int lit, unlit;		/* lightpaths lit and gone since the last */
+};
+
+struct timeline {
+	const struct scenario *sc;
+	enum resched policy;
+	int n;
+	struct epoch *e;
+};
+
+/* resched_name / resched_find: "none", "full"; find returns -1 if unknown. */
+const char *resched_name(enum resched r);
+int resched_find(const char *name);
+
+/*
+ * timeline_new - the epochs of sc under policy, each planned with ops and
+ * predicted with predict. NULL and errno on failure (ENOMEM, or what
+ * scheduling or prediction returned).
+ */
+struct timeline *timeline_new(const struct scenario *sc,
+			      const struct sched_ops *ops,
+			      enum resched policy,
+			      int (*predict)(struct plan *p))
+	__attribute__((warn_unused_result));
+void timeline_free(struct timeline *tl);
+
+#endif
