@@ -34,8 +34,9 @@ static void plan_usage(FILE *f)
 		   "plan is the one at t = 0, then the timeline\n"
 		   "  --reschedule POLICY  how the timeline re-plans at a "
 		   "cut, a repair, an arrival\n                    or a "
-		   "departure: none (only what must move: the default) or "
-		   "full\n"
+		   "departure: none (only what must move: the default),\n"
+		   "                    full (everything), auto (also what "
+		   "gains more than moving costs)\n"
 		   PREDICTOR_HELP);
 }
 
@@ -146,8 +147,8 @@ int cmd_plan(int argc, char **argv)
 		case 'R':
 			policy = resched_find(optarg);
 			if (policy < 0) {
-				p_err("unknown re-scheduling policy '%s': none "
-				      "or full", optarg);
+				p_err("unknown re-scheduling policy '%s': none, "
+				      "full or auto", optarg);
 				return EXIT_USAGE;
 			}
 			break;

@@ -643,11 +643,12 @@ struct top_rec {
 	double wavelength_gbps;
 	unsigned wavelengths;
 	double demand_gbps;
+	double reconfig_ms;
 };
 
 enum {
 	T_ADDRESSING = 5, T_DEMAND = 8, T_WEIGHTS, T_ROADMS, T_FIBRES,
-	T_ROUTERS, T_SERVERS, T_TASKS, T_POSITIONS, T_EVENTS,
+	T_ROUTERS, T_SERVERS, T_TASKS, T_POSITIONS, T_EVENTS, T_RECONFIG,
 };
 
 static const struct yf_field top_fields[] = {
@@ -675,6 +676,8 @@ static const struct yf_field top_fields[] = {
 	{ "tasks", YF_ANY, 0, 0, 0, 0 },
 	{ "positions", YF_ANY, 0, 0, 0, 0 },
 	{ "events", YF_ANY, 0, 0, 0, 0 },
+	{ "reconfig_ms", YF_DOUBLE, YF_NONNEG,
+	  offsetof(struct top_rec, reconfig_ms), 1e6, 0 },
 };
 
 static size_t count_items(yaml_node_t *n)
@@ -708,6 +711,8 @@ static int load_top(struct ctx *c, yaml_node_t *root)
 		return -EINVAL;
 	sc->wavelength_gbps = r.wavelength_gbps;
 	sc->demand_gbps = r.demand_gbps;
+	sc->reconfig_s = seen[T_RECONFIG] ? r.reconfig_ms / 1e3 :
+					    SCN_RECONFIG_MS / 1e3;
 	if (sc->demand_gbps > sc->wavelength_gbps) {
 		yf_err(&c->y, any[T_DEMAND], "'demand_gbps' (%g) exceeds "
 			"'wavelength_gbps' (%g)", sc->demand_gbps,
@@ -896,12 +901,12 @@ int scenario_write(const struct scenario *sc, FILE *f)
 	fprintf(f, "# written by twinlab (scenario_write)\n"
 		   "name: %s\nseed: %llu\nscale: %.17g\naddressing: %s\n"
 		   "wavelength_gbps: %.17g\nwavelengths: %d\n"
-		   "demand_gbps: %.17g\n"
+		   "demand_gbps: %.17g\nreconfig_ms: %.17g\n"
 		   "weights: {alpha: %.17g, beta: %.17g, reuse: %.17g, "
 		   "adddrop: %.17g}\n",
 		sc->name, (unsigned long long)sc->seed, sc->scale,
 		sc->addressing, sc->wavelength_gbps, wl, sc->demand_gbps,
-		w->alpha, w->beta, w->reuse, w->adddrop);
+		sc->reconfig_s * 1e3, w->alpha, w->beta, w->reuse, w->adddrop);
 	fputs("roadms: [", f);
 	any = false;
 	for (int i = 0; i < sc->nnodes; i++)

@@ -71,6 +71,7 @@ enum scn_event_kind {
 };
 
 #define SCN_EVENTS_MAX 10000
+#define SCN_RECONFIG_MS 100	/* default reconfig_ms */
 #define SCN_EVENT_AT_MAX 1e6	/* seconds of scenario time */
 
 struct scn_event {
@@ -101,6 +102,8 @@ struct scenario {
 	char addressing[32];	/* IPv4 CIDR, checked */
 	double wavelength_gbps;
 	double demand_gbps;	/* default for tasks */
+	double reconfig_s;	/* setting up or taking down a lightpath
+				 * (ROADM switching, path set-up) */
 	struct scn_weights weights;
 
 	int nnodes;

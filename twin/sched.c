@@ -881,7 +881,8 @@ static const struct task_plan *kept(const struct scenario *sc, int i,
 
 struct plan *sched_plan_keep(const struct scenario *sc,
 			     const struct sched_ops *ops,
-			     const struct plan *prev, bool *moved)
+			     const struct plan *prev, const bool *replan,
+			     bool *moved)
 {
 	struct plan *p = plan_new(sc, ops->name);
 	struct sched s;
@@ -903,7 +904,8 @@ struct plan *sched_plan_keep(const struct scenario *sc,
 	 * fibre none of them crosses. Then the others, in order.
 	 */
 	for (int i = 0; prev && i < p->ntasks; i++) {
-		const struct task_plan *old = kept(sc, i, prev);
+		const struct task_plan *old = replan && replan[i] ? NULL :
+					      kept(sc, i, prev);
 		int mark = net_mark(p->net);
 
 		if (moved)
@@ -957,5 +959,5 @@ fail:
 
 struct plan *sched_plan(const struct scenario *sc, const struct sched_ops *ops)
 {
-	return sched_plan_keep(sc, ops, NULL, NULL);
+	return sched_plan_keep(sc, ops, NULL, NULL, NULL);
 }

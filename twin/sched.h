@@ -52,14 +52,16 @@ struct plan *sched_plan(const struct scenario *sc, const struct sched_ops *ops)
  * a task that prev placed (matched by name) and whose lightpaths cross no
  * fibre down in sc keeps its placement hop by hop (the same lightpaths,
  * lit again where prev's net had them); every other task is placed by ops
- * after those, in order. sc has the same nodes and fibres as prev's
- * scenario (fibres may be down). moved (may be NULL) gets, per task of
- * sc, whether prev had placed it and it had to be placed anew. prev NULL
- * is sched_plan. A plan or NULL with errno set.
+ * after those, in order, and so is every task i with replan[i] (replan
+ * may be NULL). sc has the same nodes and fibres as prev's scenario
+ * (fibres may be down). moved (may be NULL) gets, per task of sc, whether
+ * prev had placed it and it was placed anew. prev NULL is sched_plan. A
+ * plan or NULL with errno set.
  */
 struct plan *sched_plan_keep(const struct scenario *sc,
 			     const struct sched_ops *ops,
-			     const struct plan *prev, bool *moved)
+			     const struct plan *prev, const bool *replan,
+			     bool *moved)
 	__attribute__((warn_unused_result));
 
 #endif

@@ -10,20 +10,25 @@
 #include "timeline.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+static const char *const resched_names[] = {
+	[RESCHED_NONE] = "none", [RESCHED_FULL] = "full",
+	[RESCHED_AUTO] = "auto",
+};
+
 const char *resched_name(enum resched r)
 {
-	return r == RESCHED_FULL ? "full" : "none";
+	return resched_names[r];
 }
 
 int resched_find(const char *name)
 {
-	if (!strcmp(name, "none"))
-		return RESCHED_NONE;
-	if (!strcmp(name, "full"))
-		return RESCHED_FULL;
+	for (int i = 0; i <= RESCHED_AUTO; i++)
+		if (!strcmp(name, resched_names[i]))
+			return i;
 	return -1;
 }
 
@@ -110,6 +115,105 @@ static int lightpaths_not_in(const struct net *a, const struct net *b)
 	return n;
 }
 
+/* Lightpaths task i of p goes over that net has not. */
+static int new_lightpaths(const struct plan *p, int i, const struct net *net)
+{
+	const struct task_plan *tp = &p->tasks[i];
+	int n = 0;
+
+	for (int m = 1; m < tp->nmodels; m++)
+		for (int t = 0; t < 2; t++) {
+			const struct ppath *pp = t ? &tp->up.path[m] :
+						     &tp->bcast.path[m];
+
+			for (int h = 0; h < pp->nhops; h++) {
+				const struct lightpath *x, *y;
+				bool found = false;
+
+				if (pp->hops[h].kind != HOP_LIGHTPATH)
+					continue;
+				x = &p->net->lp[pp->hops[h].idx];
+				for (int j = 0; j < net->nlp && !found; j++) {
+					y = &net->lp[j];
+					found = x->a == y->a && x->b == y->b &&
+						x->lambda == y->lambda &&
+						x->nfib == y->nfib &&
+						!memcmp(x->fib, y->fib,
+							(size_t)x->nfib *
+							sizeof(*x->fib));
+				}
+				n += !found;
+			}
+		}
+	return n;
+}
+
+/* When the task named name started: 0, or the time it arrived. */
+static double started(const struct scenario *base, const char *name)
+{
+	for (int k = 0; k < base->nevents; k++)
+		if (base->events[k].kind == SCN_EV_ARRIVE &&
+		    !strcmp(base->events[k].task.name, name))
+			return base->events[k].at_s;
+	return 0;
+}
+
+/*
+ * auto: which of the tasks that could stay should move. Re-scheduled from
+ * scratch, a task's round may be shorter; that saving over the rounds it
+ * has left must exceed what moving costs: the round it has in flight
+ * (lost) and setting up each lightpath it would need that is not lit.
+ */
+static int choose(const struct timeline *tl, double at_s,
+		  const struct scenario *sc, const struct sched_ops *ops,
+		  int (*predict)(struct plan *p), const struct plan *prev,
+		  bool *replan)
+{
+	bool *must = calloc((size_t)sc->ntasks + 1, sizeof(*must));
+	struct plan *none = NULL, *full = NULL;
+	int err = -ENOMEM;
+
+	if (!must)
+		return -ENOMEM;
+	none = sched_plan_keep(sc, ops, prev, NULL, must);
+	full = none ? sched_plan(sc, ops) : NULL;
+	if (!none || !full) {
+		err = -errno;
+		goto out;
+	}
+	err = predict(none);
+	if (!err)
+		err = predict(full);
+	for (int i = 0; !err && i < sc->ntasks; i++) {
+		const struct task_plan *n = &none->tasks[i], *f = &full->tasks[i];
+		double round, left, saving, cost;
+		int j;
+
+		replan[i] = false;
+		if (must[i] || n->blocked || f->blocked ||
+		    plan_task_same(none, i, full, i))
+			continue;
+		for (j = 0; j < prev->ntasks; j++)
+			if (!strcmp(prev->tasks[j].task->name, n->task->name))
+				break;
+		if (j == prev->ntasks || !(prev->tasks[j].round_s > 0))
+			continue;
+		round = prev->tasks[j].round_s;
+		left = n->task->rounds -
+		       floor((at_s - started(tl->sc, n->task->name)) / round) -
+		       1;
+		saving = (n->round_s - f->round_s) * fmax(0, left);
+		cost = n->round_s +
+		       sc->reconfig_s * new_lightpaths(full, i, none->net);
+		replan[i] = saving > cost;
+	}
+out:
+	plan_free(none);
+	plan_free(full);
+	free(must);
+	return err;
+}
+
 static int add_epoch(struct timeline *tl, struct scenario *sc, int event,
 		     const struct sched_ops *ops,
 		     int (*predict)(struct plan *p))
@@ -128,11 +232,26 @@ static int add_epoch(struct timeline *tl, struct scenario *sc, int event,
 		return -ENOMEM;
 	}
 	tl->n++;		/* owned by the timeline from here */
-	e->plan = tl->policy == RESCHED_FULL || !prev ?
-		sched_plan(sc, ops) :
-		sched_plan_keep(sc, ops, prev, e->moved);
-	if (!e->plan)
-		return -errno;
+	if (tl->policy == RESCHED_AUTO && prev) {
+		bool *replan = calloc((size_t)sc->ntasks + 1, sizeof(*replan));
+
+		err = replan ? choose(tl, e->at_s, sc, ops, predict, prev,
+				      replan) : -ENOMEM;
+		if (!err) {
+			e->plan = sched_plan_keep(sc, ops, prev, replan,
+						  e->moved);
+			err = e->plan ? 0 : -errno;
+		}
+		free(replan);
+		if (err)
+			return err;
+	} else {
+		e->plan = tl->policy == RESCHED_FULL || !prev ?
+			sched_plan(sc, ops) :
+			sched_plan_keep(sc, ops, prev, NULL, e->moved);
+		if (!e->plan)
+			return -errno;
+	}
 	err = predict(e->plan);
 	if (err)
 		return err;

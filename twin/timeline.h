@@ -8,7 +8,12 @@
  *   none  only what must move moves: tasks whose lightpaths cross a cut
  *         fibre, and arriving tasks, are placed on what the others leave;
  *         every other task keeps its lightpaths and routes;
- *   full  everything is scheduled again from scratch.
+ *   full  everything is scheduled again from scratch;
+ *   auto  as none, and besides a task moves when scheduling from scratch
+ *         would shorten its round by more, over the rounds it has left,
+ *         than moving costs: its round in flight (lost) and the set-up
+ *         of each lightpath it would need that is not lit (the
+ *         scenario's reconfig_ms).
  *
  * Background traffic does not change the plan and is not in the
  * prediction yet: its events start no epoch.
@@ -22,7 +27,7 @@
 #include "scenario.h"
 #include "sched.h"
 
-enum resched { RESCHED_NONE, RESCHED_FULL };
+enum resched { RESCHED_NONE, RESCHED_FULL, RESCHED_AUTO };
 
 struct epoch {
 	double at_s;		/* when it starts, scenario seconds */
@@ -42,7 +47,7 @@ struct timeline {
 	struct epoch *e;
 };
 
-/* resched_name / resched_find: "none", "full"; find returns -1 if unknown. */
+/* resched_name / resched_find: "none", "full", "auto"; find: -1 if unknown. */
 const char *resched_name(enum resched r);
 int resched_find(const char *name);
 

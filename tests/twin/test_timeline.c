@@ -228,6 +228,78 @@ Test(timeline, policies_by_name)
 {
 	cr_assert_eq(resched_find("none"), RESCHED_NONE);
 	cr_assert_eq(resched_find("full"), RESCHED_FULL);
-	cr_assert_eq(resched_find("auto"), -1);
+	cr_assert_eq(resched_find("auto"), RESCHED_AUTO);
+	cr_assert_eq(resched_find("some"), -1);
 	cr_assert_str_eq(resched_name(RESCHED_FULL), "full");
+}
+
+/*
+ * auto on a triangle whose short side A-B (100 km) is cut and repaired:
+ * meanwhile the task goes round by C (3,100 km). After the repair, moving
+ * back saves ~30 ms a round; with a thousand rounds left that beats the
+ * round in flight and a lightpath's set-up unless the set-up is dear, and
+ * with one round nothing is worth moving for.
+ */
+static struct scenario *triangle(unsigned rounds, double reconfig_ms)
+{
+	static char buf[2048];
+	struct scn_error err;
+	struct scenario *sc;
+	int n;
+
+	n = snprintf(buf, sizeof(buf),
+		"name: tri\nwavelength_gbps: 100\nwavelengths: 4\n"
+		"demand_gbps: 10\nreconfig_ms: %g\nroadms: [A, B, C]\n"
+		"fibres: [{a: A, b: B, km: 100}, {a: B, b: C, km: 1500},"
+		" {a: A, b: C, km: 1600}]\n"
+		"routers: [{name: rA, roadm: A}, {name: rB, roadm: B},"
+		" {name: rC, roadm: C}]\n"
+		"servers:\n"
+		"  - {name: sA, router: rA, access_gbps: 100, cpu: 1,"
+		" memory_mib: 64}\n"
+		"  - {name: sB, router: rB, access_gbps: 100, cpu: 1,"
+		" memory_mib: 64}\n"
+		"tasks:\n"
+		"  - {name: t1, global: sA, locals: [sB], parameters: 1000000,"
+		" bytes_per_parameter: 4, work_core_s: 0, rounds: %u}\n"
+		"events:\n"
+		"  - {at_s: 1, cut: {a: A, b: B}}\n"
+		"  - {at_s: 2, repair: {a: A, b: B}}\n", reconfig_ms, rounds);
+	sc = scenario_parse(buf, (size_t)n, "tri", &err);
+	cr_assert_not_null(sc, "%d:%d: %s", err.line, err.col, err.msg);
+	return sc;
+}
+
+static bool moves_back(unsigned rounds, double reconfig_ms,
+		       enum resched policy)
+{
+	struct scenario *sc = triangle(rounds, reconfig_ms);
+	struct timeline *tl = timeline_new(sc, &sched_mst, policy,
+					   predict_round);
+	bool moved;
+
+	cr_assert_not_null(tl);
+	cr_assert_eq(tl->n, 3);
+	cr_assert(tl->e[1].moved[0], "the cut moves t1");
+	cr_assert_gt(tl->e[1].plan->tasks[0].round_s,
+		     tl->e[0].plan->tasks[0].round_s + 0.02, "a detour");
+	moved = tl->e[2].moved[0];
+	if (moved)
+		cr_assert_float_eq(tl->e[2].plan->tasks[0].round_s,
+				   tl->e[0].plan->tasks[0].round_s, 1e-12,
+				   "back on the short side");
+	timeline_free(tl);
+	scenario_free(sc);
+	return moved;
+}
+
+Test(timeline, auto_moves_when_it_pays)
+{
+	cr_assert(moves_back(1000, 0, RESCHED_AUTO));
+	cr_assert(moves_back(1000, 100, RESCHED_AUTO));
+	cr_assert_not(moves_back(1000, 1e6, RESCHED_AUTO),
+		      "a set-up of 1000 s is dearer than the saving");
+	cr_assert_not(moves_back(1, 0, RESCHED_AUTO), "no round left");
+	cr_assert_not(moves_back(1000, 0, RESCHED_NONE));
+	cr_assert(moves_back(1, 1e6, RESCHED_FULL));
 }
