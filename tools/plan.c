@@ -191,7 +191,25 @@ int cmd_plan(int argc, char **argv)
 		goto out_plan;
 	if (json) {
 		struct json_object *o = plan_json(p);
+		struct timeline *tl = NULL;
 
+		if (o && sc->nevents) {
+			tl = timeline_new(sc, ops, policy, predict);
+			if (!tl) {
+				p_err("cannot follow the events of '%s': %s",
+				      sc->name, strerror(errno));
+				json_object_put(o);
+				goto out_plan;
+			}
+			if (json_object_object_add(o, "reschedule",
+				json_object_new_string(resched_name(policy))) ||
+			    json_object_object_add(o, "timeline",
+						   timeline_json(tl))) {
+				json_object_put(o);
+				o = NULL;
+			}
+			timeline_free(tl);
+		}
 		if (!o) {
 			p_err("cannot build JSON: out of memory");
 			goto out_plan;

@@ -297,6 +297,40 @@ fail:
 	return NULL;
 }
 
+struct json_object *timeline_json(const struct timeline *tl)
+{
+	struct json_object *a = json_object_new_array();
+
+	J(a);
+	for (int i = 0; i < tl->n; i++) {
+		const struct epoch *e = &tl->e[i];
+		struct json_object *o = json_object_new_object(), *moved;
+
+		J(!push(a, o));
+		J(!add(o, "at_s", json_object_new_double(e->at_s)));
+		J(!add(o, "event", json_object_new_string(e->event < 0 ?
+			"start" :
+			scn_event_kind_name(tl->sc->events[e->event].kind))));
+		J(!add(o, "tasks", json_object_new_int(e->plan->ntasks)));
+		J(!add(o, "blocked", json_object_new_int(e->plan->blocked)));
+		moved = json_object_new_array();
+		J(!add(o, "moved", moved));
+		for (int t = 0; t < e->plan->ntasks; t++)
+			if (e->moved[t])
+				J(!push(moved, json_object_new_string(
+					e->plan->tasks[t].task->name)));
+		J(!add(o, "lightpaths", json_object_new_int(e->plan->net->nlp)));
+		J(!add(o, "lit", json_object_new_int(e->lit)));
+		J(!add(o, "unlit", json_object_new_int(e->unlit)));
+		J(!add(o, "mean_round_s",
+		       json_object_new_double(e->plan->mean_round_s)));
+	}
+	return a;
+fail:
+	json_object_put(a);
+	return NULL;
+}
+
 static const char *const palette[] = {
 	"#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e",
 	"#e6ab02", "#a6761d", "#666666", "#1f78b4", "#b2df8a",

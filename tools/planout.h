@@ -8,9 +8,17 @@
 #include <json-c/json.h>
 
 #include "twin/plan.h"
+#include "twin/timeline.h"
 
 /* plan_json - the whole plan as one JSON object, or NULL (ENOMEM). */
 struct json_object *plan_json(const struct plan *p);
+
+/*
+ * timeline_json - the epochs of tl as a JSON array: at_s, event ("start"
+ * or the event's kind), tasks, blocked, moved (names), lightpaths, lit,
+ * unlit, mean_round_s. NULL (ENOMEM).
+ */
+struct json_object *timeline_json(const struct timeline *tl);
 
 /*
  * plan_dot - the network once: fibres with their lit wavelengths, routers

@@ -336,11 +336,16 @@ Test(cli, events_are_listed_by_plan_and_refused_by_run)
 				"1 s"), "%s", r.out);
 	cr_assert(strstr(r.out, "2.000000 s  cut     fibre A-B (40 km)"), "%s",
 		  r.out);
+	cr_assert(strstr(r.out, "timeline, re-scheduling 'none'"), "%s",
+		  r.out);
 	tl_run_free(&r);
 	r = tl_run(json);
 	cr_assert_eq(tl_code(&r), 0, "%s", r.err);
 	cr_assert(strstr(r.out, "\"kind\":\"cut\"") ||
 		  strstr(r.out, "\"kind\": \"cut\""), "%s", r.out);
+	cr_assert(strstr(r.out, "\"timeline\""), "%s", r.out);
+	cr_assert(strstr(r.out, "\"reschedule\":\"none\"") ||
+		  strstr(r.out, "\"reschedule\": \"none\""), "%s", r.out);
 	tl_run_free(&r);
 
 	f = fopen(ev, "w");
