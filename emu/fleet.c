@@ -260,7 +260,13 @@ static bool oom_killed(struct fworker *w)
 	       w->cg && !cg_oom_kills(w->cg, &n) && n > 0;
 }
 
-static void reap(struct fleet *f, bool final)
+/*
+ * Reap the workers that ended and fail their tasks, naming the first one
+ * killed by a signal, else the first that exited non-zero. With
+ * signals_only, an exit is reaped but names nothing: a worker that fails
+ * reports why before it exits, and its report is the better reason.
+ */
+static void reap(struct fleet *f, bool final, bool signals_only)
 {
 	for (int t = 0; t < f->p->ntasks; t++) {
 		struct ftask *ft = &f->t[t];
@@ -281,6 +287,8 @@ static void reap(struct fleet *f, bool final)
 				 WEXITSTATUS(w->status) && bad < 0)
 				bad = m;
 		}
+		if (signals_only)
+			bad = -1;
 		if (final || !ft->live || (sig < 0 && bad < 0))
 			continue;
 		if (sig >= 0 && oom_killed(&ft->w[sig]))
@@ -384,6 +392,16 @@ static bool child_exited(void)
 	       si.si_pid != 0;
 }
 
+static void take_report(struct fleet *f, uint32_t kind, unsigned r);
+
+/* Whether a report is waiting on the pipe. */
+static bool report_ready(const struct fleet *f)
+{
+	struct pollfd p = { .fd = f->report_fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
 /* Read reports until every live task has `want` of kind for round r. */
 static void collect(struct fleet *f, uint32_t kind, unsigned r,
 		    uint64_t deadline)
@@ -395,12 +413,18 @@ static void collect(struct fleet *f, uint32_t kind, unsigned r,
 			  .events = POLLIN },
 		};
 		uint64_t now = now_ns();
-		struct wk_report rep;
 		bool waiting = false;
 		int ms;
 
+		/*
+		 * A worker writes its report before it exits: read what is
+		 * waiting first, so a failure is named by its own message,
+		 * not by the exit status that follows it.
+		 */
+		while (report_ready(f))
+			take_report(f, kind, r);
 		if (child_exited())
-			reap(f, false);
+			reap(f, false, false);
 		if (f->watch_gone)
 			for (int t = 0; t < f->p->ntasks; t++)
 				if (f->t[t].live)
@@ -439,52 +463,54 @@ static void collect(struct fleet *f, uint32_t kind, unsigned r,
 			f->watch_gone = true;	/* the pidfd: it ended */
 			continue;
 		}
-		if (!(p[0].revents & POLLIN))
-			continue;
-		if (read(f->report_fd, &rep, sizeof(rep)) != sizeof(rep))
-			continue;
-		if (rep.task < 0 || rep.task >= f->p->ntasks)
-			continue;
-		{
-			struct ftask *ft = &f->t[rep.task];
-
-			if (rep.model < 0 || rep.model >= ft->nmodels ||
-			    !ft->live)
-				continue;
-			if (rep.kind == WK_FAIL) {
-				char why[300];
-
-				/*
-				 * A worker that sees its peer's connection
-				 * reset reports first; the peer's death is
-				 * the cause. Give the kernel a moment to
-				 * let us reap it, and name that worker.
-				 */
-				for (int i = 0; i < 20 && ft->live; i++) {
-					reap(f, false);
-					if (ft->live)
-						usleep(10000);
-				}
-				if (!ft->live)
-					continue;
-
-				snprintf(why, sizeof(why), "worker on %s (model "
-					 "%d): %s",
-					 f->p->sc->nodes[f->p->tasks[rep.task]
-								  .server[rep.model]]
-						 .name, rep.model, rep.msg);
-				kill_task(f, rep.task, why);
-				continue;
-			}
-			if (rep.kind != kind ||
-			    (kind == WK_ROUND && rep.round != (int32_t)r) ||
-			    ft->got[rep.model])
-				continue;
-			ft->rep[rep.model] = rep;
-			ft->got[rep.model] = true;
-			ft->ngot++;
-		}
+		if (p[0].revents & POLLIN)
+			take_report(f, kind, r);
 	}
+}
+
+/* One report from the pipe: a failure, or what collect() waits for. */
+static void take_report(struct fleet *f, uint32_t kind, unsigned r)
+{
+	struct wk_report rep;
+	struct ftask *ft;
+	char why[300];
+
+	if (read(f->report_fd, &rep, sizeof(rep)) != sizeof(rep))
+		return;
+	if (rep.task < 0 || rep.task >= f->p->ntasks)
+		return;
+	ft = &f->t[rep.task];
+	if (rep.model < 0 || rep.model >= ft->nmodels || !ft->live)
+		return;
+	if (rep.kind == WK_FAIL) {
+		/*
+		 * A worker that sees its peer's connection reset reports
+		 * first; the peer's death by a signal is the cause. Give the
+		 * kernel a moment to let us reap it, and name that worker.
+		 * Workers that exited (the reporter among them) name nothing:
+		 * this report is the reason.
+		 */
+		for (int i = 0; i < 20 && ft->live; i++) {
+			reap(f, false, true);
+			if (ft->live)
+				usleep(10000);
+		}
+		if (!ft->live)
+			return;
+		rep.msg[sizeof(rep.msg) - 1] = '\0';
+		snprintf(why, sizeof(why), "worker on %s (model %d): %s",
+			 f->p->sc->nodes[f->p->tasks[rep.task]
+						  .server[rep.model]].name,
+			 rep.model, rep.msg);
+		kill_task(f, rep.task, why);
+		return;
+	}
+	if (rep.kind != kind || (kind == WK_ROUND && rep.round != (int32_t)r) ||
+	    ft->got[rep.model])
+		return;
+	ft->rep[rep.model] = rep;
+	ft->got[rep.model] = true;
+	ft->ngot++;
 }
 
 static void reset_round(struct fleet *f)
@@ -712,7 +738,7 @@ void fleet_stop(struct fleet *f)
 			if (ft->w[m].pid > 0 && !ft->w[m].exited)
 				kill(ft->w[m].pid, SIGKILL);
 	}
-	reap(f, true);
+	reap(f, true, false);
 	for (int t = 0; t < f->p->ntasks; t++) {
 		struct ftask *ft = &f->t[t];
 

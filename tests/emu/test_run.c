@@ -21,11 +21,16 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <json-c/json.h>
 #include <sqlite3.h>
 
 #include "emu/lab.h"
 #include "emu/netns.h"
+#include "emu/worker.h"
+#include "twin/addr.h"
 #include "twin/predict.h"
 #include "twin/sched.h"
 
@@ -348,6 +353,62 @@ static void write_yaml(const char *c1, const char *c2, const char *work)
 	cr_assert_not_null(f);
 	fprintf(f, two_tasks, c1, c2, c1, c2, work, work);
 	cr_assert_eq(fclose(f), 0);
+}
+
+/*
+ * A worker that fails says why, and that is what the run names: with t1's
+ * local model's address taken (something already listens on its port in
+ * its server's namespace), the worker reports "cannot listen on ...:
+ * Address already in use" and exits 1. The run used to read the exit
+ * first and name only "exited with status 1".
+ */
+Test(run, a_failed_worker_is_named_by_its_own_reason)
+{
+	struct lab_opts lo = { .prefix = prefix, .delay = true,
+			       .dilation = 4, .scenario_path = yaml };
+	struct sockaddr_in at = { .sin_family = AF_INET,
+				  .sin_port = htons(WK_PORT) };
+	struct scn_error err;
+	struct scenario *sc;
+	struct plan *p;
+	struct addressing *a;
+	struct lab *lab;
+	char msg[512], ns[64], want[96], ip[16], *o;
+	int fd, saved, code;
+
+	write_yaml("1", "1", "0.01");
+	sc = scenario_load(yaml, &err);
+	cr_assert_not_null(sc, "%s", err.msg);
+	p = sched_plan(sc, &sched_mst);
+	cr_assert_not_null(p);
+	a = addressing_new(p);
+	cr_assert_not_null(a);
+	cr_assert_eq(lab_up(p, a, &lo, &lab, msg, sizeof(msg)), 0, "%s", msg);
+	lab_free(lab);
+	/* t1's local model (model 1) listens for its broadcast here */
+	at.sin_addr.s_addr = htonl(a->ep[0][2].dst);
+	inet_ntop(AF_INET, &at.sin_addr, ip, sizeof(ip));
+	lab_ns_name(prefix, "l1", ns, sizeof(ns));
+	cr_assert_eq(netns_enter(ns, &saved), 0);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&at, sizeof(at)), 0,
+		     "bind %s: %s", ip, strerror(errno));
+	cr_assert_eq(listen(fd, 1), 0);
+	netns_leave(saved);
+
+	code = wait_run(start_run_at(yaml, "mst", 1, "4"));
+	o = output();
+	close(fd);
+	cr_assert_eq(code, 1, "%s", o);
+	snprintf(want, sizeof(want), "cannot listen on %s: Address already "
+		 "in use", ip);
+	cr_assert(strstr(o, want), "want '%s' in: %s", want, o);
+	cr_assert_null(strstr(o, "exited with status"), "%s", o);
+	cr_assert(strstr(o, "t2") && strstr(o, " ok"), "t2 goes on: %s", o);
+	addressing_free(a);
+	plan_free(p);
+	scenario_free(sc);
 }
 
 /*
