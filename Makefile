@@ -164,7 +164,7 @@ chaos: $(TWINLAB) $(EMU_TESTS)
 	TWINLAB_CHAOS_POINTS=$${TWINLAB_CHAOS_POINTS:-60} \
 		$(EMU_TESTS) --filter 'chaos/*' --verbose
 
-# The delay line alone: throughput and RTT error at 1, 5 and 20 ms (root).
+# The delay line alone: throughput and RTT error at 1, 5, 20 and 50 ms (root).
 BENCH_DL := $(O)/tests/bench-delayline
 $(BENCH_DL): $(O)/tests/bench/delayline/bench_delayline.o \
 		$(O)/tests/emu/nettest.o $(EMU_LIB)
