@@ -303,3 +303,25 @@ Test(timeline, auto_moves_when_it_pays)
 	cr_assert_not(moves_back(1000, 0, RESCHED_NONE));
 	cr_assert(moves_back(1, 1e6, RESCHED_FULL));
 }
+
+/* The shipped events file loads beside the teaching ring and plays. */
+Test(timeline, shipped_events_play_on_the_ring)
+{
+	struct scn_error err;
+	struct scenario *sc = scenario_load("scenarios/teaching-ring.yaml",
+					    &err);
+	struct timeline *tl;
+
+	cr_assert_not_null(sc, "%s", err.msg);
+	cr_assert_eq(scenario_load_events(sc,
+		"scenarios/events/teaching-ring-cut.yaml", &err), 0,
+		"%s:%d:%d: %s", err.file, err.line, err.col, err.msg);
+	for (int p = RESCHED_NONE; p <= RESCHED_AUTO; p++) {
+		tl = timeline_new(sc, &sched_mst, p, predict_round);
+		cr_assert_not_null(tl, "%s", resched_name(p));
+		cr_assert_eq(tl->n, 5, "traffic starts no epoch");
+		cr_assert_eq(tl->e[tl->n - 1].plan->ntasks, 2);
+		timeline_free(tl);
+	}
+	scenario_free(sc);
+}
