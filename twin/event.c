@@ -369,7 +369,6 @@ int scenario_load_events(struct scenario *sc, const char *path,
 			 struct scn_error *err)
 {
 	struct ctx c = { .y = { .err = err }, .sc = sc };
-	yaml_parser_t parser;
 	yaml_document_t doc;
 	yaml_node_t *root, *any[1] = { 0 };
 	bool seen[1];
@@ -388,39 +387,19 @@ int scenario_load_events(struct scenario *sc, const char *path,
 	rc = yf_read_file(path, &buf, &len, err);
 	if (rc)
 		return rc;
-	if (yf_too_deep(buf ? buf : "", len, err)) {
-		free(buf);
-		return -EINVAL;
-	}
-	if (!yaml_parser_initialize(&parser)) {
-		free(buf);
-		snprintf(err->msg, sizeof(err->msg), "out of memory");
-		return -ENOMEM;
-	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)
-				     (buf ? buf : ""), len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		yf_yaml_err(&parser, err);
-		yaml_parser_delete(&parser);
-		free(buf);
-		return -EINVAL;
-	}
-	c.y.doc = &doc;
-	root = yaml_document_get_root_node(&doc);
-	rc = -EINVAL;
-	if (!root) {
-		err->line = err->col = 1;
-		snprintf(err->msg, sizeof(err->msg), "empty events file");
-	} else if (!yf_one_document(&parser, err, "an events file") &&
-		   !yf_apply(&c.y, root, "an events file", events_file_fields,
-			     1, &unused, seen, any)) {
-		rc = scn_load_events(&c, any[0]);
-		if (rc == -ENOMEM)
-			snprintf(err->msg, sizeof(err->msg), "out of memory");
-	}
-	yaml_document_delete(&doc);
-	yaml_parser_delete(&parser);
+	rc = yf_load(buf ? buf : "", len, "events file", "an events file",
+		     &doc, &root, err);
 	free(buf);
+	if (rc)
+		return rc;
+	c.y.doc = &doc;
+	rc = yf_apply(&c.y, root, "an events file", events_file_fields, 1,
+		      &unused, seen, any);
+	if (!rc)
+		rc = scn_load_events(&c, any[0]);
+	if (rc == -ENOMEM)
+		snprintf(err->msg, sizeof(err->msg), "out of memory");
+	yaml_document_delete(&doc);
 	if (rc) {
 		/* the scenario stays as it was */
 		for (int i = 0; i < sc->nevents; i++)

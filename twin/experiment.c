@@ -88,38 +88,22 @@ static int list(struct yf *c, yaml_node_t *v, const char *key, long *out,
 int experiment_parse(const char *buf, size_t len, const char *name,
 		     struct experiment *x, struct scn_error *err)
 {
-	yaml_parser_t parser;
 	yaml_document_t doc;
 	struct yf c = { .err = err };
 	struct exp_rec r = { .rounds = 1, .bpp = 4 };
 	yaml_node_t *root, *any[E_N] = { 0 };
 	bool seen[E_N];
-	int rc = -EINVAL;
+	int rc;
 
 	memset(x, 0, sizeof(*x));
 	memset(err, 0, sizeof(*err));
 	snprintf(err->file, sizeof(err->file), "%s", name);
-	if (yf_too_deep(buf, len, err))
-		return -EINVAL;
-	if (!yaml_parser_initialize(&parser)) {
-		snprintf(err->msg, sizeof(err->msg), "out of memory");
-		return -ENOMEM;
-	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		yf_yaml_err(&parser, err);
-		yaml_parser_delete(&parser);
-		return -EINVAL;
-	}
+	rc = yf_load(buf, len, "experiment", "an experiment", &doc, &root, err);
+	if (rc)
+		return rc;
+	rc = -EINVAL;
 	c.doc = &doc;
-	root = yaml_document_get_root_node(&doc);
-	if (!root) {
-		err->line = err->col = 1;
-		snprintf(err->msg, sizeof(err->msg), "empty experiment");
-		goto out;
-	}
-	if (yf_one_document(&parser, err, "an experiment") ||
-	    yf_apply(&c, root, "an experiment", exp_fields, E_N, &r, seen,
+	if (yf_apply(&c, root, "an experiment", exp_fields, E_N, &r, seen,
 		     any))
 		goto out;
 	/* it names files: one component, nothing hidden */
@@ -163,7 +147,6 @@ int experiment_parse(const char *buf, size_t len, const char *name,
 	rc = 0;
 out:
 	yaml_document_delete(&doc);
-	yaml_parser_delete(&parser);
 	return rc;
 }
 

@@ -770,29 +770,14 @@ static int load_top(struct ctx *c, yaml_node_t *root)
 
 /* ---- entry points ------------------------------------------------------ */
 
-
-/*
- * A scenario is one document. yaml_parser_load() stops after the first,
- * so whatever follows it (another document, or a syntax error there)
- * would be silently ignored unless it is read too.
- */
-
-/*
- * Nesting deeper than SCN_DEPTH_MAX, found with libyaml's event parser
- * before the document is built (building a 100,000-deep one took a
- * minute). True after filling err with where; a syntax error is left to
- * the real parse, which says it better.
- */
-
 struct scenario *scenario_parse(const char *buf, size_t len, const char *name,
 				struct scn_error *err)
 {
-	yaml_parser_t parser;
 	yaml_document_t doc;
 	struct scenario *sc;
 	struct ctx c = { .y = { .err = err } };
 	yaml_node_t *root;
-	int rc = -EINVAL;
+	int rc;
 
 	memset(err, 0, sizeof(*err));
 	snprintf(err->file, sizeof(err->file), "%s", name);
@@ -804,39 +789,14 @@ struct scenario *scenario_parse(const char *buf, size_t len, const char *name,
 	}
 	snprintf(sc->file, sizeof(sc->file), "%s", name);
 	c.sc = sc;
-	if (!yaml_parser_initialize(&parser)) {
-		snprintf(err->msg, sizeof(err->msg), "out of memory");
-		free(sc);
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (yf_too_deep(buf, len, err)) {
-		yaml_parser_delete(&parser);
-		free(sc);
-		errno = EINVAL;
-		return NULL;
-	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		yf_yaml_err(&parser, err);
-		yaml_parser_delete(&parser);
-		free(sc);
-		errno = EINVAL;
-		return NULL;
-	}
-	c.y.doc = &doc;
-	root = yaml_document_get_root_node(&doc);
-	if (!root) {
-		err->line = 1;
-		err->col = 1;
-		snprintf(err->msg, sizeof(err->msg), "empty scenario");
-	} else if (!yf_one_document(&parser, err, "a scenario")) {
+	rc = yf_load(buf, len, "scenario", "a scenario", &doc, &root, err);
+	if (!rc) {
+		c.y.doc = &doc;
 		rc = load_top(&c, root);
 		if (rc == -ENOMEM)
 			snprintf(err->msg, sizeof(err->msg), "out of memory");
+		yaml_document_delete(&doc);
 	}
-	yaml_document_delete(&doc);
-	yaml_parser_delete(&parser);
 	if (rc) {
 		scenario_free(sc);
 		errno = -rc;

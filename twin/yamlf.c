@@ -262,6 +262,45 @@ int yf_one_document(yaml_parser_t *parser, struct scn_error *err,
 	return more ? -EINVAL : 0;
 }
 
+/*
+ * Depth is checked on libyaml's events before the document is built
+ * (building a 100,000-deep one took a minute). yaml_parser_load() stops
+ * after the first document, so whatever follows (another document, or a
+ * syntax error there) would be ignored unless it is read too.
+ */
+int yf_load(const char *buf, size_t len, const char *noun, const char *what,
+	    yaml_document_t *doc, yaml_node_t **root, struct scn_error *err)
+{
+	yaml_parser_t parser;
+	int rc = 0;
+
+	*root = NULL;
+	if (yf_too_deep(buf, len, err))
+		return -EINVAL;
+	if (!yaml_parser_initialize(&parser)) {
+		snprintf(err->msg, sizeof(err->msg), "out of memory");
+		return -ENOMEM;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+	if (!yaml_parser_load(&parser, doc)) {
+		yf_yaml_err(&parser, err);
+		yaml_parser_delete(&parser);
+		return -EINVAL;
+	}
+	*root = yaml_document_get_root_node(doc);
+	if (!*root) {
+		err->line = err->col = 1;
+		snprintf(err->msg, sizeof(err->msg), "empty %s", noun);
+		rc = -EINVAL;
+	} else {
+		rc = yf_one_document(&parser, err, what);
+	}
+	yaml_parser_delete(&parser);
+	if (rc)
+		yaml_document_delete(doc);
+	return rc;
+}
+
 bool yf_too_deep(const char *buf, size_t len, struct scn_error *err)
 {
 	yaml_parser_t p;

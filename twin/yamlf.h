@@ -70,6 +70,16 @@ void yf_yaml_err(const yaml_parser_t *parser, struct scn_error *err);
 int yf_one_document(yaml_parser_t *parser, struct scn_error *err,
 		    const char *what);
 
+/*
+ * yf_load - buf as one YAML document into *doc (the caller deletes it),
+ * its root in *root: refused when nested deeper than YF_DEPTH_MAX, not
+ * YAML, empty ("empty <noun>") or followed by another document ("<what>
+ * is one YAML document"). 0, -EINVAL or -ENOMEM, with err filled.
+ */
+int yf_load(const char *buf, size_t len, const char *noun, const char *what,
+	    yaml_document_t *doc, yaml_node_t **root, struct scn_error *err)
+	__attribute__((warn_unused_result));
+
 /* Whether buf nests deeper than YF_DEPTH_MAX (err says where). */
 bool yf_too_deep(const char *buf, size_t len, struct scn_error *err);
 
