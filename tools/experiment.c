@@ -195,22 +195,14 @@ int cmd_experiment(int argc, char **argv)
 		struct scn_error se;
 
 		if (experiment_load(argv[optind], &x, &se)) {
-			if (se.line)
-				fprintf(stderr, "%s:%d:%d: %s\n", se.file,
-					se.line, se.col, se.msg);
-			else
-				fprintf(stderr, "%s: %s\n", se.file, se.msg);
+			print_scn_error(stderr, &se);
 			return EXIT_USAGE;
 		}
 	}
 	sc = load_scenario(x.base);
 	if (!sc)
 		return EXIT_USAGE;
-	if (sc->nevents) {
-		p_err("%s:%d:%d: '%s' has %d events: the emulation does not "
-		      "play events yet; sweep a base without them", x.base,
-		      sc->events[0].line, sc->events[0].col, sc->name,
-		      sc->nevents);
+	if (refuse_events(sc, x.base, stderr)) {
 		scenario_free(sc);
 		return EXIT_USAGE;
 	}

@@ -60,18 +60,11 @@ static int write_dot(const struct plan *p, const char *path, int task)
 }
 
 /* The events and, epoch by epoch, what the twin makes of them. */
-static int timeline(const struct scenario *sc, const struct sched_ops *ops,
-		    int policy, predict_fn predict)
+static void print_timeline(const struct scenario *sc,
+			   const struct timeline *tl)
 {
-	struct timeline *tl = timeline_new(sc, ops, policy, predict);
-
 	printf("\nevents (the plan above is the network at t = 0):\n");
 	print_events(sc, stdout);
-	if (!tl) {
-		p_err("cannot follow the events of '%s': %s", sc->name,
-		      strerror(errno));
-		return -1;
-	}
 	printf("\ntimeline, re-scheduling '%s' (background traffic is not in "
 	       "the prediction yet):\n%10s  %-8s %5s %7s %5s %9s  %s\n",
 	       resched_name(tl->policy), "at s", "event", "tasks",
@@ -100,8 +93,6 @@ static int timeline(const struct scenario *sc, const struct sched_ops *ops,
 				       tp->task->name, tp->why);
 		}
 	}
-	timeline_free(tl);
-	return 0;
 }
 
 int cmd_plan(int argc, char **argv)
@@ -122,6 +113,7 @@ int cmd_plan(int argc, char **argv)
 	predict_fn predict = predict_round;
 	struct scenario *sc;
 	struct plan *p;
+	struct timeline *tl = NULL;
 	bool json = false;
 	int c, err, rc = 1, ti = -1, policy = RESCHED_NONE;
 
@@ -189,26 +181,24 @@ int cmd_plan(int argc, char **argv)
 	}
 	if (dot && write_dot(p, dot, ti))
 		goto out_plan;
+	if (sc->nevents) {
+		tl = timeline_new(sc, ops, policy, predict);
+		if (!tl) {
+			p_err("cannot follow the events of '%s': %s", sc->name,
+			      strerror(errno));
+			goto out_plan;
+		}
+	}
 	if (json) {
 		struct json_object *o = plan_json(p);
-		struct timeline *tl = NULL;
 
-		if (o && sc->nevents) {
-			tl = timeline_new(sc, ops, policy, predict);
-			if (!tl) {
-				p_err("cannot follow the events of '%s': %s",
-				      sc->name, strerror(errno));
-				json_object_put(o);
-				goto out_plan;
-			}
-			if (json_object_object_add(o, "reschedule",
-				json_object_new_string(resched_name(policy))) ||
-			    json_object_object_add(o, "timeline",
-						   timeline_json(tl))) {
-				json_object_put(o);
-				o = NULL;
-			}
-			timeline_free(tl);
+		if (o && tl &&
+		    (json_object_object_add(o, "reschedule",
+			json_object_new_string(resched_name(policy))) ||
+		     json_object_object_add(o, "timeline",
+					    timeline_json(tl)))) {
+			json_object_put(o);
+			o = NULL;
 		}
 		if (!o) {
 			p_err("cannot build JSON: out of memory");
@@ -219,11 +209,12 @@ int cmd_plan(int argc, char **argv)
 		json_object_put(o);
 	} else {
 		plan_summary(p, stdout);
-		if (sc->nevents && timeline(sc, ops, policy, predict))
-			goto out_plan;
+		if (tl)
+			print_timeline(sc, tl);
 	}
 	rc = fflush(stdout) ? 1 : 0;
 out_plan:
+	timeline_free(tl);
 	plan_free(p);
 	scenario_free(sc);
 	return rc;

@@ -247,6 +247,7 @@ static int attempt(struct run_ctx *x)
 	double (*meas)[4] = NULL, *acc0 = NULL, *acc1 = NULL;
 	double link_meas = 0, link_pred = 0, n = x->lo.dilation;
 	double dl_late = 0, dl_max = 0, rq_sum = 0;
+	struct timespec drain;
 	uint64_t dl_pk = 0, rq_max = 0;
 	unsigned rounds_run = 0, degraded = 0, unstored = 0;
 	pid_t sup = 0, line0;
@@ -364,6 +365,12 @@ static int attempt(struct run_ctx *x)
 		else
 			monitor_watch_delay(mon, dlc);
 	}
+	{
+		double d = drain_s(p, n);
+
+		drain.tv_sec = (time_t)d;
+		drain.tv_nsec = (long)((d - floor(d)) * 1e9);
+	}
 	fprintf(x->out, "run: starting the workers\n");
 	fflush(x->out);
 	e = fleet_start(p, x->a, &x->fo, &f, err, sizeof(err));
@@ -399,11 +406,7 @@ static int attempt(struct run_ctx *x)
 		}
 		/* the round's last ACKs reach their links before they count */
 		{
-			double d = drain_s(p, n);
-			struct timespec ts = {
-				.tv_sec = (time_t)d,
-				.tv_nsec = (long)((d - floor(d)) * 1e9),
-			};
+			struct timespec ts = drain;
 
 			while (nanosleep(&ts, &ts) && errno == EINTR &&
 			       !*x->stop)
@@ -615,19 +618,10 @@ int session_run(const struct session_opts *o, struct session_result *res)
 	x.scenario_path = x.lo.scenario_path = o->scenario;
 	sc = scenario_load(o->scenario, &se);
 	if (!sc) {
-		if (se.line)
-			fprintf(x.out, "%s:%d:%d: %s\n", se.file, se.line,
-				se.col, se.msg);
-		else
-			fprintf(x.out, "%s: %s\n", se.file, se.msg);
+		print_scn_error(x.out, &se);
 		return EXIT_USAGE;
 	}
-	if (sc->nevents) {
-		fprintf(x.out, "%s:%d:%d: '%s' has %d events: the emulation "
-			"does not play events yet (twinlab plan lists them); "
-			"run it without them\n", o->scenario,
-			sc->events[0].line, sc->events[0].col, sc->name,
-			sc->nevents);
+	if (refuse_events(sc, o->scenario, x.out)) {
 		scenario_free(sc);
 		return EXIT_USAGE;
 	}

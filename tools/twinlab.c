@@ -84,19 +84,33 @@ predict_fn predictor_arg(const char *name)
 	return NULL;
 }
 
+void print_scn_error(FILE *f, const struct scn_error *e)
+{
+	if (e->line)
+		fprintf(f, "%s:%d:%d: %s\n", e->file, e->line, e->col, e->msg);
+	else
+		fprintf(f, "%s: %s\n", e->file, e->msg);
+}
+
 struct scenario *load_scenario(const char *path)
 {
 	struct scn_error err;
 	struct scenario *sc = scenario_load(path, &err);
 
-	if (sc)
-		return sc;
-	if (err.line)
-		fprintf(stderr, "%s:%d:%d: %s\n", err.file, err.line, err.col,
-			err.msg);
-	else
-		fprintf(stderr, "%s: %s\n", err.file, err.msg);
-	return NULL;
+	if (!sc)
+		print_scn_error(stderr, &err);
+	return sc;
+}
+
+bool refuse_events(const struct scenario *sc, const char *path, FILE *f)
+{
+	if (!sc->nevents)
+		return false;
+	fprintf(f, "%s:%d:%d: '%s' has %d events: the emulation does not "
+		"play events yet (twinlab plan lists them); run it without "
+		"them\n", path, sc->events[0].line, sc->events[0].col,
+		sc->name, sc->nevents);
+	return true;
 }
 
 int load_events(struct scenario *sc, const char *path)
@@ -105,11 +119,7 @@ int load_events(struct scenario *sc, const char *path)
 
 	if (!path || !scenario_load_events(sc, path, &err))
 		return 0;
-	if (err.line)
-		fprintf(stderr, "%s:%d:%d: %s\n", err.file, err.line, err.col,
-			err.msg);
-	else
-		fprintf(stderr, "%s: %s\n", err.file, err.msg);
+	print_scn_error(stderr, &err);
 	return EXIT_USAGE;
 }
 

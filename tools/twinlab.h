@@ -55,8 +55,17 @@ int dilation_arg(const char *arg, double *n, bool *auto_n);
 /* sched_arg - the scheduler named on the command line, or NULL (said). */
 const struct sched_ops *sched_arg(const char *name);
 
+/* print_scn_error - "file:line:col: msg" (or "file: msg") on f. */
+void print_scn_error(FILE *f, const struct scn_error *e);
+
 /* load_scenario - load or print "file:line:col: msg" and return NULL. */
 struct scenario *load_scenario(const char *path);
+
+/*
+ * refuse_events - whether sc (read from path) has events, which the
+ * emulation does not play yet; if so, says so on f at the first one.
+ */
+bool refuse_events(const struct scenario *sc, const char *path, FILE *f);
 
 /*
  * load_events - add the events of file path (NULL: none) to sc, or print

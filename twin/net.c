@@ -237,3 +237,18 @@ void net_rollback(struct net *net, int mark)
 		net->nlp--;
 	}
 }
+
+int net_find_lightpath(const struct net *net, const struct lightpath *x)
+{
+	const struct int_vec *v = &net->router_lps[x->a];
+
+	for (int i = 0; i < v->n; i++) {
+		const struct lightpath *y = &net->lp[v->v[i]];
+
+		if (y->a == x->a && y->b == x->b && y->lambda == x->lambda &&
+		    y->nfib == x->nfib &&
+		    !memcmp(y->fib, x->fib, (size_t)x->nfib * sizeof(*x->fib)))
+			return v->v[i];
+	}
+	return -1;
+}

@@ -107,6 +107,13 @@ static inline int lp_dir_from(const struct lightpath *lp, int from)
 	return lp->a == from ? 0 : 1;
 }
 
+/*
+ * net_find_lightpath - the lightpath of net that is x's twin (same
+ * routers, fibres and wavelength; x may be of another net over the same
+ * scenario), or -1.
+ */
+int net_find_lightpath(const struct net *net, const struct lightpath *x);
+
 int int_vec_push(struct int_vec *v, int x) __attribute__((warn_unused_result));
 
 #endif

@@ -154,23 +154,22 @@ static bool same_path(const struct plan *a, const struct ppath *x,
 		return false;
 	for (int h = 0; h < x->nhops; h++) {
 		const struct hop *u = &x->hops[h], *v = &y->hops[h];
-		const struct lightpath *p, *q;
 
 		if (u->kind != v->kind || u->dir != v->dir)
 			return false;
-		if (u->kind == HOP_ACCESS) {
-			if (u->idx != v->idx)
-				return false;
-			continue;
-		}
-		p = &a->net->lp[u->idx];
-		q = &b->net->lp[v->idx];
-		if (p->a != q->a || p->b != q->b || p->lambda != q->lambda ||
-		    p->nfib != q->nfib ||
-		    memcmp(p->fib, q->fib, (size_t)p->nfib * sizeof(*p->fib)))
+		if (u->kind == HOP_ACCESS ? u->idx != v->idx :
+		    net_find_lightpath(b->net, &a->net->lp[u->idx]) != v->idx)
 			return false;
 	}
 	return true;
+}
+
+int plan_task_find(const struct plan *p, const char *name)
+{
+	for (int i = 0; p && i < p->ntasks; i++)
+		if (!strcmp(p->tasks[i].task->name, name))
+			return i;
+	return -1;
 }
 
 bool plan_task_same(const struct plan *a, int i, const struct plan *b, int j)

@@ -111,6 +111,9 @@ void plan_totals(struct plan *p);
 /* Node index reached after hop h taken from node `at`. */
 int hop_next(const struct plan *p, int at, const struct hop *h);
 
+/* plan_task_find - index of the task named name in p, or -1. */
+int plan_task_find(const struct plan *p, const char *name);
+
 /*
  * plan_task_same - whether task i of a and task j of b go the same way:
  * the same trees, and every path over the same hops (lightpaths compared

@@ -774,18 +774,10 @@ static void unplace(struct task_plan *tp)
 static int same_lightpath(struct sched *s, struct task_plan *tp, int ti,
 			  const struct lightpath *old)
 {
-	const struct int_vec *v = &s->net->router_lps[old->a];
-	int id;
+	int id = net_find_lightpath(s->net, old);
 
-	for (int i = 0; i < v->n; i++) {
-		const struct lightpath *lp = &s->net->lp[v->v[i]];
-
-		if (lp->a == old->a && lp->b == old->b &&
-		    lp->lambda == old->lambda && lp->nfib == old->nfib &&
-		    !memcmp(lp->fib, old->fib,
-			    (size_t)old->nfib * sizeof(*old->fib)))
-			return v->v[i];
-	}
+	if (id >= 0)
+		return id;
 	id = net_light(s->net, old->a, old->b, old->fib, old->nfib,
 		       old->lambda, ti);
 	if (id >= 0 && int_vec_push(&tp->lit, id))
@@ -868,15 +860,10 @@ static int keep_task(struct sched *s, struct task_plan *tp, int ti,
 static const struct task_plan *kept(const struct scenario *sc, int i,
 				    const struct plan *prev)
 {
-	for (int j = 0; prev && j < prev->ntasks; j++) {
-		const struct task_plan *old = &prev->tasks[j];
+	int j = plan_task_find(prev, sc->tasks[i].name);
+	const struct task_plan *old = j < 0 ? NULL : &prev->tasks[j];
 
-		if (strcmp(old->task->name, sc->tasks[i].name))
-			continue;
-		return !old->blocked && still_whole(sc, prev, old) ? old :
-								     NULL;
-	}
-	return NULL;
+	return old && !old->blocked && still_whole(sc, prev, old) ? old : NULL;
 }
 
 struct plan *sched_plan_keep(const struct scenario *sc,
@@ -928,11 +915,11 @@ struct plan *sched_plan_keep(const struct scenario *sc,
 
 		if (pinned[i])
 			continue;
-		if (moved)
-			moved[i] = false;
-		for (int j = 0; moved && prev && j < prev->ntasks; j++)
-			if (!strcmp(prev->tasks[j].task->name, tp->task->name))
-				moved[i] = !prev->tasks[j].blocked;
+		if (moved) {
+			int j = plan_task_find(prev, tp->task->name);
+
+			moved[i] = j >= 0 && !prev->tasks[j].blocked;
+		}
 		err = ops->place(&s, tp, i);
 		if (err == -ENOSPC) {
 			net_rollback(p->net, mark);

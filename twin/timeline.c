@@ -98,20 +98,8 @@ static int lightpaths_not_in(const struct net *a, const struct net *b)
 {
 	int n = 0;
 
-	for (int i = 0; i < a->nlp; i++) {
-		const struct lightpath *x = &a->lp[i];
-		bool found = false;
-
-		for (int j = 0; j < b->nlp && !found; j++) {
-			const struct lightpath *y = &b->lp[j];
-
-			found = x->a == y->a && x->b == y->b &&
-				x->lambda == y->lambda && x->nfib == y->nfib &&
-				!memcmp(x->fib, y->fib,
-					(size_t)x->nfib * sizeof(*x->fib));
-		}
-		n += !found;
-	}
+	for (int i = 0; i < a->nlp; i++)
+		n += net_find_lightpath(b, &a->lp[i]) < 0;
 	return n;
 }
 
@@ -126,24 +114,10 @@ static int new_lightpaths(const struct plan *p, int i, const struct net *net)
 			const struct ppath *pp = t ? &tp->up.path[m] :
 						     &tp->bcast.path[m];
 
-			for (int h = 0; h < pp->nhops; h++) {
-				const struct lightpath *x, *y;
-				bool found = false;
-
-				if (pp->hops[h].kind != HOP_LIGHTPATH)
-					continue;
-				x = &p->net->lp[pp->hops[h].idx];
-				for (int j = 0; j < net->nlp && !found; j++) {
-					y = &net->lp[j];
-					found = x->a == y->a && x->b == y->b &&
-						x->lambda == y->lambda &&
-						x->nfib == y->nfib &&
-						!memcmp(x->fib, y->fib,
-							(size_t)x->nfib *
-							sizeof(*x->fib));
-				}
-				n += !found;
-			}
+			for (int h = 0; h < pp->nhops; h++)
+				n += pp->hops[h].kind == HOP_LIGHTPATH &&
+				     net_find_lightpath(net,
+					&p->net->lp[pp->hops[h].idx]) < 0;
 		}
 	return n;
 }
@@ -193,10 +167,8 @@ static int choose(const struct timeline *tl, double at_s,
 		if (must[i] || n->blocked || f->blocked ||
 		    plan_task_same(none, i, full, i))
 			continue;
-		for (j = 0; j < prev->ntasks; j++)
-			if (!strcmp(prev->tasks[j].task->name, n->task->name))
-				break;
-		if (j == prev->ntasks || !(prev->tasks[j].round_s > 0))
+		j = plan_task_find(prev, n->task->name);
+		if (j < 0 || !(prev->tasks[j].round_s > 0))
 			continue;
 		round = prev->tasks[j].round_s;
 		left = n->task->rounds -
@@ -257,13 +229,12 @@ static int add_epoch(struct timeline *tl, struct scenario *sc, int event,
 		return err;
 	if (tl->policy == RESCHED_FULL && prev) {
 		/* a task moves when its trees or paths are not the same */
-		for (int i = 0; i < sc->ntasks; i++)
-			for (int j = 0; j < prev->ntasks; j++)
-				if (!strcmp(prev->tasks[j].task->name,
-					    sc->tasks[i].name))
-					e->moved[i] = !prev->tasks[j].blocked &&
-						!plan_task_same(prev, j,
-								e->plan, i);
+		for (int i = 0; i < sc->ntasks; i++) {
+			int j = plan_task_find(prev, sc->tasks[i].name);
+
+			e->moved[i] = j >= 0 && !prev->tasks[j].blocked &&
+				      !plan_task_same(prev, j, e->plan, i);
+		}
 	}
 	for (int i = 0; i < sc->ntasks; i++)
 		e->nmoved += e->moved[i];
