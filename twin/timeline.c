@@ -42,12 +42,8 @@ static void epoch_sc_free(struct scenario *sc)
 	free(sc);
 }
 
-/*
- * The scenario after events[0..k) of base: a copy of the previous epoch's
- * (or base's) with event k-1 applied.
- */
-static struct scenario *apply(const struct scenario *base,
-			      const struct scenario *prev,
+/* A copy of prev's scenario (the last epoch's, or the base) with e. */
+static struct scenario *apply(const struct scenario *prev,
 			      const struct scn_event *e)
 {
 	struct scenario *sc = malloc(sizeof(*sc));
@@ -58,14 +54,14 @@ static struct scenario *apply(const struct scenario *base,
 	*sc = *prev;
 	sc->events = NULL;
 	sc->nevents = 0;
-	sc->fibres = malloc(((size_t)base->nfibres + 1) * sizeof(*sc->fibres));
+	sc->fibres = malloc(((size_t)prev->nfibres + 1) * sizeof(*sc->fibres));
 	sc->tasks = malloc(((size_t)n + 2) * sizeof(*sc->tasks));
 	if (!sc->fibres || !sc->tasks) {
 		epoch_sc_free(sc);
 		return NULL;
 	}
 	memcpy(sc->fibres, prev->fibres,
-	       (size_t)base->nfibres * sizeof(*sc->fibres));
+	       (size_t)prev->nfibres * sizeof(*sc->fibres));
 	memcpy(sc->tasks, prev->tasks, (size_t)n * sizeof(*sc->tasks));
 	if (!e)
 		return sc;
@@ -267,7 +263,7 @@ struct timeline *timeline_new(const struct scenario *sc,
 
 		if (ev && ev->kind == SCN_EV_TRAFFIC)
 			continue;
-		next = apply(sc, last, ev);
+		next = apply(last, ev);
 		if (!next) {
 			err = -ENOMEM;
 			goto fail;
