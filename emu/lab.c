@@ -33,8 +33,7 @@
 
 #include "cgroup.h"
 #include "delayline.h"
-#include "dlsup.h"
-#include "nfqrule.h"
+#include "impair.h"
 #include "labstate.h"
 #include "netns.h"
 #include "nl.h"
@@ -794,32 +793,7 @@ static int configure(struct lab *lab)
 	return commit_all(lab);
 }
 
-/* ---- delay line ------------------------------------------------------ */
-
-static int add_queue(struct lab *lab, struct dl_queue **q, int *n, int *cap,
-		     int node, uint16_t num, double km, double gbps)
-{
-	struct dl_queue *x;
-	uint64_t delay = (uint64_t)(km * FIBRE_S_PER_KM * lab->dilation * 1e9 +
-				    0.5);
-
-	if (*n == *cap) {
-		int ncap = *cap ? 2 * *cap : 64;
-
-		x = realloc(*q, (size_t)ncap * sizeof(*x));
-		if (!x)
-			return -ENOMEM;
-		*q = x;
-		*cap = ncap;
-	}
-	x = &(*q)[(*n)++];
-	memset(x, 0, sizeof(*x));
-	snprintf(x->netns, sizeof(x->netns), "%s", lab->n[node].ns);
-	x->num = num;
-	x->delay_ns = delay;
-	x->maxlen = dl_queue_maxlen(rate_bps(lab, gbps), delay);
-	return 0;
-}
+/* ---- impairments ---------------------------------------------------- */
 
 struct delay_record {
 	struct lab *lab;
@@ -835,89 +809,76 @@ static int record_delay(pid_t pid, unsigned long long start, void *ctx)
 		      dr->exe);
 }
 
+static int hop(struct lab *lab, struct impair *im, int node, bool in,
+	       const char *ifn, int num, double km, double gbps, double loss)
+{
+	struct impair_hop h = {
+		.netns = lab->n[node].ns, .ifname = ifn, .in = in,
+		.num = (uint16_t)num,
+		.delay_s = km * FIBRE_S_PER_KM * lab->dilation,
+		.loss = loss, .rate_bps = (double)rate_bps(lab, gbps),
+	};
+
+	return impair_add(im, &h, lab->err, lab->errlen);
+}
+
 /*
- * Propagation on forwarding hops only: each router delays what it sends
- * into a lightpath by the lightpath's length, and what it sends to or
- * receives from a server by the access link's (when it has one).
+ * Impairments on forwarding hops only: each router impairs what it sends
+ * into a lightpath (the lightpath's length and loss), and what it sends to
+ * or receives from a server (the access link's length, when it has one).
  */
-static int start_delay(struct lab *lab)
+static int start_impairments(struct lab *lab, unsigned mask)
 {
 	const struct plan *p = lab->p;
 	const struct scenario *sc = p->sc;
-	struct dl_queue *q = NULL;
+	struct impair *im = impair_new(mask);
 	struct delay_record dr;
-	int n = 0, cap = 0, err = 0;
-	char name[16], ifn[16], exe[PATH_MAX], msg[256];
-	struct dl_live *live;
-	pid_t pid;
+	struct impair_env env;
+	char name[16], ifn[16], exe[PATH_MAX];
+	int err = 0;
 
+	if (!im)
+		return fail(lab, -ENOMEM, "out of memory");
 	for (int l = 0; l < p->net->nlp && !err; l++) {
 		const struct lightpath *lp = &p->net->lp[l];
+		double loss = net_lightpath_loss(sc, lp);
 
 		lab_lightpath_if(l, ifn, sizeof(ifn));
-		for (int end = 0; end < 2 && !err; end++) {
-			int r = end ? lp->b : lp->a, idx = lab->lp[2 * l + end];
-
-			err = add_queue(lab, &q, &n, &cap, r, (uint16_t)idx,
-					lp->km, lp->cap_gbps);
-			if (!err)
-				err = nfqrule_set(lab->n[r].ns, true,
-						     "FORWARD", false, ifn,
-						     (uint16_t)idx);
-			if (err)
-				fail(lab, err, "cannot add the delay rule for "
-				     "'%s' in netns '%s': %s", ifn,
-				     lab->n[r].ns, strerror(-err));
-		}
+		for (int end = 0; end < 2 && !err; end++)
+			err = hop(lab, im, end ? lp->b : lp->a, false, ifn,
+				  lab->lp[2 * l + end], lp->km, lp->cap_gbps,
+				  loss);
 	}
 	for (int s = 0; s < sc->nnodes && !err; s++) {
-		int r = sc->nodes[s].attach, idx = lab->acc[s];
+		const struct scn_node *n = &sc->nodes[s];
 
-		if (sc->nodes[s].kind != NODE_SERVER ||
-		    sc->nodes[s].access_km <= 0)
+		if (n->kind != NODE_SERVER)
 			continue;
 		lab_access_if(s, ifn, sizeof(ifn));
-		err = add_queue(lab, &q, &n, &cap, r, (uint16_t)idx,
-				sc->nodes[s].access_km,
-				sc->nodes[s].access_gbps);
+		err = hop(lab, im, n->attach, false, ifn, lab->acc[s],
+			  n->access_km, n->access_gbps, 0);
 		if (!err)
-			err = add_queue(lab, &q, &n, &cap, r,
-					(uint16_t)(idx + 32768),
-					sc->nodes[s].access_km,
-					sc->nodes[s].access_gbps);
-		if (!err)
-			err = nfqrule_set(lab->n[r].ns, true, "FORWARD",
-					     false, ifn, (uint16_t)idx);
-		if (!err)
-			err = nfqrule_set(lab->n[r].ns, true, "PREROUTING",
-					     true, ifn, (uint16_t)(idx + 32768));
-		if (err)
-			fail(lab, err, "cannot add the delay rules for '%s' in "
-			     "netns '%s': %s", ifn, lab->n[r].ns,
-			     strerror(-err));
+			err = hop(lab, im, n->attach, true, ifn,
+				  lab->acc[s] + 32768, n->access_km,
+				  n->access_gbps, 0);
 	}
-	if (err || n == 0) {
-		free(q);
-		return err;
+	if (!err && !proc_exe(getpid(), exe, sizeof(exe)))
+		err = fail(lab, -EIO, "cannot start the delay line: cannot "
+			   "read this program's executable");
+	if (!err) {
+		lab_delay_name(lab->prefix, name, sizeof(name));
+		dr = (struct delay_record){ lab, name, exe };
+		env = (struct impair_env){
+			.record = record_delay, .ctx = &dr, .proc_name = name,
+			/* without its counters the delay line still delays */
+			.live = (mask & IMPAIR_DELAY) ?
+				live_create(lab->prefix) : NULL,
+		};
+		err = impair_start(im, &env, lab->err, lab->errlen);
+		lab_delay_live_close(env.live);	/* the supervisor maps its own */
 	}
-	if (!proc_exe(getpid(), exe, sizeof(exe))) {
-		free(q);
-		return fail(lab, -EIO, "cannot start the delay line: cannot "
-			    "read this program's executable");
-	}
-	lab_delay_name(lab->prefix, name, sizeof(name));
-	dr.lab = lab;
-	dr.name = name;
-	dr.exe = exe;
-	/* without its counters the delay line still delays: not fatal */
-	live = live_create(lab->prefix);
-	pid = dlsup_start(q, n, name, live, record_delay, &dr, msg,
-			  sizeof(msg));
-	lab_delay_live_close(live);	/* the supervisor keeps its own map */
-	free(q);
-	if (pid < 0)
-		return fail(lab, pid, "%s", msg);
-	return 0;
+	impair_free(im);
+	return err;
 }
 
 int lab_up(const struct plan *p, const struct addressing *a,
@@ -987,8 +948,9 @@ int lab_up(const struct plan *p, const struct addressing *a,
 		err = make_links(lab);
 	if (!err)
 		err = configure(lab);
-	if (!err && o->delay)
-		err = start_delay(lab);
+	if (!err)
+		err = start_impairments(lab, o->delay ? IMPAIR_ALL :
+					     IMPAIR_ALL & ~IMPAIR_DELAY);
 	if (err) {
 		free_lab(lab);
 		lab_down(o->prefix, NULL, NULL);

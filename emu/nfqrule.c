@@ -71,33 +71,20 @@ static int iptables_err(int status)
 	return -EIO;
 }
 
-int nfqrule_set(const char *netns, bool add, const char *chain,
-		bool match_in, const char *ifname, uint16_t num)
+/*
+ * Add (after checking that it is not there) or remove the rule argv
+ * describes in netns; argv[3] is the slot for -C, -A or -D.
+ */
+static int rule_set(const char *netns, bool add, char *argv[])
 {
-	char numbuf[8];
-	char *argv[] = {
-		"iptables", "-t", "mangle", NULL, (char *)chain,
-		match_in ? "-i" : "-o", (char *)ifname,
-		"-j", "NFQUEUE", "--queue-num", numbuf, NULL
-	};
-	const char *path;
+	const char *path = nfqrule_iptables();
 	int nsfd, st, err;
 
-	if (!netns || !chain || !ifname || !netns_name_ok(netns) ||
-	    !nfqrule_ifname_ok(ifname))
-		return -EINVAL;
-	if (strcmp(chain, "FORWARD") &&
-	    !(match_in && !strcmp(chain, "PREROUTING")) &&
-	    !(!match_in && !strcmp(chain, "POSTROUTING")))
-		return -EINVAL;
-	path = nfqrule_iptables();
 	if (!path)
 		return -ENOENT;
-	snprintf(numbuf, sizeof(numbuf), "%u", (unsigned int)num);
 	nsfd = netns_open(netns);
 	if (nsfd < 0)
 		return nsfd;
-
 	if (add) {
 		/* -C answers 0 when the rule exists, 1 when it does not */
 		argv[3] = "-C";
@@ -120,4 +107,44 @@ int nfqrule_set(const char *netns, bool add, const char *chain,
 close_nsfd:
 	close(nsfd);
 	return err;
+}
+
+int nfqrule_set(const char *netns, bool add, const char *chain,
+		bool match_in, const char *ifname, uint16_t num)
+{
+	char numbuf[8];
+	char *argv[] = {
+		"iptables", "-t", "mangle", NULL, (char *)chain,
+		match_in ? "-i" : "-o", (char *)ifname,
+		"-j", "NFQUEUE", "--queue-num", numbuf, NULL
+	};
+
+	if (!netns || !chain || !ifname || !netns_name_ok(netns) ||
+	    !nfqrule_ifname_ok(ifname))
+		return -EINVAL;
+	if (strcmp(chain, "FORWARD") &&
+	    !(match_in && !strcmp(chain, "PREROUTING")) &&
+	    !(!match_in && !strcmp(chain, "POSTROUTING")))
+		return -EINVAL;
+	snprintf(numbuf, sizeof(numbuf), "%u", (unsigned int)num);
+	return rule_set(netns, add, argv);
+}
+
+int nfqrule_loss_set(const char *netns, bool add, const char *ifname,
+		     double p)
+{
+	char pbuf[32];
+	char *argv[] = {
+		"iptables", "-t", "filter", NULL, "FORWARD",
+		"-o", (char *)ifname, "-m", "statistic", "--mode", "random",
+		"--probability", pbuf, "-j", "DROP", NULL
+	};
+
+	if (!netns || !ifname || !netns_name_ok(netns) ||
+	    !nfqrule_ifname_ok(ifname) || !(p > 0 && p <= 1))
+		return -EINVAL;
+	/* iptables keeps the probability as a 31-bit fraction and prints it
+	 * with 11 decimals; -C and -D match what -A was given that way */
+	snprintf(pbuf, sizeof(pbuf), "%.11f", p);
+	return rule_set(netns, add, argv);
 }

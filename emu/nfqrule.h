@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The delay line's rules: the iptables rule that sends a link's packets to
- * its NFQUEUE queue, in the namespace of the node that forwards them.
+ * The impairments' iptables rules, in the namespace of the node that
+ * forwards a link's packets: the rule that sends them to the delay line's
+ * NFQUEUE queue, and the rule that drops a share of them at random (loss).
  */
 #ifndef EMU_NFQRULE_H
 #define EMU_NFQRULE_H
@@ -29,6 +30,19 @@
 int nfqrule_set(const char *netns, bool add, const char *chain,
 		bool match_in, const char *ifname, uint16_t num)
 	__attribute__((warn_unused_result));
+
+/*
+ * nfqrule_loss_set - add or remove, in namespace netns, the rule
+ *
+ *   iptables -t filter -A|-D FORWARD -o IFNAME -m statistic --mode random
+ *            --probability P -j DROP
+ *
+ * (0 < p <= 1). In the filter table, so it applies after any delay rule
+ * of the same link whatever the order they were added in. Returns as
+ * nfqrule_set.
+ */
+int nfqrule_loss_set(const char *netns, bool add, const char *ifname,
+		     double p) __attribute__((warn_unused_result));
 
 /* The iptables binary nfqrule_set runs, or NULL when there is none. */
 const char *nfqrule_iptables(void);

@@ -625,6 +625,7 @@ int session_run(const struct session_opts *o, struct session_result *res)
 		scenario_free(sc);
 		return EXIT_USAGE;
 	}
+	note_loss(sc, x.out);
 	x.fo.prefix = x.lo.prefix;
 	if (!rounds)
 		for (int t = 0; t < sc->ntasks; t++)

@@ -113,6 +113,18 @@ bool refuse_events(const struct scenario *sc, const char *path, FILE *f)
 	return true;
 }
 
+void note_loss(const struct scenario *sc, FILE *f)
+{
+	for (int i = 0; i < sc->nfibres; i++)
+		if (sc->fibres[i].loss > 0) {
+			fprintf(f, "note: fibres of '%s' lose packets (first at "
+				"line %d); the emulation drops them, the twin's "
+				"predictions assume no loss\n", sc->name,
+				sc->fibres[i].line);
+			return;
+		}
+}
+
 int load_events(struct scenario *sc, const char *path)
 {
 	struct scn_error err;
@@ -168,6 +180,7 @@ int plan_scenario(const char *path, const char *events,
 		*sc = NULL;
 		return EXIT_USAGE;
 	}
+	note_loss(*sc, stderr);
 	*p = sched_plan(*sc, ops);
 	if (*p)
 		return 0;

@@ -83,6 +83,10 @@ int plan_scenario(const char *path, const char *events,
 		  const struct sched_ops *ops, struct scenario **sc,
 		  struct plan **p);
 
+/* note_loss - say once that sc's fibres lose packets, which the emulation
+ * applies and the twin's predictors do not model (nothing when none do). */
+void note_loss(const struct scenario *sc, FILE *f);
+
 /* print_events - sc's events, one line each, in time order. */
 void print_events(const struct scenario *sc, FILE *f);
 

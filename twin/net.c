@@ -252,3 +252,13 @@ int net_find_lightpath(const struct net *net, const struct lightpath *x)
 	}
 	return -1;
 }
+
+double net_lightpath_loss(const struct scenario *sc,
+			  const struct lightpath *lp)
+{
+	double pass = 1;
+
+	for (int i = 0; i < lp->nfib; i++)
+		pass *= 1 - sc->fibres[lp->fib[i]].loss;
+	return 1 - pass;
+}

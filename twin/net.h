@@ -114,6 +114,11 @@ static inline int lp_dir_from(const struct lightpath *lp, int from)
  */
 int net_find_lightpath(const struct net *net, const struct lightpath *x);
 
+/* net_lightpath_loss - the probability that a packet sent into lp is lost
+ * on one of its fibres: 1 - prod(1 - loss). */
+double net_lightpath_loss(const struct scenario *sc,
+			  const struct lightpath *lp);
+
 int int_vec_push(struct int_vec *v, int x) __attribute__((warn_unused_result));
 
 #endif

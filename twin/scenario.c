@@ -300,6 +300,7 @@ struct fibre_rec {
 	char a[SCN_NAME_MAX + 1], b[SCN_NAME_MAX + 1];
 	double km;
 	unsigned wavelengths;
+	double loss;
 };
 
 static const struct yf_field fibre_fields[] = {
@@ -311,6 +312,8 @@ static const struct yf_field fibre_fields[] = {
 	  offsetof(struct fibre_rec, km), 1e5, 0 },
 	{ "wavelengths", YF_UINT, YF_POSITIVE,
 	  offsetof(struct fibre_rec, wavelengths), 4096, 0 },
+	{ "loss", YF_DOUBLE, YF_NONNEG,
+	  offsetof(struct fibre_rec, loss), SCN_LOSS_MAX, 0 },
 };
 
 static int load_fibres(struct ctx *c, yaml_node_t *seq, unsigned wdefault)
@@ -356,6 +359,7 @@ static int load_fibres(struct ctx *c, yaml_node_t *seq, unsigned wdefault)
 		}
 		f->km = r.km;
 		f->wavelengths = seen[3] ? (int)r.wavelengths : (int)wdefault;
+		f->loss = r.loss;
 		f->line = (int)v->start_mark.line + 1;
 		f->col = (int)v->start_mark.column + 1;
 		sc->nfibres++;
@@ -888,9 +892,12 @@ int scenario_write(const struct scenario *sc, FILE *f)
 	for (int i = 0; i < sc->nfibres; i++) {
 		const struct scn_fibre *fb = &sc->fibres[i];
 
-		fprintf(f, "  - {a: %s, b: %s, km: %.17g, wavelengths: %d}\n",
+		fprintf(f, "  - {a: %s, b: %s, km: %.17g, wavelengths: %d",
 			sc->nodes[fb->a].name, sc->nodes[fb->b].name, fb->km,
 			fb->wavelengths);
+		if (fb->loss > 0)
+			fprintf(f, ", loss: %.17g", fb->loss);
+		fputs("}\n", f);
 	}
 	any = false;
 	for (int i = 0; i < sc->nnodes; i++) {

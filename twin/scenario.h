@@ -17,6 +17,9 @@
 #define SCN_NODE_NAME_MAX 11
 #define SCN_TASK_NAME_MAX 32
 #define SCN_NAME_MAX 64
+/* A fibre's packet loss: at most one packet in ten (beyond that TCP
+ * collapses and a round measures nothing but timeouts). */
+#define SCN_LOSS_MAX 0.1
 
 enum node_kind { NODE_ROADM, NODE_ROUTER, NODE_SERVER };
 
@@ -41,6 +44,7 @@ struct scn_fibre {
 	int a, b;		/* ROADM node indices */
 	double km;
 	int wavelengths;
+	double loss;		/* probability a packet crossing it is lost */
 	int line, col;
 	bool down;		/* cut at the moment a timeline describes
 				 * (never in a file): nothing crosses it */

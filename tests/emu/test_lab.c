@@ -22,6 +22,7 @@
 #include "emu/delayline.h"
 #include "emu/lab.h"
 #include "emu/netns.h"
+#include "emu/nfqrule.h"
 #include "nettest.h"
 #include "twin/addr.h"
 #include "twin/sched.h"
@@ -291,6 +292,46 @@ static void goodput_at(const char *scale, double rate_bps, double n)
 	cr_assert(fabs(t.steady_bps - best) <= 0.05 * best,
 		  "goodput %.1f Mbit/s, best %.1f Mbit/s", t.steady_bps / 1e6,
 		  best / 1e6);
+}
+
+/*
+ * Fibre loss: each router that sends into a lightpath drops that share of
+ * its packets (the rule is there, with the lightpath's loss), and pings
+ * over two lossy lightpaths each way (0.9^4: a third lost) lose some and
+ * not all (all 40 answered: p = 5e-8; none: p < 1e-18).
+ */
+Test(lab, fibre_loss_drops_where_a_router_sends_into_the_lightpath)
+{
+	static const char lossy[] =
+		"fibres: [{a: A, b: B, km: 500, loss: 0.1},"
+		" {a: B, b: C, km: 500, loss: 0.1}]\n";
+	char yaml[2048], ns[64], src[16], dst[16], ifn[16];
+	const char *base = line3_at("1000"), *f = strstr(base, "fibres:");
+	const char *nl = strchr(f, '\n');
+	double rtt[40];
+	int got;
+
+	snprintf(yaml, sizeof(yaml), "%.*s%s%s", (int)(f - base), base, lossy,
+		 nl + 1);
+	build(yaml, &sched_mst, false);
+	cr_assert_gt(plan->net->nlp, 0);
+	for (int l = 0; l < plan->net->nlp; l++) {
+		const struct lightpath *lp = &plan->net->lp[l];
+
+		cr_assert_float_eq(net_lightpath_loss(sc, lp), 0.1, 1e-12);
+		lab_lightpath_if(l, ifn, sizeof(ifn));
+		for (int end = 0; end < 2; end++) {
+			ns_of(sc->nodes[end ? lp->b : lp->a].name, ns,
+			      sizeof(ns));
+			cr_assert_eq(nfqrule_loss_set(ns, true, ifn, 0.1),
+				     -EEXIST, "no loss rule on %s in %s", ifn,
+				     ns);
+		}
+	}
+	transfer(1, 1, false, ns, src, dst);
+	cr_assert_eq(nt_ping_from(ns, src, dst, 40, 2, rtt, &got), 0);
+	cr_log_info("%d of 40 answered", got);
+	cr_assert(got > 0 && got < 40, "%d of 40 answered", got);
 }
 
 Test(lab, tcp_goodput_100mbit)

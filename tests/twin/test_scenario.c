@@ -189,6 +189,10 @@ static const struct bad_case bad_cases[] = {
 	  "'km' must be > 0, got '-5'" },
 	{ "km_zero", HEAD "fibres:\n  - {a: A, b: B, km: 0}\n", 7,
 	  "'km' must be > 0, got '0'" },
+	{ "loss_negative", HEAD "fibres:\n  - {a: A, b: B, km: 5, "
+	  "loss: -0.1}\n", 7, "'loss' must be >= 0, got '-0.1'" },
+	{ "loss_too_high", HEAD "fibres:\n  - {a: A, b: B, km: 5, "
+	  "loss: 0.5}\n", 7, "'loss' must be <= 0.1, got '0.5'" },
 	{ "km_too_long", HEAD "fibres:\n  - {a: A, b: B, km: 1e6}\n", 7,
 	  "'km' must be <= 100000, got '1e6'" },
 	{ "wavelength_gbps_empty", L_NAME "wavelength_gbps:\n", 2,
@@ -578,7 +582,8 @@ Test(scenario, explicit_values)
 		"description: \"a: b\"\nsource: made up\n"
 		"weights: {beta: 2, adddrop: 0}\n"
 		"roadms: [A, B, C, N_1-x-12345]\n"
-		"fibres: [{a: A, b: B, km: 0.5, wavelengths: 4096}]\n"
+		"fibres: [{a: A, b: B, km: 0.5, wavelengths: 4096,"
+		" loss: 0.002}]\n"
 		L_ROUTERS
 		"servers:\n"
 		"  - {name: s1, router: r1, access_gbps: 100, access_km: 2,\n"
@@ -601,6 +606,7 @@ Test(scenario, explicit_values)
 	cr_expect_float_eq(sc->weights.adddrop, 0, 1e-12);
 	cr_expect_geq(scenario_find(sc, "N_1-x-12345"), 0, "11 characters");
 	cr_expect_eq(sc->fibres[0].wavelengths, 4096);
+	cr_expect_float_eq(sc->fibres[0].loss, 0.002, 1e-15);
 	cr_expect_float_eq(sc->nodes[node(sc, "s1")].access_km, 2, 1e-12);
 	cr_expect_str_eq(t->name, "big.model-1");
 	cr_expect_eq(t->parameters, 1000000000000ull);
@@ -729,6 +735,7 @@ static void same_scenario(const struct scenario *a, const struct scenario *b,
 		cr_expect_eq(a->fibres[i].km, b->fibres[i].km, "%s", what);
 		cr_expect_eq(a->fibres[i].wavelengths, b->fibres[i].wavelengths,
 			     "%s", what);
+		cr_expect_eq(a->fibres[i].loss, b->fibres[i].loss, "%s", what);
 	}
 	cr_assert_eq(a->ntasks, b->ntasks, "%s", what);
 	for (int i = 0; i < a->ntasks; i++) {
@@ -782,6 +789,31 @@ Test(scenario, written_scenarios_load_back_the_same)
 		free(text);
 	}
 	globfree(&g);
+}
+
+/* A fibre's loss is written when it has one, and read back the same. */
+Test(scenario, written_loss_loads_back_the_same)
+{
+	struct scn_error err;
+	struct scenario *a = parse_ok(
+		HEAD "fibres:\n  - {a: A, b: B, km: 100, loss: 0.0123}\n"
+		"  - {a: B, b: C, km: 50}\n" L_ROUTERS L_SERVERS L_TASKS), *b;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	cr_assert_not_null(f);
+	cr_assert_eq(scenario_write(a, f), 0);
+	cr_assert_eq(fclose(f), 0);
+	cr_expect(strstr(text, "loss: 0.0123"), "%s", text);
+	b = scenario_parse(text, len, "written", &err);
+	cr_assert_not_null(b, "%d:%d: %s\n%s", err.line, err.col, err.msg,
+			   text);
+	same_scenario(a, b, "loss");
+	cr_expect_eq(b->fibres[1].loss, 0);
+	scenario_free(a);
+	scenario_free(b);
+	free(text);
 }
 
 Test(scenario, load_missing_file)

@@ -89,6 +89,25 @@ Test(sched_known, spff_ring)
 	scenario_free(sc);
 }
 
+/* A lightpath loses what any of its fibres loses: 1 - prod(1 - loss). */
+Test(sched_known, lightpath_loss_compounds_over_its_fibres)
+{
+	struct scenario *sc = parse(ring4);
+	struct plan *p;
+
+	sc->fibres[0].loss = 0.1;	/* A-B */
+	sc->fibres[1].loss = 0.2;	/* B-C */
+	p = plan_of(sc, &sched_spff);
+	cr_assert_eq(p->net->nlp, 3);
+	cr_assert_float_eq(net_lightpath_loss(sc, &p->net->lp[0]), 0.1,
+			   1e-12);
+	cr_assert_float_eq(net_lightpath_loss(sc, &p->net->lp[1]),
+			   1 - 0.9 * 0.8, 1e-12);
+	cr_assert_eq(net_lightpath_loss(sc, &p->net->lp[2]), 0);
+	plan_free(p);
+	scenario_free(sc);
+}
+
 Test(sched_known, mst_ring)
 {
 	struct scenario *sc = parse(ring4);

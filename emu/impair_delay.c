@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Propagation delay by the delay line: each hop's packets sent to an
+ * NFQUEUE queue of their own (an iptables rule, nfqrule_set) and held
+ * there for the hop's delay by the delay line, which its supervisor runs
+ * (dlsup.h) once every hop is known.
+ */
+#include "impair.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "delayline.h"
+#include "dlsup.h"
+#include "nfqrule.h"
+
+struct delay {
+	struct dl_queue *q;
+	int n, cap;
+};
+
+static int delay_add(void *priv, const struct impair_hop *h, char *err,
+		     size_t len)
+{
+	struct delay *d = priv;
+	struct dl_queue *x;
+	uint64_t ns = (uint64_t)(h->delay_s * 1e9 + 0.5);
+	int e;
+
+	if (ns == 0)
+		return 0;
+	if (d->n == d->cap) {
+		int ncap = d->cap ? 2 * d->cap : 64;
+
+		x = realloc(d->q, (size_t)ncap * sizeof(*x));
+		if (!x)
+			return -ENOMEM;
+		d->q = x;
+		d->cap = ncap;
+	}
+	x = &d->q[d->n];
+	memset(x, 0, sizeof(*x));
+	snprintf(x->netns, sizeof(x->netns), "%s", h->netns);
+	x->num = h->num;
+	x->delay_ns = ns;
+	x->maxlen = dl_queue_maxlen((uint64_t)h->rate_bps, ns);
+	e = nfqrule_set(h->netns, true, h->in ? "PREROUTING" : "FORWARD",
+			h->in, h->ifname, h->num);
+	if (e) {
+		snprintf(err, len, "cannot add the delay rule for '%s' in "
+			 "netns '%s': %s", h->ifname, h->netns, strerror(-e));
+		return e;
+	}
+	d->n++;
+	return 0;
+}
+
+static int delay_start(void *priv, const struct impair_env *env, char *err,
+		       size_t len)
+{
+	struct delay *d = priv;
+	pid_t pid;
+
+	if (d->n == 0)
+		return 0;
+	pid = dlsup_start(d->q, d->n, env->proc_name, env->live, env->record,
+			  env->ctx, err, len);
+	return pid < 0 ? (int)pid : 0;
+}
+
+static void delay_release(void *priv)
+{
+	struct delay *d = priv;
+
+	free(d->q);
+}
+
+const struct impair_ops impair_delay_ops = {
+	.id = "delay",
+	.bit = IMPAIR_DELAY,
+	.priv_size = sizeof(struct delay),
+	.add = delay_add,
+	.start = delay_start,
+	.release = delay_release,
+};
