@@ -185,10 +185,11 @@ bench-delayline-if-root: $(BENCH_DL)
 # measured / predicted figures. Another experiment: FIDELITY_EXP=file.
 BENCH_FID := $(O)/tests/bench-fidelity
 FIDELITY_EXP ?= scenarios/experiments/poster-quick.yaml
-$(BENCH_FID): $(O)/tests/bench/fidelity/bench_fidelity.o
+$(BENCH_FID): $(O)/tests/bench/fidelity/bench_fidelity.o \
+		$(O)/tests/emu/nettest.o $(EMU_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,sqlite3) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,sqlite3 $(EMU_PKGS)) -lpthread -lm
 .PHONY: bench-fidelity bench-fidelity-if-root
 bench-fidelity: $(TWINLAB) $(BENCH_FID)
 	$(BENCH_FID) $(abspath $(TWINLAB)) $(FIDELITY_EXP)

@@ -17,6 +17,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sched.h>
+#include <spawn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -934,4 +935,56 @@ int nt_ping_from(const char *netns, const char *src, const char *dst,
 		 int count, int interval_ms, double *rtt, int *got)
 {
 	return ping_impl(netns, src, dst, count, interval_ms, rtt, NULL, got);
+}
+
+void nt_rm_results(const char *db)
+{
+	static const char *const beside[] = { "-wal", "-shm", ".log" };
+	char path[600], f[900];
+	struct dirent *de;
+	DIR *d;
+
+	unlink(db);
+	for (size_t i = 0; i < sizeof(beside) / sizeof(beside[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", db, beside[i]);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s.scenarios", db);
+	d = opendir(path);
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.') {
+			snprintf(f, sizeof(f), "%s/%s", path, de->d_name);
+			unlink(f);
+		}
+	if (d)
+		closedir(d);
+	rmdir(path);
+}
+
+pid_t nt_spawn_to(char *const argv[], const char *out)
+{
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int err;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT |
+					 O_TRUNC, 0644);
+	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	err = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	return err ? -err : pid;
+}
+
+char *nt_read_file(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(buf, 1, len - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	return buf;
 }

@@ -73,6 +73,21 @@ void nt_line_down(struct nt_line *l);
  */
 int nt_sweep(const char *stem);
 
+/*
+ * nt_rm_results - remove a results database and what twinlab keeps beside
+ * it: DB-wal, DB-shm, DB.log and the points' scenarios in DB.scenarios/.
+ */
+void nt_rm_results(const char *db);
+
+/*
+ * nt_spawn_to - start argv[0] with argv, its stdout and stderr into the
+ * file out (truncated). The pid, or -errno.
+ */
+pid_t nt_spawn_to(char *const argv[], const char *out);
+
+/* nt_read_file - up to len - 1 bytes of path into buf, terminated; buf. */
+char *nt_read_file(const char *path, char *buf, size_t len);
+
 /* Whether namespace name exists (/run/netns/NAME). */
 bool nt_netns_exists(const char *name);
 

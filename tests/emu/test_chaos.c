@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "emu/lab.h"
+#include "nettest.h"
 #include "emu/netns.h"
 
 extern char **environ;
@@ -48,35 +49,6 @@ static void setup(void)
 	snprintf(out, sizeof(out), "/tmp/tl-chaos-%d.out", (int)getpid());
 }
 
-static void rm_db(void)
-{
-	char path[256];
-
-	unlink(db);
-	snprintf(path, sizeof(path), "%s-wal", db);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s-shm", db);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s.log", db);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s.scenarios", db);
-	{
-		DIR *d = opendir(path);
-		struct dirent *de;
-		char f[512];
-
-		while (d && (de = readdir(d)))
-			if (de->d_name[0] != '.') {
-				snprintf(f, sizeof(f), "%s/%s", path,
-					 de->d_name);
-				unlink(f);
-			}
-		if (d)
-			closedir(d);
-		rmdir(path);
-	}
-}
-
 static void teardown(void)
 {
 	char path[160];
@@ -86,7 +58,7 @@ static void teardown(void)
 	lab_down(prefix, NULL, NULL);
 	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s.lock", prefix);
 	unlink(path);
-	rm_db();
+	nt_rm_results(db);
 	unlink(exp_file);
 	unlink(out);
 }
@@ -323,16 +295,11 @@ static pid_t start(enum cmd c)
 	char *exp[] = { bin, "experiment", exp_file, "--dilation", "1",
 			"--db", db, "--prefix", prefix, NULL };
 	char **argv = c == C_UP ? up : c == C_RUN ? run : exp;
-	posix_spawn_file_actions_t fa;
 	pid_t pid;
 
 	cr_assert_not_null(bin, "TWINLAB is not set");
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT |
-					 O_TRUNC, 0644);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	cr_assert_eq(posix_spawn(&pid, bin, &fa, NULL, argv, environ), 0);
-	posix_spawn_file_actions_destroy(&fa);
+	pid = nt_spawn_to(argv, out);
+	cr_assert_gt(pid, 0, "cannot start twinlab: %s", strerror(-pid));
 	return pid;
 }
 
@@ -366,15 +333,8 @@ static double uniform(void)
 static char *output(void)
 {
 	static char buf[8192];
-	FILE *f = fopen(out, "r");
-	size_t n = 0;
 
-	if (f) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-	}
-	buf[n] = '\0';
-	return buf;
+	return nt_read_file(out, buf, sizeof(buf));
 }
 
 Test(chaos, kill_points_leave_nothing)
@@ -405,7 +365,7 @@ Test(chaos, kill_points_leave_nothing)
 		struct text left;
 		pid_t pid;
 
-		rm_db();
+		nt_rm_results(db);
 		pid = start(c);
 		nanosleep(&ts, NULL);	/* the random moment, not a sync */
 		kill(pid, sig);

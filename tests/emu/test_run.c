@@ -28,6 +28,7 @@
 #include <sqlite3.h>
 
 #include "emu/lab.h"
+#include "nettest.h"
 #include "emu/netns.h"
 #include "emu/worker.h"
 #include "twin/addr.h"
@@ -60,11 +61,7 @@ static void teardown(void)
 	lab_down(prefix, NULL, NULL);
 	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s.lock", prefix);
 	unlink(path);
-	unlink(db);
-	snprintf(path, sizeof(path), "%s-wal", db);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s-shm", db);
-	unlink(path);
+	nt_rm_results(db);
 	unlink(yaml);
 	unlink(out);
 }
@@ -83,17 +80,12 @@ static pid_t start_run_at(const char *scenario, const char *sched,
 			 (char *)sched, "--rounds", r, "--db", db, "--prefix",
 			 prefix, dilation ? "--dilation" : NULL,
 			 (char *)dilation, NULL };
-	posix_spawn_file_actions_t fa;
 	pid_t pid;
 
 	cr_assert_not_null(bin, "TWINLAB is not set");
 	snprintf(r, sizeof(r), "%d", rounds);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT |
-					 O_TRUNC, 0644);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	cr_assert_eq(posix_spawn(&pid, bin, &fa, NULL, argv, environ), 0);
-	posix_spawn_file_actions_destroy(&fa);
+	pid = nt_spawn_to(argv, out);
+	cr_assert_gt(pid, 0, "cannot start twinlab: %s", strerror(-pid));
 	return pid;
 }
 
@@ -114,15 +106,8 @@ static int wait_run(pid_t pid)
 static char *output(void)
 {
 	static char buf[16384];
-	FILE *f = fopen(out, "r");
-	size_t n = 0;
 
-	if (f) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-	}
-	buf[n] = '\0';
-	return buf;
+	return nt_read_file(out, buf, sizeof(buf));
 }
 
 static double q1(sqlite3 *h, const char *sql)

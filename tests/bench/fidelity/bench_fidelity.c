@@ -20,7 +20,6 @@
  * FIDELITY_PREDICTOR=packet predicts with the twin's packet model;
  * FIDELITY_DB=path keeps the database there (otherwise it is removed).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <spawn.h>
@@ -30,6 +29,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "tests/emu/nettest.h"
 #include <sqlite3.h>
 
 extern char **environ;
@@ -261,7 +262,7 @@ int main(int argc, char **argv)
 	const char *prefix = argc > 3 ? argv[3] : "tbf0";
 	const char *pred = getenv("FIDELITY_PREDICTOR");
 	const char *keep = getenv("FIDELITY_DB");
-	char db[256], path[300];
+	char db[256];
 	char *av[] = { (char *)bin, "experiment", (char *)exp, "--db", db,
 		       "--prefix", (char *)prefix, "--predictor",
 		       (char *)(pred && *pred ? pred : "fluid"), NULL };
@@ -300,29 +301,6 @@ int main(int argc, char **argv)
 		printf("database kept: %s\n", db);
 		return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 	}
-	unlink(db);
-	snprintf(path, sizeof(path), "%s-wal", db);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s-shm", db);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s.log", db);
-	unlink(path);
-	/* the points' scenarios, written beside the database */
-	snprintf(path, sizeof(path), "%s.scenarios", db);
-	{
-		DIR *d = opendir(path);
-		struct dirent *de;
-		char f[600];
-
-		while (d && (de = readdir(d)))
-			if (de->d_name[0] != '.') {
-				snprintf(f, sizeof(f), "%s/%s", path,
-					 de->d_name);
-				unlink(f);
-			}
-		if (d)
-			closedir(d);
-		rmdir(path);
-	}
+	nt_rm_results(db);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
