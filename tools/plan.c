@@ -65,8 +65,8 @@ static void print_timeline(const struct scenario *sc,
 {
 	printf("\nevents (the plan above is the network at t = 0):\n");
 	print_events(sc, stdout);
-	printf("\ntimeline, re-scheduling '%s' (background traffic is not in "
-	       "the prediction yet):\n%10s  %-8s %5s %7s %5s %9s  %s\n",
+	printf("\ntimeline, re-scheduling '%s':\n%10s  %-8s %5s %7s %5s %9s  "
+	       "%s\n",
 	       resched_name(tl->policy), "at s", "event", "tasks",
 	       "blocked", "moved", "lightpaths", "mean round ms");
 	for (int i = 0; i < tl->n; i++) {
@@ -76,10 +76,20 @@ static void print_timeline(const struct scenario *sc,
 		snprintf(lp, sizeof(lp), "%d (+%d -%d)", e->plan->net->nlp,
 			 e->lit, e->unlit);
 		printf("%10.6f  %-8s %5d %7d %5d %10s  %.4f\n", e->at_s,
-		       e->event < 0 ? "start" :
-		       scn_event_kind_name(sc->events[e->event].kind),
-		       e->plan->ntasks, e->plan->blocked, e->nmoved, lp,
-		       e->plan->mean_round_s * 1e3);
+		       epoch_name(tl, e), e->plan->ntasks, e->plan->blocked,
+		       e->nmoved, lp, e->plan->mean_round_s * 1e3);
+		for (int b = 0; b < e->plan->nbg; b++) {
+			const struct bg_flow *f = &e->plan->bg[b];
+
+			printf("%10s  traffic %s -> %s, %g Gbit/s: ", "",
+			       sc->nodes[f->bg->from].name,
+			       sc->nodes[f->bg->to].name, f->bg->gbps);
+			if (f->routed)
+				printf("%d hops, %g km\n", f->path.nhops,
+				       f->path.km);
+			else
+				printf("not routed (%s)\n", f->why);
+		}
 		for (int t = 0; t < e->plan->ntasks; t++) {
 			const struct task_plan *tp = &e->plan->tasks[t];
 
@@ -183,6 +193,13 @@ int cmd_plan(int argc, char **argv)
 		goto out_plan;
 	if (sc->nevents) {
 		tl = timeline_new(sc, ops, policy, predict);
+		if (!tl && errno == EOPNOTSUPP) {
+			p_err("cannot follow the events of '%s': the packet "
+			      "predictor does not model background traffic; use "
+			      "--predictor fluid", sc->name);
+			rc = EXIT_USAGE;
+			goto out_plan;
+		}
 		if (!tl) {
 			p_err("cannot follow the events of '%s': %s", sc->name,
 			      strerror(errno));

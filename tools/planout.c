@@ -297,6 +297,37 @@ fail:
 	return NULL;
 }
 
+/* The background traffic of an epoch's plan, as routed. */
+static struct json_object *background_json(const struct scenario *sc,
+					   const struct plan *p)
+{
+	struct json_object *a = json_object_new_array();
+
+	J(a);
+	for (int i = 0; i < p->nbg; i++) {
+		const struct bg_flow *f = &p->bg[i];
+		struct json_object *o = json_object_new_object();
+
+		J(!push(a, o));
+		J(!add(o, "from", json_object_new_string(
+			sc->nodes[f->bg->from].name)));
+		J(!add(o, "to", json_object_new_string(
+			sc->nodes[f->bg->to].name)));
+		J(!add(o, "gbps", json_object_new_double(f->bg->gbps)));
+		J(!add(o, "routed", json_object_new_boolean(f->routed)));
+		if (f->routed) {
+			J(!add(o, "hops", json_object_new_int(f->path.nhops)));
+			J(!add(o, "km", json_object_new_double(f->path.km)));
+		} else {
+			J(!add(o, "why", json_object_new_string(f->why)));
+		}
+	}
+	return a;
+fail:
+	json_object_put(a);
+	return NULL;
+}
+
 struct json_object *timeline_json(const struct timeline *tl)
 {
 	struct json_object *a = json_object_new_array();
@@ -308,9 +339,8 @@ struct json_object *timeline_json(const struct timeline *tl)
 
 		J(!push(a, o));
 		J(!add(o, "at_s", json_object_new_double(e->at_s)));
-		J(!add(o, "event", json_object_new_string(e->event < 0 ?
-			"start" :
-			scn_event_kind_name(tl->sc->events[e->event].kind))));
+		J(!add(o, "event", json_object_new_string(epoch_name(tl, e))));
+		J(!add(o, "background", background_json(tl->sc, e->plan)));
 		J(!add(o, "tasks", json_object_new_int(e->plan->ntasks)));
 		J(!add(o, "blocked", json_object_new_int(e->plan->blocked)));
 		moved = json_object_new_array();

@@ -88,6 +88,9 @@ void plan_free(struct plan *p)
 	}
 	free(p->tasks);
 	free(p->link_bytes);
+	for (int i = 0; i < p->nbg; i++)
+		ppath_release(&p->bg[i].path);
+	free(p->bg);
 	net_free(p->net);
 	free(p);
 }

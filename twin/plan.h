@@ -60,6 +60,18 @@ struct task_plan {
 	double bcast_s, compute_s, upload_s, round_s;
 };
 
+/*
+ * Background traffic (the scenario's bg) as it flows over the plan's IP
+ * links: the shortest path by length over the access links and the lit
+ * lightpaths. Traffic no such path joins is not routed (why says so).
+ */
+struct bg_flow {
+	const struct scn_bg *bg;
+	bool routed;
+	char why[160];
+	struct ppath path;
+};
+
 struct plan {
 	const struct scenario *sc;
 	const char *scheduler;
@@ -75,6 +87,9 @@ struct plan {
 	const char *predictor;		/* "fluid" or "packet" once predicted */
 	/* predicted bytes per round on each directed IP link, see plan_link */
 	double *link_bytes;
+	/* background traffic, once plan_background has routed it */
+	int nbg;
+	struct bg_flow *bg;
 };
 
 /*
@@ -120,6 +135,12 @@ int plan_task_find(const struct plan *p, const char *name);
  * by routers, fibres and wavelength, not by index).
  */
 bool plan_task_same(const struct plan *a, int i, const struct plan *b, int j);
+
+/*
+ * plan_background - route the scenario's background traffic over p (see
+ * struct bg_flow); again after the first call does nothing. 0 or -ENOMEM.
+ */
+int plan_background(struct plan *p) __attribute__((warn_unused_result));
 
 /* Whether model m aggregates on upload (root, or has upload children). */
 bool task_aggregates(const struct task_plan *tp, int m);

@@ -16,6 +16,7 @@ struct flow {
 	const struct ppath *pp;
 	enum fstate state;
 	double bits, rem_bits, rate, arrive, prop;
+	double cap;		/* bit/s: background traffic's rate (tasks: none) */
 	bool fixed;
 };
 
@@ -27,7 +28,8 @@ struct mstate {
 
 struct sim {
 	struct plan *p;
-	int nflows;
+	int nflows;		/* the tasks' flows: f[0, nflows) */
+	int nall;		/* and background traffic: f[nflows, nall) */
 	struct flow *f;
 	int *first_flow;	/* per task: index of its model-0 slot */
 	struct mstate *ms;	/* parallel to flows: per (task, model) */
@@ -118,13 +120,32 @@ static void deliver(struct sim *s, int i)
 	}
 }
 
-/* Max-min fair rates by progressive filling over the links in use. */
+/* Fix flow f at rate r: what it takes leaves its links. */
+static void fix(struct sim *s, struct flow *f, double r)
+{
+	f->rate = r;
+	f->fixed = true;
+	for (int h = 0; h < f->pp->nhops; h++) {
+		int l = plan_link(s->p, &f->pp->hops[h]);
+
+		s->remcap[l] -= r;
+		if (--s->cnt[l] == 0)
+			s->remcap[l] = 0;
+	}
+}
+
+/*
+ * Max-min fair rates by progressive filling over the links in use;
+ * background traffic takes no more than its own rate (a flow capped
+ * below its fair share is fixed at its cap, and the rest share what it
+ * leaves).
+ */
 static void share(struct sim *s)
 {
 	struct plan *p = s->p;
 	int unfixed = 0;
 
-	for (int i = 0; i < s->nflows; i++) {
+	for (int i = 0; i < s->nall; i++) {
 		struct flow *f = &s->f[i];
 
 		f->fixed = f->state != F_ACTIVE;
@@ -141,9 +162,9 @@ static void share(struct sim *s)
 	}
 	while (unfixed) {
 		double best = INFINITY;
-		int bl = -1;
+		int bl = -1, capped = -1;
 
-		for (int i = 0; i < s->nflows; i++) {
+		for (int i = 0; i < s->nall; i++) {
 			struct flow *f = &s->f[i];
 
 			if (f->fixed)
@@ -158,7 +179,17 @@ static void share(struct sim *s)
 				}
 			}
 		}
-		for (int i = 0; i < s->nflows; i++) {
+		for (int i = s->nflows; i < s->nall; i++)
+			if (!s->f[i].fixed && s->f[i].cap < best) {
+				best = s->f[i].cap;
+				capped = i;
+			}
+		if (capped >= 0) {
+			fix(s, &s->f[capped], best);
+			unfixed--;
+			continue;
+		}
+		for (int i = 0; i < s->nall; i++) {
 			struct flow *f = &s->f[i];
 			bool on = false;
 
@@ -168,16 +199,8 @@ static void share(struct sim *s)
 				on = plan_link(p, &f->pp->hops[h]) == bl;
 			if (!on)
 				continue;
-			f->rate = best;
-			f->fixed = true;
+			fix(s, f, best);
 			unfixed--;
-			for (int h = 0; h < f->pp->nhops; h++) {
-				int l = plan_link(p, &f->pp->hops[h]);
-
-				s->remcap[l] -= best;
-				if (--s->cnt[l] == 0)
-					s->remcap[l] = 0;
-			}
 		}
 	}
 }
@@ -274,8 +297,16 @@ int predict_round(struct plan *p)
 		if (!p->tasks[i].blocked)
 			total += p->tasks[i].nmodels;
 	}
-	s.nflows = 2 * total;
-	s.f = calloc((size_t)s.nflows + 1, sizeof(*s.f));
+	s.nflows = s.nall = 2 * total;
+	err = plan_background(p);
+	if (err) {
+		free(s.first_flow);
+		return err;
+	}
+	err = -ENOMEM;
+	for (int i = 0; i < p->nbg; i++)
+		s.nall += p->bg[i].routed;
+	s.f = calloc((size_t)s.nall + 1, sizeof(*s.f));
 	s.ms = calloc((size_t)total + 1, sizeof(*s.ms));
 	s.round_end = calloc((size_t)p->ntasks + 1, sizeof(*s.round_end));
 	s.remcap = calloc((size_t)nl + 1, sizeof(*s.remcap));
@@ -330,6 +361,18 @@ int predict_round(struct plan *p)
 				s.ms[slot(&s, ti, tp->up.parent[m])].pending++;
 		}
 		s.ms[slot(&s, ti, 0)].have = true;
+	}
+	/* background traffic flows all round, at its own rate at most */
+	for (int i = 0, k = s.nflows; i < p->nbg; i++) {
+		struct flow *f = &s.f[k];
+
+		if (!p->bg[i].routed)
+			continue;
+		f->task = f->model = -1;
+		f->pp = &p->bg[i].path;
+		f->state = F_ACTIVE;
+		f->cap = p->bg[i].bg->gbps * 1e9;
+		k++;
 	}
 	/* broadcast starts at the root of every task */
 	for (int ti = 0; ti < p->ntasks; ti++)

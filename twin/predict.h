@@ -30,7 +30,10 @@
 /*
  * predict_round - fill each task's bcast_s/compute_s/upload_s/round_s, the
  * plan's mean_round_s and link_bytes (bytes on the wire per round, data
- * and ACKs, physical units: emulated bytes x scale). 0 or -errno.
+ * and ACKs, physical units: emulated bytes x scale; the tasks' only). The
+ * scenario's background traffic (a timeline epoch's) is routed
+ * (plan_background) and flows all round at its rate at most, sharing
+ * links max-min with the transfers. 0 or -errno.
  */
 int predict_round(struct plan *p) __attribute__((warn_unused_result));
 
@@ -40,7 +43,8 @@ int predict_round(struct plan *p) __attribute__((warn_unused_result));
  * transfers with packets waiting in turn, a frame each (the emulation's
  * shapers), a packet crosses a link in size / rate and then its fibre. A
  * message goes whole at once and is received with its last packet.
- * Deterministic. link_bytes as predict_round. 0 or -errno.
+ * Deterministic. link_bytes as predict_round. 0 or -errno; -EOPNOTSUPP
+ * when the scenario has background traffic (not modelled packet by packet).
  */
 int predict_round_packets(struct plan *p) __attribute__((warn_unused_result));
 

@@ -306,6 +306,8 @@ int predict_round_packets(struct plan *p)
 	int err, done = 0;
 	double sum = 0;
 
+	if (p->sc->nbg)
+		return -EOPNOTSUPP;	/* background traffic: fluid only */
 	/* link_bytes, validation and the plan's shape: the fluid pass */
 	err = predict_round(p);
 	if (err)

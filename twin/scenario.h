@@ -98,6 +98,16 @@ struct scn_weights {
 	double adddrop;		/* per O-E-O conversion at a router */
 };
 
+/*
+ * Background traffic flowing at the moment a timeline describes (never in
+ * a file): what a traffic event started and has not yet ended.
+ */
+struct scn_bg {
+	int event;		/* the traffic event */
+	int from, to;		/* routers or servers */
+	double gbps;
+};
+
 struct scenario {
 	char file[256];
 	char name[SCN_NAME_MAX + 1];
@@ -118,6 +128,8 @@ struct scenario {
 	struct scn_task *tasks;	/* sorted by (arrival, file order) */
 	int nevents;
 	struct scn_event *events; /* sorted by (at_s, file order) */
+	int nbg;
+	struct scn_bg *bg;	/* timeline epochs only (timeline.h) */
 };
 
 /* Where loading failed and why: "file:line:col: msg". line is 0 if unknown. */

@@ -32,6 +32,14 @@ int resched_find(const char *name)
 	return -1;
 }
 
+const char *epoch_name(const struct timeline *tl, const struct epoch *e)
+{
+	if (e->event < 0)
+		return "start";
+	return e->ends ? "end" :
+			 scn_event_kind_name(tl->sc->events[e->event].kind);
+}
+
 /* An epoch's scenario: borrowed nodes and locals, its own arrays. */
 static void epoch_sc_free(struct scenario *sc)
 {
@@ -39,13 +47,18 @@ static void epoch_sc_free(struct scenario *sc)
 		return;
 	free(sc->fibres);
 	free(sc->tasks);
+	free(sc->bg);
 	free(sc);
 }
 
-/* A copy of prev's scenario (the last epoch's, or the base) with e. */
-static struct scenario *apply(const struct scenario *prev,
-			      const struct scn_event *e)
+/*
+ * A copy of prev's scenario (the last epoch's, or the base) with event k
+ * of base (none when k < 0), or with the end of its traffic (ends).
+ */
+static struct scenario *apply(const struct scenario *base,
+			      const struct scenario *prev, int k, bool ends)
 {
+	const struct scn_event *e = k < 0 ? NULL : &base->events[k];
 	struct scenario *sc = malloc(sizeof(*sc));
 	int n = prev->ntasks;
 
@@ -56,15 +69,29 @@ static struct scenario *apply(const struct scenario *prev,
 	sc->nevents = 0;
 	sc->fibres = malloc(((size_t)prev->nfibres + 1) * sizeof(*sc->fibres));
 	sc->tasks = malloc(((size_t)n + 2) * sizeof(*sc->tasks));
-	if (!sc->fibres || !sc->tasks) {
+	sc->bg = malloc(((size_t)prev->nbg + 2) * sizeof(*sc->bg));
+	if (!sc->fibres || !sc->tasks || !sc->bg) {
 		epoch_sc_free(sc);
 		return NULL;
 	}
 	memcpy(sc->fibres, prev->fibres,
 	       (size_t)prev->nfibres * sizeof(*sc->fibres));
 	memcpy(sc->tasks, prev->tasks, (size_t)n * sizeof(*sc->tasks));
+	if (prev->nbg)
+		memcpy(sc->bg, prev->bg, (size_t)prev->nbg * sizeof(*sc->bg));
 	if (!e)
 		return sc;
+	if (ends) {
+		for (int i = 0; i < sc->nbg; i++)
+			if (sc->bg[i].event == k) {
+				memmove(&sc->bg[i], &sc->bg[i + 1],
+					(size_t)(sc->nbg - i - 1) *
+						sizeof(*sc->bg));
+				sc->nbg--;
+				break;
+			}
+		return sc;
+	}
 	switch (e->kind) {
 	case SCN_EV_CUT:
 	case SCN_EV_REPAIR:
@@ -84,6 +111,8 @@ static struct scenario *apply(const struct scenario *prev,
 			}
 		break;
 	case SCN_EV_TRAFFIC:
+		sc->bg[sc->nbg++] = (struct scn_bg){ k, e->from, e->to,
+						     e->gbps };
 		break;
 	}
 	return sc;
@@ -182,8 +211,26 @@ out:
 	return err;
 }
 
-static int add_epoch(struct timeline *tl, struct scenario *sc, int event,
-		     const struct sched_ops *ops,
+/* When something changes: an event, or the end of an event's traffic. */
+struct moment {
+	double at_s;
+	int event;
+	bool ends;
+};
+
+static int moment_cmp(const void *a, const void *b)
+{
+	const struct moment *x = a, *y = b;
+
+	if (x->at_s != y->at_s)
+		return x->at_s < y->at_s ? -1 : 1;
+	if (x->ends != y->ends)		/* traffic ends before what starts */
+		return x->ends ? -1 : 1;
+	return x->event - y->event;
+}
+
+static int add_epoch(struct timeline *tl, struct scenario *sc,
+		     const struct moment *mo, const struct sched_ops *ops,
 		     int (*predict)(struct plan *p))
 {
 	const struct plan *prev = tl->n ? tl->e[tl->n - 1].plan : NULL;
@@ -192,8 +239,9 @@ static int add_epoch(struct timeline *tl, struct scenario *sc, int event,
 
 	memset(e, 0, sizeof(*e));
 	e->sc = sc;
-	e->event = event;
-	e->at_s = event < 0 ? 0 : tl->sc->events[event].at_s;
+	e->event = mo ? mo->event : -1;
+	e->ends = mo && mo->ends;
+	e->at_s = mo ? mo->at_s : 0;
 	e->moved = calloc((size_t)sc->ntasks + 1, sizeof(*e->moved));
 	if (!e->moved) {
 		epoch_sc_free(sc);
@@ -248,33 +296,43 @@ struct timeline *timeline_new(const struct scenario *sc,
 {
 	struct timeline *tl = calloc(1, sizeof(*tl));
 	const struct scenario *last = sc;
-	int err = -ENOMEM;
+	struct moment *mo = NULL;
+	int err = -ENOMEM, nmo = 0;
 
 	if (!tl)
 		return NULL;
 	tl->sc = sc;
 	tl->policy = policy;
-	tl->e = calloc((size_t)sc->nevents + 2, sizeof(*tl->e));
-	if (!tl->e)
+	mo = calloc(2 * (size_t)sc->nevents + 1, sizeof(*mo));
+	tl->e = calloc(2 * (size_t)sc->nevents + 2, sizeof(*tl->e));
+	if (!mo || !tl->e)
 		goto fail;
-	for (int k = -1; k < sc->nevents; k++) {
-		const struct scn_event *ev = k < 0 ? NULL : &sc->events[k];
-		struct scenario *next;
+	for (int k = 0; k < sc->nevents; k++) {
+		const struct scn_event *ev = &sc->events[k];
 
-		if (ev && ev->kind == SCN_EV_TRAFFIC)
-			continue;
-		next = apply(last, ev);
+		mo[nmo++] = (struct moment){ ev->at_s, k, false };
+		if (ev->kind == SCN_EV_TRAFFIC)
+			mo[nmo++] = (struct moment){ ev->at_s + ev->for_s, k,
+						     true };
+	}
+	qsort(mo, (size_t)nmo, sizeof(*mo), moment_cmp);
+	for (int i = -1; i < nmo; i++) {
+		struct scenario *next = apply(sc, last, i < 0 ? -1 :
+					      mo[i].event, i >= 0 && mo[i].ends);
+
 		if (!next) {
 			err = -ENOMEM;
 			goto fail;
 		}
-		err = add_epoch(tl, next, k, ops, predict);
+		err = add_epoch(tl, next, i < 0 ? NULL : &mo[i], ops, predict);
 		if (err)
 			goto fail;
 		last = next;
 	}
+	free(mo);
 	return tl;
 fail:
+	free(mo);
 	timeline_free(tl);
 	errno = -err;
 	return NULL;

@@ -15,8 +15,10 @@
  *         of each lightpath it would need that is not lit (the
  *         scenario's reconfig_ms).
  *
- * Background traffic does not change the plan and is not in the
- * prediction yet: its events start no epoch.
+ * Background traffic changes no plan (it is not the schedulers' to
+ * place) but shares the links with the tasks: its start and its end each
+ * begin an epoch whose scenario lists the traffic flowing (struct
+ * scn_bg), which the prediction includes (predict_round).
  */
 #ifndef TWIN_TIMELINE_H
 #define TWIN_TIMELINE_H
@@ -32,6 +34,7 @@ enum resched { RESCHED_NONE, RESCHED_FULL, RESCHED_AUTO };
 struct epoch {
 	double at_s;		/* when it starts, scenario seconds */
 	int event;		/* the event that started it, -1 at t = 0 */
+	bool ends;		/* started by the end of event's traffic */
 	struct scenario *sc;	/* the network then (nodes shared with the
 				 * timeline's scenario) */
 	struct plan *plan;	/* scheduled and predicted */
@@ -50,6 +53,9 @@ struct timeline {
 /* resched_name / resched_find: "none", "full", "auto"; find: -1 if unknown. */
 const char *resched_name(enum resched r);
 int resched_find(const char *name);
+
+/* What began epoch e: "start", the event's kind, or "end" (of traffic). */
+const char *epoch_name(const struct timeline *tl, const struct epoch *e);
 
 /*
  * timeline_new - the epochs of sc under policy, each planned with ops and

@@ -9,6 +9,7 @@
  */
 #include <criterion/criterion.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "twin/predict.h"
 #include "twin/sched.h"
 #include "twin/timeline.h"
+#include "twin/wire.h"
 
 static struct scenario *ring_with(const char *events)
 {
@@ -92,7 +94,7 @@ static void only_movers_move(const struct epoch *prev, const struct epoch *e)
 static const char story[] =
 	"events:\n"
 	"  - {at_s: 1, cut: {a: A, b: B}}\n"
-	"  - {at_s: 1.5, traffic: {from: s1, to: s4, gbps: 5, for_s: 1}}\n"
+	"  - {at_s: 1.5, traffic: {from: s1, to: s4, gbps: 5, for_s: 0.25}}\n"
 	"  - {at_s: 2, arrive: {name: t9, global: s6, locals: [s3, s4],"
 	" parameters: 1000000, bytes_per_parameter: 4, work_core_s: 0.01}}\n"
 	"  - {at_s: 3, repair: {a: A, b: B}}\n"
@@ -107,11 +109,13 @@ Test(timeline, none_moves_only_what_must)
 	int ab = sc->events[0].fibre, crossed = 0;
 
 	cr_assert_not_null(tl);
-	/* start, cut, arrive, repair, leave: traffic starts no epoch */
-	cr_assert_eq(tl->n, 5);
+	/* start, cut, traffic, its end, arrive, repair, leave */
+	cr_assert_eq(tl->n, 7);
 	cr_assert_eq(tl->e[0].event, -1);
 	cr_assert_float_eq(tl->e[1].at_s, 1.0, 0);
-	cr_assert_float_eq(tl->e[2].at_s, 2.0, 0);
+	cr_assert_float_eq(tl->e[2].at_s, 1.5, 0);
+	cr_assert_float_eq(tl->e[3].at_s, 1.75, 0);
+	cr_assert_float_eq(tl->e[4].at_s, 2.0, 0);
 
 	/* the cut: what crossed A-B moves, the rest stays, nothing crosses */
 	e = &tl->e[1];
@@ -130,26 +134,35 @@ Test(timeline, none_moves_only_what_must)
 	cr_assert_gt(e->unlit, 0);
 	only_movers_move(&tl->e[0], e);
 
+	/* traffic and its end: nothing moves, nothing is lit */
+	for (int k = 2; k <= 3; k++) {
+		e = &tl->e[k];
+		cr_assert_eq(e->nmoved, 0);
+		cr_assert_eq(e->lit + e->unlit, 0);
+		cr_assert_eq(e->plan->nbg, k == 2);
+		only_movers_move(&tl->e[k - 1], e);
+	}
+
 	/* the arrival: placed, nothing else touched */
-	e = &tl->e[2];
+	e = &tl->e[4];
 	cr_assert_eq(e->plan->ntasks, 3);
 	cr_assert_geq(task_index(e->plan, "t9"), 0);
 	cr_assert_not(e->plan->tasks[task_index(e->plan, "t9")].blocked);
 	cr_assert_eq(e->nmoved, 0);
 	cr_assert_not(crosses(e->plan, ab), "still cut");
-	only_movers_move(&tl->e[1], e);
+	only_movers_move(&tl->e[3], e);
 
 	/* the repair: under 'none' nobody goes back */
-	e = &tl->e[3];
+	e = &tl->e[5];
 	cr_assert_eq(e->nmoved, 0);
 	cr_assert_eq(e->lit + e->unlit, 0);
-	only_movers_move(&tl->e[2], e);
+	only_movers_move(&tl->e[4], e);
 
 	/* the departure: t1 is gone, the others keep their way */
-	e = &tl->e[4];
+	e = &tl->e[6];
 	cr_assert_eq(e->plan->ntasks, 2);
 	cr_assert_eq(task_index(e->plan, "t1"), -1);
-	only_movers_move(&tl->e[3], e);
+	only_movers_move(&tl->e[5], e);
 	timeline_free(tl);
 	scenario_free(sc);
 }
@@ -162,7 +175,7 @@ Test(timeline, full_is_scheduling_from_scratch)
 					   predict_round);
 
 	cr_assert_not_null(tl);
-	cr_assert_eq(tl->n, 5);
+	cr_assert_eq(tl->n, 7);
 	for (int k = 0; k < tl->n; k++) {
 		struct plan *p = sched_plan(tl->e[k].sc, &sched_spff);
 
@@ -174,7 +187,7 @@ Test(timeline, full_is_scheduling_from_scratch)
 		plan_free(p);
 	}
 	/* after the repair, A-B is lit again by someone */
-	cr_assert(crosses(tl->e[3].plan, sc->events[0].fibre));
+	cr_assert(crosses(tl->e[5].plan, sc->events[0].fibre));
 	timeline_free(tl);
 	scenario_free(sc);
 }
@@ -319,9 +332,131 @@ Test(timeline, shipped_events_play_on_the_ring)
 	for (int p = RESCHED_NONE; p <= RESCHED_AUTO; p++) {
 		tl = timeline_new(sc, &sched_mst, p, predict_round);
 		cr_assert_not_null(tl, "%s", resched_name(p));
-		cr_assert_eq(tl->n, 5, "traffic starts no epoch");
+		cr_assert_eq(tl->n, 7, "traffic starts one and ends one");
+		cr_assert_str_eq(epoch_name(tl, &tl->e[2]), "traffic");
+		cr_assert_eq(tl->e[2].plan->nbg, 1);
+		cr_assert(tl->e[2].plan->bg[0].routed);
+		cr_assert_eq(tl->e[3].plan->nbg, 1, "and on at the arrival");
+		cr_assert_str_eq(epoch_name(tl, &tl->e[4]), "end");
+		cr_assert_eq(tl->e[4].plan->nbg, 0);
 		cr_assert_eq(tl->e[tl->n - 1].plan->ntasks, 2);
 		timeline_free(tl);
 	}
+	scenario_free(sc);
+}
+
+/*
+ * Background traffic on the line sA - rA = rB - sB (100 Gbit/s every
+ * link): t1 broadcasts sA -> sB and uploads back, one message each way.
+ * Traffic sA -> sB at 20 Gbit/s leaves the broadcast 80 (its cap is below
+ * the fair share, 50); at 150 it is cut to the fair share, and both get 50.
+ * The upload runs the other way and is not slowed. While traffic flows the
+ * plan is the same; when it ends, the round is what it was.
+ */
+static struct scenario *line_with(const char *events)
+{
+	static char buf[2048];
+	struct scn_error err;
+	struct scenario *sc;
+	int n;
+
+	n = snprintf(buf, sizeof(buf),
+		"name: line\nwavelength_gbps: 100\nwavelengths: 4\n"
+		"demand_gbps: 10\nroadms: [A, B]\n"
+		"fibres: [{a: A, b: B, km: 100}]\n"
+		"routers: [{name: rA, roadm: A}, {name: rB, roadm: B}]\n"
+		"servers:\n"
+		"  - {name: sA, router: rA, access_gbps: 100, cpu: 1,"
+		" memory_mib: 64}\n"
+		"  - {name: sB, router: rB, access_gbps: 100, cpu: 1,"
+		" memory_mib: 64}\n"
+		"tasks:\n"
+		"  - {name: t1, global: sA, locals: [sB], parameters: 1000000,"
+		" bytes_per_parameter: 4, work_core_s: 0, rounds: 100}\n"
+		"events:\n%s", events);
+	sc = scenario_parse(buf, (size_t)n, "line", &err);
+	cr_assert_not_null(sc, "%d:%d: %s", err.line, err.col, err.msg);
+	return sc;
+}
+
+static void slowed_to(double gbps, double share_gbps)
+{
+	char ev[256];
+	struct scenario *sc;
+	struct timeline *tl;
+	struct wire_msg wm;
+	double bits, quiet, busy;
+
+	snprintf(ev, sizeof(ev),
+		 "  - {at_s: 1, traffic: {from: sA, to: sB, gbps: %g,"
+		 " for_s: 2}}\n", gbps);
+	sc = line_with(ev);
+	tl = timeline_new(sc, &sched_mst, RESCHED_NONE, predict_round);
+	cr_assert_not_null(tl);
+	cr_assert_eq(tl->n, 3);
+	cr_assert_float_eq(tl->e[1].at_s, 1, 1e-12);
+	cr_assert_float_eq(tl->e[2].at_s, 3, 1e-12);
+	cr_assert_eq(tl->e[1].nmoved, 0);
+	cr_assert_eq(tl->e[1].plan->nbg, 1);
+	cr_assert(tl->e[1].plan->bg[0].routed);
+	cr_assert_eq(tl->e[1].plan->bg[0].path.nhops, 3, "acc, lp, acc");
+	cr_assert_eq(wire_message(sc, &sc->tasks[0], &wm), 0);
+	bits = 8.0 * (double)wm.data_bytes * sc->scale;
+	quiet = tl->e[0].plan->tasks[0].bcast_s;
+	busy = tl->e[1].plan->tasks[0].bcast_s;
+	cr_assert_float_eq(busy - quiet,
+			   bits / (share_gbps * 1e9) - bits / 100e9, 1e-12,
+			   "broadcast %.9f s quiet, %.9f s with %g Gbit/s",
+			   quiet, busy, gbps);
+	cr_assert_float_eq(tl->e[1].plan->tasks[0].upload_s,
+			   tl->e[0].plan->tasks[0].upload_s, 1e-12);
+	cr_assert_eq(tl->e[2].plan->nbg, 0);
+	cr_assert_float_eq(tl->e[2].plan->tasks[0].round_s,
+			   tl->e[0].plan->tasks[0].round_s, 1e-15);
+	timeline_free(tl);
+	scenario_free(sc);
+}
+
+Test(timeline, background_traffic_shares_the_links)
+{
+	slowed_to(20, 80);
+	slowed_to(150, 50);
+}
+
+/* Traffic between routers no lit lightpath joins is not routed, and
+ * says why; the round is as if it were not there. */
+Test(timeline, traffic_without_a_lit_path_is_not_routed)
+{
+	struct scenario *sc = line_with(
+		"  - {at_s: 1, traffic: {from: rB, to: rA, gbps: 20,"
+		" for_s: 1}}\n"
+		"  - {at_s: 1.5, cut: {a: A, b: B}}\n");
+	struct timeline *tl = timeline_new(sc, &sched_mst, RESCHED_NONE,
+					   predict_round);
+
+	cr_assert_not_null(tl);
+	cr_assert_eq(tl->n, 4);
+	cr_assert(tl->e[1].plan->bg[0].routed, "rB -> rA over the lightpath");
+	cr_assert_eq(tl->e[1].plan->bg[0].path.nhops, 1);
+	cr_assert_str_eq(epoch_name(tl, &tl->e[2]), "cut");
+	cr_assert_not(tl->e[2].plan->bg[0].routed);
+	cr_assert(strstr(tl->e[2].plan->bg[0].why, "no lit lightpaths join "
+			 "'rB' and 'rA'"), "%s", tl->e[2].plan->bg[0].why);
+	cr_assert_str_eq(epoch_name(tl, &tl->e[3]), "end");
+	timeline_free(tl);
+	scenario_free(sc);
+}
+
+/* The packet predictor does not model background traffic and says so. */
+Test(timeline, the_packet_predictor_refuses_traffic)
+{
+	struct scenario *sc = line_with(
+		"  - {at_s: 1, traffic: {from: sA, to: sB, gbps: 1,"
+		" for_s: 1}}\n");
+	struct timeline *tl = timeline_new(sc, &sched_mst, RESCHED_NONE,
+					   predict_round_packets);
+
+	cr_assert_null(tl);
+	cr_assert_eq(errno, EOPNOTSUPP);
 	scenario_free(sc);
 }
