@@ -44,6 +44,8 @@ static int route(const struct plan *p, const struct scn_bg *bg,
 	struct hop *hops = NULL;
 
 	f->bg = bg;
+	f->on_s = 0;
+	f->off_s = INFINITY;
 	if (!adj || !dist || !prev || !done)
 		goto out;
 	for (int s = 0; s < n; s++) {

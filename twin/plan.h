@@ -70,6 +70,10 @@ struct bg_flow {
 	bool routed;
 	char why[160];
 	struct ppath path;
+	/* when it flows, in seconds from the round's start, as predict_round
+	 * sees it: [0, inf) from plan_background; a run that plays the
+	 * traffic sets it each round */
+	double on_s, off_s;
 };
 
 struct plan {

@@ -17,6 +17,7 @@ struct flow {
 	enum fstate state;
 	double bits, rem_bits, rate, arrive, prop;
 	double cap;		/* bit/s: background traffic's rate (tasks: none) */
+	double on, off;		/* background traffic: when it flows */
 	bool fixed;
 };
 
@@ -209,7 +210,7 @@ static int simulate(struct sim *s)
 {
 	const double eps = 1e-12;
 	/* every step ends a transfer, a flight or a training: bounded */
-	long steps = 0, max_steps = 4L * s->nflows + 64;
+	long steps = 0, max_steps = 4L * s->nall + 64;
 
 	while (s->left > 0) {
 		double next = INFINITY;
@@ -217,6 +218,17 @@ static int simulate(struct sim *s)
 		if (++steps > max_steps)
 			return -ELOOP;	/* a bug, said, never a hang */
 
+		/* background traffic flows in its window [on, off) */
+		for (int i = s->nflows; i < s->nall; i++) {
+			struct flow *f = &s->f[i];
+
+			f->state = f->on <= s->t + eps && s->t + eps < f->off ?
+					   F_ACTIVE : F_DONE;
+			if (s->t + eps < f->on)
+				next = fmin(next, f->on);
+			else if (s->t + eps < f->off)
+				next = fmin(next, f->off);
+		}
 		share(s);
 		for (int i = 0; i < s->nflows; i++) {
 			const struct flow *f = &s->f[i];
@@ -370,8 +382,9 @@ int predict_round(struct plan *p)
 			continue;
 		f->task = f->model = -1;
 		f->pp = &p->bg[i].path;
-		f->state = F_ACTIVE;
 		f->cap = p->bg[i].bg->gbps * 1e9;
+		f->on = p->bg[i].on_s;
+		f->off = p->bg[i].off_s;
 		k++;
 	}
 	/* broadcast starts at the root of every task */

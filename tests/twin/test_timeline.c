@@ -460,3 +460,40 @@ Test(timeline, the_packet_predictor_refuses_traffic)
 	cr_assert_eq(errno, EOPNOTSUPP);
 	scenario_free(sc);
 }
+
+/*
+ * A run that plays traffic predicts each round with the traffic's window
+ * in it: traffic starting halfway through the broadcast's transfer slows
+ * only what is left of it (x s at 100 Gbit/s, the rest at 80).
+ */
+Test(timeline, traffic_in_a_window_of_the_round)
+{
+	struct scenario *sc = line_with(
+		"  - {at_s: 1, traffic: {from: sA, to: sB, gbps: 20,"
+		" for_s: 1}}\n");
+	struct timeline *tl = timeline_new(sc, &sched_mst, RESCHED_NONE,
+					   predict_round);
+	struct plan *p;
+	struct wire_msg wm;
+	double bits, x, quiet, want;
+
+	cr_assert_not_null(tl);
+	p = tl->e[1].plan;
+	cr_assert_eq(wire_message(sc, &sc->tasks[0], &wm), 0);
+	bits = 8.0 * (double)wm.data_bytes * sc->scale;
+	x = bits / 100e9 / 2;
+	quiet = tl->e[0].plan->tasks[0].bcast_s;
+	p->bg[0].on_s = x;
+	cr_assert_eq(predict_round(p), 0);
+	want = quiet + x + (bits - 100e9 * x) / 80e9 - bits / 100e9;
+	cr_assert_float_eq(p->tasks[0].bcast_s, want, 1e-12, "%.9f vs %.9f",
+			   p->tasks[0].bcast_s, want);
+	/* a window over before the round starts changes nothing */
+	p->bg[0].on_s = -2;
+	p->bg[0].off_s = -1;
+	cr_assert_eq(predict_round(p), 0);
+	cr_assert_float_eq(p->tasks[0].round_s, tl->e[0].plan->tasks[0].round_s,
+			   1e-15);
+	timeline_free(tl);
+	scenario_free(sc);
+}
