@@ -70,6 +70,8 @@ struct addressing *addressing_new(const struct plan *p)
 	for (int t = 0; t < p->ntasks; t++)
 		if (!p->tasks[t].blocked)
 			need += 4 * (uint64_t)(p->tasks[t].nmodels - 1);
+	for (int i = 0; i < p->nbg; i++)
+		need += 2 * (uint64_t)p->bg[i].routed;
 	size = 1ull << (32 - a->prefix);
 	/* keep the network address itself unused */
 	if (need + 2 > size) {
@@ -79,8 +81,10 @@ struct addressing *addressing_new(const struct plan *p)
 	a->access = calloc((size_t)sc->nnodes + 1, sizeof(*a->access));
 	a->lightpath = calloc((size_t)p->net->nlp + 1, sizeof(*a->lightpath));
 	a->ep = calloc((size_t)p->ntasks + 1, sizeof(*a->ep));
-	if (!a->access || !a->lightpath || !a->ep)
+	a->bg = calloc((size_t)p->nbg + 1, sizeof(*a->bg));
+	if (!a->access || !a->lightpath || !a->ep || !a->bg)
 		goto fail;
+	a->nbg = p->nbg;
 	a->ntasks = p->ntasks;
 	next = a->base + 2;
 	for (int i = 0; i < sc->nnodes; i++)
@@ -110,6 +114,11 @@ struct addressing *addressing_new(const struct plan *p)
 				ep->dst = next++;
 			}
 	}
+	for (int i = 0; i < p->nbg; i++)
+		if (p->bg[i].routed) {
+			a->bg[i].src = next++;
+			a->bg[i].dst = next++;
+		}
 	a->used = next - a->base;
 	err = routes_compute(p, a);
 	if (err)
@@ -152,5 +161,6 @@ void addressing_free(struct addressing *a)
 	free(a->access);
 	free(a->lightpath);
 	free(a->ep);
+	free(a->bg);
 	free(a);
 }

@@ -14,6 +14,9 @@
  *   access interface of their server. Every transfer has its own pair, so
  *   destination-based routes never conflict, whatever the trees; replies
  *   go back along the same path.
+ * - two /32 per routed background flow (plan.h, struct bg_flow), its
+ *   source and destination, after the transfers', so the transfers'
+ *   addresses are the same with traffic or without.
  */
 #ifndef TWIN_ADDR_H
 #define TWIN_ADDR_H
@@ -42,6 +45,11 @@ struct addressing {
 	/* per task, per model (1..n): [0] broadcast, [1] upload */
 	int ntasks;
 	struct endpoint **ep;	/* ep[task][2 * model + up]; NULL if blocked */
+	/* per background flow of the plan (plan_background): its pair, on
+	 * the interface of a server or the loopback of a router; 0 when it
+	 * is not routed */
+	int nbg;
+	struct endpoint *bg;
 	int nroutes;
 	struct route *routes;
 	uint32_t used;		/* addresses allocated */

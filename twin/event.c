@@ -452,3 +452,28 @@ void scn_events_write(const struct scenario *sc, FILE *f)
 		}
 	}
 }
+
+int scenario_traffic_all(struct scenario *sc)
+{
+	free(sc->bg);
+	sc->nbg = 0;
+	sc->bg = calloc((size_t)sc->nevents + 1, sizeof(*sc->bg));
+	if (!sc->bg)
+		return -ENOMEM;
+	for (int k = 0; k < sc->nevents; k++) {
+		const struct scn_event *e = &sc->events[k];
+
+		if (e->kind == SCN_EV_TRAFFIC)
+			sc->bg[sc->nbg++] = (struct scn_bg){ k, e->from, e->to,
+							     e->gbps };
+	}
+	return 0;
+}
+
+bool scenario_only_traffic(const struct scenario *sc)
+{
+	for (int k = 0; k < sc->nevents; k++)
+		if (sc->events[k].kind != SCN_EV_TRAFFIC)
+			return false;
+	return true;
+}

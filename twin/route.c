@@ -38,20 +38,25 @@ static int path_routes(const struct plan *p, struct addressing *a, int *cap,
 		at = hop_next(p, at, &pp->hops[h]);
 	}
 	nodes[pp->nhops] = at;
-	/* forward: routers are nodes[1..nhops-1] */
-	for (int h = 1; h < pp->nhops && !err; h++) {
+	/* forward, at every router on the way (a server's own route is its
+	 * router); a transfer's are nodes[1..nhops-1] */
+	for (int h = 0; h < pp->nhops && !err; h++) {
 		int link = plan_link(p, &pp->hops[h]);
 
+		if (p->sc->nodes[nodes[h]].kind != NODE_ROUTER)
+			continue;
 		err = push_route(a, cap, (struct route){
 			.node = nodes[h], .dst = ep->dst,
 			.via = addr_on_link(p, a, link, nodes[h + 1]),
 			.link = link });
 	}
 	/* backward: the reverse of hop h-1, leaving nodes[h] */
-	for (int h = 1; h < pp->nhops && !err; h++) {
+	for (int h = 1; h <= pp->nhops && !err; h++) {
 		struct hop back = pp->hops[h - 1];
 		int link;
 
+		if (p->sc->nodes[nodes[h]].kind != NODE_ROUTER)
+			continue;
 		back.dir = 1 - back.dir;
 		link = plan_link(p, &back);
 		err = push_route(a, cap, (struct route){
@@ -80,6 +85,11 @@ static int transfer_routes(void *ctx, const struct ppath *pp,
 int routes_compute(const struct plan *p, struct addressing *a)
 {
 	struct routing rt = { p, a, 0 };
+	int err = addr_each_transfer(p, a, transfer_routes, &rt);
 
-	return addr_each_transfer(p, a, transfer_routes, &rt);
+	for (int i = 0; i < p->nbg && !err; i++)
+		if (p->bg[i].routed)
+			err = path_routes(p, a, &rt.cap, &p->bg[i].path,
+					  &a->bg[i]);
+	return err;
 }

@@ -14,8 +14,9 @@
 
 /*
  * routes_compute - a->routes for every transfer of every placed task of
- * p, in task, tree (broadcast, upload) and model order, once a's
- * addresses are assigned. 0 or -ENOMEM.
+ * p, in task, tree (broadcast, upload) and model order, then for each
+ * routed background flow (from or to a router too: its own routes are
+ * there), once a's addresses are assigned. 0 or -ENOMEM.
  */
 int routes_compute(const struct plan *p, struct addressing *a)
 	__attribute__((warn_unused_result));

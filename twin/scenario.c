@@ -839,6 +839,7 @@ void scenario_free(struct scenario *sc)
 	free(sc->events);
 	free(sc->fibres);
 	free(sc->nodes);
+	free(sc->bg);
 	free(sc);
 }
 

@@ -188,6 +188,17 @@ int scenario_load_events(struct scenario *sc, const char *path,
 /* scn_events_write - sc's events as the 'events:' key of a scenario. */
 void scn_events_write(const struct scenario *sc, FILE *f);
 
+/*
+ * scenario_traffic_all - list every traffic event of sc as flowing (sc->bg),
+ * for a run that plays them over the plan of t = 0 (each flows in its own
+ * window: struct bg_flow). 0 or -ENOMEM; scenario_free frees the list.
+ */
+int scenario_traffic_all(struct scenario *sc)
+	__attribute__((warn_unused_result));
+
+/* Whether every event of sc is traffic (none: true). */
+bool scenario_only_traffic(const struct scenario *sc);
+
 /* The kind as the file names it: "cut", "repair", ... */
 const char *scn_event_kind_name(enum scn_event_kind k);
 

@@ -207,3 +207,88 @@ Test(addr, range_too_small)
 	scenario_free(sc);
 	free(y);
 }
+
+/*
+ * Background traffic (the ring's events file, and traffic between two
+ * routers): each routed flow has its own pair after the transfers', which
+ * keep theirs, and routes that carry it over its path both ways, from and
+ * to routers too.
+ */
+static int walk(const struct plan *p, const struct addressing *a, int from,
+		int to, uint32_t dst, int *hops)
+{
+	bool srv = p->sc->nodes[from].kind == NODE_SERVER;
+	int at = srv ? p->sc->nodes[from].attach : from;
+
+	*hops = srv;
+	for (int guard = 0; guard < 64 && at != to; guard++) {
+		const struct route *r = lookup(a, at, dst);
+
+		cr_assert_not_null(r, "no route at %s", p->sc->nodes[at].name);
+		if (r->link < 2 * p->sc->nnodes) {
+			at = r->link % 2 ? r->link / 2 :
+					   p->sc->nodes[r->link / 2].attach;
+		} else {
+			const struct lightpath *lp =
+				&p->net->lp[(r->link - 2 * p->sc->nnodes) / 2];
+
+			at = lp->a == at ? lp->b : lp->a;
+		}
+		(*hops)++;
+	}
+	return at;
+}
+
+Test(addr, background_traffic)
+{
+	struct scn_error err;
+	struct scenario *sc = scenario_load("scenarios/teaching-ring.yaml",
+					    &err);
+	struct plan *quiet, *p;
+	struct addressing *aq, *a;
+
+	cr_assert_not_null(sc, "%s", err.msg);
+	cr_assert_eq(scenario_load_events(sc,
+		"scenarios/events/teaching-ring-cut.yaml", &err), 0, "%s",
+		err.msg);
+	quiet = sched_plan(sc, &sched_mst);
+	cr_assert_not_null(quiet);
+	aq = addressing_new(quiet);
+	cr_assert_not_null(aq);
+	cr_assert_eq(scenario_traffic_all(sc), 0);
+	cr_assert_eq(sc->nbg, 1);
+	/* and one between the routers of A and C */
+	sc->bg[1] = (struct scn_bg){ 0, scenario_find(sc, "r1"),
+				     scenario_find(sc, "r3"), 1 };
+	sc->nbg = 2;
+	p = sched_plan(sc, &sched_mst);
+	cr_assert_not_null(p);
+	cr_assert_eq(plan_background(p), 0);
+	a = addressing_new(p);
+	cr_assert_not_null(a);
+	cr_assert_eq(a->nbg, 2);
+	cr_assert_eq(a->used, aq->used + 4);
+	for (int t = 0; t < p->ntasks; t++)
+		for (int k = 2; k < 2 * p->tasks[t].nmodels; k++) {
+			cr_assert_eq(a->ep[t][k].src, aq->ep[t][k].src);
+			cr_assert_eq(a->ep[t][k].dst, aq->ep[t][k].dst);
+		}
+	for (int i = 0; i < 2; i++) {
+		const struct bg_flow *f = &p->bg[i];
+		int hops;
+
+		cr_assert(f->routed, "%s", f->why);
+		cr_assert_geq(a->bg[i].src, aq->base + aq->used);
+		cr_assert_eq(walk(p, a, f->bg->from, f->bg->to, a->bg[i].dst,
+				  &hops), f->bg->to);
+		cr_assert_eq(hops, f->path.nhops);
+		cr_assert_eq(walk(p, a, f->bg->to, f->bg->from, a->bg[i].src,
+				  &hops), f->bg->from);
+		cr_assert_eq(hops, f->path.nhops);
+	}
+	addressing_free(a);
+	addressing_free(aq);
+	plan_free(p);
+	plan_free(quiet);
+	scenario_free(sc);
+}
