@@ -34,6 +34,7 @@
 #include "cgroup.h"
 #include "delayline.h"
 #include "impair.h"
+#include "traffic.h"
 #include "labstate.h"
 #include "netns.h"
 #include "nl.h"
@@ -521,9 +522,15 @@ static int make_links(struct lab *lab)
 }
 
 /* A link's emulated rate: physical / scale / dilation. */
+static double emulated_bps(const struct scenario *sc, double gbps,
+			   double dilation)
+{
+	return gbps * 1e9 / sc->scale / dilation;
+}
+
 static uint64_t rate_bps(const struct lab *lab, double gbps)
 {
-	return (uint64_t)(gbps * 1e9 / lab->p->sc->scale / lab->dilation);
+	return (uint64_t)emulated_bps(lab->p->sc, gbps, lab->dilation);
 }
 
 /*
@@ -603,6 +610,17 @@ static struct dsts *link_dsts(const struct lab *lab)
 	/* servers send on their access link: data one way, ACKs back */
 	if (!err)
 		err = addr_each_transfer(p, ad, access_dsts, d);
+	/* and background traffic from a server (to one: what it answers) */
+	for (int i = 0; i < p->nbg && !err; i++) {
+		const struct scn_bg *bg = p->bg[i].bg;
+
+		if (!p->bg[i].routed)
+			continue;
+		if (p->sc->nodes[bg->from].kind == NODE_SERVER)
+			err = dst_add(&d[2 * bg->from], ad->bg[i].dst);
+		if (!err && p->sc->nodes[bg->to].kind == NODE_SERVER)
+			err = dst_add(&d[2 * bg->to], ad->bg[i].src);
+	}
 	if (err) {
 		dsts_free(d, d ? plan_nlinks(p) : 0);
 		errno = -err;
@@ -690,6 +708,14 @@ static int endpoint_addrs(void *ctx, const struct ppath *pp,
 				   ep->dst, 32);
 }
 
+static int bg_addr(struct lab *lab, int node, uint32_t addr)
+{
+	bool srv = lab->p->sc->nodes[node].kind == NODE_SERVER;
+
+	return nl_addr(lab->n[node].nl, srv ? 2 : 1,
+		       srv ? LAB_SERVER_IF : "lo", addr, 32);
+}
+
 static int configure(struct lab *lab)
 {
 	const struct plan *p = lab->p;
@@ -766,6 +792,16 @@ static int configure(struct lab *lab)
 	/* transfer endpoints on the servers */
 	if (!err)
 		err = addr_each_transfer(p, ad, endpoint_addrs, lab);
+	/* background traffic's: on a server's interface, a router's lo */
+	for (int i = 0; i < p->nbg && !err; i++) {
+		const struct scn_bg *bg = p->bg[i].bg;
+
+		if (!p->bg[i].routed)
+			continue;
+		err = bg_addr(lab, bg->from, ad->bg[i].src);
+		if (!err)
+			err = bg_addr(lab, bg->to, ad->bg[i].dst);
+	}
 	/* routes of every transfer */
 	for (int i = 0; i < ad->nroutes && !err; i++) {
 		const struct route *rt = &ad->routes[i];
@@ -1011,17 +1047,101 @@ static void wait_gone(pid_t pid, unsigned long long start)
 }
 
 /*
- * Whether p is still the delay line's supervisor the state recorded: the
- * same start time, the name it gave itself and its executable.
+ * Whether p is still the process the state recorded (the delay line's
+ * supervisor, a traffic generator): the same start time, the name it gave
+ * itself (one of the prefix's, as parsing checked) and its executable.
  */
-static bool still_ours(const char *prefix, const struct lab_state_pid *p)
+static bool still_ours(const struct lab_state_pid *p)
 {
-	char want[16], comm[32], exe[PATH_MAX];
+	char comm[32], exe[PATH_MAX];
+
+	return proc_start(p->pid) == p->start &&
+	       proc_comm(p->pid, comm, sizeof(comm)) &&
+	       !strcmp(comm, p->name) &&
+	       proc_exe(p->pid, exe, sizeof(exe)) && !strcmp(exe, p->exe);
+}
+
+static bool is_delay(const char *prefix, const struct lab_state_pid *p)
+{
+	char want[16];
 
 	lab_delay_name(prefix, want, sizeof(want));
-	return proc_start(p->pid) == p->start &&
-	       proc_comm(p->pid, comm, sizeof(comm)) && !strcmp(comm, want) &&
-	       proc_exe(p->pid, exe, sizeof(exe)) && !strcmp(exe, p->exe);
+	return !strcmp(p->name, want);
+}
+
+struct traffic_record {
+	const char *prefix, *name;
+};
+
+static int record_traffic(pid_t pid, unsigned long long start, void *ctx)
+{
+	const struct traffic_record *tr = ctx;
+
+	return lab_record_pid(tr->prefix, pid, start, tr->name);
+}
+
+int lab_traffic_start(const struct plan *p, const struct addressing *a,
+		      const char *prefix, double dilation, struct tg **out,
+		      char *err, size_t len)
+{
+	const struct scenario *sc = p->sc;
+	struct tg_flow *f = calloc((size_t)p->nbg + 1, sizeof(*f));
+	struct traffic_record tr;
+	char name[16];
+	int n = 0, e;
+
+	*out = NULL;
+	if (!f)
+		return -ENOMEM;
+	for (int i = 0; i < p->nbg; i++) {
+		const struct scn_bg *bg = p->bg[i].bg;
+		const struct scn_event *ev = &sc->events[bg->event];
+
+		if (!p->bg[i].routed)
+			continue;
+		lab_ns_name(prefix, sc->nodes[bg->from].name, f[n].src_ns,
+			    sizeof(f[n].src_ns));
+		lab_ns_name(prefix, sc->nodes[bg->to].name, f[n].dst_ns,
+			    sizeof(f[n].dst_ns));
+		f[n].src = a->bg[i].src;
+		f[n].dst = a->bg[i].dst;
+		f[n].rate_bps = emulated_bps(sc, bg->gbps, dilation);
+		f[n].start_s = ev->at_s * dilation;
+		f[n].stop_s = (ev->at_s + ev->for_s) * dilation;
+		n++;
+	}
+	if (!n) {
+		free(f);
+		return 0;
+	}
+	lab_traffic_name(prefix, name, sizeof(name));
+	tr = (struct traffic_record){ prefix, name };
+	e = tg_start(f, n, name, record_traffic, &tr, out, err, len);
+	free(f);
+	return e;
+}
+
+int lab_record_pid(const char *prefix, pid_t pid, unsigned long long start,
+		   const char *name)
+{
+	char path[256], exe[PATH_MAX], line[PATH_MAX + 128];
+	int fd, len, err = 0;
+
+	if (!proc_exe(pid, exe, sizeof(exe)))
+		return -ESRCH;
+	len = snprintf(line, sizeof(line), "pid %d %llu %s %s\n", (int)pid,
+		       start, name, exe);
+	if (len < 0 || (size_t)len >= sizeof(line))
+		return -ENAMETOOLONG;
+	state_path(prefix, path, sizeof(path));
+	fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, line, (size_t)len) != len)
+		err = errno ? -errno : -EIO;
+	if (close(fd) && !err)
+		err = -errno;
+	return err;
 }
 
 int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
@@ -1048,11 +1168,12 @@ int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
 	for (int i = 0; valid && i < st.npids; i++) {
 		const struct lab_state_pid *p = &st.pids[i];
 
-		if (still_ours(prefix, p) && kill(p->pid, SIGTERM) == 0) {
+		if (still_ours(p) && kill(p->pid, SIGTERM) == 0) {
 			wait_gone(p->pid, p->start);
 			/* ours (we built it): no zombie left */
 			waitpid(p->pid, NULL, WNOHANG);
-			say(&c, "delay line process %d", (int)p->pid);
+			say(&c, "%s process %d", is_delay(prefix, p) ?
+			    "delay line" : "traffic generator", (int)p->pid);
 		}
 	}
 	for (int i = 0; valid && i < st.nnetns; i++)
@@ -1087,7 +1208,7 @@ int lab_delay_pid(const char *prefix, pid_t *pid)
 		return err == -EINVAL ? -ENOENT : err;
 	err = -ENOENT;
 	for (int i = 0; err && i < st.npids; i++)
-		if (still_ours(prefix, &st.pids[i])) {
+		if (is_delay(prefix, &st.pids[i]) && still_ours(&st.pids[i])) {
 			*pid = st.pids[i].pid;
 			err = 0;
 		}

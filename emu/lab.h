@@ -76,6 +76,30 @@ int lab_lock(const char *prefix, const char *who, char *err, size_t len)
 /* lab_unlock - give the prefix up: remove the lock file, close fd (< 0: no-op). */
 void lab_unlock(const char *prefix, int fd);
 
+struct tg;
+struct tg_flow;
+
+/*
+ * lab_traffic_start - start the traffic generator of plan p's routed
+ * background flows (plan_background, addressed by a) in prefix's
+ * emulation at dilation: each flow at its rate (physical / scale /
+ * dilation) in the window of its event, [at_s, at_s + for_s) of scenario
+ * time (x dilation) from tg_go's t0. Recorded in the state file first.
+ * 0 with *out (NULL when no flow is routed), or -errno with err.
+ */
+int lab_traffic_start(const struct plan *p, const struct addressing *a,
+		      const char *prefix, double dilation, struct tg **out,
+		      char *err, size_t len) __attribute__((warn_unused_result));
+
+/*
+ * lab_record_pid - write process pid (started at start, clock ticks since
+ * boot; named name: lab_traffic_name) into prefix's state file, so that
+ * `down` and `clean` end it. Its executable is read from /proc. 0 or
+ * -errno.
+ */
+int lab_record_pid(const char *prefix, pid_t pid, unsigned long long start,
+		   const char *name) __attribute__((warn_unused_result));
+
 /*
  * lab_delay_pid - the delay line's supervisor of prefix, as the state
  * file records it and only if that process still is the one recorded

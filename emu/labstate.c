@@ -32,6 +32,11 @@ void lab_delay_name(const char *prefix, char *buf, size_t len)
 	snprintf(buf, len, "%.9s-delay", prefix);
 }
 
+void lab_traffic_name(const char *prefix, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.9s-traf", prefix);
+}
+
 /* "<prefix>-<node>", node a scenario's node name (no '/', no '..'). */
 static bool ns_of_prefix(const char *prefix, const char *ns)
 {
@@ -78,7 +83,7 @@ static bool take(struct lab_state *st, const char *prefix, const char *line,
 	}
 	if (!strncmp(line, "pid ", 4)) {
 		struct lab_state_pid p = { 0 };
-		char name[16], want[16];
+		char name[16], want[16], traf[16];
 		unsigned long long pid;
 		int off = 0;
 
@@ -87,10 +92,13 @@ static bool take(struct lab_state *st, const char *prefix, const char *line,
 		    !p.start)
 			return false;
 		lab_delay_name(prefix, want, sizeof(want));
-		if (strcmp(name, want) || line[off] != '/' ||
+		lab_traffic_name(prefix, traf, sizeof(traf));
+		if ((strcmp(name, want) && strcmp(name, traf)) ||
+		    line[off] != '/' ||
 		    strlen(line + off) >= sizeof(p.exe))
 			return false;
 		p.pid = (pid_t)pid;
+		memcpy(p.name, name, sizeof(p.name));
 		memcpy(p.exe, line + off, strlen(line + off) + 1);
 		if (!add_pid(st, &p))
 			*err = -ENOMEM;

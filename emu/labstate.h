@@ -10,9 +10,12 @@
  *   scheduler NAME
  *   dilation N                        1 <= N <= LAB_DILATION_MAX
  *   netns <prefix>-<node>             node: a scenario node name
- *   pid PID START NAME EXE            the delay line's supervisor: NAME
- *                                     is lab_delay_name(prefix), EXE an
- *                                     absolute path
+ *   pid PID START NAME EXE            a process of the emulation: NAME
+ *                                     is lab_delay_name(prefix) (the delay
+ *                                     line's supervisor) or
+ *                                     lab_traffic_name(prefix) (a run's
+ *                                     traffic generator), EXE an absolute
+ *                                     path
  *
  * A line is taken whole or not at all (an over-long one is never read in
  * parts); anything else is counted as rejected. Whether a recorded
@@ -30,6 +33,7 @@
 struct lab_state_pid {
 	pid_t pid;
 	unsigned long long start;	/* clock ticks since boot */
+	char name[16];			/* one of the names above */
 	char exe[LAB_STATE_LINE_MAX];
 };
 
@@ -63,5 +67,8 @@ void lab_state_release(struct lab_state *st);
 
 /* The name the delay line's supervisor gives itself: "<prefix:9>-delay". */
 void lab_delay_name(const char *prefix, char *buf, size_t len);
+
+/* The name a run's traffic generator gives itself: "<prefix:9>-traf". */
+void lab_traffic_name(const char *prefix, char *buf, size_t len);
 
 #endif

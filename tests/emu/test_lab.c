@@ -23,8 +23,10 @@
 #include "emu/lab.h"
 #include "emu/netns.h"
 #include "emu/nfqrule.h"
+#include "emu/traffic.h"
 #include "nettest.h"
 #include "twin/addr.h"
+#include "twin/predict.h"
 #include "twin/sched.h"
 
 static char prefix[LAB_PREFIX_MAX + 1];
@@ -105,6 +107,28 @@ static void build(const char *yaml, const struct sched_ops *ops, bool delay)
 	cr_assert_not_null(addrs);
 	e = lab_up(plan, addrs, &o, &lab, msg, sizeof(msg));
 	cr_assert_eq(e, 0, "lab_up: %s", msg);
+	lab_free(lab);
+}
+
+/* build(), with the scenario's traffic events routed and addressed. */
+static void build_traffic(const char *yaml, bool delay)
+{
+	struct lab_opts o = { .prefix = prefix, .delay = delay,
+			      .dilation = 1 };
+	struct scn_error err;
+	struct lab *lab;
+	char msg[512];
+
+	sc = scenario_parse(yaml, strlen(yaml), "test", &err);
+	cr_assert_not_null(sc, "%d: %s", err.line, err.msg);
+	cr_assert_eq(scenario_traffic_all(sc), 0);
+	plan = sched_plan(sc, &sched_mst);
+	cr_assert_not_null(plan);
+	cr_assert_eq(predict_round(plan), 0);
+	addrs = addressing_new(plan);
+	cr_assert_not_null(addrs);
+	cr_assert_eq(lab_up(plan, addrs, &o, &lab, msg, sizeof(msg)), 0,
+		     "lab_up: %s", msg);
 	lab_free(lab);
 }
 
@@ -452,6 +476,87 @@ static void assert_nothing_left(pid_t pid)
 		}
 		cr_assert(strstr(buf, ") Z"), "delay line %d still runs", pid);
 	}
+}
+
+/*
+ * Background traffic as real packets: sA -> sC over both lightpaths of
+ * line3 (100 Mbit/s emulated), 20 Gbit/s for 2 s of scenario time (20
+ * Mbit/s): what arrives is that rate's payload, within 3 %; at 300 Gbit/s
+ * the link lets through its own rate, not more (within 5 %). The
+ * generator ends by itself when its window is over.
+ */
+static uint64_t traffic_received(double gbps, double for_s, uint64_t *sent)
+{
+	char yaml[4096], ev[160], msg[512];
+	struct timespec ts;
+	struct tg *g;
+	uint64_t got;
+
+	snprintf(ev, sizeof(ev), "events:\n  - {at_s: 0, traffic: {from: sA,"
+		 " to: sC, gbps: %g, for_s: %g}}\n", gbps, for_s);
+	snprintf(yaml, sizeof(yaml), "%s%s", line3_at("1000"), ev);
+	build_traffic(yaml, false);
+	cr_assert_eq(plan->nbg, 1);
+	cr_assert(plan->bg[0].routed, "%s", plan->bg[0].why);
+	cr_assert_eq(lab_traffic_start(plan, addrs, prefix, 1, &g, msg,
+				       sizeof(msg)), 0, "%s", msg);
+	cr_assert_not_null(g);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	cr_assert_eq(tg_go(g, (uint64_t)ts.tv_sec * 1000000000u +
+			       (uint64_t)ts.tv_nsec), 0);
+	cr_assert_eq(tg_wait(g), 0);
+	tg_bytes(g, 0, sent, &got);
+	tg_stop(g);
+	cr_log_info("%g Gbit/s for %g s: sent %llu, received %llu bytes",
+		    gbps, for_s, (unsigned long long)*sent,
+		    (unsigned long long)got);
+	return got;
+}
+
+Test(lab, background_traffic_flows_at_its_rate)
+{
+	double want = 20e6 * 2 / 8 * TG_PAYLOAD / TG_FRAME;
+	uint64_t sent, got = traffic_received(20, 2, &sent);
+
+	cr_assert(fabs((double)got - want) <= 0.03 * want,
+		  "received %llu bytes, want %.0f", (unsigned long long)got,
+		  want);
+	cr_assert_leq(got, sent);
+}
+
+Test(lab, background_traffic_gets_no_more_than_the_link)
+{
+	double cap = 100e6 * 1 / 8 * TG_PAYLOAD / TG_FRAME;
+	uint64_t sent, got = traffic_received(300, 1, &sent);
+
+	cr_assert(fabs((double)got - cap) <= 0.05 * cap,
+		  "received %llu bytes through a link that carries %.0f",
+		  (unsigned long long)got, cap);
+}
+
+/* A generator left running is the emulation's: down ends it. */
+Test(lab, down_ends_the_traffic_generator)
+{
+	char yaml[4096], msg[512];
+	struct tg *g;
+	pid_t pid;
+
+	snprintf(yaml, sizeof(yaml), "%sevents:\n  - {at_s: 0, traffic: "
+		 "{from: rA, to: sC, gbps: 1, for_s: 1000}}\n",
+		 line3_at("1000"));
+	build_traffic(yaml, true);
+	cr_assert_eq(lab_traffic_start(plan, addrs, prefix, 1, &g, msg,
+				       sizeof(msg)), 0, "%s", msg);
+	pid = tg_pid(g);
+	cr_assert_eq(tg_go(g, 0), 0);
+	cr_assert_eq(kill(pid, 0), 0);
+	cr_assert_gt(lab_down(prefix, NULL, NULL), 0);
+	/* down signalled it, waited for it to go and reaped it (ours) */
+	cr_assert(kill(pid, 0) < 0 && errno == ESRCH, "%d still there",
+		  (int)pid);
+	cr_assert_eq(tg_wait(g), -ECHILD);
+	tg_stop(g);
+	assert_nothing_left(pid);
 }
 
 Test(lab, down_leaves_nothing)

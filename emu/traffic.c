@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: MIT
+/* The traffic generator; see traffic.h. */
+#include "traffic.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "netns.h"
+#include "proc.h"
+
+struct tg_count {
+	uint64_t sent, received;	/* payload bytes, atomic */
+};
+
+struct tg {
+	pid_t pid;
+	int pidfd;		/* signals and waits reach this process only,
+				 * even once something else has reaped it */
+	int n;
+	int go;			/* pipe to the generator */
+	struct tg_count *count;	/* shared with it */
+	size_t map_len;
+};
+
+struct ready_msg {
+	int err;		/* errno, 0: ready */
+	int flow;		/* the flow that failed */
+};
+
+static volatile sig_atomic_t tg_stopping;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	tg_stopping = 1;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static struct sockaddr_in sin_of(uint32_t addr, uint16_t port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(addr) };
+
+	return sa;
+}
+
+/* A UDP socket made in namespace ns (the socket stays in it). */
+static int socket_in(const char *ns)
+{
+	int saved, fd, err = netns_enter(ns, &saved);
+
+	if (err)
+		return err;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	err = fd < 0 ? -errno : 0;
+	netns_leave(saved);
+	return fd < 0 ? err : fd;
+}
+
+/* Flow i's two sockets: tx[i] bound and connected, rx[i] bound. */
+static int open_flow(const struct tg_flow *f, int *tx, int *rx)
+{
+	struct sockaddr_in src = sin_of(f->src, 0);
+	struct sockaddr_in dst = sin_of(f->dst, TG_PORT);
+
+	*tx = socket_in(f->src_ns);
+	if (*tx < 0)
+		return *tx;
+	*rx = socket_in(f->dst_ns);
+	if (*rx < 0)
+		return *rx;
+	if (bind(*tx, (struct sockaddr *)&src, sizeof(src)) ||
+	    connect(*tx, (struct sockaddr *)&dst, sizeof(dst)) ||
+	    bind(*rx, (struct sockaddr *)&dst, sizeof(dst)))
+		return -errno;
+	return 0;
+}
+
+static void drain(int fd, struct tg_count *c)
+{
+	static char buf[65536];
+	ssize_t r;
+
+	while ((r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+		__atomic_add_fetch(&c->received, (uint64_t)r,
+				   __ATOMIC_RELAXED);
+}
+
+/* Send every flow's datagrams as their times come, until all are over. */
+static int generate(const struct tg_flow *f, int n, const int *tx,
+		    const int *rx, struct tg_count *count, uint64_t t0)
+{
+	struct pollfd *pfd = calloc((size_t)n + 1, sizeof(*pfd));
+	uint64_t *next = calloc((size_t)n + 1, sizeof(*next));
+	static char payload[TG_PAYLOAD];
+	int err = pfd && next ? 0 : -ENOMEM;
+
+	for (int i = 0; i < n && !err; i++) {
+		pfd[i] = (struct pollfd){ .fd = rx[i], .events = POLLIN };
+		next[i] = t0 + (uint64_t)(fmax(f[i].start_s, 0) * 1e9);
+	}
+	while (!err && !tg_stopping) {
+		uint64_t t = now_ns(), wake = UINT64_MAX, wait;
+		bool left = false;
+
+		for (int i = 0; i < n; i++) {
+			uint64_t stop = t0 + (uint64_t)(f[i].stop_s * 1e9);
+			double gap = TG_FRAME * 8.0 / f[i].rate_bps * 1e9;
+			int burst = 0;
+
+			/* behind (a late wake-up): catch up a little at once */
+			while (next[i] <= t && next[i] < stop && burst++ < 64) {
+				if (send(tx[i], payload, sizeof(payload),
+					 MSG_DONTWAIT) == (ssize_t)sizeof(payload))
+					__atomic_add_fetch(&count[i].sent,
+							   (uint64_t)TG_PAYLOAD,
+							   __ATOMIC_RELAXED);
+				next[i] += (uint64_t)gap > 0 ? (uint64_t)gap : 1;
+			}
+			if (next[i] < stop) {
+				left = true;
+				wake = next[i] < wake ? next[i] : wake;
+			}
+		}
+		if (!left)
+			break;
+		t = now_ns();
+		wait = wake > t ? wake - t : 0;
+		{
+			struct timespec ts = { (time_t)(wait / 1000000000u),
+					       (long)(wait % 1000000000u) };
+
+			if (ppoll(pfd, (nfds_t)n, &ts, NULL) > 0)
+				for (int i = 0; i < n; i++)
+					if (pfd[i].revents & POLLIN)
+						drain(rx[i], &count[i]);
+		}
+	}
+	/* what is still on its way, for a moment */
+	for (int k = 0; k < 10 && !tg_stopping; k++) {
+		if (poll(pfd, (nfds_t)n, 20) <= 0)
+			break;
+		for (int i = 0; i < n; i++)
+			drain(rx[i], &count[i]);
+	}
+	free(pfd);
+	free(next);
+	return err;
+}
+
+static void __attribute__((noreturn))
+child(const struct tg_flow *f, int n, const char *name, pid_t parent,
+      struct tg_count *count, int ready[2], int go[2])
+{
+	struct sigaction sa = { .sa_handler = on_term };
+	struct ready_msg m = { 0, -1 };
+	int *tx = calloc((size_t)n + 1, sizeof(*tx));
+	int *rx = calloc((size_t)n + 1, sizeof(*rx));
+	uint64_t t0;
+	char c;
+
+	prctl(PR_SET_NAME, name);
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (getppid() != parent)
+		_exit(0);
+	close(ready[0]);
+	close(go[1]);
+	/* nothing of the parent's but the two pipes */
+	for (int fd = 0; fd < 3; fd++) {
+		int nul = open("/dev/null", O_RDWR);
+
+		if (nul >= 0 && nul != fd) {
+			dup2(nul, fd);
+			close(nul);
+		}
+	}
+	if (dup2(ready[1], 3) < 0 || dup2(go[0], 4) < 0)
+		_exit(1);
+	close_range(5, ~0u, 0);
+	/* recorded: go on; end of file: the parent could not record us */
+	if (read(4, &c, 1) != 1)
+		_exit(0);
+	for (int i = 0; i < n; i++)
+		tx[i] = rx[i] = -1;
+	for (int i = 0; tx && rx && i < n && !m.err; i++) {
+		int e = open_flow(&f[i], &tx[i], &rx[i]);
+
+		if (e) {
+			m.err = -e;
+			m.flow = i;
+		}
+	}
+	if (!tx || !rx)
+		m.err = ENOMEM;
+	if (write(3, &m, sizeof(m)) != (ssize_t)sizeof(m) || m.err)
+		_exit(1);
+	close(3);
+	if (read(4, &t0, sizeof(t0)) != (ssize_t)sizeof(t0))
+		_exit(0);
+	_exit(generate(f, n, tx, rx, count, t0) ? 1 : 0);
+}
+
+static int await_ready(int fd, struct ready_msg *m)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int n;
+
+	do
+		n = poll(&pfd, 1, TG_READY_MS);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		return -ETIMEDOUT;
+	return read(fd, m, sizeof(*m)) == (ssize_t)sizeof(*m) ? 0 : -EIO;
+}
+
+int tg_start(const struct tg_flow *f, int n, const char *name,
+	     int (*record)(pid_t pid, unsigned long long start, void *ctx),
+	     void *ctx, struct tg **out, char *err, size_t len)
+{
+	int ready[2] = { -1, -1 }, go[2] = { -1, -1 }, e = 0;
+	struct ready_msg m = { 0, -1 };
+	struct tg *g;
+	pid_t parent = getpid();
+
+	*out = NULL;
+	if (n < 1 || n > TG_FLOWS_MAX) {
+		snprintf(err, len, "%d traffic flows: 1 to %d", n,
+			 TG_FLOWS_MAX);
+		return -EINVAL;
+	}
+	for (int i = 0; i < n; i++)
+		if (!(f[i].rate_bps > 0) || !(f[i].stop_s >= f[i].start_s)) {
+			snprintf(err, len, "traffic flow %d: a rate > 0 and a "
+				 "window that ends after it starts", i);
+			return -EINVAL;
+		}
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->n = n;
+	g->go = -1;
+	g->pidfd = -1;
+	g->map_len = (size_t)n * sizeof(*g->count);
+	g->count = mmap(NULL, g->map_len, PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (g->count == MAP_FAILED || pipe2(ready, O_CLOEXEC) ||
+	    pipe2(go, O_CLOEXEC)) {
+		e = -errno;
+		goto fail;
+	}
+	g->pid = fork();
+	if (g->pid == 0)
+		child(f, n, name, parent, g->count, ready, go);
+	if (g->pid < 0) {
+		e = -errno;
+		goto fail;
+	}
+	/* our child, not yet waited for: the pid is still this process */
+	g->pidfd = (int)syscall(SYS_pidfd_open, g->pid, 0);
+	if (g->pidfd < 0) {
+		e = -errno;
+		goto fail;
+	}
+	close(ready[1]);
+	close(go[0]);
+	ready[1] = go[0] = -1;
+	e = record(g->pid, proc_start(g->pid), ctx);
+	if (!e && write(go[1], "r", 1) != 1)
+		e = -errno;
+	if (!e)
+		e = await_ready(ready[0], &m);
+	if (!e && m.err) {
+		char a[INET_ADDRSTRLEN] = "?", b[INET_ADDRSTRLEN] = "?";
+
+		e = -m.err;
+		if (m.flow >= 0 && m.flow < n) {
+			uint32_t x = htonl(f[m.flow].src), y = htonl(f[m.flow].dst);
+
+			inet_ntop(AF_INET, &x, a, sizeof(a));
+			inet_ntop(AF_INET, &y, b, sizeof(b));
+		}
+		snprintf(err, len, "the traffic generator cannot open flow %d "
+			 "(%s in netns '%s' to %s in netns '%s'): %s", m.flow, a,
+			 m.flow >= 0 && m.flow < n ? f[m.flow].src_ns : "?", b,
+			 m.flow >= 0 && m.flow < n ? f[m.flow].dst_ns : "?",
+			 strerror(m.err));
+		goto fail_quiet;
+	}
+	if (e)
+		goto fail;
+	close(ready[0]);
+	g->go = go[1];
+	*out = g;
+	return 0;
+fail:
+	snprintf(err, len, "cannot start the traffic generator: %s",
+		 strerror(-e));
+fail_quiet:
+	for (int i = 0; i < 2; i++) {
+		if (ready[i] >= 0)
+			close(ready[i]);
+		if (go[i] >= 0)
+			close(go[i]);
+	}
+	if (g->pid > 0) {
+		kill(g->pid, SIGTERM);
+		waitpid(g->pid, NULL, 0);
+	}
+	if (g->pidfd >= 0)
+		close(g->pidfd);
+	if (g->count != MAP_FAILED && g->count)
+		munmap(g->count, g->map_len);
+	free(g);
+	return e;
+}
+
+int tg_go(struct tg *g, uint64_t t0_ns)
+{
+	ssize_t w = write(g->go, &t0_ns, sizeof(t0_ns));
+
+	return w == (ssize_t)sizeof(t0_ns) ? 0 : w < 0 ? -errno : -EIO;
+}
+
+void tg_bytes(const struct tg *g, int i, uint64_t *sent, uint64_t *received)
+{
+	*sent = __atomic_load_n(&g->count[i].sent, __ATOMIC_RELAXED);
+	*received = __atomic_load_n(&g->count[i].received, __ATOMIC_RELAXED);
+}
+
+pid_t tg_pid(const struct tg *g)
+{
+	return g->pid;
+}
+
+int tg_wait(struct tg *g)
+{
+	siginfo_t si = { 0 };
+
+	while (waitid((idtype_t)P_PIDFD, (id_t)g->pidfd, &si, WEXITED) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+}
+
+void tg_stop(struct tg *g)
+{
+	siginfo_t si;
+
+	if (!g)
+		return;
+	if (syscall(SYS_pidfd_send_signal, g->pidfd, SIGTERM, NULL, 0) == 0)
+		while (waitid((idtype_t)P_PIDFD, (id_t)g->pidfd, &si,
+			      WEXITED) < 0 && errno == EINTR)
+			;
+	close(g->pidfd);
+	if (g->go >= 0)
+		close(g->go);
+	munmap(g->count, g->map_len);
+	free(g);
+}
