@@ -23,7 +23,9 @@ Test(labstate, a_state_as_written)
 	struct lab_state st = parse(
 		"twinlab-state 1\nscenario scenarios/my ring.yaml\n"
 		"scheduler mst\ndilation 256\nnetns tl-A\nnetns tl-s1\n"
-		"pid 4242 98765 tl-delay /usr/local/bin/twinlab\n", 0);
+		"pid 4242 98765 tl-delay /usr/local/bin/twinlab\n"
+		"pid 4343 98770 tl-traf /usr/local/bin/twinlab\n"
+		"pid 4444 98771 tl-other /usr/local/bin/twinlab\n", 0);
 
 	cr_expect_str_eq(st.scenario, "scenarios/my ring.yaml");
 	cr_expect_str_eq(st.scheduler, "mst");
@@ -31,11 +33,14 @@ Test(labstate, a_state_as_written)
 	cr_assert_eq(st.nnetns, 2);
 	cr_expect_str_eq(st.netns[0], "tl-A");
 	cr_expect_str_eq(st.netns[1], "tl-s1");
-	cr_assert_eq(st.npids, 1);
+	cr_assert_eq(st.npids, 2, "the delay line and a traffic generator");
 	cr_expect_eq(st.pids[0].pid, 4242);
 	cr_expect_eq(st.pids[0].start, 98765);
+	cr_expect_str_eq(st.pids[0].name, "tl-delay");
 	cr_expect_str_eq(st.pids[0].exe, "/usr/local/bin/twinlab");
-	cr_expect_eq(st.rejected, 0);
+	cr_expect_eq(st.pids[1].pid, 4343);
+	cr_expect_str_eq(st.pids[1].name, "tl-traf");
+	cr_expect_eq(st.rejected, 1, "a process of no name of the prefix's");
 	lab_state_release(&st);
 }
 
