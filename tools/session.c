@@ -24,6 +24,7 @@
 #include "emu/lab.h"
 #include "emu/netns.h"
 #include "emu/nl.h"
+#include "emu/traffic.h"
 #include "planout.h"
 #include "results.h"
 #include "twin/addr.h"
@@ -102,7 +103,8 @@ static struct nl_qstats shaper(const struct counter *x)
 }
 
 static void summary(FILE *out, const struct plan *p, const struct fleet *f,
-		    double (*meas)[4], const int *rounds_done,
+		    double (*meas)[4], double (*pred)[4],
+		    const int *rounds_done,
 		    const double *acc_first, const double *acc_last,
 		    const bool *checks_ok)
 {
@@ -128,14 +130,126 @@ static void summary(FILE *out, const struct plan *p, const struct fleet *f,
 			"%-10s %6d %7d %9.2f %9.2f  %4.1f/%4.1f %4.1f/%4.1f "
 			"%4.1f/%4.1f  %6.3f %6.3f %s\n",
 			tp->task->name, tp->task->nlocals, n,
-			meas[t][0] / n * 1e3, tp->round_s * 1e3,
-			meas[t][1] / n * 1e3, tp->bcast_s * 1e3,
-			meas[t][2] / n * 1e3, tp->compute_s * 1e3,
-			meas[t][3] / n * 1e3, tp->upload_s * 1e3, acc_first[t],
+			meas[t][0] / n * 1e3, pred[t][0] / n * 1e3,
+			meas[t][1] / n * 1e3, pred[t][1] / n * 1e3,
+			meas[t][2] / n * 1e3, pred[t][2] / n * 1e3,
+			meas[t][3] / n * 1e3, pred[t][3] / n * 1e3, acc_first[t],
 			acc_last[t], checks_ok[t] ? "ok" : "FAILED");
 	}
 	fprintf(out, "(measured/predicted, per round, mean over rounds; acc0: "
 	       "held-out accuracy after round 1)\n");
+}
+
+/* The background traffic the run will play, as the twin routed it. */
+static void print_traffic(FILE *out, const struct plan *p)
+{
+	const struct scenario *sc = p->sc;
+
+	for (int i = 0; i < p->nbg; i++) {
+		const struct bg_flow *f = &p->bg[i];
+		const struct scn_event *e = &sc->events[f->bg->event];
+
+		fprintf(out, "traffic: %s -> %s, %g Gbit/s at %g s for %g s "
+			"(scenario time): ", sc->nodes[f->bg->from].name,
+			sc->nodes[f->bg->to].name, e->gbps, e->at_s, e->for_s);
+		if (f->routed)
+			fprintf(out, "%d hops, %g km\n", f->path.nhops,
+				f->path.km);
+		else
+			fprintf(out, "not routed (%s): it will not flow\n",
+				f->why);
+	}
+}
+
+/*
+ * Say the traffic's starts and ends that fell in (*said, t] of scenario
+ * time, in time order, and move *said to t. Returns how many.
+ */
+static int say_traffic(FILE *out, const struct plan *p, double *said,
+		       double t)
+{
+	const struct scenario *sc = p->sc;
+	int n = 0;
+
+	for (;;) {
+		double best = INFINITY;
+		int bi = -1;
+		bool end = false;
+
+		for (int i = 0; i < p->nbg; i++) {
+			const struct scn_event *e =
+				&sc->events[p->bg[i].bg->event];
+			double at[2] = { e->at_s, e->at_s + e->for_s };
+
+			for (int k = 0; k < 2; k++)
+				if (at[k] > *said && at[k] <= t &&
+				    at[k] < best) {
+					best = at[k];
+					bi = i;
+					end = k;
+				}
+		}
+		if (bi < 0)
+			break;
+		fprintf(out, "event at %.6f s: traffic %s -> %s, %g Gbit/s "
+			"%s%s\n", best, sc->nodes[p->bg[bi].bg->from].name,
+			sc->nodes[p->bg[bi].bg->to].name, p->bg[bi].bg->gbps,
+			end ? "ends" : "starts", p->bg[bi].routed ? "" :
+			" (not routed: it does not flow)");
+		*said = best;
+		n++;
+	}
+	*said = fmax(*said, t);
+	return n;
+}
+
+/*
+ * What the background traffic carried: per flow, what its generator sent
+ * and what reached its sink, as a rate over the part of its window the
+ * run lasted (scenario Gbit/s, frames on the wire).
+ */
+static void tg_summary(FILE *out, const struct plan *p, const struct tg *g,
+		       double t_end, int events)
+{
+	const struct scenario *sc = p->sc;
+	int k = 0;
+
+	fprintf(out, "traffic: %d of %d starts and ends happened before the "
+		"run ended at %.6f s\n", events, 2 * p->nbg, t_end);
+	for (int i = 0; g && i < p->nbg; i++) {
+		const struct scn_event *e = &sc->events[p->bg[i].bg->event];
+		double span = fmin(t_end, e->at_s + e->for_s) - e->at_s;
+		uint64_t sent, got;
+		double wire = (double)TG_FRAME / TG_PAYLOAD * 8 * sc->scale;
+
+		if (!p->bg[i].routed)
+			continue;
+		tg_bytes(g, k++, &sent, &got);
+		fprintf(out, "traffic %s -> %s: %" PRIu64 " bytes sent, %" PRIu64
+			" received", sc->nodes[p->bg[i].bg->from].name,
+			sc->nodes[p->bg[i].bg->to].name, sent, got);
+		if (span > 0)
+			fprintf(out, ": %.3g of %g Gbit/s over %.6f s\n",
+				(double)got * wire / span / 1e9, e->gbps, span);
+		else
+			fputs(" (its window did not come)\n", out);
+	}
+}
+
+/* Whether flow i of p flows at some time of [t0, t1) (scenario time). */
+static bool traffic_in(const struct plan *p, int i, double t0, double t1)
+{
+	const struct scn_event *e = &p->sc->events[p->bg[i].bg->event];
+
+	return p->bg[i].routed && e->at_s < t1 && e->at_s + e->for_s > t0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* Everything one attempt at one dilation needs and leaves behind. */
@@ -244,7 +358,12 @@ static int attempt(struct run_ctx *x)
 	struct nscache *nsc = NULL;
 	struct fleet_task_round *rr = NULL;
 	struct link_sample *ls = NULL;
-	double (*meas)[4] = NULL, *acc0 = NULL, *acc1 = NULL;
+	double (*meas)[4] = NULL, (*pm)[4] = NULL, *acc0 = NULL, *acc1 = NULL;
+	struct tg *tg = NULL;
+	uint64_t t0 = 0;
+	double said = -1, t_end = 0;
+	int nsaid = 0;
+	bool *busy = NULL;
 	double link_meas = 0, link_pred = 0, n = x->lo.dilation;
 	double dl_late = 0, dl_max = 0, rq_sum = 0;
 	struct timespec drain;
@@ -328,11 +447,14 @@ static int attempt(struct run_ctx *x)
 	rr = calloc((size_t)p->ntasks + 1, sizeof(*rr));
 	ls = calloc((size_t)nctr + 1, sizeof(*ls));
 	meas = calloc((size_t)p->ntasks + 1, sizeof(*meas));
+	pm = calloc((size_t)p->ntasks + 1, sizeof(*pm));
+	busy = calloc((size_t)plan_nlinks(p) + 1, sizeof(*busy));
 	acc0 = calloc((size_t)p->ntasks + 1, sizeof(*acc0));
 	acc1 = calloc((size_t)p->ntasks + 1, sizeof(*acc1));
 	done = calloc((size_t)p->ntasks + 1, sizeof(*done));
 	checks = calloc((size_t)p->ntasks + 1, sizeof(*checks));
-	if (!rr || !ls || !meas || !acc0 || !acc1 || !done || !checks) {
+	if (!rr || !ls || !meas || !pm || !busy || !acc0 || !acc1 || !done ||
+	    !checks) {
 		say(x, "out of memory");
 		goto out;
 	}
@@ -378,9 +500,19 @@ static int attempt(struct run_ctx *x)
 		say(x, "%s", err);
 		goto out;
 	}
+	/* background traffic: its generator, ready before the first round */
+	if (p->nbg) {
+		e = lab_traffic_start(p, x->a, x->lo.prefix, n, &tg, err,
+				      sizeof(err));
+		if (e) {
+			say(x, "%s", err);
+			goto out;
+		}
+	}
 	for (unsigned r = 1; r <= x->fo.rounds && !*x->stop; r++) {
 		int ok, nt = 0, live = 0;
-		double sum = 0, psum = 0, acc = 0, sug = 0;
+		double sum = 0, psum = 0, acc = 0, sug = 0, t_r;
+		uint64_t now = mono_ns();
 		struct mon_sample s0, s1;
 		struct mon_round mr = { .dilation = n,
 				       .round_min_s = INFINITY };
@@ -390,6 +522,23 @@ static int attempt(struct run_ctx *x)
 		for (int t = 0; t < p->ntasks; t++)
 			live += !p->tasks[t].blocked &&
 				!fleet_failed(f, t, NULL);
+		/* scenario time starts with the first round */
+		if (r == 1) {
+			t0 = now;
+			if (tg && tg_go(tg, t0)) {
+				say(x, "cannot start the traffic generator");
+				goto out;
+			}
+		}
+		t_r = (double)(now - t0) / 1e9 / n;
+		/* each round predicted as it falls: traffic in its window */
+		if (p->nbg) {
+			nsaid += say_traffic(x->out, p, &said, t_r);
+			if (plan_traffic_windows(x->p, t_r) || x->predict(x->p)) {
+				say(x, "cannot predict round %u", r);
+				goto out;
+			}
+		}
 		for (int i = 0; i < nctr; i++)
 			ctr[i].before = shaper(&ctr[i]);
 		e = monitor_sample(mon, &s0);
@@ -412,6 +561,15 @@ static int attempt(struct run_ctx *x)
 			       !*x->stop)
 				;
 		}
+		t_end = (double)(mono_ns() - t0) / 1e9 / n;
+		/* links background traffic crossed during the round carry
+		 * more than the tasks' bytes: not compared */
+		memset(busy, 0, (size_t)plan_nlinks(p) * sizeof(*busy));
+		for (int i = 0; i < p->nbg; i++)
+			for (int h = 0; traffic_in(p, i, t_r, t_end) &&
+					h < p->bg[i].path.nhops; h++)
+				busy[plan_link(p, &p->bg[i].path.hops[h])] =
+					true;
 		monitor_diff(&s0, &s1, &mr);
 		dl_pk += mr.dl_packets;
 		dl_late += mr.dl_late_mean_s * (double)mr.dl_packets;
@@ -427,8 +585,11 @@ static int attempt(struct run_ctx *x)
 			mr.drops += q.drops - c->before.drops;
 			/* the twin's bytes on the wire, in emulated bytes;
 			 * a task that failed this round sent only part */
-			ls[i].pred_bytes = ok == live ? p->link_bytes[c->link] /
-							      p->sc->scale : 0;
+			ls[i].pred_bytes = ok == live && !busy[c->link] ?
+					   p->link_bytes[c->link] /
+						   p->sc->scale : 0;
+			if (busy[c->link])
+				continue;
 			link_meas += (double)ls[i].bytes;
 			link_pred += ls[i].pred_bytes;
 		}
@@ -443,6 +604,10 @@ static int attempt(struct run_ctx *x)
 			meas[t][1] += q->bcast_s;
 			meas[t][2] += q->compute_s;
 			meas[t][3] += q->upload_s;
+			pm[t][0] += p->tasks[t].round_s;
+			pm[t][1] += p->tasks[t].bcast_s;
+			pm[t][2] += p->tasks[t].compute_s;
+			pm[t][3] += p->tasks[t].upload_s;
 			if (r == 1)
 				acc0[t] = q->rep[0].accuracy;
 			acc1[t] = q->rep[0].accuracy;
@@ -512,7 +677,11 @@ static int attempt(struct run_ctx *x)
 					    "correctness check failed");
 		}
 	}
-	summary(x->out, p, f, meas, done, acc0, acc1, checks);
+	if (p->nbg) {
+		nsaid += say_traffic(x->out, p, &said, t_end);
+		tg_summary(x->out, p, tg, t_end, nsaid);
+	}
+	summary(x->out, p, f, meas, pm, done, acc0, acc1, checks);
 	fprintf(x->out, "prediction: the twin's %s model\n", p->predictor);
 	if (rounds_run)
 		fprintf(x->out,
@@ -571,6 +740,7 @@ static int attempt(struct run_ctx *x)
 	if (*x->stop)
 		say(x, "interrupted");
 out:
+	tg_stop(tg);
 	fleet_stop(f);
 	if (watch_fd >= 0)
 		close(watch_fd);
@@ -591,6 +761,8 @@ out:
 	free(rr);
 	free(ls);
 	free(meas);
+	free(pm);
+	free(busy);
 	free(acc0);
 	free(acc1);
 	free(done);
@@ -626,6 +798,20 @@ int session_run(const struct session_opts *o, struct session_result *res)
 		return EXIT_USAGE;
 	}
 	note_loss(sc, x.out);
+	if (sc->nevents) {
+		if (x.predict == predict_round_packets) {
+			say(&x, "'%s' has background traffic, which the packet "
+			    "predictor does not model: use --predictor fluid",
+			    sc->name);
+			scenario_free(sc);
+			return EXIT_USAGE;
+		}
+		if (scenario_traffic_all(sc)) {
+			say(&x, "out of memory");
+			scenario_free(sc);
+			return 1;
+		}
+	}
 	x.fo.prefix = x.lo.prefix;
 	if (!rounds)
 		for (int t = 0; t < sc->ntasks; t++)
@@ -633,11 +819,12 @@ int session_run(const struct session_opts *o, struct session_result *res)
 					 sc->tasks[t].rounds : rounds;
 	x.fo.rounds = rounds ? rounds : 1;
 	x.p = sched_plan(sc, x.ops);
-	if (!x.p || x.predict(x.p)) {
+	if (!x.p || plan_traffic_windows(x.p, 0) || x.predict(x.p)) {
 		say(&x, "cannot schedule '%s': %s", sc->name, strerror(errno));
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	print_traffic(x.out, x.p);
 	for (int t = 0; t < x.p->ntasks; t++) {
 		struct wire_msg wm;
 

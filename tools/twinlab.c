@@ -104,13 +104,19 @@ struct scenario *load_scenario(const char *path)
 
 bool refuse_events(const struct scenario *sc, const char *path, FILE *f)
 {
-	if (!sc->nevents)
-		return false;
-	fprintf(f, "%s:%d:%d: '%s' has %d events: the emulation does not "
-		"play events yet (twinlab plan lists them); run it without "
-		"them\n", path, sc->events[0].line, sc->events[0].col,
-		sc->name, sc->nevents);
-	return true;
+	for (int k = 0; k < sc->nevents; k++) {
+		const struct scn_event *e = &sc->events[k];
+
+		if (e->kind == SCN_EV_TRAFFIC)
+			continue;
+		fprintf(f, "%s:%d:%d: '%s' has a %s event: the emulation "
+			"plays only background traffic yet ('twinlab plan' "
+			"follows every event in the twin); run it without "
+			"the others\n", path, e->line, e->col, sc->name,
+			scn_event_kind_name(e->kind));
+		return true;
+	}
+	return false;
 }
 
 void note_loss(const struct scenario *sc, FILE *f)

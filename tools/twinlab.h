@@ -62,8 +62,8 @@ void print_scn_error(FILE *f, const struct scn_error *e);
 struct scenario *load_scenario(const char *path);
 
 /*
- * refuse_events - whether sc (read from path) has events, which the
- * emulation does not play yet; if so, says so on f at the first one.
+ * refuse_events - whether sc (read from path) has events the emulation
+ * does not play yet (all but traffic); if so, says so on f at the first.
  */
 bool refuse_events(const struct scenario *sc, const char *path, FILE *f);
 

@@ -91,9 +91,17 @@ int cmd_up(int argc, char **argv)
 	if (rc)
 		return rc;
 	rc = 1;
+	/* the routes and addresses of its traffic, for a run to play */
+	if (sc->nevents && (scenario_traffic_all(sc) ||
+			    plan_background(p))) {
+		p_err("out of memory");
+		goto out;
+	}
 	if (sc->nevents)
 		p_err("warning: '%s' has %d events: up builds the network at "
-		      "t = 0 and plays none of them", sc->name, sc->nevents);
+		      "t = 0, with its background traffic's routes, and plays "
+		      "none of them ('twinlab run' plays the traffic)",
+		      sc->name, sc->nevents);
 	for (int i = 0; i < p->ntasks; i++)
 		if (p->tasks[i].blocked)
 			p_err("warning: task '%s' is blocked and not built: %s",

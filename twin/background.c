@@ -151,3 +151,16 @@ int plan_background(struct plan *p)
 	}
 	return 0;
 }
+
+int plan_traffic_windows(struct plan *p, double t_s)
+{
+	int err = plan_background(p);
+
+	for (int i = 0; !err && i < p->nbg; i++) {
+		const struct scn_event *ev = &p->sc->events[p->bg[i].bg->event];
+
+		p->bg[i].on_s = ev->at_s - t_s;
+		p->bg[i].off_s = ev->at_s + ev->for_s - t_s;
+	}
+	return err;
+}

@@ -146,6 +146,15 @@ bool plan_task_same(const struct plan *a, int i, const struct plan *b, int j);
  */
 int plan_background(struct plan *p) __attribute__((warn_unused_result));
 
+/*
+ * plan_traffic_windows - route the background traffic (plan_background)
+ * and set each flow's window as seen from a round that starts at t_s of
+ * scenario time: [at_s - t_s, at_s + for_s - t_s) of its event. 0 or
+ * -ENOMEM.
+ */
+int plan_traffic_windows(struct plan *p, double t_s)
+	__attribute__((warn_unused_result));
+
 /* Whether model m aggregates on upload (root, or has upload children). */
 bool task_aggregates(const struct task_plan *tp, int m);
 
