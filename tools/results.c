@@ -56,7 +56,17 @@ static const char schema[] =
 	" psi REAL, cpu REAL, retrans INTEGER, out_segs INTEGER,"
 	" drops INTEGER, overruns INTEGER, phases INTEGER,"
 	" overrun_max_s REAL, skew_max_s REAL, verdict TEXT,"
-	" PRIMARY KEY (run, round));";
+	" PRIMARY KEY (run, round));"
+	/* the orchestrator's view: when each round ran, what happened to
+	 * the network, and every link's load over time (scenario time) */
+	"CREATE TABLE IF NOT EXISTS round_times ("
+	" run INTEGER, round INTEGER, start_s REAL, end_s REAL,"
+	" PRIMARY KEY (run, round));"
+	"CREATE TABLE IF NOT EXISTS events ("
+	" run INTEGER, at_s REAL, kind TEXT, detail TEXT, tasks TEXT,"
+	" interruption_s REAL);"
+	"CREATE TABLE IF NOT EXISTS link_samples ("
+	" run INTEGER, t_s REAL, link TEXT, gbps REAL, cap_gbps REAL);";
 
 /* Columns added after the first schema: added to older databases. */
 static const char *const added[] = {
@@ -521,6 +531,78 @@ int results_verdict(struct results *r, double dilation, const char *verdict)
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int results_round_time(struct results *r, unsigned round, double start_s,
+		       double end_s)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(r->db, "INSERT OR REPLACE INTO round_times "
+			       "(run, round, start_s, end_s) VALUES "
+			       "(?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, r->run);
+	sqlite3_bind_int(st, 2, (int)round);
+	sqlite3_bind_double(st, 3, start_s);
+	sqlite3_bind_double(st, 4, end_s);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int results_event(struct results *r, double at_s, const char *kind,
+		  const char *detail, const char *tasks, double interruption_s)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(r->db, "INSERT INTO events (run, at_s, kind, "
+			       "detail, tasks, interruption_s) VALUES "
+			       "(?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, r->run);
+	sqlite3_bind_double(st, 2, at_s);
+	sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, detail, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, tasks, -1, SQLITE_STATIC);
+	sqlite3_bind_double(st, 6, interruption_s);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int results_link_samples(struct results *r, const struct link_util *u,
+			 size_t n)
+{
+	sqlite3_stmt *st;
+	int rc = SQLITE_DONE;
+
+	if (sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return -EIO;
+	if (sqlite3_prepare_v2(r->db, "INSERT INTO link_samples (run, t_s, "
+			       "link, gbps, cap_gbps) VALUES (?,?,?,?,?)", -1,
+			       &st, NULL) != SQLITE_OK) {
+		sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+		return -EIO;
+	}
+	for (size_t i = 0; i < n && rc == SQLITE_DONE; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, r->run);
+		sqlite3_bind_double(st, 2, u[i].t_s);
+		sqlite3_bind_text(st, 3, u[i].link, -1, SQLITE_STATIC);
+		sqlite3_bind_double(st, 4, u[i].gbps);
+		sqlite3_bind_double(st, 5, u[i].cap_gbps);
+		rc = sqlite3_step(st);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+		return -EIO;
+	}
+	return sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ?
+		       0 : -EIO;
 }
 
 /* ---- reading ------------------------------------------------------------ */

@@ -46,6 +46,30 @@ int results_round(struct results *r, const struct plan *p, unsigned round,
 int results_fidelity(struct results *r, unsigned round,
 		     const struct mon_round *m, const char *verdict);
 
+/* When round ran: from start_s to end_s of scenario time (the first
+ * round starts at 0). */
+int results_round_time(struct results *r, unsigned round, double start_s,
+		       double end_s);
+
+/* Something that happened to the network at at_s (scenario time): its
+ * kind ("traffic", "traffic end", ...), what, the tasks it touched (names,
+ * comma-separated; "" none) and the interruption it caused them. */
+int results_event(struct results *r, double at_s, const char *kind,
+		  const char *detail, const char *tasks,
+		  double interruption_s);
+
+/* One reading of a link's load: its rate over the interval that ends at
+ * t_s, in scenario Gbit/s (wire bytes), beside its capacity. */
+struct link_util {
+	double t_s;
+	char link[64];		/* as struct link_sample */
+	double gbps, cap_gbps;
+};
+
+/* Readings u[0..n), in one transaction. */
+int results_link_samples(struct results *r, const struct link_util *u,
+			 size_t n);
+
 /* The run's dilation and its verdict over all rounds. */
 int results_verdict(struct results *r, double dilation, const char *verdict);
 

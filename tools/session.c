@@ -25,82 +25,14 @@
 #include "emu/netns.h"
 #include "emu/nl.h"
 #include "emu/traffic.h"
+#include "counters.h"
+#include "linkload.h"
 #include "planout.h"
 #include "results.h"
 #include "twin/addr.h"
 #include "twin/predict.h"
 #include "twin/sched.h"
 #include "twin/wire.h"
-
-struct counter {
-	int link;
-	char ns[64], ifname[16];
-	int ifindex;
-	struct nl *nl;		/* borrowed from the namespace cache */
-	struct nl_qstats before;
-};
-
-struct nscache {
-	char ns[64];
-	struct nl *nl;
-};
-
-
-static int open_counters(const struct plan *p, const char *prefix,
-			 struct counter **out, int *n, struct nscache **cache,
-			 int *ncache)
-{
-	struct counter *c = calloc((size_t)plan_nlinks(p) + 1, sizeof(*c));
-	struct nscache *nc = calloc((size_t)p->sc->nnodes + 1, sizeof(*nc));
-	int k = 0, m = 0;
-
-	*out = c;
-	*cache = nc;
-	if (!c || !nc)
-		return -ENOMEM;
-	for (int l = 0; l < plan_nlinks(p); l++) {
-		struct counter *x = &c[k];
-		int saved, j;
-
-		if (p->link_bytes[l] <= 0)
-			continue;
-		x->link = l;
-		lab_link_end(p, prefix, l, x->ns, x->ifname);
-		for (j = 0; j < m && strcmp(nc[j].ns, x->ns); j++)
-			;
-		if (j == m) {
-			snprintf(nc[m].ns, sizeof(nc[m].ns), "%s", x->ns);
-			nc[m].nl = nl_open(x->ns);
-			if (!nc[m].nl)
-				return -errno;
-			m++;
-		}
-		x->nl = nc[j].nl;
-		if (netns_enter(x->ns, &saved))
-			return -ENOENT;
-		x->ifindex = (int)if_nametoindex(x->ifname);
-		netns_leave(saved);
-		if (!x->ifindex)
-			return -ENODEV;
-		k++;
-	}
-	*n = k;
-	*ncache = m;
-	return 0;
-}
-
-/*
- * The link's shaper: bytes sent (wire bytes, headers of every segment)
- * and packets dropped. Zeros if it cannot be read.
- */
-static struct nl_qstats shaper(const struct counter *x)
-{
-	struct nl_qstats q = { 0 };
-
-	if (nl_qdisc_stats(x->nl, x->ifindex, &q))
-		memset(&q, 0, sizeof(q));
-	return q;
-}
 
 static void summary(FILE *out, const struct plan *p, const struct fleet *f,
 		    double (*meas)[4], double (*pred)[4],
@@ -236,6 +168,61 @@ static void tg_summary(FILE *out, const struct plan *p, const struct tg *g,
 	}
 }
 
+/* The tasks flow i shares a link with, comma-separated, into buf. */
+static void touched(const struct plan *p, int i, char *buf, size_t len)
+{
+	const struct ppath *bp = &p->bg[i].path;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int t = 0; t < p->ntasks && p->bg[i].routed; t++) {
+		const struct task_plan *tp = &p->tasks[t];
+		bool hit = false;
+
+		for (int m = 1; !tp->blocked && m < tp->nmodels && !hit; m++)
+			for (int k = 0; k < 2 && !hit; k++) {
+				const struct ppath *pp = k ? &tp->up.path[m] :
+							     &tp->bcast.path[m];
+
+				for (int h = 0; h < pp->nhops && !hit; h++)
+					for (int g = 0; g < bp->nhops && !hit;
+					     g++)
+						hit = plan_link(p, &pp->hops[h]) ==
+						      plan_link(p, &bp->hops[g]);
+			}
+		if (hit && used + strlen(tp->task->name) + 2 < len)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s",
+						 used ? "," : "",
+						 tp->task->name);
+	}
+}
+
+/* The traffic's starts and ends up to t_end, with the tasks it touched. */
+static int store_traffic(struct results *res, const struct plan *p,
+			 double t_end)
+{
+	const struct scenario *sc = p->sc;
+	int err = 0;
+
+	for (int i = 0; i < p->nbg && !err; i++) {
+		const struct scn_event *e = &sc->events[p->bg[i].bg->event];
+		char what[200], tasks[512];
+
+		snprintf(what, sizeof(what), "%s -> %s, %g Gbit/s for %g s%s",
+			 sc->nodes[e->from].name, sc->nodes[e->to].name,
+			 e->gbps, e->for_s, p->bg[i].routed ? "" :
+			 " (not routed: it did not flow)");
+		touched(p, i, tasks, sizeof(tasks));
+		if (e->at_s <= t_end)
+			err = results_event(res, e->at_s, "traffic", what,
+					    tasks, 0);
+		if (!err && e->at_s + e->for_s <= t_end)
+			err = results_event(res, e->at_s + e->for_s,
+					    "traffic end", what, tasks, 0);
+	}
+	return err;
+}
+
 /* Whether flow i of p flows at some time of [t0, t1) (scenario time). */
 static bool traffic_in(const struct plan *p, int i, double t0, double t1)
 {
@@ -360,6 +347,7 @@ static int attempt(struct run_ctx *x)
 	struct link_sample *ls = NULL;
 	double (*meas)[4] = NULL, (*pm)[4] = NULL, *acc0 = NULL, *acc1 = NULL;
 	struct tg *tg = NULL;
+	struct linkload *ll = NULL;
 	uint64_t t0 = 0;
 	double said = -1, t_end = 0;
 	int nsaid = 0;
@@ -437,7 +425,7 @@ static int attempt(struct run_ctx *x)
 			    p->tasks[t].task->name);
 		free(dot);
 	}
-	e = open_counters(p, x->lo.prefix, &ctr, &nctr, &nsc, &nnsc);
+	e = counters_open(p, x->lo.prefix, false, &ctr, &nctr, &nsc, &nnsc);
 	if (!e)
 		e = open_monitor(p, x->lo.prefix, &mon);
 	if (e) {
@@ -524,11 +512,19 @@ static int attempt(struct run_ctx *x)
 				!fleet_failed(f, t, NULL);
 		/* scenario time starts with the first round */
 		if (r == 1) {
+			double step = p->mean_round_s > 0 ?
+				fmin(0.1, p->mean_round_s / 5) : 0.1;
+
 			t0 = now;
 			if (tg && tg_go(tg, t0)) {
 				say(x, "cannot start the traffic generator");
 				goto out;
 			}
+			/* the links' load, read every step of scenario time */
+			e = linkload_start(p, x->lo.prefix, n, t0, step, &ll);
+			if (e)
+				say(x, "warning: the links' load is not "
+				    "recorded: %s", strerror(-e));
 		}
 		t_r = (double)(now - t0) / 1e9 / n;
 		/* each round predicted as it falls: traffic in its window */
@@ -540,7 +536,7 @@ static int attempt(struct run_ctx *x)
 			}
 		}
 		for (int i = 0; i < nctr; i++)
-			ctr[i].before = shaper(&ctr[i]);
+			ctr[i].before = counters_read(&ctr[i]);
 		e = monitor_sample(mon, &s0);
 		line0 = x->fo.watch ? lab_delay_line(sup) : 0;
 		ok = fleet_round(f, r, rr);
@@ -578,7 +574,7 @@ static int attempt(struct run_ctx *x)
 		rq_max = rq_max > mr.runq_max ? rq_max : mr.runq_max;
 		for (int i = 0; i < nctr; i++) {
 			const struct counter *c = &ctr[i];
-			struct nl_qstats q = shaper(c);
+			struct nl_qstats q = counters_read(c);
 
 			link_name(p, c->link, ls[i].name, sizeof(ls[i].name));
 			ls[i].bytes = q.bytes - c->before.bytes;
@@ -639,7 +635,8 @@ static int attempt(struct run_ctx *x)
 		}
 		if (results_round(x->res, p, r, rr, ls, nctr, err,
 				  sizeof(err)) ||
-		    results_fidelity(x->res, r, &mr, verdict)) {
+		    results_fidelity(x->res, r, &mr, verdict) ||
+		    results_round_time(x->res, r, t_r, t_end)) {
 			say(x, "round %u not stored: %s", r,
 			    err[0] ? err : "cannot store the round's fidelity");
 			unstored++;
@@ -677,9 +674,22 @@ static int attempt(struct run_ctx *x)
 					    "correctness check failed");
 		}
 	}
+	if (ll) {
+		long lost, stored = linkload_stop(ll, x->res, &lost);
+
+		ll = NULL;
+		if (stored < 0)
+			say(x, "warning: the links' load is not stored");
+		else
+			fprintf(x->out, "links: %ld readings of their load over "
+				"%.6f s of scenario time%s\n", stored, t_end,
+				lost ? " (more were not kept)" : "");
+	}
 	if (p->nbg) {
 		nsaid += say_traffic(x->out, p, &said, t_end);
 		tg_summary(x->out, p, tg, t_end, nsaid);
+		if (store_traffic(x->res, p, t_end))
+			say(x, "warning: the traffic's events are not stored");
 	}
 	summary(x->out, p, f, meas, pm, done, acc0, acc1, checks);
 	fprintf(x->out, "prediction: the twin's %s model\n", p->predictor);
@@ -740,16 +750,18 @@ static int attempt(struct run_ctx *x)
 	if (*x->stop)
 		say(x, "interrupted");
 out:
+	if (ll) {
+		long lost;
+
+		linkload_stop(ll, NULL, &lost);
+	}
 	tg_stop(tg);
 	fleet_stop(f);
 	if (watch_fd >= 0)
 		close(watch_fd);
 	monitor_free(mon);
 	lab_delay_live_close(dlc);
-	for (int i = 0; nsc && i < nnsc; i++)
-		nl_close(nsc[i].nl);
-	free(nsc);
-	free(ctr);
+	counters_close(ctr, nsc, nnsc);
 	lab_free(lab);
 	if (x->built && (!x->keep || rc == ATTEMPT_RETRY))
 		lab_down(x->lo.prefix, NULL, NULL);

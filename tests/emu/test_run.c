@@ -705,7 +705,7 @@ static void traffic_run(const char *gbps, double slower, double left)
 	struct scn_error err;
 	struct scenario *sc, *quiet_sc;
 	struct plan *p, *quiet = predicted("10", &quiet_sc);
-	double b, u;
+	double b, u, lmax, lmean;
 	sqlite3 *h;
 	FILE *f;
 	char *o;
@@ -738,7 +738,27 @@ static void traffic_run(const char *gbps, double slower, double left)
 		  "max(id) FROM runs)");
 	u = q1(h, "SELECT avg(upload_s) FROM rounds WHERE run = (SELECT "
 		  "max(id) FROM runs)");
+	/* the orchestrator's view: the traffic's start, the tasks it
+	 * touched, and the link it shares loaded by it and by no more than
+	 * the link carries (a reading's error is one packet in its step) */
+	cr_assert_eq(q1(h, "SELECT count(*) FROM events WHERE run = (SELECT "
+			   "max(id) FROM runs) AND kind = 'traffic' AND at_s = 0 "
+			   "AND tasks = 't'"), 1);
+	cr_assert_eq(q1(h, "SELECT count(*) FROM events WHERE run = (SELECT "
+			   "max(id) FROM runs)"), 1, "it ends after the run");
+	cr_assert_gt(q1(h, "SELECT count(*) FROM link_samples WHERE run = "
+			   "(SELECT max(id) FROM runs) AND link = 'g>rA'"), 5);
+	lmax = q1(h, "SELECT max(gbps) FROM link_samples WHERE run = (SELECT "
+		     "max(id) FROM runs) AND link = 'g>rA'");
+	lmean = q1(h, "SELECT avg(gbps) FROM link_samples WHERE run = (SELECT "
+		      "max(id) FROM runs) AND link = 'g>rA'");
+	cr_assert_eq(q1(h, "SELECT count(*) FROM round_times WHERE run = "
+			   "(SELECT max(id) FROM runs)"), 3);
 	sqlite3_close(h);
+	cr_log_info("g>rA: %.2f Gbit/s on average, %.2f at most", lmean,
+		    lmax);
+	cr_assert_geq(lmean, atof(gbps) * 0.95, "the traffic alone");
+	cr_assert_leq(lmax, 10 * 1.1, "more than the link");
 	cr_log_info("broadcast %.3f ms (predicted %.3f with the traffic, "
 		    "%.3f without), upload %.3f ms (%.3f)", b * 1e3,
 		    p->tasks[0].bcast_s * 1e3, quiet->tasks[0].bcast_s * 1e3,

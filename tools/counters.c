@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+/* The links' shapers; see counters.h. */
+#include "counters.h"
+
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/lab.h"
+#include "emu/netns.h"
+
+/* Whether link l is one to count. */
+static bool wanted(const struct plan *p, int l, bool traffic)
+{
+	if (p->link_bytes[l] > 0)
+		return true;
+	for (int i = 0; traffic && i < p->nbg; i++)
+		for (int h = 0; p->bg[i].routed && h < p->bg[i].path.nhops; h++)
+			if (plan_link(p, &p->bg[i].path.hops[h]) == l)
+				return true;
+	return false;
+}
+
+int counters_open(const struct plan *p, const char *prefix, bool traffic,
+		  struct counter **out, int *n, struct nscache **cache,
+		  int *ncache)
+{
+	struct counter *c = calloc((size_t)plan_nlinks(p) + 1, sizeof(*c));
+	struct nscache *nc = calloc((size_t)p->sc->nnodes + 1, sizeof(*nc));
+	int k = 0, m = 0;
+
+	*out = c;
+	*cache = nc;
+	*n = *ncache = 0;
+	if (!c || !nc)
+		return -ENOMEM;
+	for (int l = 0; l < plan_nlinks(p); l++) {
+		struct counter *x = &c[k];
+		int saved, j;
+
+		if (!wanted(p, l, traffic))
+			continue;
+		x->link = l;
+		lab_link_end(p, prefix, l, x->ns, x->ifname);
+		for (j = 0; j < m && strcmp(nc[j].ns, x->ns); j++)
+			;
+		if (j == m) {
+			snprintf(nc[m].ns, sizeof(nc[m].ns), "%s", x->ns);
+			nc[m].nl = nl_open(x->ns);
+			if (!nc[m].nl)
+				return -errno;
+			*ncache = ++m;
+		}
+		x->nl = nc[j].nl;
+		if (netns_enter(x->ns, &saved))
+			return -ENOENT;
+		x->ifindex = (int)if_nametoindex(x->ifname);
+		netns_leave(saved);
+		if (!x->ifindex)
+			return -ENODEV;
+		*n = ++k;
+	}
+	return 0;
+}
+
+void counters_close(struct counter *c, struct nscache *cache, int ncache)
+{
+	for (int i = 0; cache && i < ncache; i++)
+		nl_close(cache[i].nl);
+	free(cache);
+	free(c);
+}
+
+struct nl_qstats counters_read(const struct counter *x)
+{
+	struct nl_qstats q = { 0 };
+
+	if (nl_qdisc_stats(x->nl, x->ifindex, &q))
+		memset(&q, 0, sizeof(q));
+	return q;
+}

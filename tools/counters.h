@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The links' shapers read from their namespaces: bytes sent on the wire
+ * (headers of every segment included) and packets dropped, per directed
+ * IP link of a plan (plan_link). One netlink socket per namespace, shared
+ * by the links there; a set is for one thread.
+ */
+#ifndef TOOLS_COUNTERS_H
+#define TOOLS_COUNTERS_H
+
+#include <stdbool.h>
+
+#include "emu/nl.h"
+#include "twin/plan.h"
+
+struct counter {
+	int link;
+	char ns[64], ifname[16];
+	int ifindex;
+	struct nl *nl;		/* borrowed from the namespace cache */
+	struct nl_qstats before;
+};
+
+struct nscache {
+	char ns[64];
+	struct nl *nl;
+};
+
+/*
+ * counters_open - a counter for every link of p that carries transfers
+ * (predicted bytes), and with traffic also every link its routed
+ * background flows cross, in prefix's emulation. 0 or -errno; close with
+ * counters_close even on failure.
+ */
+int counters_open(const struct plan *p, const char *prefix, bool traffic,
+		  struct counter **out, int *n, struct nscache **cache,
+		  int *ncache) __attribute__((warn_unused_result));
+
+void counters_close(struct counter *c, struct nscache *cache, int ncache);
+
+/* The link's shaper now; zeros if it cannot be read. */
+struct nl_qstats counters_read(const struct counter *x);
+
+#endif

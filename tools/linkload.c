@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+/* The links' load over time; see linkload.h. */
+#include "linkload.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "counters.h"
+#include "planout.h"
+
+struct linkload {
+	const struct plan *p;
+	double dilation, step_s;
+	uint64_t t0;
+	struct counter *c;
+	struct nscache *nsc;
+	int nc, nnsc;
+	uint64_t *last;		/* per counter: bytes at the last reading */
+	struct link_util *u;
+	size_t n, cap;
+	long lost;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;	/* CLOCK_MONOTONIC: stop wakes the reader */
+	bool stop;		/* under mu */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void read_all(struct linkload *l, double t_s, double dt_wall)
+{
+	const struct plan *p = l->p;
+
+	for (int i = 0; i < l->nc; i++) {
+		uint64_t b = counters_read(&l->c[i]).bytes;
+		struct link_util *x;
+
+		if (dt_wall > 0 && l->n == l->cap && l->cap < LINKLOAD_MAX) {
+			size_t cap = l->cap ? 2 * l->cap : 1024;
+			struct link_util *m;
+
+			cap = cap > LINKLOAD_MAX ? LINKLOAD_MAX : cap;
+			m = realloc(l->u, cap * sizeof(*m));
+			if (m) {
+				l->u = m;
+				l->cap = cap;
+			}
+		}
+		if (dt_wall > 0 && l->n < l->cap) {
+			x = &l->u[l->n++];
+			x->t_s = t_s;
+			link_name(p, l->c[i].link, x->link, sizeof(x->link));
+			/* emulated bytes over real time, x scale x dilation */
+			x->gbps = (double)(b - l->last[i]) * 8 *
+				  p->sc->scale * l->dilation / dt_wall / 1e9;
+			x->cap_gbps = plan_link_gbps(p, l->c[i].link);
+		} else if (dt_wall > 0) {
+			l->lost++;
+		}
+		l->last[i] = b;
+	}
+}
+
+static void *run(void *arg)
+{
+	struct linkload *l = arg;
+	uint64_t step = (uint64_t)(l->step_s * l->dilation * 1e9);
+	uint64_t prev = now_ns(), next = l->t0 + step;
+	bool stop = false;
+
+	read_all(l, 0, 0);
+	while (!stop) {
+		struct timespec ts = { (time_t)(next / 1000000000u),
+				       (long)(next % 1000000000u) };
+		uint64_t t;
+
+		pthread_mutex_lock(&l->mu);
+		while (!l->stop &&
+		       pthread_cond_timedwait(&l->cv, &l->mu, &ts) != ETIMEDOUT)
+			;
+		stop = l->stop;
+		pthread_mutex_unlock(&l->mu);
+		if (stop)
+			break;
+		t = now_ns();
+		read_all(l, (double)(t - l->t0) / 1e9 / l->dilation,
+			 (double)(t - prev) / 1e9);
+		prev = t;
+		do
+			next += step;
+		while (next <= t);
+	}
+	return NULL;
+}
+
+int linkload_start(const struct plan *p, const char *prefix, double dilation,
+		   uint64_t t0_ns, double step_s, struct linkload **out)
+{
+	struct linkload *l = calloc(1, sizeof(*l));
+	int err;
+
+	*out = NULL;
+	if (!l)
+		return -ENOMEM;
+	l->p = p;
+	l->dilation = dilation;
+	l->step_s = step_s > 0 ? step_s : 0.1;
+	l->t0 = t0_ns;
+	err = counters_open(p, prefix, true, &l->c, &l->nc, &l->nsc,
+			    &l->nnsc);
+	l->last = calloc((size_t)l->nc + 1, sizeof(*l->last));
+	if (!err && !l->last)
+		err = -ENOMEM;
+	if (!err) {
+		pthread_condattr_t ca;
+
+		pthread_mutex_init(&l->mu, NULL);
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&l->cv, &ca);
+		pthread_condattr_destroy(&ca);
+		err = -pthread_create(&l->th, NULL, run, l);
+		if (err) {
+			pthread_cond_destroy(&l->cv);
+			pthread_mutex_destroy(&l->mu);
+		}
+	}
+	if (err) {
+		counters_close(l->c, l->nsc, l->nnsc);
+		free(l->last);
+		free(l);
+		return err;
+	}
+	*out = l;
+	return 0;
+}
+
+long linkload_stop(struct linkload *l, struct results *res, long *lost)
+{
+	long n;
+
+	*lost = 0;
+	if (!l)
+		return 0;
+	pthread_mutex_lock(&l->mu);
+	l->stop = true;
+	pthread_cond_signal(&l->cv);
+	pthread_mutex_unlock(&l->mu);
+	pthread_join(l->th, NULL);
+	pthread_cond_destroy(&l->cv);
+	pthread_mutex_destroy(&l->mu);
+	n = (long)l->n;
+	*lost = l->lost;
+	if (res && l->n && results_link_samples(res, l->u, l->n))
+		n = -EIO;
+	counters_close(l->c, l->nsc, l->nnsc);
+	free(l->last);
+	free(l->u);
+	free(l);
+	return n;
+}
