@@ -445,6 +445,7 @@ static int report_load(struct report *r)
 
 static void report_release(struct report *r)
 {
+	free(r->timeline_md);
 	for (int i = 0; i < r->nruns; i++) {
 		free(r->runs[i].scenario);
 		free(r->runs[i].scheduler);
@@ -576,6 +577,7 @@ int cmd_report(int argc, char **argv)
 		unlink(log);
 	}
 	nfid = write_figures(&r);
+	write_timelines(&r);
 	pic = calloc((size_t)r.nscheds + 1, sizeof(*pic));
 	if (!pic) {
 		p_err("out of memory");

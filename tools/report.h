@@ -125,6 +125,7 @@ struct report {
 	int nbad;
 	bool gnuplot, dot;
 	int nfail;
+	char *timeline_md;		/* the timelines' section, or NULL */
 	char *made[256];		/* files rendered, for the summary */
 	int nmade;
 };
@@ -224,7 +225,16 @@ int common_max_n(const struct report *r, const char *exp, const char *a,
 
 /* Every figure with its data files; returns the tasks on the fidelity
  * figure. */
+/* gnuplot scaffolding (report_fig.c): a script's head, its png and svg
+ * outputs, and running it (the files it made are listed). */
+void gp_head(FILE *f, const char *what);
+void gp_terminal_loop(FILE *f, const char *stem, int w, int h);
+void gp_run(struct report *r, const char *script, const char *stem);
+
 int write_figures(struct report *r);
+/* The timeline of each run with events (figure and its section of the
+ * report, kept in r->timeline_md). */
+void write_timelines(struct report *r);
 void write_runs_csv(struct report *r);
 /* pic[] has one picture per scheduler of r->scheds. */
 void write_pictures(struct report *r, struct picture *pic);

@@ -43,7 +43,7 @@ struct fig_desc {
 	void (*ranges)(struct report *r, FILE *f);
 };
 
-static void gp_terminal_loop(FILE *f, const char *stem, int w, int h)
+void gp_terminal_loop(FILE *f, const char *stem, int w, int h)
 {
 	fprintf(f,
 		"do for [fmt in \"png svg\"] {\n"
@@ -62,7 +62,7 @@ static void gp_terminal_loop(FILE *f, const char *stem, int w, int h)
 		w, h, w, h, w, h, stem);
 }
 
-static void gp_head(FILE *f, const char *what)
+void gp_head(FILE *f, const char *what)
 {
 	fprintf(f, "# twinlab report: %s\n"
 		   "# re-plot: cd to this directory and run "
@@ -98,7 +98,7 @@ static void gp_xtics(FILE *f, const struct report *r, const char *exp)
 }
 
 /* Run one gnuplot script in the output directory. */
-static void gnuplot(struct report *r, const char *script, const char *stem)
+void gp_run(struct report *r, const char *script, const char *stem)
 {
 	char log[PATH_MAX], path[PATH_MAX];
 	char *argv[] = { "gnuplot", (char *)script, NULL };
@@ -442,7 +442,7 @@ static int fig_write(struct report *r, const struct fig_desc *d,
 	fputs("unset output\n}\n", f);
 	snprintf(name, sizeof(name), "%s.gp", stem);
 	if (!out_close(r, f, name) && ns && (d->per_experiment || rows))
-		gnuplot(r, name, stem);
+		gp_run(r, name, stem);
 	return rows;
 }
 

@@ -762,6 +762,8 @@ int write_md(struct report *r, const struct picture *pic, int nfid)
 	if (!r->npoints)
 		write_sched_table(r, f);
 	write_fidelity_table(r, f, nfid);
+	if (r->timeline_md)
+		fputs(r->timeline_md, f);
 	write_pictures_md(r, f, pic);
 	write_runs_table(r, f);
 	write_failures(r, f);

@@ -81,6 +81,7 @@ static const char *const added[] = {
 	"ALTER TABLE fidelity ADD COLUMN dl_late_max_s REAL",
 	"ALTER TABLE fidelity ADD COLUMN runq_mean REAL",
 	"ALTER TABLE fidelity ADD COLUMN runq_max INTEGER",
+	"ALTER TABLE rounds ADD COLUMN pred_round_s REAL",
 };
 
 static int db_err(struct results *r, char *err, size_t len, const char *what)
@@ -303,8 +304,12 @@ int results_round(struct results *r, const struct plan *p, unsigned round,
 	sqlite3_stmt *rs = NULL, *ts = NULL, *ls = NULL;
 
 	if (sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(r->db, "INSERT INTO rounds VALUES "
-			       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &rs,
+	    sqlite3_prepare_v2(r->db, "INSERT INTO rounds (run, task, round, "
+			       "round_s, bcast_s, compute_s, upload_s, "
+			       "accuracy, loss, cpu_s, check_ok, check_err, "
+			       "check_tol, global_digest, global_proj, "
+			       "pred_round_s) VALUES "
+			       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &rs,
 			       NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(r->db, "INSERT INTO transfers VALUES "
 			       "(?,?,?,?,?,?,?,?,?)", -1, &ts,
@@ -335,6 +340,8 @@ int results_round(struct results *r, const struct plan *p, unsigned round,
 		sqlite3_bind_double(rs, 12, x->check_err);
 		sqlite3_bind_double(rs, 13, x->check_tol);
 		sqlite3_bind_text(rs, 14, dig, -1, SQLITE_TRANSIENT);
+		/* the round's own prediction (traffic in its window) */
+		sqlite3_bind_double(rs, 16, tp->round_s);
 		{
 			char proj[WK_NPROJ * 26] = "";
 			size_t off = 0;
@@ -921,6 +928,117 @@ int results_read_links(struct results_reader *rd,
 		return read_err(rd, err, len, "the links");
 	return each_row(rd, st, each_link, (void *)fn, ctx, "the links", err,
 			len);
+}
+
+/* A query over the orchestrator's tables, or none when a table is not
+ * there (a database from before them). 0 and *st (NULL: no rows). */
+static int view_query(struct results_reader *rd, const char *table,
+		      const char *sql, sqlite3_stmt **st, char *err,
+		      size_t len)
+{
+	int rc;
+
+	*st = NULL;
+	if (!has_table(rd->db, table, &rc))
+		return rc == SQLITE_OK ? 0 : read_err(rd, err, len, table);
+	if (sqlite3_prepare_v2(rd->db, sql, -1, st, NULL) != SQLITE_OK)
+		return read_err(rd, err, len, table);
+	return 0;
+}
+
+static int each_event(sqlite3_stmt *st, void *fn, void *ctx)
+{
+	int (*f)(void *, const struct results_event_row *) = fn;
+	struct results_event_row row = {
+		.run = sqlite3_column_int64(st, 0),
+		.at_s = col_real(st, 1, NAN),
+		.kind = col_text(st, 2, "?"),
+		.detail = col_text(st, 3, ""),
+		.tasks = col_text(st, 4, ""),
+		.interruption_s = col_real(st, 5, 0),
+	};
+
+	return f(ctx, &row);
+}
+
+int results_read_events(struct results_reader *rd,
+			int (*fn)(void *ctx,
+				  const struct results_event_row *row),
+			void *ctx, char *err, size_t len)
+{
+	sqlite3_stmt *st;
+	int e = view_query(rd, "events", "SELECT run, at_s, kind, detail, "
+			   "tasks, interruption_s FROM events ORDER BY run, "
+			   "at_s, rowid", &st, err, len);
+
+	if (e || !st)
+		return e;
+	return each_row(rd, st, each_event, (void *)fn, ctx, "the events",
+			err, len);
+}
+
+static int each_when(sqlite3_stmt *st, void *fn, void *ctx)
+{
+	int (*f)(void *, const struct results_when_row *) = fn;
+	struct results_when_row row = {
+		.task = sqlite3_column_int(st, 0),
+		.round = sqlite3_column_int(st, 1),
+		.name = col_text(st, 2, "?"),
+		.start_s = col_real(st, 3, NAN),
+		.round_s = col_real(st, 4, NAN),
+		.pred_s = col_real(st, 5, NAN),
+	};
+
+	return f(ctx, &row);
+}
+
+int results_read_when(struct results_reader *rd, int64_t id,
+		      int (*fn)(void *ctx, const struct results_when_row *row),
+		      void *ctx, char *err, size_t len)
+{
+	sqlite3_stmt *st;
+	int e = view_query(rd, "round_times", "SELECT r.task, r.round, "
+			   "t.name, w.start_s, r.round_s, r.pred_round_s FROM "
+			   "rounds r JOIN "
+			   "round_times w ON w.run = r.run AND w.round = "
+			   "r.round JOIN tasks t ON t.run = r.run AND t.task = "
+			   "r.task WHERE r.run = ? ORDER BY r.task, r.round",
+			   &st, err, len);
+
+	if (e || !st)
+		return e;
+	sqlite3_bind_int64(st, 1, id);
+	return each_row(rd, st, each_when, (void *)fn, ctx, "the rounds' "
+			"times", err, len);
+}
+
+static int each_load(sqlite3_stmt *st, void *fn, void *ctx)
+{
+	int (*f)(void *, const struct results_load_row *) = fn;
+	struct results_load_row row = {
+		.t_s = col_real(st, 0, NAN),
+		.link = col_text(st, 1, "?"),
+		.gbps = col_real(st, 2, NAN),
+		.cap_gbps = col_real(st, 3, NAN),
+	};
+
+	return f(ctx, &row);
+}
+
+int results_read_load(struct results_reader *rd, int64_t id,
+		      int (*fn)(void *ctx, const struct results_load_row *row),
+		      void *ctx, char *err, size_t len)
+{
+	sqlite3_stmt *st;
+	int e = view_query(rd, "link_samples", "SELECT t_s, link, gbps, "
+			   "cap_gbps FROM link_samples WHERE run = ? ORDER BY "
+			   "link, t_s, rowid", &st, err, len);
+
+	if (e || !st)
+		return e;
+	sqlite3_bind_int64(st, 1, id);
+	return each_row(rd, st, each_load, (void *)fn, ctx, "the links' load",
+			err, len);
 }
 
 static int each_check(sqlite3_stmt *st, void *fn, void *ctx)

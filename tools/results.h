@@ -196,6 +196,41 @@ int results_read_one(struct results_reader *rd, int64_t id,
 int results_read_left_out(struct results_reader *rd, int *nrecal, int *nleft,
 			  char *buf, size_t buflen, char *err, size_t len);
 
+/* The orchestrator's view of a run (older databases have none: no rows). */
+struct results_event_row {
+	int64_t run;
+	double at_s;
+	const char *kind, *detail, *tasks;
+	double interruption_s;
+};
+
+struct results_when_row {
+	int task, round;
+	const char *name;
+	double start_s, round_s;	/* when it started, how long it took */
+	double pred_s;			/* the round's prediction; NAN */
+};
+
+struct results_load_row {
+	double t_s;
+	const char *link;
+	double gbps, cap_gbps;
+};
+
+/* Every event, by run and time. */
+int results_read_events(struct results_reader *rd,
+			int (*fn)(void *ctx,
+				  const struct results_event_row *row),
+			void *ctx, char *err, size_t len);
+/* Run id's task-rounds with when they started, by task and round. */
+int results_read_when(struct results_reader *rd, int64_t id,
+		      int (*fn)(void *ctx, const struct results_when_row *row),
+		      void *ctx, char *err, size_t len);
+/* Run id's link readings, by link and time. */
+int results_read_load(struct results_reader *rd, int64_t id,
+		      int (*fn)(void *ctx, const struct results_load_row *row),
+		      void *ctx, char *err, size_t len);
+
 /* The plan's DOT text stored with run id (malloc'd), or NULL. */
 char *results_read_plan_dot(struct results_reader *rd, int64_t id);
 

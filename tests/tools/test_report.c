@@ -468,3 +468,64 @@ Test(report, not_a_results_database)
 	tl_run_free(&r);
 	rm_rf(t.dir);
 }
+
+/*
+ * A run that played background traffic gets its timeline: the events
+ * with the tasks they touched, the figure's data, and its rounds under
+ * the traffic against the others, measured and predicted (each round's
+ * own prediction).
+ */
+Test(report, a_run_with_events_gets_its_timeline)
+{
+	struct tmp t;
+	const char *a[] = { "report", t.db, "--out", t.out, NULL };
+	struct tl_run r;
+	sqlite3 *db;
+	char *md, *dat, path[256];
+
+	tmp_init(&t);
+	make_db(t.db, true);
+	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
+	exec_sql(db, "ALTER TABLE rounds ADD COLUMN pred_round_s REAL;"
+		     "UPDATE rounds SET pred_round_s = round_s * 1.25;"
+		     "CREATE TABLE round_times (run INTEGER, round INTEGER,"
+		     " start_s REAL, end_s REAL);"
+		     "INSERT INTO round_times VALUES (1, 1, 0, 0.006),"
+		     " (1, 2, 0.02, 0.026);"
+		     "CREATE TABLE events (run INTEGER, at_s REAL, kind TEXT,"
+		     " detail TEXT, tasks TEXT, interruption_s REAL);"
+		     "INSERT INTO events VALUES (1, 0.015, 'traffic',"
+		     " 's1 -> s2, 5 Gbit/s for 1 s', 't0', 0);"
+		     "CREATE TABLE link_samples (run INTEGER, t_s REAL,"
+		     " link TEXT, gbps REAL, cap_gbps REAL);"
+		     "INSERT INTO link_samples VALUES"
+		     " (1, 0.005, 'lp0:r1>r2', 5, 10),"
+		     " (1, 0.025, 'lp0:r1>r2', 10, 10);");
+	sqlite3_close(db);
+	r = tl_run(a);
+	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
+	snprintf(path, sizeof(path), "%s/report.md", t.out);
+	md = slurp_path(path);
+	cr_expect(strstr(md, "## Timelines"), "%s", md);
+	cr_expect(strstr(md, "### Run 1: synthetic-test, spff"), "%s", md);
+	cr_expect(strstr(md, "| 15.000 | traffic | s1 -> s2, 5 Gbit/s for 1 s "
+			     "| t0 | 0.000 |"), "%s", md);
+	/* round 2 (both tasks 5 ms) under the traffic, round 1 (3, 5) not */
+	cr_expect(strstr(md, "Rounds while background traffic flowed: 2, "
+			     "measured 5.000 ms on average (the twin predicted "
+			     "6.250 ms for them, ratio 0.800); the other 2 "
+			     "rounds 4.000 ms (predicted 5.000 ms, ratio "
+			     "0.800)."), "%s", md);
+	cr_expect_null(strstr(md, "### Run 2:"), "no events, no timeline");
+	free(md);
+	snprintf(path, sizeof(path), "%s/fig-timeline-run1-links.dat", t.out);
+	dat = slurp_path(path);
+	cr_expect(strstr(dat, "# link lp0:r1>r2\n5.000000 50 5 10\n"
+			      "25.000000 100 10 10\n"), "%s", dat);
+	free(dat);
+	snprintf(path, sizeof(path), "%s/fig-timeline-run1.png", t.out);
+	if (access("/usr/bin/gnuplot", X_OK) == 0)
+		cr_expect_eq(access(path, F_OK), 0, "no %s", path);
+	tl_run_free(&r);
+	rm_rf(t.dir);
+}

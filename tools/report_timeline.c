@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The report's timelines: for each run that played events, what the
+ * orchestrator saw (results: events, round_times, link_samples) as one
+ * figure — each task's round latency when each round started, measured
+ * and predicted, over the busiest links' utilisation, the events marked
+ * on both — and a section with the events, the tasks they touched and
+ * how the rounds under background traffic compare with the others,
+ * measured and predicted.
+ */
+#include "report.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "twinlab.h"
+
+#define TL_LINKS 6		/* links drawn: the most used */
+
+struct tl_event {
+	int64_t run;
+	double at_s, interruption_s;
+	char *kind, *detail, *tasks;
+};
+
+struct tl_round {
+	int task, round;
+	char name[64];
+	double start_s, round_s, pred_s;
+};
+
+struct tl_link {
+	char name[64];
+	double sum_util;
+	int n, first;		/* its readings: load[first .. first + n) */
+};
+
+struct tl_load {
+	double t_s, gbps, cap;
+};
+
+struct tl {
+	struct tl_event *ev;
+	int nev, capev;
+	struct tl_round *rd;
+	int nrd, caprd;
+	struct tl_load *ld;
+	int nld, capld;
+	struct tl_link *lk;
+	int nlk, caplk;
+};
+
+static bool grow(void **v, int *cap, int n, size_t size)
+{
+	void *m;
+
+	if (n < *cap)
+		return true;
+	m = realloc(*v, (size_t)(*cap ? 2 * *cap : 64) * size);
+	if (!m)
+		return false;
+	*v = m;
+	*cap = *cap ? 2 * *cap : 64;
+	return true;
+}
+
+static int on_event(void *ctx, const struct results_event_row *row)
+{
+	struct tl *t = ctx;
+	struct tl_event *e;
+
+	if (!grow((void **)&t->ev, &t->capev, t->nev, sizeof(*t->ev)))
+		return -ENOMEM;
+	e = &t->ev[t->nev++];
+	e->run = row->run;
+	e->at_s = row->at_s;
+	e->interruption_s = row->interruption_s;
+	e->kind = strdup(row->kind);
+	e->detail = strdup(row->detail);
+	e->tasks = strdup(row->tasks);
+	return e->kind && e->detail && e->tasks ? 0 : -ENOMEM;
+}
+
+static int on_round(void *ctx, const struct results_when_row *row)
+{
+	struct tl *t = ctx;
+	struct tl_round *x;
+
+	if (!grow((void **)&t->rd, &t->caprd, t->nrd, sizeof(*t->rd)))
+		return -ENOMEM;
+	x = &t->rd[t->nrd++];
+	x->task = row->task;
+	x->round = row->round;
+	snprintf(x->name, sizeof(x->name), "%s", row->name);
+	x->start_s = row->start_s;
+	x->round_s = row->round_s;
+	x->pred_s = row->pred_s;
+	return 0;
+}
+
+static int on_load(void *ctx, const struct results_load_row *row)
+{
+	struct tl *t = ctx;
+	struct tl_link *l = t->nlk ? &t->lk[t->nlk - 1] : NULL;
+
+	if (!l || strcmp(l->name, row->link)) {
+		if (!grow((void **)&t->lk, &t->caplk, t->nlk, sizeof(*t->lk)))
+			return -ENOMEM;
+		l = &t->lk[t->nlk++];
+		memset(l, 0, sizeof(*l));
+		snprintf(l->name, sizeof(l->name), "%s", row->link);
+		l->first = t->nld;
+	}
+	if (!grow((void **)&t->ld, &t->capld, t->nld, sizeof(*t->ld)))
+		return -ENOMEM;
+	t->ld[t->nld++] = (struct tl_load){ row->t_s, row->gbps,
+					     row->cap_gbps };
+	l->n++;
+	if (row->cap_gbps > 0)
+		l->sum_util += row->gbps / row->cap_gbps;
+	return 0;
+}
+
+static int by_use(const void *a, const void *b)
+{
+	const struct tl_link *x = a, *y = b;
+	double ux = x->n ? x->sum_util / x->n : 0;
+	double uy = y->n ? y->sum_util / y->n : 0;
+
+	return ux < uy ? 1 : ux > uy ? -1 : strcmp(x->name, y->name);
+}
+
+/* The end of the traffic event ev[i] started: its "traffic end", or inf. */
+static double traffic_end(const struct tl *t, int i)
+{
+	for (int k = i + 1; k < t->nev; k++)
+		if (t->ev[k].run == t->ev[i].run &&
+		    !strcmp(t->ev[k].kind, "traffic end") &&
+		    !strcmp(t->ev[k].detail, t->ev[i].detail))
+			return t->ev[k].at_s;
+	return INFINITY;
+}
+
+/* Whether any traffic of run flows in [a, b). */
+static bool under_traffic(const struct tl *t, int64_t run, double a, double b)
+{
+	for (int i = 0; i < t->nev; i++)
+		if (t->ev[i].run == run && !strcmp(t->ev[i].kind, "traffic") &&
+		    t->ev[i].at_s < b && traffic_end(t, i) > a)
+			return true;
+	return false;
+}
+
+static void write_data(struct report *r, struct tl *t, int64_t id,
+		       const char *stem)
+{
+	char name[200];
+	FILE *f;
+
+	snprintf(name, sizeof(name), "%s-rounds.dat", stem);
+	f = out_open(r, name);
+	if (f) {
+		fprintf(f, "# twinlab report: run %lld, each task's rounds "
+			   "(one block per task)\n# start_ms round_ms "
+			   "predicted_ms\n", (long long)id);
+		for (int i = 0; i < t->nrd; i++) {
+			if (i && t->rd[i].task != t->rd[i - 1].task)
+				fputs("\n\n", f);
+			if (!i || t->rd[i].task != t->rd[i - 1].task)
+				fprintf(f, "# task %s\n", t->rd[i].name);
+			fprintf(f, "%.6f", t->rd[i].start_s * 1e3);
+			dat_num(f, t->rd[i].round_s * 1e3);
+			dat_num(f, t->rd[i].pred_s * 1e3);
+			fputc('\n', f);
+		}
+		out_close(r, f, name);
+	}
+	snprintf(name, sizeof(name), "%s-links.dat", stem);
+	f = out_open(r, name);
+	if (!f)
+		return;
+	fprintf(f, "# twinlab report: run %lld, the %d most used links "
+		   "(one block each), scenario time\n# t_ms utilisation_pct "
+		   "gbps cap_gbps\n", (long long)id, TL_LINKS);
+	for (int k = 0; k < t->nlk && k < TL_LINKS; k++) {
+		const struct tl_link *l = &t->lk[k];
+
+		fprintf(f, "%s# link %s\n", k ? "\n\n" : "", l->name);
+		for (int j = l->first; j < l->first + l->n; j++) {
+			const struct tl_load *x = &t->ld[j];
+
+			fprintf(f, "%.6f", x->t_s * 1e3);
+			dat_num(f, x->cap > 0 ? 100 * x->gbps / x->cap : NAN);
+			dat_num(f, x->gbps);
+			dat_num(f, x->cap);
+			fputc('\n', f);
+		}
+	}
+	out_close(r, f, name);
+}
+
+static void write_script(struct report *r, struct tl *t, int64_t id,
+			 const char *stem, int e0, int e1)
+{
+	char name[200];
+	int ntask = 0;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "%s.gp", stem);
+	f = out_open(r, name);
+	if (!f)
+		return;
+	gp_head(f, "timeline of a run: rounds and links over scenario time");
+	for (int i = e0; i < e1; i++)
+		fprintf(f, "set arrow from %.6f, graph 0 to %.6f, graph 1 "
+			   "nohead dt 2 lc rgb '%s'\n", t->ev[i].at_s * 1e3,
+			t->ev[i].at_s * 1e3,
+			strstr(t->ev[i].kind, "end") ? "gray60" : "gray20");
+	fputs("set xlabel 'scenario time (ms)'\nset key outside right\n", f);
+	gp_terminal_loop(f, stem, 1200, 900);
+	fprintf(f, "set multiplot layout 2,1 title 'run %lld: rounds and "
+		   "links over time (dashed: events)'\n", (long long)id);
+	fputs("set title 'round latency of each task, at the start of each "
+	      "round'\nset ylabel 'round (ms)'\nset yrange [0:*]\nplot ", f);
+	for (int i = 0; i < t->nrd; i++) {
+		if (i && t->rd[i].task == t->rd[i - 1].task)
+			continue;
+		fprintf(f, "%s'%s-rounds.dat' index %d using 1:2 with "
+			   "linespoints pt 7 title '", ntask ? ", \\\n  " : "",
+			stem, ntask);
+		gp_text(f, t->rd[i].name);
+		fprintf(f, " measured', '%s-rounds.dat' index %d using 1:3 "
+			   "with lines dt 2 title '", stem, ntask);
+		gp_text(f, t->rd[i].name);
+		fputs(" predicted'", f);
+		ntask++;
+	}
+	if (!ntask)
+		fputs("NaN notitle", f);
+	fputs("\nset title 'utilisation of the most used links'\n"
+	      "set ylabel 'utilisation (%)'\nset yrange [0:*]\nplot ", f);
+	for (int k = 0; k < t->nlk && k < TL_LINKS; k++) {
+		fprintf(f, "%s'%s-links.dat' index %d using 1:2 with lines "
+			   "lw 2 title '", k ? ", \\\n  " : "", stem, k);
+		gp_text(f, t->lk[k].name);
+		fputc('\'', f);
+	}
+	if (!t->nlk)
+		fputs("NaN notitle", f);
+	fputs("\nunset multiplot\nunset output\n}\n", f);
+	if (!out_close(r, f, name))
+		gp_run(r, name, stem);
+}
+
+/* The run's section: its events, the figure, rounds under traffic. */
+static void write_section(struct report *r, FILE *md, const struct rrun *x,
+			  struct tl *t, const char *stem, int e0, int e1)
+{
+	double m[2] = { 0 }, p[2] = { 0 };
+	int n[2] = { 0 }, np[2] = { 0 };
+
+	fprintf(md, "\n### Run %lld: %s, %s\n\n| at (ms) | event | what | "
+		    "tasks touched | interruption (ms) |\n|---:|---|---|---|"
+		    "---:|\n", (long long)x->id, x->scenario, x->scheduler);
+	for (int i = e0; i < e1; i++) {
+		fprintf(md, "| %.3f | %s | ", t->ev[i].at_s * 1e3,
+			t->ev[i].kind);
+		md_text(md, t->ev[i].detail);
+		fputs(" | ", md);
+		md_text(md, t->ev[i].tasks[0] ? t->ev[i].tasks : "none");
+		fprintf(md, " | %.3f |\n", t->ev[i].interruption_s * 1e3);
+	}
+	if (r->gnuplot)
+		fprintf(md, "\n![timeline of run %lld](%s.png) ([SVG](%s.svg); "
+			    "data `%s-rounds.dat`, `%s-links.dat`)\n",
+			(long long)x->id, stem, stem, stem, stem);
+	for (int i = 0; i < t->nrd; i++) {
+		const struct tl_round *q = &t->rd[i];
+		int k = under_traffic(t, x->id, q->start_s,
+				      q->start_s + q->round_s);
+
+		if (!isfinite(q->round_s))
+			continue;
+		m[k] += q->round_s;
+		n[k]++;
+		if (isfinite(q->pred_s)) {
+			p[k] += q->pred_s;
+			np[k]++;
+		}
+	}
+	if (n[1]) {
+		fprintf(md, "\nRounds while background traffic flowed: %d, "
+			    "measured %.3f ms on average (the twin predicted "
+			    "%.3f ms for them, ratio %.3f)", n[1],
+			m[1] / n[1] * 1e3, np[1] ? p[1] / np[1] * 1e3 : NAN,
+			np[1] ? (m[1] / n[1]) / (p[1] / np[1]) : NAN);
+		if (n[0])
+			fprintf(md, "; the other %d rounds %.3f ms (predicted "
+				    "%.3f ms, ratio %.3f)", n[0],
+				m[0] / n[0] * 1e3,
+				np[0] ? p[0] / np[0] * 1e3 : NAN,
+				np[0] ? (m[0] / n[0]) / (p[0] / np[0]) : NAN);
+		fputs(".\n", md);
+	} else if (n[0]) {
+		fprintf(md, "\nNo round ran while background traffic flowed "
+			    "(%d rounds).\n", n[0]);
+	}
+}
+
+void write_timelines(struct report *r)
+{
+	struct tl t = { 0 };
+	char err[256], stem[96];
+	char *text = NULL;
+	size_t len = 0;
+	FILE *md = open_memstream(&text, &len);
+	int any = 0;
+
+	if (!md)
+		return;
+	if (results_read_events(r->rd, on_event, &t, err, sizeof(err)))
+		p_err("warning: report: %s", err);
+	for (int i = 0; i < t.nev;) {
+		int64_t id = t.ev[i].run;
+		const struct rrun *x = run_by_id(r, id, NULL);
+		int e1 = i;
+
+		while (e1 < t.nev && t.ev[e1].run == id)
+			e1++;
+		if (x) {
+			t.nrd = t.nld = t.nlk = 0;
+			if (results_read_when(r->rd, id, on_round, &t, err,
+					      sizeof(err)) ||
+			    results_read_load(r->rd, id, on_load, &t, err,
+					      sizeof(err)))
+				p_err("warning: report: %s", err);
+			qsort(t.lk, (size_t)t.nlk, sizeof(*t.lk), by_use);
+			snprintf(stem, sizeof(stem), "fig-timeline-run%lld",
+				 (long long)id);
+			if (!any++)
+				fputs("\n## Timelines\n\nRuns that played "
+				      "events, in scenario time from the first "
+				      "round's start: what happened, the tasks "
+				      "each event touched (they share a link "
+				      "with it), and the rounds.\n", md);
+			write_data(r, &t, id, stem);
+			write_script(r, &t, id, stem, i, e1);
+			write_section(r, md, x, &t, stem, i, e1);
+		}
+		i = e1;
+	}
+	fclose(md);
+	if (any)
+		r->timeline_md = text;
+	else
+		free(text);
+	for (int i = 0; i < t.nev; i++) {
+		free(t.ev[i].kind);
+		free(t.ev[i].detail);
+		free(t.ev[i].tasks);
+	}
+	free(t.ev);
+	free(t.rd);
+	free(t.ld);
+	free(t.lk);
+}
