@@ -36,7 +36,7 @@
 extern char **environ;
 
 static char prefix[LAB_PREFIX_MAX + 1];
-static char db[128], exp_file[128], out[128];
+static char db[128], exp_file[128], ring_file[128], out[128];
 
 static void setup(void)
 {
@@ -45,6 +45,8 @@ static void setup(void)
 	snprintf(prefix, sizeof(prefix), "kc%d", (int)getpid());
 	snprintf(db, sizeof(db), "/tmp/tl-chaos-%d.db", (int)getpid());
 	snprintf(exp_file, sizeof(exp_file), "/tmp/tl-chaos-%d.yaml",
+		 (int)getpid());
+	snprintf(ring_file, sizeof(ring_file), "/tmp/tl-chaos-%d-ring.yaml",
 		 (int)getpid());
 	snprintf(out, sizeof(out), "/tmp/tl-chaos-%d.out", (int)getpid());
 }
@@ -60,6 +62,7 @@ static void teardown(void)
 	unlink(path);
 	nt_rm_results(db);
 	unlink(exp_file);
+	unlink(ring_file);
 	unlink(out);
 }
 
@@ -193,7 +196,7 @@ static struct text outside(void)
 static struct text leftovers(void)
 {
 	struct text t = { 0 };
-	char path[256], line[1024], want[32];
+	char path[256], line[1024], want[32], traf[32];
 	size_t pl = strlen(prefix);
 	struct dirent *de;
 	DIR *d;
@@ -219,8 +222,10 @@ static struct text leftovers(void)
 			add(&t, line);
 	if (f)
 		fclose(f);
-	/* processes: the delay line by its name, workers by their cgroup */
+	/* processes: the delay line and the traffic generator by their
+	 * names, workers by their cgroup */
 	snprintf(want, sizeof(want), "%.9s-delay", prefix);
+	snprintf(traf, sizeof(traf), "%.9s-traf", prefix);
 	d = opendir("/proc");
 	while (d && (de = readdir(d))) {
 		char comm[64] = "", cg[1024];
@@ -247,7 +252,7 @@ static struct text leftovers(void)
 			if (q && q[1] == ' ' && q[2] == 'Z')
 				continue;	/* ended, not yet reaped */
 		}
-		if (!strcmp(comm, want)) {
+		if (!strcmp(comm, want) || !strcmp(comm, traf)) {
 			snprintf(line, sizeof(line), "process %s (%s)",
 				 de->d_name, comm);
 			add(&t, line);
@@ -289,7 +294,8 @@ static pid_t start(enum cmd c)
 	/* NSFNET: 58 objects, ~0.4 s to build; the ring takes 30 ms */
 	char *up[] = { bin, "up", "scenarios/nsfnet.yaml", "--prefix",
 		       prefix, NULL };
-	char *run[] = { bin, "run", "scenarios/teaching-ring.yaml",
+	/* the ring with background traffic all along: its generator runs */
+	char *run[] = { bin, "run", ring_file,
 			"--rounds", "1000", "--dilation", "1", "--db", db,
 			"--prefix", prefix, NULL };
 	char *exp[] = { bin, "experiment", exp_file, "--dilation", "1",
@@ -354,6 +360,21 @@ Test(chaos, kill_points_leave_nothing)
 		"seeds: [1]\nrounds: 20\nparameters: 250000\n"
 		"bytes_per_parameter: 4\nwork_core_s: 0.01\n",
 		getcwd((char[512]){ 0 }, 512));
+	cr_assert_eq(fclose(f), 0);
+	f = fopen(ring_file, "w");
+	cr_assert_not_null(f);
+	{
+		FILE *in = fopen("scenarios/teaching-ring.yaml", "r");
+		char buf[8192];
+		size_t n;
+
+		cr_assert_not_null(in);
+		n = fread(buf, 1, sizeof(buf), in);
+		fclose(in);
+		cr_assert_eq(fwrite(buf, 1, n, f), n);
+	}
+	fputs("events:\n  - {at_s: 0, traffic: {from: s1, to: s4, gbps: 2, "
+	      "for_s: 1000}}\n", f);
 	cr_assert_eq(fclose(f), 0);
 	before = outside();
 	for (int i = 0; i < points; i++) {
