@@ -205,12 +205,14 @@ static char *slurp(const char *path)
 }
 
 int results_begin_run(struct results *r, const struct plan *p,
-		      const char *scenario_path, const char *plan_json,
-		      const char *plan_dot, const char *prefix, unsigned rounds,
-		      char *err, size_t len)
+		      const char *scenario_path, const char *scenario_text,
+		      const char *plan_json, const char *plan_dot,
+		      const char *prefix, unsigned rounds, char *err,
+		      size_t len)
 {
 	sqlite3_stmt *st = NULL;
-	char *yaml = slurp(scenario_path), when[32];
+	char *yaml = scenario_text ? strdup(scenario_text) :
+				     slurp(scenario_path), when[32];
 	time_t now = time(NULL);
 	int rc;
 

@@ -22,11 +22,15 @@ struct results;
 struct results *results_open(const char *path, char *err, size_t len);
 void results_close(struct results *r);
 
-/* A new run; stores scenario text, plan JSON, tasks and predictions. */
+/*
+ * A new run; stores scenario text (scenario_text, or when NULL the file at
+ * scenario_path), plan JSON, tasks and predictions.
+ */
 int results_begin_run(struct results *r, const struct plan *p,
-		      const char *scenario_path, const char *plan_json,
-		      const char *plan_dot, const char *prefix, unsigned rounds,
-		      char *err, size_t len);
+		      const char *scenario_path, const char *scenario_text,
+		      const char *plan_json, const char *plan_dot,
+		      const char *prefix, unsigned rounds, char *err,
+		      size_t len);
 int64_t results_run_id(const struct results *r);
 
 struct link_sample {

@@ -36,7 +36,7 @@ static void run_usage(FILE *f)
 {
 	fprintf(f, "usage: %s run SCENARIO [--scheduler NAME] [--rounds R] "
 		   "[--db FILE] [--prefix P]\n           [--dilation N|auto[:N]] "
-		   "[--keep]\n\n"
+		   "[--keep] [--events FILE]\n\n"
 		   "Runs every task's workers on the emulation (built first "
 		   "unless it is up) for R\nrounds (default: the tasks' own), "
 		   "stores everything in FILE (default\ntwinlab.db) and prints "
@@ -49,6 +49,9 @@ static void run_usage(FILE *f)
 		   "                raises N until the first round is "
 		   "faithful\n"
 		   "  --keep        leave the emulation up afterwards\n"
+		   "  --events FILE the scenario's events from FILE (its "
+		   "background traffic is\n                played; see "
+		   "scenarios/README.md)\n"
 		   "  --json        print the stored run as one JSON object on "
 		   "stdout (scenario\n                seconds; progress and the "
 		   "summary go to stderr)\n"
@@ -168,6 +171,7 @@ int cmd_run(int argc, char **argv)
 		{ "dilation", required_argument, NULL, 'D' },
 		{ "predictor", required_argument, NULL, 'P' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "events", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -216,6 +220,9 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'k':
 			o.keep = true;
+			break;
+		case 'e':
+			o.events = optarg;
 			break;
 		case 'j':
 			json = true;

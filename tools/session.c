@@ -249,6 +249,7 @@ struct run_ctx {
 	struct fleet_opts fo;
 	bool keep, auto_n;
 	predict_fn predict;
+	char *scenario_text;	/* as run, when not the file's (--events) */
 	struct plan *p;
 	struct addressing *a;
 	struct results *res;
@@ -401,7 +402,8 @@ static int attempt(struct run_ctx *x)
 			}
 			fclose(mf);
 		}
-		e = results_begin_run(x->res, p, x->scenario_path, x->json_text,
+		e = results_begin_run(x->res, p, x->scenario_path,
+				      x->scenario_text, x->json_text,
 				      dot, x->lo.prefix, x->fo.rounds, err,
 				      sizeof(err));
 		free(dot);
@@ -805,7 +807,26 @@ int session_run(const struct session_opts *o, struct session_result *res)
 		print_scn_error(x.out, &se);
 		return EXIT_USAGE;
 	}
-	if (refuse_events(sc, o->scenario, x.out)) {
+	if (o->events) {
+		size_t tlen = 0;
+		FILE *tf;
+
+		if (scenario_load_events(sc, o->events, &se)) {
+			print_scn_error(x.out, &se);
+			scenario_free(sc);
+			return EXIT_USAGE;
+		}
+		/* the run's record holds the events it played */
+		tf = open_memstream(&x.scenario_text, &tlen);
+		if (!tf || scenario_write(sc, tf) || fclose(tf)) {
+			say(&x, "out of memory");
+			free(x.scenario_text);
+			scenario_free(sc);
+			return 1;
+		}
+	}
+	if (refuse_events(sc, o->events ? o->events : o->scenario, x.out)) {
+		free(x.scenario_text);
 		scenario_free(sc);
 		return EXIT_USAGE;
 	}
@@ -920,6 +941,7 @@ int session_run(const struct session_opts *o, struct session_result *res)
 out:
 	results_close(x.res);
 	free(x.json_text);
+	free(x.scenario_text);
 	addressing_free(x.a);
 	plan_free(x.p);
 	scenario_free(sc);

@@ -21,6 +21,7 @@ struct sched_ops;
 
 struct session_opts {
 	const char *scenario;		/* the scenario file */
+	const char *events;		/* its events from this file, or NULL */
 	const struct sched_ops *ops;
 	predict_fn predict;
 	unsigned rounds;		/* 0: the tasks' own (at least 1) */

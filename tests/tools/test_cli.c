@@ -390,4 +390,43 @@ Test(cli, events_are_listed_by_plan_and_refused_by_run)
 	cr_assert_neq(access(db, F_OK), 0, "a database was made");
 	tl_run_free(&r);
 	unlink(sc);
+
+	/* the same from an events file: refused at its position in it */
+	{
+		char evf[] = "/tmp/tl-cli-rv-XXXXXX";
+		const char *rev[] = { "run", "scenarios/teaching-ring.yaml",
+				      "--events", evf, "--db", db, "--prefix",
+				      "tqev", NULL };
+
+		fd = mkstemp(evf);
+		cr_assert(fd >= 0);
+		dprintf(fd, "events:\n  - {at_s: 1, traffic: {from: s1, to: "
+			"s4, gbps: 1, for_s: 1}}\n  - {at_s: 2, repair: {a: A, "
+			"b: B}}\n");
+		close(fd);
+		r = tl_run(rev);
+		cr_assert_eq(tl_code(&r), 2, "%s%s", r.out, r.err);
+		snprintf(want, sizeof(want), "%s:3:5: repair at 2 s: the fibre "
+			 "A-B is not cut then", evf);
+		cr_assert(strstr(r.out, want) || strstr(r.err, want), "%s%s",
+			  r.out, r.err);
+		tl_run_free(&r);
+		/* a good story with a cut: the file's cut is refused */
+		f = fopen(evf, "w");
+		cr_assert_not_null(f);
+		fputs("events:\n  - {at_s: 1, traffic: {from: s1, to: s4, "
+		      "gbps: 1, for_s: 1}}\n  - {at_s: 2, cut: {a: A, b: B}}\n",
+		      f);
+		fclose(f);
+		r = tl_run(rev);
+		cr_assert_eq(tl_code(&r), 2, "%s%s", r.out, r.err);
+		snprintf(want, sizeof(want), "%s:3:5: 'teaching-ring' has a cut "
+			 "event: the emulation plays only background traffic "
+			 "yet", evf);
+		cr_assert(strstr(r.out, want) || strstr(r.err, want), "%s%s",
+			  r.out, r.err);
+		cr_assert_neq(access(db, F_OK), 0, "a database was made");
+		tl_run_free(&r);
+		unlink(evf);
+	}
 }
