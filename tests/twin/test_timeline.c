@@ -246,6 +246,18 @@ Test(timeline, policies_by_name)
 	cr_assert_str_eq(resched_name(RESCHED_FULL), "full");
 }
 
+/* Servers sA and sB on routers rA and rB, and t1 (sA -> sB) of %u rounds
+ * and no training: the transfers alone. */
+#define SERVERS_AB_TASK_T1						\
+	"servers:\n"							\
+	"  - {name: sA, router: rA, access_gbps: 100, cpu: 1,"		\
+	" memory_mib: 64}\n"						\
+	"  - {name: sB, router: rB, access_gbps: 100, cpu: 1,"		\
+	" memory_mib: 64}\n"						\
+	"tasks:\n"							\
+	"  - {name: t1, global: sA, locals: [sB], parameters: 1000000,"	\
+	" bytes_per_parameter: 4, work_core_s: 0, rounds: %u}\n"
+
 /*
  * auto on a triangle whose short side A-B (100 km) is cut and repaired:
  * meanwhile the task goes round by C (3,100 km). After the repair, moving
@@ -267,14 +279,7 @@ static struct scenario *triangle(unsigned rounds, double reconfig_ms)
 		" {a: A, b: C, km: 1600}]\n"
 		"routers: [{name: rA, roadm: A}, {name: rB, roadm: B},"
 		" {name: rC, roadm: C}]\n"
-		"servers:\n"
-		"  - {name: sA, router: rA, access_gbps: 100, cpu: 1,"
-		" memory_mib: 64}\n"
-		"  - {name: sB, router: rB, access_gbps: 100, cpu: 1,"
-		" memory_mib: 64}\n"
-		"tasks:\n"
-		"  - {name: t1, global: sA, locals: [sB], parameters: 1000000,"
-		" bytes_per_parameter: 4, work_core_s: 0, rounds: %u}\n"
+		SERVERS_AB_TASK_T1
 		"events:\n"
 		"  - {at_s: 1, cut: {a: A, b: B}}\n"
 		"  - {at_s: 2, repair: {a: A, b: B}}\n", reconfig_ms, rounds);
@@ -365,15 +370,8 @@ static struct scenario *line_with(const char *events)
 		"demand_gbps: 10\nroadms: [A, B]\n"
 		"fibres: [{a: A, b: B, km: 100}]\n"
 		"routers: [{name: rA, roadm: A}, {name: rB, roadm: B}]\n"
-		"servers:\n"
-		"  - {name: sA, router: rA, access_gbps: 100, cpu: 1,"
-		" memory_mib: 64}\n"
-		"  - {name: sB, router: rB, access_gbps: 100, cpu: 1,"
-		" memory_mib: 64}\n"
-		"tasks:\n"
-		"  - {name: t1, global: sA, locals: [sB], parameters: 1000000,"
-		" bytes_per_parameter: 4, work_core_s: 0, rounds: 100}\n"
-		"events:\n%s", events);
+		SERVERS_AB_TASK_T1
+		"events:\n%s", 100u, events);
 	sc = scenario_parse(buf, (size_t)n, "line", &err);
 	cr_assert_not_null(sc, "%d:%d: %s", err.line, err.col, err.msg);
 	return sc;
