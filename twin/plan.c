@@ -136,15 +136,19 @@ void plan_totals(struct plan *p)
 
 		tp->wavelength_links = 0;
 		tp->bytes_links = 0;
+		tp->tree_weight = 0;
 		if (tp->blocked) {
 			p->blocked++;
 			continue;
 		}
 		for (int j = 0; j < tp->lit.n; j++)
 			tp->wavelength_links += p->net->lp[tp->lit.v[j]].nfib;
-		for (int m = 1; m < tp->nmodels; m++)
+		for (int m = 1; m < tp->nmodels; m++) {
 			hops += tp->bcast.path[m].fibre_hops +
 				tp->up.path[m].fibre_hops;
+			tp->tree_weight += tp->bcast.path[m].weight +
+					   tp->up.path[m].weight;
+		}
 		tp->bytes_links = bytes * (double)hops;
 		p->bytes_links += tp->bytes_links;
 	}

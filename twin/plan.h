@@ -34,6 +34,8 @@ struct ppath {
 	struct hop *hops;
 	double km;		/* fibre plus access length */
 	int fibre_hops;		/* fibres crossed (bandwidth measure) */
+	double weight;		/* its auxiliary-graph weight when chosen
+				 * (scenarios/README.md "Scheduler weights") */
 };
 
 /*
@@ -56,6 +58,8 @@ struct task_plan {
 	struct int_vec lit;	/* lightpaths this task lit */
 	long wavelength_links;	/* fibres spanned by lightpaths it lit */
 	double bytes_links;	/* model bytes x fibres crossed, per round */
+	double tree_weight;	/* the auxiliary-graph weights of its two
+				 * trees' paths: what tree schedulers minimise */
 	/* prediction, seconds */
 	double bcast_s, compute_s, upload_s, round_s;
 };

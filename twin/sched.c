@@ -629,6 +629,8 @@ int realize(struct sched *s, struct task_plan *tp, int ti,
 	ppath_release(pp);
 	pp->from = nst ? st[0].from : -1;
 	pp->to = nst ? st[nst - 1].to : -1;
+	for (int i = 0; i < nst; i++)
+		pp->weight += aux_weight(s, &st[i]);
 	run = malloc((size_t)(nst + 1) * sizeof(*run));
 	if (!run)
 		return -ENOMEM;
@@ -797,6 +799,7 @@ static int keep_path(struct sched *s, struct task_plan *tp, int ti,
 	pp->to = old->to;
 	pp->km = old->km;
 	pp->fibre_hops = old->fibre_hops;
+	pp->weight = old->weight;
 	pp->hops = malloc((size_t)(old->nhops + 1) * sizeof(*pp->hops));
 	if (!pp->hops)
 		return -ENOMEM;

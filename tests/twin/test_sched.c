@@ -130,6 +130,13 @@ Test(sched_known, mst_ring)
 	}
 	cr_assert_eq(p->wavelength_links, 3);
 	cr_assert_float_eq(p->bytes_links, 4000.0 * 2 * 3, 1e-6);
+	/*
+	 * tree_weight: each broadcast edge lights its fibre (add 0.05, fibre
+	 * 1 + 0.1 x 0.49 ms, drop 0.05: 1.149), each upload edge reuses that
+	 * lightpath (1 x 0.1 reuse + 0.049: 0.149)
+	 */
+	cr_assert_float_eq(tp->tree_weight, 3 * (1.149 + 0.149), 1e-9, "%.6f",
+			   tp->tree_weight);
 	cr_assert(task_aggregates(tp, 0));
 	cr_assert(task_aggregates(tp, 1));
 	cr_assert(task_aggregates(tp, 2));

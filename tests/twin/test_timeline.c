@@ -88,6 +88,10 @@ static void only_movers_move(const struct epoch *prev, const struct epoch *e)
 		cr_assert(plan_task_same(prev->plan, j, e->plan, i),
 			  "task %s changed without moving",
 			  e->plan->tasks[i].task->name);
+		/* kept with the weight it was chosen at */
+		cr_assert_float_eq(e->plan->tasks[i].tree_weight,
+				   prev->plan->tasks[j].tree_weight, 1e-12);
+		cr_assert_gt(e->plan->tasks[i].tree_weight, 0);
 	}
 }
 
