@@ -20,7 +20,9 @@
 /* Slack when comparing residual capacity with a demand (Gbit/s). */
 #define ROOM_EPS 1e-9
 
-const struct sched_ops *const sched_list[] = { &sched_spff, &sched_mst, NULL };
+const struct sched_ops *const sched_list[] = {
+	&sched_spff, &sched_mst, &sched_kmb, &sched_tm, NULL
+};
 
 int sched_index(const char *name)
 {

@@ -29,7 +29,7 @@ struct sched_ops {
 	int (*place)(struct sched *s, struct task_plan *tp, int ti);
 };
 
-extern const struct sched_ops sched_spff, sched_mst;
+extern const struct sched_ops sched_spff, sched_mst, sched_kmb, sched_tm;
 
 /* sched_find - scheduler by name, or NULL. */
 const struct sched_ops *sched_find(const char *name);

@@ -126,6 +126,30 @@ int terminal_mst(struct sched *s, const int *term, int k, double demand,
 		 bool exact, int *parent, int *order, double *weight);
 
 /*
+ * terminal_kmb - a tree over the terminals term[0..k) by Kou, Markowsky
+ * and Berman (1981): the MST of the aux graph's metric closure over them
+ * (terminal_mst, exact), each of its edges expanded into a shortest path,
+ * the MST of the subgraph those paths span, its leaves that are not
+ * terminals pruned. Hung from term[0], each terminal's parent is the
+ * nearest terminal above it; parent and order as terminal_mst. 0, -ENOSPC
+ * if not connected, -ENOMEM.
+ */
+int terminal_kmb(struct sched *s, const int *term, int k, double demand,
+		 int *parent, int *order);
+
+/*
+ * place_terminal_tree - a task's broadcast (upload false) or upload tree:
+ * parent[] over its models chosen by choose (terminal_mst's or
+ * terminal_kmb's contract, weight unused), then each edge routed on the
+ * state of the moment (route_edge), root outwards, so each sees the edges
+ * placed before it. 0, -ENOSPC (tp->why set) or -errno.
+ */
+int place_terminal_tree(struct sched *s, struct task_plan *tp, int ti,
+			struct tree *t, bool upload,
+			int (*choose)(struct sched *s, const int *term, int k,
+				      double demand, int *parent, int *order));
+
+/*
  * search_voronoi - one search from all terminals term[0..k): m[a * k + b]
  * (k x k, INFINITY off the diagonal, 0 on it, filled in by the caller)
  * gets the cheapest path from terminal a to b through an edge between

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
+ * Tree schedulers over the auxiliary graphs: mst and kmb (and sched_tm.c).
+ *
  * Flexible scheduler: for each procedure (broadcast, then upload) an MST
  * over the task's servers on the metric closure of the auxiliary graph of
  * the moment, rooted at the global model. Each tree edge is then routed on
@@ -16,20 +18,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int place_tree(struct sched *s, struct task_plan *tp, int ti,
-		      struct tree *t, bool upload)
+int place_terminal_tree(struct sched *s, struct task_plan *tp, int ti,
+			struct tree *t, bool upload,
+			int (*choose)(struct sched *s, const int *term, int k,
+				      double demand, int *parent, int *order))
 {
 	int k = tp->nmodels, err;
 	int *parent = malloc((size_t)k * sizeof(*parent));
 	int *order = malloc((size_t)k * sizeof(*order));
-	double weight;
 
 	if (!parent || !order) {
 		err = -ENOMEM;
 		goto out;
 	}
-	err = terminal_mst(s, tp->server, k, tp->task->demand_gbps, false,
-			   parent, order, &weight);
+	err = choose(s, tp->server, k, tp->task->demand_gbps, parent, order);
 	if (err == -ENOSPC)
 		snprintf(tp->why, sizeof(tp->why),
 			 "the %s auxiliary graph does not connect the task's "
@@ -50,12 +52,47 @@ out:
 	return err;
 }
 
+/* The MST of the closure, through one multi-source search (Mehlhorn). */
+static int mst_choose(struct sched *s, const int *term, int k, double demand,
+		      int *parent, int *order)
+{
+	double weight;
+
+	return terminal_mst(s, term, k, demand, false, parent, order, &weight);
+}
+
 static int mst_place(struct sched *s, struct task_plan *tp, int ti)
 {
-	int err = place_tree(s, tp, ti, &tp->bcast, false);
+	int err = place_terminal_tree(s, tp, ti, &tp->bcast, false,
+				      mst_choose);
 
-	return err ? err : place_tree(s, tp, ti, &tp->up, true);
+	return err ? err : place_terminal_tree(s, tp, ti, &tp->up, true,
+					       mst_choose);
 }
+
+static int kmb_place(struct sched *s, struct task_plan *tp, int ti)
+{
+	int err = place_terminal_tree(s, tp, ti, &tp->bcast, false,
+				      terminal_kmb);
+
+	return err ? err : place_terminal_tree(s, tp, ti, &tp->up, true,
+					       terminal_kmb);
+}
+
+/*
+ * Kou-Markowsky-Berman: the same auxiliary graphs and the same routing of
+ * each edge as mst, only the tree differs — the MST of the subgraph the
+ * closure's shortest paths span, so terminals whose paths share a stretch
+ * hang from the one that reaches it first.
+ */
+const struct sched_ops sched_kmb = {
+	.name = "kmb",
+	.help = "Steiner baseline: Kou-Markowsky-Berman trees on the "
+		"auxiliary graphs, routed as mst",
+	.role = "Steiner heuristic",
+	.baseline = false,
+	.place = kmb_place,
+};
 
 const struct sched_ops sched_mst = {
 	.name = "mst",

@@ -93,3 +93,171 @@ int terminal_mst(struct sched *s, const int *term, int k, double demand,
 	free(m);
 	return err;
 }
+
+/* An edge of the subgraph the closure's paths span. */
+struct kedge {
+	int u, v;
+	double w;
+	enum step_kind kind;
+	int idx;
+};
+
+static int find(int *uf, int x)
+{
+	while (uf[x] != x)
+		x = uf[x] = uf[uf[x]];
+	return x;
+}
+
+static int by_weight(const void *a, const void *b)
+{
+	const struct kedge *x = a, *y = b;
+
+	if (x->w != y->w)
+		return x->w < y->w ? -1 : 1;
+	if (x->u != y->u)
+		return x->u - y->u;
+	return x->v - y->v;
+}
+
+/* Add st to the edge set once (an edge is its kind, idx and ends). */
+static int kedge_add(struct kedge **e, int *n, int *cap,
+		     const struct sched *s, const struct step *st)
+{
+	int u = st->from < st->to ? st->from : st->to;
+	int v = st->from < st->to ? st->to : st->from;
+
+	for (int i = 0; i < *n; i++)
+		if ((*e)[i].u == u && (*e)[i].v == v &&
+		    (*e)[i].kind == st->kind && (*e)[i].idx == st->idx)
+			return 0;
+	if (*n == *cap) {
+		int c = *cap ? 2 * *cap : 64;
+		struct kedge *m = realloc(*e, (size_t)c * sizeof(*m));
+
+		if (!m)
+			return -ENOMEM;
+		*e = m;
+		*cap = c;
+	}
+	(*e)[(*n)++] = (struct kedge){ u, v, aux_weight(s, st), st->kind,
+				       st->idx };
+	return 0;
+}
+
+int terminal_kmb(struct sched *s, const int *term, int k, double demand,
+		 int *parent, int *order)
+{
+	int n = s->n, ne = 0, cap = 0, nt = 0, err;
+	int *cpar = malloc((size_t)k * sizeof(*cpar));
+	int *cord = malloc((size_t)k * sizeof(*cord));
+	int *uf = malloc((size_t)n * sizeof(*uf));
+	int *deg = calloc((size_t)n, sizeof(*deg));
+	int *tix = malloc((size_t)n * sizeof(*tix));	/* node -> terminal */
+	int *anc = malloc((size_t)n * sizeof(*anc));
+	int *queue = malloc((size_t)n * sizeof(*queue));
+	bool *keep = NULL;
+	struct kedge *e = NULL;
+	double w;
+
+	err = cpar && cord && uf && deg && tix && anc && queue ? 0 : -ENOMEM;
+	/* 1. the MST of the metric closure */
+	if (!err)
+		err = terminal_mst(s, term, k, demand, true, cpar, cord, &w);
+	/* 2. its edges as shortest paths: the subgraph they span */
+	for (int i = 1; i < k && !err; i++) {
+		struct step *st;
+		int len;
+
+		err = search(s, &term[cpar[i]], 1, term[i], S_AUX, false, -1,
+			     demand);
+		if (err) {
+			err = -ENOSPC;
+			break;
+		}
+		len = path_to(s, term[i], &st);
+		for (int j = 0; j < len && !err; j++)
+			err = kedge_add(&e, &ne, &cap, s, &st[j]);
+	}
+	keep = err ? NULL : calloc((size_t)ne + 1, sizeof(*keep));
+	if (!err && !keep)
+		err = -ENOMEM;
+	if (err)
+		goto out;
+	/* 3. its minimum spanning tree (Kruskal) */
+	qsort(e, (size_t)ne, sizeof(*e), by_weight);
+	for (int i = 0; i < n; i++) {
+		uf[i] = i;
+		tix[i] = -1;
+		anc[i] = -2;		/* not reached */
+	}
+	for (int i = 0; i < k; i++)
+		tix[term[i]] = i;
+	for (int i = 0; i < ne; i++) {
+		int a = find(uf, e[i].u), b = find(uf, e[i].v);
+
+		if (a == b)
+			continue;
+		uf[a] = b;
+		keep[i] = true;
+		deg[e[i].u]++;
+		deg[e[i].v]++;
+	}
+	/* 4. leaves that are not terminals go, until none is left */
+	for (bool cut = true; cut;) {
+		cut = false;
+		for (int i = 0; i < ne; i++) {
+			int leaf = -1;
+
+			if (!keep[i])
+				continue;
+			if (deg[e[i].u] == 1 && tix[e[i].u] < 0)
+				leaf = e[i].u;
+			else if (deg[e[i].v] == 1 && tix[e[i].v] < 0)
+				leaf = e[i].v;
+			if (leaf < 0)
+				continue;
+			keep[i] = false;
+			deg[e[i].u]--;
+			deg[e[i].v]--;
+			cut = true;
+		}
+	}
+	/* 5. hung from term[0]: each terminal under the nearest one above */
+	parent[0] = -1;
+	order[nt++] = 0;
+	anc[term[0]] = 0;
+	queue[0] = term[0];
+	for (int qh = 0, qt = 1; qh < qt; qh++) {
+		int x = queue[qh];
+
+		for (int i = 0; i < ne; i++) {
+			int y;
+
+			if (!keep[i] || (e[i].u != x && e[i].v != x))
+				continue;
+			y = e[i].u == x ? e[i].v : e[i].u;
+			if (anc[y] != -2)
+				continue;
+			anc[y] = tix[x] >= 0 ? tix[x] : anc[x];
+			if (tix[y] >= 0) {
+				parent[tix[y]] = anc[y];
+				order[nt++] = tix[y];
+			}
+			queue[qt++] = y;
+		}
+	}
+	if (nt != k)
+		err = -ENOSPC;
+out:
+	free(cpar);
+	free(cord);
+	free(uf);
+	free(deg);
+	free(tix);
+	free(anc);
+	free(queue);
+	free(keep);
+	free(e);
+	return err;
+}

@@ -738,3 +738,112 @@ Test(sched, the_ops_table_names_one_baseline)
 	cr_expect_eq(sched_index("no-such"), -1);
 	cr_expect_null(sched_find("no-such"));
 }
+
+/*
+ * Where the tree heuristics differ: G on A, locals on B and C, which
+ * reach each other and A through a hub H whose router serves no model
+ * (A-H 300 km, H-B 100 km, H-C 120 km). The closure's MST relays through a
+ * model: sB is nearer to sC than sA is, so sC hangs from sB. The Steiner
+ * heuristics branch at H, which carries no model, so both locals hang
+ * from G, whose transfers then each cross A-H: a heavier tree here.
+ */
+static const char hub[] =
+	"name: hub\nwavelength_gbps: 100\nwavelengths: 4\ndemand_gbps: 10\n"
+	"roadms: [A, H, B, C]\n"
+	"fibres: [{a: A, b: H, km: 300}, {a: H, b: B, km: 100},"
+	" {a: H, b: C, km: 120}]\n"
+	"routers: [{name: rA, roadm: A}, {name: rH, roadm: H},"
+	" {name: rB, roadm: B}, {name: rC, roadm: C}]\n"
+	"servers:\n"
+	"  - {name: sA, router: rA, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
+	"  - {name: sB, router: rB, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
+	"  - {name: sC, router: rC, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
+	"tasks:\n"
+	"  - {name: t, global: sA, locals: [sB, sC], parameters: 1000,\n"
+	"     bytes_per_parameter: 4, work_core_s: 0}\n";
+
+Test(sched_known, steiner_heuristics_branch_where_mst_relays)
+{
+	struct scenario *sc = parse(hub);
+	const struct sched_ops *ops[] = { &sched_mst, &sched_kmb, &sched_tm };
+	double w[3];
+
+	for (int i = 0; i < 3; i++) {
+		struct plan *p = plan_of(sc, ops[i]);
+		const struct task_plan *tp = &p->tasks[0];
+
+		cr_assert_eq(p->blocked, 0, "%s", ops[i]->name);
+		cr_assert_eq(tp->bcast.parent[1], 0, "%s", ops[i]->name);
+		cr_assert_eq(tp->bcast.parent[2], i == 0 ? 1 : 0, "%s: sC under "
+			     "model %d", ops[i]->name, tp->bcast.parent[2]);
+		w[i] = tp->tree_weight;
+		plan_free(p);
+	}
+	/* broadcast sA->sB, sB->sC: 2.296 + 2.2078; from sA both: + 2.3058 */
+	cr_assert_gt(w[1], w[0]);
+	cr_assert_gt(w[2], w[0]);
+	scenario_free(sc);
+}
+
+/*
+ * Every tree scheduler on every shipped scenario: each placed task's
+ * trees reach every model from the global one along connected paths
+ * (each edge from its parent's server to its model's, upload the other
+ * way), every lightpath within its capacity, and a positive tree weight.
+ */
+Test(sched_props, every_scheduler_makes_connected_trees)
+{
+	glob_t g;
+
+	cr_assert_eq(glob("scenarios/*.yaml", 0, NULL, &g), 0);
+	for (size_t f = 0; f < g.gl_pathc; f++) {
+		struct scn_error err;
+		struct scenario *sc = scenario_load(g.gl_pathv[f], &err);
+
+		cr_assert_not_null(sc, "%s: %s", g.gl_pathv[f], err.msg);
+		for (int s = 0; sched_list[s]; s++) {
+			struct plan *p = plan_of(sc, sched_list[s]);
+
+			for (int l = 0; l < p->net->nlp; l++)
+				for (int d = 0; d < 2; d++)
+					cr_assert_geq(p->net->lp[l].resid[d],
+						      -1e-9);
+			for (int t = 0; t < p->ntasks; t++) {
+				const struct task_plan *tp = &p->tasks[t];
+
+				if (tp->blocked)
+					continue;
+				cr_assert_gt(tp->tree_weight, 0);
+				for (int m = 1; m < tp->nmodels; m++)
+					for (int up = 0; up < 2; up++) {
+						const struct tree *tr =
+							up ? &tp->up :
+							     &tp->bcast;
+						const struct ppath *pp =
+							&tr->path[m];
+						int par = tr->parent[m];
+						int at = pp->from;
+
+						cr_assert(par >= 0 &&
+							  par < tp->nmodels);
+						cr_assert_eq(pp->from,
+							tp->server[up ? m : par]);
+						for (int h = 0; h < pp->nhops;
+						     h++)
+							at = hop_next(p, at,
+								&pp->hops[h]);
+						cr_assert_eq(at, pp->to,
+							"%s %s %s model %d",
+							g.gl_pathv[f],
+							sched_list[s]->name,
+							tp->task->name, m);
+						cr_assert_eq(pp->to,
+							tp->server[up ? par : m]);
+					}
+			}
+			plan_free(p);
+		}
+		scenario_free(sc);
+	}
+	globfree(&g);
+}
