@@ -33,60 +33,24 @@
 
 /* ---- scenarios of the points --------------------------------------------- */
 
-/*
- * The base scenario with its tasks replaced by n tasks of one global and
- * `nl` local models each, on servers drawn with the seed (a partial
- * Fisher-Yates shuffle per task), written by the twin (scenario_write):
- * every field of the base is kept, whatever its place in the file.
- */
+/* A point's scenario, made by the twin, written where the run reads it. */
 static int write_point(const struct experiment *x, const struct scenario *sc,
 		       long nl, long seed, const char *path)
 {
-	struct scenario pt = *sc;	/* the base's network, shared */
-	struct scn_task *tasks = calloc((size_t)x->tasks, sizeof(*tasks));
-	int *srv = calloc((size_t)sc->nnodes + 1, sizeof(*srv));
-	int *locals = calloc((size_t)(x->tasks * nl) + 1, sizeof(*locals));
-	int ns = 0, err = 0;
-	struct fl_rng r;
+	struct scenario pt;
+	int err = experiment_point(x, sc, nl, seed, x->tasks, &pt);
 	FILE *out;
 
-	if (!tasks || !srv || !locals) {
-		err = -ENOMEM;
-		goto out;
+	if (err) {
+		errno = -err;
+		return err;
 	}
-	for (int i = 0; i < sc->nnodes; i++)
-		if (sc->nodes[i].kind == NODE_SERVER)
-			srv[ns++] = i;
-	fl_rng_seed(&r, fl_seed_derive((uint64_t)seed, (uint64_t)nl));
-	for (long t = 0; t < x->tasks; t++) {
-		struct scn_task *tk = &tasks[t];
-
-		for (int i = 0; i <= nl; i++) {
-			int j = i + (int)fl_rng_below(&r, (uint32_t)(ns - i));
-			int tmp = srv[i];
-
-			srv[i] = srv[j];
-			srv[j] = tmp;
-		}
-		snprintf(tk->name, sizeof(tk->name), "t%02ld", t + 1);
-		tk->global = srv[0];
-		tk->nlocals = (int)nl;
-		tk->locals = &locals[t * nl];
-		for (int i = 1; i <= nl; i++)
-			tk->locals[i - 1] = srv[i];
-		tk->parameters = (uint64_t)x->parameters;
-		tk->bytes_per_parameter = (unsigned)x->bpp;
-		tk->work_core_s = x->work;
-		tk->rounds = (unsigned)x->rounds;
-		tk->demand_gbps = sc->demand_gbps;
-		tk->arrival = LONG_MAX;	/* file order */
-	}
-	pt.tasks = tasks;
-	pt.ntasks = (int)x->tasks;
 	out = fopen(path, "w");
 	if (!out) {
 		err = -errno;
-		goto out;
+		experiment_point_release(&pt);
+		errno = -err;
+		return err;
 	}
 	fprintf(out, "# experiment '%s': %ld tasks of %ld local models, seed "
 		"%ld, on the network of %s\n", x->name, x->tasks, nl, seed,
@@ -94,13 +58,97 @@ static int write_point(const struct experiment *x, const struct scenario *sc,
 	err = scenario_write(&pt, out);
 	if (fclose(out) && !err)
 		err = -errno;
-out:
-	free(tasks);
-	free(srv);
-	free(locals);
+	experiment_point_release(&pt);
 	if (err)
 		errno = -err;
 	return err;
+}
+
+/* ---- blocking under offered load: the twin alone ------------------------ */
+
+/*
+ * Every load x seed x scheduler (x local-model count) scheduled by the
+ * twin: blocked tasks and wavelength-links lit, stored in the database's
+ * `blocking` table and summed up per load (means over the seeds).
+ */
+static int run_blocking(const struct experiment *x, const struct scenario *sc,
+			const char *db)
+{
+	char err[512];
+	struct results *res = results_open(db, err, sizeof(err));
+	int total = x->nlocals * x->nloads * x->nseeds * x->nsched, done = 0;
+	int rc = 0;
+
+	if (!res) {
+		p_err("%s", err);
+		return 1;
+	}
+	printf("experiment %s (blocking): %d points (%d local-model counts x "
+	       "%d loads x %d seeds x %d schedulers), in the twin\n", x->name,
+	       total, x->nlocals, x->nloads, x->nseeds, x->nsched);
+	for (int i = 0; i < x->nlocals && !rc; i++) {
+		printf("\n%ld local models per task: blocked tasks %% (lit "
+		       "wavelength-links %%), mean over %d seeds\n%8s",
+		       x->locals[i], x->nseeds, "tasks");
+		for (int k = 0; k < x->nsched; k++)
+			printf("  %17s", x->sched[k]);
+		putchar('\n');
+		for (int l = 0; l < x->nloads && !rc; l++) {
+			printf("%8ld", x->loads[l]);
+			for (int k = 0; k < x->nsched && !rc; k++) {
+				double b = 0, u = 0;
+
+				for (int s = 0; s < x->nseeds && !rc; s++) {
+					struct scenario pt;
+					struct exp_load el;
+					struct results_blocking_row row;
+
+					rc = experiment_point(x, sc, x->locals[i],
+							      x->seeds[s],
+							      x->loads[l], &pt);
+					if (!rc) {
+						rc = experiment_load_point(
+							&pt, sched_arg(x->sched[k]),
+							&el);
+						experiment_point_release(&pt);
+					}
+					if (rc) {
+						p_err("cannot schedule a point: "
+						      "%s", strerror(-rc));
+						break;
+					}
+					row = (struct results_blocking_row){
+						x->name, x->base, x->sched[k],
+						x->locals[i], x->seeds[s],
+						x->loads[l], el.blocked,
+						el.wl_used, el.wl_total,
+						el.bytes_links };
+					if (results_blocking(res, &row)) {
+						p_err("cannot store a point in "
+						      "'%s'", db);
+						rc = -EIO;
+						break;
+					}
+					b += (double)el.blocked / el.tasks;
+					u += el.wl_total ? (double)el.wl_used /
+								   el.wl_total : 0;
+					done++;
+				}
+				if (!rc)
+					printf("  %8.1f (%5.1f %%)",
+					       100 * b / x->nseeds,
+					       100 * u / x->nseeds);
+			}
+			putchar('\n');
+			fflush(stdout);
+		}
+	}
+	results_close(res);
+	if (rc)
+		return 1;
+	printf("\nexperiment %s: %d points; results in %s ('twinlab report "
+	       "%s' draws blocking against load)\n", x->name, done, db, db);
+	return 0;
 }
 
 static volatile sig_atomic_t stop_sig;
@@ -180,7 +228,10 @@ int cmd_experiment(int argc, char **argv)
 			       "twinlab.db); each point as 'twinlab run' with the "
 			       "same\n--dilation; with auto, each point starts from "
 			       "the dilation the last one\nfound faithful. Needs "
-			       "root.\n", prog);
+			       "root. With 'kind: blocking' the twin alone "
+			       "schedules each\nload (no root): blocked tasks "
+			       "and lit wavelength-links per scheduler.\n",
+			       prog);
 			return 0;
 		default:
 			return EXIT_USAGE;
@@ -218,6 +269,11 @@ int cmd_experiment(int argc, char **argv)
 			scenario_free(sc);
 			return EXIT_USAGE;
 		}
+	}
+	if (x.kind == EXP_BLOCKING) {
+		rc = run_blocking(&x, sc, db);
+		scenario_free(sc);
+		return rc;
 	}
 	if (!lab_prefix_ok(prefix)) {
 		p_err("bad prefix '%s': use 1-%d characters of [a-z0-9] "

@@ -446,6 +446,7 @@ static int report_load(struct report *r)
 static void report_release(struct report *r)
 {
 	free(r->timeline_md);
+	release_blocking(r);
 	for (int i = 0; i < r->nruns; i++) {
 		free(r->runs[i].scenario);
 		free(r->runs[i].scheduler);
@@ -541,9 +542,9 @@ int cmd_report(int argc, char **argv)
 		p_err("%s", err);
 		goto out;
 	}
-	if (report_load(&r))
+	if (report_load(&r) || load_blocking(&r))
 		goto out;
-	if (!r.nruns) {
+	if (!r.nruns && !r.nblk) {
 		if (r.nleft)
 			p_err("no complete runs in '%s': nothing to report "
 			      "(%s)", r.db_path, r.left_out);
@@ -578,6 +579,7 @@ int cmd_report(int argc, char **argv)
 	}
 	nfid = write_figures(&r);
 	write_timelines(&r);
+	write_blocking(&r);
 	pic = calloc((size_t)r.nscheds + 1, sizeof(*pic));
 	if (!pic) {
 		p_err("out of memory");

@@ -126,6 +126,9 @@ struct report {
 	bool gnuplot, dot;
 	int nfail;
 	char *timeline_md;		/* the timelines' section, or NULL */
+	struct blk *blk;		/* blocking points, by figure */
+	int nblk;
+	char *blocking_md;		/* their section, or NULL */
 	char *made[256];		/* files rendered, for the summary */
 	int nmade;
 };
@@ -157,6 +160,8 @@ static inline double ratio(double a, double b)
 }
 
 /* ---- report.c: the data and the output ------------------------------- */
+
+struct blk;
 
 struct rrun *run_by_id(struct report *r, int64_t id, int *idx);
 /* A name made safe for a file name: [A-Za-z0-9_.-], at most 40 chars. */
@@ -232,6 +237,11 @@ void gp_terminal_loop(FILE *f, const char *stem, int w, int h);
 void gp_run(struct report *r, const char *script, const char *stem);
 
 int write_figures(struct report *r);
+/* Blocking under load (report_blocking.c): read, drawn, released. */
+int load_blocking(struct report *r);
+void write_blocking(struct report *r);
+void release_blocking(struct report *r);
+
 /* The timeline of each run with events (figure and its section of the
  * report, kept in r->timeline_md). */
 void write_timelines(struct report *r);

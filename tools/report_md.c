@@ -754,19 +754,26 @@ int write_md(struct report *r, const struct picture *pic, int nfid)
 			sched_list[i]->name);
 	fputs(". Data files (`.dat`, `runs.csv`) and gnuplot scripts (`.gp`) "
 	      "are next to this file.\n", f);
-	write_reading(r, f);
+	if (r->nruns)
+		write_reading(r, f);
 	for (int e = 0; e < r->nexps; e++) {
 		write_latency_table(r, f, r->exps[e]);
 		write_bandwidth_table(r, f, r->exps[e]);
 	}
-	if (!r->npoints)
+	if (!r->npoints && r->nruns)
 		write_sched_table(r, f);
-	write_fidelity_table(r, f, nfid);
+	if (r->nruns)
+		write_fidelity_table(r, f, nfid);
+	if (r->blocking_md)
+		fputs(r->blocking_md, f);
 	if (r->timeline_md)
 		fputs(r->timeline_md, f);
-	write_pictures_md(r, f, pic);
-	write_runs_table(r, f);
-	write_failures(r, f);
-	write_checks(r, f);
+	/* a database of blocking points alone has no runs to list */
+	if (r->nruns) {
+		write_pictures_md(r, f, pic);
+		write_runs_table(r, f);
+		write_failures(r, f);
+		write_checks(r, f);
+	}
 	return out_close(r, f, "report.md");
 }

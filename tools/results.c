@@ -66,7 +66,12 @@ static const char schema[] =
 	" run INTEGER, at_s REAL, kind TEXT, detail TEXT, tasks TEXT,"
 	" interruption_s REAL);"
 	"CREATE TABLE IF NOT EXISTS link_samples ("
-	" run INTEGER, t_s REAL, link TEXT, gbps REAL, cap_gbps REAL);";
+	" run INTEGER, t_s REAL, link TEXT, gbps REAL, cap_gbps REAL);"
+	/* blocking under offered load: the twin alone, no run */
+	"CREATE TABLE IF NOT EXISTS blocking ("
+	" experiment TEXT, base TEXT, scheduler TEXT, nlocals INTEGER,"
+	" seed INTEGER, load INTEGER, blocked INTEGER, wl_used INTEGER,"
+	" wl_total INTEGER, bytes_links REAL);";
 
 /* Columns added after the first schema: added to older databases. */
 static const char *const added[] = {
@@ -614,6 +619,32 @@ int results_link_samples(struct results *r, const struct link_util *u,
 		       0 : -EIO;
 }
 
+int results_blocking(struct results *r, const struct results_blocking_row *b)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(r->db, "INSERT INTO blocking (experiment, base,"
+			       " scheduler, nlocals, seed, load, blocked, "
+			       "wl_used, wl_total, bytes_links) VALUES "
+			       "(?,?,?,?,?,?,?,?,?,?)", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_text(st, 1, b->experiment, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, b->base, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, b->scheduler, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, b->nlocals);
+	sqlite3_bind_int64(st, 5, b->seed);
+	sqlite3_bind_int64(st, 6, b->load);
+	sqlite3_bind_int64(st, 7, b->blocked);
+	sqlite3_bind_int64(st, 8, b->wl_used);
+	sqlite3_bind_int64(st, 9, b->wl_total);
+	sqlite3_bind_double(st, 10, b->bytes_links);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
 /* ---- reading ------------------------------------------------------------ */
 
 struct results_reader {
@@ -1041,6 +1072,43 @@ int results_read_load(struct results_reader *rd, int64_t id,
 	sqlite3_bind_int64(st, 1, id);
 	return each_row(rd, st, each_load, (void *)fn, ctx, "the links' load",
 			err, len);
+}
+
+static int each_blocking(sqlite3_stmt *st, void *fn, void *ctx)
+{
+	int (*f)(void *, const struct results_blocking_row *) = fn;
+	struct results_blocking_row row = {
+		.experiment = col_text(st, 0, "?"),
+		.base = col_text(st, 1, ""),
+		.scheduler = col_text(st, 2, "?"),
+		.nlocals = sqlite3_column_int64(st, 3),
+		.seed = sqlite3_column_int64(st, 4),
+		.load = sqlite3_column_int64(st, 5),
+		.blocked = sqlite3_column_int64(st, 6),
+		.wl_used = sqlite3_column_int64(st, 7),
+		.wl_total = sqlite3_column_int64(st, 8),
+		.bytes_links = col_real(st, 9, NAN),
+	};
+
+	return f(ctx, &row);
+}
+
+int results_read_blocking(struct results_reader *rd,
+			  int (*fn)(void *ctx,
+				    const struct results_blocking_row *row),
+			  void *ctx, char *err, size_t len)
+{
+	sqlite3_stmt *st;
+	int e = view_query(rd, "blocking", "SELECT experiment, base, "
+			   "scheduler, nlocals, seed, load, blocked, wl_used, "
+			   "wl_total, bytes_links FROM blocking ORDER BY "
+			   "experiment, nlocals, scheduler, load, seed, rowid",
+			   &st, err, len);
+
+	if (e || !st)
+		return e;
+	return each_row(rd, st, each_blocking, (void *)fn, ctx, "the "
+			"blocking points", err, len);
 }
 
 static int each_check(sqlite3_stmt *st, void *fn, void *ctx)

@@ -74,6 +74,16 @@ struct link_util {
 int results_link_samples(struct results *r, const struct link_util *u,
 			 size_t n);
 
+/* One point of a blocking experiment (no run): one scheduler's plan of
+ * `load` tasks of nlocals local models drawn with seed on base. */
+struct results_blocking_row {
+	const char *experiment, *base, *scheduler;
+	int64_t nlocals, seed, load, blocked, wl_used, wl_total;
+	double bytes_links;
+};
+
+int results_blocking(struct results *r, const struct results_blocking_row *b);
+
 /* The run's dilation and its verdict over all rounds. */
 int results_verdict(struct results *r, double dilation, const char *verdict);
 
@@ -234,6 +244,12 @@ int results_read_when(struct results_reader *rd, int64_t id,
 int results_read_load(struct results_reader *rd, int64_t id,
 		      int (*fn)(void *ctx, const struct results_load_row *row),
 		      void *ctx, char *err, size_t len);
+
+/* Every blocking point, by experiment, local models, scheduler, load. */
+int results_read_blocking(struct results_reader *rd,
+			  int (*fn)(void *ctx,
+				    const struct results_blocking_row *row),
+			  void *ctx, char *err, size_t len);
 
 /* The plan's DOT text stored with run id (malloc'd), or NULL. */
 char *results_read_plan_dot(struct results_reader *rd, int64_t id);

@@ -2,6 +2,7 @@
 #include "experiment.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "yamlf.h"
 
 struct exp_rec {
+	char kind[16];
 	char name[SCN_NAME_MAX + 1];
 	char base[512];
 	long tasks, rounds, parameters, bpp;
@@ -18,7 +20,7 @@ struct exp_rec {
 };
 
 enum { E_NAME, E_BASE, E_SCHED, E_LOCALS, E_TASKS, E_SEEDS, E_ROUNDS,
-       E_PARAMS, E_BPP, E_WORK, E_N };
+       E_PARAMS, E_BPP, E_WORK, E_KIND, E_LOADS, E_N };
 
 /* The scenario's own limits (twin/scenario.c); tasks: a point's file
  * stays well under SCN_FILE_MAX. */
@@ -29,17 +31,20 @@ static const struct yf_field exp_fields[E_N] = {
 		     offsetof(struct exp_rec, base), 0, 512 },
 	[E_SCHED] = { "schedulers", YF_ANY, YF_REQUIRED, 0, 0, 0 },
 	[E_LOCALS] = { "locals", YF_ANY, YF_REQUIRED, 0, 0, 0 },
-	[E_TASKS] = { "tasks", YF_LONG, YF_REQUIRED | YF_POSITIVE,
+	[E_TASKS] = { "tasks", YF_LONG, YF_POSITIVE,
 		      offsetof(struct exp_rec, tasks), EXP_TASKS_MAX, 0 },
 	[E_SEEDS] = { "seeds", YF_ANY, YF_REQUIRED, 0, 0, 0 },
 	[E_ROUNDS] = { "rounds", YF_LONG, YF_POSITIVE,
 		       offsetof(struct exp_rec, rounds), 1e6, 0 },
-	[E_PARAMS] = { "parameters", YF_LONG, YF_REQUIRED | YF_POSITIVE,
+	[E_PARAMS] = { "parameters", YF_LONG, YF_POSITIVE,
 		       offsetof(struct exp_rec, parameters), 1e12, 0 },
 	[E_BPP] = { "bytes_per_parameter", YF_LONG, YF_POSITIVE,
 		    offsetof(struct exp_rec, bpp), 8, 0 },
-	[E_WORK] = { "work_core_s", YF_DOUBLE, YF_REQUIRED | YF_NONNEG,
+	[E_WORK] = { "work_core_s", YF_DOUBLE, YF_NONNEG,
 		     offsetof(struct exp_rec, work), 1e6, 0 },
+	[E_KIND] = { "kind", YF_TEXT, 0, offsetof(struct exp_rec, kind), 0,
+		     16 },
+	[E_LOADS] = { "loads", YF_ANY, 0, 0, 0, 0 },
 };
 
 /* A list of whole numbers in [1, 1e6] (out) or of scheduler names. */
@@ -90,7 +95,7 @@ int experiment_parse(const char *buf, size_t len, const char *name,
 {
 	yaml_document_t doc;
 	struct yf c = { .err = err };
-	struct exp_rec r = { .rounds = 1, .bpp = 4 };
+	struct exp_rec r = { .rounds = 1, .bpp = 4, .parameters = 1000000 };
 	yaml_node_t *root, *any[E_N] = { 0 };
 	bool seen[E_N];
 	int rc;
@@ -123,6 +128,50 @@ int experiment_parse(const char *buf, size_t len, const char *name,
 	    list(&c, any[E_LOCALS], "locals", x->locals, NULL, &x->nlocals) ||
 	    list(&c, any[E_SEEDS], "seeds", x->seeds, NULL, &x->nseeds))
 		goto out;
+	/* what each kind needs, and only what it uses */
+	if (!seen[E_KIND] || !strcmp(r.kind, "emulation")) {
+		static const int need[] = { E_TASKS, E_PARAMS, E_WORK };
+
+		x->kind = EXP_EMULATION;
+		for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++) {
+			if (seen[need[k]])
+				continue;
+			yf_err(&c, root, "an experiment on the emulation needs "
+			       "'%s'", exp_fields[need[k]].key);
+			goto out;
+		}
+		if (seen[E_LOADS]) {
+			yf_err(&c, any[E_LOADS], "'loads' is for 'kind: "
+			       "blocking'");
+			goto out;
+		}
+	} else if (!strcmp(r.kind, "blocking")) {
+		x->kind = EXP_BLOCKING;
+		if (!seen[E_LOADS]) {
+			yf_err(&c, root, "a blocking experiment needs 'loads' "
+			       "(numbers of tasks)");
+			goto out;
+		}
+		if (seen[E_TASKS]) {
+			yf_err(&c, any[E_TASKS], "a blocking experiment takes "
+			       "'loads', not 'tasks'");
+			goto out;
+		}
+		if (list(&c, any[E_LOADS], "loads", x->loads, NULL,
+			 &x->nloads))
+			goto out;
+		for (int i = 0; i < x->nloads; i++)
+			if (x->loads[i] > EXP_TASKS_MAX) {
+				yf_err(&c, any[E_LOADS], "'loads': at most %d "
+				       "tasks, got %ld", EXP_TASKS_MAX,
+				       x->loads[i]);
+				goto out;
+			}
+	} else {
+		yf_err(&c, any[E_KIND], "'kind' must be emulation or blocking, "
+		       "got '%s'", r.kind);
+		goto out;
+	}
 	{
 		/* relative to the experiment file, as an include is */
 		const char *slash = strrchr(name, '/');
@@ -162,4 +211,90 @@ int experiment_load(const char *path, struct experiment *x,
 	e = experiment_parse(buf ? buf : "", len, path, x, err);
 	free(buf);
 	return e;
+}
+
+int experiment_point(const struct experiment *x, const struct scenario *base,
+		     long nl, long seed, long ntasks, struct scenario *pt)
+{
+	struct scn_task *tasks = calloc((size_t)ntasks + 1, sizeof(*tasks));
+	int *srv = calloc((size_t)base->nnodes + 1, sizeof(*srv));
+	int *locals = calloc((size_t)(ntasks * nl) + 1, sizeof(*locals));
+	int ns = 0;
+	struct fl_rng r;
+
+	*pt = *base;		/* the base's network, shared */
+	pt->tasks = NULL;
+	pt->ntasks = 0;
+	pt->bg = NULL;
+	pt->nbg = 0;
+	if (!tasks || !srv || !locals) {
+		free(tasks);
+		free(srv);
+		free(locals);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < base->nnodes; i++)
+		if (base->nodes[i].kind == NODE_SERVER)
+			srv[ns++] = i;
+	if (nl < 1 || nl + 1 > ns) {
+		free(tasks);
+		free(srv);
+		free(locals);
+		return -EINVAL;
+	}
+	fl_rng_seed(&r, fl_seed_derive((uint64_t)seed, (uint64_t)nl));
+	for (long t = 0; t < ntasks; t++) {
+		struct scn_task *tk = &tasks[t];
+
+		for (int i = 0; i <= nl; i++) {
+			int j = i + (int)fl_rng_below(&r, (uint32_t)(ns - i));
+			int tmp = srv[i];
+
+			srv[i] = srv[j];
+			srv[j] = tmp;
+		}
+		snprintf(tk->name, sizeof(tk->name), "t%02ld", t + 1);
+		tk->global = srv[0];
+		tk->nlocals = (int)nl;
+		tk->locals = &locals[t * nl];
+		for (int i = 1; i <= nl; i++)
+			tk->locals[i - 1] = srv[i];
+		tk->parameters = (uint64_t)x->parameters;
+		tk->bytes_per_parameter = (unsigned)x->bpp;
+		tk->work_core_s = x->work;
+		tk->rounds = (unsigned)x->rounds;
+		tk->demand_gbps = base->demand_gbps;
+		tk->arrival = LONG_MAX;	/* file order */
+	}
+	free(srv);
+	pt->tasks = tasks;
+	pt->ntasks = (int)ntasks;
+	return 0;
+}
+
+void experiment_point_release(struct scenario *pt)
+{
+	if (pt->tasks)
+		free(pt->tasks[0].locals);	/* one block for all */
+	free(pt->tasks);
+	pt->tasks = NULL;
+	pt->ntasks = 0;
+}
+
+int experiment_load_point(const struct scenario *pt,
+			  const struct sched_ops *ops, struct exp_load *out)
+{
+	struct plan *p = sched_plan(pt, ops);
+
+	memset(out, 0, sizeof(*out));
+	if (!p)
+		return -errno;
+	out->tasks = p->ntasks;
+	out->blocked = p->blocked;
+	out->wl_used = p->wavelength_links;
+	for (int i = 0; i < pt->nfibres; i++)
+		out->wl_total += pt->fibres[i].wavelengths;
+	out->bytes_links = p->bytes_links;
+	plan_free(p);
+	return 0;
 }

@@ -14,22 +14,31 @@
  *   parameters: 500000                per task, as in a scenario
  *   bytes_per_parameter: 4            default 4
  *   work_core_s: 0.0005
+ *
+ * or, with `kind: blocking`, offered load in the twin alone: `loads`
+ * (numbers of tasks) instead of `tasks`, each point scheduled by each
+ * scheduler and its blocked tasks and wavelength use counted; rounds,
+ * parameters and work_core_s are optional there.
  */
 #ifndef TWIN_EXPERIMENT_H
 #define TWIN_EXPERIMENT_H
 
 #include "scenario.h"
+#include "sched.h"
 
 #define EXP_LIST_MAX 32		/* entries of a list */
 #define EXP_TASKS_MAX 10000	/* tasks per point */
 
+enum exp_kind { EXP_EMULATION, EXP_BLOCKING };
+
 struct experiment {
+	enum exp_kind kind;
 	char name[SCN_NAME_MAX + 1];
 	char base[512];			/* resolved against the file's dir */
 	char sched[EXP_LIST_MAX][16];
 	int nsched;
-	long locals[EXP_LIST_MAX], seeds[EXP_LIST_MAX];
-	int nlocals, nseeds;
+	long locals[EXP_LIST_MAX], seeds[EXP_LIST_MAX], loads[EXP_LIST_MAX];
+	int nlocals, nseeds, nloads;
 	long tasks, rounds, parameters, bpp;
 	double work;
 };
@@ -44,5 +53,30 @@ int experiment_parse(const char *buf, size_t len, const char *name,
 /* experiment_load - experiment_parse of a file read as scenarios are. */
 int experiment_load(const char *path, struct experiment *x,
 		    struct scn_error *err);
+
+/*
+ * experiment_point - the point scenario: base's network (shared, not
+ * copied) with its tasks replaced by ntasks tasks of one global and nl
+ * local models each on servers drawn with seed (a partial Fisher-Yates
+ * shuffle per task; the first n tasks are the same whatever ntasks), and
+ * x's task fields. Free with experiment_point_release. 0 or -ENOMEM,
+ * -EINVAL (fewer than nl + 1 servers).
+ */
+int experiment_point(const struct experiment *x, const struct scenario *base,
+		     long nl, long seed, long ntasks, struct scenario *pt)
+	__attribute__((warn_unused_result));
+void experiment_point_release(struct scenario *pt);
+
+/* What one scheduler makes of a point under offered load. */
+struct exp_load {
+	int tasks, blocked;
+	long wl_used, wl_total;		/* wavelength-links lit, on all fibres */
+	double bytes_links;
+};
+
+/* experiment_load_point - schedule pt with ops and count. 0 or -errno. */
+int experiment_load_point(const struct scenario *pt,
+			  const struct sched_ops *ops, struct exp_load *out)
+	__attribute__((warn_unused_result));
 
 #endif

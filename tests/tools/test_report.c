@@ -529,3 +529,68 @@ Test(report, a_run_with_events_gets_its_timeline)
 	tl_run_free(&r);
 	rm_rf(t.dir);
 }
+
+/*
+ * A blocking experiment runs in the twin (no root), stores every point,
+ * says what each load blocked, and its report draws blocking against load
+ * from the database alone — with no run in it.
+ */
+Test(report, a_blocking_experiment_and_its_report)
+{
+	struct tmp t;
+	char exp[160], cwd[512], *md, path[256];
+	const char *x[] = { "experiment", exp, "--db", t.db, NULL };
+	const char *a[] = { "report", t.db, "--out", t.out, NULL };
+	struct tl_run r;
+	sqlite3 *db;
+	FILE *f;
+
+	tmp_init(&t);
+	snprintf(exp, sizeof(exp), "%s/blocking.yaml", t.dir);
+	f = fopen(exp, "w");
+	cr_assert_not_null(f);
+	cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
+	fprintf(f, "name: ring-blocking\nkind: blocking\nbase: "
+		   "%s/scenarios/teaching-ring.yaml\nschedulers: [spff, mst]\n"
+		   "locals: [2]\nloads: [1, 5, 40]\nseeds: [1, 2]\n", cwd);
+	cr_assert_eq(fclose(f), 0);
+	r = tl_run(x);
+	cr_assert_eq(tl_code(&r), 0, "%s%s", r.out, r.err);
+	cr_assert(strstr(r.out, "12 points"), "%s", r.out);
+	cr_assert(strstr(r.out, "2 local models per task: blocked tasks"),
+		  "%s", r.out);
+	tl_run_free(&r);
+	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
+	{
+		sqlite3_stmt *st;
+
+		cr_assert_eq(sqlite3_prepare_v2(db, "SELECT count(*), "
+			"sum(load = 1 AND blocked = 0), max(blocked <= load), "
+			"min(wl_used > 0) FROM blocking", -1, &st, NULL),
+			SQLITE_OK);
+		cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+		cr_expect_eq(sqlite3_column_int(st, 0), 12);
+		cr_expect_eq(sqlite3_column_int(st, 1), 4, "one task blocks");
+		cr_expect_eq(sqlite3_column_int(st, 2), 1);
+		cr_expect_eq(sqlite3_column_int(st, 3), 1);
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
+	r = tl_run(a);
+	cr_assert_eq(tl_code(&r), 0, "%s%s", r.out, r.err);
+	tl_run_free(&r);
+	snprintf(path, sizeof(path), "%s/report.md", t.out);
+	md = slurp_path(path);
+	cr_expect(strstr(md, "## Blocking under load"), "%s", md);
+	cr_expect(strstr(md, "### ring-blocking, 2 local models per task"),
+		  "%s", md);
+	cr_expect(strstr(md, "| tasks | fixed (spff) | flexible (mst) |"),
+		  "%s", md);
+	cr_expect(strstr(md, "\n| 1 | 0.0 % ("), "%s", md);
+	cr_expect_null(strstr(md, "## Runs"), "no runs to list");
+	free(md);
+	snprintf(path, sizeof(path),
+		 "%s/fig-blocking-ring-blocking-l2-mst.dat", t.out);
+	cr_expect_eq(access(path, F_OK), 0, "no %s", path);
+	rm_rf(t.dir);
+}

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Experiments in the twin (twin/experiment.h): the two kinds and what each
+ * needs, the point scenarios, and blocking under offered load.
+ */
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "twin/experiment.h"
+#include "twin/plan.h"
+#include "twin/sched.h"
+
+static int parse(const char *y, struct experiment *x, struct scn_error *err)
+{
+	return experiment_parse(y, strlen(y), "dir/x.yaml", x, err);
+}
+
+Test(experiment, a_blocking_experiment)
+{
+	struct experiment x;
+	struct scn_error err;
+
+	cr_assert_eq(parse("name: b\nkind: blocking\nbase: net.yaml\n"
+			   "schedulers: [spff, mst, kmb, tm]\nlocals: [3]\n"
+			   "loads: [10, 20]\nseeds: [1]\n", &x, &err), 0,
+		     "%d:%d: %s", err.line, err.col, err.msg);
+	cr_assert_eq(x.kind, EXP_BLOCKING);
+	cr_assert_eq(x.nloads, 2);
+	cr_assert_eq(x.loads[1], 20);
+	cr_assert_eq(x.nsched, 4);
+	cr_assert_str_eq(x.base, "dir/net.yaml");
+}
+
+Test(experiment, each_kind_needs_its_fields)
+{
+	static const struct {
+		const char *y;
+		int line;
+		const char *msg;
+	} bad[] = {
+		{ "kind: nope\n", 4, "'kind' must be emulation or blocking, "
+				      "got 'nope'" },
+		{ "kind: blocking\n", 1, "a blocking experiment needs 'loads'" },
+		{ "kind: blocking\nloads: [5]\ntasks: 3\n", 6,
+		  "a blocking experiment takes 'loads', not 'tasks'" },
+		{ "kind: blocking\nloads: [20000]\n", 5,
+		  "'loads': at most 10000 tasks, got 20000" },
+		{ "tasks: 3\nwork_core_s: 0\n", 1,
+		  "an experiment on the emulation needs 'parameters'" },
+		{ "tasks: 3\nparameters: 5\nwork_core_s: 0\nloads: [5]\n", 7,
+		  "'loads' is for 'kind: blocking'" },
+	};
+	char y[512];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct experiment x;
+		struct scn_error err;
+
+		snprintf(y, sizeof(y), "name: b\nbase: n.yaml\nschedulers: "
+			 "[mst]\n%slocals: [2]\nseeds: [1]\n", bad[i].y);
+		cr_expect_eq(parse(y, &x, &err), -EINVAL, "%s", bad[i].y);
+		cr_expect(strstr(err.msg, bad[i].msg), "%s: %s", bad[i].y,
+			  err.msg);
+		cr_expect_eq(err.line, bad[i].line, "%s: line %d: %s",
+			     bad[i].y, err.line, err.msg);
+	}
+}
+
+/*
+ * Offered load grows one workload: the first n tasks of a point are the
+ * same whatever its number of tasks, so, scheduled in order, a heavier
+ * load blocks at least what a lighter one did, and the blocking
+ * experiment's curves never fall.
+ */
+Test(experiment, a_heavier_load_adds_tasks_and_never_blocks_fewer)
+{
+	struct experiment x = { .kind = EXP_BLOCKING, .rounds = 1,
+				.parameters = 1000000, .bpp = 4 };
+	struct scn_error err;
+	struct scenario *base = scenario_load("scenarios/nsfnet.yaml", &err);
+	struct scenario a, b;
+	static const long loads[] = { 50, 200, 400, 800 };
+
+	cr_assert_not_null(base, "%s", err.msg);
+	cr_assert_eq(experiment_point(&x, base, 4, 7, 10, &a), 0);
+	cr_assert_eq(experiment_point(&x, base, 4, 7, 30, &b), 0);
+	cr_assert_eq(b.ntasks, 30);
+	for (int t = 0; t < a.ntasks; t++) {
+		cr_assert_str_eq(a.tasks[t].name, b.tasks[t].name);
+		cr_assert_eq(a.tasks[t].global, b.tasks[t].global);
+		cr_assert_eq(memcmp(a.tasks[t].locals, b.tasks[t].locals,
+				    4 * sizeof(int)), 0, "task %d", t);
+	}
+	experiment_point_release(&a);
+	experiment_point_release(&b);
+	cr_assert_eq(experiment_point(&x, base, 40, 1, 3, &a), -EINVAL,
+		     "more locals than servers");
+	for (int s = 0; sched_list[s]; s++) {
+		int last = 0;
+
+		for (size_t l = 0; l < sizeof(loads) / sizeof(loads[0]); l++) {
+			struct exp_load el;
+
+			cr_assert_eq(experiment_point(&x, base, 5, 1, loads[l],
+						      &a), 0);
+			cr_assert_eq(experiment_load_point(&a, sched_list[s],
+							   &el), 0);
+			experiment_point_release(&a);
+			cr_assert_eq(el.tasks, loads[l]);
+			cr_assert_geq(el.blocked, last, "%s at %ld",
+				      sched_list[s]->name, loads[l]);
+			cr_assert(el.wl_used > 0 && el.wl_used <= el.wl_total);
+			last = el.blocked;
+		}
+		/* 800 tasks of five locals fill NSFNET's wavelengths */
+		cr_assert_gt(last, 0, "%s blocks nothing at 800",
+			     sched_list[s]->name);
+	}
+	scenario_free(base);
+}

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The report's blocking under offered load (experiments of kind
+ * blocking, the twin alone): per experiment and local-model count, the
+ * share of tasks blocked and of wavelength-links lit against the number of
+ * tasks offered, per scheduler (mean, min and max over the seeds) — one
+ * figure of two panels and a table.
+ */
+#include "report.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "twinlab.h"
+
+struct blk {
+	char *experiment, *scheduler;
+	long nlocals, load;
+	int n;				/* seeds */
+	double b_sum, b_min, b_max;	/* blocked share */
+	double u_sum;			/* wavelength-links lit, share */
+};
+
+static int on_row(void *ctx, const struct results_blocking_row *row)
+{
+	struct report *r = ctx;
+	struct blk *b = r->nblk ? &r->blk[r->nblk - 1] : NULL;
+	double share = row->load > 0 ? (double)row->blocked / row->load : 0;
+	double use = row->wl_total > 0 ?
+			     (double)row->wl_used / row->wl_total : 0;
+
+	if (!b || strcmp(b->experiment, row->experiment) ||
+	    strcmp(b->scheduler, row->scheduler) ||
+	    b->nlocals != row->nlocals || b->load != row->load) {
+		struct blk *m = realloc(r->blk, (size_t)(r->nblk + 1) *
+						       sizeof(*m));
+
+		if (!m)
+			return -ENOMEM;
+		r->blk = m;
+		b = &r->blk[r->nblk++];
+		memset(b, 0, sizeof(*b));
+		b->experiment = strdup(row->experiment);
+		b->scheduler = strdup(row->scheduler);
+		if (!b->experiment || !b->scheduler)
+			return -ENOMEM;
+		b->nlocals = row->nlocals;
+		b->load = row->load;
+		b->b_min = INFINITY;
+		b->b_max = -INFINITY;
+	}
+	b->n++;
+	b->b_sum += share;
+	b->b_min = fmin(b->b_min, share);
+	b->b_max = fmax(b->b_max, share);
+	b->u_sum += use;
+	return 0;
+}
+
+/* By experiment, local models, scheduler in the ops table's order, load. */
+static int blk_cmp(const void *a, const void *b)
+{
+	const struct blk *x = a, *y = b;
+	int c = strcmp(x->experiment, y->experiment);
+
+	if (c)
+		return c;
+	if (x->nlocals != y->nlocals)
+		return x->nlocals < y->nlocals ? -1 : 1;
+	c = rp_sched_cmp(x->scheduler, y->scheduler);
+	if (c)
+		return c;
+	return x->load < y->load ? -1 : x->load > y->load;
+}
+
+int load_blocking(struct report *r)
+{
+	char err[256];
+	int e = results_read_blocking(r->rd, on_row, r, err, sizeof(err));
+
+	if (e == -ENOMEM)
+		p_err("out of memory");
+	else if (e)
+		p_err("%s", err);
+	else if (r->nblk)
+		qsort(r->blk, (size_t)r->nblk, sizeof(*r->blk), blk_cmp);
+	return e;
+}
+
+void release_blocking(struct report *r)
+{
+	for (int i = 0; i < r->nblk; i++) {
+		free(r->blk[i].experiment);
+		free(r->blk[i].scheduler);
+	}
+	free(r->blk);
+	free(r->blocking_md);
+}
+
+/* Whether rows a and b are of one figure (experiment, local models). */
+static bool same_fig(const struct blk *a, const struct blk *b)
+{
+	return !strcmp(a->experiment, b->experiment) &&
+	       a->nlocals == b->nlocals;
+}
+
+/* One figure: rows [f0, f1) of r->blk (sorted by scheduler, then load). */
+static void figure(struct report *r, FILE *md, int f0, int f1)
+{
+	const struct blk *b0 = &r->blk[f0];
+	char stem[160], part[48], name[240];
+	const char *sched[16];
+	int ns = 0;
+	FILE *f;
+
+	fname_part(part, sizeof(part), b0->experiment);
+	snprintf(stem, sizeof(stem), "fig-blocking-%s-l%ld", part,
+		 b0->nlocals);
+	for (int i = f0; i < f1; i++)
+		if ((!ns || strcmp(sched[ns - 1], r->blk[i].scheduler)) &&
+		    ns < 16)
+			sched[ns++] = r->blk[i].scheduler;
+	for (int k = 0; k < ns; k++) {
+		fname_part(part, sizeof(part), sched[k]);
+		snprintf(name, sizeof(name), "%s-%s.dat", stem, part);
+		f = out_open(r, name);
+		if (!f)
+			continue;
+		fprintf(f, "# twinlab report: blocking under load, %s, %ld "
+			   "local models, scheduler %s\n# tasks seeds "
+			   "blocked_pct min_pct max_pct wavelength_links_pct\n",
+			b0->experiment, b0->nlocals, sched[k]);
+		for (int i = f0; i < f1; i++) {
+			const struct blk *b = &r->blk[i];
+
+			if (strcmp(b->scheduler, sched[k]))
+				continue;
+			fprintf(f, "%ld %d", b->load, b->n);
+			dat_num(f, 100 * b->b_sum / b->n);
+			dat_num(f, 100 * b->b_min);
+			dat_num(f, 100 * b->b_max);
+			dat_num(f, 100 * b->u_sum / b->n);
+			fputc('\n', f);
+		}
+		out_close(r, f, name);
+	}
+	snprintf(name, sizeof(name), "%s.gp", stem);
+	f = out_open(r, name);
+	if (f) {
+		gp_head(f, "blocking and wavelength use against offered load");
+		fputs("set xlabel 'tasks offered'\nset key below\n"
+		      "set yrange [0:100]\nset offsets graph 0.03, graph 0.03, "
+		      "0, 0\n", f);
+		gp_terminal_loop(f, stem, 1400, 640);
+		fprintf(f, "set multiplot layout 1,2 title 'blocking under "
+			   "load: %s, %ld local models per task'\n",
+			b0->experiment, b0->nlocals);
+		for (int panel = 0; panel < 2; panel++) {
+			fprintf(f, "set title '%s'\nset ylabel '%s'\nplot ",
+				panel ? "wavelength-links lit" :
+					"tasks blocked",
+				panel ? "% of all wavelength-links" :
+					"% of tasks offered");
+			for (int k = 0; k < ns; k++) {
+				fname_part(part, sizeof(part), sched[k]);
+				fprintf(f, "%s'%s-%s.dat' using %s lw 2 pt 7 "
+					   "lc rgb '%s' title '", k ? ", \\\n  " :
+					"", stem, part, panel ? "1:6 with "
+					"linespoints" : "1:3:4:5 with "
+					"yerrorlines", rp_sched_colour(sched[k], k));
+				gp_text(f, rp_sched_label(sched[k]));
+				fputc('\'', f);
+			}
+			fputc('\n', f);
+		}
+		fputs("unset multiplot\nunset output\n}\n", f);
+		if (!out_close(r, f, name))
+			gp_run(r, name, stem);
+	}
+	/* the table: one row per load, a column per scheduler */
+	fprintf(md, "\n### %s, %ld local models per task\n\n| tasks |",
+		b0->experiment, b0->nlocals);
+	for (int k = 0; k < ns; k++) {
+		fputc(' ', md);
+		md_text(md, rp_sched_label(sched[k]));
+		fputs(" |", md);
+	}
+	fputs("\n|---:|", md);
+	for (int k = 0; k < ns; k++)
+		fputs("---:|", md);
+	for (int i = f0; i < f1; i++) {
+		const struct blk *b = &r->blk[i];
+
+		if (strcmp(b->scheduler, sched[0]))
+			continue;
+		fprintf(md, "\n| %ld |", b->load);
+		for (int k = 0; k < ns; k++)
+			for (int j = f0; j < f1; j++)
+				if (r->blk[j].load == b->load &&
+				    !strcmp(r->blk[j].scheduler, sched[k]))
+					fprintf(md, " %.1f %% (%.1f %%) |",
+						100 * r->blk[j].b_sum /
+							r->blk[j].n,
+						100 * r->blk[j].u_sum /
+							r->blk[j].n);
+	}
+	if (r->gnuplot)
+		fprintf(md, "\n\n![blocking under load](%s.png) ([SVG](%s.svg))"
+			    "\n", stem, stem);
+	else
+		fputc('\n', md);
+}
+
+void write_blocking(struct report *r)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *md;
+
+	if (!r->nblk)
+		return;
+	md = open_memstream(&text, &len);
+	if (!md)
+		return;
+	fputs("\n## Blocking under load\n\nExperiments of kind blocking: "
+	      "each number of tasks offered scheduled by the twin alone, "
+	      "tasks of the same seed the same whatever the load (each load "
+	      "adds tasks to the last). Cells: tasks blocked (wavelength-"
+	      "links lit, of all the fibres carry), means over the seeds.\n",
+	      md);
+	for (int i = 0; i < r->nblk;) {
+		int j = i;
+
+		while (j < r->nblk && same_fig(&r->blk[i], &r->blk[j]))
+			j++;
+		figure(r, md, i, j);
+		i = j;
+	}
+	fclose(md);
+	r->blocking_md = text;
+}
