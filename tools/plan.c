@@ -32,6 +32,9 @@ static void plan_usage(FILE *f)
 		   "  --events FILE     the scenario's events from FILE (a "
 		   "mapping with 'events'),\n                    checked; the "
 		   "plan is the one at t = 0, then the timeline\n"
+		   "  --compare         with events: each policy's outcome for "
+		   "the tasks (finished,\n                    rounds, "
+		   "completion, moves, interruption, byte-links)\n"
 		   "  --reschedule POLICY  how the timeline re-plans at a "
 		   "cut, a repair, an arrival\n                    or a "
 		   "departure: none (only what must move: the default),\n"
@@ -105,6 +108,49 @@ static void print_timeline(const struct scenario *sc,
 	}
 }
 
+/*
+ * Each policy's outcome on the same events (tl is the chosen policy's
+ * timeline; the others are made here). 0, or -1 with errno set.
+ */
+static int compare_policies(const struct scenario *sc,
+			    const struct sched_ops *ops, predict_fn predict,
+			    const struct timeline *tl, struct tl_outcome *out)
+{
+	for (int k = 0; k <= RESCHED_AUTO; k++) {
+		struct timeline *t = (int)tl->policy == k ? NULL :
+				     timeline_new(sc, ops, (enum resched)k,
+						  predict);
+		int e;
+
+		if (!t && (int)tl->policy != k)
+			return -1;
+		e = timeline_outcome(t ? t : tl, &out[k]);
+		timeline_free(t);
+		if (e) {
+			errno = -e;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void print_policies(const struct tl_outcome *out)
+{
+	printf("\npolicies on these events (the twin's prediction: rounds "
+	       "back to back, a re-placed\ntask loses its round in flight and "
+	       "waits reconfig_ms per new lightpath):\n%-7s %9s %8s %14s "
+	       "%6s %14s %12s\n", "policy", "finished", "rounds",
+	       "completion s", "moves", "interrupted s", "byte-links");
+	for (int k = 0; k <= RESCHED_AUTO; k++)
+		printf("%-7s %4d/%-4d %8ld %14.6f %6d %14.6f %12.4g\n",
+		       resched_name((enum resched)k), out[k].finished,
+		       out[k].ntasks, out[k].rounds_done,
+		       out[k].mean_completion_s, out[k].moves,
+		       out[k].interrupted_s, out[k].bytes_links);
+	printf("(completion: mean over the finished tasks, from their start "
+	       "to their last round's end)\n");
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -115,6 +161,7 @@ int cmd_plan(int argc, char **argv)
 		{ "predictor", required_argument, NULL, 'P' },
 		{ "events", required_argument, NULL, 'e' },
 		{ "reschedule", required_argument, NULL, 'R' },
+		{ "compare", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -124,7 +171,8 @@ int cmd_plan(int argc, char **argv)
 	struct scenario *sc;
 	struct plan *p;
 	struct timeline *tl = NULL;
-	bool json = false;
+	struct tl_outcome out[RESCHED_AUTO + 1] = { 0 };
+	bool json = false, compare = false, compared = false;
 	int c, err, rc = 1, ti = -1, policy = RESCHED_NONE;
 
 	while ((c = getopt_long(argc, argv, "s:jd:h", opts, NULL)) != -1) {
@@ -145,6 +193,9 @@ int cmd_plan(int argc, char **argv)
 			break;
 		case 'e':
 			events = optarg;
+			break;
+		case 'c':
+			compare = true;
 			break;
 		case 'R':
 			policy = resched_find(optarg);
@@ -206,6 +257,21 @@ int cmd_plan(int argc, char **argv)
 			goto out_plan;
 		}
 	}
+	if (compare && !tl) {
+		p_err("--compare compares re-scheduling policies on the "
+		      "scenario's events: '%s' has none (--events FILE)",
+		      sc->name);
+		rc = EXIT_USAGE;
+		goto out_plan;
+	}
+	if (compare) {
+		if (compare_policies(sc, ops, predict, tl, out)) {
+			p_err("cannot compare the policies on '%s': %s",
+			      sc->name, strerror(errno));
+			goto out_plan;
+		}
+		compared = true;
+	}
 	if (json) {
 		struct json_object *o = plan_json(p);
 
@@ -213,7 +279,9 @@ int cmd_plan(int argc, char **argv)
 		    (json_object_object_add(o, "reschedule",
 			json_object_new_string(resched_name(policy))) ||
 		     json_object_object_add(o, "timeline",
-					    timeline_json(tl)))) {
+					    timeline_json(tl)) ||
+		     (compared && json_object_object_add(o, "policies",
+			     policies_json(out, RESCHED_AUTO + 1))))) {
 			json_object_put(o);
 			o = NULL;
 		}
@@ -228,9 +296,13 @@ int cmd_plan(int argc, char **argv)
 		plan_summary(p, stdout);
 		if (tl)
 			print_timeline(sc, tl);
+		if (compared)
+			print_policies(out);
 	}
 	rc = fflush(stdout) ? 1 : 0;
 out_plan:
+	for (int k = 0; k <= RESCHED_AUTO; k++)
+		tl_outcome_release(&out[k]);
 	timeline_free(tl);
 	plan_free(p);
 	scenario_free(sc);

@@ -362,6 +362,34 @@ fail:
 	return NULL;
 }
 
+struct json_object *policies_json(const struct tl_outcome *out, int n)
+{
+	struct json_object *a = json_object_new_array();
+
+	J(a);
+	for (int k = 0; k < n; k++) {
+		struct json_object *o = json_object_new_object();
+
+		J(!push(a, o));
+		J(!add(o, "policy",
+		       json_object_new_string(resched_name((enum resched)k))));
+		J(!add(o, "tasks", json_object_new_int(out[k].ntasks)));
+		J(!add(o, "finished", json_object_new_int(out[k].finished)));
+		J(!add(o, "rounds", json_object_new_int64(out[k].rounds_done)));
+		J(!add(o, "mean_completion_s",
+		       json_object_new_double(out[k].mean_completion_s)));
+		J(!add(o, "moves", json_object_new_int(out[k].moves)));
+		J(!add(o, "interrupted_s",
+		       json_object_new_double(out[k].interrupted_s)));
+		J(!add(o, "bytes_links",
+		       json_object_new_double(out[k].bytes_links)));
+	}
+	return a;
+fail:
+	json_object_put(a);
+	return NULL;
+}
+
 static const char *const palette[] = {
 	"#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e",
 	"#e6ab02", "#a6761d", "#666666", "#1f78b4", "#b2df8a",

@@ -18,6 +18,8 @@ struct json_object *plan_json(const struct plan *p);
  * or the event's kind), tasks, blocked, moved (names), lightpaths, lit,
  * unlit, mean_round_s. NULL (ENOMEM).
  */
+/* policies_json - each policy's outcome (plan --compare), n entries. */
+struct json_object *policies_json(const struct tl_outcome *out, int n);
 struct json_object *timeline_json(const struct timeline *tl);
 
 /*

@@ -128,7 +128,27 @@ static int lightpaths_not_in(const struct net *a, const struct net *b)
 	return n;
 }
 
-/* Lightpaths task i of p goes over that net has not. */
+/* Whether lightpath l is on a hop of tp before hop h of path (m, t). */
+static bool crossed_before(const struct task_plan *tp, int m, int t, int h,
+			   int l)
+{
+	for (int m2 = 1; m2 <= m; m2++)
+		for (int t2 = 0; t2 < 2; t2++) {
+			const struct ppath *pp = t2 ? &tp->up.path[m2] :
+						      &tp->bcast.path[m2];
+			int end = m2 == m && t2 == t ? h :
+				  m2 == m && t2 > t ? 0 : pp->nhops;
+
+			for (int k = 0; k < end; k++)
+				if (pp->hops[k].kind == HOP_LIGHTPATH &&
+				    pp->hops[k].idx == l)
+					return true;
+		}
+	return false;
+}
+
+/* Lightpaths task i of p goes over that net has not, each counted once
+ * (both trees may cross one). */
 static int new_lightpaths(const struct plan *p, int i, const struct net *net)
 {
 	const struct task_plan *tp = &p->tasks[i];
@@ -139,10 +159,14 @@ static int new_lightpaths(const struct plan *p, int i, const struct net *net)
 			const struct ppath *pp = t ? &tp->up.path[m] :
 						     &tp->bcast.path[m];
 
-			for (int h = 0; h < pp->nhops; h++)
-				n += pp->hops[h].kind == HOP_LIGHTPATH &&
-				     net_find_lightpath(net,
-					&p->net->lp[pp->hops[h].idx]) < 0;
+			for (int h = 0; h < pp->nhops; h++) {
+				int l = pp->hops[h].idx;
+
+				if (pp->hops[h].kind == HOP_LIGHTPATH &&
+				    !crossed_before(tp, m, t, h, l))
+					n += net_find_lightpath(net,
+						&p->net->lp[l]) < 0;
+			}
 		}
 	return n;
 }
@@ -349,4 +373,116 @@ void timeline_free(struct timeline *tl)
 	}
 	free(tl->e);
 	free(tl);
+}
+
+/* The names of every task the timeline ever has: its own, then arrivals. */
+static int outcome_tasks(const struct timeline *tl, struct tl_outcome *o)
+{
+	const struct scenario *sc = tl->sc;
+	int n = sc->ntasks;
+
+	for (int k = 0; k < sc->nevents; k++)
+		n += sc->events[k].kind == SCN_EV_ARRIVE;
+	o->t = calloc((size_t)n + 1, sizeof(*o->t));
+	if (!o->t)
+		return -ENOMEM;
+	for (int i = 0; i < sc->ntasks; i++) {
+		o->t[o->ntasks].name = sc->tasks[i].name;
+		o->t[o->ntasks++].rounds = sc->tasks[i].rounds;
+	}
+	for (int k = 0; k < sc->nevents; k++)
+		if (sc->events[k].kind == SCN_EV_ARRIVE) {
+			o->t[o->ntasks].name = sc->events[k].task.name;
+			o->t[o->ntasks++].rounds = sc->events[k].task.rounds;
+		}
+	for (int i = 0; i < o->ntasks; i++)
+		o->t[i].start_s = o->t[i].end_s = INFINITY;
+	return 0;
+}
+
+int timeline_outcome(const struct timeline *tl, struct tl_outcome *o)
+{
+	double *prog;		/* rounds done, with the fraction in flight */
+	int err;
+
+	memset(o, 0, sizeof(*o));
+	err = outcome_tasks(tl, o);
+	prog = err ? NULL : calloc((size_t)o->ntasks + 1, sizeof(*prog));
+	if (!prog) {
+		tl_outcome_release(o);
+		return -ENOMEM;
+	}
+	for (int e = 0; e < tl->n; e++) {
+		const struct epoch *ep = &tl->e[e];
+		const struct plan *p = ep->plan;
+		double t0 = ep->at_s;
+		double t1 = e + 1 < tl->n ? tl->e[e + 1].at_s : INFINITY;
+
+		for (int k = 0; k < o->ntasks; k++) {
+			struct tl_task_outcome *x = &o->t[k];
+			int i = plan_task_find(p, x->name);
+			const struct task_plan *tp;
+			double setup = 0, avail, r, need;
+
+			if (i < 0 || x->done >= x->rounds)
+				continue;
+			tp = &p->tasks[i];
+			if (!isfinite(x->start_s))
+				x->start_s = t0;	/* here from now */
+			if (ep->moved[i] && prog[k] > x->done) {
+				const struct plan *q = tl->e[e - 1].plan;
+				int j = plan_task_find(q, x->name);
+
+				/* the round in flight is lost */
+				x->interrupted_s += (prog[k] - x->done) *
+						    q->tasks[j].round_s;
+				prog[k] = x->done;
+			}
+			if (ep->moved[i]) {
+				x->moves++;
+				setup = e ? p->sc->reconfig_s *
+						    new_lightpaths(p, i,
+							tl->e[e - 1].plan->net) :
+					    0;
+				x->interrupted_s += setup;
+			}
+			if (tp->blocked || !(tp->round_s > 0))
+				continue;	/* waits */
+			r = tp->round_s;
+			avail = fmax(0, t1 - t0 - setup);
+			need = (x->rounds - prog[k]) * r;
+			if (avail >= need) {
+				x->end_s = t0 + setup + need;
+				prog[k] = x->rounds;
+			} else {
+				prog[k] += avail / r;
+			}
+			/* the rounds this epoch completed, at its plan's bytes */
+			x->bytes_links += (floor(prog[k] + 1e-9) - x->done) *
+					  tp->bytes_links;
+			x->done = (unsigned)floor(prog[k] + 1e-9);
+		}
+	}
+	for (int k = 0; k < o->ntasks; k++) {
+		const struct tl_task_outcome *x = &o->t[k];
+
+		if (isfinite(x->end_s)) {
+			o->finished++;
+			o->mean_completion_s += x->end_s - x->start_s;
+		}
+		o->rounds_done += x->done;
+		o->moves += x->moves;
+		o->interrupted_s += x->interrupted_s;
+		o->bytes_links += x->bytes_links;
+	}
+	if (o->finished)
+		o->mean_completion_s /= o->finished;
+	free(prog);
+	return 0;
+}
+
+void tl_outcome_release(struct tl_outcome *o)
+{
+	free(o->t);
+	memset(o, 0, sizeof(*o));
 }

@@ -69,4 +69,37 @@ struct timeline *timeline_new(const struct scenario *sc,
 	__attribute__((warn_unused_result));
 void timeline_free(struct timeline *tl);
 
+/*
+ * What a timeline comes to for its tasks, in the twin's terms: each task
+ * runs its rounds back to back from its start (0 or its arrival), each
+ * round as long as its epoch's plan predicts. A task re-placed while it
+ * runs loses its round in flight (the part of it done) and waits for the
+ * set-up of each lightpath it needs that was not lit (reconfig_ms); a
+ * blocked task waits; a task that leaves stops. Compares policies on the
+ * same events.
+ */
+struct tl_task_outcome {
+	const char *name;	/* the timeline's scenario's */
+	double start_s, end_s;	/* end: its last round's; inf: never */
+	unsigned rounds, done;	/* asked for; completed */
+	int moves;		/* re-placed while running */
+	double interrupted_s;	/* lost rounds in flight + set-ups */
+	double bytes_links;	/* over its completed rounds */
+};
+
+struct tl_outcome {
+	int ntasks;
+	struct tl_task_outcome *t;
+	int finished;		/* tasks that completed every round */
+	long rounds_done;
+	double mean_completion_s;	/* end - start, over finished ones */
+	int moves;
+	double interrupted_s, bytes_links;
+};
+
+/* timeline_outcome - *out for tl (release it). 0 or -ENOMEM. */
+int timeline_outcome(const struct timeline *tl, struct tl_outcome *out)
+	__attribute__((warn_unused_result));
+void tl_outcome_release(struct tl_outcome *o);
+
 #endif

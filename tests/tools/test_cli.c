@@ -347,6 +347,37 @@ Test(cli, events_are_listed_by_plan_and_refused_by_run)
 	cr_assert(strstr(r.out, "\"reschedule\":\"none\"") ||
 		  strstr(r.out, "\"reschedule\": \"none\""), "%s", r.out);
 	tl_run_free(&r);
+	/* --compare: every policy's outcome on the same events */
+	{
+		const char *cmp[] = { "plan", "scenarios/teaching-ring.yaml",
+				      "--events", ev, "--compare", NULL };
+		const char *cmpj[] = { "plan", "scenarios/teaching-ring.yaml",
+				       "--events", ev, "--compare", "--json",
+				       NULL };
+		const char *none[] = { "plan", "scenarios/teaching-ring.yaml",
+				       "--compare", NULL };
+
+		r = tl_run(cmp);
+		cr_assert_eq(tl_code(&r), 0, "%s", r.err);
+		cr_assert(strstr(r.out, "policies on these events"), "%s",
+			  r.out);
+		for (int k = 0; k < 3; k++)
+			cr_assert(strstr(r.out, k == 0 ? "\nnone " : k == 1 ?
+					 "\nfull " : "\nauto "), "%s", r.out);
+		tl_run_free(&r);
+		r = tl_run(cmpj);
+		cr_assert_eq(tl_code(&r), 0, "%s", r.err);
+		cr_assert(strstr(r.out, "\"policies\""), "%s", r.out);
+		cr_assert(strstr(r.out, "\"mean_completion_s\""), "%s",
+			  r.out);
+		tl_run_free(&r);
+		r = tl_run(none);
+		cr_assert_eq(tl_code(&r), 2);
+		cr_assert(strstr(r.err, "--compare compares re-scheduling "
+				 "policies on the scenario's events"), "%s",
+			  r.err);
+		tl_run_free(&r);
+	}
 
 	f = fopen(ev, "w");
 	cr_assert_not_null(f);

@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -497,5 +498,55 @@ Test(timeline, traffic_in_a_window_of_the_round)
 	cr_assert_float_eq(p->tasks[0].round_s, tl->e[0].plan->tasks[0].round_s,
 			   1e-15);
 	timeline_free(tl);
+	scenario_free(sc);
+}
+
+/*
+ * What the policies come to on the triangle with 5,000 rounds (still
+ * running at the cut): under none, t1 loses the round in flight at 1 s,
+ * waits 100 ms per lightpath the detour lights, and finishes on the detour
+ * — worked out from the epochs' own rounds; auto moves back at the repair
+ * and finishes sooner, having been interrupted twice.
+ */
+Test(timeline, what_the_policies_come_to)
+{
+	struct scenario *sc = triangle(5000, 100);
+	struct timeline *none = timeline_new(sc, &sched_mst, RESCHED_NONE,
+					     predict_round);
+	struct timeline *aut = timeline_new(sc, &sched_mst, RESCHED_AUTO,
+					    predict_round);
+	struct tl_outcome on, oa;
+	double r0, r1, k0, setup, want;
+
+	cr_assert_not_null(none);
+	cr_assert_not_null(aut);
+	cr_assert_eq(timeline_outcome(none, &on), 0);
+	cr_assert_eq(timeline_outcome(aut, &oa), 0);
+	r0 = none->e[0].plan->tasks[0].round_s;
+	r1 = none->e[1].plan->tasks[0].round_s;
+	cr_assert_gt(5000 * r0, 1, "still running at the cut");
+	k0 = floor(1 / r0);
+	setup = sc->reconfig_s * none->e[1].lit;
+	cr_assert_gt(none->e[1].lit, 0);
+	want = 1 + setup + (5000 - k0) * r1;
+	cr_assert_eq(on.ntasks, 1);
+	cr_assert_eq(on.finished, 1);
+	cr_assert_eq(on.t[0].done, 5000);
+	cr_assert_eq(on.moves, 1);
+	cr_assert_float_eq(on.t[0].interrupted_s, (1 / r0 - k0) * r0 + setup,
+			   1e-9, "%.9f vs %.9f (r0 %.9f, setup %.3f, lit %d)",
+			   on.t[0].interrupted_s, (1 / r0 - k0) * r0 + setup,
+			   r0, setup, none->e[1].lit);
+	cr_assert_float_eq(on.t[0].end_s, want, 1e-6, "%.9f vs %.9f",
+			   on.t[0].end_s, want);
+	cr_assert_float_eq(on.mean_completion_s, want, 1e-6);
+	cr_assert_gt(on.bytes_links, 0);
+	/* auto goes back: two interruptions, done sooner */
+	cr_assert_eq(oa.moves, 2);
+	cr_assert_lt(oa.mean_completion_s, on.mean_completion_s);
+	tl_outcome_release(&on);
+	tl_outcome_release(&oa);
+	timeline_free(none);
+	timeline_free(aut);
 	scenario_free(sc);
 }
