@@ -3,7 +3,8 @@
  * libFuzzer harness for the experiment file (twin/experiment.h): any byte
  * string is read into an experiment whose every field is in range — a
  * name that stays in its directory, known schedulers, bounded lists and
- * numbers — or refused with a position, without a crash, leak or hang.
+ * numbers, what its kind needs (tasks, or loads of tasks) — or refused
+ * with a position, without a crash, leak or hang.
  * Seed corpus: scenarios/experiments/.
  */
 #include <stddef.h>
@@ -31,8 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    strncmp(x.base, "fuzz/", 5) * (x.base[0] != '/') ||
 	    x.nsched < 1 || x.nsched > EXP_LIST_MAX || x.nlocals < 1 ||
 	    x.nlocals > EXP_LIST_MAX || x.nseeds < 1 ||
-	    x.nseeds > EXP_LIST_MAX || x.tasks < 1 ||
-	    x.tasks > EXP_TASKS_MAX || x.rounds < 1 || x.rounds > 1000000 ||
+	    x.nseeds > EXP_LIST_MAX || x.rounds < 1 || x.rounds > 1000000 ||
 	    x.parameters < 1 || x.parameters > 1000000000000L ||
 	    !fl_wire_supported((unsigned)x.bpp) || !(x.work >= 0) ||
 	    x.work > 1e6)
@@ -40,5 +40,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int i = 0; i < x.nlocals; i++)
 		if (x.locals[i] < 1 || x.locals[i] > 1000000)
 			abort();
+	/* each kind has what it needs: tasks, or loads of tasks */
+	if (x.kind == EXP_EMULATION &&
+	    (x.tasks < 1 || x.tasks > EXP_TASKS_MAX || x.nloads))
+		abort();
+	if (x.kind == EXP_BLOCKING &&
+	    (x.tasks || x.nloads < 1 || x.nloads > EXP_LIST_MAX))
+		abort();
+	for (int i = 0; i < x.nloads; i++)
+		if (x.loads[i] < 1 || x.loads[i] > EXP_TASKS_MAX)
+			abort();
+	if (x.kind != EXP_EMULATION && x.kind != EXP_BLOCKING)
+		abort();
 	return 0;
 }
