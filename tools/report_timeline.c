@@ -17,6 +17,7 @@
 #include "twinlab.h"
 
 #define TL_LINKS 6		/* links drawn: the most used */
+#define TL_TASKS 8		/* tasks drawn: the most slowed by traffic */
 
 struct tl_event {
 	int64_t run;
@@ -200,13 +201,78 @@ static void write_data(struct report *r, struct tl *t, int64_t id,
 	out_close(r, f, name);
 }
 
+/*
+ * The tasks to draw, by block index of the rounds file: all when few,
+ * else the TL_TASKS whose rounds under traffic are longest against their
+ * others (mean), then by order. Returns how many, in pick[].
+ */
+static int pick_tasks(const struct tl *t, int64_t run, int *pick)
+{
+	double gain[1024];
+	int n = 0, np = 0;
+
+	for (int i = 0; i < t->nrd && n < 1024; n++) {
+		double m[2] = { 0 };
+		int c[2] = { 0 }, j = i;
+
+		for (; j < t->nrd && t->rd[j].task == t->rd[i].task; j++) {
+			int k = under_traffic(t, run, t->rd[j].start_s,
+					      t->rd[j].start_s +
+						      t->rd[j].round_s);
+
+			if (isfinite(t->rd[j].round_s)) {
+				m[k] += t->rd[j].round_s;
+				c[k]++;
+			}
+		}
+		gain[n] = c[0] && c[1] ? m[1] / c[1] - m[0] / c[0] : -INFINITY;
+		i = j;
+	}
+	for (int k = 0; k < n && np < TL_TASKS; k++) {
+		int best = -1;
+
+		for (int x = 0; x < n; x++) {
+			bool taken = false;
+
+			for (int y = 0; y < np && !taken; y++)
+				taken = pick[y] == x;
+			if (!taken && (best < 0 || gain[x] > gain[best]))
+				best = x;
+		}
+		pick[np++] = best;
+	}
+	/* in task order, for a stable legend */
+	for (int a = 1; a < np; a++)
+		for (int b = a; b > 0 && pick[b] < pick[b - 1]; b--) {
+			int tmp = pick[b];
+
+			pick[b] = pick[b - 1];
+			pick[b - 1] = tmp;
+		}
+	return np;
+}
+
+/* The name of the rounds file's block k. */
+static const char *block_name(const struct tl *t, int k)
+{
+	for (int i = 0, b = 0; i < t->nrd; i++) {
+		if (i && t->rd[i].task == t->rd[i - 1].task)
+			continue;
+		if (b++ == k)
+			return t->rd[i].name;
+	}
+	return "?";
+}
+
 static void write_script(struct report *r, struct tl *t, int64_t id,
 			 const char *stem, int e0, int e1)
 {
 	char name[200];
-	int ntask = 0;
+	int pick[TL_TASKS], np = pick_tasks(t, id, pick), ntask = 0;
 	FILE *f;
 
+	for (int i = 0; i < t->nrd; i++)
+		ntask += !i || t->rd[i].task != t->rd[i - 1].task;
 	snprintf(name, sizeof(name), "%s.gp", stem);
 	f = out_open(r, name);
 	if (!f)
@@ -221,22 +287,24 @@ static void write_script(struct report *r, struct tl *t, int64_t id,
 	gp_terminal_loop(f, stem, 1200, 900);
 	fprintf(f, "set multiplot layout 2,1 title 'run %lld: rounds and "
 		   "links over time (dashed: events)'\n", (long long)id);
-	fputs("set title 'round latency of each task, at the start of each "
-	      "round'\nset ylabel 'round (ms)'\nset yrange [0:*]\nplot ", f);
-	for (int i = 0; i < t->nrd; i++) {
-		if (i && t->rd[i].task == t->rd[i - 1].task)
-			continue;
+	if (np < ntask)
+		fprintf(f, "set title 'round latency at the start of each "
+			   "round: the %d of %d tasks most slowed by "
+			   "traffic'\n", np, ntask);
+	else
+		fputs("set title 'round latency of each task, at the start of "
+		      "each round'\n", f);
+	fputs("set ylabel 'round (ms)'\nset yrange [0:*]\nplot ", f);
+	for (int k = 0; k < np; k++) {
 		fprintf(f, "%s'%s-rounds.dat' index %d using 1:2 with "
-			   "linespoints pt 7 title '", ntask ? ", \\\n  " : "",
-			stem, ntask);
-		gp_text(f, t->rd[i].name);
-		fprintf(f, " measured', '%s-rounds.dat' index %d using 1:3 "
-			   "with lines dt 2 title '", stem, ntask);
-		gp_text(f, t->rd[i].name);
-		fputs(" predicted'", f);
-		ntask++;
+			   "linespoints lt %d pt 7 title '", k ? ", \\\n  " : "",
+			stem, pick[k], k + 1);
+		gp_text(f, block_name(t, pick[k]));
+		fprintf(f, "', '%s-rounds.dat' index %d using 1:3 with lines "
+			   "lt %d dt 2 %s", stem, pick[k], k + 1,
+			k ? "notitle" : "title 'dashed: predicted'");
 	}
-	if (!ntask)
+	if (!np)
 		fputs("NaN notitle", f);
 	fputs("\nset title 'utilisation of the most used links'\n"
 	      "set ylabel 'utilisation (%)'\nset yrange [0:*]\nplot ", f);
