@@ -34,6 +34,7 @@ enum {
 	B_XCONNECT,	/* u32 classifier with a mirred redirect */
 	B_NETEM,	/* netem with a delay */
 	B_NFQUEUE,	/* a packet reaches a queue through an iptables rule */
+	B_LOSS,		/* an iptables statistic rule drops, and only it */
 };
 
 /* A kind is present unless the kernel says it does not know it. */
@@ -140,6 +141,72 @@ close_nl:
 	return ok;
 }
 
+/* Run iptables (this namespace) with argv; whether it succeeded. */
+static bool iptables_ok(char *argv[])
+{
+	struct spawn sp = { .argv = argv, .nsfd = -1, .out_fd = -1,
+			    .timeout_ms = 10000 };
+	struct spawn_result res;
+
+	sp.path = nfqrule_iptables();
+	return sp.path && !spawn_run(&sp, &res) && spawn_ok(&res);
+}
+
+/* Send one datagram to 127.0.0.1:9 on s; whether rx gets it within ms. */
+static bool loops_back(int s, int rx, int ms)
+{
+	struct sockaddr_in to = {
+		.sin_family = AF_INET, .sin_port = htons(9),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	struct pollfd pfd = { .fd = rx, .events = POLLIN };
+	char c;
+
+	/* a drop in OUTPUT may fail the send itself (EPERM): not received */
+	if (sendto(s, "p", 1, MSG_DONTWAIT, (struct sockaddr *)&to,
+		   sizeof(to)) < 0)
+		return false;
+	return poll(&pfd, 1, ms) == 1 && recv(rx, &c, 1, MSG_DONTWAIT) == 1;
+}
+
+/*
+ * Random loss as impair_loss.c makes it: with a statistic rule of
+ * probability 1 a datagram on lo is dropped, without it the next one
+ * arrives. (lo must be up; before the NFQUEUE probe, whose rule outlives
+ * its queue.)
+ */
+static bool try_loss(void)
+{
+	char *add[] = {
+		"iptables", "-t", "filter", "-A", "OUTPUT", "-o", "lo",
+		"-p", "udp", "-m", "statistic", "--mode", "random",
+		"--probability", "1", "-j", "DROP", NULL
+	};
+	char *del[sizeof(add) / sizeof(add[0])];
+	struct sockaddr_in at = {
+		.sin_family = AF_INET, .sin_port = htons(9),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	int rx = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int tx = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bool ok = false;
+
+	memcpy(del, add, sizeof(add));
+	del[3] = "-D";
+	if (rx >= 0 && tx >= 0 &&
+	    !bind(rx, (struct sockaddr *)&at, sizeof(at)) &&
+	    iptables_ok(add)) {
+		bool dropped = !loops_back(tx, rx, 100);
+
+		ok = dropped && iptables_ok(del) && loops_back(tx, rx, 1000);
+	}
+	if (rx >= 0)
+		close(rx);
+	if (tx >= 0)
+		close(tx);
+	return ok;
+}
+
 /* Runs in a child inside a fresh namespace; returns a bit set. */
 static int child(void)
 {
@@ -149,8 +216,12 @@ static int child(void)
 	nl = nl_open(NULL);
 	if (!nl)
 		return bits;
-	if (!nl_link_up(nl, 1, "lo") && !nl_commit(nl) && try_nfqueue())
-		bits |= 1 << B_NFQUEUE;
+	if (!nl_link_up(nl, 1, "lo") && !nl_commit(nl)) {
+		if (try_loss())
+			bits |= 1 << B_LOSS;
+		if (try_nfqueue())
+			bits |= 1 << B_NFQUEUE;
+	}
 	if (!nl_netem(nl, 1, "lo", 1000000, 1000) && !nl_commit(nl))
 		bits |= 1 << B_NETEM;
 	if (nl_veth(nl, "p0", 2, "p1", 3, -1) || nl_commit(nl))
@@ -267,5 +338,6 @@ int probe_run(struct probe *pr)
 	pr->mirred = pr->u32;
 	pr->netem = bits >> B_NETEM & 1;
 	pr->nfqueue = bits >> B_NFQUEUE & 1;
+	pr->loss = bits >> B_LOSS & 1;
 	return 0;
 }

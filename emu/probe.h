@@ -17,6 +17,7 @@ struct probe {
 	bool u32, mirred;			/* classifier, action */
 	bool netem;		/* a netem qdisc with a delay can be made */
 	bool nfqueue;		/* a packet reaches a queue by an iptables rule */
+	bool loss;		/* an iptables statistic rule drops packets */
 	bool cgroup_v1, cgroup_v2;		/* controllers mounted */
 	char kernel[400];
 };

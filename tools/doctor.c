@@ -26,6 +26,7 @@ static const struct {
 	{ "filter u32", "u32", offsetof(struct probe, u32) },
 	{ "action mirred", "mirred", offsetof(struct probe, mirred) },
 	{ "NFQUEUE", "nfqueue", offsetof(struct probe, nfqueue) },
+	{ "random loss", "loss", offsetof(struct probe, loss) },
 	{ "cgroup v1", "cgroup_v1", offsetof(struct probe, cgroup_v1) },
 	{ "cgroup v2", "cgroup_v2", offsetof(struct probe, cgroup_v2) },
 };
@@ -37,7 +38,7 @@ static bool has(const struct probe *pr, size_t i)
 
 /* The paths the emulation takes here; NULL where there is none. */
 struct paths {
-	const char *shaping, *switching, *delay, *cgroups;
+	const char *shaping, *switching, *delay, *loss, *cgroups;
 	bool ready;
 };
 
@@ -51,6 +52,8 @@ static struct paths paths_of(const struct probe *pr)
 				     "tc ingress + u32 + mirred redirect" :
 				     NULL,
 		.delay = pr->nfqueue ? "delay line (NFQUEUE)" : NULL,
+		.loss = pr->loss ? "iptables statistic match (random drop)" :
+				   NULL,
 		.cgroups = pr->cgroup_v2 ? "v2" : pr->cgroup_v1 ? "v1" : NULL,
 		.ready = pr->root && pr->netns && pr->veth && pr->fair &&
 			 pr->ingress && pr->u32 && pr->mirred && pr->nfqueue,
@@ -85,6 +88,7 @@ static int doctor_json(const struct probe *pr)
 		json_object_object_add(u, "roadm_switching",
 				       str_or_null(p.switching));
 		json_object_object_add(u, "delay", str_or_null(p.delay));
+		json_object_object_add(u, "loss", str_or_null(p.loss));
 		json_object_object_add(u, "cgroups", str_or_null(p.cgroups));
 	}
 	json_object_object_add(o, "uses", pr->root ? u : NULL);
@@ -150,6 +154,8 @@ int cmd_doctor(int argc, char **argv)
 	if (pr.netem)
 		printf("                  (netem is present, but this version "
 		       "applies delay with the delay line on every kernel)\n");
+	printf("  loss            %s\n", p.loss ? p.loss :
+	       "NONE (scenarios whose fibres lose packets cannot be built)");
 	printf("  cgroups         %s\n", p.cgroups ? p.cgroups : "NONE");
 	printf("\n%s\n", p.ready ? "ready: every path the emulation needs works" :
 	       "NOT READY: see the missing pieces above");

@@ -279,7 +279,7 @@ Test(cli, dot_renders_with_graphviz)
 Test(cli, doctor_json)
 {
 	const char *a[] = { "doctor", "--json", NULL };
-	struct json_object *o, *v, *found;
+	struct json_object *o, *v, *found, *u;
 	struct tl_run r = tl_run(a);
 	bool ready;
 
@@ -295,6 +295,11 @@ Test(cli, doctor_json)
 		cr_assert(json_object_object_get_ex(o, "found", &found));
 		cr_expect(json_object_object_get_ex(found, "nfqueue", &v));
 		cr_expect(json_object_is_type(v, json_type_boolean));
+		/* the loss impairment's path, probed like the rest */
+		cr_expect(json_object_object_get_ex(found, "loss", &v));
+		cr_expect(json_object_is_type(v, json_type_boolean));
+		cr_assert(json_object_object_get_ex(o, "uses", &u));
+		cr_expect(json_object_object_get_ex(u, "loss", &v));
 	}
 	json_object_put(o);
 	tl_run_free(&r);
