@@ -1241,6 +1241,88 @@ int lab_state_get(const char *prefix, const char *key, char *buf, size_t len)
 	return err;
 }
 
+/* In netns ns, every interface named f<fibre>w<lambda> taken down or up. */
+static int segments_set(const char *ns, int fibre, bool up, int *count,
+			char *err, size_t len)
+{
+	struct if_nameindex *ifs;
+	struct nl *nl;
+	char want[16];
+	int saved, e, n = 0;
+
+	e = netns_enter(ns, &saved);
+	if (e) {
+		snprintf(err, len, "cannot enter netns '%s': %s", ns,
+			 strerror(-e));
+		return e;
+	}
+	ifs = if_nameindex();
+	netns_leave(saved);
+	if (!ifs) {
+		e = -errno;
+		snprintf(err, len, "cannot list the interfaces of netns '%s': "
+			 "%s", ns, strerror(errno));
+		return e;
+	}
+	nl = nl_open(ns);
+	if (!nl) {
+		e = -errno;
+		snprintf(err, len, "cannot open rtnetlink in netns '%s': %s",
+			 ns, strerror(errno));
+		if_freenameindex(ifs);
+		return e;
+	}
+	snprintf(want, sizeof(want), "f%dw", fibre);
+	for (struct if_nameindex *x = ifs; x->if_index && !e; x++) {
+		int lambda, end = 0;
+
+		/* exactly f<fibre>w<lambda>: not f<fibre>1w.. */
+		if (strncmp(x->if_name, want, strlen(want)) ||
+		    sscanf(x->if_name + strlen(want), "%d%n", &lambda,
+			   &end) != 1 || x->if_name[strlen(want) + end])
+			continue;
+		e = up ? nl_link_up(nl, (int)x->if_index, x->if_name) :
+			 nl_link_down(nl, (int)x->if_index, x->if_name);
+		n++;
+	}
+	if (!e)
+		e = nl_commit(nl);
+	if (e)
+		snprintf(err, len, "%s", nl_error(nl));
+	nl_close(nl);
+	if_freenameindex(ifs);
+	*count += n;
+	return e;
+}
+
+int lab_fibre_set(const char *prefix, const char *a, const char *b,
+		  int fibre, bool up, int *segments, char *err, size_t len)
+{
+	char ns[2][80];
+	int e = 0;
+
+	*segments = 0;
+	if (!lab_prefix_ok(prefix) || fibre < 0) {
+		snprintf(err, len, "bad prefix or fibre");
+		return -EINVAL;
+	}
+	if (!lab_exists(prefix)) {
+		snprintf(err, len, "prefix '%s' is not up", prefix);
+		return -ENOENT;
+	}
+	lab_ns_name(prefix, a, ns[0], sizeof(ns[0]));
+	lab_ns_name(prefix, b, ns[1], sizeof(ns[1]));
+	for (int i = 0; i < 2 && !e; i++)
+		e = segments_set(ns[i], fibre, up, segments, err, len);
+	if (!e && !*segments) {
+		snprintf(err, len, "no wavelength is lit on the fibre %s-%s in "
+			 "prefix '%s': nothing to %s", a, b, prefix,
+			 up ? "repair" : "cut");
+		return -ENOENT;
+	}
+	return e;
+}
+
 int lab_xconnect(const char *prefix, const char *roadm, const char *in_port,
 		 const char *out_port, char *errbuf, size_t len)
 {

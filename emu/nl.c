@@ -171,14 +171,19 @@ static int queued(struct nl *nl, struct nlmsghdr *nlh)
 }
 
 /* The link message's header: interface index, to be up. */
-static void up_header(struct nlmsghdr *nlh, int index)
+static void updown_header(struct nlmsghdr *nlh, int index, bool up)
 {
 	struct ifinfomsg *ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
 
 	ifm->ifi_family = AF_UNSPEC;
 	ifm->ifi_index = index;
-	ifm->ifi_flags = IFF_UP;
+	ifm->ifi_flags = up ? IFF_UP : 0;
 	ifm->ifi_change = IFF_UP;
+}
+
+static void up_header(struct nlmsghdr *nlh, int index)
+{
+	updown_header(nlh, index, true);
 }
 
 int nl_veth(struct nl *nl, const char *name, int index, const char *peer,
@@ -239,6 +244,18 @@ int nl_link_up(struct nl *nl, int index, const char *name)
 	if (!nlh)
 		return err;
 	up_header(nlh, index);
+	return queued(nl, nlh);
+}
+
+int nl_link_down(struct nl *nl, int index, const char *name)
+{
+	struct nlmsghdr *nlh;
+	int err;
+
+	nlh = put(nl, &err, RTM_NEWLINK, 0, "set '%s' down", name);
+	if (!nlh)
+		return err;
+	updown_header(nlh, index, false);
 	return queued(nl, nlh);
 }
 

@@ -32,6 +32,11 @@ static const struct command commands[] = {
 	  "remove whatever a crashed run with that prefix left (root)" },
 	{ "exec", cmd_exec, "[--prefix P] NODE -- CMD [ARGS...]",
 	  "run a command in a node's namespace" },
+	{ "cut", cmd_cut, "ROADM ROADM [--prefix P]",
+	  "cut a fibre of the emulation that is up: its lit wavelengths go "
+	  "down (root)" },
+	{ "repair", cmd_repair, "ROADM ROADM [--prefix P]",
+	  "bring a cut fibre's wavelengths back up (root)" },
 	{ "doctor", cmd_doctor, "",
 	  "what this kernel offers and which paths twinlab uses" },
 	{ "help", cmd_help, "", "show this help" },

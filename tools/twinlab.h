@@ -95,6 +95,8 @@ int cmd_up(int argc, char **argv);
 int cmd_down(int argc, char **argv);
 int cmd_clean(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
+int cmd_cut(int argc, char **argv);
+int cmd_repair(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_experiment(int argc, char **argv);

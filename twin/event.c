@@ -106,7 +106,7 @@ static int load_ends(struct ctx *c, yaml_node_t *v, const char *what,
 	yaml_node_t *val[NFIELDS(ends_fields)] = { 0 };
 	bool seen[NFIELDS(ends_fields)];
 	struct ends_rec r = { 0 };
-	int a, b, found = -1;
+	int a, b, found;
 
 	if (yf_apply(&c->y, v, what, ends_fields, NFIELDS(ends_fields), &r,
 		     seen, val))
@@ -116,13 +116,7 @@ static int load_ends(struct ctx *c, yaml_node_t *v, const char *what,
 				 "a ROADM");
 	if (a < 0 || b < 0)
 		return -EINVAL;
-	/* at most one fibre joins a pair (scenario.c) */
-	for (int i = 0; i < sc->nfibres && found < 0; i++) {
-		const struct scn_fibre *f = &sc->fibres[i];
-
-		if ((f->a == a && f->b == b) || (f->a == b && f->b == a))
-			found = i;
-	}
+	found = scenario_fibre(sc, a, b);
 	if (found < 0) {
 		yf_err(&c->y, v, "%s: no fibre joins '%s' and '%s'", what, r.a,
 		       r.b);

@@ -851,6 +851,18 @@ int scenario_find(const struct scenario *sc, const char *name)
 	return -1;
 }
 
+int scenario_fibre(const struct scenario *sc, int a, int b)
+{
+	/* at most one fibre joins a pair (load_fibres) */
+	for (int i = 0; i < sc->nfibres; i++) {
+		const struct scn_fibre *f = &sc->fibres[i];
+
+		if ((f->a == a && f->b == b) || (f->a == b && f->b == a))
+			return i;
+	}
+	return -1;
+}
+
 /* ---- writing ----------------------------------------------------------- */
 
 int scenario_write(const struct scenario *sc, FILE *f)

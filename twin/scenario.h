@@ -205,6 +205,9 @@ const char *scn_event_kind_name(enum scn_event_kind k);
 /* scenario_find - node index by name, or -1. */
 int scenario_find(const struct scenario *sc, const char *name);
 
+/* scenario_fibre - the fibre joining ROADMs a and b either way, or -1. */
+int scenario_fibre(const struct scenario *sc, int a, int b);
+
 /* Bytes of one copy of the task's model, in physical units. */
 static inline uint64_t scn_task_bytes(const struct scn_task *t)
 {

@@ -559,6 +559,49 @@ Test(lab, down_ends_the_traffic_generator)
 	assert_nothing_left(pid);
 }
 
+/*
+ * A cut takes every wavelength lit on the fibre down at both ends at once:
+ * t1's broadcast to sB (over the A-B lightpath) gets no answer while A-B
+ * is cut, and its answers back once it is repaired; the fibre B-C is
+ * untouched meanwhile (sB -> sC answers), and a fibre nothing is lit on
+ * cannot be cut.
+ */
+Test(lab, a_cut_takes_the_fibre_down_and_a_repair_brings_it_back)
+{
+	char ns[64], src[16], dst[16], ns2[64], src2[16], dst2[16], err[256];
+	const struct ppath *other;
+	double rtt[3];
+	int got, n;
+
+	build(line3_at("1000"), &sched_mst, false);
+	transfer(0, 1, false, ns, src, dst);		/* sA -> sB */
+	other = transfer(0, 2, false, ns2, src2, dst2);	/* sB -> sC */
+	for (int h = 0; h < other->nhops; h++) {
+		const struct lightpath *lp;
+
+		if (other->hops[h].kind != HOP_LIGHTPATH)
+			continue;
+		lp = &plan->net->lp[other->hops[h].idx];
+		for (int f = 0; f < lp->nfib; f++)
+			cr_assert_neq(lp->fib[f], 0, "sC's way crosses A-B");
+	}
+	cr_assert_eq(nt_ping_from(ns, src, dst, 3, 10, rtt, &got), 0);
+	cr_assert_eq(got, 3);
+	cr_assert_eq(lab_fibre_set(prefix, "A", "B", 0, false, &n, err,
+				   sizeof(err)), 0, "%s", err);
+	cr_assert_eq(n, 2, "one wavelength, two ends");
+	cr_assert_eq(nt_ping_from(ns, src, dst, 2, 10, rtt, &got), 0);
+	cr_assert_eq(got, 0, "answers across a cut fibre");
+	cr_assert_eq(nt_ping_from(ns2, src2, dst2, 3, 10, rtt, &got), 0);
+	cr_assert_eq(got, 3, "B-C went down with A-B");
+	cr_assert_eq(lab_fibre_set(prefix, "A", "B", 0, true, &n, err,
+				   sizeof(err)), 0, "%s", err);
+	cr_assert_eq(nt_ping_from(ns, src, dst, 3, 10, rtt, &got), 0);
+	cr_assert_eq(got, 3, "the repair brought it back");
+	cr_assert_eq(lab_fibre_set("tqnone", "A", "B", 0, false, &n, err,
+				   sizeof(err)), -ENOENT);
+}
+
 Test(lab, down_leaves_nothing)
 {
 	pid_t pid;

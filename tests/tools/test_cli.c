@@ -466,3 +466,25 @@ Test(cli, events_are_listed_by_plan_and_refused_by_run)
 		unlink(evf);
 	}
 }
+
+/* cut and repair: their usage, and a prefix that is not up. */
+Test(cli, cut_and_repair_say_what_is_wrong)
+{
+	const char *one[] = { "cut", "A", NULL };
+	const char *bad[] = { "repair", "A", "B", "--prefix", "Bad!", NULL };
+	const char *none[] = { "cut", "A", "B", "--prefix", "tqnotup", NULL };
+	struct tl_run r = tl_run(one);
+
+	cr_assert_eq(tl_code(&r), 2);
+	cr_assert(strstr(r.err, "usage: twinlab cut ROADM ROADM"), "%s", r.err);
+	tl_run_free(&r);
+	r = tl_run(bad);
+	cr_assert_eq(tl_code(&r), 2);
+	cr_assert(strstr(r.err, "bad prefix 'Bad!'"), "%s", r.err);
+	tl_run_free(&r);
+	r = tl_run(none);
+	cr_assert_eq(tl_code(&r), 1);
+	cr_assert(strstr(r.err, geteuid() ? "'cut' needs root" :
+			 "prefix 'tqnotup' is not up"), "%s", r.err);
+	tl_run_free(&r);
+}

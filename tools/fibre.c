@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+/*
+ * twinlab cut A B / twinlab repair A B: take every lit wavelength of the
+ * fibre between ROADMs A and B of a running emulation down, or up again,
+ * at both ends at once — a fibre cut to watch, by hand, while a run or a
+ * ping goes on. The fibre is found in the scenario the prefix was built
+ * from (its state file, read as input); only the prefix's own namespaces
+ * are touched. The twin's view of a cut is `twinlab plan --events`.
+ */
+#include "twinlab.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "emu/lab.h"
+#include "twin/scenario.h"
+
+static int fibre_cmd(int argc, char **argv, bool up)
+{
+	static const struct option opts[] = {
+		{ "prefix", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *prefix = "tl", *what = up ? "repair" : "cut";
+	char path[1024], err[512];
+	struct scenario *sc;
+	int c, a, b, f, n, e;
+
+	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			prefix = optarg;
+			break;
+		case 'h':
+			printf("usage: %s %s ROADM ROADM [--prefix P]\n\n%s the "
+			       "fibre between two ROADMs of the emulation that "
+			       "is up:\nevery wavelength lit on it %s at both "
+			       "ends. Needs root.\n", prog, what,
+			       up ? "Repairs" : "Cuts",
+			       up ? "comes back up" : "goes down");
+			return 0;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 2) {
+		p_err("usage: %s %s ROADM ROADM [--prefix P]", prog, what);
+		return EXIT_USAGE;
+	}
+	if (!lab_prefix_ok(prefix)) {
+		p_err("bad prefix '%s': use 1-%d characters of [a-z0-9] "
+		      "starting with a letter", prefix, LAB_PREFIX_MAX);
+		return EXIT_USAGE;
+	}
+	if (geteuid() != 0) {
+		p_err("'%s' needs root: it changes links in the emulation's "
+		      "namespaces", what);
+		return 1;
+	}
+	if (!lab_exists(prefix)) {
+		p_err("prefix '%s' is not up ('twinlab up' builds it)", prefix);
+		return 1;
+	}
+	if (lab_state_get(prefix, "scenario", path, sizeof(path))) {
+		p_err("prefix '%s' records no scenario: take it down and build "
+		      "it again", prefix);
+		return 1;
+	}
+	sc = load_scenario(path);
+	if (!sc)
+		return 1;
+	a = scenario_find(sc, argv[optind]);
+	b = scenario_find(sc, argv[optind + 1]);
+	for (int i = 0; i < 2; i++) {
+		int x = i ? b : a;
+
+		if (x < 0 || sc->nodes[x].kind != NODE_ROADM) {
+			p_err("'%s' is not a ROADM of '%s' (%s)",
+			      argv[optind + i], sc->name, path);
+			scenario_free(sc);
+			return EXIT_USAGE;
+		}
+	}
+	f = scenario_fibre(sc, a, b);
+	if (f < 0) {
+		p_err("no fibre joins '%s' and '%s' in '%s'", argv[optind],
+		      argv[optind + 1], sc->name);
+		scenario_free(sc);
+		return EXIT_USAGE;
+	}
+	e = lab_fibre_set(prefix, sc->nodes[a].name, sc->nodes[b].name, f,
+			  up, &n, err, sizeof(err));
+	if (e) {
+		p_err("%s", err);
+		scenario_free(sc);
+		return 1;
+	}
+	printf("%s: fibre %s-%s (%g km) in prefix '%s': %d lit wavelength%s "
+	       "%s\n", what, sc->nodes[a].name, sc->nodes[b].name,
+	       sc->fibres[f].km, prefix, n / 2, n / 2 == 1 ? "" : "s",
+	       up ? "up again" : "down");
+	scenario_free(sc);
+	return 0;
+}
+
+int cmd_cut(int argc, char **argv)
+{
+	return fibre_cmd(argc, argv, false);
+}
+
+int cmd_repair(int argc, char **argv)
+{
+	return fibre_cmd(argc, argv, true);
+}
