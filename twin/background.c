@@ -164,3 +164,37 @@ int plan_traffic_windows(struct plan *p, double t_s)
 	}
 	return err;
 }
+
+int plan_cut_windows(struct plan *p, double t_s)
+{
+	const struct scenario *sc = p->sc;
+	int n = 0;
+
+	free(p->down);
+	p->down = NULL;
+	p->ndown = 0;
+	for (int k = 0; k < sc->nevents; k++)
+		n += sc->events[k].kind == SCN_EV_CUT;
+	if (!n)
+		return 0;
+	p->down = calloc((size_t)n, sizeof(*p->down));
+	if (!p->down)
+		return -ENOMEM;
+	for (int k = 0; k < sc->nevents; k++) {
+		const struct scn_event *e = &sc->events[k];
+		double off = INFINITY;
+
+		if (e->kind != SCN_EV_CUT)
+			continue;
+		/* events are in time order: the first repair after it */
+		for (int j = k + 1; j < sc->nevents; j++)
+			if (sc->events[j].kind == SCN_EV_REPAIR &&
+			    sc->events[j].fibre == e->fibre) {
+				off = sc->events[j].at_s;
+				break;
+			}
+		p->down[p->ndown++] = (struct fibre_down){
+			e->fibre, e->at_s - t_s, off - t_s };
+	}
+	return 0;
+}

@@ -91,6 +91,7 @@ void plan_free(struct plan *p)
 	for (int i = 0; i < p->nbg; i++)
 		ppath_release(&p->bg[i].path);
 	free(p->bg);
+	free(p->down);
 	net_free(p->net);
 	free(p);
 }

@@ -80,6 +80,12 @@ struct bg_flow {
 	double on_s, off_s;
 };
 
+/* A fibre cut in a window of the round (a run that plays cuts). */
+struct fibre_down {
+	int fibre;
+	double on_s, off_s;	/* from the round's start; off inf: no repair */
+};
+
 struct plan {
 	const struct scenario *sc;
 	const char *scheduler;
@@ -98,6 +104,10 @@ struct plan {
 	/* background traffic, once plan_background has routed it */
 	int nbg;
 	struct bg_flow *bg;
+	/* fibres cut during the round (plan_cut_windows): the lightpaths
+	 * over one carry nothing while it is down */
+	int ndown;
+	struct fibre_down *down;
 };
 
 /*
@@ -157,6 +167,15 @@ int plan_background(struct plan *p) __attribute__((warn_unused_result));
  * -ENOMEM.
  */
 int plan_traffic_windows(struct plan *p, double t_s)
+	__attribute__((warn_unused_result));
+
+/*
+ * plan_cut_windows - the scenario's cuts as seen from a round that starts
+ * at t_s of scenario time: each cut event's fibre down from its time until
+ * the next repair of that fibre (inf when none). Cuts are played as they
+ * happen to the links: nothing is re-placed. 0 or -ENOMEM.
+ */
+int plan_cut_windows(struct plan *p, double t_s)
 	__attribute__((warn_unused_result));
 
 /* Whether model m aggregates on upload (root, or has upload children). */

@@ -36,6 +36,7 @@ struct sim {
 	struct mstate *ms;	/* parallel to flows: per (task, model) */
 	double *round_end;
 	double *remcap;
+	bool *dark;		/* per IP link: over a fibre cut now */
 	int *cnt;
 	double t;
 	int left;		/* tasks not finished */
@@ -157,7 +158,8 @@ static void share(struct sim *s)
 			int l = plan_link(p, &f->pp->hops[h]);
 
 			if (s->cnt[l] == 0)
-				s->remcap[l] = plan_link_gbps(p, l) * 1e9;
+				s->remcap[l] = s->dark[l] ? 0 :
+					plan_link_gbps(p, l) * 1e9;
 			s->cnt[l]++;
 		}
 	}
@@ -206,11 +208,39 @@ static void share(struct sim *s)
 	}
 }
 
+/* s->dark for the time now; returns the next time a window opens or
+ * closes. */
+static double mark_dark(struct sim *s, double eps)
+{
+	const struct plan *p = s->p;
+	int n2 = 2 * p->sc->nnodes;
+	double next = INFINITY;
+
+	for (int l = 0; l < p->net->nlp; l++) {
+		const struct lightpath *lp = &p->net->lp[l];
+		bool dark = false;
+
+		for (int d = 0; d < p->ndown; d++) {
+			const struct fibre_down *x = &p->down[d];
+			bool on = x->on_s <= s->t + eps && s->t + eps < x->off_s;
+
+			if (s->t + eps < x->on_s)
+				next = fmin(next, x->on_s);
+			else if (s->t + eps < x->off_s)
+				next = fmin(next, x->off_s);
+			for (int f = 0; on && !dark && f < lp->nfib; f++)
+				dark = lp->fib[f] == x->fibre;
+		}
+		s->dark[n2 + 2 * l] = s->dark[n2 + 2 * l + 1] = dark;
+	}
+	return next;
+}
+
 static int simulate(struct sim *s)
 {
 	const double eps = 1e-12;
 	/* every step ends a transfer, a flight or a training: bounded */
-	long steps = 0, max_steps = 4L * s->nall + 64;
+	long steps = 0, max_steps = 4L * s->nall + 2L * s->p->ndown + 64;
 
 	while (s->left > 0) {
 		double next = INFINITY;
@@ -218,6 +248,9 @@ static int simulate(struct sim *s)
 		if (++steps > max_steps)
 			return -ELOOP;	/* a bug, said, never a hang */
 
+		/* a cut fibre's lightpaths are dark in its window [on, off) */
+		if (s->p->ndown)
+			next = fmin(next, mark_dark(s, eps));
 		/* background traffic flows in its window [on, off) */
 		for (int i = s->nflows; i < s->nall; i++) {
 			struct flow *f = &s->f[i];
@@ -323,9 +356,10 @@ int predict_round(struct plan *p)
 	s.round_end = calloc((size_t)p->ntasks + 1, sizeof(*s.round_end));
 	s.remcap = calloc((size_t)nl + 1, sizeof(*s.remcap));
 	s.cnt = calloc((size_t)nl + 1, sizeof(*s.cnt));
+	s.dark = calloc((size_t)nl + 1, sizeof(*s.dark));
 	free(p->link_bytes);
 	p->link_bytes = calloc((size_t)nl + 1, sizeof(*p->link_bytes));
-	if (!s.f || !s.ms || !s.round_end || !s.remcap || !s.cnt ||
+	if (!s.f || !s.ms || !s.round_end || !s.remcap || !s.cnt || !s.dark ||
 	    !p->link_bytes)
 		goto out;
 
@@ -423,5 +457,6 @@ out:
 	free(s.round_end);
 	free(s.remcap);
 	free(s.cnt);
+	free(s.dark);
 	return err;
 }

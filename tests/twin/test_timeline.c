@@ -550,3 +550,45 @@ Test(timeline, what_the_policies_come_to)
 	timeline_free(aut);
 	scenario_free(sc);
 }
+
+/*
+ * A run that plays a cut as the links see it (nothing re-placed): the
+ * lightpath over the cut fibre carries nothing in the cut's window, so a
+ * broadcast cut for 5 ms halfway takes 5 ms longer; a cut never repaired
+ * leaves the round unable to end, and the predictor says so.
+ */
+Test(timeline, a_cut_in_the_round_stalls_what_crosses_it)
+{
+	struct scenario *sc = line_with(
+		"  - {at_s: 1, cut: {a: A, b: B}}\n"
+		"  - {at_s: 1.005, repair: {a: A, b: B}}\n");
+	struct plan *p = sched_plan(sc, &sched_mst);
+	struct wire_msg wm;
+	double bits, quiet, half;
+
+	cr_assert_not_null(p);
+	cr_assert_eq(plan_cut_windows(p, -10), 0, "long before: no effect");
+	cr_assert_eq(predict_round(p), 0);
+	quiet = p->tasks[0].bcast_s;
+	cr_assert_eq(wire_message(sc, &sc->tasks[0], &wm), 0);
+	bits = 8.0 * (double)wm.data_bytes * sc->scale;
+	half = bits / 100e9 / 2;
+	/* the round starts half a transfer before the cut */
+	cr_assert_eq(plan_cut_windows(p, 1 - half), 0);
+	cr_assert_eq(p->ndown, 1);
+	cr_assert_float_eq(p->down[0].off_s - p->down[0].on_s, 0.005, 1e-12);
+	cr_assert_eq(predict_round(p), 0);
+	cr_assert_float_eq(p->tasks[0].bcast_s, quiet + 0.005, 1e-9,
+			   "%.9f vs %.9f", p->tasks[0].bcast_s, quiet + 0.005);
+	plan_free(p);
+	scenario_free(sc);
+
+	sc = line_with("  - {at_s: 1, cut: {a: A, b: B}}\n");
+	p = sched_plan(sc, &sched_mst);
+	cr_assert_not_null(p);
+	cr_assert_eq(plan_cut_windows(p, 1), 0);
+	cr_assert(isinf(p->down[0].off_s), "never repaired");
+	cr_assert_eq(predict_round(p), -EDEADLK);
+	plan_free(p);
+	scenario_free(sc);
+}
