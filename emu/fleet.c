@@ -641,16 +641,20 @@ static void check(const struct ftask *ft, struct fleet_task_round *res)
 			res->check_err <= res->check_tol;
 }
 
-/*
- * Every task starts the round at one absolute time t0, a margin after the
- * go messages are written: each root sleeps until t0 (its lateness is the
- * start skew, reported).
- */
-#define FLEET_GO_MARGIN_NS 20000000u
 
 int fleet_round(struct fleet *f, unsigned r, struct fleet_task_round *res)
 {
-	struct wk_go go = { .round = r, .t0 = now_ns() + FLEET_GO_MARGIN_NS };
+	return fleet_round_at(f, r, 0, res);
+}
+
+int fleet_round_at(struct fleet *f, unsigned r, uint64_t at,
+		   struct fleet_task_round *res)
+{
+	uint64_t now = now_ns();
+	/* too soon for the roots to be woken in time: the usual margin */
+	struct wk_go go = { .round = r,
+			    .t0 = at >= now + FLEET_GO_MARGIN_NS / 4 ? at :
+				  now + FLEET_GO_MARGIN_NS };
 	double n = f->o.dilation;
 	int done = 0;
 

@@ -278,10 +278,10 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 	else if (r->skew_max_s > tol)
 		snprintf(why, len, "tasks started up to %.3f ms apart (limit "
 			 "%.3f ms)", r->skew_max_s * 1e3, tol * 1e3);
-	else if (r->drops)
+	else if (r->drops && !r->lossy)
 		snprintf(why, len, "the shapers dropped %" PRIu64 " packets",
 			 r->drops);
-	else if (r->retrans)
+	else if (r->retrans && !r->lossy)
 		snprintf(why, len, "TCP retransmitted %" PRIu64 " of %" PRIu64
 			 " segments", r->retrans, r->out_segs);
 	if (!why[0] && r->min_segments && r->min_segments < MON_MIN_SEGMENTS) {

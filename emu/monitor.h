@@ -86,6 +86,10 @@ struct mon_round {
 	double runq_mean;		/* runnable threads, other than the
 					 * monitor's own, on average */
 	uint64_t runq_max;		/* ... at most */
+	bool lossy;			/* the scenario itself lost packets this
+					 * round (a cut, a lossy fibre): its
+					 * retransmissions and drops are not
+					 * the host's, and are not judged */
 };
 
 /*

@@ -28,6 +28,7 @@
 #include "counters.h"
 #include "linkload.h"
 #include "planout.h"
+#include "play.h"
 #include "results.h"
 #include "twin/addr.h"
 #include "twin/predict.h"
@@ -93,46 +94,76 @@ static void print_traffic(FILE *out, const struct plan *p)
 	}
 }
 
+/* A moment something the run plays happens: an event, or its traffic's end. */
+struct moment {
+	double t;
+	int ev;
+	bool end;
+};
+
+static int moment_cmp(const void *a, const void *b)
+{
+	const struct moment *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	if (x->ev != y->ev)
+		return x->ev - y->ev;
+	return (int)x->end - (int)y->end;
+}
+
 /*
- * Say the traffic's starts and ends that fell in (*said, t] of scenario
- * time, in time order, and move *said to t. Returns how many.
+ * Say, in time order, what happened in (the last said, t] of scenario
+ * time: traffic starting and ending, fibres cut and repaired. *cursor
+ * counts what was said. Returns how many now.
  */
-static int say_traffic(FILE *out, const struct plan *p, double *said,
-		       double t)
+static int say_events(FILE *out, const struct plan *p, int *cursor, double t)
 {
 	const struct scenario *sc = p->sc;
-	int n = 0;
+	struct moment *m = calloc(2 * (size_t)sc->nevents + 1, sizeof(*m));
+	int n = 0, said = 0;
 
-	for (;;) {
-		double best = INFINITY;
-		int bi = -1;
-		bool end = false;
+	if (!m)
+		return 0;
+	for (int k = 0; k < sc->nevents; k++) {
+		const struct scn_event *e = &sc->events[k];
 
-		for (int i = 0; i < p->nbg; i++) {
-			const struct scn_event *e =
-				&sc->events[p->bg[i].bg->event];
-			double at[2] = { e->at_s, e->at_s + e->for_s };
-
-			for (int k = 0; k < 2; k++)
-				if (at[k] > *said && at[k] <= t &&
-				    at[k] < best) {
-					best = at[k];
-					bi = i;
-					end = k;
-				}
-		}
-		if (bi < 0)
-			break;
-		fprintf(out, "event at %.6f s: traffic %s -> %s, %g Gbit/s "
-			"%s%s\n", best, sc->nodes[p->bg[bi].bg->from].name,
-			sc->nodes[p->bg[bi].bg->to].name, p->bg[bi].bg->gbps,
-			end ? "ends" : "starts", p->bg[bi].routed ? "" :
-			" (not routed: it does not flow)");
-		*said = best;
-		n++;
+		m[n++] = (struct moment){ e->at_s, k, false };
+		if (e->kind == SCN_EV_TRAFFIC)
+			m[n++] = (struct moment){ e->at_s + e->for_s, k, true };
 	}
-	*said = fmax(*said, t);
-	return n;
+	qsort(m, (size_t)n, sizeof(*m), moment_cmp);
+	for (; *cursor < n && m[*cursor].t <= t; (*cursor)++, said++) {
+		const struct scn_event *e = &sc->events[m[*cursor].ev];
+		const struct scn_fibre *f = &sc->fibres[e->fibre];
+		bool routed = true;
+
+		fprintf(out, "event at %.6f s: ", m[*cursor].t);
+		switch (e->kind) {
+		case SCN_EV_TRAFFIC:
+			for (int i = 0; i < p->nbg; i++)
+				if (p->bg[i].bg->event == m[*cursor].ev)
+					routed = p->bg[i].routed;
+			fprintf(out, "traffic %s -> %s, %g Gbit/s %s%s\n",
+				sc->nodes[e->from].name, sc->nodes[e->to].name,
+				e->gbps, m[*cursor].end ? "ends" : "starts",
+				routed ? "" : " (not routed: it does not flow)");
+			break;
+		case SCN_EV_CUT:
+		case SCN_EV_REPAIR:
+			fprintf(out, "fibre %s-%s %s\n", sc->nodes[f->a].name,
+				sc->nodes[f->b].name, e->kind == SCN_EV_CUT ?
+				"cut: its lightpaths go dark, nothing is "
+				"re-placed" : "repaired");
+			break;
+		default:
+			fprintf(out, "%s (not played)\n",
+				scn_event_kind_name(e->kind));
+			break;
+		}
+	}
+	free(m);
+	return said;
 }
 
 /*
@@ -141,11 +172,16 @@ static int say_traffic(FILE *out, const struct plan *p, double *said,
  * run lasted (scenario Gbit/s, frames on the wire).
  */
 static void tg_summary(FILE *out, const struct plan *p, const struct tg *g,
-		       double t_end, int events)
+		       double t_end)
 {
 	const struct scenario *sc = p->sc;
-	int k = 0;
+	int k = 0, events = 0;
 
+	for (int i = 0; i < p->nbg; i++) {
+		const struct scn_event *e = &sc->events[p->bg[i].bg->event];
+
+		events += (e->at_s <= t_end) + (e->at_s + e->for_s <= t_end);
+	}
 	fprintf(out, "traffic: %d of %d starts and ends happened before the "
 		"run ended at %.6f s\n", events, 2 * p->nbg, t_end);
 	for (int i = 0; g && i < p->nbg; i++) {
@@ -219,6 +255,154 @@ static int store_traffic(struct results *res, const struct plan *p,
 		if (!err && e->at_s + e->for_s <= t_end)
 			err = results_event(res, e->at_s + e->for_s,
 					    "traffic end", what, tasks, 0);
+	}
+	return err;
+}
+
+/* Whether sc cuts a fibre. */
+static bool has_cut(const struct scenario *sc)
+{
+	for (int k = 0; k < sc->nevents; k++)
+		if (sc->events[k].kind == SCN_EV_CUT)
+			return true;
+	return false;
+}
+
+/* Whether any fibre of sc loses packets. */
+static bool scenario_loses(const struct scenario *sc)
+{
+	for (int i = 0; i < sc->nfibres; i++)
+		if (sc->fibres[i].loss > 0)
+			return true;
+	return false;
+}
+
+/* Whether task t of p crosses fibre f on any of its paths. */
+static bool task_crosses(const struct plan *p, int t, int f)
+{
+	const struct task_plan *tp = &p->tasks[t];
+
+	for (int m = 1; !tp->blocked && m < tp->nmodels; m++)
+		for (int k = 0; k < 2; k++) {
+			const struct ppath *pp = k ? &tp->up.path[m] :
+						     &tp->bcast.path[m];
+
+			for (int h = 0; h < pp->nhops; h++) {
+				const struct lightpath *lp;
+
+				if (pp->hops[h].kind != HOP_LIGHTPATH)
+					continue;
+				lp = &p->net->lp[pp->hops[h].idx];
+				for (int i = 0; i < lp->nfib; i++)
+					if (lp->fib[i] == f)
+						return true;
+			}
+		}
+	return false;
+}
+
+/* The repair of the cut event k, or inf. */
+static double repair_of(const struct scenario *sc, int k)
+{
+	for (int j = k + 1; j < sc->nevents; j++)
+		if (sc->events[j].kind == SCN_EV_REPAIR &&
+		    sc->events[j].fibre == sc->events[k].fibre)
+			return sc->events[j].at_s;
+	return INFINITY;
+}
+
+/*
+ * Whether a fibre was cut during [t0, t1) of scenario time; the IP links
+ * over it are marked in busy (their bytes are not compared).
+ */
+static bool cut_in(const struct plan *p, double t0, double t1, bool *busy)
+{
+	const struct scenario *sc = p->sc;
+	bool any = false;
+
+	for (int k = 0; k < sc->nevents; k++) {
+		const struct scn_event *e = &sc->events[k];
+
+		if (e->kind != SCN_EV_CUT || e->at_s >= t1 ||
+		    repair_of(sc, k) <= t0)
+			continue;
+		any = true;
+		for (int l = 0; l < p->net->nlp; l++)
+			for (int i = 0; i < p->net->lp[l].nfib; i++)
+				if (p->net->lp[l].fib[i] == e->fibre)
+					busy[2 * sc->nnodes + 2 * l] =
+					busy[2 * sc->nnodes + 2 * l + 1] =
+						true;
+	}
+	return any;
+}
+
+/* A round of task t starting at t_r, `extra` longer than it would have
+ * been with nothing cut: charged to each cut over its paths it spans. */
+static void charge_cuts(const struct plan *p, int t, double t_r,
+			double extra, double *interr)
+{
+	const struct scenario *sc = p->sc;
+
+	for (int k = 0; k < sc->nevents; k++) {
+		const struct scn_event *e = &sc->events[k];
+
+		if (e->kind == SCN_EV_CUT && e->at_s < t_r + extra +
+		    p->tasks[t].round_s && repair_of(sc, k) > t_r &&
+		    task_crosses(p, t, e->fibre) && extra > 0)
+			interr[k] += extra;
+	}
+}
+
+static void cut_summary(FILE *out, const struct plan *p, double t_end,
+			const double *interr)
+{
+	const struct scenario *sc = p->sc;
+
+	for (int k = 0; k < sc->nevents; k++) {
+		const struct scn_event *e = &sc->events[k];
+		const struct scn_fibre *f = &sc->fibres[e->fibre];
+
+		if (e->kind != SCN_EV_CUT)
+			continue;
+		fprintf(out, "cut of %s-%s at %g s%s: the rounds over it took "
+			"%.3f ms longer than with nothing cut (all tasks, "
+			"measured)\n", sc->nodes[f->a].name,
+			sc->nodes[f->b].name, e->at_s, e->at_s <= t_end ? "" :
+			" (after the run ended)", interr[k] * 1e3);
+	}
+}
+
+/* The cuts and repairs up to t_end, with the tasks over them and what the
+ * cuts cost them. */
+static int store_cuts(struct results *res, const struct plan *p,
+		      double t_end, const double *interr)
+{
+	const struct scenario *sc = p->sc;
+	int err = 0;
+
+	for (int k = 0; k < sc->nevents && !err; k++) {
+		const struct scn_event *e = &sc->events[k];
+		const struct scn_fibre *f = &sc->fibres[e->fibre];
+		char what[160], tasks[512] = "";
+		size_t used = 0;
+
+		if ((e->kind != SCN_EV_CUT && e->kind != SCN_EV_REPAIR) ||
+		    e->at_s > t_end)
+			continue;
+		snprintf(what, sizeof(what), "fibre %s-%s (%g km)",
+			 sc->nodes[f->a].name, sc->nodes[f->b].name, f->km);
+		for (int t = 0; t < p->ntasks; t++)
+			if (task_crosses(p, t, e->fibre) &&
+			    used + strlen(p->tasks[t].task->name) + 2 <
+				    sizeof(tasks))
+				used += (size_t)snprintf(tasks + used,
+					sizeof(tasks) - used, "%s%s",
+					used ? "," : "",
+					p->tasks[t].task->name);
+		err = results_event(res, e->at_s, scn_event_kind_name(e->kind),
+				    what, tasks, e->kind == SCN_EV_CUT ?
+				    interr[k] : 0);
 	}
 	return err;
 }
@@ -349,9 +533,11 @@ static int attempt(struct run_ctx *x)
 	double (*meas)[4] = NULL, (*pm)[4] = NULL, *acc0 = NULL, *acc1 = NULL;
 	struct tg *tg = NULL;
 	struct linkload *ll = NULL;
+	struct play *pl = NULL;
+	double *quiet = NULL, *interr = NULL;
 	uint64_t t0 = 0;
-	double said = -1, t_end = 0;
-	int nsaid = 0;
+	int said = 0;
+	double t_end = 0;
 	bool *busy = NULL;
 	double link_meas = 0, link_pred = 0, n = x->lo.dilation;
 	double dl_late = 0, dl_max = 0, rq_sum = 0;
@@ -438,13 +624,15 @@ static int attempt(struct run_ctx *x)
 	ls = calloc((size_t)nctr + 1, sizeof(*ls));
 	meas = calloc((size_t)p->ntasks + 1, sizeof(*meas));
 	pm = calloc((size_t)p->ntasks + 1, sizeof(*pm));
+	quiet = calloc((size_t)p->ntasks + 1, sizeof(*quiet));
+	interr = calloc((size_t)p->sc->nevents + 1, sizeof(*interr));
 	busy = calloc((size_t)plan_nlinks(p) + 1, sizeof(*busy));
 	acc0 = calloc((size_t)p->ntasks + 1, sizeof(*acc0));
 	acc1 = calloc((size_t)p->ntasks + 1, sizeof(*acc1));
 	done = calloc((size_t)p->ntasks + 1, sizeof(*done));
 	checks = calloc((size_t)p->ntasks + 1, sizeof(*checks));
 	if (!rr || !ls || !meas || !pm || !busy || !acc0 || !acc1 || !done ||
-	    !checks) {
+	    !checks || !quiet || !interr) {
 		say(x, "out of memory");
 		goto out;
 	}
@@ -502,7 +690,8 @@ static int attempt(struct run_ctx *x)
 	for (unsigned r = 1; r <= x->fo.rounds && !*x->stop; r++) {
 		int ok, nt = 0, live = 0;
 		double sum = 0, psum = 0, acc = 0, sug = 0, t_r;
-		uint64_t now = mono_ns();
+		/* the round starts a margin after its go (fleet_round) */
+		uint64_t now = mono_ns() + FLEET_GO_MARGIN_NS;
 		struct mon_sample s0, s1;
 		struct mon_round mr = { .dilation = n,
 				       .round_min_s = INFINITY };
@@ -527,13 +716,36 @@ static int attempt(struct run_ctx *x)
 			if (e)
 				say(x, "warning: the links' load is not "
 				    "recorded: %s", strerror(-e));
+			/* cuts and repairs, each at its time */
+			e = play_start(p, x->lo.prefix, n, t0, &pl);
+			if (e) {
+				say(x, "cannot play the cuts: %s",
+				    strerror(-e));
+				goto out;
+			}
 		}
 		t_r = (double)(now - t0) / 1e9 / n;
-		/* each round predicted as it falls: traffic in its window */
-		if (p->nbg) {
-			nsaid += say_traffic(x->out, p, &said, t_r);
-			if (plan_traffic_windows(x->p, t_r) || x->predict(x->p)) {
-				say(x, "cannot predict round %u", r);
+		/*
+		 * Each round predicted as it falls: traffic in its window,
+		 * the lightpaths over a cut fibre dark in theirs; and as if
+		 * nothing were cut, for what the cuts cost.
+		 */
+		if (p->sc->nevents) {
+			say_events(x->out, p, &said, t_r);
+			e = plan_traffic_windows(x->p, t_r);
+			if (!e && has_cut(p->sc)) {
+				x->p->ndown = 0;
+				e = x->predict(x->p);
+				for (int t = 0; !e && t < p->ntasks; t++)
+					quiet[t] = p->tasks[t].round_s;
+			}
+			if (!e)
+				e = plan_cut_windows(x->p, t_r);
+			if (!e)
+				e = x->predict(x->p);
+			if (e) {
+				say(x, "cannot predict round %u: %s", r,
+				    strerror(-e));
 				goto out;
 			}
 		}
@@ -541,7 +753,7 @@ static int attempt(struct run_ctx *x)
 			ctr[i].before = counters_read(&ctr[i]);
 		e = monitor_sample(mon, &s0);
 		line0 = x->fo.watch ? lab_delay_line(sup) : 0;
-		ok = fleet_round(f, r, rr);
+		ok = fleet_round_at(f, r, now, rr);
 		mr.delay_restarted = x->fo.watch &&
 				     lab_delay_line(sup) != line0;
 		if (!e)
@@ -568,6 +780,10 @@ static int attempt(struct run_ctx *x)
 					h < p->bg[i].path.nhops; h++)
 				busy[plan_link(p, &p->bg[i].path.hops[h])] =
 					true;
+		/* and links over a fibre cut during it: TCP resent there;
+		 * the scenario's losses are not the host's */
+		mr.lossy = scenario_loses(p->sc) ||
+			   cut_in(p, t_r, t_end, busy);
 		monitor_diff(&s0, &s1, &mr);
 		dl_pk += mr.dl_packets;
 		dl_late += mr.dl_late_mean_s * (double)mr.dl_packets;
@@ -603,6 +819,8 @@ static int attempt(struct run_ctx *x)
 			meas[t][2] += q->compute_s;
 			meas[t][3] += q->upload_s;
 			pm[t][0] += p->tasks[t].round_s;
+			/* what each cut cost the tasks over its fibre */
+			charge_cuts(p, t, t_r, q->round_s - quiet[t], interr);
 			pm[t][1] += p->tasks[t].bcast_s;
 			pm[t][2] += p->tasks[t].compute_s;
 			pm[t][3] += p->tasks[t].upload_s;
@@ -687,9 +905,21 @@ static int attempt(struct run_ctx *x)
 				"%.6f s of scenario time%s\n", stored, t_end,
 				lost ? " (more were not kept)" : "");
 	}
+	if (p->sc->nevents)
+		say_events(x->out, p, &said, t_end);
+	if (pl) {
+		char why[320];
+		int played = play_stop(pl, why, sizeof(why));
+
+		pl = NULL;
+		if (played < 0)
+			say(x, "%s", why);
+		cut_summary(x->out, p, t_end, interr);
+		if (store_cuts(x->res, p, t_end, interr))
+			say(x, "warning: the cuts are not stored");
+	}
 	if (p->nbg) {
-		nsaid += say_traffic(x->out, p, &said, t_end);
-		tg_summary(x->out, p, tg, t_end, nsaid);
+		tg_summary(x->out, p, tg, t_end);
 		if (store_traffic(x->res, p, t_end))
 			say(x, "warning: the traffic's events are not stored");
 	}
@@ -752,6 +982,11 @@ static int attempt(struct run_ctx *x)
 	if (*x->stop)
 		say(x, "interrupted");
 out:
+	if (pl) {
+		char why[320];
+
+		play_stop(pl, why, sizeof(why));
+	}
 	if (ll) {
 		long lost;
 
@@ -776,6 +1011,8 @@ out:
 	free(ls);
 	free(meas);
 	free(pm);
+	free(quiet);
+	free(interr);
 	free(busy);
 	free(acc0);
 	free(acc1);
@@ -852,7 +1089,8 @@ int session_run(const struct session_opts *o, struct session_result *res)
 					 sc->tasks[t].rounds : rounds;
 	x.fo.rounds = rounds ? rounds : 1;
 	x.p = sched_plan(sc, x.ops);
-	if (!x.p || plan_traffic_windows(x.p, 0) || x.predict(x.p)) {
+	if (!x.p || plan_traffic_windows(x.p, 0) || plan_cut_windows(x.p, 0) ||
+	    x.predict(x.p)) {
 		say(&x, "cannot schedule '%s': %s", sc->name, strerror(errno));
 		rc = EXIT_USAGE;
 		goto out;

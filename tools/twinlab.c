@@ -111,15 +111,33 @@ bool refuse_events(const struct scenario *sc, const char *path, FILE *f)
 {
 	for (int k = 0; k < sc->nevents; k++) {
 		const struct scn_event *e = &sc->events[k];
+		const struct scn_fibre *fb = &sc->fibres[e->fibre];
+		bool repaired = false;
 
-		if (e->kind == SCN_EV_TRAFFIC)
+		if (e->kind == SCN_EV_ARRIVE || e->kind == SCN_EV_LEAVE) {
+			fprintf(f, "%s:%d:%d: '%s' has a%s %s event: the "
+				"emulation plays traffic, cuts and repairs, not "
+				"arrivals or departures yet ('twinlab plan' "
+				"follows every event in the twin); run it "
+				"without them\n", path, e->line, e->col,
+				sc->name, e->kind == SCN_EV_ARRIVE ? "n" : "",
+				scn_event_kind_name(e->kind));
+			return true;
+		}
+		if (e->kind != SCN_EV_CUT)
 			continue;
-		fprintf(f, "%s:%d:%d: '%s' has a %s event: the emulation "
-			"plays only background traffic yet ('twinlab plan' "
-			"follows every event in the twin); run it without "
-			"the others\n", path, e->line, e->col, sc->name,
-			scn_event_kind_name(e->kind));
-		return true;
+		for (int j = k + 1; j < sc->nevents && !repaired; j++)
+			repaired = sc->events[j].kind == SCN_EV_REPAIR &&
+				   sc->events[j].fibre == e->fibre;
+		if (!repaired) {
+			fprintf(f, "%s:%d:%d: the cut of %s-%s at %g s is never "
+				"repaired: the emulation re-places nothing yet, "
+				"so the tasks over it would wait for ever; add a "
+				"repair\n", path, e->line, e->col,
+				sc->nodes[fb->a].name, sc->nodes[fb->b].name,
+				e->at_s);
+			return true;
+		}
 	}
 	return false;
 }

@@ -63,7 +63,9 @@ struct scenario *load_scenario(const char *path);
 
 /*
  * refuse_events - whether sc (read from path) has events the emulation
- * does not play yet (all but traffic); if so, says so on f at the first.
+ * does not play yet (arrivals, departures) or a cut never repaired (with
+ * nothing re-placed, the tasks over it would wait for ever); if so, says
+ * so on f at the first.
  */
 bool refuse_events(const struct scenario *sc, const char *path, FILE *f);
 

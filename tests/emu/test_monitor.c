@@ -134,6 +134,23 @@ Test(monitor, any_drop_or_retransmit)
 		  why);
 }
 
+/* Losses the scenario makes (a cut, a lossy fibre) are not the host's:
+ * the round is judged on everything else. */
+Test(monitor, a_lossy_round_is_judged_on_the_rest)
+{
+	struct mon_round r = clean();
+	char why[256];
+	double sug;
+
+	r.lossy = true;
+	r.drops = 3;
+	r.retrans = 40;
+	cr_assert(judge(&r, why, &sug), "%s", why);
+	r.late_max_s = 1;
+	cr_assert_not(judge(&r, why, &sug));
+	cr_assert(strstr(why, "event loop"), "%s", why);
+}
+
 /* Short messages are the scenario's fault: no dilation helps. */
 Test(monitor, short_messages_suggest_the_same_dilation)
 {

@@ -776,6 +776,78 @@ static void traffic_run(const char *gbps, double slower, double left)
 	nothing_left();
 }
 
+/*
+ * A cut played during a run: the pair's only fibre is cut 5 ms into round
+ * 1, mid-broadcast, and repaired 5 ms later. Nothing is re-placed; the
+ * broadcast's TCP connection carries on once the fibre is back: round 1
+ * ends, late (the twin's fluid round waits exactly the 5 ms; TCP waits for
+ * its retransmission timer as well), every check holds, the rounds after
+ * are as before, the run stays faithful (the cut's retransmissions are the
+ * scenario's), and the events say what the cut cost the task.
+ */
+Test(run, a_cut_mid_round_is_waited_out_and_measured)
+{
+	static const char ev[] = "events:\n"
+				 "  - {at_s: 0.005, cut: {a: A, b: B}}\n"
+				 "  - {at_s: 0.010, repair: {a: A, b: B}}\n";
+	char y[2048];
+	struct scn_error err;
+	struct scenario *sc, *quiet_sc;
+	struct plan *p, *quiet = predicted("10", &quiet_sc);
+	double r1, p1, rest, cost;
+	sqlite3 *h;
+	FILE *f;
+	char *o;
+
+	snprintf(y, sizeof(y), one_transfer, "10", "10");
+	strncat(y, ev, sizeof(y) - strlen(y) - 1);
+	sc = scenario_parse(y, strlen(y), "pair", &err);
+	cr_assert_not_null(sc, "%d: %s", err.line, err.msg);
+	p = sched_plan(sc, &sched_mst);
+	cr_assert_not_null(p);
+	cr_assert_eq(plan_cut_windows(p, 0), 0);
+	cr_assert_eq(predict_round(p), 0);
+	cr_assert_float_eq(p->tasks[0].round_s, quiet->tasks[0].round_s +
+			   0.005, 1e-9, "the twin waits the cut out");
+	f = fopen(yaml, "w");
+	cr_assert_not_null(f);
+	fputs(y, f);
+	cr_assert_eq(fclose(f), 0);
+	run_faithful(yaml, "mst", 3, "auto:4");
+	o = output();
+	cr_assert(strstr(o, "event at 0.005000 s: fibre A-B cut"), "%s", o);
+	cr_assert(strstr(o, "event at 0.010000 s: fibre A-B repaired"), "%s",
+		  o);
+	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+	r1 = q1(h, "SELECT round_s FROM rounds WHERE run = (SELECT max(id) "
+		   "FROM runs) AND round = 1");
+	p1 = q1(h, "SELECT pred_round_s FROM rounds WHERE run = (SELECT "
+		   "max(id) FROM runs) AND round = 1");
+	rest = q1(h, "SELECT avg(round_s) FROM rounds WHERE run = (SELECT "
+		     "max(id) FROM runs) AND round > 1");
+	cr_assert_eq(q1(h, "SELECT min(check_ok) FROM rounds WHERE run = "
+			   "(SELECT max(id) FROM runs)"), 1, "a check failed");
+	cost = q1(h, "SELECT interruption_s FROM events WHERE run = (SELECT "
+		     "max(id) FROM runs) AND kind = 'cut' AND tasks = 't'");
+	cr_assert_eq(q1(h, "SELECT count(*) FROM events WHERE run = (SELECT "
+			   "max(id) FROM runs) AND kind = 'repair'"), 1);
+	sqlite3_close(h);
+	cr_log_info("round 1 %.3f ms (predicted %.3f with the cut, %.3f "
+		    "without), rounds after %.3f ms; the cut cost %.3f ms",
+		    r1 * 1e3, p1 * 1e3, quiet->tasks[0].round_s * 1e3,
+		    rest * 1e3, cost * 1e3);
+	cr_assert_float_eq(p1, p->tasks[0].round_s, 1e-6);
+	cr_assert_geq(r1, 0.97 * p1, "round 1 shorter than the cut allows");
+	cr_assert(fabs(rest / quiet->tasks[0].round_s - 1) <= 0.03,
+		  "rounds after the repair: %.3f ms", rest * 1e3);
+	cr_assert_geq(cost, 0.004, "the cut cost %.3f ms", cost * 1e3);
+	plan_free(p);
+	plan_free(quiet);
+	scenario_free(sc);
+	scenario_free(quiet_sc);
+	nothing_left();
+}
+
 Test(run, background_traffic_below_its_fair_share)
 {
 	traffic_run("4", 1.45, 6);

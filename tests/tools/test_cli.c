@@ -419,8 +419,8 @@ Test(cli, events_are_listed_by_plan_and_refused_by_run)
 	}
 	r = tl_run(run);
 	cr_assert_eq(tl_code(&r), 2, "%s%s", r.out, r.err);
-	snprintf(want, sizeof(want), "%s:129:5: 'teaching-ring' has a cut "
-		 "event: the emulation plays only background traffic yet", sc);
+	snprintf(want, sizeof(want), "%s:129:5: the cut of A-B at 1 s is "
+		 "never repaired: the emulation re-places nothing yet", sc);
 	cr_assert(strstr(r.out, want) || strstr(r.err, want), "%s%s", r.out,
 		  r.err);
 	cr_assert_neq(access(db, F_OK), 0, "a database was made");
@@ -447,18 +447,17 @@ Test(cli, events_are_listed_by_plan_and_refused_by_run)
 		cr_assert(strstr(r.out, want) || strstr(r.err, want), "%s%s",
 			  r.out, r.err);
 		tl_run_free(&r);
-		/* a good story with a cut: the file's cut is refused */
+		/* a good story with a departure: the file's is refused */
 		f = fopen(evf, "w");
 		cr_assert_not_null(f);
 		fputs("events:\n  - {at_s: 1, traffic: {from: s1, to: s4, "
-		      "gbps: 1, for_s: 1}}\n  - {at_s: 2, cut: {a: A, b: B}}\n",
-		      f);
+		      "gbps: 1, for_s: 1}}\n  - {at_s: 2, leave: t1}\n", f);
 		fclose(f);
 		r = tl_run(rev);
 		cr_assert_eq(tl_code(&r), 2, "%s%s", r.out, r.err);
-		snprintf(want, sizeof(want), "%s:3:5: 'teaching-ring' has a cut "
-			 "event: the emulation plays only background traffic "
-			 "yet", evf);
+		snprintf(want, sizeof(want), "%s:3:5: 'teaching-ring' has a leave "
+			 "event: the emulation plays traffic, cuts and repairs, "
+			 "not arrivals or departures yet", evf);
 		cr_assert(strstr(r.out, want) || strstr(r.err, want), "%s%s",
 			  r.out, r.err);
 		cr_assert_neq(access(db, F_OK), 0, "a database was made");
