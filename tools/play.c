@@ -22,6 +22,7 @@ struct play {
 	pthread_cond_t cv;	/* CLOCK_MONOTONIC */
 	bool stop;		/* under mu */
 	int played;
+	bool *cut;		/* per fibre: cut by us, not yet repaired */
 	char err[320];		/* the first failure */
 };
 
@@ -58,8 +59,10 @@ static void *run(void *arg)
 			snprintf(pl->err, sizeof(pl->err), "the %s at %g s was "
 				 "not played: %s", scn_event_kind_name(e->kind),
 				 e->at_s, why);
-		if (!err)
+		if (!err) {
 			pl->played++;
+			pl->cut[e->fibre] = e->kind == SCN_EV_CUT;
+		}
 	}
 	return NULL;
 }
@@ -80,6 +83,11 @@ int play_start(const struct plan *p, const char *prefix, double dilation,
 	pl = calloc(1, sizeof(*pl));
 	if (!pl)
 		return -ENOMEM;
+	pl->cut = calloc((size_t)p->sc->nfibres + 1, sizeof(*pl->cut));
+	if (!pl->cut) {
+		free(pl);
+		return -ENOMEM;
+	}
 	pl->p = p;
 	snprintf(pl->prefix, sizeof(pl->prefix), "%s", prefix);
 	pl->dilation = dilation;
@@ -93,6 +101,7 @@ int play_start(const struct plan *p, const char *prefix, double dilation,
 	if (err) {
 		pthread_cond_destroy(&pl->cv);
 		pthread_mutex_destroy(&pl->mu);
+		free(pl->cut);
 		free(pl);
 		return err;
 	}
@@ -113,11 +122,27 @@ int play_stop(struct play *pl, char *err, size_t len)
 	pthread_join(pl->th, NULL);
 	pthread_cond_destroy(&pl->cv);
 	pthread_mutex_destroy(&pl->mu);
+	/* a run that ends before a repair leaves no fibre cut behind */
+	for (int i = 0; i < pl->p->sc->nfibres; i++) {
+		const struct scn_fibre *f = &pl->p->sc->fibres[i];
+		char why[200];
+		int k;
+
+		if (pl->cut[i] &&
+		    lab_fibre_set(pl->prefix, pl->p->sc->nodes[f->a].name,
+				  pl->p->sc->nodes[f->b].name, i, true, &k, why,
+				  sizeof(why)) && !pl->err[0])
+			snprintf(pl->err, sizeof(pl->err), "the fibre %s-%s "
+				 "could not be repaired at the end: %s",
+				 pl->p->sc->nodes[f->a].name,
+				 pl->p->sc->nodes[f->b].name, why);
+	}
 	n = pl->played;
 	if (pl->err[0]) {
 		snprintf(err, len, "%s", pl->err);
 		n = -EIO;
 	}
+	free(pl->cut);
 	free(pl);
 	return n;
 }

@@ -26,7 +26,8 @@ int play_start(const struct plan *p, const char *prefix, double dilation,
 	__attribute__((warn_unused_result));
 
 /*
- * play_stop - stop (what is still to come is not played), join, free.
+ * play_stop - stop (what is still to come is not played; a fibre still
+ * cut is repaired, so a kept emulation is whole), join, free.
  * How many events were played, or -EIO with the first failure in err.
  * NULL: 0.
  */
