@@ -294,7 +294,8 @@ static pid_t start(enum cmd c)
 	/* NSFNET: 58 objects, ~0.4 s to build; the ring takes 30 ms */
 	char *up[] = { bin, "up", "scenarios/nsfnet.yaml", "--prefix",
 		       prefix, NULL };
-	/* the ring with background traffic all along: its generator runs */
+	/* the ring with background traffic all along (its generator runs)
+	 * and a cut half a second long (the thread playing it runs) */
 	char *run[] = { bin, "run", ring_file,
 			"--rounds", "1000", "--dilation", "1", "--db", db,
 			"--prefix", prefix, NULL };
@@ -374,7 +375,8 @@ Test(chaos, kill_points_leave_nothing)
 		cr_assert_eq(fwrite(buf, 1, n, f), n);
 	}
 	fputs("events:\n  - {at_s: 0, traffic: {from: s1, to: s4, gbps: 2, "
-	      "for_s: 1000}}\n", f);
+	      "for_s: 1000}}\n  - {at_s: 0.05, cut: {a: A, b: B}}\n"
+	      "  - {at_s: 0.5, repair: {a: A, b: B}}\n", f);
 	cr_assert_eq(fclose(f), 0);
 	before = outside();
 	for (int i = 0; i < points; i++) {
