@@ -277,30 +277,6 @@ static bool scenario_loses(const struct scenario *sc)
 	return false;
 }
 
-/* Whether task t of p crosses fibre f on any of its paths. */
-static bool task_crosses(const struct plan *p, int t, int f)
-{
-	const struct task_plan *tp = &p->tasks[t];
-
-	for (int m = 1; !tp->blocked && m < tp->nmodels; m++)
-		for (int k = 0; k < 2; k++) {
-			const struct ppath *pp = k ? &tp->up.path[m] :
-						     &tp->bcast.path[m];
-
-			for (int h = 0; h < pp->nhops; h++) {
-				const struct lightpath *lp;
-
-				if (pp->hops[h].kind != HOP_LIGHTPATH)
-					continue;
-				lp = &p->net->lp[pp->hops[h].idx];
-				for (int i = 0; i < lp->nfib; i++)
-					if (lp->fib[i] == f)
-						return true;
-			}
-		}
-	return false;
-}
-
 /* The repair of the cut event k, or inf. */
 static double repair_of(const struct scenario *sc, int k)
 {
@@ -328,11 +304,9 @@ static bool cut_in(const struct plan *p, double t0, double t1, bool *busy)
 			continue;
 		any = true;
 		for (int l = 0; l < p->net->nlp; l++)
-			for (int i = 0; i < p->net->lp[l].nfib; i++)
-				if (p->net->lp[l].fib[i] == e->fibre)
-					busy[2 * sc->nnodes + 2 * l] =
-					busy[2 * sc->nnodes + 2 * l + 1] =
-						true;
+			if (plan_lightpath_crosses(p, l, e->fibre))
+				busy[2 * sc->nnodes + 2 * l] =
+					busy[2 * sc->nnodes + 2 * l + 1] = true;
 	}
 	return any;
 }
@@ -349,7 +323,7 @@ static void charge_cuts(const struct plan *p, int t, double t_r,
 
 		if (e->kind == SCN_EV_CUT && e->at_s < t_r + extra +
 		    p->tasks[t].round_s && repair_of(sc, k) > t_r &&
-		    task_crosses(p, t, e->fibre) && extra > 0)
+		    plan_task_crosses(p, t, e->fibre) && extra > 0)
 			interr[k] += extra;
 	}
 }
@@ -393,7 +367,7 @@ static int store_cuts(struct results *res, const struct plan *p,
 		snprintf(what, sizeof(what), "fibre %s-%s (%g km)",
 			 sc->nodes[f->a].name, sc->nodes[f->b].name, f->km);
 		for (int t = 0; t < p->ntasks; t++)
-			if (task_crosses(p, t, e->fibre) &&
+			if (plan_task_crosses(p, t, e->fibre) &&
 			    used + strlen(p->tasks[t].task->name) + 2 <
 				    sizeof(tasks))
 				used += (size_t)snprintf(tasks + used,

@@ -197,3 +197,31 @@ bool plan_task_same(const struct plan *a, int i, const struct plan *b, int j)
 	}
 	return true;
 }
+
+bool plan_lightpath_crosses(const struct plan *p, int l, int f)
+{
+	const struct lightpath *lp = &p->net->lp[l];
+
+	for (int i = 0; i < lp->nfib; i++)
+		if (lp->fib[i] == f)
+			return true;
+	return false;
+}
+
+bool plan_task_crosses(const struct plan *p, int t, int f)
+{
+	const struct task_plan *tp = &p->tasks[t];
+
+	for (int m = 1; !tp->blocked && m < tp->nmodels; m++)
+		for (int k = 0; k < 2; k++) {
+			const struct ppath *pp = k ? &tp->up.path[m] :
+						     &tp->bcast.path[m];
+
+			for (int h = 0; h < pp->nhops; h++)
+				if (pp->hops[h].kind == HOP_LIGHTPATH &&
+				    plan_lightpath_crosses(p, pp->hops[h].idx,
+							   f))
+					return true;
+		}
+	return false;
+}

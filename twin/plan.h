@@ -178,6 +178,12 @@ int plan_traffic_windows(struct plan *p, double t_s)
 int plan_cut_windows(struct plan *p, double t_s)
 	__attribute__((warn_unused_result));
 
+/* plan_lightpath_crosses - whether lightpath l of p runs over fibre f. */
+bool plan_lightpath_crosses(const struct plan *p, int l, int f);
+
+/* plan_task_crosses - whether placed task t of p has a path over fibre f. */
+bool plan_task_crosses(const struct plan *p, int t, int f);
+
 /* Whether model m aggregates on upload (root, or has upload children). */
 bool task_aggregates(const struct task_plan *tp, int m);
 

@@ -217,7 +217,6 @@ static double mark_dark(struct sim *s, double eps)
 	double next = INFINITY;
 
 	for (int l = 0; l < p->net->nlp; l++) {
-		const struct lightpath *lp = &p->net->lp[l];
 		bool dark = false;
 
 		for (int d = 0; d < p->ndown; d++) {
@@ -228,8 +227,8 @@ static double mark_dark(struct sim *s, double eps)
 				next = fmin(next, x->on_s);
 			else if (s->t + eps < x->off_s)
 				next = fmin(next, x->off_s);
-			for (int f = 0; on && !dark && f < lp->nfib; f++)
-				dark = lp->fib[f] == x->fibre;
+			dark = dark || (on && plan_lightpath_crosses(p, l,
+								     x->fibre));
 		}
 		s->dark[n2 + 2 * l] = s->dark[n2 + 2 * l + 1] = dark;
 	}

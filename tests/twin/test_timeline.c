@@ -54,30 +54,6 @@ static bool crosses(const struct plan *p, int fibre)
 	return false;
 }
 
-/* Whether task i of cur used fibre in prev. */
-static bool used(const struct plan *p, int i, int fibre)
-{
-	const struct task_plan *tp = &p->tasks[i];
-
-	for (int m = 1; m < tp->nmodels; m++)
-		for (int t = 0; t < 2; t++) {
-			const struct ppath *pp = t ? &tp->up.path[m] :
-						     &tp->bcast.path[m];
-
-			for (int h = 0; h < pp->nhops; h++) {
-				const struct lightpath *lp;
-
-				if (pp->hops[h].kind != HOP_LIGHTPATH)
-					continue;
-				lp = &p->net->lp[pp->hops[h].idx];
-				for (int f = 0; f < lp->nfib; f++)
-					if (lp->fib[f] == fibre)
-						return true;
-			}
-		}
-	return false;
-}
-
 /* Tasks present in both epochs either moved or kept their exact way. */
 static void only_movers_move(const struct epoch *prev, const struct epoch *e)
 {
@@ -127,7 +103,7 @@ Test(timeline, none_moves_only_what_must)
 	cr_assert(crosses(tl->e[0].plan, ab), "the ring's plan uses A-B");
 	cr_assert_not(crosses(e->plan, ab));
 	for (int i = 0; i < e->plan->ntasks; i++) {
-		bool was = used(tl->e[0].plan, i, ab);
+		bool was = plan_task_crosses(tl->e[0].plan, i, ab);
 
 		crossed += was;
 		cr_assert_eq(e->moved[i], was, "task %s",
