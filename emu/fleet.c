@@ -653,7 +653,7 @@ int fleet_round_at(struct fleet *f, unsigned r, uint64_t at,
 	uint64_t now = now_ns();
 	/* too soon for the roots to be woken in time: the usual margin */
 	struct wk_go go = { .round = r,
-			    .t0 = at >= now + FLEET_GO_MARGIN_NS / 4 ? at :
+			    .t0 = at >= now + FLEET_GO_MARGIN_NS / 2 ? at :
 				  now + FLEET_GO_MARGIN_NS };
 	double n = f->o.dilation;
 	int done = 0;

@@ -75,7 +75,7 @@ int fleet_round(struct fleet *f, unsigned r, struct fleet_task_round *res);
 /*
  * fleet_round_at - fleet_round with the round starting at `at`
  * (CLOCK_MONOTONIC ns), so a caller can predict the round it will be;
- * one less than a quarter of FLEET_GO_MARGIN_NS away takes the margin.
+ * one less than half FLEET_GO_MARGIN_NS away takes the margin.
  */
 int fleet_round_at(struct fleet *f, unsigned r, uint64_t at,
 		   struct fleet_task_round *res);

@@ -664,8 +664,13 @@ static int attempt(struct run_ctx *x)
 	for (unsigned r = 1; r <= x->fo.rounds && !*x->stop; r++) {
 		int ok, nt = 0, live = 0;
 		double sum = 0, psum = 0, acc = 0, sug = 0, t_r;
-		/* the round starts a margin after its go (fleet_round) */
-		uint64_t now = mono_ns() + FLEET_GO_MARGIN_NS;
+		/*
+		 * The round starts when chosen here, so it can be predicted
+		 * as it will fall: two go margins ahead, for what comes
+		 * before the go (the first round's threads, the counters),
+		 * so the roots still have about one to wake in.
+		 */
+		uint64_t now = mono_ns() + 2 * FLEET_GO_MARGIN_NS;
 		struct mon_sample s0, s1;
 		struct mon_round mr = { .dilation = n,
 				       .round_min_s = INFINITY };
