@@ -20,6 +20,7 @@ struct linkload {
 	struct nscache *nsc;
 	int nc, nnsc;
 	uint64_t *last;		/* per counter: bytes at the last reading */
+	uint64_t *last_ns;	/* ... and when it was taken */
 	struct link_util *u;
 	size_t n, cap;
 	long lost;
@@ -37,15 +38,21 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void read_all(struct linkload *l, double t_s, double dt_wall)
+/*
+ * Every link's rate since its last reading, each over its own interval:
+ * a reader held up between two links (a busy host) does not lend one
+ * link's bytes another's time.
+ */
+static void read_all(struct linkload *l, double t_s, bool first)
 {
 	const struct plan *p = l->p;
 
 	for (int i = 0; i < l->nc; i++) {
-		uint64_t b = counters_read(&l->c[i]).bytes;
+		uint64_t b = counters_read(&l->c[i]).bytes, t = now_ns();
+		double dt_wall = (double)(t - l->last_ns[i]) / 1e9;
 		struct link_util *x;
 
-		if (dt_wall > 0 && l->n == l->cap && l->cap < LINKLOAD_MAX) {
+		if (!first && l->n == l->cap && l->cap < LINKLOAD_MAX) {
 			size_t cap = l->cap ? 2 * l->cap : 1024;
 			struct link_util *m;
 
@@ -56,7 +63,7 @@ static void read_all(struct linkload *l, double t_s, double dt_wall)
 				l->cap = cap;
 			}
 		}
-		if (dt_wall > 0 && l->n < l->cap) {
+		if (!first && dt_wall > 0 && l->n < l->cap) {
 			x = &l->u[l->n++];
 			x->t_s = t_s;
 			link_name(p, l->c[i].link, x->link, sizeof(x->link));
@@ -64,10 +71,11 @@ static void read_all(struct linkload *l, double t_s, double dt_wall)
 			x->gbps = (double)(b - l->last[i]) * 8 *
 				  p->sc->scale * l->dilation / dt_wall / 1e9;
 			x->cap_gbps = plan_link_gbps(p, l->c[i].link);
-		} else if (dt_wall > 0) {
+		} else if (!first) {
 			l->lost++;
 		}
 		l->last[i] = b;
+		l->last_ns[i] = t;
 	}
 }
 
@@ -75,10 +83,10 @@ static void *run(void *arg)
 {
 	struct linkload *l = arg;
 	uint64_t step = (uint64_t)(l->step_s * l->dilation * 1e9);
-	uint64_t prev = now_ns(), next = l->t0 + step;
+	uint64_t next = l->t0 + step;
 	bool stop = false;
 
-	read_all(l, 0, 0);
+	read_all(l, 0, true);
 	while (!stop) {
 		struct timespec ts = { (time_t)(next / 1000000000u),
 				       (long)(next % 1000000000u) };
@@ -93,9 +101,7 @@ static void *run(void *arg)
 		if (stop)
 			break;
 		t = now_ns();
-		read_all(l, (double)(t - l->t0) / 1e9 / l->dilation,
-			 (double)(t - prev) / 1e9);
-		prev = t;
+		read_all(l, (double)(t - l->t0) / 1e9 / l->dilation, false);
 		do
 			next += step;
 		while (next <= t);
@@ -119,7 +125,8 @@ int linkload_start(const struct plan *p, const char *prefix, double dilation,
 	err = counters_open(p, prefix, true, &l->c, &l->nc, &l->nsc,
 			    &l->nnsc);
 	l->last = calloc((size_t)l->nc + 1, sizeof(*l->last));
-	if (!err && !l->last)
+	l->last_ns = calloc((size_t)l->nc + 1, sizeof(*l->last_ns));
+	if (!err && (!l->last || !l->last_ns))
 		err = -ENOMEM;
 	if (!err) {
 		pthread_condattr_t ca;
@@ -138,6 +145,7 @@ int linkload_start(const struct plan *p, const char *prefix, double dilation,
 	if (err) {
 		counters_close(l->c, l->nsc, l->nnsc);
 		free(l->last);
+		free(l->last_ns);
 		free(l);
 		return err;
 	}
@@ -165,6 +173,7 @@ long linkload_stop(struct linkload *l, struct results *res, long *lost)
 		n = -EIO;
 	counters_close(l->c, l->nsc, l->nnsc);
 	free(l->last);
+	free(l->last_ns);
 	free(l->u);
 	free(l);
 	return n;

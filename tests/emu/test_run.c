@@ -740,7 +740,9 @@ static void traffic_run(const char *gbps, double slower, double left)
 		  "max(id) FROM runs)");
 	/* the orchestrator's view: the traffic's start, the tasks it
 	 * touched, and the link it shares loaded by it and by no more than
-	 * the link carries (a reading's error is one packet in its step) */
+	 * the link carries: a reading covers one step (at N 4, about 16 ms
+	 * of real time), in which the shaper's bucket (1 ms at rate) and a
+	 * frame at each end may add up to 12 %; 25 % is allowed */
 	cr_assert_eq(q1(h, "SELECT count(*) FROM events WHERE run = (SELECT "
 			   "max(id) FROM runs) AND kind = 'traffic' AND at_s = 0 "
 			   "AND tasks = 't'"), 1);
@@ -758,7 +760,7 @@ static void traffic_run(const char *gbps, double slower, double left)
 	cr_log_info("g>rA: %.2f Gbit/s on average, %.2f at most", lmean,
 		    lmax);
 	cr_assert_geq(lmean, atof(gbps) * 0.95, "the traffic alone");
-	cr_assert_leq(lmax, 10 * 1.1, "more than the link");
+	cr_assert_leq(lmax, 10 * 1.25, "more than the link");
 	cr_log_info("broadcast %.3f ms (predicted %.3f with the traffic, "
 		    "%.3f without), upload %.3f ms (%.3f)", b * 1e3,
 		    p->tasks[0].bcast_s * 1e3, quiet->tasks[0].bcast_s * 1e3,
