@@ -642,13 +642,8 @@ static void check(const struct ftask *ft, struct fleet_task_round *res)
 }
 
 
-int fleet_round(struct fleet *f, unsigned r, struct fleet_task_round *res)
-{
-	return fleet_round_at(f, r, 0, res);
-}
-
-int fleet_round_at(struct fleet *f, unsigned r, uint64_t at,
-		   struct fleet_task_round *res)
+int fleet_round(struct fleet *f, unsigned r, uint64_t at,
+		struct fleet_task_round *res)
 {
 	uint64_t now = now_ns();
 	/* too soon for the roots to be woken in time: the usual margin */

@@ -67,30 +67,26 @@ int fleet_start(const struct plan *p, const struct addressing *a,
 		size_t len) __attribute__((warn_unused_result));
 
 /*
- * fleet_round - run round r of every live task; res[t] per task (in plan
- * order). Returns the number of tasks that completed the round.
+ * Every task starts the round at one absolute time t0, a margin after the
+ * go messages are written: each root sleeps until t0 (its lateness is the
+ * start skew, reported).
  */
-int fleet_round(struct fleet *f, unsigned r, struct fleet_task_round *res);
+#define FLEET_GO_MARGIN_NS 20000000u
 
 /*
- * fleet_round_at - fleet_round with the round starting at `at`
- * (CLOCK_MONOTONIC ns), so a caller can predict the round it will be;
- * one less than half FLEET_GO_MARGIN_NS away takes the margin.
+ * fleet_round - run round r of every live task, starting at `at`
+ * (CLOCK_MONOTONIC ns), so a caller can predict the round it will be; 0,
+ * or one less than half FLEET_GO_MARGIN_NS away, takes the margin from
+ * now. res[t] per task (in plan order). Returns the number of tasks that
+ * completed the round.
  */
-int fleet_round_at(struct fleet *f, unsigned r, uint64_t at,
-		   struct fleet_task_round *res);
+int fleet_round(struct fleet *f, unsigned r, uint64_t at,
+		struct fleet_task_round *res);
 
 /* Whether task t has failed (and why). */
 bool fleet_failed(const struct fleet *f, int t, const char **why);
 
 /* Training samples per local model unless fleet_opts says otherwise. */
-/*
- * Every task starts the round at one absolute time t0, a margin after the
- * go messages are written (fleet_round): each root sleeps until t0 (its
- * lateness is the start skew, reported).
- */
-#define FLEET_GO_MARGIN_NS 20000000u
-
 #define FLEET_SAMPLES_PER_LOCAL 200
 
 /*

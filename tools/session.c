@@ -94,24 +94,6 @@ static void print_traffic(FILE *out, const struct plan *p)
 	}
 }
 
-/* A moment something the run plays happens: an event, or its traffic's end. */
-struct moment {
-	double t;
-	int ev;
-	bool end;
-};
-
-static int moment_cmp(const void *a, const void *b)
-{
-	const struct moment *x = a, *y = b;
-
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	if (x->ev != y->ev)
-		return x->ev - y->ev;
-	return (int)x->end - (int)y->end;
-}
-
 /*
  * Say, in time order, what happened in (the last said, t] of scenario
  * time: traffic starting and ending, fibres cut and repaired. *cursor
@@ -120,33 +102,23 @@ static int moment_cmp(const void *a, const void *b)
 static int say_events(FILE *out, const struct plan *p, int *cursor, double t)
 {
 	const struct scenario *sc = p->sc;
-	struct moment *m = calloc(2 * (size_t)sc->nevents + 1, sizeof(*m));
-	int n = 0, said = 0;
+	struct scn_moment *m;
+	int n = scn_moments(sc, &m), said = 0;
 
-	if (!m)
-		return 0;
-	for (int k = 0; k < sc->nevents; k++) {
-		const struct scn_event *e = &sc->events[k];
-
-		m[n++] = (struct moment){ e->at_s, k, false };
-		if (e->kind == SCN_EV_TRAFFIC)
-			m[n++] = (struct moment){ e->at_s + e->for_s, k, true };
-	}
-	qsort(m, (size_t)n, sizeof(*m), moment_cmp);
-	for (; *cursor < n && m[*cursor].t <= t; (*cursor)++, said++) {
-		const struct scn_event *e = &sc->events[m[*cursor].ev];
+	for (; *cursor < n && m[*cursor].at_s <= t; (*cursor)++, said++) {
+		const struct scn_event *e = &sc->events[m[*cursor].event];
 		const struct scn_fibre *f = &sc->fibres[e->fibre];
 		bool routed = true;
 
-		fprintf(out, "event at %.6f s: ", m[*cursor].t);
+		fprintf(out, "event at %.6f s: ", m[*cursor].at_s);
 		switch (e->kind) {
 		case SCN_EV_TRAFFIC:
 			for (int i = 0; i < p->nbg; i++)
-				if (p->bg[i].bg->event == m[*cursor].ev)
+				if (p->bg[i].bg->event == m[*cursor].event)
 					routed = p->bg[i].routed;
 			fprintf(out, "traffic %s -> %s, %g Gbit/s %s%s\n",
 				sc->nodes[e->from].name, sc->nodes[e->to].name,
-				e->gbps, m[*cursor].end ? "ends" : "starts",
+				e->gbps, m[*cursor].ends ? "ends" : "starts",
 				routed ? "" : " (not routed: it does not flow)");
 			break;
 		case SCN_EV_CUT:
@@ -268,23 +240,12 @@ static bool has_cut(const struct scenario *sc)
 	return false;
 }
 
-/* Whether any fibre of sc loses packets. */
-static bool scenario_loses(const struct scenario *sc)
-{
-	for (int i = 0; i < sc->nfibres; i++)
-		if (sc->fibres[i].loss > 0)
-			return true;
-	return false;
-}
-
 /* The repair of the cut event k, or inf. */
 static double repair_of(const struct scenario *sc, int k)
 {
-	for (int j = k + 1; j < sc->nevents; j++)
-		if (sc->events[j].kind == SCN_EV_REPAIR &&
-		    sc->events[j].fibre == sc->events[k].fibre)
-			return sc->events[j].at_s;
-	return INFINITY;
+	int r = scn_repair_of(sc, k);
+
+	return r < 0 ? INFINITY : sc->events[r].at_s;
 }
 
 /*
@@ -732,7 +693,7 @@ static int attempt(struct run_ctx *x)
 			ctr[i].before = counters_read(&ctr[i]);
 		e = monitor_sample(mon, &s0);
 		line0 = x->fo.watch ? lab_delay_line(sup) : 0;
-		ok = fleet_round_at(f, r, now, rr);
+		ok = fleet_round(f, r, now, rr);
 		mr.delay_restarted = x->fo.watch &&
 				     lab_delay_line(sup) != line0;
 		if (!e)
@@ -761,7 +722,7 @@ static int attempt(struct run_ctx *x)
 					true;
 		/* and links over a fibre cut during it: TCP resent there;
 		 * the scenario's losses are not the host's */
-		mr.lossy = scenario_loses(p->sc) ||
+		mr.lossy = scenario_has_loss(p->sc) ||
 			   cut_in(p, t_r, t_end, busy);
 		monitor_diff(&s0, &s1, &mr);
 		dl_pk += mr.dl_packets;

@@ -112,7 +112,6 @@ bool refuse_events(const struct scenario *sc, const char *path, FILE *f)
 	for (int k = 0; k < sc->nevents; k++) {
 		const struct scn_event *e = &sc->events[k];
 		const struct scn_fibre *fb = &sc->fibres[e->fibre];
-		bool repaired = false;
 
 		if (e->kind == SCN_EV_ARRIVE || e->kind == SCN_EV_LEAVE) {
 			fprintf(f, "%s:%d:%d: '%s' has a%s %s event: the "
@@ -124,12 +123,7 @@ bool refuse_events(const struct scenario *sc, const char *path, FILE *f)
 				scn_event_kind_name(e->kind));
 			return true;
 		}
-		if (e->kind != SCN_EV_CUT)
-			continue;
-		for (int j = k + 1; j < sc->nevents && !repaired; j++)
-			repaired = sc->events[j].kind == SCN_EV_REPAIR &&
-				   sc->events[j].fibre == e->fibre;
-		if (!repaired) {
+		if (e->kind == SCN_EV_CUT && scn_repair_of(sc, k) < 0) {
 			fprintf(f, "%s:%d:%d: the cut of %s-%s at %g s is never "
 				"repaired: the emulation re-places nothing yet, "
 				"so the tasks over it would wait for ever; add a "

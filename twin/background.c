@@ -182,17 +182,11 @@ int plan_cut_windows(struct plan *p, double t_s)
 		return -ENOMEM;
 	for (int k = 0; k < sc->nevents; k++) {
 		const struct scn_event *e = &sc->events[k];
-		double off = INFINITY;
+		int r = scn_repair_of(sc, k);
+		double off = r < 0 ? INFINITY : sc->events[r].at_s;
 
 		if (e->kind != SCN_EV_CUT)
 			continue;
-		/* events are in time order: the first repair after it */
-		for (int j = k + 1; j < sc->nevents; j++)
-			if (sc->events[j].kind == SCN_EV_REPAIR &&
-			    sc->events[j].fibre == e->fibre) {
-				off = sc->events[j].at_s;
-				break;
-			}
 		p->down[p->ndown++] = (struct fibre_down){
 			e->fibre, e->at_s - t_s, off - t_s };
 	}

@@ -464,10 +464,45 @@ int scenario_traffic_all(struct scenario *sc)
 	return 0;
 }
 
-bool scenario_only_traffic(const struct scenario *sc)
+
+static int moment_cmp(const void *a, const void *b)
 {
-	for (int k = 0; k < sc->nevents; k++)
-		if (sc->events[k].kind != SCN_EV_TRAFFIC)
-			return false;
-	return true;
+	const struct scn_moment *x = a, *y = b;
+
+	if (x->at_s != y->at_s)
+		return x->at_s < y->at_s ? -1 : 1;
+	if (x->ends != y->ends)		/* traffic ends before what starts */
+		return x->ends ? -1 : 1;
+	return x->event - y->event;
+}
+
+int scn_moments(const struct scenario *sc, struct scn_moment **out)
+{
+	struct scn_moment *m = calloc(2 * (size_t)sc->nevents + 1,
+				      sizeof(*m));
+	int n = 0;
+
+	*out = m;
+	if (!m)
+		return -ENOMEM;
+	for (int k = 0; k < sc->nevents; k++) {
+		const struct scn_event *e = &sc->events[k];
+
+		m[n++] = (struct scn_moment){ e->at_s, k, false };
+		if (e->kind == SCN_EV_TRAFFIC)
+			m[n++] = (struct scn_moment){ e->at_s + e->for_s, k,
+						      true };
+	}
+	qsort(m, (size_t)n, sizeof(*m), moment_cmp);
+	return n;
+}
+
+int scn_repair_of(const struct scenario *sc, int k)
+{
+	/* events are in time order: the first repair after it */
+	for (int j = k + 1; j < sc->nevents; j++)
+		if (sc->events[j].kind == SCN_EV_REPAIR &&
+		    sc->events[j].fibre == sc->events[k].fibre)
+			return j;
+	return -1;
 }

@@ -851,6 +851,14 @@ int scenario_find(const struct scenario *sc, const char *name)
 	return -1;
 }
 
+bool scenario_has_loss(const struct scenario *sc)
+{
+	for (int i = 0; i < sc->nfibres; i++)
+		if (sc->fibres[i].loss > 0)
+			return true;
+	return false;
+}
+
 int scenario_fibre(const struct scenario *sc, int a, int b)
 {
 	/* at most one fibre joins a pair (load_fibres) */

@@ -196,8 +196,26 @@ void scn_events_write(const struct scenario *sc, FILE *f);
 int scenario_traffic_all(struct scenario *sc)
 	__attribute__((warn_unused_result));
 
-/* Whether every event of sc is traffic (none: true). */
-bool scenario_only_traffic(const struct scenario *sc);
+/* When something happens: an event, or the end of its traffic (ends). */
+struct scn_moment {
+	double at_s;
+	int event;
+	bool ends;
+};
+
+/*
+ * scn_moments - sc's moments in time order (at one time, traffic ends
+ * first, then by event), malloc'd into *out. Their number, or -ENOMEM.
+ */
+int scn_moments(const struct scenario *sc, struct scn_moment **out)
+	__attribute__((warn_unused_result));
+
+/* scn_repair_of - the first repair after event k (a cut) of its fibre, or
+ * -1 when it is never repaired. */
+int scn_repair_of(const struct scenario *sc, int k);
+
+/* scenario_has_loss - whether any fibre of sc loses packets. */
+bool scenario_has_loss(const struct scenario *sc);
 
 /* The kind as the file names it: "cut", "repair", ... */
 const char *scn_event_kind_name(enum scn_event_kind k);

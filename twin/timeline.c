@@ -235,26 +235,8 @@ out:
 	return err;
 }
 
-/* When something changes: an event, or the end of an event's traffic. */
-struct moment {
-	double at_s;
-	int event;
-	bool ends;
-};
-
-static int moment_cmp(const void *a, const void *b)
-{
-	const struct moment *x = a, *y = b;
-
-	if (x->at_s != y->at_s)
-		return x->at_s < y->at_s ? -1 : 1;
-	if (x->ends != y->ends)		/* traffic ends before what starts */
-		return x->ends ? -1 : 1;
-	return x->event - y->event;
-}
-
 static int add_epoch(struct timeline *tl, struct scenario *sc,
-		     const struct moment *mo, const struct sched_ops *ops,
+		     const struct scn_moment *mo, const struct sched_ops *ops,
 		     int (*predict)(struct plan *p))
 {
 	const struct plan *prev = tl->n ? tl->e[tl->n - 1].plan : NULL;
@@ -320,26 +302,17 @@ struct timeline *timeline_new(const struct scenario *sc,
 {
 	struct timeline *tl = calloc(1, sizeof(*tl));
 	const struct scenario *last = sc;
-	struct moment *mo = NULL;
-	int err = -ENOMEM, nmo = 0;
+	struct scn_moment *mo = NULL;
+	int err = -ENOMEM, nmo;
 
 	if (!tl)
 		return NULL;
 	tl->sc = sc;
 	tl->policy = policy;
-	mo = calloc(2 * (size_t)sc->nevents + 1, sizeof(*mo));
+	nmo = scn_moments(sc, &mo);
 	tl->e = calloc(2 * (size_t)sc->nevents + 2, sizeof(*tl->e));
-	if (!mo || !tl->e)
+	if (nmo < 0 || !tl->e)
 		goto fail;
-	for (int k = 0; k < sc->nevents; k++) {
-		const struct scn_event *ev = &sc->events[k];
-
-		mo[nmo++] = (struct moment){ ev->at_s, k, false };
-		if (ev->kind == SCN_EV_TRAFFIC)
-			mo[nmo++] = (struct moment){ ev->at_s + ev->for_s, k,
-						     true };
-	}
-	qsort(mo, (size_t)nmo, sizeof(*mo), moment_cmp);
 	for (int i = -1; i < nmo; i++) {
 		struct scenario *next = apply(sc, last, i < 0 ? -1 :
 					      mo[i].event, i >= 0 && mo[i].ends);
