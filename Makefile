@@ -50,6 +50,13 @@ endif
 cflags_of = $(shell $(PKG_CONFIG) --cflags $(1))
 libs_of = $(shell $(PKG_CONFIG) --libs $(1))
 
+# GLPK (the opt scheduler's solver) ships no pkg-config file: its header
+# is looked for directly.
+have_glpk = $(shell printf '\043include <glpk.h>\n' | \
+	$(CC) -E -x c - >/dev/null 2>&1 && echo y)
+# What the twin library needs at link time.
+TWIN_LIBS = $(call libs_of,yaml-0.1) -lglpk -lm
+
 EMU_PKGS := libmnl libnetfilter_queue libcgroup sqlite3
 
 TWIN_SRC := $(wildcard twin/*.c)
@@ -83,6 +90,8 @@ deps:
 	$(call need,libnetfilter_queue)
 	$(call need,libcgroup)
 	$(call need,sqlite3)
+	$(if $(have_glpk),,$(error glpk.h not found: install the Debian \
+		package 'libglpk-dev'))
 
 $(O)/twin/%.o: twin/%.c | deps
 	@mkdir -p $(@D)
@@ -118,22 +127,22 @@ $(EMU_LIB): $(EMU_OBJ)
 $(TWINLAB): $(TOOLS_OBJ) $(EMU_LIB) $(TWIN_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,yaml-0.1 json-c $(EMU_PKGS)) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,json-c $(EMU_PKGS)) $(TWIN_LIBS)
 
 $(TWIN_TESTS): $(TEST_OBJ) $(TWIN_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,yaml-0.1 json-c criterion sqlite3) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,json-c criterion sqlite3) $(TWIN_LIBS)
 
 $(EMU_TESTS): $(EMU_TEST_OBJ) $(EMU_LIB) $(TWIN_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,yaml-0.1 json-c criterion $(EMU_PKGS)) -lm -lpthread
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,json-c criterion $(EMU_PKGS)) $(TWIN_LIBS) -lpthread
 
 $(BENCH_SCHED): $(BENCH_OBJ) $(TWIN_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,yaml-0.1) -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TWIN_LIBS)
 
 # The tests find scenarios and the twinlab binary relative to the top.
 # Emulation tests need root and run one at a time (they time the kernel);
@@ -265,7 +274,7 @@ $(FUZZ_DIR)/fuzz-%: tests/fuzz/fuzz_%.c $(TWIN_SRC) emu/labstate.c \
 	$(call need,yaml-0.1)
 	@$(if $(Q),echo "  FUZZCC  $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(call cflags_of,yaml-0.1) -o $@ \
-		$< $(FUZZ_SRC_$*) $(call libs_of,yaml-0.1) -lm
+		$< $(FUZZ_SRC_$*) $(TWIN_LIBS)
 
 .PHONY: fuzz fuzz-smoke
 fuzz: $(FUZZ_BINS)
@@ -321,7 +330,7 @@ $(BENCH_EMU): $(BENCH_EMU_OBJ) $(EMU_LIB) $(TWIN_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ \
-		$(call libs_of,yaml-0.1 json-c $(EMU_PKGS)) -lm -lpthread
+		$(call libs_of,json-c $(EMU_PKGS)) $(TWIN_LIBS) -lpthread
 
 .PHONY: bench-emu bench-emu-if-root
 bench-emu: $(TWINLAB) $(BENCH_EMU)

@@ -14,6 +14,7 @@ packages=(
 	gcc make pkg-config
 	libyaml-dev libjson-c-dev libcriterion-dev
 	libmnl-dev libnetfilter-queue-dev libcgroup-dev libsqlite3-dev
+	libglpk-dev
 	iproute2 iptables
 	graphviz gnuplot-nox
 	clang libclang-rt-14-dev

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,14 @@ static int write_point(const struct experiment *x, const struct scenario *sc,
 	if (err)
 		errno = -err;
 	return err;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* ---- blocking under offered load: the twin alone ------------------------ */
@@ -151,6 +160,138 @@ static int run_blocking(const struct experiment *x, const struct scenario *sc,
 	return 0;
 }
 
+/* ---- the optimality gap: the twin alone --------------------------------- */
+
+/* One scheduler's plan of pt, timed. */
+static int gap_point(const struct scenario *pt, const struct sched_ops *ops,
+		     struct exp_gap *g, double *seconds)
+{
+	double t = now_s();
+	int e = experiment_gap_point(pt, ops, g);
+
+	*seconds = now_s() - t;
+	return e;
+}
+
+/* The instance of local-model count nl and seed: its base, then its task. */
+static int gap_instance(const struct experiment *x, const struct scenario *sc,
+			long nl, long seed, struct scenario **rnd,
+			struct scenario *pt)
+{
+	int e;
+
+	*rnd = NULL;
+	if (x->random_roadms) {
+		e = experiment_random_base(x->random_roadms, seed, rnd);
+		if (e)
+			return e;
+		sc = *rnd;
+	}
+	e = experiment_point(x, sc, nl, seed, 1, pt);
+	if (e) {
+		scenario_free(*rnd);
+		*rnd = NULL;
+	}
+	return e;
+}
+
+/*
+ * Every local-model count x seed: one task on the empty network, its tree
+ * weight by opt and by each scheduler, stored in the database's `gap`
+ * table and summed up per local-model count: mean and largest gap, and
+ * how often the scheduler found the optimum.
+ */
+static int run_gap(const struct experiment *x, const struct scenario *sc,
+		   const char *db)
+{
+	char err[512];
+	struct results *res;
+	int total = x->nlocals * x->nseeds, done = 0, rc = 0;
+
+	if (!x->random_roadms &&
+	    sched_fits(&sched_opt, sc, err, sizeof(err))) {
+		p_err("%s: %s", x->base, err);
+		return EXIT_USAGE;
+	}
+	res = results_open(db, err, sizeof(err));
+	if (!res) {
+		p_err("%s", err);
+		return 1;
+	}
+	printf("experiment %s (gap): %d instances (%d local-model counts x "
+	       "%d seeds) on %s, each of %d schedulers against opt, in the "
+	       "twin\n", x->name, total, x->nlocals, x->nseeds,
+	       x->random_roadms ? "random networks" : x->base, x->nsched);
+	for (int i = 0; i < x->nlocals && !rc; i++) {
+		double sum[EXP_LIST_MAX] = { 0 }, max[EXP_LIST_MAX] = { 0 };
+		int opt_n[EXP_LIST_MAX] = { 0 }, n[EXP_LIST_MAX] = { 0 };
+		double opt_s = 0;
+
+		for (int s = 0; s < x->nseeds && !rc; s++) {
+			struct scenario pt, *rnd;
+			struct exp_gap o, g;
+			double os, gs;
+
+			rc = gap_instance(x, sc, x->locals[i], x->seeds[s], &rnd,
+					  &pt);
+			if (!rc)
+				rc = gap_point(&pt, &sched_opt, &o, &os);
+			for (int k = 0; k < x->nsched && !rc; k++) {
+				struct results_gap_row row;
+
+				rc = gap_point(&pt, sched_arg(x->sched[k]), &g,
+					       &gs);
+				if (rc)
+					break;
+				row = (struct results_gap_row){
+					x->name, x->base, x->sched[k],
+					x->locals[i], x->seeds[s], g.blocked,
+					g.weight, o.weight, gs, os };
+				if (results_gap(res, &row)) {
+					p_err("cannot store an instance in "
+					      "'%s'", db);
+					rc = -EIO;
+					break;
+				}
+				if (g.blocked || o.blocked)
+					continue;
+				n[k]++;
+				sum[k] += g.weight / o.weight - 1;
+				max[k] = fmax(max[k], g.weight / o.weight - 1);
+				opt_n[k] += g.weight <= o.weight * (1 + 1e-9);
+			}
+			opt_s += os;
+			experiment_point_release(&pt);
+			scenario_free(rnd);
+			if (rc)
+				p_err("cannot schedule %ld local models, seed "
+				      "%ld: %s", x->locals[i], x->seeds[s],
+				      strerror(-rc));
+			done++;
+		}
+		if (rc)
+			break;
+		printf("\n%ld local models (%d instances; opt %.2f s each on "
+		       "average): gap to opt, mean / max, and optimal\n",
+		       x->locals[i], x->nseeds, opt_s / x->nseeds);
+		for (int k = 0; k < x->nsched; k++)
+			if (n[k])
+				printf("  %-6s %7.2f %% / %7.2f %%, optimal in %d "
+				       "of %d\n", x->sched[k], 100 * sum[k] / n[k],
+				       100 * max[k], opt_n[k], n[k]);
+			else
+				printf("  %-6s blocked in every instance\n",
+				       x->sched[k]);
+		fflush(stdout);
+	}
+	results_close(res);
+	if (rc)
+		return 1;
+	printf("\nexperiment %s: %d instances; results in %s ('twinlab report "
+	       "%s' tabulates and draws the gaps)\n", x->name, done, db, db);
+	return 0;
+}
+
 static volatile sig_atomic_t stop_sig;
 
 static void on_signal(int sig)
@@ -174,13 +315,6 @@ static int record_point(const char *db, int64_t run,
 	return e;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 int cmd_experiment(int argc, char **argv)
 {
@@ -230,7 +364,10 @@ int cmd_experiment(int argc, char **argv)
 			       "the dilation the last one\nfound faithful. Needs "
 			       "root. With 'kind: blocking' the twin alone "
 			       "schedules each\nload (no root): blocked tasks "
-			       "and lit wavelength-links per scheduler.\n",
+			       "and lit wavelength-links per scheduler. With\n"
+			       "'kind: gap' it schedules one task per instance "
+			       "(no root): each scheduler's tree\nweight against "
+			       "opt's.\n",
 			       prog);
 			return 0;
 		default:
@@ -249,6 +386,19 @@ int cmd_experiment(int argc, char **argv)
 			print_scn_error(stderr, &se);
 			return EXIT_USAGE;
 		}
+	}
+	if (x.random_roadms) {
+		/* every instance draws its network: a server per ROADM */
+		for (int i = 0; i < x.nlocals; i++)
+			if (x.locals[i] + 1 > x.random_roadms) {
+				p_err("%s: %ld local models need %ld servers; a "
+				      "random network of %ld ROADMs has %ld",
+				      argv[optind], x.locals[i],
+				      x.locals[i] + 1, x.random_roadms,
+				      x.random_roadms);
+				return EXIT_USAGE;
+			}
+		return run_gap(&x, NULL, db);
 	}
 	sc = load_scenario(x.base);
 	if (!sc)
@@ -270,8 +420,9 @@ int cmd_experiment(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (x.kind == EXP_BLOCKING) {
-		rc = run_blocking(&x, sc, db);
+	if (x.kind == EXP_BLOCKING || x.kind == EXP_GAP) {
+		rc = x.kind == EXP_GAP ? run_gap(&x, sc, db) :
+					 run_blocking(&x, sc, db);
 		scenario_free(sc);
 		return rc;
 	}

@@ -447,6 +447,7 @@ static void report_release(struct report *r)
 {
 	free(r->timeline_md);
 	release_blocking(r);
+	release_gap(r);
 	for (int i = 0; i < r->nruns; i++) {
 		free(r->runs[i].scenario);
 		free(r->runs[i].scheduler);
@@ -542,9 +543,9 @@ int cmd_report(int argc, char **argv)
 		p_err("%s", err);
 		goto out;
 	}
-	if (report_load(&r) || load_blocking(&r))
+	if (report_load(&r) || load_blocking(&r) || load_gap(&r))
 		goto out;
-	if (!r.nruns && !r.nblk) {
+	if (!r.nruns && !r.nblk && !r.ngap) {
 		if (r.nleft)
 			p_err("no complete runs in '%s': nothing to report "
 			      "(%s)", r.db_path, r.left_out);
@@ -580,6 +581,7 @@ int cmd_report(int argc, char **argv)
 	nfid = write_figures(&r);
 	write_timelines(&r);
 	write_blocking(&r);
+	write_gap(&r);
 	pic = calloc((size_t)r.nscheds + 1, sizeof(*pic));
 	if (!pic) {
 		p_err("out of memory");

@@ -129,6 +129,9 @@ struct report {
 	struct blk *blk;		/* blocking points, by figure */
 	int nblk;
 	char *blocking_md;		/* their section, or NULL */
+	struct gapr *gap;		/* gap instances, by experiment */
+	int ngap;
+	char *gap_md;			/* their section, or NULL */
 	char *made[256];		/* files rendered, for the summary */
 	int nmade;
 };
@@ -241,6 +244,10 @@ int write_figures(struct report *r);
 int load_blocking(struct report *r);
 void write_blocking(struct report *r);
 void release_blocking(struct report *r);
+/* Optimality gaps (report_gap.c): read, drawn, released. */
+int load_gap(struct report *r);
+void write_gap(struct report *r);
+void release_gap(struct report *r);
 
 /* The timeline of each run with events (figure and its section of the
  * report, kept in r->timeline_md). */

@@ -766,9 +766,11 @@ int write_md(struct report *r, const struct picture *pic, int nfid)
 		write_fidelity_table(r, f, nfid);
 	if (r->blocking_md)
 		fputs(r->blocking_md, f);
+	if (r->gap_md)
+		fputs(r->gap_md, f);
 	if (r->timeline_md)
 		fputs(r->timeline_md, f);
-	/* a database of blocking points alone has no runs to list */
+	/* a database of blocking points or gaps alone has no runs to list */
 	if (r->nruns) {
 		write_pictures_md(r, f, pic);
 		write_runs_table(r, f);

@@ -71,7 +71,12 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS blocking ("
 	" experiment TEXT, base TEXT, scheduler TEXT, nlocals INTEGER,"
 	" seed INTEGER, load INTEGER, blocked INTEGER, wl_used INTEGER,"
-	" wl_total INTEGER, bytes_links REAL);";
+	" wl_total INTEGER, bytes_links REAL);"
+	/* optimality gap: one task per instance, the twin alone, no run */
+	"CREATE TABLE IF NOT EXISTS gap ("
+	" experiment TEXT, base TEXT, scheduler TEXT, nlocals INTEGER,"
+	" seed INTEGER, blocked INTEGER, weight REAL, opt_weight REAL,"
+	" seconds REAL, opt_seconds REAL);";
 
 /* Columns added after the first schema: added to older databases. */
 static const char *const added[] = {
@@ -645,6 +650,41 @@ int results_blocking(struct results *r, const struct results_blocking_row *b)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
+/* A real, or NULL for NAN (not known). */
+static void bind_real(sqlite3_stmt *st, int i, double v)
+{
+	if (isnan(v))
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_double(st, i, v);
+}
+
+int results_gap(struct results *r, const struct results_gap_row *g)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(r->db, "INSERT INTO gap (experiment, base, "
+			       "scheduler, nlocals, seed, blocked, weight, "
+			       "opt_weight, seconds, opt_seconds) VALUES "
+			       "(?,?,?,?,?,?,?,?,?,?)", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_text(st, 1, g->experiment, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, g->base, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, g->scheduler, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, g->nlocals);
+	sqlite3_bind_int64(st, 5, g->seed);
+	sqlite3_bind_int(st, 6, g->blocked);
+	bind_real(st, 7, g->weight);
+	bind_real(st, 8, g->opt_weight);
+	bind_real(st, 9, g->seconds);
+	bind_real(st, 10, g->opt_seconds);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
 /* ---- reading ------------------------------------------------------------ */
 
 struct results_reader {
@@ -1109,6 +1149,41 @@ int results_read_blocking(struct results_reader *rd,
 		return e;
 	return each_row(rd, st, each_blocking, (void *)fn, ctx, "the "
 			"blocking points", err, len);
+}
+
+static int each_gap(sqlite3_stmt *st, void *fn, void *ctx)
+{
+	int (*f)(void *, const struct results_gap_row *) = fn;
+	struct results_gap_row row = {
+		.experiment = col_text(st, 0, "?"),
+		.base = col_text(st, 1, ""),
+		.scheduler = col_text(st, 2, "?"),
+		.nlocals = sqlite3_column_int64(st, 3),
+		.seed = sqlite3_column_int64(st, 4),
+		.blocked = sqlite3_column_int(st, 5) != 0,
+		.weight = col_real(st, 6, NAN),
+		.opt_weight = col_real(st, 7, NAN),
+		.seconds = col_real(st, 8, NAN),
+		.opt_seconds = col_real(st, 9, NAN),
+	};
+
+	return f(ctx, &row);
+}
+
+int results_read_gap(struct results_reader *rd,
+		     int (*fn)(void *ctx, const struct results_gap_row *row),
+		     void *ctx, char *err, size_t len)
+{
+	sqlite3_stmt *st;
+	int e = view_query(rd, "gap", "SELECT experiment, base, scheduler, "
+			   "nlocals, seed, blocked, weight, opt_weight, "
+			   "seconds, opt_seconds FROM gap ORDER BY experiment, "
+			   "scheduler, nlocals, seed, rowid", &st, err, len);
+
+	if (e || !st)
+		return e;
+	return each_row(rd, st, each_gap, (void *)fn, ctx, "the gap "
+			"instances", err, len);
 }
 
 static int each_check(sqlite3_stmt *st, void *fn, void *ctx)

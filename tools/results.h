@@ -84,6 +84,17 @@ struct results_blocking_row {
 
 int results_blocking(struct results *r, const struct results_blocking_row *b);
 
+/* One instance of a gap experiment (no run): one scheduler's tree weight
+ * for the instance's only task, and opt's; NAN where blocked. */
+struct results_gap_row {
+	const char *experiment, *base, *scheduler;
+	int64_t nlocals, seed;
+	bool blocked;
+	double weight, opt_weight, seconds, opt_seconds;
+};
+
+int results_gap(struct results *r, const struct results_gap_row *g);
+
 /* The run's dilation and its verdict over all rounds. */
 int results_verdict(struct results *r, double dilation, const char *verdict);
 
@@ -250,6 +261,11 @@ int results_read_blocking(struct results_reader *rd,
 			  int (*fn)(void *ctx,
 				    const struct results_blocking_row *row),
 			  void *ctx, char *err, size_t len);
+
+/* Every gap instance, by experiment, scheduler, local models, seed. */
+int results_read_gap(struct results_reader *rd,
+		     int (*fn)(void *ctx, const struct results_gap_row *row),
+		     void *ctx, char *err, size_t len);
 
 /* The plan's DOT text stored with run id (malloc'd), or NULL. */
 char *results_read_plan_dot(struct results_reader *rd, int64_t id);

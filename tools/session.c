@@ -1028,6 +1028,15 @@ int session_run(const struct session_opts *o, struct session_result *res)
 			rounds = sc->tasks[t].rounds > rounds ?
 					 sc->tasks[t].rounds : rounds;
 	x.fo.rounds = rounds ? rounds : 1;
+	{
+		char why[256];
+
+		if (sched_fits(x.ops, sc, why, sizeof(why))) {
+			say(&x, "%s", why);
+			rc = EXIT_USAGE;
+			goto out;
+		}
+	}
 	x.p = sched_plan(sc, x.ops);
 	if (!x.p || plan_traffic_windows(x.p, 0) || plan_cut_windows(x.p, 0) ||
 	    x.predict(x.p)) {

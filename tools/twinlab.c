@@ -194,6 +194,8 @@ int plan_scenario(const char *path, const char *events,
 		  const struct sched_ops *ops, struct scenario **sc,
 		  struct plan **p)
 {
+	char why[256];
+
 	*p = NULL;
 	*sc = load_scenario(path);
 	if (!*sc)
@@ -204,6 +206,12 @@ int plan_scenario(const char *path, const char *events,
 		return EXIT_USAGE;
 	}
 	note_loss(*sc, stderr);
+	if (sched_fits(ops, *sc, why, sizeof(why))) {
+		p_err("%s: %s", path, why);
+		scenario_free(*sc);
+		*sc = NULL;
+		return EXIT_USAGE;
+	}
 	*p = sched_plan(*sc, ops);
 	if (*p)
 		return 0;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +16,12 @@ struct exp_rec {
 	char kind[16];
 	char name[SCN_NAME_MAX + 1];
 	char base[512];
-	long tasks, rounds, parameters, bpp;
+	long tasks, rounds, parameters, bpp, roadms;
 	double work;
 };
 
 enum { E_NAME, E_BASE, E_SCHED, E_LOCALS, E_TASKS, E_SEEDS, E_ROUNDS,
-       E_PARAMS, E_BPP, E_WORK, E_KIND, E_LOADS, E_N };
+       E_PARAMS, E_BPP, E_WORK, E_KIND, E_LOADS, E_ROADMS, E_N };
 
 /* The scenario's own limits (twin/scenario.c); tasks: a point's file
  * stays well under SCN_FILE_MAX. */
@@ -45,6 +46,8 @@ static const struct yf_field exp_fields[E_N] = {
 	[E_KIND] = { "kind", YF_TEXT, 0, offsetof(struct exp_rec, kind), 0,
 		     16 },
 	[E_LOADS] = { "loads", YF_ANY, 0, 0, 0, 0 },
+	[E_ROADMS] = { "roadms", YF_LONG, YF_POSITIVE,
+		       offsetof(struct exp_rec, roadms), EXP_RANDOM_MAX, 0 },
 };
 
 /* A list of whole numbers in [1, 1e6] (out) or of scheduler names. */
@@ -167,10 +170,49 @@ int experiment_parse(const char *buf, size_t len, const char *name,
 				       x->loads[i]);
 				goto out;
 			}
+	} else if (!strcmp(r.kind, "gap")) {
+		static const int never[] = { E_TASKS, E_LOADS };
+
+		x->kind = EXP_GAP;
+		for (size_t k = 0; k < sizeof(never) / sizeof(never[0]); k++) {
+			if (!seen[never[k]])
+				continue;
+			yf_err(&c, any[never[k]], "a gap experiment schedules "
+			       "one task per instance: '%s' is not for it",
+			       exp_fields[never[k]].key);
+			goto out;
+		}
+		for (int k = 0; k < x->nsched; k++)
+			if (!strcmp(x->sched[k], sched_opt.name)) {
+				yf_err(&c, any[E_SCHED], "a gap experiment "
+				       "compares each scheduler with opt: "
+				       "list the others");
+				goto out;
+			}
 	} else {
-		yf_err(&c, any[E_KIND], "'kind' must be emulation or blocking, "
-		       "got '%s'", r.kind);
+		yf_err(&c, any[E_KIND], "'kind' must be emulation, blocking or "
+		       "gap, got '%s'", r.kind);
 		goto out;
+	}
+	if (seen[E_ROADMS] || !strcmp(r.base, "random")) {
+		yaml_node_t *at = seen[E_ROADMS] ? any[E_ROADMS] : any[E_BASE];
+
+		if (x->kind != EXP_GAP) {
+			yf_err(&c, at, "random networks ('base: random' with "
+			       "'roadms') are for 'kind: gap'");
+			goto out;
+		}
+		if (!seen[E_ROADMS] || strcmp(r.base, "random")) {
+			yf_err(&c, at, "'base: random' and 'roadms' go "
+			       "together");
+			goto out;
+		}
+		if (r.roadms < 4) {
+			yf_err(&c, at, "'roadms' must be 4 to %d, got %ld",
+			       EXP_RANDOM_MAX, r.roadms);
+			goto out;
+		}
+		x->random_roadms = r.roadms;
 	}
 	{
 		/* relative to the experiment file, as an include is */
@@ -178,7 +220,9 @@ int experiment_parse(const char *buf, size_t len, const char *name,
 		int dl = r.base[0] != '/' && slash ?
 				 (int)(slash - name + 1) : 0;
 
-		if (!r.base[0] ||
+		if (x->random_roadms)
+			snprintf(x->base, sizeof(x->base), "random");
+		else if (!r.base[0] ||
 		    (size_t)snprintf(x->base, sizeof(x->base), "%.*s%s", dl,
 				     name, r.base) >= sizeof(x->base)) {
 			yf_err(&c, any[E_BASE], "'base' must name a scenario "
@@ -295,6 +339,79 @@ int experiment_load_point(const struct scenario *pt,
 	for (int i = 0; i < pt->nfibres; i++)
 		out->wl_total += pt->fibres[i].wavelengths;
 	out->bytes_links = p->bytes_links;
+	plan_free(p);
+	return 0;
+}
+
+int experiment_random_base(long nroadm, long seed, struct scenario **out)
+{
+	size_t cap = 256 + (size_t)nroadm * 256, off;
+	char *y = malloc(cap);
+	bool *edge = calloc((size_t)(nroadm * nroadm), sizeof(*edge));
+	struct scn_error err;
+	struct fl_rng r;
+	int e = 0;
+
+	*out = NULL;
+	if (!y || !edge) {
+		e = -ENOMEM;
+		goto out;
+	}
+	if (nroadm < 4 || nroadm > EXP_RANDOM_MAX) {
+		e = -EINVAL;
+		goto out;
+	}
+	fl_rng_seed(&r, fl_seed_derive((uint64_t)seed, 0x70b0 + (uint64_t)nroadm));
+	off = (size_t)snprintf(y, cap, "name: random-%ld-%ld\n"
+			       "wavelength_gbps: 100\nwavelengths: 16\n"
+			       "demand_gbps: 10\nroadms: [", nroadm, seed);
+	for (long i = 0; i < nroadm; i++)
+		off += (size_t)snprintf(y + off, cap - off, "%sX%ld",
+					i ? ", " : "", i);
+	off += (size_t)snprintf(y + off, cap - off, "]\nfibres:\n");
+	/* a random tree, then half as many chords again */
+	for (long i = 1; i < nroadm + nroadm / 2; i++) {
+		long a = i < nroadm ? i : (long)fl_rng_below(&r, (uint32_t)nroadm);
+		long b = (long)fl_rng_below(&r, (uint32_t)(i < nroadm ? i :
+							       nroadm));
+
+		if (a == b || edge[a * nroadm + b])
+			continue;
+		edge[a * nroadm + b] = edge[b * nroadm + a] = true;
+		off += (size_t)snprintf(y + off, cap - off,
+					"  - {a: X%ld, b: X%ld, km: %u}\n", a,
+					b, 50 + fl_rng_below(&r, 951));
+	}
+	off += (size_t)snprintf(y + off, cap - off, "routers:\n");
+	for (long i = 0; i < nroadm; i++)
+		off += (size_t)snprintf(y + off, cap - off,
+					"  - {name: r%ld, roadm: X%ld}\n", i, i);
+	off += (size_t)snprintf(y + off, cap - off, "servers:\n");
+	for (long i = 0; i < nroadm; i++)
+		off += (size_t)snprintf(y + off, cap - off,
+					"  - {name: s%ld, router: r%ld, "
+					"access_gbps: 100, access_km: %u, "
+					"cpu: 1, memory_mib: 64}\n", i, i,
+					fl_rng_below(&r, 21));
+	*out = scenario_parse(y, off, "random", &err);
+	if (!*out)
+		e = -EPROTO;	/* a generator bug: the text is ours */
+out:
+	free(y);
+	free(edge);
+	return e;
+}
+
+int experiment_gap_point(const struct scenario *pt,
+			 const struct sched_ops *ops, struct exp_gap *out)
+{
+	struct plan *p = sched_plan(pt, ops);
+
+	memset(out, 0, sizeof(*out));
+	if (!p)
+		return -errno;
+	out->blocked = p->tasks[0].blocked;
+	out->weight = out->blocked ? NAN : p->tasks[0].tree_weight;
 	plan_free(p);
 	return 0;
 }

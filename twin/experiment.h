@@ -19,6 +19,11 @@
  * (numbers of tasks) instead of `tasks`, each point scheduled by each
  * scheduler and its blocked tasks and wavelength use counted; rounds,
  * parameters and work_core_s are optional there.
+ *
+ * or, with `kind: gap`, the optimality gap in the twin alone: one task per
+ * (locals, seed) on the empty network, its tree weight by each scheduler
+ * against opt's; `base: random` with `roadms: N` draws the network with
+ * the seed too (experiment_random_base).
  */
 #ifndef TWIN_EXPERIMENT_H
 #define TWIN_EXPERIMENT_H
@@ -28,8 +33,9 @@
 
 #define EXP_LIST_MAX 32		/* entries of a list */
 #define EXP_TASKS_MAX 10000	/* tasks per point */
+#define EXP_RANDOM_MAX 64	/* ROADMs of a random base */
 
-enum exp_kind { EXP_EMULATION, EXP_BLOCKING };
+enum exp_kind { EXP_EMULATION, EXP_BLOCKING, EXP_GAP };
 
 struct experiment {
 	enum exp_kind kind;
@@ -41,6 +47,7 @@ struct experiment {
 	int nlocals, nseeds, nloads;
 	long tasks, rounds, parameters, bpp;
 	double work;
+	long random_roadms;		/* base: random (gap), else 0 */
 };
 
 /*
@@ -77,6 +84,26 @@ struct exp_load {
 /* experiment_load_point - schedule pt with ops and count. 0 or -errno. */
 int experiment_load_point(const struct scenario *pt,
 			  const struct sched_ops *ops, struct exp_load *out)
+	__attribute__((warn_unused_result));
+
+/*
+ * experiment_random_base - a random network of nroadm (4 to
+ * EXP_RANDOM_MAX) ROADMs drawn with seed: a random tree plus about half as
+ * many chords again, 50-1000 km, 16 wavelengths; a router and a server on
+ * every ROADM. 0 and *out (scenario_free it), or -ENOMEM, -EINVAL.
+ */
+int experiment_random_base(long nroadm, long seed, struct scenario **out)
+	__attribute__((warn_unused_result));
+
+/* What one scheduler makes of a gap instance's only task. */
+struct exp_gap {
+	bool blocked;
+	double weight;			/* tree_weight, NAN if blocked */
+};
+
+/* experiment_gap_point - schedule pt's one task with ops. 0 or -errno. */
+int experiment_gap_point(const struct scenario *pt,
+			 const struct sched_ops *ops, struct exp_gap *out)
 	__attribute__((warn_unused_result));
 
 #endif

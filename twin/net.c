@@ -253,6 +253,34 @@ int net_find_lightpath(const struct net *net, const struct lightpath *x)
 	return -1;
 }
 
+static double ms_of_km(double km)
+{
+	return km * FIBRE_S_PER_KM * 1e3;
+}
+
+double weight_fibre(const struct scenario *sc, int fibre)
+{
+	return sc->weights.alpha +
+	       sc->weights.beta * ms_of_km(sc->fibres[fibre].km);
+}
+
+double weight_adddrop(const struct scenario *sc)
+{
+	return sc->weights.alpha * sc->weights.adddrop;
+}
+
+double weight_access(const struct scenario *sc, int server)
+{
+	return sc->weights.beta * ms_of_km(sc->nodes[server].access_km);
+}
+
+double weight_lightpath(const struct scenario *sc, const struct lightpath *lp)
+{
+	const struct scn_weights *w = &sc->weights;
+
+	return w->alpha * w->reuse * lp->nfib + w->beta * ms_of_km(lp->km);
+}
+
 double net_lightpath_loss(const struct scenario *sc,
 			  const struct lightpath *lp)
 {

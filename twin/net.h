@@ -119,6 +119,16 @@ int net_find_lightpath(const struct net *net, const struct lightpath *x);
 double net_lightpath_loss(const struct scenario *sc,
 			  const struct lightpath *lp);
 
+/*
+ * The scheduler weights of the auxiliary graph's edges (scenarios/README.md,
+ * "Scheduler weights"): a fibre crossed on a free wavelength, one add or
+ * drop, the access link of server s, a lit lightpath.
+ */
+double weight_fibre(const struct scenario *sc, int fibre);
+double weight_adddrop(const struct scenario *sc);
+double weight_access(const struct scenario *sc, int server);
+double weight_lightpath(const struct scenario *sc, const struct lightpath *lp);
+
 int int_vec_push(struct int_vec *v, int x) __attribute__((warn_unused_result));
 
 #endif

@@ -2,6 +2,7 @@
 #include "plan.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,6 +124,82 @@ bool task_aggregates(const struct task_plan *tp, int m)
 	return false;
 }
 
+static bool tree_crosses_lp(const struct task_plan *tp,
+			    const struct tree *t, int lp)
+{
+	for (int m = 1; m < tp->nmodels; m++)
+		for (int h = 0; h < t->path[m].nhops; h++)
+			if (t->path[m].hops[h].kind == HOP_LIGHTPATH &&
+			    t->path[m].hops[h].idx == lp)
+				return true;
+	return false;
+}
+
+static bool lit_by_task(const struct task_plan *tp, int lp)
+{
+	for (int i = 0; i < tp->lit.n; i++)
+		if (tp->lit.v[i] == lp)
+			return true;
+	return false;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+double plan_tree_weight(const struct plan *p, const struct task_plan *tp,
+			const struct tree *t, const struct tree *before)
+{
+	const struct scenario *sc = p->sc;
+	long *key = NULL;
+	int n = 0, cap = 0;
+	double w = 0;
+
+	/* every hop once: access links as -1 - server, lightpaths as index */
+	for (int m = 1; m < tp->nmodels; m++)
+		for (int h = 0; h < t->path[m].nhops; h++) {
+			const struct hop *x = &t->path[m].hops[h];
+
+			if (n == cap) {
+				long *nk = realloc(key, (size_t)(cap = cap * 2 + 16) *
+						   sizeof(*key));
+
+				if (!nk) {
+					free(key);
+					return NAN;
+				}
+				key = nk;
+			}
+			key[n++] = x->kind == HOP_ACCESS ? -1L - x->idx : x->idx;
+		}
+	qsort(key, (size_t)n, sizeof(*key), cmp_long);
+	for (int i = 0; i < n; i++) {
+		const struct lightpath *lp;
+
+		if (i && key[i] == key[i - 1])
+			continue;
+		if (key[i] < 0) {
+			w += weight_access(sc, (int)(-1 - key[i]));
+			continue;
+		}
+		lp = &p->net->lp[key[i]];
+		if (lit_by_task(tp, (int)key[i]) &&
+		    !(before && tree_crosses_lp(tp, before, (int)key[i]))) {
+			/* lit for this tree: what lighting it cost */
+			w += 2 * weight_adddrop(sc);
+			for (int f = 0; f < lp->nfib; f++)
+				w += weight_fibre(sc, lp->fib[f]);
+		} else {
+			w += weight_lightpath(sc, lp);
+		}
+	}
+	free(key);
+	return w;
+}
+
 void plan_totals(struct plan *p)
 {
 	p->blocked = 0;
@@ -137,19 +214,16 @@ void plan_totals(struct plan *p)
 
 		tp->wavelength_links = 0;
 		tp->bytes_links = 0;
-		tp->tree_weight = 0;
 		if (tp->blocked) {
+			tp->tree_weight = 0;
 			p->blocked++;
 			continue;
 		}
 		for (int j = 0; j < tp->lit.n; j++)
 			tp->wavelength_links += p->net->lp[tp->lit.v[j]].nfib;
-		for (int m = 1; m < tp->nmodels; m++) {
+		for (int m = 1; m < tp->nmodels; m++)
 			hops += tp->bcast.path[m].fibre_hops +
 				tp->up.path[m].fibre_hops;
-			tp->tree_weight += tp->bcast.path[m].weight +
-					   tp->up.path[m].weight;
-		}
 		tp->bytes_links = bytes * (double)hops;
 		p->bytes_links += tp->bytes_links;
 	}

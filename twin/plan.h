@@ -58,8 +58,9 @@ struct task_plan {
 	struct int_vec lit;	/* lightpaths this task lit */
 	long wavelength_links;	/* fibres spanned by lightpaths it lit */
 	double bytes_links;	/* model bytes x fibres crossed, per round */
-	double tree_weight;	/* the auxiliary-graph weights of its two
-				 * trees' paths: what tree schedulers minimise */
+	double tree_weight;	/* its two trees' weights (plan_tree_weight)
+				 * when it was placed: what tree schedulers
+				 * minimise */
 	/* prediction, seconds */
 	double bcast_s, compute_s, upload_s, round_s;
 };
@@ -137,6 +138,18 @@ void plan_free(struct plan *p);
 int tree_alloc(struct tree *t, int nmodels) __attribute__((warn_unused_result));
 void tree_release(struct tree *t, int nmodels);
 void ppath_release(struct ppath *pp);
+
+/*
+ * plan_tree_weight - the weight of tree t of task tp on the auxiliary graph
+ * of its moment (scenarios/README.md, "Scheduler weights"): every access
+ * link and lightpath its paths cross counted once, a lightpath lit for
+ * this tree at what lighting it cost (its fibres and its add and drop),
+ * any other as a lit lightpath (lit by another task, or by tp for the tree
+ * before, the broadcast when t is the upload tree; before may be NULL).
+ * NAN if out of memory.
+ */
+double plan_tree_weight(const struct plan *p, const struct task_plan *tp,
+			const struct tree *t, const struct tree *before);
 
 /* plan_totals - recompute task and plan bandwidth figures. */
 void plan_totals(struct plan *p);

@@ -21,8 +21,14 @@
 #define ROOM_EPS 1e-9
 
 const struct sched_ops *const sched_list[] = {
-	&sched_spff, &sched_mst, &sched_kmb, &sched_tm, NULL
+	&sched_spff, &sched_mst, &sched_kmb, &sched_tm, &sched_opt, NULL
 };
+
+int sched_fits(const struct sched_ops *ops, const struct scenario *sc,
+	       char *why, size_t n)
+{
+	return ops->fits ? ops->fits(sc, why, n) : 0;
+}
 
 int sched_index(const char *name)
 {
@@ -205,31 +211,17 @@ double search_dist(const struct sched *s, int v)
 	return search_reached(s, v) ? s->fwd.dist[v] : INFINITY;
 }
 
-static double ms_of_km(double km)
-{
-	return km * FIBRE_S_PER_KM * 1e3;
-}
-
-static double lp_weight(const struct sched *s, const struct lightpath *lp)
-{
-	const struct scn_weights *w = &s->sc->weights;
-
-	return w->alpha * w->reuse * lp->nfib + w->beta * ms_of_km(lp->km);
-}
-
 double aux_weight(const struct sched *s, const struct step *st)
 {
-	const struct scn_weights *w = &s->sc->weights;
-
 	switch (st->kind) {
 	case ST_FIBRE:
-		return w->alpha + w->beta * ms_of_km(s->sc->fibres[st->idx].km);
+		return weight_fibre(s->sc, st->idx);
 	case ST_ADDDROP:
-		return w->alpha * w->adddrop;
+		return weight_adddrop(s->sc);
 	case ST_ACCESS:
-		return w->beta * ms_of_km(s->sc->nodes[st->idx].access_km);
+		return weight_access(s->sc, st->idx);
 	case ST_LIGHTPATH:
-		return lp_weight(s, &s->net->lp[st->idx]);
+		return weight_lightpath(s->sc, &s->net->lp[st->idx]);
 	}
 	return INFINITY;
 }
@@ -432,7 +424,7 @@ static void scan(struct sched *s, const struct walk *w, struct frontier *f,
 		if (!lp_has_room(lp, w->reverse ? v : u, w->directed,
 				 w->demand))
 			continue;
-		relax(s, w, f, u, v, lp_weight(s, lp), ST_LIGHTPATH, l, false);
+		relax(s, w, f, u, v, weight_lightpath(s->sc, lp), ST_LIGHTPATH, l, false);
 	}
 }
 
@@ -883,6 +875,11 @@ struct plan *sched_plan_keep(const struct scenario *sc,
 
 	if (!p)
 		return NULL;
+	/* the caller said why with sched_fits; this only refuses */
+	if (sched_fits(ops, sc, NULL, 0)) {
+		err = -E2BIG;
+		goto fail;
+	}
 	pinned = calloc((size_t)p->ntasks + 1, sizeof(*pinned));
 	if (!pinned)
 		goto fail;
@@ -913,6 +910,9 @@ struct plan *sched_plan_keep(const struct scenario *sc,
 			continue;
 		}
 		pinned[i] = true;
+		/* its weight as it was chosen: what it lit is lit anew here
+		 * by whichever kept task comes first */
+		p->tasks[i].tree_weight = old->tree_weight;
 	}
 	for (int i = 0; i < p->ntasks; i++) {
 		struct task_plan *tp = &p->tasks[i];
@@ -935,6 +935,12 @@ struct plan *sched_plan_keep(const struct scenario *sc,
 		}
 		if (err)
 			goto fail_sched;
+		tp->tree_weight = plan_tree_weight(p, tp, &tp->bcast, NULL) +
+				  plan_tree_weight(p, tp, &tp->up, &tp->bcast);
+		if (isnan(tp->tree_weight)) {
+			err = -ENOMEM;
+			goto fail_sched;
+		}
 	}
 	sched_release(&s);
 	free(pinned);

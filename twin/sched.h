@@ -9,6 +9,7 @@
 #define TWIN_SCHED_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "plan.h"
 #include "scenario.h"
@@ -27,9 +28,17 @@ struct sched_ops {
 	bool baseline;
 	/* Place one task; 0, -ENOSPC (blocked, tp->why set) or -errno. */
 	int (*place)(struct sched *s, struct task_plan *tp, int ti);
+	/* Whether it can plan sc at all (NULL: always): 0, or -E2BIG with
+	 * why saying what is too large. */
+	int (*fits)(const struct scenario *sc, char *why, size_t n);
 };
 
-extern const struct sched_ops sched_spff, sched_mst, sched_kmb, sched_tm;
+extern const struct sched_ops sched_spff, sched_mst, sched_kmb, sched_tm,
+	sched_opt;
+
+/* sched_fits - ops->fits, if it has one: 0 or -E2BIG with why set. */
+int sched_fits(const struct sched_ops *ops, const struct scenario *sc,
+	       char *why, size_t n);
 
 /* sched_find - scheduler by name, or NULL. */
 const struct sched_ops *sched_find(const char *name);

@@ -3,7 +3,8 @@
  * libFuzzer harness for the experiment file (twin/experiment.h): any byte
  * string is read into an experiment whose every field is in range — a
  * name that stays in its directory, known schedulers, bounded lists and
- * numbers, what its kind needs (tasks, or loads of tasks) — or refused
+ * numbers, what its kind needs (tasks, loads of tasks, or neither for
+ * gaps, whose random networks are of a bounded size) — or refused
  * with a position, without a crash, leak or hang.
  * Seed corpus: scenarios/experiments/.
  */
@@ -29,7 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	if (!x.name[0] || strchr(x.name, '/') || x.name[0] == '.' ||
-	    strncmp(x.base, "fuzz/", 5) * (x.base[0] != '/') ||
+	    strncmp(x.base, "fuzz/", 5) * (x.base[0] != '/') *
+		    (x.random_roadms == 0 || strcmp(x.base, "random")) ||
 	    x.nsched < 1 || x.nsched > EXP_LIST_MAX || x.nlocals < 1 ||
 	    x.nlocals > EXP_LIST_MAX || x.nseeds < 1 ||
 	    x.nseeds > EXP_LIST_MAX || x.rounds < 1 || x.rounds > 1000000 ||
@@ -50,7 +52,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int i = 0; i < x.nloads; i++)
 		if (x.loads[i] < 1 || x.loads[i] > EXP_TASKS_MAX)
 			abort();
-	if (x.kind != EXP_EMULATION && x.kind != EXP_BLOCKING)
+	if (x.kind == EXP_GAP && (x.tasks || x.nloads))
+		abort();
+	for (int i = 0; x.kind == EXP_GAP && i < x.nsched; i++)
+		if (!strcmp(x.sched[i], "opt"))
+			abort();
+	if (x.random_roadms && (x.kind != EXP_GAP || x.random_roadms < 4 ||
+				x.random_roadms > EXP_RANDOM_MAX ||
+				strcmp(x.base, "random")))
+		abort();
+	if (x.kind != EXP_EMULATION && x.kind != EXP_BLOCKING &&
+	    x.kind != EXP_GAP)
 		abort();
 	return 0;
 }

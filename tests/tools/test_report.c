@@ -537,6 +537,81 @@ Test(report, a_run_with_events_gets_its_timeline)
  * says what each load blocked, and its report draws blocking against load
  * from the database alone — with no run in it.
  */
+/*
+ * A gap experiment on the teaching ring and random networks: every
+ * instance stored with opt's weight beside each scheduler's, none lighter
+ * than opt's, and the report's section, table and figure data.
+ */
+Test(report, a_gap_experiment_and_its_report)
+{
+	struct tmp t;
+	char exp[160], cwd[512], *md, path[256];
+	const char *x[] = { "experiment", exp, "--db", t.db, NULL };
+	const char *a[] = { "report", t.db, "--out", t.out, NULL };
+	struct tl_run r;
+	sqlite3 *db;
+	FILE *f;
+
+	tmp_init(&t);
+	cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
+	for (int k = 0; k < 2; k++) {
+		snprintf(exp, sizeof(exp), "%s/gap%d.yaml", t.dir, k);
+		f = fopen(exp, "w");
+		cr_assert_not_null(f);
+		if (k)
+			fputs("name: rnd-gap\nkind: gap\nbase: random\n"
+			      "roadms: 8\n", f);
+		else
+			fprintf(f, "name: ring-gap\nkind: gap\nbase: "
+				   "%s/scenarios/teaching-ring.yaml\n", cwd);
+		fputs("schedulers: [spff, mst, kmb]\nlocals: [2, 3]\n"
+		      "seeds: [1, 2, 3]\n", f);
+		cr_assert_eq(fclose(f), 0);
+		r = tl_run(x);
+		cr_assert_eq(tl_code(&r), 0, "%s%s", r.out, r.err);
+		cr_assert(strstr(r.out, "6 instances (2 local-model counts x "
+				 "3 seeds)"), "%s", r.out);
+		cr_assert(strstr(r.out, "3 local models (3 instances; opt"),
+			  "%s", r.out);
+		tl_run_free(&r);
+	}
+	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
+	{
+		sqlite3_stmt *st;
+
+		cr_assert_eq(sqlite3_prepare_v2(db, "SELECT count(*), "
+			"count(DISTINCT experiment), "
+			"sum(weight < opt_weight * (1 - 1e-9)), "
+			"min(opt_weight > 0), min(opt_seconds >= 0) FROM gap",
+			-1, &st, NULL), SQLITE_OK);
+		cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+		cr_expect_eq(sqlite3_column_int(st, 0), 36);
+		cr_expect_eq(sqlite3_column_int(st, 1), 2);
+		cr_expect_eq(sqlite3_column_int(st, 2), 0, "lighter than opt");
+		cr_expect_eq(sqlite3_column_int(st, 3), 1);
+		cr_expect_eq(sqlite3_column_int(st, 4), 1);
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
+	r = tl_run(a);
+	cr_assert_eq(tl_code(&r), 0, "%s%s", r.out, r.err);
+	tl_run_free(&r);
+	snprintf(path, sizeof(path), "%s/report.md", t.out);
+	md = slurp_path(path);
+	cr_expect(strstr(md, "## Optimality gap"), "%s", md);
+	cr_expect(strstr(md, "### ring-gap"), "%s", md);
+	cr_expect(strstr(md, "### rnd-gap\n\nOn random: 6 instances"), "%s",
+		  md);
+	cr_expect(strstr(md, "| local models | fixed (spff) | flexible (mst) "
+			 "| Steiner heuristic (kmb) |"), "%s", md);
+	cr_expect(strstr(md, "\n| 2 | "), "%s", md);
+	cr_expect_null(strstr(md, "## Runs"), "no runs to list");
+	free(md);
+	snprintf(path, sizeof(path), "%s/fig-gap-rnd-gap-mst.dat", t.out);
+	cr_expect_eq(access(path, F_OK), 0, "no %s", path);
+	rm_rf(t.dir);
+}
+
 Test(report, a_blocking_experiment_and_its_report)
 {
 	struct tmp t;

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: MIT
+/*
+ * opt against brute force: on seeded random instances small enough to try
+ * every tree, the integer program's tree weight is the least there is,
+ * and no other scheduler's is lower on the same state.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "twin/sched.h"
+
+#define NR 4			/* routers, on ROADMs 0..3 */
+#define NROADM 6		/* two more ROADMs, transit only */
+#define NPAIR (NR * (NR - 1) / 2)
+
+struct inst {
+	double alpha, beta, reuse, adddrop;
+	double km[NROADM][NROADM];	/* 0: no fibre */
+	double access_km[NR + 1];
+	int server_router[NR + 1];	/* five servers */
+	int global, nlocals, locals[NR];
+};
+
+static uint64_t rng_state;
+
+static double uniform(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+static int below(int n)
+{
+	return (int)(uniform() * n);
+}
+
+static void random_inst(struct inst *x, uint64_t seed)
+{
+	int perm[NR + 1];
+
+	memset(x, 0, sizeof(*x));
+	rng_state = seed * 0x9e3779b97f4a7c15ULL + 1;
+	x->alpha = 0.5 + uniform();
+	x->beta = 0.02 + uniform() * 0.5;
+	x->reuse = 0.05 + uniform() * 0.9;
+	x->adddrop = uniform() * 0.5;
+	/* a random spanning tree, then a few more fibres */
+	for (int v = 1; v < NROADM; v++) {
+		int u = below(v);
+
+		x->km[u][v] = x->km[v][u] = 20 + uniform() * 800;
+	}
+	for (int i = 0, n = 2 + below(4); i < n; i++) {
+		int u = below(NROADM), v = below(NROADM);
+
+		if (u != v)
+			x->km[u][v] = x->km[v][u] = 20 + uniform() * 800;
+	}
+	for (int s = 0; s <= NR; s++) {
+		x->server_router[s] = s < NR ? s : below(NR);
+		x->access_km[s] = uniform() * 30;
+		perm[s] = s;
+	}
+	for (int i = NR; i > 0; i--) {
+		int j = below(i + 1), t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	x->global = perm[0];
+	x->nlocals = 1 + below(NR);
+	for (int i = 0; i < x->nlocals; i++)
+		x->locals[i] = perm[1 + i];
+}
+
+static struct scenario *scenario_of(const struct inst *x)
+{
+	char y[8192];
+	int n = 0;
+	struct scn_error err;
+	struct scenario *sc;
+
+	n += snprintf(y + n, sizeof(y) - n,
+		      "name: tiny\nwavelength_gbps: 100\nwavelengths: 4\n"
+		      "demand_gbps: 10\nweights: {alpha: %.17g, beta: %.17g, "
+		      "reuse: %.17g, adddrop: %.17g}\nroadms: [R0, R1, R2, R3, "
+		      "R4, R5]\nfibres:\n", x->alpha, x->beta, x->reuse,
+		      x->adddrop);
+	for (int u = 0; u < NROADM; u++)
+		for (int v = u + 1; v < NROADM; v++)
+			if (x->km[u][v] > 0)
+				n += snprintf(y + n, sizeof(y) - n,
+					      "  - {a: R%d, b: R%d, km: %.17g}\n",
+					      u, v, x->km[u][v]);
+	n += snprintf(y + n, sizeof(y) - n, "routers:\n");
+	for (int r = 0; r < NR; r++)
+		n += snprintf(y + n, sizeof(y) - n,
+			      "  - {name: r%d, roadm: R%d}\n", r, r);
+	n += snprintf(y + n, sizeof(y) - n, "servers:\n");
+	for (int s = 0; s <= NR; s++)
+		n += snprintf(y + n, sizeof(y) - n,
+			      "  - {name: s%d, router: r%d, access_gbps: 100, "
+			      "access_km: %.17g, cpu: 1, memory_mib: 64}\n", s,
+			      x->server_router[s], x->access_km[s]);
+	n += snprintf(y + n, sizeof(y) - n,
+		      "tasks:\n  - {name: t, global: s%d, locals: [", x->global);
+	for (int i = 0; i < x->nlocals; i++)
+		n += snprintf(y + n, sizeof(y) - n, "%ss%d", i ? ", " : "",
+			      x->locals[i]);
+	n += snprintf(y + n, sizeof(y) - n,
+		      "], parameters: 1000, bytes_per_parameter: 4, "
+		      "work_core_s: 0}\n");
+	cr_assert_lt(n, (int)sizeof(y));
+	sc = scenario_parse(y, strlen(y), "tiny", &err);
+	cr_assert_not_null(sc, "%d:%d: %s\n%s", err.line, err.col, err.msg, y);
+	return sc;
+}
+
+static double ms(double km)
+{
+	return km * 4.9e-6 * 1e3;
+}
+
+/*
+ * Shortest fibre runs between ROADMs by Floyd-Warshall, per fibre cost
+ * alpha + beta ms (lighting) or that plus reuse alpha + beta ms (lighting
+ * and crossing once more); for the second, what lighting and crossing the
+ * run found cost apart.
+ */
+struct runs {
+	/* [0] cheapest to light, [1] cheapest to light and cross again */
+	double light[2][NR][NR], lit[2][NR][NR];
+};
+
+static void shortest(const struct inst *x, bool both, double d[][NROADM],
+		     int nxt[][NROADM])
+{
+	for (int u = 0; u < NROADM; u++)
+		for (int v = 0; v < NROADM; v++) {
+			double k = x->km[u][v];
+
+			d[u][v] = u == v ? 0 : k > 0 ?
+				  x->alpha + x->beta * ms(k) +
+				  (both ? x->alpha * x->reuse + x->beta * ms(k) : 0) :
+				  INFINITY;
+			nxt[u][v] = v;
+		}
+	for (int k = 0; k < NROADM; k++)
+		for (int u = 0; u < NROADM; u++)
+			for (int v = 0; v < NROADM; v++)
+				if (d[u][k] + d[k][v] < d[u][v]) {
+					d[u][v] = d[u][k] + d[k][v];
+					nxt[u][v] = nxt[u][k];
+				}
+}
+
+static void runs_of(const struct inst *x, struct runs *r)
+{
+	double d[NROADM][NROADM];
+	int nxt[NROADM][NROADM];
+
+	for (int both = 0; both < 2; both++) {
+		shortest(x, both, d, nxt);
+		for (int a = 0; a < NR; a++)
+			for (int b = 0; b < NR; b++) {
+				double light = 2 * x->alpha * x->adddrop, km = 0;
+				int nfib = 0;
+
+				for (int u = a; u != b; u = nxt[u][b]) {
+					double k = x->km[u][nxt[u][b]];
+
+					light += x->alpha + x->beta * ms(k);
+					km += k;
+					nfib++;
+				}
+				r->light[both][a][b] = light;
+				r->lit[both][a][b] = x->alpha * x->reuse * nfib +
+						     x->beta * ms(km);
+			}
+	}
+}
+
+/* Whether the pairs chosen (pick[p] != 0) join every router in need. */
+static bool joins(const int *pick, unsigned need)
+{
+	int uf[NR], p = 0;
+
+	for (int i = 0; i < NR; i++)
+		uf[i] = i;
+	for (int a = 0; a < NR; a++)
+		for (int b = a + 1; b < NR; b++, p++)
+			if (pick[p]) {
+				int ra = a, rb = b;
+
+				while (uf[ra] != ra)
+					ra = uf[ra];
+				while (uf[rb] != rb)
+					rb = uf[rb];
+				uf[ra] = rb;
+			}
+	int root = -1;
+
+	for (int i = 0; i < NR; i++)
+		if (need >> i & 1) {
+			int r = i;
+
+			while (uf[r] != r)
+				r = uf[r];
+			if (root >= 0 && r != root)
+				return false;
+			root = r;
+		}
+	return true;
+}
+
+/*
+ * The least weight of a broadcast tree and an upload tree over the
+ * task's servers, trying every choice per pair of routers: broadcast
+ * none, the run cheapest to light, or the run cheapest to light and cross
+ * again; upload none, or the cheaper of lighting anew and crossing what
+ * the broadcast lit.
+ */
+static double brute_force(const struct inst *x)
+{
+	struct runs r;
+	unsigned need = 0, seen = 0;
+	double access = 0, best = INFINITY;
+	int pick[NPAIR], up[NPAIR], pa[NPAIR], pb[NPAIR], p = 0;
+
+	runs_of(x, &r);
+	for (int a = 0; a < NR; a++)
+		for (int b = a + 1; b < NR; b++, p++) {
+			pa[p] = a;
+			pb[p] = b;
+		}
+	for (int i = -1; i < x->nlocals; i++) {
+		int s = i < 0 ? x->global : x->locals[i];
+
+		need |= 1u << x->server_router[s];
+		if (!(seen >> s & 1))
+			access += x->beta * ms(x->access_km[s]);
+		seen |= 1u << s;
+	}
+	for (long code = 0; code < 729; code++) {	/* 3^6 */
+		double wb = access, cu[NPAIR];
+		long c = code;
+
+		for (p = 0; p < NPAIR; p++, c /= 3)
+			pick[p] = (int)(c % 3);
+		if (!joins(pick, need))
+			continue;
+		for (p = 0; p < NPAIR; p++) {
+			int a = pa[p], b = pb[p];
+
+			/* up: light anew, or cross what the broadcast lit */
+			cu[p] = r.light[0][a][b];
+			if (pick[p]) {
+				wb += r.light[pick[p] - 1][a][b];
+				cu[p] = fmin(cu[p], r.lit[pick[p] - 1][a][b]);
+			}
+		}
+		for (unsigned m = 0; m < 1u << NPAIR; m++) {
+			double wu = access;
+
+			for (p = 0; p < NPAIR; p++)
+				up[p] = m >> p & 1;
+			if (!joins(up, need))
+				continue;
+			for (p = 0; p < NPAIR; p++)
+				if (up[p])
+					wu += cu[p];
+			best = fmin(best, wb + wu);
+		}
+	}
+	return best;
+}
+
+Test(sched_opt, least_tree_weight_against_brute_force)
+{
+	int relayed = 0;
+
+	for (uint64_t seed = 1; seed <= 300; seed++) {
+		struct inst x;
+		struct scenario *sc;
+		struct plan *p;
+		double want, got;
+
+		random_inst(&x, seed);
+		sc = scenario_of(&x);
+		want = brute_force(&x);
+		p = sched_plan(sc, &sched_opt);
+		cr_assert_not_null(p, "seed %d: %s", (int)seed, strerror(errno));
+		cr_assert_not(p->tasks[0].blocked, "seed %d: %s", (int)seed,
+			      p->tasks[0].why);
+		got = p->tasks[0].tree_weight;
+		cr_assert_float_eq(got, want, 1e-9 * want,
+				   "seed %d: opt %.12f, brute force %.12f",
+				   (int)seed, got, want);
+		for (int m = 1; m < p->tasks[0].nmodels; m++)
+			relayed += p->tasks[0].bcast.parent[m] > 0;
+		plan_free(p);
+		/* nothing does better on the same state */
+		for (int i = 0; sched_list[i]; i++) {
+			if (sched_list[i] == &sched_opt)
+				continue;
+			p = sched_plan(sc, sched_list[i]);
+			cr_assert_not_null(p);
+			if (!p->tasks[0].blocked)
+				cr_assert_geq(p->tasks[0].tree_weight,
+					      want - 1e-9 * want,
+					      "seed %d: %s %.12f < opt %.12f",
+					      (int)seed, sched_list[i]->name,
+					      p->tasks[0].tree_weight, want);
+			plan_free(p);
+		}
+		scenario_free(sc);
+	}
+	/* the instances exercise relaying at models, not only stars */
+	cr_assert_gt(relayed, 0);
+}
+
+Test(sched_opt, refuses_what_is_too_large_before_planning)
+{
+	char y[65536], why[256] = "";
+	int n = 0;
+	struct scn_error err;
+	struct scenario *sc;
+
+	n += snprintf(y + n, sizeof(y) - n,
+		      "name: big\nwavelength_gbps: 100\nwavelengths: 4\n"
+		      "demand_gbps: 10\nroadms: [");
+	for (int i = 0; i < 120; i++)
+		n += snprintf(y + n, sizeof(y) - n, "%sR%d", i ? ", " : "", i);
+	n += snprintf(y + n, sizeof(y) - n, "]\nfibres:\n");
+	for (int i = 0; i < 120; i++)
+		n += snprintf(y + n, sizeof(y) - n,
+			      "  - {a: R%d, b: R%d, km: 10}\n", i, (i + 1) % 120);
+	n += snprintf(y + n, sizeof(y) - n, "routers:\n");
+	for (int i = 0; i < 120; i++)
+		n += snprintf(y + n, sizeof(y) - n,
+			      "  - {name: r%d, roadm: R%d}\n", i, i);
+	/* a task of eight models: 2 x 2 x 7,148 arcs x 8 flows > 200,000 */
+	n += snprintf(y + n, sizeof(y) - n, "servers:\n");
+	for (int i = 0; i < 8; i++)
+		n += snprintf(y + n, sizeof(y) - n,
+			      "  - {name: s%d, router: r%d, access_gbps: 100, "
+			      "cpu: 1, memory_mib: 64}\n", i, i * 15);
+	n += snprintf(y + n, sizeof(y) - n,
+		      "tasks:\n  - {name: t, global: s0, locals: [s1, s2, s3, "
+		      "s4, s5, s6, s7], parameters: 10, bytes_per_parameter: 4, "
+		      "work_core_s: 0}\n");
+	sc = scenario_parse(y, strlen(y), "big", &err);
+	cr_assert_not_null(sc, "%d:%d: %s", err.line, err.col, err.msg);
+	cr_assert_eq(sched_fits(&sched_opt, sc, why, sizeof(why)), -E2BIG);
+	cr_assert(strstr(why, "120 routers") && strstr(why, "use mst"), "%s",
+		  why);
+	cr_assert_eq(sched_fits(&sched_mst, sc, why, sizeof(why)), 0);
+	cr_assert_null(sched_plan(sc, &sched_opt));
+	cr_assert_eq(errno, E2BIG);
+	scenario_free(sc);
+}

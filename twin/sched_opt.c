@@ -1,0 +1,980 @@
+// SPDX-License-Identifier: MIT
+/*
+ * opt: the exact minimum of a task's tree weight (plan_tree_weight) on the
+ * network state it is scheduled on, by an integer program GLPK solves.
+ *
+ * The graph is the IP layer as the trees see it: the task's servers (each
+ * on its access link), every router, every lit lightpath with room for the
+ * task's demand (in the direction data would cross it), and, for every
+ * pair of routers, the lightpath that could be lit between them — the
+ * cheapest fibre run with one wavelength free all along (adds, fibres and
+ * drop, at the weights of scenarios/README.md). Servers have one link each,
+ * so they never transit. A tree over the task's servers in this graph is
+ * what every tree scheduler builds: a lightpath is paid once however many
+ * of the task's transfers cross it, a fibre once per lightpath over it.
+ *
+ * Broadcast and upload are solved together (two arborescences from the
+ * global model's server, the upload's arcs read against the flow): the
+ * upload may cross a lightpath the broadcast lit at a lit lightpath's
+ * weight, as it would once the broadcast is in place. Each arborescence is
+ * a multi-commodity flow — one unit from the root to each terminal, on
+ * arcs the tree buys — whose LP relaxation is tight on most instances, so
+ * branch and bound has little to do.
+ *
+ * The tree is then realized as models relay: a local model hangs from the
+ * model nearest above it, whose server sits on a router of its path from
+ * the root (the root if none), so its transfers cross only links the tree
+ * bought and aggregation happens where the tree branches at models.
+ * The room of a lightpath several of the task's transfers cross is checked
+ * as the paths are realized: one too full is left out of the graph and the
+ * program solved again (the tree is then the best without it; exact
+ * wherever the transfers fit, as on an empty network). Wavelength
+ * continuity between the tree's own new lightpaths is checked as they are
+ * lit: a tree that cannot be lit blocks the task, saying so.
+ */
+#include "sched_impl.h"
+
+#include <errno.h>
+#include <glpk.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Largest program solved, in columns: NSFNET's largest task needs 8,184. */
+#define OPT_MAX_COLS 200000
+/* Seconds GLPK may take for one task before opt gives up. */
+#define OPT_TIME_LIMIT_S 120
+
+#define ROOM_EPS 1e-9
+
+enum oedge_kind { OE_ACCESS, OE_LIT, OE_NEW };
+
+/* An edge of the IP-layer graph, between vertices u and v. */
+struct oedge {
+	enum oedge_kind kind;
+	int u, v;		/* vertices; OE_ACCESS: u is the server */
+	int idx;		/* OE_ACCESS: server; OE_LIT: lightpath */
+	double w;		/* weight of buying it (lighting it, for new) */
+	double w_reuse;		/* OE_NEW: as a lit lightpath, once lit */
+	bool room[2];		/* OE_LIT: data may cross u->v, v->u */
+	int nfib;		/* OE_NEW: fibres from u's ROADM to v's */
+	int *fib;
+	int *roadm;		/* nfib + 1 ROADMs along them */
+};
+
+struct ograph {
+	int nv, ne, cap;
+	int *node;		/* vertex -> scenario node */
+	int *vert;		/* scenario node -> vertex, or -1 */
+	struct oedge *e;
+};
+
+static void ograph_release(struct ograph *g)
+{
+	for (int i = 0; i < g->ne; i++) {
+		free(g->e[i].fib);
+		free(g->e[i].roadm);
+	}
+	free(g->e);
+	free(g->node);
+	free(g->vert);
+	memset(g, 0, sizeof(*g));
+}
+
+static struct oedge *add_edge(struct ograph *g)
+{
+	if (g->ne == g->cap) {
+		int cap = g->cap * 2 + 64;
+		struct oedge *e = realloc(g->e, (size_t)cap * sizeof(*e));
+
+		if (!e)
+			return NULL;
+		g->e = e;
+		g->cap = cap;
+	}
+	memset(&g->e[g->ne], 0, sizeof(g->e[0]));
+	return &g->e[g->ne++];
+}
+
+static int add_vertex(struct ograph *g, int node)
+{
+	if (g->vert[node] < 0) {
+		g->node[g->nv] = node;
+		g->vert[node] = g->nv++;
+	}
+	return g->vert[node];
+}
+
+/*
+ * The cheapest lightpath that could be lit from router a to every other
+ * router: Dijkstra over the ROADMs, fibres up with wavelength l free, for
+ * each l; best[r] keeps the lowest cost (lowest l on a tie) with the run
+ * of fibres behind it. The cost is lighting it, or (both) lighting it and
+ * crossing it once more as a lit lightpath: the cheapest run for a
+ * lightpath the broadcast lights and the upload reuses may be another.
+ */
+struct runs {
+	double *best;		/* per node: weight, INFINITY if none */
+	int **fib, **roadm;	/* per node: the run, owned */
+	int *nfib;
+	/* Dijkstra workspace over nodes */
+	double *d;
+	int *pred;		/* fibre into the node */
+	bool *done;
+};
+
+static int runs_from(const struct sched *s, struct runs *r, int a, bool both)
+{
+	const struct scenario *sc = s->sc;
+	const struct net *net = s->net;
+	int n = sc->nnodes, src = sc->nodes[a].attach;
+
+	for (int v = 0; v < n; v++)
+		r->best[v] = INFINITY;
+	for (int l = 0; l < net->words * 64; l++) {
+		for (int v = 0; v < n; v++) {
+			r->d[v] = INFINITY;
+			r->done[v] = false;
+		}
+		r->d[src] = 2 * weight_adddrop(sc);
+		for (;;) {
+			int u = -1;
+
+			for (int v = 0; v < n; v++)
+				if (!r->done[v] && isfinite(r->d[v]) &&
+				    (u < 0 || r->d[v] < r->d[u]))
+					u = v;
+			if (u < 0)
+				break;
+			r->done[u] = true;
+			for (int e = net->adj_start[u]; e < net->adj_start[u + 1];
+			     e++) {
+				const struct adj *x = &net->adj[e];
+				double nd;
+
+				if (x->kind != E_FIBRE || sc->fibres[x->idx].down ||
+				    !net_lambda_free(net, x->idx, l))
+					continue;
+				nd = r->d[u] + weight_fibre(sc, x->idx);
+				if (both) {
+					struct lightpath one = {
+						.nfib = 1,
+						.km = sc->fibres[x->idx].km };
+
+					nd += weight_lightpath(sc, &one);
+				}
+				if (nd < r->d[x->to]) {
+					r->d[x->to] = nd;
+					r->pred[x->to] = x->idx;
+				}
+			}
+		}
+		for (int b = 0; b < n; b++) {
+			int at, k = 0, x = sc->nodes[b].attach;
+			double w;
+
+			if (sc->nodes[b].kind != NODE_ROUTER || b == a ||
+			    x == src || !isfinite(r->d[x]))
+				continue;
+			w = r->d[x];
+			if (w >= r->best[b])
+				continue;
+			for (at = x; at != src; k++) {
+				const struct scn_fibre *f =
+					&sc->fibres[r->pred[at]];
+
+				at = f->a == at ? f->b : f->a;
+			}
+			free(r->fib[b]);
+			free(r->roadm[b]);
+			r->fib[b] = malloc((size_t)k * sizeof(int));
+			r->roadm[b] = malloc((size_t)(k + 1) * sizeof(int));
+			if (!r->fib[b] || !r->roadm[b])
+				return -ENOMEM;
+			r->best[b] = w;
+			r->nfib[b] = k;
+			r->roadm[b][k] = x;
+			for (at = x; at != src;) {
+				const struct scn_fibre *f =
+					&sc->fibres[r->pred[at]];
+
+				r->fib[b][--k] = r->pred[at];
+				at = f->a == at ? f->b : f->a;
+				r->roadm[b][k] = at;
+			}
+		}
+	}
+	return 0;
+}
+
+static bool room(const struct lightpath *lp, int from, double demand)
+{
+	return lp->resid[lp_dir_from(lp, from)] + ROOM_EPS >= demand;
+}
+
+/* Whether an edge from router a (the last added) joins b over r's run. */
+static bool same_run(const struct ograph *g, int a, int b,
+		     const struct runs *r)
+{
+	for (int i = g->ne - 1; i >= 0 && g->e[i].kind == OE_NEW &&
+				g->e[i].u == g->vert[a]; i--) {
+		const struct oedge *e = &g->e[i];
+
+		if (e->v == g->vert[b] && e->nfib == r->nfib[b] &&
+		    !memcmp(e->fib, r->fib[b], (size_t)e->nfib * sizeof(int)))
+			return true;
+	}
+	return false;
+}
+
+/* The edge lighting r's run from router a to router b (taking it). */
+static struct oedge *new_edge(struct ograph *g, const struct scenario *sc,
+			      int a, int b, struct runs *r)
+{
+	struct lightpath as_lit = { .nfib = r->nfib[b] };
+	struct oedge *e = add_edge(g);
+
+	if (!e)
+		return NULL;
+	*e = (struct oedge){ .kind = OE_NEW, .u = g->vert[a], .v = g->vert[b],
+			     .w = 2 * weight_adddrop(sc), .nfib = r->nfib[b],
+			     .fib = r->fib[b], .roadm = r->roadm[b] };
+	for (int f = 0; f < r->nfib[b]; f++) {
+		as_lit.km += sc->fibres[r->fib[b][f]].km;
+		e->w += weight_fibre(sc, r->fib[b][f]);
+	}
+	e->w_reuse = weight_lightpath(sc, &as_lit);
+	r->fib[b] = NULL;
+	r->roadm[b] = NULL;
+	return e;
+}
+
+/* The IP-layer graph of the moment for task tp (see the top). */
+static int build_graph(const struct sched *s, const struct task_plan *tp,
+		       struct ograph *g)
+{
+	const struct scenario *sc = s->sc;
+	const struct net *net = s->net;
+	double demand = tp->task->demand_gbps;
+	struct runs r = { 0 };
+	int n = sc->nnodes, err = -ENOMEM;
+
+	g->node = malloc((size_t)n * sizeof(*g->node));
+	g->vert = malloc((size_t)n * sizeof(*g->vert));
+	r.best = malloc((size_t)n * sizeof(*r.best));
+	r.fib = calloc((size_t)n, sizeof(*r.fib));
+	r.roadm = calloc((size_t)n, sizeof(*r.roadm));
+	r.nfib = calloc((size_t)n, sizeof(*r.nfib));
+	r.d = malloc((size_t)n * sizeof(*r.d));
+	r.pred = malloc((size_t)n * sizeof(*r.pred));
+	r.done = malloc((size_t)n * sizeof(*r.done));
+	if (!g->node || !g->vert || !r.best || !r.fib || !r.roadm || !r.nfib ||
+	    !r.d || !r.pred || !r.done)
+		goto out;
+	for (int i = 0; i < n; i++)
+		g->vert[i] = -1;
+	/* the root's server first: vertex 0 */
+	for (int m = 0; m < tp->nmodels; m++)
+		add_vertex(g, tp->server[m]);
+	for (int i = 0; i < n; i++)
+		if (sc->nodes[i].kind == NODE_ROUTER)
+			add_vertex(g, i);
+	for (int m = 0; m < tp->nmodels; m++) {
+		int sv = tp->server[m];
+		struct oedge *e;
+
+		if (g->vert[sv] != m && m && tp->server[m - 1] == sv)
+			continue;
+		for (int k = 0; k < m; k++)
+			if (tp->server[k] == sv)
+				goto next;
+		e = add_edge(g);
+		if (!e)
+			goto out;
+		*e = (struct oedge){ .kind = OE_ACCESS, .u = g->vert[sv],
+				     .v = g->vert[sc->nodes[sv].attach],
+				     .idx = sv, .w = weight_access(sc, sv) };
+next:;
+	}
+	for (int l = 0; l < net->nlp; l++) {
+		const struct lightpath *lp = &net->lp[l];
+		struct oedge *e;
+
+		if (!room(lp, lp->a, demand) && !room(lp, lp->b, demand))
+			continue;
+		e = add_edge(g);
+		if (!e)
+			goto out;
+		*e = (struct oedge){ .kind = OE_LIT, .u = g->vert[lp->a],
+				     .v = g->vert[lp->b], .idx = l,
+				     .w = weight_lightpath(sc, lp),
+				     .room = { room(lp, lp->a, demand),
+					       room(lp, lp->b, demand) } };
+	}
+	for (int a = 0; a < n; a++) {
+		if (sc->nodes[a].kind != NODE_ROUTER)
+			continue;
+		for (int both = 0; both < 2; both++) {
+			err = runs_from(s, &r, a, both);
+			if (err)
+				goto out;
+			err = -ENOMEM;
+			for (int b = a + 1; b < n; b++) {
+				if (!isfinite(r.best[b]) ||
+				    (both && same_run(g, a, b, &r)))
+					continue;
+				if (!new_edge(g, sc, a, b, &r))
+					goto out;
+			}
+		}
+	}
+	err = 0;
+out:
+	for (int i = 0; r.fib && i < n; i++)
+		free(r.fib[i]);
+	for (int i = 0; r.roadm && i < n; i++)
+		free(r.roadm[i]);
+	free(r.best);
+	free(r.fib);
+	free(r.roadm);
+	free(r.nfib);
+	free(r.d);
+	free(r.pred);
+	free(r.done);
+	return err;
+}
+
+/* Distinct servers of the task other than the root's: the terminals. */
+static int terminals(const struct ograph *g, const struct task_plan *tp,
+		     int *term)
+{
+	int nt = 0;
+
+	for (int m = 1; m < tp->nmodels; m++) {
+		int v = g->vert[tp->server[m]];
+		bool seen = v == 0;
+
+		for (int i = 0; i < nt && !seen; i++)
+			seen = term[i] == v;
+		if (!seen)
+			term[nt++] = v;
+	}
+	return nt;
+}
+
+/* Columns the program has for ne edges and nt terminals. */
+static long program_cols(long ne, long nt)
+{
+	/* per procedure, per arc: buy, and a flow per terminal; reuse */
+	return 2 * (2 * ne) * (1 + nt) + 2 * ne;
+}
+
+/*
+ * Column layout: per procedure P (0 broadcast, 1 upload), x[P][a] at
+ * col_x(P, a), the flow of terminal t on arc a at col_f(P, t, a); the
+ * upload's reuse of a broadcast lightpath at col_r(a). 1-based for GLPK.
+ */
+struct layout {
+	int na, nt;
+};
+
+static int col_x(const struct layout *L, int P, int a)
+{
+	return 1 + P * L->na * (1 + L->nt) + a;
+}
+
+static int col_f(const struct layout *L, int P, int t, int a)
+{
+	return 1 + P * L->na * (1 + L->nt) + L->na * (1 + t) + a;
+}
+
+static int col_r(const struct layout *L, int a)
+{
+	return 1 + 2 * L->na * (1 + L->nt) + a;
+}
+
+/* Arc a of edge a / 2: from u to v when even. */
+static int arc_tail(const struct ograph *g, int a)
+{
+	return a & 1 ? g->e[a / 2].v : g->e[a / 2].u;
+}
+
+static int arc_head(const struct ograph *g, int a)
+{
+	return a & 1 ? g->e[a / 2].u : g->e[a / 2].v;
+}
+
+/* Whether procedure P's tree may buy arc a (data crosses it, or back). */
+static bool arc_open(const struct ograph *g, int P, int a)
+{
+	const struct oedge *e = &g->e[a / 2];
+	int dir = a & 1;
+
+	if (e->kind != OE_LIT)
+		return true;
+	/* the upload's data crosses the arc against it */
+	return e->room[P ? 1 - dir : dir];
+}
+
+/* Triplets of the constraint matrix, 1-based as GLPK wants them. */
+struct triplets {
+	int n, cap;
+	int *i, *j;
+	double *v;
+};
+
+static int put(struct triplets *m, int i, int j, double v)
+{
+	if (m->n + 1 >= m->cap) {
+		int cap = m->cap * 2 + 1024;
+		int *ni = realloc(m->i, (size_t)cap * sizeof(int));
+		int *nj = ni ? realloc(m->j, (size_t)cap * sizeof(int)) : NULL;
+		double *nv = nj ? realloc(m->v, (size_t)cap * sizeof(double)) :
+				  NULL;
+
+		if (ni)
+			m->i = ni;
+		if (nj)
+			m->j = nj;
+		if (!nv)
+			return -ENOMEM;
+		m->v = nv;
+		m->cap = cap;
+	}
+	m->n++;
+	m->i[m->n] = i;
+	m->j[m->n] = j;
+	m->v[m->n] = v;
+	return 0;
+}
+
+static int new_row(glp_prob *lp, int type, double lb, double ub)
+{
+	int r = glp_add_rows(lp, 1);
+
+	glp_set_row_bnds(lp, r, type, lb, ub);
+	return r;
+}
+
+/*
+ * Solve without the edges closed: bought[P][a] gets whether procedure P's
+ * tree buys arc a, reused[a] whether the upload crosses arc a on the
+ * broadcast's lightpath. 0,
+ * -ENOSPC if the servers are not connected, -ETIMEDOUT, -ENOMEM.
+ */
+static int solve(const struct ograph *g, const bool *closed, const int *term,
+		 int nt, bool *bought[2], bool *reused, double *objective)
+{
+	struct layout L = { .na = 2 * g->ne, .nt = nt };
+	int ncols = col_r(&L, L.na) - 1, err = -ENOMEM, r;
+	struct triplets m = { 0 };
+	glp_prob *lp = glp_create_prob();
+	glp_smcp smcp;
+	glp_iocp parm;
+
+	glp_term_out(GLP_OFF);	/* nothing on stdout: plan --json is there */
+	glp_set_obj_dir(lp, GLP_MIN);
+	glp_add_cols(lp, ncols);
+	for (int P = 0; P < 2; P++)
+		for (int a = 0; a < L.na; a++) {
+			const struct oedge *e = &g->e[a / 2];
+			int x = col_x(&L, P, a);
+
+			glp_set_col_kind(lp, x, GLP_BV);
+			glp_set_obj_coef(lp, x, e->w);
+			if (!arc_open(g, P, a) || closed[a / 2])
+				glp_set_col_bnds(lp, x, GLP_FX, 0, 0);
+			for (int t = 0; t < nt; t++)
+				glp_set_col_bnds(lp, col_f(&L, P, t, a),
+						 GLP_DB, 0, 1);
+		}
+	for (int a = 0; a < L.na; a++) {
+		int c = col_r(&L, a);
+
+		glp_set_col_kind(lp, c, GLP_BV);
+		if (g->e[a / 2].kind == OE_NEW && !closed[a / 2])
+			glp_set_obj_coef(lp, c, g->e[a / 2].w_reuse);
+		else
+			glp_set_col_bnds(lp, c, GLP_FX, 0, 0);
+	}
+	for (int P = 0; P < 2; P++) {
+		/* a unit from the root to each terminal */
+		for (int t = 0; t < nt; t++)
+			for (int v = 0; v < g->nv; v++) {
+				double b = (v == term[t]) - (v == 0);
+
+				r = new_row(lp, GLP_FX, b, b);
+				for (int a = 0; a < L.na; a++) {
+					int c = col_f(&L, P, t, a);
+
+					if (arc_head(g, a) == v &&
+					    put(&m, r, c, 1))
+						goto out;
+					if (arc_tail(g, a) == v &&
+					    put(&m, r, c, -1))
+						goto out;
+				}
+			}
+		/* on arcs the tree buys (or, up, reuses) */
+		for (int t = 0; t < nt; t++)
+			for (int a = 0; a < L.na; a++) {
+				r = new_row(lp, GLP_UP, 0, 0);
+				if (put(&m, r, col_f(&L, P, t, a), 1) ||
+				    put(&m, r, col_x(&L, P, a), -1) ||
+				    (P && put(&m, r, col_r(&L, a), -1)))
+					goto out;
+			}
+		/* one way per edge */
+		for (int e = 0; e < g->ne; e++) {
+			r = new_row(lp, GLP_UP, 0, 1);
+			for (int d = 0; d < 2; d++)
+				if (put(&m, r, col_x(&L, P, 2 * e + d), 1) ||
+				    (P && put(&m, r, col_r(&L, 2 * e + d), 1)))
+					goto out;
+		}
+	}
+	/* the upload reuses only what the broadcast lit */
+	for (int e = 0; e < g->ne; e++) {
+		if (g->e[e].kind != OE_NEW)
+			continue;
+		r = new_row(lp, GLP_UP, 0, 0);
+		for (int d = 0; d < 2; d++)
+			if (put(&m, r, col_r(&L, 2 * e + d), 1) ||
+			    put(&m, r, col_x(&L, 0, 2 * e + d), -1))
+				goto out;
+	}
+	glp_load_matrix(lp, m.n, m.i, m.j, m.v);
+	/*
+	 * The relaxation by the dual simplex: the flows make it highly
+	 * degenerate, and the primal simplex stalls for tens of thousands of
+	 * iterations on NSFNET-sized programs (60x slower here). It is
+	 * usually integral already; branch and bound does the rest.
+	 */
+	glp_init_smcp(&smcp);
+	smcp.msg_lev = GLP_MSG_OFF;
+	smcp.meth = GLP_DUALP;
+	smcp.presolve = GLP_ON;
+	smcp.tm_lim = OPT_TIME_LIMIT_S * 1000;
+	r = glp_simplex(lp, &smcp);
+	if (r == GLP_ENOPFS || r == GLP_ENODFS ||
+	    (!r && glp_get_status(lp) == GLP_NOFEAS)) {
+		err = -ENOSPC;
+		goto out;
+	}
+	if (r == GLP_ETMLIM) {
+		err = -ETIMEDOUT;
+		goto out;
+	}
+	if (r || glp_get_status(lp) != GLP_OPT) {
+		err = -EPROTO;
+		goto out;
+	}
+	glp_init_iocp(&parm);
+	parm.msg_lev = GLP_MSG_OFF;
+	parm.tm_lim = OPT_TIME_LIMIT_S * 1000;
+	r = glp_intopt(lp, &parm);
+	if (!r && glp_mip_status(lp) == GLP_NOFEAS) {
+		err = -ENOSPC;
+		goto out;
+	}
+	if (r == GLP_ETMLIM || (!r && glp_mip_status(lp) != GLP_OPT)) {
+		err = -ETIMEDOUT;
+		goto out;
+	}
+	if (r) {
+		err = -EPROTO;
+		goto out;
+	}
+	for (int P = 0; P < 2; P++)
+		for (int a = 0; a < L.na; a++)
+			bought[P][a] = glp_mip_col_val(lp, col_x(&L, P, a)) > 0.5;
+	for (int a = 0; a < L.na; a++)
+		reused[a] = glp_mip_col_val(lp, col_r(&L, a)) > 0.5;
+	*objective = glp_mip_obj_val(lp);
+	err = 0;
+out:
+	glp_delete_prob(lp);
+	free(m.i);
+	free(m.j);
+	free(m.v);
+	return err;
+}
+
+/*
+ * One procedure's tree, from what it bought: in[v] the arc into vertex v
+ * (-1 for the root and vertices off the tree), order[] the vertices from
+ * the root outwards. Arcs that lead to no terminal (zero weight) are
+ * dropped. Returns the number of vertices in order, or -EPROTO if a
+ * terminal is not reached.
+ */
+static int tree_of(const struct ograph *g, const bool *bought,
+		   const bool *reused, const int *term, int nt, int *in,
+		   int *order)
+{
+	int n = 0, k = 0;
+	bool *keep = calloc((size_t)g->nv, sizeof(*keep));
+
+	if (!keep)
+		return -ENOMEM;
+	for (int v = 0; v < g->nv; v++)
+		in[v] = -1;
+	order[n++] = 0;
+	keep[0] = true;		/* as "reached" while searching */
+	for (int i = 0; i < n; i++)
+		for (int a = 0; a < 2 * g->ne; a++)
+			if ((bought[a] || (reused && reused[a])) &&
+			    arc_tail(g, a) == order[i] && !keep[arc_head(g, a)]) {
+				keep[arc_head(g, a)] = true;
+				in[arc_head(g, a)] = a;
+				order[n++] = arc_head(g, a);
+			}
+	/* keep only what lies on a terminal's way up */
+	memset(keep, 0, (size_t)g->nv * sizeof(*keep));
+	keep[0] = true;
+	for (int t = 0; t < nt; t++) {
+		int v = term[t];
+
+		if (v && in[v] < 0) {
+			free(keep);
+			return -EPROTO;
+		}
+		for (; !keep[v]; v = arc_tail(g, in[v]))
+			keep[v] = true;
+	}
+	for (int i = 0; i < n; i++)
+		if (keep[order[i]])
+			order[k++] = order[i];
+		else
+			in[order[i]] = -1;
+	free(keep);
+	return k;
+}
+
+static void cross_steps(const struct ograph *g, int e, int p, int lit,
+			struct step *st, int *n);
+
+/*
+ * The steps that cross edge e from vertex p, appended at st[*n], each with
+ * e in eo[]; lit >= 0: a new edge's lightpath, already lit.
+ */
+static void cross(const struct ograph *g, int e, int p, int lit,
+		  struct step *st, int *eo, int *n)
+{
+	int n0 = *n;
+
+	cross_steps(g, e, p, lit, st, n);
+	while (n0 < *n)
+		eo[n0++] = e;
+}
+
+static void cross_steps(const struct ograph *g, int e, int p, int lit,
+			struct step *st, int *n)
+{
+	const struct oedge *x = &g->e[e];
+	int from = g->node[p], to = g->node[p == x->u ? x->v : x->u];
+
+	if (x->kind == OE_ACCESS) {
+		st[(*n)++] = (struct step){ ST_ACCESS, x->idx, from, to };
+		return;
+	}
+	if (x->kind == OE_LIT || lit >= 0) {
+		st[(*n)++] = (struct step){ ST_LIGHTPATH,
+					    x->kind == OE_LIT ? x->idx : lit,
+					    from, to };
+		return;
+	}
+	/* light it: add, the fibres in the direction of travel, drop */
+	bool fwd = p == x->u;
+	int k = x->nfib;
+
+	st[(*n)++] = (struct step){ ST_ADDDROP, from, from,
+				    x->roadm[fwd ? 0 : k] };
+	for (int i = 0; i < k; i++) {
+		int j = fwd ? i : k - 1 - i;
+
+		st[(*n)++] = (struct step){ ST_FIBRE, x->fib[j],
+					    x->roadm[fwd ? j : j + 1],
+					    x->roadm[fwd ? j + 1 : j] };
+	}
+	st[(*n)++] = (struct step){ ST_ADDDROP, to, x->roadm[fwd ? k : 0], to };
+}
+
+/* Whether the upload crosses arc a on the lightpath the broadcast lit. */
+static bool reuses(const bool *reused, const int *lit, int a)
+{
+	return reused[a] && lit[a / 2] >= 0;
+}
+
+/*
+ * Realize one procedure's tree (in[], order[] from tree_of) as t's parents
+ * and paths. lit[e] is the lightpath lit over new edge e (-1 if none yet);
+ * the broadcast fills it, the upload crosses what it reuses on it and
+ * lights the rest in up_lit. -EXFULL with *full set to the edge when a
+ * transfer finds no room on a lightpath it crosses.
+ */
+static int realize_tree(struct sched *s, struct task_plan *tp, int ti,
+			const struct ograph *g, const int *in,
+			const int *order, int nord, bool upload,
+			const bool *reused, int *lit, int *up_lit,
+			struct tree *t, int *full)
+{
+	int k = tp->nmodels, err = 0, maxst = 0;
+	int *at = malloc((size_t)g->nv * sizeof(*at)); /* model on vertex */
+	int *chain = malloc((size_t)g->nv * sizeof(*chain));
+	struct step *st = NULL;
+	int *eo = NULL;
+
+	for (int e = 0; e < g->ne; e++)
+		maxst += g->e[e].nfib + 2;
+	st = malloc((size_t)(maxst + 2) * sizeof(*st));
+	eo = malloc((size_t)(maxst + 2) * sizeof(*eo));
+	if (!at || !chain || !st || !eo) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int v = 0; v < g->nv; v++)
+		at[v] = -1;
+	at[0] = 0;
+	t->parent[0] = -1;
+	/* models on the global model's server hang from it, as in mst */
+	for (int m = 1; m < k && !err; m++)
+		if (g->vert[tp->server[m]] == 0) {
+			t->parent[m] = 0;
+			err = route_edge(s, tp, ti, tp->server[0], tp->server[0],
+					 &t->path[m]);
+		}
+	/* models in the order their servers come from the root */
+	for (int i = 1; i < nord && !err; i++) {
+		int sv = order[i];
+
+		for (int m = 1; m < k && !err; m++) {
+			int nc = 0, p, x, nst = 0, mark = tp->lit.n;
+			int a, b;
+
+			if (g->vert[tp->server[m]] != sv)
+				continue;
+			if (at[sv] >= 0) {
+				/* a second model on a server: as mst does */
+				p = at[sv];
+				t->parent[m] = p;
+				err = route_edge(s, tp, ti, tp->server[p],
+						 tp->server[m], &t->path[m]);
+				continue;
+			}
+			at[sv] = m;
+			/* up from its router to a router a model hangs on */
+			for (x = arc_tail(g, in[sv]);; x = arc_tail(g, in[x])) {
+				chain[nc++] = x;
+				p = -1;
+				for (int e = 0; e < g->ne && p < 0; e++)
+					if (g->e[e].kind == OE_ACCESS &&
+					    g->e[e].v == x &&
+					    at[g->e[e].u] >= 0 &&
+					    g->e[e].u != sv)
+						p = at[g->e[e].u];
+				if (p >= 0)
+					break;
+			}
+			t->parent[m] = p;
+			/* the path down from p's server to m's: edges in[] of
+			 * chain[nc-1 .. 0] then m's access link */
+			a = g->vert[tp->server[p]];
+			for (int e = 0; e < g->ne; e++)
+				if (g->e[e].kind == OE_ACCESS && g->e[e].u == a)
+					cross(g, e, a, -1, st, eo, &nst);
+			for (int c = nc - 2; c >= -1; c--) {
+				int v = c >= 0 ? chain[c] : sv, e = in[v] / 2;
+				int l = g->e[e].kind != OE_NEW ? -1 :
+					!upload ? lit[e] :
+					reuses(reused, lit, in[v]) ? lit[e] :
+								     up_lit[e];
+
+				cross(g, e, arc_tail(g, in[v]), l, st, eo, &nst);
+			}
+			if (upload) {	/* data the other way */
+				for (int i2 = 0, j = nst - 1; i2 < j; i2++, j--) {
+					struct step y = st[i2];
+					int z = eo[i2];
+
+					st[i2] = st[j];
+					st[j] = y;
+					eo[i2] = eo[j];
+					eo[j] = z;
+				}
+				for (int i2 = 0; i2 < nst; i2++) {
+					int f = st[i2].from;
+
+					st[i2].from = st[i2].to;
+					st[i2].to = f;
+				}
+			}
+			/* room for one more transfer on what it crosses lit */
+			for (int i2 = 0; i2 < nst; i2++) {
+				const struct lightpath *lp;
+
+				if (st[i2].kind != ST_LIGHTPATH)
+					continue;
+				lp = &s->net->lp[st[i2].idx];
+				if (lp->resid[lp_dir_from(lp, st[i2].from)] +
+					    ROOM_EPS < tp->task->demand_gbps) {
+					*full = eo[i2];
+					err = -EXFULL;
+					goto out;
+				}
+			}
+			err = realize(s, tp, ti, st, nst, -1, &t->path[m]);
+			if (err == -EAGAIN || err == -ENOSPC) {
+				snprintf(tp->why, sizeof(tp->why),
+					 "opt's tree cannot be realized: %s",
+					 err == -EAGAIN ?
+						 "its lightpaths find no common "
+						 "free wavelength" :
+						 "a lightpath lacks room for the "
+						 "transfers crossing it");
+				err = -ENOSPC;
+				break;
+			}
+			if (err)
+				break;
+			/* the lightpaths just lit, in the order crossed */
+			b = mark;
+			for (int c = upload ? -1 : nc - 2;
+			     upload ? c <= nc - 2 : c >= -1; c += upload ? 1 : -1) {
+				int v = c >= 0 ? chain[c] : sv, e = in[v] / 2;
+				int *slot = upload ? &up_lit[e] : &lit[e];
+
+				if (g->e[e].kind != OE_NEW ||
+				    (upload && reuses(reused, lit, in[v])) ||
+				    *slot >= 0)
+					continue;
+				if (b >= tp->lit.n) {
+					err = -EPROTO;
+					break;
+				}
+				*slot = tp->lit.v[b++];
+			}
+		}
+	}
+out:
+	free(at);
+	free(chain);
+	free(st);
+	free(eo);
+	return err;
+}
+
+/* The program's size for the largest task of sc, before any is placed. */
+static int opt_fits(const struct scenario *sc, char *why, size_t n)
+{
+	long routers = 0, models = 0, cols;
+
+	for (int i = 0; i < sc->nnodes; i++)
+		routers += sc->nodes[i].kind == NODE_ROUTER;
+	for (int i = 0; i < sc->ntasks; i++)
+		if (sc->tasks[i].nlocals + 1 > models)
+			models = sc->tasks[i].nlocals + 1;
+	for (int i = 0; i < sc->nevents; i++)
+		if (sc->events[i].kind == SCN_EV_ARRIVE &&
+		    sc->events[i].task.nlocals + 1 > models)
+			models = sc->events[i].task.nlocals + 1;
+	cols = program_cols(routers * (routers - 1) / 2 + models, models - 1);
+	if (cols <= OPT_MAX_COLS)
+		return 0;
+	snprintf(why, n,
+		 "opt solves integer programs of at most %d columns; '%s' "
+		 "(%ld routers, tasks of up to %ld models) needs %ld: use mst, "
+		 "kmb or tm", OPT_MAX_COLS, sc->name, routers, models, cols);
+	return -E2BIG;
+}
+
+static int opt_place(struct sched *s, struct task_plan *tp, int ti)
+{
+	struct ograph g = { 0 };
+	int nv, nt, na, n, err;
+	int *term = NULL, *in = NULL, *order = NULL, *lit = NULL,
+	    *up_lit = NULL;
+	bool *bought[2] = { NULL, NULL }, *reused = NULL, *closed = NULL;
+	double obj;
+
+	err = build_graph(s, tp, &g);
+	if (err)
+		goto out;
+	nv = g.nv;
+	na = 2 * g.ne;
+	term = malloc((size_t)nv * sizeof(*term));
+	in = malloc((size_t)nv * sizeof(*in));
+	order = malloc((size_t)nv * sizeof(*order));
+	lit = malloc((size_t)(g.ne + 1) * sizeof(*lit));
+	up_lit = malloc((size_t)(g.ne + 1) * sizeof(*up_lit));
+	bought[0] = calloc((size_t)na + 1, sizeof(bool));
+	bought[1] = calloc((size_t)na + 1, sizeof(bool));
+	reused = calloc((size_t)na + 1, sizeof(bool));
+	closed = calloc((size_t)g.ne + 1, sizeof(bool));
+	err = -ENOMEM;
+	if (!term || !in || !order || !lit || !up_lit || !bought[0] ||
+	    !bought[1] || !reused || !closed)
+		goto out;
+	nt = terminals(&g, tp, term);
+	if (program_cols(g.ne, nt) > OPT_MAX_COLS) {
+		snprintf(tp->why, sizeof(tp->why),
+			 "opt's program would have %ld columns, more than %d",
+			 program_cols(g.ne, nt), OPT_MAX_COLS);
+		err = -E2BIG;
+		goto out;
+	}
+	/*
+	 * A lightpath the tree crosses more often than it has room for is
+	 * left out and the program solved again: the tree found is then the
+	 * best without it (exact only where every crossing fits).
+	 */
+	for (int tries = 0;; tries++) {
+		int full = -1, mark = net_mark(s->net), lit0 = tp->lit.n;
+
+		err = solve(&g, closed, term, nt, bought, reused, &obj);
+		if (err == -ENOSPC)
+			snprintf(tp->why, sizeof(tp->why),
+				 "the auxiliary graph does not connect the "
+				 "task's servers%s", tries ? " with room for "
+				 "the transfers of its trees" : "");
+		if (err)
+			break;
+		for (int e = 0; e < g.ne; e++)
+			lit[e] = up_lit[e] = -1;
+		for (int P = 0; P < 2 && !err; P++) {
+			n = tree_of(&g, bought[P], P ? reused : NULL, term, nt,
+				    in, order);
+			err = n < 0 ? n :
+			      realize_tree(s, tp, ti, &g, in, order, n, P,
+					   reused, lit, up_lit,
+					   P ? &tp->up : &tp->bcast, &full);
+		}
+		if (err != -EXFULL)
+			break;
+		net_rollback(s->net, mark);
+		tp->lit.n = lit0;
+		closed[full] = true;
+	}
+out:
+	ograph_release(&g);
+	free(term);
+	free(in);
+	free(order);
+	free(lit);
+	free(up_lit);
+	free(bought[0]);
+	free(bought[1]);
+	free(reused);
+	free(closed);
+	return err;
+}
+
+const struct sched_ops sched_opt = {
+	.name = "opt",
+	.help = "exact: the least tree weight for each task on the state it "
+		"is scheduled on (an integer program, GLPK; small networks)",
+	.role = "exact optimum",
+	.baseline = false,
+	.place = opt_place,
+	.fits = opt_fits,
+};
