@@ -32,6 +32,12 @@
  * table says how many ran and how long the case took). A third child per
  * N times single full Dijkstra searches on the empty auxiliary graph, a
  * unit to read the schedulers' cost per task in.
+ *
+ * On the 1,000-site case, networkx's steiner_tree (method mehlhorn) is
+ * timed on the same graph (the empty network's auxiliary graph at the MST
+ * weights) and tasks by tests/bench/steiner_nx.py, when python3 has
+ * networkx 3: the tree alone, no wavelengths or routing, against mst with
+ * its RWA (target: 50x the throughput).
  */
 #include <errno.h>
 #include <math.h>
@@ -46,6 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "twin/net.h"
 #include "twin/plan.h"
 #include "twin/scenario.h"
 #include "twin/sched_impl.h"
@@ -66,6 +73,7 @@
 
 #define TARGET_N 1000
 #define TARGET_S 1.0
+#define NX_TARGET 50.0	/* mst's throughput over networkx's mehlhorn */
 
 static const char *prog = "bench-sched";
 
@@ -598,6 +606,132 @@ static void print_target(const struct bench_case *cases, int ncases)
 	printf("\n");
 }
 
+/* ---- networkx, side by side -------------------------------------------- */
+
+/*
+ * The case's graph (the auxiliary graph of the empty network: fibres,
+ * add/drops and access links at their MST weights) and its tasks, for
+ * steiner_nx.py. 0 or -errno.
+ */
+static int export_graph(const struct scenario *sc, int n, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -errno;
+	fprintf(f, "nodes %d\n", sc->nnodes);
+	for (int i = 0; i < sc->nfibres; i++)
+		fprintf(f, "e %d %d %.17g\n", sc->fibres[i].a, sc->fibres[i].b,
+			weight_fibre(sc, i));
+	for (int i = 0; i < n; i++) {
+		fprintf(f, "e %d %d %.17g\n", n + i, i, weight_adddrop(sc));
+		fprintf(f, "e %d %d %.17g\n", 2 * n + i, n + i,
+			weight_access(sc, 2 * n + i));
+	}
+	for (int t = 0; t < sc->ntasks; t++) {
+		fprintf(f, "t %d", sc->tasks[t].global);
+		for (int l = 0; l < sc->tasks[t].nlocals; l++)
+			fprintf(f, " %d", sc->tasks[t].locals[l]);
+		fputc('\n', f);
+	}
+	return fclose(f) ? -errno : 0;
+}
+
+/*
+ * networkx's steiner_tree (mehlhorn) on the n-site case's graph, pinned to
+ * CPU 0 as the schedulers are: its median seconds for all the tasks, or
+ * NAN with why set (networkx missing, too old, or the script failed).
+ */
+static double run_networkx(int n, int reps, char *why, size_t len)
+{
+	char path[] = "/tmp/bench-sched-nx-XXXXXX", line[512] = "";
+	const char *script = "tests/bench/steiner_nx.py";
+	struct scenario *sc = bench_scenario(n);
+	int fd = mkstemp(path), pfd[2] = { -1, -1 }, status = 0;
+	double med = NAN;
+	pid_t pid;
+	FILE *out;
+
+	snprintf(why, len, "could not run %s", script);
+	if (fd < 0 || !sc)
+		goto out;
+	close(fd);
+	if (export_graph(sc, n, path) || pipe(pfd))
+		goto out;
+	pid = fork();
+	if (pid == 0) {
+		char reps_s[16];
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(0, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+		dup2(pfd[1], STDOUT_FILENO);
+		close(pfd[0]);
+		close(pfd[1]);
+		snprintf(reps_s, sizeof(reps_s), "%d", reps);
+		execlp("python3", "python3", script, path, "--reps", reps_s,
+		       (char *)NULL);
+		fprintf(stderr, "%s: python3: %s\n", prog, strerror(errno));
+		_exit(3);
+	}
+	close(pfd[1]);
+	pfd[1] = -1;
+	if (pid < 0)
+		goto out;
+	out = fdopen(pfd[0], "r");
+	if (out) {
+		if (!fgets(line, sizeof(line), out))
+			line[0] = 0;
+		fclose(out);
+		pfd[0] = -1;
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+		snprintf(why, len, "networkx with steiner_tree "
+			 "method='mehlhorn' (3.0 or later) is not installed");
+	else if (WIFEXITED(status) && !WEXITSTATUS(status) &&
+		 sscanf(line, "networkx %*s reps %*d tasks %*d median_s %lf",
+			&med) == 1)
+		snprintf(why, len, "%.*s", (int)strcspn(line, "\n"), line);
+out:
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	unlink(path);
+	scenario_free(sc);
+	return med;
+}
+
+static void print_networkx(const struct bench_case *cases, int ncases,
+			   int reps)
+{
+	for (int i = 0; i < ncases; i++) {
+		const struct bench_case *c = &cases[i];
+		char why[512];
+		double nx, mst;
+
+		if (c->ops != &sched_mst || c->skipped || c->failed ||
+		    c->n != TARGET_N)
+			continue;
+		mst = median(c->r.t, c->r.nsamples);
+		printf("\nnetworkx, measured in the same run on the same %d-site "
+		       "graph and tasks (tree only, no RWA):\n", c->n);
+		fflush(stdout);
+		nx = run_networkx(c->n, reps, why, sizeof(why));
+		if (isnan(nx)) {
+			printf("  not measured: %s\n", why);
+			continue;
+		}
+		printf("  %s\n  steiner_tree mehlhorn %8.0f tasks/s; mst with "
+		       "RWA %8.0f tasks/s: %.1fx (target >= %.0fx: %s)\n", why,
+		       NTASKS / nx, NTASKS / mst, nx / mst, NX_TARGET,
+		       nx / mst >= NX_TARGET ? "PASS" : "MISS");
+	}
+}
+
 /* ---- command line ------------------------------------------------------ */
 
 static void usage(FILE *f)
@@ -611,7 +745,10 @@ static void usage(FILE *f)
 		"  --reps R       repetitions per case (default 5, 3 above "
 		"1000 sites;\n"
 		"                 fewer when one takes over %.0f s)\n"
-		"  --sched NAME   only this scheduler (spff or mst)\n",
+		"  --sched NAME   only this scheduler (spff or mst)\n"
+		"  --no-networkx  leave out networkx's steiner_tree, otherwise\n"
+		"                 timed on the 1,000-site case when python3 has\n"
+		"                 networkx 3 (tests/bench/steiner_nx.py)\n",
 		prog, ONE_REP_S);
 }
 
@@ -646,7 +783,7 @@ int main(int argc, char **argv)
 	const struct sched_ops *only = NULL;
 	struct bench_case *cases;
 	int ncases = 0, nfailed = 0;
-	bool quick = false;
+	bool quick = false, no_nx = false;
 	double t0 = now_s();
 
 	for (int i = 1; i < argc; i++) {
@@ -672,6 +809,8 @@ int main(int argc, char **argv)
 					prog, argv[i]);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "--no-networkx")) {
+			no_nx = true;
 		} else if (!strcmp(argv[i], "-h") ||
 			   !strcmp(argv[i], "--help")) {
 			usage(stdout);
@@ -740,6 +879,8 @@ int main(int argc, char **argv)
 	       "rolled back, so a scheduler that blocks many tasks does less "
 	       "work per task)\n");
 	print_target(cases, ncases);
+	if (!no_nx)
+		print_networkx(cases, ncases, reps ? reps : 3);
 	printf("total bench time %.1f s\n", now_s() - t0);
 	free(cases);
 	/* a missed target is a finding, not a failure; a broken case is */
