@@ -239,6 +239,27 @@ void gp_head(FILE *f, const char *what);
 void gp_terminal_loop(FILE *f, const char *stem, int w, int h);
 void gp_run(struct report *r, const char *script, const char *stem);
 
+/* One panel of a figure over schedulers (gp_sched_panels). */
+struct sched_panel {
+	const char *title, *ylabel;
+	const char *yrange;	/* gnuplot's, e.g. "0:100" or "0:*" */
+	const char *plot;	/* "using ... with ..." for each .dat */
+};
+
+/*
+ * gp_sched_panels - '<stem>.gp': two panels side by side under title, a
+ * line per scheduler sched[0..ns) from '<stem>-<name>.dat', against
+ * xlabel; run, so the pictures are made where gnuplot is.
+ */
+void gp_sched_panels(struct report *r, const char *stem, const char *what,
+		     const char *xlabel, const char *title,
+		     const char *const *sched, int ns,
+		     const struct sched_panel panel[2]);
+
+/* md_sched_header - a table's head: first, then a column per scheduler. */
+void md_sched_header(FILE *md, const char *first, const char *const *sched,
+		     int ns);
+
 int write_figures(struct report *r);
 /* Blocking under load (report_blocking.c): read, drawn, released. */
 int load_blocking(struct report *r);

@@ -145,50 +145,20 @@ static void figure(struct report *r, FILE *md, int f0, int f1)
 		}
 		out_close(r, f, name);
 	}
-	snprintf(name, sizeof(name), "%s.gp", stem);
-	f = out_open(r, name);
-	if (f) {
-		gp_head(f, "blocking and wavelength use against offered load");
-		fputs("set xlabel 'tasks offered'\nset key below\n"
-		      "set yrange [0:100]\nset offsets graph 0.03, graph 0.03, "
-		      "0, 0\n", f);
-		gp_terminal_loop(f, stem, 1400, 640);
-		fprintf(f, "set multiplot layout 1,2 title 'blocking under "
-			   "load: %s, %ld local models per task'\n",
-			b0->experiment, b0->nlocals);
-		for (int panel = 0; panel < 2; panel++) {
-			fprintf(f, "set title '%s'\nset ylabel '%s'\nplot ",
-				panel ? "wavelength-links lit" :
-					"tasks blocked",
-				panel ? "% of all wavelength-links" :
-					"% of tasks offered");
-			for (int k = 0; k < ns; k++) {
-				fname_part(part, sizeof(part), sched[k]);
-				fprintf(f, "%s'%s-%s.dat' using %s lw 2 pt 7 "
-					   "lc rgb '%s' title '", k ? ", \\\n  " :
-					"", stem, part, panel ? "1:6 with "
-					"linespoints" : "1:3:4:5 with "
-					"yerrorlines", rp_sched_colour(sched[k], k));
-				gp_text(f, rp_sched_label(sched[k]));
-				fputc('\'', f);
-			}
-			fputc('\n', f);
-		}
-		fputs("unset multiplot\nunset output\n}\n", f);
-		if (!out_close(r, f, name))
-			gp_run(r, name, stem);
-	}
+	snprintf(name, sizeof(name), "blocking under load: %s, %ld local "
+		 "models per task", b0->experiment, b0->nlocals);
+	gp_sched_panels(r, stem, "blocking and wavelength use against "
+			"offered load", "tasks offered", name, sched, ns,
+			(const struct sched_panel[2]){
+				{ "tasks blocked", "% of tasks offered",
+				  "0:100", "using 1:3:4:5 with yerrorlines" },
+				{ "wavelength-links lit",
+				  "% of all wavelength-links", "0:100",
+				  "using 1:6 with linespoints" } });
 	/* the table: one row per load, a column per scheduler */
-	fprintf(md, "\n### %s, %ld local models per task\n\n| tasks |",
+	fprintf(md, "\n### %s, %ld local models per task\n\n",
 		b0->experiment, b0->nlocals);
-	for (int k = 0; k < ns; k++) {
-		fputc(' ', md);
-		md_text(md, rp_sched_label(sched[k]));
-		fputs(" |", md);
-	}
-	fputs("\n|---:|", md);
-	for (int k = 0; k < ns; k++)
-		fputs("---:|", md);
+	md_sched_header(md, "tasks", sched, ns);
 	for (int i = f0; i < f1; i++) {
 		const struct blk *b = &r->blk[i];
 

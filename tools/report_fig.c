@@ -62,6 +62,58 @@ void gp_terminal_loop(FILE *f, const char *stem, int w, int h)
 		w, h, w, h, w, h, stem);
 }
 
+void gp_sched_panels(struct report *r, const char *stem, const char *what,
+		     const char *xlabel, const char *title,
+		     const char *const *sched, int ns,
+		     const struct sched_panel panel[2])
+{
+	char name[240], part[48];
+	FILE *f;
+
+	snprintf(name, sizeof(name), "%s.gp", stem);
+	f = out_open(r, name);
+	if (!f)
+		return;
+	gp_head(f, what);
+	fprintf(f, "set xlabel '%s'\nset key below\nset offsets graph 0.03, "
+		   "graph 0.03, 0, 0\n", xlabel);
+	gp_terminal_loop(f, stem, 1400, 640);
+	fputs("set multiplot layout 1,2 title '", f);
+	gp_text(f, title);
+	fputs("'\n", f);
+	for (int i = 0; i < 2; i++) {
+		fprintf(f, "set title '%s'\nset ylabel '%s'\nset yrange [%s]\n"
+			   "plot ", panel[i].title, panel[i].ylabel,
+			panel[i].yrange);
+		for (int k = 0; k < ns; k++) {
+			fname_part(part, sizeof(part), sched[k]);
+			fprintf(f, "%s'%s-%s.dat' %s lw 2 pt 7 lc rgb '%s' "
+				   "title '", k ? ", \\\n  " : "", stem, part,
+				panel[i].plot, rp_sched_colour(sched[k], k));
+			gp_text(f, rp_sched_label(sched[k]));
+			fputc('\'', f);
+		}
+		fputc('\n', f);
+	}
+	fputs("unset multiplot\nunset output\n}\n", f);
+	if (!out_close(r, f, name))
+		gp_run(r, name, stem);
+}
+
+void md_sched_header(FILE *md, const char *first, const char *const *sched,
+		     int ns)
+{
+	fprintf(md, "| %s |", first);
+	for (int k = 0; k < ns; k++) {
+		fputc(' ', md);
+		md_text(md, rp_sched_label(sched[k]));
+		fputs(" |", md);
+	}
+	fputs("\n|---:|", md);
+	for (int k = 0; k < ns; k++)
+		fputs("---:|", md);
+}
+
 void gp_head(FILE *f, const char *what)
 {
 	fprintf(f, "# twinlab report: %s\n"

@@ -187,50 +187,21 @@ static void figure(struct report *r, FILE *md, int f0, int f1)
 		}
 		out_close(r, f, name);
 	}
-	snprintf(name, sizeof(name), "%s.gp", stem);
-	f = out_open(r, name);
-	if (f) {
-		gp_head(f, "optimality gap against local models");
-		fputs("set xlabel 'local models per task'\nset key below\n"
-		      "set offsets graph 0.03, graph 0.03, 0, 0\n", f);
-		gp_terminal_loop(f, stem, 1400, 640);
-		fprintf(f, "set multiplot layout 1,2 title 'tree weight over "
-			   "the optimum: %s'\n", g0->experiment);
-		for (int panel = 0; panel < 2; panel++) {
-			fprintf(f, "set title '%s'\nset ylabel '%s'\n"
-				   "set yrange [0:%s]\nplot ",
-				panel ? "instances solved optimally" :
-					"gap to opt: mean, bars to the "
-					"95th percentile",
-				panel ? "% of instances" : "% over opt",
-				panel ? "105" : "*");
-			for (int k = 0; k < ns; k++) {
-				fname_part(part, sizeof(part), sched[k]);
-				fprintf(f, "%s'%s-%s.dat' using %s lw 2 pt 7 "
-					   "lc rgb '%s' title '", k ? ", \\\n  " :
-					"", stem, part, panel ? "1:7 with "
-					"linespoints" : "1:3:3:5 with "
-					"yerrorlines", rp_sched_colour(sched[k], k));
-				gp_text(f, rp_sched_label(sched[k]));
-				fputc('\'', f);
-			}
-			fputc('\n', f);
-		}
-		fputs("unset multiplot\nunset output\n}\n", f);
-		if (!out_close(r, f, name))
-			gp_run(r, name, stem);
-	}
+	snprintf(name, sizeof(name), "tree weight over the optimum: %s",
+		 g0->experiment);
+	gp_sched_panels(r, stem, "optimality gap against local models",
+			"local models per task", name, sched, ns,
+			(const struct sched_panel[2]){
+				{ "gap to opt: mean, bars to the 95th "
+				  "percentile", "% over opt", "0:*",
+				  "using 1:3:3:5 with yerrorlines" },
+				{ "instances solved optimally",
+				  "% of instances", "0:105",
+				  "using 1:7 with linespoints" } });
 	fprintf(md, "\n### %s\n\nOn %s: %d instances; opt took %.3f s per "
-		    "instance on average.\n\n| local models |", g0->experiment,
-		g0->base, inst, inst ? opt_s / inst : 0);
-	for (int k = 0; k < ns; k++) {
-		fputc(' ', md);
-		md_text(md, rp_sched_label(sched[k]));
-		fputs(" |", md);
-	}
-	fputs("\n|---:|", md);
-	for (int k = 0; k < ns; k++)
-		fputs("---:|", md);
+		    "instance on average.\n\n", g0->experiment, g0->base, inst,
+		inst ? opt_s / inst : 0);
+	md_sched_header(md, "local models", sched, ns);
 	for (int l = 0; l < nn; l++) {
 		fprintf(md, "\n| %ld |", nl[l]);
 		for (int k = 0; k < ns; k++) {
