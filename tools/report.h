@@ -256,6 +256,10 @@ void gp_sched_panels(struct report *r, const char *stem, const char *what,
 		     const char *const *sched, int ns,
 		     const struct sched_panel panel[2]);
 
+/* out_open_sched - '<stem>-<sched>.dat' (its name in name), as out_open. */
+FILE *out_open_sched(struct report *r, const char *stem, const char *sched,
+		     char *name, size_t len);
+
 /* md_sched_header - a table's head: first, then a column per scheduler. */
 void md_sched_header(FILE *md, const char *first, const char *const *sched,
 		     int ns);

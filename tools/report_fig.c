@@ -100,6 +100,16 @@ void gp_sched_panels(struct report *r, const char *stem, const char *what,
 		gp_run(r, name, stem);
 }
 
+FILE *out_open_sched(struct report *r, const char *stem, const char *sched,
+		     char *name, size_t len)
+{
+	char part[48];
+
+	fname_part(part, sizeof(part), sched);
+	snprintf(name, len, "%s-%s.dat", stem, part);
+	return out_open(r, name);
+}
+
 void md_sched_header(FILE *md, const char *first, const char *const *sched,
 		     int ns)
 {

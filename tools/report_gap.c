@@ -163,9 +163,7 @@ static void figure(struct report *r, FILE *md, int f0, int f1)
 		}
 	}
 	for (int k = 0; k < ns; k++) {
-		fname_part(part, sizeof(part), sched[k]);
-		snprintf(name, sizeof(name), "%s-%s.dat", stem, part);
-		f = out_open(r, name);
+		f = out_open_sched(r, stem, sched[k], name, sizeof(name));
 		if (!f)
 			continue;
 		fprintf(f, "# twinlab report: optimality gap, %s, scheduler "
