@@ -100,7 +100,7 @@ static void fill_conf(const struct fleet *f, int t, int m, struct wk_conf *c)
 	const struct task_plan *tp = &p->tasks[t];
 	const struct scn_task *st = tp->task;
 	const struct endpoint *ep = f->a->ep[t];
-	struct fl_model shape = { 0 };
+	struct sel_learning l;
 
 	memset(c, 0, sizeof(*c));
 	c->task = t;
@@ -128,17 +128,42 @@ static void fill_conf(const struct fleet *f, int t, int m, struct wk_conf *c)
 			c->up_in[c->nuc++] = (struct wk_link){
 				k, ep[2 * k + 1].src, ep[2 * k + 1].dst };
 	}
-	c->seed = fl_seed_derive(p->sc->seed, (uint64_t)t);
 	c->nlocals = st->nlocals;
-	c->samples = f->o.samples_per_local * st->nlocals;
-	c->classes = FL_CLASSES;
-	c->dim = f->t[t].dim;
 	c->bpp = st->bytes_per_parameter;
-	shape.classes = c->classes;
-	shape.dim = c->dim;
-	shape.nparams = f->t[t].nparams;
-	c->train_samples = fl_samples_for_work(&shape, st->work_core_s,
+	/* checked when the fleet was made (its model has a wire format) */
+	if (!fleet_learning(p->sc, t, f->o.samples_per_local, &l)) {
+		c->seed = l.seed;
+		c->samples = l.samples_per_local * st->nlocals;
+		c->classes = l.classes;
+		c->dim = l.dim;
+		c->train_samples = l.train_samples;
+	}
+}
+
+int fleet_learning(const struct scenario *sc, int t, int samples_per_local,
+		   struct sel_learning *l)
+{
+	const struct scn_task *st = &sc->tasks[t];
+	struct fl_model shape = { 0 };
+	struct wire_msg wm;
+	int err = wire_message(sc, st, &wm);
+
+	if (err)
+		return err;
+	*l = (struct sel_learning){
+		.seed = fl_seed_derive(sc->seed, (uint64_t)t),
+		.samples_per_local = samples_per_local > 0 ?
+					     samples_per_local :
+					     FLEET_SAMPLES_PER_LOCAL,
+		.test_samples = WK_TEST_SAMPLES, .dim = wm.dim,
+		.classes = FL_CLASSES, .bpp = st->bytes_per_parameter,
+	};
+	shape.classes = l->classes;
+	shape.dim = l->dim;
+	shape.nparams = wm.nparams;
+	l->train_samples = fl_samples_for_work(&shape, st->work_core_s,
 					       WK_REF_MADDS);
+	return 0;
 }
 
 double fleet_worker_bytes(const struct plan *p, int t, int m,

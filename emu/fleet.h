@@ -16,6 +16,7 @@
 #include "emu/worker.h"
 #include "twin/addr.h"
 #include "twin/plan.h"
+#include "twin/select.h"
 
 struct fleet_opts {
 	const char *prefix;
@@ -108,6 +109,15 @@ double fleet_worker_bytes(const struct plan *p, int t, int m,
 int fleet_check_memory(const struct plan *p, int samples_per_local,
 		       char *err, size_t len)
 	__attribute__((warn_unused_result));
+
+/*
+ * fleet_learning - how the workers of task t of sc learn (seed, pool, test
+ * set, model shape, training budget per round), for twin/select.h to
+ * compute what they will. samples_per_local <= 0: the default. 0 or
+ * -EINVAL (no wire format for its model), -EOVERFLOW.
+ */
+int fleet_learning(const struct scenario *sc, int t, int samples_per_local,
+		   struct sel_learning *l) __attribute__((warn_unused_result));
 
 /* CPU share each worker of task t, model m gets (cores). */
 double fleet_cpu_share(const struct plan *p, int t, int m);

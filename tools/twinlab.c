@@ -37,6 +37,9 @@ static const struct command commands[] = {
 	  "down (root)" },
 	{ "repair", cmd_repair, "ROADM ROADM [--prefix P]",
 	  "bring a cut fibre's wavelengths back up (root)" },
+	{ "select", cmd_select, "SCENARIO --task NAME --k K [--lambda X] [--json]",
+	  "choose k of a task's local models by their data and network cost "
+	  "(no root needed)" },
 	{ "doctor", cmd_doctor, "",
 	  "what this kernel offers and which paths twinlab uses" },
 	{ "help", cmd_help, "", "show this help" },

@@ -103,5 +103,6 @@ int cmd_doctor(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_experiment(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_select(int argc, char **argv);
 
 #endif

@@ -27,6 +27,7 @@
 #include <json-c/json.h>
 #include <sqlite3.h>
 
+#include "emu/fleet.h"
 #include "emu/lab.h"
 #include "nettest.h"
 #include "emu/netns.h"
@@ -34,6 +35,7 @@
 #include "twin/addr.h"
 #include "twin/predict.h"
 #include "twin/sched.h"
+#include "twin/select.h"
 
 extern char **environ;
 
@@ -192,7 +194,9 @@ static void nothing_left_but_the_lock(void)
 
 /*
  * Both schedulers on the teaching ring: every round's check holds, the
- * model learns, and the global model is the same whatever the tree.
+ * model learns, the global model is the same whatever the tree, and its
+ * accuracy each round is what the twin computes for those workers
+ * (twin/select.h: twinlab select's figures).
  */
 Test(run, both_schedulers_learn_the_same_model)
 {
@@ -244,6 +248,41 @@ Test(run, both_schedulers_learn_the_same_model)
 			cr_assert_gt(a4, 0.4, "task %d run %d: accuracy %.3f",
 				     t, run, a4);
 		}
+	/* the twin's FedAvg over all the locals: the same accuracy (one
+	 * test sample either way: the trees sum in another order) */
+	{
+		struct scn_error err;
+		struct scenario *sc = scenario_load(
+			"scenarios/teaching-ring.yaml", &err);
+
+		cr_assert_not_null(sc);
+		for (int t = 0; t < 2; t++) {
+			struct sel_learning l;
+			int all[16];
+			double acc[4];
+
+			cr_assert_eq(fleet_learning(sc, t, 0, &l), 0);
+			for (int i = 0; i < sc->tasks[t].nlocals; i++)
+				all[i] = i;
+			cr_assert_eq(sel_learn(&l, sc->tasks[t].nlocals, all,
+					       sc->tasks[t].nlocals, 4, acc), 0);
+			for (int i = 0; i < 2; i++)
+				for (int r = 0; r < 4; r++) {
+					double m;
+
+					snprintf(sql, sizeof(sql), "SELECT "
+						 "accuracy FROM rounds WHERE "
+						 "run = %d AND task = %d AND "
+						 "round = %d", ok[i], t, r + 1);
+					m = q1(h, sql);
+					cr_assert(fabs(m - acc[r]) <= 0.0015,
+						  "task %d run %d round %d: "
+						  "measured %.3f, twin %.3f", t,
+						  ok[i], r + 1, m, acc[r]);
+				}
+		}
+		scenario_free(sc);
+	}
 	/* the global models of the two runs, projection by projection */
 	{
 		sqlite3_stmt *st;

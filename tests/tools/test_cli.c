@@ -487,3 +487,57 @@ Test(cli, cut_and_repair_say_what_is_wrong)
 			 "prefix 'tqnotup' is not up"), "%s", r.err);
 	tl_run_free(&r);
 }
+
+/*
+ * twinlab select: the three subsets, k of them chosen, their accuracy per
+ * round and the network's figures in JSON; bad arguments exit 2 with what
+ * is wrong.
+ */
+Test(cli, select_compares_all_chosen_and_random)
+{
+	const char *ok[] = { "select", "scenarios/teaching-ring.yaml", "--task",
+			     "t1", "--k", "2", "--rounds", "3", "--json",
+			     NULL };
+	const char *big[] = { "select", "scenarios/teaching-ring.yaml",
+			      "--task", "t1", "--k", "4", NULL };
+	const char *none[] = { "select", "scenarios/teaching-ring.yaml",
+			       "--task", "nope", "--k", "1", NULL };
+	const char *lam[] = { "select", "scenarios/teaching-ring.yaml",
+			      "--task", "t1", "--k", "1", "--lambda", "-1",
+			      NULL };
+	struct tl_run r = tl_run(ok);
+	json_object *o, *subs;
+
+	cr_assert_eq(tl_code(&r), 0, "%s", r.err);
+	o = json_tokener_parse(r.out);
+	cr_assert_not_null(o, "%s", r.out);
+	cr_assert(json_object_object_get_ex(o, "subsets", &subs));
+	cr_assert_eq(json_object_array_length(subs), 3);
+	for (int i = 0; i < 3; i++) {
+		json_object *x = json_object_array_get_idx(subs, i), *v;
+
+		cr_assert(json_object_object_get_ex(x, "servers", &v));
+		cr_assert_eq(json_object_array_length(v), i ? 2 : 3);
+		cr_assert(json_object_object_get_ex(x, "accuracy", &v));
+		cr_assert_eq(json_object_array_length(v), 3);
+		cr_assert(json_object_object_get_ex(x, "round_s", &v));
+		cr_assert_gt(json_object_get_double(v), 0);
+		cr_assert(json_object_object_get_ex(x, "label_tv", &v));
+		cr_assert(i || json_object_get_double(v) < 1e-9);
+	}
+	json_object_put(o);
+	tl_run_free(&r);
+	r = tl_run(big);
+	cr_assert_eq(tl_code(&r), 2);
+	cr_assert(strstr(r.err, "--k 4: task 't1' has 3 local models"), "%s",
+		  r.err);
+	tl_run_free(&r);
+	r = tl_run(none);
+	cr_assert_eq(tl_code(&r), 2);
+	cr_assert(strstr(r.err, "no task 'nope'"), "%s", r.err);
+	tl_run_free(&r);
+	r = tl_run(lam);
+	cr_assert_eq(tl_code(&r), 2);
+	cr_assert(strstr(r.err, "--lambda: a number in [0, 1e6]"), "%s", r.err);
+	tl_run_free(&r);
+}

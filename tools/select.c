@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: MIT
+/*
+ * twinlab select SCENARIO --task NAME --k K: which k of a task's local
+ * models to train with (twin/select.h), and what it buys, in the twin:
+ * for all n, the k selected and k drawn at random, the label mix's
+ * distance from the pool's, the round the predictor gives the task placed
+ * alone on the empty network with those locals, its byte-links, and the
+ * held-out accuracy after each round of FedAvg over them — the workers'
+ * own arithmetic with their seeds, their data split over all n locals.
+ */
+#include "twinlab.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "emu/fleet.h"
+#include "twin/predict.h"
+#include "twin/sched.h"
+#include "twin/select.h"
+
+#define SEL_ROUNDS_MAX 100
+
+struct subset {
+	const char *name;
+	int k, *chosen;
+	double tv, round_s, bytes_links;
+	double acc[SEL_ROUNDS_MAX];
+	char why[160];		/* not placed: why */
+};
+
+/* A whole number in [min, max], or a message naming the option. */
+static int whole(const char *s, const char *opt, uint64_t min, uint64_t max,
+		 long *out)
+{
+	uint64_t v;
+
+	if (parse_uint(s, min, max, &v)) {
+		p_err("%s: a whole number in [%llu, %llu], got '%s'", opt,
+		      (unsigned long long)min, (unsigned long long)max, s);
+		return -EINVAL;
+	}
+	*out = (long)v;
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: %s select SCENARIO --task NAME --k K [--lambda X] "
+		   "[--rounds R]\n       [--scheduler NAME] [--seed S] "
+		   "[--json]\n\nChooses K of a task's local models by the "
+		   "usefulness of their data (how close\ntheir pooled label mix "
+		   "comes to the whole pool's) against their network cost\n"
+		   "(--lambda times their distance from the global model, "
+		   "default 0.5; 0: data\nalone), and compares all of them, the "
+		   "K chosen and K drawn at random (--seed,\ndefault 1): label "
+		   "distance, the predicted round and byte-links of the task\n"
+		   "placed alone (--scheduler, default mst), and held-out "
+		   "accuracy after each of\n--rounds (default 5, at most %d) "
+		   "rounds of FedAvg, computed here as the workers\ncompute it. "
+		   "The twin alone: no root.\n", prog, SEL_ROUNDS_MAX);
+}
+
+/* The task alone, its locals chosen[0..k) of tk's, planned and predicted. */
+static void place(const struct scenario *sc, const struct scn_task *tk,
+		  const struct sched_ops *ops, struct subset *s)
+{
+	struct scenario one = *sc;
+	struct scn_task t = *tk;
+	int *loc = malloc((size_t)s->k * sizeof(*loc));
+	struct plan *p = NULL;
+
+	s->round_s = s->bytes_links = NAN;
+	if (!loc) {
+		snprintf(s->why, sizeof(s->why), "out of memory");
+		return;
+	}
+	for (int i = 0; i < s->k; i++)
+		loc[i] = tk->locals[s->chosen[i]];
+	t.locals = loc;
+	t.nlocals = s->k;
+	one.tasks = &t;
+	one.ntasks = 1;
+	one.events = NULL;
+	one.nevents = 0;
+	one.bg = NULL;
+	one.nbg = 0;
+	p = sched_plan(&one, ops);
+	if (!p)
+		snprintf(s->why, sizeof(s->why), "%s", strerror(errno));
+	else if (p->tasks[0].blocked)
+		snprintf(s->why, sizeof(s->why), "%s", p->tasks[0].why);
+	else if (predict_round(p))
+		snprintf(s->why, sizeof(s->why), "cannot predict its round");
+	else {
+		s->round_s = p->tasks[0].round_s;
+		s->bytes_links = p->tasks[0].bytes_links;
+	}
+	plan_free(p);
+	free(loc);
+}
+
+static void print_text(const struct scenario *sc, const struct scn_task *tk,
+		       double lambda, int rounds, const struct subset *s)
+{
+	printf("task %s of %s: %d local models; learning: FedAvg, %d rounds, "
+	       "data split over all %d\n\n%-9s %8s %10s %12s  %s\n",
+	       tk->name, sc->name, tk->nlocals, rounds, tk->nlocals, "subset",
+	       "label TV", "round ms", "byte-links",
+	       "accuracy after each round");
+	for (int i = 0; i < 3; i++) {
+		printf("%-9s %8.3f ", s[i].name, s[i].tv);
+		if (s[i].why[0])
+			printf("%10s %12s ", "blocked", "-");
+		else
+			printf("%10.3f %12.4g ", s[i].round_s * 1e3,
+			       s[i].bytes_links);
+		for (int r = 0; r < rounds; r++)
+			printf(" %.3f", s[i].acc[r]);
+		putchar('\n');
+	}
+	for (int i = 0; i < 3; i++) {
+		printf("%s (%d):", s[i].name, s[i].k);
+		for (int j = 0; j < s[i].k; j++)
+			printf(" %s", sc->nodes[tk->locals[s[i].chosen[j]]].name);
+		if (s[i].why[0])
+			printf(" — not placed: %s", s[i].why);
+		putchar('\n');
+	}
+	printf("(selected: greedy on label distance + %g x network cost; round "
+	       "and byte-links: the task alone on the empty network)\n",
+	       lambda);
+}
+
+static int print_json(const struct scenario *sc, const struct scn_task *tk,
+		      double lambda, int rounds, const struct subset *s)
+{
+	json_object *o = json_object_new_object(), *subs;
+	int err = 0;
+
+	subs = json_object_new_array();
+	err |= json_object_object_add(o, "task", json_object_new_string(tk->name));
+	err |= json_object_object_add(o, "locals",
+				      json_object_new_int(tk->nlocals));
+	err |= json_object_object_add(o, "lambda",
+				      json_object_new_double(lambda));
+	err |= json_object_object_add(o, "rounds", json_object_new_int(rounds));
+	for (int i = 0; i < 3; i++) {
+		json_object *x = json_object_new_object();
+		json_object *names = json_object_new_array();
+		json_object *acc = json_object_new_array();
+
+		for (int j = 0; j < s[i].k; j++)
+			json_object_array_add(names, json_object_new_string(
+				sc->nodes[tk->locals[s[i].chosen[j]]].name));
+		for (int r = 0; r < rounds; r++)
+			json_object_array_add(acc,
+					      json_object_new_double(s[i].acc[r]));
+		json_object_object_add(x, "subset",
+				       json_object_new_string(s[i].name));
+		json_object_object_add(x, "servers", names);
+		json_object_object_add(x, "label_tv",
+				       json_object_new_double(s[i].tv));
+		if (s[i].why[0])
+			json_object_object_add(x, "why",
+					       json_object_new_string(s[i].why));
+		else {
+			json_object_object_add(x, "round_s",
+				json_object_new_double(s[i].round_s));
+			json_object_object_add(x, "bytes_links",
+				json_object_new_double(s[i].bytes_links));
+		}
+		json_object_object_add(x, "accuracy", acc);
+		json_object_array_add(subs, x);
+	}
+	err |= json_object_object_add(o, "subsets", subs);
+	if (!err)
+		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
+	json_object_put(o);
+	return err ? -ENOMEM : 0;
+}
+
+int cmd_select(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "task", required_argument, NULL, 't' },
+		{ "k", required_argument, NULL, 'k' },
+		{ "lambda", required_argument, NULL, 'l' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "scheduler", required_argument, NULL, 's' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const struct sched_ops *ops = &sched_mst;
+	const char *task = NULL;
+	long k = 0, rounds = 5, seed = 1;
+	double lambda = 0.5;
+	bool json = false;
+	struct scenario *sc;
+	struct sel_task st = { 0 };
+	struct sel_learning l = { 0 };
+	struct subset s[3] = { { .name = "all" }, { .name = "selected" },
+			       { .name = "random" } };
+	int c, t = -1, rc = 1, err;
+
+	while ((c = getopt_long(argc, argv, "t:k:l:r:s:S:jh", opts, NULL)) !=
+	       -1) {
+		switch (c) {
+		case 't':
+			task = optarg;
+			break;
+		case 'k':
+			if (whole(optarg, "--k", 1, 100000, &k))
+				return EXIT_USAGE;
+			break;
+		case 'l':
+			if (parse_real(optarg, 0, 1e6, &lambda)) {
+				p_err("--lambda: a number in [0, 1e6], got "
+				      "'%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'r':
+			if (whole(optarg, "--rounds", 1, SEL_ROUNDS_MAX,
+				  &rounds))
+				return EXIT_USAGE;
+			break;
+		case 's':
+			ops = sched_arg(optarg);
+			if (!ops)
+				return EXIT_USAGE;
+			break;
+		case 'S':
+			if (whole(optarg, "--seed", 0, 1ULL << 40, &seed))
+				return EXIT_USAGE;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1 || !task || !k) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	sc = load_scenario(argv[optind]);
+	if (!sc)
+		return EXIT_USAGE;
+	for (int i = 0; i < sc->ntasks; i++)
+		if (!strcmp(sc->tasks[i].name, task))
+			t = i;
+	if (t < 0) {
+		p_err("no task '%s' in '%s'", task, sc->name);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (k > sc->tasks[t].nlocals) {
+		p_err("--k %ld: task '%s' has %d local models", k, task,
+		      sc->tasks[t].nlocals);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (fleet_learning(sc, t, 0, &l)) {
+		p_err("task '%s': its model has no wire format", task);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	err = sel_task_init(&st, sc, t, &l);
+	for (int i = 0; i < 3 && !err; i++) {
+		s[i].k = i ? (int)k : st.n;
+		s[i].chosen = malloc((size_t)s[i].k * sizeof(int));
+		if (!s[i].chosen)
+			err = -ENOMEM;
+	}
+	if (err) {
+		p_err("cannot select: %s", strerror(-err));
+		goto out;
+	}
+	for (int j = 0; j < st.n; j++)
+		s[0].chosen[j] = j;
+	err = sel_choose(&st, (int)k, lambda, s[1].chosen);
+	sel_random(st.n, (int)k, (uint64_t)seed, s[2].chosen);
+	for (int i = 0; i < 3 && !err; i++) {
+		s[i].tv = sel_distance(&st, s[i].chosen, s[i].k);
+		place(sc, &sc->tasks[t], ops, &s[i]);
+		err = sel_learn(&l, st.n, s[i].chosen, s[i].k, (int)rounds,
+				s[i].acc);
+	}
+	if (err) {
+		p_err("cannot select: %s", strerror(-err));
+		goto out;
+	}
+	if (json)
+		rc = print_json(sc, &sc->tasks[t], lambda, (int)rounds, s) ? 1 :
+									   0;
+	else {
+		print_text(sc, &sc->tasks[t], lambda, (int)rounds, s);
+		rc = 0;
+	}
+out:
+	for (int i = 0; i < 3; i++)
+		free(s[i].chosen);
+	sel_task_release(&st);
+	scenario_free(sc);
+	return rc;
+}
