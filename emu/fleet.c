@@ -128,12 +128,14 @@ static void fill_conf(const struct fleet *f, int t, int m, struct wk_conf *c)
 			c->up_in[c->nuc++] = (struct wk_link){
 				k, ep[2 * k + 1].src, ep[2 * k + 1].dst };
 	}
-	c->nlocals = st->nlocals;
+	/* the data: the pool split over its shares, this local's share */
+	c->nlocals = scenario_task_split(st);
+	c->share = m ? scenario_task_share(st, m - 1) : 0;
 	c->bpp = st->bytes_per_parameter;
 	/* checked when the fleet was made (its model has a wire format) */
 	if (!fleet_learning(p->sc, t, f->o.samples_per_local, &l)) {
 		c->seed = l.seed;
-		c->samples = l.samples_per_local * st->nlocals;
+		c->samples = l.samples_per_local * c->nlocals;
 		c->classes = l.classes;
 		c->dim = l.dim;
 		c->train_samples = l.train_samples;
@@ -195,7 +197,8 @@ double fleet_worker_bytes(const struct plan *p, int t, int m,
 	if (m == 0)
 		bytes += WK_TEST_SAMPLES * row;	/* held-out test set */
 	else	/* the task's pool, and this local's copy of its share */
-		bytes += 2.0 * samples_per_local * tp->task->nlocals * row;
+		bytes += 2.0 * samples_per_local *
+			 scenario_task_split(tp->task) * row;
 	return bytes;
 }
 

@@ -418,11 +418,12 @@ static int setup_data(struct worker *w)
 		err = fl_partition_init(&part, &pool, c->nlocals, FL_ALPHA,
 					fl_seed_derive(c->seed, 3));
 	if (!err)
-		err = fl_data_select(&w->mine, &pool,
-				     part.idx + part.start[c->model - 1],
-				     part.count[c->model - 1]);
+		err = c->share < 0 || c->share >= part.nclients ? -EINVAL :
+		      fl_data_select(&w->mine, &pool,
+				     part.idx + part.start[c->share],
+				     part.count[c->share]);
 	if (!err)
-		w->own_weight = part.count[c->model - 1];
+		w->own_weight = part.count[c->share];
 	fl_partition_release(&part);
 	fl_data_release(&pool);
 	return err;

@@ -70,6 +70,7 @@ struct wk_conf {
 	/* learning */
 	uint64_t seed;		/* the task's data and model seed */
 	int nlocals;		/* partition size */
+	int share;		/* local models: the partition's share it holds */
 	int samples;		/* data set size over all locals */
 	int classes, dim;
 	unsigned bpp;		/* bytes per parameter on the wire */

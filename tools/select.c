@@ -53,7 +53,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: %s select SCENARIO --task NAME --k K [--lambda X] "
 		   "[--rounds R]\n       [--scheduler NAME] [--seed S] "
-		   "[--json]\n\nChooses K of a task's local models by the "
+		   "[--json] [--write PREFIX]\n\nChooses K of a task's local models by the "
 		   "usefulness of their data (how close\ntheir pooled label mix "
 		   "comes to the whole pool's) against their network cost\n"
 		   "(--lambda times their distance from the global model, "
@@ -63,7 +63,11 @@ static void usage(FILE *f)
 		   "placed alone (--scheduler, default mst), and held-out "
 		   "accuracy after each of\n--rounds (default 5, at most %d) "
 		   "rounds of FedAvg, computed here as the workers\ncompute it. "
-		   "The twin alone: no root.\n", prog, SEL_ROUNDS_MAX);
+		   "The twin alone: no root. --write PREFIX writes the three as\n"
+		   "scenarios, PREFIX-all.yaml, PREFIX-selected.yaml and "
+		   "PREFIX-random.yaml (the\nsubset's locals keeping the shares "
+		   "of the data they hold), for 'twinlab run'.\n", prog,
+		   SEL_ROUNDS_MAX);
 }
 
 /* The task alone, its locals chosen[0..k) of tk's, planned and predicted. */
@@ -105,12 +109,87 @@ static void place(const struct scenario *sc, const struct scn_task *tk,
 	free(loc);
 }
 
+/* FedAvg over the subset's locals: the shares of the data they hold. */
+static int learn(const struct sel_learning *l, const struct sel_task *st,
+		 struct subset *s, int rounds)
+{
+	int *shares = malloc((size_t)s->k * sizeof(*shares)), err;
+
+	if (!shares)
+		return -ENOMEM;
+	for (int i = 0; i < s->k; i++)
+		shares[i] = st->share[s->chosen[i]];
+	err = sel_learn(l, st->split, shares, s->k, rounds, s->acc);
+	free(shares);
+	return err;
+}
+
+/*
+ * '<out>-<subset>.yaml': the scenario, named '<name>-<subset>', with task
+ * t's locals the subset's, holding the shares they hold now, so that a run
+ * of it on the emulation learns what the twin computed here.
+ */
+static int write_subset(const struct scenario *sc, int t,
+			const struct sel_task *st, const struct subset *s,
+			const char *out)
+{
+	struct scenario one = *sc;
+	struct scn_task *tasks = malloc((size_t)sc->ntasks * sizeof(*tasks));
+	int *loc = malloc((size_t)s->k * sizeof(*loc));
+	int *share = malloc((size_t)s->k * sizeof(*share));
+	char path[4096];
+	int err = 0;
+	FILE *f;
+
+	if (!tasks || !loc || !share) {
+		err = -ENOMEM;
+		goto done;
+	}
+	memcpy(tasks, sc->tasks, (size_t)sc->ntasks * sizeof(*tasks));
+	for (int i = 0; i < s->k; i++) {
+		loc[i] = sc->tasks[t].locals[s->chosen[i]];
+		share[i] = st->share[s->chosen[i]];
+	}
+	tasks[t].locals = loc;
+	tasks[t].nlocals = s->k;
+	tasks[t].split_over = st->split;
+	tasks[t].share = share;
+	one.tasks = tasks;
+	snprintf(one.name, sizeof(one.name), "%.*s-%s",
+		 (int)(sizeof(one.name) - 1 - strlen(s->name) - 1), sc->name,
+		 s->name);
+	if ((size_t)snprintf(path, sizeof(path), "%s-%s.yaml", out, s->name) >=
+	    sizeof(path)) {
+		err = -ENAMETOOLONG;
+		goto done;
+	}
+	f = fopen(path, "w");
+	if (!f) {
+		err = -errno;
+		p_err("cannot write '%s': %s", path, strerror(errno));
+		goto done;
+	}
+	err = scenario_write(&one, f);
+	if (fclose(f) && !err)
+		err = -errno;
+	if (err)
+		p_err("cannot write '%s': %s", path, strerror(-err));
+	else
+		fprintf(stderr, "wrote %s\n", path);
+done:
+	free(tasks);
+	free(loc);
+	free(share);
+	return err;
+}
+
 static void print_text(const struct scenario *sc, const struct scn_task *tk,
 		       double lambda, int rounds, const struct subset *s)
 {
 	printf("task %s of %s: %d local models; learning: FedAvg, %d rounds, "
-	       "data split over all %d\n\n%-9s %8s %10s %12s  %s\n",
-	       tk->name, sc->name, tk->nlocals, rounds, tk->nlocals, "subset",
+	       "data split over %d\n\n%-9s %8s %10s %12s  %s\n",
+	       tk->name, sc->name, tk->nlocals, rounds,
+	       scenario_task_split(tk), "subset",
 	       "label TV", "round ms", "byte-links",
 	       "accuracy after each round");
 	for (int i = 0; i < 3; i++) {
@@ -195,11 +274,12 @@ int cmd_select(int argc, char **argv)
 		{ "scheduler", required_argument, NULL, 's' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "write", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const struct sched_ops *ops = &sched_mst;
-	const char *task = NULL;
+	const char *task = NULL, *out = NULL;
 	long k = 0, rounds = 5, seed = 1;
 	double lambda = 0.5;
 	bool json = false;
@@ -210,7 +290,7 @@ int cmd_select(int argc, char **argv)
 			       { .name = "random" } };
 	int c, t = -1, rc = 1, err;
 
-	while ((c = getopt_long(argc, argv, "t:k:l:r:s:S:jh", opts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "t:k:l:r:s:S:jw:h", opts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 't':
@@ -243,6 +323,9 @@ int cmd_select(int argc, char **argv)
 			break;
 		case 'j':
 			json = true;
+			break;
+		case 'w':
+			out = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -296,8 +379,9 @@ int cmd_select(int argc, char **argv)
 	for (int i = 0; i < 3 && !err; i++) {
 		s[i].tv = sel_distance(&st, s[i].chosen, s[i].k);
 		place(sc, &sc->tasks[t], ops, &s[i]);
-		err = sel_learn(&l, st.n, s[i].chosen, s[i].k, (int)rounds,
-				s[i].acc);
+		err = learn(&l, &st, &s[i], (int)rounds);
+		if (!err && out)
+			err = write_subset(sc, t, &st, &s[i], out);
 	}
 	if (err) {
 		p_err("cannot select: %s", strerror(-err));

@@ -396,8 +396,10 @@ int scenario_load_events(struct scenario *sc, const char *path,
 	yaml_document_delete(&doc);
 	if (rc) {
 		/* the scenario stays as it was */
-		for (int i = 0; i < sc->nevents; i++)
+		for (int i = 0; i < sc->nevents; i++) {
 			free(sc->events[i].task.locals);
+			free(sc->events[i].task.share);
+		}
 		free(sc->events);
 		sc->events = NULL;
 		sc->nevents = 0;
@@ -430,10 +432,12 @@ void scn_events_write(const struct scenario *sc, FILE *f)
 					sc->nodes[t->locals[i]].name);
 			fprintf(f, "], parameters: %llu, bytes_per_parameter: "
 				   "%u, work_core_s: %.17g, rounds: %u, "
-				   "demand_gbps: %.17g}}\n",
+				   "demand_gbps: %.17g",
 				(unsigned long long)t->parameters,
 				t->bytes_per_parameter, t->work_core_s,
 				t->rounds, t->demand_gbps);
+			scn_write_split(f, t);
+			fputs("}}\n", f);
 			break;
 		case SCN_EV_LEAVE:
 			fprintf(f, "leave: %s}\n", t->name);

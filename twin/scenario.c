@@ -376,9 +376,11 @@ struct task_rec {
 	unsigned rounds;
 	long arrival;
 	double demand_gbps;
+	unsigned split_over;
 };
 
-enum { TF_LOCALS = 2, TF_ROUNDS = 6, TF_ARRIVAL = 7, TF_DEMAND = 8 };
+enum { TF_LOCALS = 2, TF_ROUNDS = 6, TF_ARRIVAL = 7, TF_DEMAND = 8,
+       TF_SPLIT = 9, TF_SHARES = 10 };
 
 static const struct yf_field task_fields[] = {
 	{ "name", YF_NAME, YF_REQUIRED, offsetof(struct task_rec, name), 0,
@@ -397,9 +399,72 @@ static const struct yf_field task_fields[] = {
 	{ "arrival", YF_LONG, 0, offsetof(struct task_rec, arrival), 1e15, 0 },
 	{ "demand_gbps", YF_DOUBLE, YF_POSITIVE,
 	  offsetof(struct task_rec, demand_gbps), 1e6, 0 },
+	{ "split_over", YF_UINT, YF_POSITIVE,
+	  offsetof(struct task_rec, split_over), SCN_SPLIT_MAX, 0 },
+	{ "shares", YF_ANY, 0, 0, 0, 0 },
 };
 
 static bool fibre_reachable(const struct scenario *sc, int from, int to);
+
+/*
+ * A task's data split: split_over shares (0: as many as locals), and which
+ * one each local holds, in locals order (shares NULL: 0, 1, ...).
+ */
+static int scn_load_shares(struct ctx *c, struct scn_task *t,
+			   const char *name, int split, yaml_node_t *at_split,
+			   yaml_node_t *shares)
+{
+	if (split && split < t->nlocals) {
+		yf_err(&c->y, at_split, "task '%s': 'split_over' %d is fewer "
+		       "than its %d local models", name, split, t->nlocals);
+		return -EINVAL;
+	}
+	t->split_over = split;
+	if (!shares)
+		return 0;
+	if (!split) {
+		yf_err(&c->y, shares, "task '%s': 'shares' needs 'split_over' "
+		       "(how many shares the data are split into)", name);
+		return -EINVAL;
+	}
+	if (yf_want_seq(&c->y, shares, "shares"))
+		return -EINVAL;
+	if (yf_seq_len(shares) != (size_t)t->nlocals) {
+		yf_err(&c->y, shares, "task '%s': 'shares' lists %zu, one per "
+		       "local model (%d)", name, yf_seq_len(shares),
+		       t->nlocals);
+		return -EINVAL;
+	}
+	t->share = calloc((size_t)t->nlocals, sizeof(*t->share));
+	if (!t->share)
+		return -ENOMEM;
+	for (int i = 0; i < t->nlocals; i++) {
+		yaml_node_t *x = yf_seq_at(&c->y, shares, (size_t)i);
+		const char *v;
+		char *end;
+		long k;
+
+		if (yf_want_scalar(&c->y, x, "shares"))
+			return -EINVAL;
+		v = yf_scalar(x);
+		errno = 0;
+		k = strtol(v, &end, 10);
+		if (!*v || *end || errno || k < 0 || k >= split ||
+		    strspn(v, "0123456789") != strlen(v)) {
+			yf_err(&c->y, x, "task '%s': a share is a whole number "
+			       "in [0, %d), got '%s'", name, split, v);
+			return -EINVAL;
+		}
+		for (int j = 0; j < i; j++)
+			if (t->share[j] == (int)k) {
+				yf_err(&c->y, x, "task '%s': share %ld held "
+				       "twice", name, k);
+				return -EINVAL;
+			}
+		t->share[i] = (int)k;
+	}
+	return 0;
+}
 
 int scn_load_task(struct ctx *c, yaml_node_t *v, struct scn_task *t)
 {
@@ -491,6 +556,9 @@ int scn_load_task(struct ctx *c, yaml_node_t *v, struct scn_task *t)
 		}
 		t->locals[t->nlocals++] = s;
 	}
+	if (scn_load_shares(c, t, r.name, seen[TF_SPLIT] ? (int)r.split_over :
+			    0, any[TF_SPLIT], any[TF_SHARES]))
+		return -EINVAL;
 	/* Every server of the task carries demand on its access link. */
 	demand = seen[TF_DEMAND] ? any[TF_DEMAND] : v;
 	for (int j = -1; j < t->nlocals; j++) {
@@ -512,6 +580,16 @@ int scn_load_task(struct ctx *c, yaml_node_t *v, struct scn_task *t)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+void scn_write_split(FILE *f, const struct scn_task *t)
+{
+	if (t->split_over)
+		fprintf(f, ", split_over: %d", t->split_over);
+	for (int k = 0; t->share && k < t->nlocals; k++)
+		fprintf(f, "%s%d", k ? ", " : ", shares: [", t->share[k]);
+	if (t->share)
+		fputc(']', f);
 }
 
 /* Reachability over fibres between two servers (router → ROADM → ...). */
@@ -831,11 +909,15 @@ void scenario_free(struct scenario *sc)
 {
 	if (!sc)
 		return;
-	for (int i = 0; i < sc->ntasks; i++)
+	for (int i = 0; i < sc->ntasks; i++) {
 		free(sc->tasks[i].locals);
+		free(sc->tasks[i].share);
+	}
 	free(sc->tasks);
-	for (int i = 0; i < sc->nevents; i++)
+	for (int i = 0; i < sc->nevents; i++) {
 		free(sc->events[i].task.locals);
+		free(sc->events[i].task.share);
+	}
 	free(sc->events);
 	free(sc->fibres);
 	free(sc->nodes);
@@ -963,6 +1045,7 @@ int scenario_write(const struct scenario *sc, FILE *f)
 		/* a task without arrival keeps its place in file order */
 		if (t->arrival != LONG_MAX)
 			fprintf(f, ", arrival: %ld", t->arrival);
+		scn_write_split(f, t);
 		fputs("}\n", f);
 	}
 	scn_events_write(sc, f);

@@ -20,6 +20,8 @@
 /* A fibre's packet loss: at most one packet in ten (beyond that TCP
  * collapses and a round measures nothing but timeouts). */
 #define SCN_LOSS_MAX 0.1
+/* Shares a task's data may be split into (split_over). */
+#define SCN_SPLIT_MAX 100000
 
 enum node_kind { NODE_ROADM, NODE_ROUTER, NODE_SERVER };
 
@@ -62,7 +64,24 @@ struct scn_task {
 	double demand_gbps;	/* bandwidth reserved per transfer */
 	long arrival;		/* scheduling order key */
 	int line, col;
+	/* the task's data: a pool split over split_over local models (0:
+	 * nlocals), local i holding share[i] of it (NULL: share i) —
+	 * scenario_task_split / scenario_task_share */
+	int split_over;
+	int *share;
 };
+
+/* How many shares a task's data are split into. */
+static inline int scenario_task_split(const struct scn_task *t)
+{
+	return t->split_over > 0 ? t->split_over : t->nlocals;
+}
+
+/* Which share local model i (0-based, of t->locals) holds. */
+static inline int scenario_task_share(const struct scn_task *t, int i)
+{
+	return t->share ? t->share[i] : i;
+}
 
 /*
  * What happens to the network while it runs (scenarios/README.md,

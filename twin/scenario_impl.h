@@ -27,6 +27,9 @@ struct ctx {
  */
 int scn_load_task(struct ctx *c, yaml_node_t *v, struct scn_task *t);
 
+/* scn_write_split - ", split_over: N, shares: [...]" where t has them. */
+void scn_write_split(FILE *f, const struct scn_task *t);
+
 /* scn_load_events - the 'events' sequence seq into c->sc. 0 or -errno. */
 int scn_load_events(struct ctx *c, yaml_node_t *seq);
 

@@ -10,6 +10,7 @@
 void sel_task_release(struct sel_task *s)
 {
 	free(s->count);
+	free(s->share);
 	free(s->mix);
 	free(s->cost);
 	memset(s, 0, sizeof(*s));
@@ -69,39 +70,44 @@ int sel_task_init(struct sel_task *s, const struct scenario *sc, int t,
 	struct fl_data pool = { 0 };
 	struct fl_partition part = { 0 };
 	double *d = NULL, far = 0;
-	int n = tk->nlocals, err;
+	int n = tk->nlocals, split = scenario_task_split(tk), err;
 
 	memset(s, 0, sizeof(*s));
 	if (n < 1 || l->classes < 2 || l->classes > FL_CLASSES ||
 	    l->samples_per_local < 1)
 		return -EINVAL;
 	s->n = n;
+	s->split = split;
 	s->classes = l->classes;
 	s->count = calloc((size_t)n, sizeof(*s->count));
+	s->share = calloc((size_t)n, sizeof(*s->share));
 	s->mix = calloc((size_t)n * l->classes, sizeof(*s->mix));
 	s->cost = calloc((size_t)n, sizeof(*s->cost));
 	d = malloc((size_t)sc->nnodes * sizeof(*d));
-	if (!s->count || !s->mix || !s->cost || !d) {
+	if (!s->count || !s->share || !s->mix || !s->cost || !d) {
 		err = -ENOMEM;
 		goto out;
 	}
 	/* the pool and its split, exactly as every worker makes them */
 	err = fl_data_generate(&pool, fl_seed_derive(l->seed, 2),
-			       FL_SPLIT_TRAIN, l->samples_per_local * n, l->dim,
-			       l->classes);
+			       FL_SPLIT_TRAIN, l->samples_per_local * split,
+			       l->dim, l->classes);
 	if (!err)
-		err = fl_partition_init(&part, &pool, n, FL_ALPHA,
+		err = fl_partition_init(&part, &pool, split, FL_ALPHA,
 					fl_seed_derive(l->seed, 3));
 	if (err)
 		goto out;
 	for (int i = 0; i < pool.n; i++)
 		s->pool[pool.y[i]] += 1.0 / pool.n;
 	for (int c = 0; c < n; c++) {
-		s->count[c] = part.count[c];
-		for (int j = 0; j < part.count[c]; j++)
+		int h = scenario_task_share(tk, c);
+
+		s->share[c] = h;
+		s->count[c] = part.count[h];
+		for (int j = 0; j < part.count[h]; j++)
 			s->mix[c * l->classes +
-			       pool.y[part.idx[part.start[c] + j]]] +=
-				1.0 / part.count[c];
+			       pool.y[part.idx[part.start[h] + j]]] +=
+				1.0 / part.count[h];
 	}
 	err = distances(sc, tk->global, d);
 	if (err)
@@ -203,7 +209,7 @@ static int wire(const struct sel_learning *l, float *w, size_t nparams,
 	return err ? err : fl_decode(buf, len, l->bpp, w, nparams);
 }
 
-int sel_learn(const struct sel_learning *l, int nlocals, const int *chosen,
+int sel_learn(const struct sel_learning *l, int split, const int *shares,
 	      int k, int rounds, double *accuracy)
 {
 	struct fl_data pool = { 0 }, test = { 0 }, *mine = NULL;
@@ -214,26 +220,26 @@ int sel_learn(const struct sel_learning *l, int nlocals, const int *chosen,
 	void *buf = NULL;
 	int err;
 
-	if (k < 1 || k > nlocals || rounds < 1)
+	if (k < 1 || k > split || rounds < 1)
 		return -EINVAL;
 	mine = calloc((size_t)k, sizeof(*mine));
 	if (!mine)
 		return -ENOMEM;
 	err = fl_data_generate(&pool, fl_seed_derive(l->seed, 2),
-			       FL_SPLIT_TRAIN, l->samples_per_local * nlocals,
+			       FL_SPLIT_TRAIN, l->samples_per_local * split,
 			       l->dim, l->classes);
 	if (!err)
 		err = fl_data_generate(&test, fl_seed_derive(l->seed, 2),
 				       FL_SPLIT_TEST, l->test_samples, l->dim,
 				       l->classes);
 	if (!err)
-		err = fl_partition_init(&part, &pool, nlocals, FL_ALPHA,
+		err = fl_partition_init(&part, &pool, split, FL_ALPHA,
 					fl_seed_derive(l->seed, 3));
 	for (int i = 0; i < k && !err; i++)
-		err = chosen[i] < 0 || chosen[i] >= nlocals ? -EINVAL :
+		err = shares[i] < 0 || shares[i] >= split ? -EINVAL :
 		      fl_data_select(&mine[i], &pool,
-				     part.idx + part.start[chosen[i]],
-				     part.count[chosen[i]]);
+				     part.idx + part.start[shares[i]],
+				     part.count[shares[i]]);
 	if (!err)
 		err = fl_model_init(&global, l->classes, l->dim,
 				    fl_seed_derive(l->seed, 1));
@@ -265,7 +271,7 @@ int sel_learn(const struct sel_learning *l, int nlocals, const int *chosen,
 				err = wire(l, local.w, local.nparams, buf, len);
 			if (!err)
 				err = fl_agg_add(&agg, local.w,
-						 part.count[chosen[i]]);
+						 part.count[shares[i]]);
 		}
 		if (!err)
 			err = fl_agg_finish(&agg, global.w);

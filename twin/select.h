@@ -40,6 +40,8 @@ struct sel_learning {
 /* A task's local models as the selection sees them. */
 struct sel_task {
 	int n;				/* local models */
+	int split;			/* shares the data are split into */
+	int *share;			/* the share each local holds */
 	int *count;			/* samples of each */
 	double *mix;			/* n x classes label shares */
 	double pool[FL_CLASSES];	/* the whole pool's label shares */
@@ -68,11 +70,11 @@ int sel_choose(const struct sel_task *s, int k, double lambda, int *chosen);
 void sel_random(int n, int k, uint64_t seed, int *chosen);
 
 /*
- * sel_learn - FedAvg of locals chosen[0..k) over rounds rounds; accuracy[r]
- * gets the global model's held-out accuracy after round r + 1. 0, -EINVAL,
- * -ENOMEM.
+ * sel_learn - FedAvg over the local models holding shares[0..k) of the
+ * data split into `split`, over rounds rounds; accuracy[r] gets the global
+ * model's held-out accuracy after round r + 1. 0, -EINVAL, -ENOMEM.
  */
-int sel_learn(const struct sel_learning *l, int nlocals, const int *chosen,
+int sel_learn(const struct sel_learning *l, int split, const int *shares,
 	      int k, int rounds, double *accuracy)
 	__attribute__((warn_unused_result));
 

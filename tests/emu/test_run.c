@@ -66,6 +66,14 @@ static void teardown(void)
 	nt_rm_results(db);
 	unlink(yaml);
 	unlink(out);
+	for (int k = 0; k < 3; k++) {
+		static const char *const which[] = { "all", "selected",
+						     "random" };
+
+		snprintf(path, sizeof(path), "%s-subset-%s.yaml", yaml,
+			 which[k]);
+		unlink(path);
+	}
 }
 
 TestSuite(run, .init = setup, .fini = teardown, .timeout = 240);
@@ -190,6 +198,61 @@ static void nothing_left_but_the_lock(void)
 	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s", prefix);
 	cr_assert_neq(stat(path, &st), 0, "state %s made", path);
 	cr_assert_neq(stat(db, &st), 0, "database %s made", db);
+}
+
+/*
+ * A subset of a task's local models, chosen by twinlab select and written
+ * as a scenario (its locals keeping the shares of the data they held):
+ * run on the emulation, it learns what the twin computed, round by round.
+ */
+Test(run, a_selected_subset_learns_what_the_twin_computed)
+{
+	char *bin = getenv("TWINLAB"), stem[256], path[300];
+	char *argv[] = { bin, "select", "scenarios/teaching-ring.yaml",
+			 "--task", "t1", "--k", "2", "--write", stem, NULL };
+	struct scn_error err;
+	struct scenario *sc;
+	struct sel_learning l;
+	int shares[16];
+	double acc[3];
+	sqlite3 *h;
+
+	cr_assert_not_null(bin, "TWINLAB is not set");
+	snprintf(stem, sizeof(stem), "%s-subset", yaml);
+	cr_assert_eq(run_argv_output(argv, path, sizeof(path)), 0, "%s", path);
+	snprintf(path, sizeof(path), "%s-selected.yaml", stem);
+	sc = scenario_load(path, &err);
+	cr_assert_not_null(sc, "%s", err.msg);
+	cr_assert_eq(sc->tasks[0].nlocals, 2);
+	cr_assert_eq(sc->tasks[0].split_over, 3);
+	cr_assert_eq(wait_run(start_run(path, "mst", 3)), 0, "%s", output());
+	nothing_left();
+	cr_assert_eq(fleet_learning(sc, 0, 0, &l), 0);
+	for (int i = 0; i < 2; i++)
+		shares[i] = scenario_task_share(&sc->tasks[0], i);
+	cr_assert_eq(sel_learn(&l, 3, shares, 2, 3, acc), 0);
+	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+	for (int r = 0; r < 3; r++) {
+		char sql[256];
+		double m;
+
+		snprintf(sql, sizeof(sql), "SELECT accuracy FROM rounds WHERE "
+			 "run = (SELECT max(id) FROM runs WHERE status = 'ok') "
+			 "AND task = 0 AND round = %d", r + 1);
+		m = q1(h, sql);
+		cr_assert(fabs(m - acc[r]) <= 0.0015, "round %d: measured %.3f, "
+			  "twin %.3f", r + 1, m, acc[r]);
+	}
+	sqlite3_close(h);
+	scenario_free(sc);
+	/* the three written: teardown removes them */
+	for (int k = 0; k < 3; k++) {
+		static const char *const which[] = { "all", "selected",
+						     "random" };
+
+		snprintf(path, sizeof(path), "%s-%s.yaml", stem, which[k]);
+		cr_assert_eq(access(path, R_OK), 0, "%s", path);
+	}
 }
 
 /*

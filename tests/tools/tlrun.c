@@ -40,12 +40,19 @@ struct tl_run tl_run(const char *const *args)
 	const char *bin = getenv("TWINLAB");
 	char *argv[16];
 	char o[] = "/tmp/tl-run-outXXXXXX", e[] = "/tmp/tl-run-errXXXXXX";
-	int fo = mkstemp(o), fe = mkstemp(e), n = 0;
+	int fo, fe, n = 0;
 	posix_spawn_file_actions_t fa;
 	struct tl_run r = { 0 };
 	pid_t pid;
 
+	/* before the files exist: a failed assertion leaves nothing */
 	cr_assert_not_null(bin, "TWINLAB is not set: run through 'make check'");
+	fo = mkstemp(o);
+	fe = mkstemp(e);
+	if (fo >= 0)
+		unlink(o);	/* the descriptors are all we need */
+	if (fe >= 0)
+		unlink(e);
 	cr_assert(fo >= 0 && fe >= 0);
 	argv[n++] = (char *)bin;
 	for (int i = 0; args[i]; i++)
@@ -63,8 +70,6 @@ struct tl_run tl_run(const char *const *args)
 	r.err = tl_slurp(fe);
 	close(fo);
 	close(fe);
-	unlink(o);
-	unlink(e);
 	return r;
 }
 

@@ -177,6 +177,21 @@ static const struct bad_case bad_cases[] = {
 	{ "local_mapping",
 	  TASK(L_TNAME L_TGLOBAL "    locals: [s2, {s3: 1}]\n"), 20,
 	  "'locals' must be a scalar, not a mapping" },
+	/* the data's split: lines 18-20, then 21-23, then the case's 24- */
+	{ "split_below_locals", BASE "    split_over: 1\n", 24,
+	  "'split_over' 1 is fewer than its 2 local models" },
+	{ "shares_without_split", BASE "    shares: [0, 1]\n", 24,
+	  "'shares' needs 'split_over'" },
+	{ "shares_count", BASE "    split_over: 5\n    shares: [0]\n", 25,
+	  "'shares' lists 1, one per local model (2)" },
+	{ "share_out_of_range",
+	  BASE "    split_over: 5\n    shares: [0, 5]\n", 25,
+	  "a share is a whole number in [0, 5), got '5'" },
+	{ "share_negative",
+	  BASE "    split_over: 5\n    shares: [-1, 2]\n", 25,
+	  "a share is a whole number in [0, 5), got '-1'" },
+	{ "share_twice", BASE "    split_over: 5\n    shares: [3, 3]\n", 25,
+	  "share 3 held twice" },
 	{ "tasks_mapping", NET "tasks: {t1: 1}\n", 17,
 	  "'tasks' must be a list, not a mapping" },
 	{ "weights_list", BASE "weights: [1, 2]\n", 24,
@@ -814,6 +829,39 @@ Test(scenario, written_loss_loads_back_the_same)
 	scenario_free(a);
 	scenario_free(b);
 	free(text);
+}
+
+Test(scenario, written_split_loads_back_the_same)
+{
+	struct scn_error err;
+	struct scenario *a = parse_ok(BASE "    split_over: 7\n"
+				      "    shares: [6, 2]\n"), *b;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	cr_assert_eq(a->tasks[0].split_over, 7);
+	cr_assert_eq(scenario_task_split(&a->tasks[0]), 7);
+	cr_assert_eq(scenario_task_share(&a->tasks[0], 0), 6);
+	cr_assert_eq(scenario_task_share(&a->tasks[0], 1), 2);
+	cr_assert_not_null(f);
+	cr_assert_eq(scenario_write(a, f), 0);
+	cr_assert_eq(fclose(f), 0);
+	b = scenario_parse(text, len, "written", &err);
+	cr_assert_not_null(b, "%d:%d: %s\n%s", err.line, err.col, err.msg,
+			   text);
+	same_scenario(a, b, "split");
+	cr_expect_eq(b->tasks[0].split_over, 7);
+	cr_expect_eq(b->tasks[0].share[0], 6);
+	cr_expect_eq(b->tasks[0].share[1], 2);
+	scenario_free(a);
+	scenario_free(b);
+	free(text);
+	/* without them: as many shares as locals, in order */
+	a = parse_ok(BASE);
+	cr_expect_eq(scenario_task_split(&a->tasks[0]), 2);
+	cr_expect_eq(scenario_task_share(&a->tasks[0], 1), 1);
+	scenario_free(a);
 }
 
 Test(scenario, load_missing_file)

@@ -153,3 +153,47 @@ Test(select, learning_is_the_workers)
 	cr_assert_eq(sel_learn(&l, 3, two, 2, 4, acc), -EINVAL);
 	scenario_free(sc);
 }
+
+/*
+ * A subset keeps the shares it held: a task of two of the ring's three
+ * locals, split over three, has those locals' label mixes, and FedAvg
+ * over them is what the emulation measured running that subset
+ * (twinlab select ... --write, then twinlab run of the '-selected' file:
+ * 0.124 0.394 0.415 0.413).
+ */
+Test(select, a_subset_keeps_its_shares)
+{
+	static const double measured[4] = { 0.124, 0.394, 0.415, 0.413 };
+	struct scenario *sc = ring();
+	struct sel_learning l = learning(sc);
+	struct sel_task full, sub;
+	struct scn_task keep = sc->tasks[0];
+	int loc[2] = { sc->tasks[0].locals[0], sc->tasks[0].locals[2] };
+	int share[2] = { 0, 2 }, both[2] = { 0, 1 };
+	double acc[4];
+
+	cr_assert_eq(sel_task_init(&full, sc, 0, &l), 0);
+	sc->tasks[0].locals = loc;
+	sc->tasks[0].nlocals = 2;
+	sc->tasks[0].split_over = 3;
+	sc->tasks[0].share = share;
+	cr_assert_eq(sel_task_init(&sub, sc, 0, &l), 0);
+	cr_assert_eq(sub.split, 3);
+	for (int c = 0; c < 2; c++) {
+		cr_assert_eq(sub.count[c], full.count[share[c]]);
+		for (int j = 0; j < sub.classes; j++)
+			cr_assert_float_eq(sub.mix[c * sub.classes + j],
+					   full.mix[share[c] * full.classes + j],
+					   1e-15);
+	}
+	cr_assert_float_eq(sel_distance(&sub, both, 2),
+			   sel_distance(&full, share, 2), 1e-15);
+	cr_assert_eq(sel_learn(&l, 3, share, 2, 4, acc), 0);
+	for (int r = 0; r < 4; r++)
+		cr_assert_float_eq(acc[r], measured[r], 1e-9, "round %d: %.3f",
+				   r + 1, acc[r]);
+	sc->tasks[0] = keep;
+	sel_task_release(&full);
+	sel_task_release(&sub);
+	scenario_free(sc);
+}
