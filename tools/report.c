@@ -448,6 +448,7 @@ static void report_release(struct report *r)
 	free(r->timeline_md);
 	release_blocking(r);
 	release_gap(r);
+	free(r->subsets_md);
 	for (int i = 0; i < r->nruns; i++) {
 		free(r->runs[i].scenario);
 		free(r->runs[i].scheduler);
@@ -582,6 +583,7 @@ int cmd_report(int argc, char **argv)
 	write_timelines(&r);
 	write_blocking(&r);
 	write_gap(&r);
+	write_subsets(&r);
 	pic = calloc((size_t)r.nscheds + 1, sizeof(*pic));
 	if (!pic) {
 		p_err("out of memory");

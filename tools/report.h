@@ -132,6 +132,7 @@ struct report {
 	struct gapr *gap;		/* gap instances, by experiment */
 	int ngap;
 	char *gap_md;			/* their section, or NULL */
+	char *subsets_md;		/* local-model subsets, or NULL */
 	char *made[256];		/* files rendered, for the summary */
 	int nmade;
 };
@@ -269,6 +270,9 @@ int write_figures(struct report *r);
 int load_blocking(struct report *r);
 void write_blocking(struct report *r);
 void release_blocking(struct report *r);
+/* Runs of select's subsets side by side (report_subsets.c). */
+void write_subsets(struct report *r);
+
 /* Optimality gaps (report_gap.c): read, drawn, released. */
 int load_gap(struct report *r);
 void write_gap(struct report *r);

@@ -768,6 +768,8 @@ int write_md(struct report *r, const struct picture *pic, int nfid)
 		fputs(r->blocking_md, f);
 	if (r->gap_md)
 		fputs(r->gap_md, f);
+	if (r->subsets_md)
+		fputs(r->subsets_md, f);
 	if (r->timeline_md)
 		fputs(r->timeline_md, f);
 	/* a database of blocking points or gaps alone has no runs to list */

@@ -1186,6 +1186,38 @@ int results_read_gap(struct results_reader *rd,
 			"instances", err, len);
 }
 
+struct acc_cb {
+	int (*fn)(void *ctx, int task, int round, double accuracy);
+	void *ctx;
+};
+
+static int each_accuracy(sqlite3_stmt *st, void *fn, void *ctx)
+{
+	const struct acc_cb *cb = fn;
+
+	(void)ctx;
+	return cb->fn(cb->ctx, sqlite3_column_int(st, 0),
+		      sqlite3_column_int(st, 1), col_real(st, 2, NAN));
+}
+
+int results_read_accuracy(struct results_reader *rd, int64_t id,
+			  int (*fn)(void *ctx, int task, int round,
+				    double accuracy),
+			  void *ctx, char *err, size_t len)
+{
+	struct acc_cb cb = { fn, ctx };
+	sqlite3_stmt *st;
+	int e = view_query(rd, "rounds", "SELECT task, round, accuracy FROM "
+			   "rounds WHERE run = ? ORDER BY task, round", &st,
+			   err, len);
+
+	if (e || !st)
+		return e;
+	sqlite3_bind_int64(st, 1, id);
+	return each_row(rd, st, each_accuracy, &cb, NULL, "the rounds' "
+			"accuracy", err, len);
+}
+
 static int each_check(sqlite3_stmt *st, void *fn, void *ctx)
 {
 	int (*f)(void *, const struct results_check_row *) = fn;

@@ -267,6 +267,15 @@ int results_read_gap(struct results_reader *rd,
 		     int (*fn)(void *ctx, const struct results_gap_row *row),
 		     void *ctx, char *err, size_t len);
 
+/*
+ * results_read_accuracy - the held-out accuracy of each task of run id
+ * after each round, by task and round (NAN where not recorded).
+ */
+int results_read_accuracy(struct results_reader *rd, int64_t id,
+			  int (*fn)(void *ctx, int task, int round,
+				    double accuracy),
+			  void *ctx, char *err, size_t len);
+
 /* The plan's DOT text stored with run id (malloc'd), or NULL. */
 char *results_read_plan_dot(struct results_reader *rd, int64_t id);
 

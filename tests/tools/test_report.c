@@ -435,6 +435,46 @@ Test(report, runs_without_points)
 	rm_rf(t.dir);
 }
 
+/*
+ * Runs of the subsets select --write makes, side by side: each task's
+ * accuracy round by round, the group written once, the latest run of
+ * each subset; runs of other scenarios are not in it.
+ */
+Test(report, subsets_side_by_side)
+{
+	struct tmp t;
+	const char *a[] = { "report", t.db, "--out", t.out, NULL };
+	struct tl_run r;
+	char *md, path[256], *sec;
+	sqlite3 *db;
+
+	tmp_init(&t);
+	make_db(t.db, false);
+	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
+	exec_sql(db, "UPDATE runs SET scenario = 'ring-all' WHERE id = 1;"
+		     "UPDATE runs SET scenario = 'ring-selected' WHERE id = 2;"
+		     "UPDATE runs SET scenario = 'ring-selected' WHERE id = 3;"
+		     "UPDATE rounds SET accuracy = 0.25 WHERE run = 1;"
+		     "UPDATE rounds SET accuracy = 0.125 WHERE run = 3;");
+	sqlite3_close(db);
+	r = tl_run(a);
+	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
+	snprintf(path, sizeof(path), "%s/report.md", t.out);
+	md = slurp_path(path);
+	sec = strstr(md, "## Local-model subsets");
+	cr_assert_not_null(sec, "%s", md);
+	cr_expect(strstr(sec, "### ring, spff"), "%s", sec);
+	cr_expect(strstr(sec, "| all | 0 | 1 | "), "%s", sec);
+	cr_expect(strstr(sec, "| selected | 0 | 3 | "), "the latest: %s", sec);
+	cr_expect_null(strstr(sec, "| selected | 0 | 2 | "), "%s", sec);
+	cr_expect(strstr(sec, " 0.250 0.250"), "%s", sec);
+	cr_expect(strstr(sec, " 0.125"), "%s", sec);
+	cr_expect_null(strstr(sec + 1, "## Local-model subsets"), "once");
+	free(md);
+	tl_run_free(&r);
+	rm_rf(t.dir);
+}
+
 Test(report, missing_database)
 {
 	const char *a[] = { "report", "/nonexistent/tl-report.db", "--out",
