@@ -807,23 +807,32 @@ Test(scenario, written_scenarios_load_back_the_same)
 }
 
 /* A fibre's loss is written when it has one, and read back the same. */
-Test(scenario, written_loss_loads_back_the_same)
+/* a written by scenario_write and parsed back (its text in *text). */
+static struct scenario *written_back(const struct scenario *a, char **text)
 {
 	struct scn_error err;
-	struct scenario *a = parse_ok(
-		HEAD "fibres:\n  - {a: A, b: B, km: 100, loss: 0.0123}\n"
-		"  - {a: B, b: C, km: 50}\n" L_ROUTERS L_SERVERS L_TASKS), *b;
-	char *text = NULL;
+	struct scenario *b;
 	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	FILE *f = open_memstream(text, &len);
 
 	cr_assert_not_null(f);
 	cr_assert_eq(scenario_write(a, f), 0);
 	cr_assert_eq(fclose(f), 0);
-	cr_expect(strstr(text, "loss: 0.0123"), "%s", text);
-	b = scenario_parse(text, len, "written", &err);
+	b = scenario_parse(*text, len, "written", &err);
 	cr_assert_not_null(b, "%d:%d: %s\n%s", err.line, err.col, err.msg,
-			   text);
+			   *text);
+	return b;
+}
+
+Test(scenario, written_loss_loads_back_the_same)
+{
+	struct scenario *a = parse_ok(
+		HEAD "fibres:\n  - {a: A, b: B, km: 100, loss: 0.0123}\n"
+		"  - {a: B, b: C, km: 50}\n" L_ROUTERS L_SERVERS L_TASKS), *b;
+	char *text = NULL;
+
+	b = written_back(a, &text);
+	cr_expect(strstr(text, "loss: 0.0123"), "%s", text);
 	same_scenario(a, b, "loss");
 	cr_expect_eq(b->fibres[1].loss, 0);
 	scenario_free(a);
@@ -833,23 +842,15 @@ Test(scenario, written_loss_loads_back_the_same)
 
 Test(scenario, written_split_loads_back_the_same)
 {
-	struct scn_error err;
 	struct scenario *a = parse_ok(BASE "    split_over: 7\n"
 				      "    shares: [6, 2]\n"), *b;
 	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
 
 	cr_assert_eq(a->tasks[0].split_over, 7);
 	cr_assert_eq(scenario_task_split(&a->tasks[0]), 7);
 	cr_assert_eq(scenario_task_share(&a->tasks[0], 0), 6);
 	cr_assert_eq(scenario_task_share(&a->tasks[0], 1), 2);
-	cr_assert_not_null(f);
-	cr_assert_eq(scenario_write(a, f), 0);
-	cr_assert_eq(fclose(f), 0);
-	b = scenario_parse(text, len, "written", &err);
-	cr_assert_not_null(b, "%d:%d: %s\n%s", err.line, err.col, err.msg,
-			   text);
+	b = written_back(a, &text);
 	same_scenario(a, b, "split");
 	cr_expect_eq(b->tasks[0].split_over, 7);
 	cr_expect_eq(b->tasks[0].share[0], 6);
