@@ -284,8 +284,7 @@ static int build_graph(const struct sched *s, const struct task_plan *tp,
 		int sv = tp->server[m];
 		struct oedge *e;
 
-		if (g->vert[sv] != m && m && tp->server[m - 1] == sv)
-			continue;
+		/* one access link per server, however many models it holds */
 		for (int k = 0; k < m; k++)
 			if (tp->server[k] == sv)
 				goto next;
