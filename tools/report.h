@@ -245,6 +245,7 @@ struct sched_panel {
 	const char *title, *ylabel;
 	const char *yrange;	/* gnuplot's, e.g. "0:100" or "0:*" */
 	const char *plot;	/* "using ... with ..." for each .dat */
+	const char *xlabel;	/* NULL: the figure's */
 };
 
 /*

@@ -75,16 +75,19 @@ void gp_sched_panels(struct report *r, const char *stem, const char *what,
 	if (!f)
 		return;
 	gp_head(f, what);
-	fprintf(f, "set xlabel '%s'\nset key below\nset offsets graph 0.03, "
-		   "graph 0.03, 0, 0\n", xlabel);
+	fputs("set key below\nset offsets graph 0.03, graph 0.03, 0, 0\n", f);
 	gp_terminal_loop(f, stem, 1400, 640);
 	fputs("set multiplot layout 1,2 title '", f);
 	gp_text(f, title);
 	fputs("'\n", f);
 	for (int i = 0; i < 2; i++) {
-		fprintf(f, "set title '%s'\nset ylabel '%s'\nset yrange [%s]\n"
-			   "plot ", panel[i].title, panel[i].ylabel,
-			panel[i].yrange);
+		fputs("set title '", f);
+		gp_text(f, panel[i].title);
+		fputs("'\nset xlabel '", f);
+		gp_text(f, panel[i].xlabel ? panel[i].xlabel : xlabel);
+		fputs("'\nset ylabel '", f);
+		gp_text(f, panel[i].ylabel);
+		fprintf(f, "'\nset yrange [%s]\nplot ", panel[i].yrange);
 		for (int k = 0; k < ns; k++) {
 			fname_part(part, sizeof(part), sched[k]);
 			fprintf(f, "%s'%s-%s.dat' %s lw 2 pt 7 lc rgb '%s' "

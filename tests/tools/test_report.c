@@ -471,6 +471,16 @@ Test(report, subsets_side_by_side)
 	cr_expect(strstr(sec, " 0.125"), "%s", sec);
 	cr_expect_null(strstr(sec + 1, "## Local-model subsets"), "once");
 	free(md);
+	/* the figure's data: accuracy against time and bytes, per subset */
+	snprintf(path, sizeof(path), "%s/fig-subsets-ring-spff-all.dat",
+		 t.out);
+	md = slurp_path(path);
+	cr_expect(strstr(md, "# round time_ms byte_links accuracy\n1 "), "%s",
+		  md);
+	cr_expect(strstr(md, " 0.25\n"), "%s", md);
+	free(md);
+	cr_expect(exists(t.out, "fig-subsets-ring-spff-selected.dat"));
+	cr_expect(!exists(t.out, "fig-subsets-ring-spff-random.dat"));
 	tl_run_free(&r);
 	rm_rf(t.dir);
 }
