@@ -51,9 +51,10 @@ static int whole(const char *s, const char *opt, uint64_t min, uint64_t max,
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: %s select SCENARIO --task NAME --k K [--lambda X] "
-		   "[--rounds R]\n       [--scheduler NAME] [--seed S] "
-		   "[--json] [--write PREFIX]\n\nChooses K of a task's local models by the "
+	fprintf(f, "usage: %s select SCENARIO --task NAME [--k K] "
+		   "[--max-round-ms X] [--max-byte-links B]\n"
+		   "       [--lambda X] [--rounds R] [--scheduler NAME] "
+		   "[--seed S] [--json]\n       [--write PREFIX]\n\nChooses K of a task's local models by the "
 		   "usefulness of their data (how close\ntheir pooled label mix "
 		   "comes to the whole pool's) against their network cost\n"
 		   "(--lambda times their distance from the global model, "
@@ -66,8 +67,11 @@ static void usage(FILE *f)
 		   "The twin alone: no root. --write PREFIX writes the three as\n"
 		   "scenarios, PREFIX-all.yaml, PREFIX-selected.yaml and "
 		   "PREFIX-random.yaml (the\nsubset's locals keeping the shares "
-		   "of the data they hold), for 'twinlab run'.\n", prog,
-		   SEL_ROUNDS_MAX);
+		   "of the data they hold), for 'twinlab run'.\nA budget instead "
+		   "of (or as well as) K: --max-round-ms and --max-byte-links\n"
+		   "bound the task's predicted round and byte-links, placed alone; "
+		   "each step adds\nthe best local that keeps it within, as many "
+		   "as fit (at most K).\n", prog, SEL_ROUNDS_MAX);
 }
 
 /* The task alone, its locals chosen[0..k) of tk's, planned and predicted. */
@@ -183,6 +187,24 @@ done:
 	return err;
 }
 
+/* A budget on the task placed alone: its predicted round, its bytes. */
+struct budget {
+	const struct scenario *sc;
+	const struct scn_task *tk;
+	const struct sched_ops *ops;
+	double round_ms, byte_links;	/* INFINITY: none */
+};
+
+static bool fits(void *ctx, const int *chosen, int k)
+{
+	const struct budget *b = ctx;
+	struct subset s = { .k = k, .chosen = (int *)chosen };
+
+	place(b->sc, b->tk, b->ops, &s);
+	return !s.why[0] && s.round_s * 1e3 <= b->round_ms &&
+	       s.bytes_links <= b->byte_links;
+}
+
 static void print_text(const struct scenario *sc, const struct scn_task *tk,
 		       double lambda, int rounds, const struct subset *s)
 {
@@ -275,6 +297,8 @@ int cmd_select(int argc, char **argv)
 		{ "seed", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "write", required_argument, NULL, 'w' },
+		{ "max-round-ms", required_argument, NULL, 'M' },
+		{ "max-byte-links", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -282,7 +306,8 @@ int cmd_select(int argc, char **argv)
 	const char *task = NULL, *out = NULL;
 	long k = 0, rounds = 5, seed = 1;
 	double lambda = 0.5;
-	bool json = false;
+	struct budget bud = { .round_ms = INFINITY, .byte_links = INFINITY };
+	bool json = false, budget = false;
 	struct scenario *sc;
 	struct sel_task st = { 0 };
 	struct sel_learning l = { 0 };
@@ -327,6 +352,17 @@ int cmd_select(int argc, char **argv)
 		case 'w':
 			out = optarg;
 			break;
+		case 'M':
+		case 'B':
+			if (parse_real(optarg, 0, 1e300, c == 'M' ?
+				       &bud.round_ms : &bud.byte_links)) {
+				p_err("--%s: a number >= 0, got '%s'",
+				      c == 'M' ? "max-round-ms" :
+						 "max-byte-links", optarg);
+				return EXIT_USAGE;
+			}
+			budget = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -335,7 +371,7 @@ int cmd_select(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1 || !task || !k) {
+	if (optind != argc - 1 || !task || (!k && !budget)) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -350,6 +386,8 @@ int cmd_select(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	if (!k)
+		k = sc->tasks[t].nlocals;	/* as many as the budget allows */
 	if (k > sc->tasks[t].nlocals) {
 		p_err("--k %ld: task '%s' has %d local models", k, task,
 		      sc->tasks[t].nlocals);
@@ -374,8 +412,22 @@ int cmd_select(int argc, char **argv)
 	}
 	for (int j = 0; j < st.n; j++)
 		s[0].chosen[j] = j;
-	err = sel_choose(&st, (int)k, lambda, s[1].chosen);
-	sel_random(st.n, (int)k, (uint64_t)seed, s[2].chosen);
+	bud.sc = sc;
+	bud.tk = &sc->tasks[t];
+	bud.ops = ops;
+	err = sel_choose_within(&st, (int)k, lambda, budget ? fits : NULL,
+				&bud, s[1].chosen);
+	if (err == 0) {
+		p_err("not even one local model of task '%s' fits the budget",
+		      task);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (err > 0) {
+		s[1].k = s[2].k = err;	/* random: as many as chosen */
+		err = 0;
+	}
+	sel_random(st.n, s[2].k, (uint64_t)seed, s[2].chosen);
 	for (int i = 0; i < 3 && !err; i++) {
 		s[i].tv = sel_distance(&st, s[i].chosen, s[i].k);
 		place(sc, &sc->tasks[t], ops, &s[i]);

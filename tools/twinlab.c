@@ -37,7 +37,8 @@ static const struct command commands[] = {
 	  "down (root)" },
 	{ "repair", cmd_repair, "ROADM ROADM [--prefix P]",
 	  "bring a cut fibre's wavelengths back up (root)" },
-	{ "select", cmd_select, "SCENARIO --task NAME --k K [--lambda X] [--json]",
+	{ "select", cmd_select,
+	  "SCENARIO --task NAME --k K|--max-round-ms X [--write PREFIX]",
 	  "choose k of a task's local models by their data and network cost "
 	  "(no root needed)" },
 	{ "doctor", cmd_doctor, "",

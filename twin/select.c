@@ -143,16 +143,19 @@ double sel_distance(const struct sel_task *s, const int *chosen, int k)
 	return tv / 2;
 }
 
-int sel_choose(const struct sel_task *s, int k, double lambda, int *chosen)
+int sel_choose_within(const struct sel_task *s, int kmax, double lambda,
+		      bool (*fits)(void *ctx, const int *chosen, int k),
+		      void *ctx, int *chosen)
 {
 	bool *in;
+	int step;
 
-	if (k < 1 || k > s->n || !(lambda >= 0) || !isfinite(lambda))
+	if (kmax < 1 || kmax > s->n || !(lambda >= 0) || !isfinite(lambda))
 		return -EINVAL;
 	in = calloc((size_t)s->n, sizeof(*in));
 	if (!in)
 		return -ENOMEM;
-	for (int step = 0; step < k; step++) {
+	for (step = 0; step < kmax; step++) {
 		int best = -1;
 		double best_v = INFINITY;
 
@@ -164,16 +167,26 @@ int sel_choose(const struct sel_task *s, int k, double lambda, int *chosen)
 			chosen[step] = c;
 			v = sel_distance(s, chosen, step + 1) +
 			    lambda * s->cost[c];
-			if (v < best_v) {
+			if (v < best_v &&
+			    (!fits || fits(ctx, chosen, step + 1))) {
 				best_v = v;
 				best = c;
 			}
 		}
+		if (best < 0)
+			break;
 		chosen[step] = best;
 		in[best] = true;
 	}
 	free(in);
-	return 0;
+	return step;
+}
+
+int sel_choose(const struct sel_task *s, int k, double lambda, int *chosen)
+{
+	int n = sel_choose_within(s, k, lambda, NULL, NULL, chosen);
+
+	return n < 0 ? n : 0;
 }
 
 void sel_random(int n, int k, uint64_t seed, int *chosen)

@@ -22,6 +22,7 @@
 #ifndef TWIN_SELECT_H
 #define TWIN_SELECT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "fl.h"
@@ -65,6 +66,16 @@ double sel_distance(const struct sel_task *s, const int *chosen, int k);
 /* sel_choose - k of the n locals (1 <= k <= n), greedily (see the top),
  * in the order chosen. 0 or -EINVAL. */
 int sel_choose(const struct sel_task *s, int k, double lambda, int *chosen);
+
+/*
+ * sel_choose_within - as sel_choose, at most kmax, adding at each step only
+ * a local with which fits(ctx, chosen, k) still holds (a latency or
+ * bandwidth budget), and stopping when none does. Returns how many were
+ * chosen (0 if not even one fits), or -EINVAL, -ENOMEM.
+ */
+int sel_choose_within(const struct sel_task *s, int kmax, double lambda,
+		      bool (*fits)(void *ctx, const int *chosen, int k),
+		      void *ctx, int *chosen);
 
 /* sel_random - k of the n locals drawn uniformly with seed. */
 void sel_random(int n, int k, uint64_t seed, int *chosen);

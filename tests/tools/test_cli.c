@@ -541,3 +541,32 @@ Test(cli, select_compares_all_chosen_and_random)
 	cr_assert(strstr(r.err, "--lambda: a number in [0, 1e6]"), "%s", r.err);
 	tl_run_free(&r);
 }
+
+/* A latency budget instead of k: the chosen subset's round within it. */
+Test(cli, select_within_a_round_budget)
+{
+	const char *ok[] = { "select", "scenarios/nsfnet.yaml", "--task", "t05",
+			     "--max-round-ms", "25", "--rounds", "1", "--json",
+			     NULL };
+	const char *none[] = { "select", "scenarios/nsfnet.yaml", "--task",
+			       "t05", "--max-round-ms", "1", NULL };
+	struct tl_run r = tl_run(ok);
+	json_object *o, *subs, *x, *v;
+
+	cr_assert_eq(tl_code(&r), 0, "%s", r.err);
+	o = json_tokener_parse(r.out);
+	cr_assert_not_null(o, "%s", r.out);
+	cr_assert(json_object_object_get_ex(o, "subsets", &subs));
+	x = json_object_array_get_idx(subs, 1);
+	cr_assert(json_object_object_get_ex(x, "round_s", &v));
+	cr_assert_leq(json_object_get_double(v), 0.025);
+	cr_assert(json_object_object_get_ex(x, "servers", &v));
+	cr_assert_geq(json_object_array_length(v), 1);
+	cr_assert_lt(json_object_array_length(v), 15);
+	json_object_put(o);
+	tl_run_free(&r);
+	r = tl_run(none);
+	cr_assert_eq(tl_code(&r), 2);
+	cr_assert(strstr(r.err, "not even one local model"), "%s", r.err);
+	tl_run_free(&r);
+}

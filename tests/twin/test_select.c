@@ -197,3 +197,42 @@ Test(select, a_subset_keeps_its_shares)
 	sel_task_release(&sub);
 	scenario_free(sc);
 }
+
+static bool at_most_two_without_0(void *ctx, const int *chosen, int k)
+{
+	int *calls = ctx;
+
+	(*calls)++;
+	for (int i = 0; i < k; i++)
+		if (chosen[i] == 0)
+			return false;
+	return k <= 2;
+}
+
+static bool nothing_fits(void *ctx, const int *chosen, int k)
+{
+	(void)ctx;
+	(void)chosen;
+	(void)k;
+	return false;
+}
+
+/* A budget: only subsets it admits, as many as fit, none if none does. */
+Test(select, within_a_budget)
+{
+	struct scenario *sc = ring();
+	struct sel_learning l = learning(sc);
+	struct sel_task s;
+	int chosen[3], calls = 0;
+
+	cr_assert_eq(sel_task_init(&s, sc, 0, &l), 0);
+	cr_assert_eq(sel_choose_within(&s, 3, 0, at_most_two_without_0,
+				       &calls, chosen), 2);
+	cr_assert(chosen[0] != 0 && chosen[1] != 0 && chosen[0] != chosen[1]);
+	cr_assert_gt(calls, 0);
+	cr_assert_eq(sel_choose_within(&s, 3, 0, nothing_fits, NULL, chosen),
+		     0);
+	cr_assert_eq(sel_choose_within(&s, 3, 0, NULL, NULL, chosen), 3);
+	sel_task_release(&s);
+	scenario_free(sc);
+}
