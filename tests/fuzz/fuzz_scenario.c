@@ -45,6 +45,18 @@ static void check_loaded(const struct scenario *sc)
 				abort();
 		if (i > 0 && t->arrival < sc->tasks[i - 1].arrival)
 			abort();
+		/* the data's split: enough shares, each held once */
+		if (scenario_task_split(t) < t->nlocals ||
+		    scenario_task_split(t) > SCN_SPLIT_MAX ||
+		    (t->share && !t->split_over))
+			abort();
+		for (int j = 0; t->share && j < t->nlocals; j++) {
+			if (t->share[j] < 0 || t->share[j] >= t->split_over)
+				abort();
+			for (int k = 0; k < j; k++)
+				if (t->share[k] == t->share[j])
+					abort();
+		}
 	}
 }
 
