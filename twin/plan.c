@@ -154,25 +154,21 @@ double plan_tree_weight(const struct plan *p, const struct task_plan *tp,
 			const struct tree *t, const struct tree *before)
 {
 	const struct scenario *sc = p->sc;
-	long *key = NULL;
-	int n = 0, cap = 0;
+	long *key;
+	size_t hops = 0;
+	int n = 0;
 	double w = 0;
 
+	for (int m = 1; m < tp->nmodels; m++)
+		hops += (size_t)t->path[m].nhops;
+	key = malloc((hops + 1) * sizeof(*key));
+	if (!key)
+		return NAN;
 	/* every hop once: access links as -1 - server, lightpaths as index */
 	for (int m = 1; m < tp->nmodels; m++)
 		for (int h = 0; h < t->path[m].nhops; h++) {
 			const struct hop *x = &t->path[m].hops[h];
 
-			if (n == cap) {
-				long *nk = realloc(key, (size_t)(cap = cap * 2 + 16) *
-						   sizeof(*key));
-
-				if (!nk) {
-					free(key);
-					return NAN;
-				}
-				key = nk;
-			}
 			key[n++] = x->kind == HOP_ACCESS ? -1L - x->idx : x->idx;
 		}
 	qsort(key, (size_t)n, sizeof(*key), cmp_long);

@@ -440,25 +440,20 @@ static int scn_load_shares(struct ctx *c, struct scn_task *t,
 		return -ENOMEM;
 	for (int i = 0; i < t->nlocals; i++) {
 		yaml_node_t *x = yf_seq_at(&c->y, shares, (size_t)i);
-		const char *v;
-		char *end;
-		long k;
+		uint64_t k;
 
 		if (yf_want_scalar(&c->y, x, "shares"))
 			return -EINVAL;
-		v = yf_scalar(x);
-		errno = 0;
-		k = strtol(v, &end, 10);
-		if (!*v || *end || errno || k < 0 || k >= split ||
-		    strspn(v, "0123456789") != strlen(v)) {
+		if (!yf_parse_u64(yf_scalar(x), &k) || k >= (uint64_t)split) {
 			yf_err(&c->y, x, "task '%s': a share is a whole number "
-			       "in [0, %d), got '%s'", name, split, v);
+			       "in [0, %d), got '%s'", name, split,
+			       yf_scalar(x));
 			return -EINVAL;
 		}
 		for (int j = 0; j < i; j++)
 			if (t->share[j] == (int)k) {
-				yf_err(&c->y, x, "task '%s': share %ld held "
-				       "twice", name, k);
+				yf_err(&c->y, x, "task '%s': share %d held "
+				       "twice", name, (int)k);
 				return -EINVAL;
 			}
 		t->share[i] = (int)k;

@@ -17,8 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Slack when comparing residual capacity with a demand (Gbit/s). */
-#define ROOM_EPS 1e-9
 
 const struct sched_ops *const sched_list[] = {
 	&sched_spff, &sched_mst, &sched_kmb, &sched_tm, &sched_opt, NULL

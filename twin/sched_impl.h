@@ -15,6 +15,9 @@
 
 #include "sched.h"
 
+/* Slack when comparing residual capacity with a demand (Gbit/s). */
+#define ROOM_EPS 1e-9
+
 enum search_mode {
 	S_KM,			/* fibres only, weight = km (SPFF routes) */
 	S_AUX,			/* auxiliary graph, MST weights */

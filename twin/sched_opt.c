@@ -46,8 +46,6 @@
 /* Seconds GLPK may take for one task before opt gives up. */
 #define OPT_TIME_LIMIT_S 120
 
-#define ROOM_EPS 1e-9
-
 enum oedge_kind { OE_ACCESS, OE_LIT, OE_NEW };
 
 /* An edge of the IP-layer graph, between vertices u and v. */
@@ -67,6 +65,8 @@ struct ograph {
 	int nv, ne, cap;
 	int *node;		/* vertex -> scenario node */
 	int *vert;		/* scenario node -> vertex, or -1 */
+	int nserv;		/* the task's servers: vertices 0..nserv-1 */
+	int *access;		/* per server vertex: its access edge */
 	struct oedge *e;
 };
 
@@ -79,6 +79,7 @@ static void ograph_release(struct ograph *g)
 	free(g->e);
 	free(g->node);
 	free(g->vert);
+	free(g->access);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -262,6 +263,7 @@ static int build_graph(const struct sched *s, const struct task_plan *tp,
 
 	g->node = malloc((size_t)n * sizeof(*g->node));
 	g->vert = malloc((size_t)n * sizeof(*g->vert));
+	g->access = malloc((size_t)tp->nmodels * sizeof(*g->access));
 	r.best = malloc((size_t)n * sizeof(*r.best));
 	r.fib = calloc((size_t)n, sizeof(*r.fib));
 	r.roadm = calloc((size_t)n, sizeof(*r.roadm));
@@ -269,32 +271,30 @@ static int build_graph(const struct sched *s, const struct task_plan *tp,
 	r.d = malloc((size_t)n * sizeof(*r.d));
 	r.pred = malloc((size_t)n * sizeof(*r.pred));
 	r.done = malloc((size_t)n * sizeof(*r.done));
-	if (!g->node || !g->vert || !r.best || !r.fib || !r.roadm || !r.nfib ||
+	if (!g->node || !g->vert || !g->access || !r.best || !r.fib ||
+	    !r.roadm || !r.nfib ||
 	    !r.d || !r.pred || !r.done)
 		goto out;
 	for (int i = 0; i < n; i++)
 		g->vert[i] = -1;
-	/* the root's server first: vertex 0 */
+	/* the servers first, the root's as vertex 0, then the routers */
 	for (int m = 0; m < tp->nmodels; m++)
 		add_vertex(g, tp->server[m]);
+	g->nserv = g->nv;
 	for (int i = 0; i < n; i++)
 		if (sc->nodes[i].kind == NODE_ROUTER)
 			add_vertex(g, i);
-	for (int m = 0; m < tp->nmodels; m++) {
-		int sv = tp->server[m];
-		struct oedge *e;
+	/* one access link per server, however many models it holds */
+	for (int v = 0; v < g->nserv; v++) {
+		int sv = g->node[v];
+		struct oedge *e = add_edge(g);
 
-		/* one access link per server, however many models it holds */
-		for (int k = 0; k < m; k++)
-			if (tp->server[k] == sv)
-				goto next;
-		e = add_edge(g);
 		if (!e)
 			goto out;
-		*e = (struct oedge){ .kind = OE_ACCESS, .u = g->vert[sv],
+		g->access[v] = g->ne - 1;
+		*e = (struct oedge){ .kind = OE_ACCESS, .u = v,
 				     .v = g->vert[sc->nodes[sv].attach],
 				     .idx = sv, .w = weight_access(sc, sv) };
-next:;
 	}
 	for (int l = 0; l < net->nlp; l++) {
 		const struct lightpath *lp = &net->lp[l];
@@ -342,24 +342,6 @@ out:
 	free(r.pred);
 	free(r.done);
 	return err;
-}
-
-/* Distinct servers of the task other than the root's: the terminals. */
-static int terminals(const struct ograph *g, const struct task_plan *tp,
-		     int *term)
-{
-	int nt = 0;
-
-	for (int m = 1; m < tp->nmodels; m++) {
-		int v = g->vert[tp->server[m]];
-		bool seen = v == 0;
-
-		for (int i = 0; i < nt && !seen; i++)
-			seen = term[i] == v;
-		if (!seen)
-			term[nt++] = v;
-	}
-	return nt;
 }
 
 /* Columns the program has for ne edges and nt terminals. */
@@ -463,7 +445,7 @@ static int new_row(glp_prob *lp, int type, double lb, double ub)
  * -ENOSPC if the servers are not connected, -ETIMEDOUT, -ENOMEM.
  */
 static int solve(const struct ograph *g, const bool *closed, const int *term,
-		 int nt, bool *bought[2], bool *reused, double *objective)
+		 int nt, bool *bought[2], bool *reused)
 {
 	struct layout L = { .na = 2 * g->ne, .nt = nt };
 	int ncols = col_r(&L, L.na) - 1, err = -ENOMEM, r;
@@ -590,7 +572,6 @@ static int solve(const struct ograph *g, const bool *closed, const int *term,
 			bought[P][a] = glp_mip_col_val(lp, col_x(&L, P, a)) > 0.5;
 	for (int a = 0; a < L.na; a++)
 		reused[a] = glp_mip_col_val(lp, col_r(&L, a)) > 0.5;
-	*objective = glp_mip_obj_val(lp);
 	err = 0;
 out:
 	glp_delete_prob(lp);
@@ -650,9 +631,6 @@ static int tree_of(const struct ograph *g, const bool *bought,
 	return k;
 }
 
-static void cross_steps(const struct ograph *g, int e, int p, int lit,
-			struct step *st, int *n);
-
 /*
  * The steps that cross edge e from vertex p, appended at st[*n], each with
  * e in eo[]; lit >= 0: a new edge's lightpath, already lit.
@@ -660,43 +638,35 @@ static void cross_steps(const struct ograph *g, int e, int p, int lit,
 static void cross(const struct ograph *g, int e, int p, int lit,
 		  struct step *st, int *eo, int *n)
 {
-	int n0 = *n;
-
-	cross_steps(g, e, p, lit, st, n);
-	while (n0 < *n)
-		eo[n0++] = e;
-}
-
-static void cross_steps(const struct ograph *g, int e, int p, int lit,
-			struct step *st, int *n)
-{
 	const struct oedge *x = &g->e[e];
 	int from = g->node[p], to = g->node[p == x->u ? x->v : x->u];
+	int n0 = *n;
 
 	if (x->kind == OE_ACCESS) {
 		st[(*n)++] = (struct step){ ST_ACCESS, x->idx, from, to };
-		return;
-	}
-	if (x->kind == OE_LIT || lit >= 0) {
+	} else if (x->kind == OE_LIT || lit >= 0) {
 		st[(*n)++] = (struct step){ ST_LIGHTPATH,
 					    x->kind == OE_LIT ? x->idx : lit,
 					    from, to };
-		return;
-	}
-	/* light it: add, the fibres in the direction of travel, drop */
-	bool fwd = p == x->u;
-	int k = x->nfib;
+	} else {
+		/* light it: add, the fibres in the direction of travel, drop */
+		bool fwd = p == x->u;
+		int k = x->nfib;
 
-	st[(*n)++] = (struct step){ ST_ADDDROP, from, from,
-				    x->roadm[fwd ? 0 : k] };
-	for (int i = 0; i < k; i++) {
-		int j = fwd ? i : k - 1 - i;
+		st[(*n)++] = (struct step){ ST_ADDDROP, from, from,
+					    x->roadm[fwd ? 0 : k] };
+		for (int i = 0; i < k; i++) {
+			int j = fwd ? i : k - 1 - i;
 
-		st[(*n)++] = (struct step){ ST_FIBRE, x->fib[j],
-					    x->roadm[fwd ? j : j + 1],
-					    x->roadm[fwd ? j + 1 : j] };
+			st[(*n)++] = (struct step){
+				ST_FIBRE, x->fib[j], x->roadm[fwd ? j : j + 1],
+				x->roadm[fwd ? j + 1 : j] };
+		}
+		st[(*n)++] = (struct step){ ST_ADDDROP, to,
+					    x->roadm[fwd ? k : 0], to };
 	}
-	st[(*n)++] = (struct step){ ST_ADDDROP, to, x->roadm[fwd ? k : 0], to };
+	while (n0 < *n)
+		eo[n0++] = e;
 }
 
 /* Whether the upload crosses arc a on the lightpath the broadcast lit. */
@@ -766,12 +736,10 @@ static int realize_tree(struct sched *s, struct task_plan *tp, int ti,
 			for (x = arc_tail(g, in[sv]);; x = arc_tail(g, in[x])) {
 				chain[nc++] = x;
 				p = -1;
-				for (int e = 0; e < g->ne && p < 0; e++)
-					if (g->e[e].kind == OE_ACCESS &&
-					    g->e[e].v == x &&
-					    at[g->e[e].u] >= 0 &&
-					    g->e[e].u != sv)
-						p = at[g->e[e].u];
+				for (int v = 0; v < g->nserv && p < 0; v++)
+					if (g->e[g->access[v]].v == x &&
+					    at[v] >= 0 && v != sv)
+						p = at[v];
 				if (p >= 0)
 					break;
 			}
@@ -779,9 +747,7 @@ static int realize_tree(struct sched *s, struct task_plan *tp, int ti,
 			/* the path down from p's server to m's: edges in[] of
 			 * chain[nc-1 .. 0] then m's access link */
 			a = g->vert[tp->server[p]];
-			for (int e = 0; e < g->ne; e++)
-				if (g->e[e].kind == OE_ACCESS && g->e[e].u == a)
-					cross(g, e, a, -1, st, eo, &nst);
+			cross(g, g->access[a], a, -1, st, eo, &nst);
 			for (int c = nc - 2; c >= -1; c--) {
 				int v = c >= 0 ? chain[c] : sv, e = in[v] / 2;
 				int l = g->e[e].kind != OE_NEW ? -1 :
@@ -894,7 +860,6 @@ static int opt_place(struct sched *s, struct task_plan *tp, int ti)
 	int *term = NULL, *in = NULL, *order = NULL, *lit = NULL,
 	    *up_lit = NULL;
 	bool *bought[2] = { NULL, NULL }, *reused = NULL, *closed = NULL;
-	double obj;
 
 	err = build_graph(s, tp, &g);
 	if (err)
@@ -914,7 +879,10 @@ static int opt_place(struct sched *s, struct task_plan *tp, int ti)
 	if (!term || !in || !order || !lit || !up_lit || !bought[0] ||
 	    !bought[1] || !reused || !closed)
 		goto out;
-	nt = terminals(&g, tp, term);
+	/* the terminals: the task's servers but the root's */
+	nt = g.nserv - 1;
+	for (int i = 0; i < nt; i++)
+		term[i] = i + 1;
 	if (program_cols(g.ne, nt) > OPT_MAX_COLS) {
 		snprintf(tp->why, sizeof(tp->why),
 			 "opt's program would have %ld columns, more than %d",
@@ -930,7 +898,7 @@ static int opt_place(struct sched *s, struct task_plan *tp, int ti)
 	for (int tries = 0;; tries++) {
 		int full = -1, mark = net_mark(s->net), lit0 = tp->lit.n;
 
-		err = solve(&g, closed, term, nt, bought, reused, &obj);
+		err = solve(&g, closed, term, nt, bought, reused);
 		if (err == -ENOSPC)
 			snprintf(tp->why, sizeof(tp->why),
 				 "the auxiliary graph does not connect the "

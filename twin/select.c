@@ -16,8 +16,8 @@ void sel_task_release(struct sel_task *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* Kilometres from node src to every node over fibres (up) and access. */
-static int distances(const struct scenario *sc, int src, double *d)
+/* Kilometres from ROADM src to every ROADM over the fibres that are up. */
+static int fibre_km(const struct scenario *sc, int src, double *d)
 {
 	int n = sc->nnodes;
 	bool *done = calloc((size_t)n + 1, sizeof(*done));
@@ -36,31 +36,23 @@ static int distances(const struct scenario *sc, int src, double *d)
 		if (u < 0)
 			break;
 		done[u] = true;
-		/* up and down the attachments: server - router - ROADM */
-		if (sc->nodes[u].attach >= 0) {
-			int a = sc->nodes[u].attach;
-			double w = sc->nodes[u].kind == NODE_SERVER ?
-					   sc->nodes[u].access_km : 0;
-
-			d[a] = fmin(d[a], d[u] + w);
-		}
-		for (int i = 0; i < n; i++)
-			if (sc->nodes[i].attach == u)
-				d[i] = fmin(d[i], d[u] + (sc->nodes[i].kind ==
-							  NODE_SERVER ?
-						  sc->nodes[i].access_km : 0));
 		for (int f = 0; f < sc->nfibres; f++) {
 			const struct scn_fibre *x = &sc->fibres[f];
 
-			if (x->down || (x->a != u && x->b != u))
-				continue;
-			int v = x->a == u ? x->b : x->a;
-
-			d[v] = fmin(d[v], d[u] + x->km);
+			if (!x->down && (x->a == u || x->b == u))
+				d[x->a == u ? x->b : x->a] =
+					fmin(d[x->a == u ? x->b : x->a],
+					     d[u] + x->km);
 		}
 	}
 	free(done);
 	return 0;
+}
+
+/* A server's ROADM, through its router. */
+static int roadm_of(const struct scenario *sc, int server)
+{
+	return sc->nodes[sc->nodes[server].attach].attach;
 }
 
 int sel_task_init(struct sel_task *s, const struct scenario *sc, int t,
@@ -109,15 +101,22 @@ int sel_task_init(struct sel_task *s, const struct scenario *sc, int t,
 			       pool.y[part.idx[part.start[h] + j]]] +=
 				1.0 / part.count[h];
 	}
-	err = distances(sc, tk->global, d);
+	/* each local's distance from the global model: access, fibres,
+	 * access */
+	err = fibre_km(sc, roadm_of(sc, tk->global), d);
 	if (err)
 		goto out;
+	for (int c = 0; c < n; c++) {
+		int lc = tk->locals[c];
+
+		s->cost[c] = sc->nodes[tk->global].access_km +
+			     d[roadm_of(sc, lc)] + sc->nodes[lc].access_km;
+		if (isfinite(s->cost[c]))
+			far = fmax(far, s->cost[c]);
+	}
 	for (int c = 0; c < n; c++)
-		if (isfinite(d[tk->locals[c]]))
-			far = fmax(far, d[tk->locals[c]]);
-	for (int c = 0; c < n; c++)
-		s->cost[c] = !isfinite(d[tk->locals[c]]) ? 1 :
-			     far > 0 ? d[tk->locals[c]] / far : 0;
+		s->cost[c] = !isfinite(s->cost[c]) ? 1 :
+			     far > 0 ? s->cost[c] / far : 0;
 out:
 	free(d);
 	fl_partition_release(&part);

@@ -89,25 +89,30 @@ int yf_double(struct yf *c, const yaml_node_t *n, const char *key,
 	return 0;
 }
 
-static int get_u64(struct yf *c, const yaml_node_t *n, const char *key,
-		   uint64_t *out)
+bool yf_parse_u64(const char *s, uint64_t *out)
 {
-	const char *s;
 	char *end;
 	unsigned long long v;
 
-	if (yf_want_scalar(c, n, key))
-		return -EINVAL;
-	s = yf_scalar(n);
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	/* strtoull skips blanks and negates "-1": only digits are taken. */
-	if (*s < '0' || *s > '9' || *end || errno) {
+	if (*s < '0' || *s > '9' || *end || errno)
+		return false;
+	*out = v;
+	return true;
+}
+
+static int get_u64(struct yf *c, const yaml_node_t *n, const char *key,
+		   uint64_t *out)
+{
+	if (yf_want_scalar(c, n, key))
+		return -EINVAL;
+	if (!yf_parse_u64(yf_scalar(n), out)) {
 		yf_err(c, n, "'%s' must be a non-negative integer, got '%s'",
-			key, s);
+			key, yf_scalar(n));
 		return -EINVAL;
 	}
-	*out = v;
 	return 0;
 }
 

@@ -33,6 +33,10 @@ int yf_want_scalar(struct yf *c, const yaml_node_t *n, const char *key);
 int yf_want_seq(struct yf *c, yaml_node_t *n, const char *key);
 size_t yf_seq_len(const yaml_node_t *n);
 yaml_node_t *yf_seq_at(struct yf *c, yaml_node_t *n, size_t i);
+/* yf_parse_u64 - s is digits only (no sign, blank or base prefix) and
+ * fits: true with *out. Says nothing. */
+bool yf_parse_u64(const char *s, uint64_t *out);
+
 /* A finite number in decimal notation; else an error naming key. */
 int yf_double(struct yf *c, const yaml_node_t *n, const char *key,
 	      double *out);
