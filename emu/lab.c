@@ -1281,8 +1281,7 @@ static int segments_set(const char *ns, int fibre, bool up, int *count,
 		    sscanf(x->if_name + strlen(want), "%d%n", &lambda,
 			   &end) != 1 || x->if_name[strlen(want) + end])
 			continue;
-		e = up ? nl_link_up(nl, (int)x->if_index, x->if_name) :
-			 nl_link_down(nl, (int)x->if_index, x->if_name);
+		e = nl_link_set(nl, (int)x->if_index, x->if_name, up);
 		n++;
 	}
 	if (!e)
@@ -1295,14 +1294,15 @@ static int segments_set(const char *ns, int fibre, bool up, int *count,
 	return e;
 }
 
-int lab_fibre_set(const char *prefix, const char *a, const char *b,
-		  int fibre, bool up, int *segments, char *err, size_t len)
+int lab_fibre_set(const char *prefix, const struct scenario *sc, int fibre,
+		  bool up, int *segments, char *err, size_t len)
 {
+	const char *a, *b;
 	char ns[2][80];
 	int e = 0;
 
 	*segments = 0;
-	if (!lab_prefix_ok(prefix) || fibre < 0) {
+	if (!lab_prefix_ok(prefix) || fibre < 0 || fibre >= sc->nfibres) {
 		snprintf(err, len, "bad prefix or fibre");
 		return -EINVAL;
 	}
@@ -1310,6 +1310,8 @@ int lab_fibre_set(const char *prefix, const char *a, const char *b,
 		snprintf(err, len, "prefix '%s' is not up", prefix);
 		return -ENOENT;
 	}
+	a = sc->nodes[sc->fibres[fibre].a].name;
+	b = sc->nodes[sc->fibres[fibre].b].name;
 	lab_ns_name(prefix, a, ns[0], sizeof(ns[0]));
 	lab_ns_name(prefix, b, ns[1], sizeof(ns[1]));
 	for (int i = 0; i < 2 && !e; i++)

@@ -92,17 +92,16 @@ int lab_traffic_start(const struct plan *p, const struct addressing *a,
 		      char *err, size_t len) __attribute__((warn_unused_result));
 
 /*
- * lab_fibre_set - cut (up false) or repair the fibre between ROADMs a and
- * b (node names) of prefix's running emulation: every wavelength segment
- * on it (the veths f<fibre>w<lambda> between the two ROADMs' namespaces)
- * is taken down, or brought up, at both ends at once. fibre is its index
- * in the scenario. *segments gets the veth ends set (two per lit
- * wavelength). 0, or -errno with err naming
- * the object and namespace (-ENOENT: not up, or no segment: nothing lit
- * on it).
+ * lab_fibre_set - cut (up false) or repair fibre `fibre` of sc (the
+ * scenario prefix's running emulation was built from): every wavelength
+ * segment on it (the veths f<fibre>w<lambda> between its two ROADMs'
+ * namespaces) is taken down, or brought up, at both ends at once.
+ * *segments gets the veth ends set (two per lit wavelength). 0, or -errno
+ * with err naming the object and namespace (-ENOENT: not up, or no
+ * segment: nothing lit on it).
  */
-int lab_fibre_set(const char *prefix, const char *a, const char *b,
-		  int fibre, bool up, int *segments, char *err, size_t len)
+int lab_fibre_set(const char *prefix, const struct scenario *sc, int fibre,
+		  bool up, int *segments, char *err, size_t len)
 	__attribute__((warn_unused_result));
 
 /*

@@ -170,7 +170,7 @@ static int queued(struct nl *nl, struct nlmsghdr *nlh)
 	return 0;
 }
 
-/* The link message's header: interface index, to be up. */
+/* The link message's header: interface index, to be up or down. */
 static void updown_header(struct nlmsghdr *nlh, int index, bool up)
 {
 	struct ifinfomsg *ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
@@ -179,11 +179,6 @@ static void updown_header(struct nlmsghdr *nlh, int index, bool up)
 	ifm->ifi_index = index;
 	ifm->ifi_flags = up ? IFF_UP : 0;
 	ifm->ifi_change = IFF_UP;
-}
-
-static void up_header(struct nlmsghdr *nlh, int index)
-{
-	updown_header(nlh, index, true);
 }
 
 int nl_veth(struct nl *nl, const char *name, int index, const char *peer,
@@ -198,7 +193,7 @@ int nl_veth(struct nl *nl, const char *name, int index, const char *peer,
 		  "add veth '%s' (peer '%s')", name, peer);
 	if (!nlh)
 		return err;
-	up_header(nlh, index);
+	updown_header(nlh, index, true);
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
 	/*
 	 * One queue each way: a veth gets one per CPU by default, and the
@@ -235,28 +230,22 @@ int nl_veth(struct nl *nl, const char *name, int index, const char *peer,
 	return queued(nl, nlh);
 }
 
-int nl_link_up(struct nl *nl, int index, const char *name)
+int nl_link_set(struct nl *nl, int index, const char *name, bool up)
 {
 	struct nlmsghdr *nlh;
 	int err;
 
-	nlh = put(nl, &err, RTM_NEWLINK, 0, "set '%s' up", name);
+	nlh = put(nl, &err, RTM_NEWLINK, 0, "set '%s' %s", name,
+		  up ? "up" : "down");
 	if (!nlh)
 		return err;
-	up_header(nlh, index);
+	updown_header(nlh, index, up);
 	return queued(nl, nlh);
 }
 
-int nl_link_down(struct nl *nl, int index, const char *name)
+int nl_link_up(struct nl *nl, int index, const char *name)
 {
-	struct nlmsghdr *nlh;
-	int err;
-
-	nlh = put(nl, &err, RTM_NEWLINK, 0, "set '%s' down", name);
-	if (!nlh)
-		return err;
-	updown_header(nlh, index, false);
-	return queued(nl, nlh);
+	return nl_link_set(nl, index, name, true);
 }
 
 static const char *ip4(uint32_t a, char *buf)

@@ -37,8 +37,8 @@ const char *nl_error(const struct nl *nl);
 int nl_veth(struct nl *nl, const char *name, int index, const char *peer,
 	    int peer_index, int peer_ns_fd);
 /* Bring interface `index` (e.g. lo = 1) up, or down. */
+int nl_link_set(struct nl *nl, int index, const char *name, bool up);
 int nl_link_up(struct nl *nl, int index, const char *name);
-int nl_link_down(struct nl *nl, int index, const char *name);
 int nl_addr(struct nl *nl, int index, const char *name, uint32_t addr,
 	    int prefix);
 /* TCP settings a route carries (RTA_METRICS); 0 leaves one unset. */

@@ -92,8 +92,7 @@ static int fibre_cmd(int argc, char **argv, bool up)
 		scenario_free(sc);
 		return EXIT_USAGE;
 	}
-	e = lab_fibre_set(prefix, sc->nodes[a].name, sc->nodes[b].name, f,
-			  up, &n, err, sizeof(err));
+	e = lab_fibre_set(prefix, sc, f, up, &n, err, sizeof(err));
 	if (e) {
 		p_err("%s", err);
 		scenario_free(sc);

@@ -33,7 +33,6 @@ static void *run(void *arg)
 
 	for (int k = 0; k < sc->nevents; k++) {
 		const struct scn_event *e = &sc->events[k];
-		const struct scn_fibre *f = &sc->fibres[e->fibre];
 		uint64_t at = pl->t0 + (uint64_t)(e->at_s * pl->dilation * 1e9);
 		struct timespec ts = { (time_t)(at / 1000000000u),
 				       (long)(at % 1000000000u) };
@@ -51,8 +50,7 @@ static void *run(void *arg)
 		pthread_mutex_unlock(&pl->mu);
 		if (stop)
 			break;
-		err = lab_fibre_set(pl->prefix, sc->nodes[f->a].name,
-				    sc->nodes[f->b].name, e->fibre,
+		err = lab_fibre_set(pl->prefix, sc, e->fibre,
 				    e->kind == SCN_EV_REPAIR, &n, why,
 				    sizeof(why));
 		if (err && !pl->err[0])
@@ -129,8 +127,7 @@ int play_stop(struct play *pl, char *err, size_t len)
 		int k;
 
 		if (pl->cut[i] &&
-		    lab_fibre_set(pl->prefix, pl->p->sc->nodes[f->a].name,
-				  pl->p->sc->nodes[f->b].name, i, true, &k, why,
+		    lab_fibre_set(pl->prefix, pl->p->sc, i, true, &k, why,
 				  sizeof(why)) && !pl->err[0])
 			snprintf(pl->err, sizeof(pl->err), "the fibre %s-%s "
 				 "could not be repaired at the end: %s",

@@ -74,24 +74,44 @@ static void usage(FILE *f)
 		   "as fit (at most K).\n", prog, SEL_ROUNDS_MAX);
 }
 
-/* The task alone, its locals chosen[0..k) of tk's, planned and predicted. */
+/*
+ * tk with only the subset's locals, each keeping the share of the data it
+ * holds (st): locals and shares malloc'd into out. 0 or -ENOMEM.
+ */
+static int subset_task(const struct scn_task *tk, const struct sel_task *st,
+		       const struct subset *s, struct scn_task *out)
+{
+	*out = *tk;
+	out->nlocals = s->k;
+	out->split_over = st->split;
+	out->locals = malloc((size_t)s->k * sizeof(*out->locals));
+	out->share = malloc((size_t)s->k * sizeof(*out->share));
+	if (!out->locals || !out->share) {
+		free(out->locals);
+		free(out->share);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < s->k; i++) {
+		out->locals[i] = tk->locals[s->chosen[i]];
+		out->share[i] = st->share[s->chosen[i]];
+	}
+	return 0;
+}
+
+/* The subset's task alone on the empty network, planned and predicted. */
 static void place(const struct scenario *sc, const struct scn_task *tk,
-		  const struct sched_ops *ops, struct subset *s)
+		  const struct sel_task *st, const struct sched_ops *ops,
+		  struct subset *s)
 {
 	struct scenario one = *sc;
-	struct scn_task t = *tk;
-	int *loc = malloc((size_t)s->k * sizeof(*loc));
+	struct scn_task t;
 	struct plan *p = NULL;
 
 	s->round_s = s->bytes_links = NAN;
-	if (!loc) {
+	if (subset_task(tk, st, s, &t)) {
 		snprintf(s->why, sizeof(s->why), "out of memory");
 		return;
 	}
-	for (int i = 0; i < s->k; i++)
-		loc[i] = tk->locals[s->chosen[i]];
-	t.locals = loc;
-	t.nlocals = s->k;
 	one.tasks = &t;
 	one.ntasks = 1;
 	one.events = NULL;
@@ -110,7 +130,8 @@ static void place(const struct scenario *sc, const struct scn_task *tk,
 		s->bytes_links = p->tasks[0].bytes_links;
 	}
 	plan_free(p);
-	free(loc);
+	free(t.locals);
+	free(t.share);
 }
 
 /* FedAvg over the subset's locals: the shares of the data they hold. */
@@ -139,25 +160,17 @@ static int write_subset(const struct scenario *sc, int t,
 {
 	struct scenario one = *sc;
 	struct scn_task *tasks = malloc((size_t)sc->ntasks * sizeof(*tasks));
-	int *loc = malloc((size_t)s->k * sizeof(*loc));
-	int *share = malloc((size_t)s->k * sizeof(*share));
 	char path[4096];
 	int err = 0;
 	FILE *f;
 
-	if (!tasks || !loc || !share) {
-		err = -ENOMEM;
-		goto done;
-	}
+	if (!tasks)
+		return -ENOMEM;
 	memcpy(tasks, sc->tasks, (size_t)sc->ntasks * sizeof(*tasks));
-	for (int i = 0; i < s->k; i++) {
-		loc[i] = sc->tasks[t].locals[s->chosen[i]];
-		share[i] = st->share[s->chosen[i]];
+	if (subset_task(&sc->tasks[t], st, s, &tasks[t])) {
+		free(tasks);
+		return -ENOMEM;
 	}
-	tasks[t].locals = loc;
-	tasks[t].nlocals = s->k;
-	tasks[t].split_over = st->split;
-	tasks[t].share = share;
 	one.tasks = tasks;
 	snprintf(one.name, sizeof(one.name), "%.*s-%s",
 		 (int)(sizeof(one.name) - 1 - strlen(s->name) - 1), sc->name,
@@ -181,9 +194,9 @@ static int write_subset(const struct scenario *sc, int t,
 	else
 		fprintf(stderr, "wrote %s\n", path);
 done:
+	free(tasks[t].locals);
+	free(tasks[t].share);
 	free(tasks);
-	free(loc);
-	free(share);
 	return err;
 }
 
@@ -191,6 +204,7 @@ done:
 struct budget {
 	const struct scenario *sc;
 	const struct scn_task *tk;
+	const struct sel_task *st;
 	const struct sched_ops *ops;
 	double round_ms, byte_links;	/* INFINITY: none */
 };
@@ -200,7 +214,7 @@ static bool fits(void *ctx, const int *chosen, int k)
 	const struct budget *b = ctx;
 	struct subset s = { .k = k, .chosen = (int *)chosen };
 
-	place(b->sc, b->tk, b->ops, &s);
+	place(b->sc, b->tk, b->st, b->ops, &s);
 	return !s.why[0] && s.round_s * 1e3 <= b->round_ms &&
 	       s.bytes_links <= b->byte_links;
 }
@@ -414,6 +428,7 @@ int cmd_select(int argc, char **argv)
 		s[0].chosen[j] = j;
 	bud.sc = sc;
 	bud.tk = &sc->tasks[t];
+	bud.st = &st;
 	bud.ops = ops;
 	err = sel_choose_within(&st, (int)k, lambda, budget ? fits : NULL,
 				&bud, s[1].chosen);
@@ -430,7 +445,7 @@ int cmd_select(int argc, char **argv)
 	sel_random(st.n, s[2].k, (uint64_t)seed, s[2].chosen);
 	for (int i = 0; i < 3 && !err; i++) {
 		s[i].tv = sel_distance(&st, s[i].chosen, s[i].k);
-		place(sc, &sc->tasks[t], ops, &s[i]);
+		place(sc, &sc->tasks[t], &st, ops, &s[i]);
 		err = learn(&l, &st, &s[i], (int)rounds);
 		if (!err && out)
 			err = write_subset(sc, t, &st, &s[i], out);

@@ -95,17 +95,17 @@ static void print_traffic(FILE *out, const struct plan *p)
 }
 
 /*
- * Say, in time order, what happened in (the last said, t] of scenario
- * time: traffic starting and ending, fibres cut and repaired. *cursor
- * counts what was said. Returns how many now.
+ * Say, in time order, what of the scenario's moments m[0..n) happened in
+ * (the last said, t] of scenario time: traffic starting and ending, fibres
+ * cut and repaired. *cursor counts what was said.
  */
-static int say_events(FILE *out, const struct plan *p, int *cursor, double t)
+static void say_events(FILE *out, const struct plan *p,
+		       const struct scn_moment *m, int n, int *cursor,
+		       double t)
 {
 	const struct scenario *sc = p->sc;
-	struct scn_moment *m;
-	int n = scn_moments(sc, &m), said = 0;
 
-	for (; *cursor < n && m[*cursor].at_s <= t; (*cursor)++, said++) {
+	for (; *cursor < n && m[*cursor].at_s <= t; (*cursor)++) {
 		const struct scn_event *e = &sc->events[m[*cursor].event];
 		const struct scn_fibre *f = &sc->fibres[e->fibre];
 		bool routed = true;
@@ -134,8 +134,6 @@ static int say_events(FILE *out, const struct plan *p, int *cursor, double t)
 			break;
 		}
 	}
-	free(m);
-	return said;
 }
 
 /*
@@ -471,7 +469,8 @@ static int attempt(struct run_ctx *x)
 	struct play *pl = NULL;
 	double *quiet = NULL, *interr = NULL;
 	uint64_t t0 = 0;
-	int said = 0;
+	int said = 0, nmo = 0;
+	struct scn_moment *mo = NULL;	/* the scenario's, in time order */
 	double t_end = 0;
 	bool *busy = NULL;
 	double link_meas = 0, link_pred = 0, n = x->lo.dilation;
@@ -566,8 +565,10 @@ static int attempt(struct run_ctx *x)
 	acc1 = calloc((size_t)p->ntasks + 1, sizeof(*acc1));
 	done = calloc((size_t)p->ntasks + 1, sizeof(*done));
 	checks = calloc((size_t)p->ntasks + 1, sizeof(*checks));
+	if (p->sc->nevents)
+		nmo = scn_moments(p->sc, &mo);
 	if (!rr || !ls || !meas || !pm || !busy || !acc0 || !acc1 || !done ||
-	    !checks || !quiet || !interr) {
+	    !checks || !quiet || !interr || nmo < 0) {
 		say(x, "out of memory");
 		goto out;
 	}
@@ -671,7 +672,7 @@ static int attempt(struct run_ctx *x)
 		 * nothing were cut, for what the cuts cost.
 		 */
 		if (p->sc->nevents) {
-			say_events(x->out, p, &said, t_r);
+			say_events(x->out, p, mo, nmo, &said, t_r);
 			e = plan_traffic_windows(x->p, t_r);
 			if (!e && has_cut(p->sc)) {
 				x->p->ndown = 0;
@@ -846,7 +847,7 @@ static int attempt(struct run_ctx *x)
 				lost ? " (more were not kept)" : "");
 	}
 	if (p->sc->nevents)
-		say_events(x->out, p, &said, t_end);
+		say_events(x->out, p, mo, nmo, &said, t_end);
 	if (pl) {
 		char why[320];
 		int played = play_stop(pl, why, sizeof(why));
@@ -953,6 +954,7 @@ out:
 	free(pm);
 	free(quiet);
 	free(interr);
+	free(mo);
 	free(busy);
 	free(acc0);
 	free(acc1);

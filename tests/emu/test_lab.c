@@ -587,18 +587,18 @@ Test(lab, a_cut_takes_the_fibre_down_and_a_repair_brings_it_back)
 	}
 	cr_assert_eq(nt_ping_from(ns, src, dst, 3, 10, rtt, &got), 0);
 	cr_assert_eq(got, 3);
-	cr_assert_eq(lab_fibre_set(prefix, "A", "B", 0, false, &n, err,
+	cr_assert_eq(lab_fibre_set(prefix, plan->sc, 0, false, &n, err,
 				   sizeof(err)), 0, "%s", err);
 	cr_assert_eq(n, 2, "one wavelength, two ends");
 	cr_assert_eq(nt_ping_from(ns, src, dst, 2, 10, rtt, &got), 0);
 	cr_assert_eq(got, 0, "answers across a cut fibre");
 	cr_assert_eq(nt_ping_from(ns2, src2, dst2, 3, 10, rtt, &got), 0);
 	cr_assert_eq(got, 3, "B-C went down with A-B");
-	cr_assert_eq(lab_fibre_set(prefix, "A", "B", 0, true, &n, err,
+	cr_assert_eq(lab_fibre_set(prefix, plan->sc, 0, true, &n, err,
 				   sizeof(err)), 0, "%s", err);
 	cr_assert_eq(nt_ping_from(ns, src, dst, 3, 10, rtt, &got), 0);
 	cr_assert_eq(got, 3, "the repair brought it back");
-	cr_assert_eq(lab_fibre_set("tqnone", "A", "B", 0, false, &n, err,
+	cr_assert_eq(lab_fibre_set("tqnone", plan->sc, 0, false, &n, err,
 				   sizeof(err)), -ENOENT);
 }
 
