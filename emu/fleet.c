@@ -29,6 +29,8 @@
 
 struct fworker {
 	pid_t pid;
+	int ctl;		/* locals: write end of its wk_ctl pipe, or -1 */
+	double train_s;		/* its compute phase now, scenario s */
 	bool exited;
 	int status;
 	struct cg *cg;
@@ -38,6 +40,10 @@ struct fworker {
 
 struct ftask {
 	bool live, failed;
+	bool ended;		/* it left: ended by the harness, no failure */
+	const struct plan *plan;	/* places it (the fleet's, or an
+					 * epoch's: fleet_task_start) */
+	unsigned first;		/* the fleet's round that is its first */
 	char why[256];
 	int nmodels;
 	struct fworker *w;
@@ -55,6 +61,7 @@ struct fleet {
 	const struct addressing *a;
 	struct fleet_opts o;
 	int report_fd;		/* read end */
+	int report_wr;		/* write end, for workers started later */
 	struct ftask *t;
 	bool watch_gone;	/* the watched process ended */
 };
@@ -94,9 +101,17 @@ static int tree_depth(const struct tree *tr, int nmodels)
 	return depth;
 }
 
+/* The server of task t's model m (a started task's). */
+static const struct scn_node *server_of(const struct fleet *f, int t, int m)
+{
+	const struct plan *p = f->t[t].plan;
+
+	return &p->sc->nodes[p->tasks[t].server[m]];
+}
+
 static void fill_conf(const struct fleet *f, int t, int m, struct wk_conf *c)
 {
-	const struct plan *p = f->p;
+	const struct plan *p = f->t[t].plan;
 	const struct task_plan *tp = &p->tasks[t];
 	const struct scn_task *st = tp->task;
 	const struct endpoint *ep = f->a->ep[t];
@@ -108,7 +123,7 @@ static void fill_conf(const struct fleet *f, int t, int m, struct wk_conf *c)
 	snprintf(c->task_name, sizeof(c->task_name), "%s", st->name);
 	lab_ns_name(f->o.prefix, p->sc->nodes[tp->server[m]].name, c->netns,
 		    sizeof(c->netns));
-	c->rounds = f->o.rounds;
+	c->rounds = f->o.rounds - (f->t[t].first - 1);
 	c->timeout_s = f->o.timeout_s;
 	c->dilation = f->o.dilation;
 	/* the scenario's compute time: work on this worker's share */
@@ -323,19 +338,18 @@ static void reap(struct fleet *f, bool final, bool signals_only)
 			snprintf(why, sizeof(why), "worker on %s (model %d) was "
 				 "killed by the kernel's OOM killer: it needed "
 				 "more than the server's memory_mib %g",
-				 f->p->sc->nodes[f->p->tasks[t].server[sig]].name,
-				 sig, f->p->sc->nodes[f->p->tasks[t].server[sig]]
-					      .memory_mib);
+				 server_of(f, t, sig)->name,
+				 sig, server_of(f, t, sig)->memory_mib);
 		else if (sig >= 0)
 			snprintf(why, sizeof(why), "worker on %s (model %d) was "
 				 "killed by signal %d (%s)",
-				 f->p->sc->nodes[f->p->tasks[t].server[sig]].name,
+				 server_of(f, t, sig)->name,
 				 sig, WTERMSIG(ft->w[sig].status),
 				 strsignal(WTERMSIG(ft->w[sig].status)));
 		else
 			snprintf(why, sizeof(why), "worker on %s (model %d) "
 				 "exited with status %d",
-				 f->p->sc->nodes[f->p->tasks[t].server[bad]].name,
+				 server_of(f, t, bad)->name,
 				 bad, WEXITSTATUS(ft->w[bad].status));
 		kill_task(f, t, why);
 	}
@@ -353,10 +367,25 @@ static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
 	fill_conf(f, t, m, c);
 	c->report_fd = rfd;
 	c->go_fd = m == 0 ? go_rd : -1;
+	c->ctl_fd = -1;
+	ft->w[m].ctl = -1;
+	ft->w[m].train_s = c->train_s;
+	if (m > 0) {
+		int ctl[2];
+
+		if (pipe2(ctl, O_CLOEXEC | O_NONBLOCK)) {
+			int e = -errno;
+
+			free(c);
+			return e;
+		}
+		c->ctl_fd = ctl[0];
+		ft->w[m].ctl = ctl[1];
+	}
 	if (f->o.cgroups) {
 		char name[64];
-		uint64_t mem = (uint64_t)(f->p->sc->nodes[f->p->tasks[t].server[m]]
-						  .memory_mib * 1048576.0);
+		uint64_t mem = (uint64_t)(server_of(f, t, m)->memory_mib *
+					  1048576.0);
 
 		snprintf(name, sizeof(name), "%s-%d", f->p->tasks[t].task->name,
 			 m);
@@ -369,20 +398,26 @@ static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
 		if (!ft->w[m].cg) {
 			int e = -errno;
 
+			if (c->ctl_fd >= 0)
+				close(c->ctl_fd);
 			free(c);
 			return e;
 		}
 	}
 	pid = fork();
 	if (pid < 0) {
+		int e = -errno;
+
 		snprintf(err, len, "cannot fork a worker: %s", strerror(errno));
+		if (c->ctl_fd >= 0)
+			close(c->ctl_fd);
 		free(c);
-		return -errno;
+		return e;
 	}
 	if (pid == 0) {
 		int saved;
 
-		const char *host = f->p->sc->nodes[f->p->tasks[t].server[m]].name;
+		const char *host = server_of(f, t, m)->name;
 
 		signal(SIGPIPE, SIG_IGN);
 		if (ft->w[m].cg && cg_attach_self(ft->w[m].cg))
@@ -404,6 +439,8 @@ static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
 		_exit(worker_run(c));
 	}
 	ft->w[m].pid = pid;
+	if (c->ctl_fd >= 0)
+		close(c->ctl_fd);
 	free(c);
 	return 0;
 }
@@ -444,6 +481,10 @@ static void collect(struct fleet *f, uint32_t kind, unsigned r,
 		bool waiting = false;
 		int ms;
 
+		/* a task that left: ended before its routes go, no failure */
+		for (int t = 0; f->o.leave && t < f->p->ntasks; t++)
+			if (f->t[t].live && atomic_load(&f->o.leave[t]))
+				fleet_task_end(f, t);
 		/*
 		 * A worker writes its report before it exits: read what is
 		 * waiting first, so a failure is named by its own message,
@@ -478,8 +519,8 @@ static void collect(struct fleet *f, uint32_t kind, unsigned r,
 					m++;
 				snprintf(why, sizeof(why), "worker on %s (model "
 					 "%d) timed out after %.0f s",
-					 f->p->sc->nodes[f->p->tasks[t].server[m]]
-						 .name, m, f->o.timeout_s);
+					 server_of(f, t, m)->name, m,
+					 f->o.timeout_s);
 				kill_task(f, t, why);
 			}
 			return;
@@ -527,13 +568,14 @@ static void take_report(struct fleet *f, uint32_t kind, unsigned r)
 			return;
 		rep.msg[sizeof(rep.msg) - 1] = '\0';
 		snprintf(why, sizeof(why), "worker on %s (model %d): %s",
-			 f->p->sc->nodes[f->p->tasks[rep.task]
-						  .server[rep.model]].name,
-			 rep.model, rep.msg);
+			 server_of(f, rep.task, rep.model)->name, rep.model,
+			 rep.msg);
 		kill_task(f, rep.task, why);
 		return;
 	}
-	if (rep.kind != kind || (kind == WK_ROUND && rep.round != (int32_t)r) ||
+	/* the task's own round: it may have started after the fleet's 1 */
+	if (rep.kind != kind ||
+	    (kind == WK_ROUND && rep.round != (int32_t)(r - ft->first + 1)) ||
 	    ft->got[rep.model])
 		return;
 	ft->rep[rep.model] = rep;
@@ -541,15 +583,69 @@ static void take_report(struct fleet *f, uint32_t kind, unsigned r)
 	ft->ngot++;
 }
 
+static void task_reset(struct ftask *ft);
+
 static void reset_round(struct fleet *f)
 {
-	for (int t = 0; t < f->p->ntasks; t++) {
-		struct ftask *ft = &f->t[t];
+	for (int t = 0; t < f->p->ntasks; t++)
+		task_reset(&f->t[t]);
+}
 
-		ft->ngot = 0;
-		for (int m = 0; m < ft->nmodels; m++)
-			ft->got[m] = false;
+/* Task t as q places it, ready to start at the fleet's round r. */
+static int task_init(struct fleet *f, const struct plan *q, int t,
+		     unsigned r, char *err, size_t len)
+{
+	const struct task_plan *tp = &q->tasks[t];
+	struct ftask *ft = &f->t[t];
+	struct wire_msg wm;
+	int e;
+
+	ft->plan = q;
+	ft->first = r;
+	ft->nmodels = tp->nmodels;
+	ft->w = calloc((size_t)tp->nmodels, sizeof(*ft->w));
+	ft->rep = calloc((size_t)tp->nmodels, sizeof(*ft->rep));
+	ft->got = calloc((size_t)tp->nmodels, sizeof(*ft->got));
+	if (!ft->w || !ft->rep || !ft->got)
+		return -ENOMEM;
+	for (int m = 0; m < tp->nmodels; m++)
+		ft->w[m].ctl = -1;
+	e = wire_message(q->sc, tp->task, &wm);
+	if (e) {
+		snprintf(err, len, "task '%s': %s", tp->task->name,
+			 e == -EINVAL ? "no wire format for its "
+			 "bytes_per_parameter (use 1, 2, 4 or 8)" :
+			 "model too large");
+		return e;
 	}
+	ft->dim = wm.dim;
+	ft->nparams = wm.nparams;
+	ft->wire = wm.payload;
+	ft->depth = tree_depth(&tp->up, tp->nmodels);
+	ft->live = true;
+	return 0;
+}
+
+/* Fork task t's workers (task_init done). */
+static int task_spawn(struct fleet *f, int t, char *err, size_t len)
+{
+	struct ftask *ft = &f->t[t];
+	int go[2], e = 0;
+
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	ft->go_fd = go[1];
+	for (int m = 0; m < ft->nmodels && !e; m++)
+		e = spawn(f, t, m, f->report_wr, go[0], err, len);
+	close(go[0]);
+	return e;
+}
+
+static void task_reset(struct ftask *ft)
+{
+	ft->ngot = 0;
+	for (int m = 0; m < ft->nmodels; m++)
+		ft->got[m] = false;
 }
 
 int fleet_start(const struct plan *p, const struct addressing *a,
@@ -569,7 +665,7 @@ int fleet_start(const struct plan *p, const struct addressing *a,
 		f->o.samples_per_local = FLEET_SAMPLES_PER_LOCAL;
 	if (!(f->o.dilation >= 1))
 		f->o.dilation = 1;
-	f->report_fd = -1;
+	f->report_fd = f->report_wr = -1;
 	f->t = calloc((size_t)p->ntasks + 1, sizeof(*f->t));
 	if (!f->t || pipe2(pfd, O_CLOEXEC)) {
 		free(f->t);
@@ -577,56 +673,15 @@ int fleet_start(const struct plan *p, const struct addressing *a,
 		return -ENOMEM;
 	}
 	f->report_fd = pfd[0];
-	for (int t = 0; t < p->ntasks && !e; t++) {
-		const struct task_plan *tp = &p->tasks[t];
-		struct ftask *ft = &f->t[t];
-
-		ft->go_fd = -1;
-		if (tp->blocked)
-			continue;
-		ft->nmodels = tp->nmodels;
-		ft->w = calloc((size_t)tp->nmodels, sizeof(*ft->w));
-		ft->rep = calloc((size_t)tp->nmodels, sizeof(*ft->rep));
-		ft->got = calloc((size_t)tp->nmodels, sizeof(*ft->got));
-		if (!ft->w || !ft->rep || !ft->got) {
-			e = -ENOMEM;
-			break;
-		}
-		{
-			struct wire_msg wm;
-
-			e = wire_message(p->sc, tp->task, &wm);
-			if (e) {
-				snprintf(err, len, "task '%s': %s",
-					 tp->task->name, e == -EINVAL ?
-					 "no wire format for its "
-					 "bytes_per_parameter (use 1, 2, 4 or 8)" :
-					 "model too large");
-				break;
-			}
-			ft->dim = wm.dim;
-			ft->nparams = wm.nparams;
-			ft->wire = wm.payload;
-		}
-		ft->depth = tree_depth(&tp->up, tp->nmodels);
-		ft->live = true;
-	}
-	for (int t = 0; t < p->ntasks && !e; t++) {
-		struct ftask *ft = &f->t[t];
-		int go[2];
-
-		if (!ft->live)
-			continue;
-		if (pipe2(go, O_CLOEXEC)) {
-			e = -errno;
-			break;
-		}
-		ft->go_fd = go[1];
-		for (int m = 0; m < ft->nmodels && !e; m++)
-			e = spawn(f, t, m, pfd[1], go[0], err, len);
-		close(go[0]);
-	}
-	close(pfd[1]);
+	f->report_wr = pfd[1];
+	for (int t = 0; t < p->ntasks; t++)
+		f->t[t].go_fd = -1;
+	for (int t = 0; t < p->ntasks && !e; t++)
+		if (!p->tasks[t].blocked)
+			e = task_init(f, p, t, 1, err, len);
+	for (int t = 0; t < p->ntasks && !e; t++)
+		if (f->t[t].live)
+			e = task_spawn(f, t, err, len);
 	if (e) {
 		if (!err[0])
 			snprintf(err, len, "cannot start the workers: %s",
@@ -638,6 +693,79 @@ int fleet_start(const struct plan *p, const struct addressing *a,
 	collect(f, WK_READY, 0, now_ns() + (uint64_t)(o->timeout_s * 1e9));
 	*out = f;
 	return 0;
+}
+
+int fleet_task_start(struct fleet *f, const struct plan *q, int t,
+		     unsigned r, char *err, size_t len)
+{
+	struct ftask *ft = &f->t[t];
+	int e;
+
+	err[0] = '\0';
+	if (t < 0 || t >= f->p->ntasks || q->ntasks != f->p->ntasks ||
+	    q->tasks[t].blocked || ft->plan || r < 1 || r > f->o.rounds) {
+		snprintf(err, len, "task %d cannot start at round %u", t, r);
+		return -EINVAL;
+	}
+	e = task_init(f, q, t, r, err, len);
+	if (!e)
+		e = task_spawn(f, t, err, len);
+	if (e) {
+		if (!err[0])
+			snprintf(err, len, "cannot start the workers of task "
+				 "'%s': %s", q->tasks[t].task->name,
+				 strerror(-e));
+		kill_task(f, t, err);
+		return e;
+	}
+	/* the others have their last round's reports: only it is waited */
+	task_reset(ft);
+	collect(f, WK_READY, 0, now_ns() + (uint64_t)(f->o.timeout_s * 1e9));
+	if (!ft->live) {
+		snprintf(err, len, "task '%s' did not start: %s",
+			 q->tasks[t].task->name, ft->why);
+		return -EIO;
+	}
+	return 0;
+}
+
+void fleet_task_end(struct fleet *f, int t)
+{
+	struct ftask *ft = &f->t[t];
+
+	if (t < 0 || t >= f->p->ntasks || !ft->live)
+		return;
+	ft->live = false;
+	ft->ended = true;
+	if (ft->go_fd >= 0) {
+		close(ft->go_fd);
+		ft->go_fd = -1;
+	}
+	for (int m = 0; m < ft->nmodels; m++)
+		if (ft->w[m].pid > 0 && !ft->w[m].exited) {
+			kill(ft->w[m].pid, SIGKILL);
+			if (waitpid(ft->w[m].pid, &ft->w[m].status, 0) ==
+			    ft->w[m].pid)
+				ft->w[m].exited = true;
+		}
+}
+
+bool fleet_running(const struct fleet *f, int t)
+{
+	return f->t[t].live;
+}
+
+void fleet_train_from(struct fleet *f, const struct plan *q)
+{
+	for (int t = 0; t < f->p->ntasks && q->ntasks == f->p->ntasks; t++) {
+		struct ftask *ft = &f->t[t];
+
+		if (!ft->live || q->tasks[t].blocked)
+			continue;
+		for (int m = 1; m < ft->nmodels; m++)
+			ft->w[m].train_s = q->tasks[t].task->work_core_s /
+					   fleet_cpu_share(q, t, m);
+	}
 }
 
 /* Global = weighted mean of the locals, through the side channel. */
@@ -685,6 +813,20 @@ int fleet_round(struct fleet *f, unsigned r, uint64_t at,
 	for (int t = 0; t < f->p->ntasks; t++) {
 		struct ftask *ft = &f->t[t];
 
+		/* the task's own round number */
+		go.round = r - ft->first + 1;
+		/* each local's compute phase first: it reads it when the
+		 * model arrives, which is after the go */
+		for (int m = 1; ft->live && m < ft->nmodels; m++) {
+			struct wk_ctl ctl = { .round = go.round,
+					      .train_s = ft->w[m].train_s };
+
+			if (ft->w[m].ctl >= 0 &&
+			    write(ft->w[m].ctl, &ctl, sizeof(ctl)) !=
+				    (ssize_t)sizeof(ctl))
+				kill_task(f, t, "cannot tell a worker its "
+					  "compute phase");
+		}
 		if (ft->live && write(ft->go_fd, &go, sizeof(go)) !=
 				(ssize_t)sizeof(go))
 			kill_task(f, t, "cannot start the round");
@@ -770,6 +912,8 @@ void fleet_stop(struct fleet *f)
 		struct ftask *ft = &f->t[t];
 
 		for (int m = 0; m < ft->nmodels; m++) {
+			if (ft->w[m].ctl >= 0)
+				close(ft->w[m].ctl);
 			if (ft->w[m].cg) {
 				char name[64];
 
@@ -785,6 +929,8 @@ void fleet_stop(struct fleet *f)
 	}
 	if (f->report_fd >= 0)
 		close(f->report_fd);
+	if (f->report_wr >= 0)
+		close(f->report_wr);
 	free(f->t);
 	free(f);
 }

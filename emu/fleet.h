@@ -9,6 +9,7 @@
 #ifndef EMU_FLEET_H
 #define EMU_FLEET_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <signal.h>
 #include <stdint.h>
@@ -27,6 +28,12 @@ struct fleet_opts {
 	int samples_per_local;	/* data set size per local model */
 	/* set (by a signal handler) to give up waiting for workers */
 	const volatile sig_atomic_t *stop;
+	/*
+	 * Per task (NULL: none): set by another thread when the task leaves
+	 * in the middle of a round (its routes are about to go): its workers
+	 * are ended at once, as fleet_task_end, not timed out.
+	 */
+	atomic_int *leave;
 	/*
 	 * A process the emulation cannot work without (the delay line's
 	 * supervisor), as a pidfd (watch set): when it ends, every live
@@ -83,6 +90,32 @@ int fleet_start(const struct plan *p, const struct addressing *a,
  */
 int fleet_round(struct fleet *f, unsigned r, uint64_t at,
 		struct fleet_task_round *res);
+
+/*
+ * fleet_task_start - start the workers of task t, blocked in the fleet's
+ * plan, as q places it (a plan of the same tasks with the same addresses:
+ * an epoch of twin/lpset.h, its network brought in), to run from the
+ * fleet's round r to its last; wait until they listen. Its rounds are
+ * numbered from its first (its workers') and reported under the fleet's.
+ * 0, or -errno with a message (the task is then failed).
+ */
+int fleet_task_start(struct fleet *f, const struct plan *q, int t,
+		     unsigned r, char *err, size_t len)
+	__attribute__((warn_unused_result));
+
+/* fleet_task_end - end task t's workers (by PID): it left, no failure. */
+void fleet_task_end(struct fleet *f, int t);
+
+/*
+ * fleet_train_from - from the next round on, each running local's
+ * compute phase is the one q gives it (work / its share of its server's
+ * cores: tasks that came or went change how many share them). q lists the
+ * fleet's tasks, with the same addresses (an epoch of twin/lpset.h).
+ */
+void fleet_train_from(struct fleet *f, const struct plan *q);
+
+/* Whether task t's workers run: started, not ended, not failed. */
+bool fleet_running(const struct fleet *f, int t);
 
 /* Whether task t has failed (and why). */
 bool fleet_failed(const struct fleet *f, int t, const char **why);

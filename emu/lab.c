@@ -39,6 +39,7 @@
 #include "netns.h"
 #include "nl.h"
 #include "proc.h"
+#include "twin/lpset.h"
 
 struct lab_node {
 	char ns[DL_NETNS_MAX];
@@ -67,7 +68,9 @@ struct lab {
 	int *lp;		/* per lightpath: [2l] at a, [2l+1] at b */
 	int *ad;		/* per lightpath: ROADM ends, same layout */
 	int *line;		/* per (fibre, wavelength, end): index or 0 */
+	bool *ing;		/* per line slot: its ingress qdisc is made */
 	int words;		/* wavelengths per fibre in `line` */
+	const struct lpset *set;	/* the timeline followed, or NULL */
 	struct peer_end *peers;	/* veth ends to bring up after creation */
 	int npeers, cappeers;
 	FILE *state;
@@ -388,6 +391,7 @@ static void free_lab(struct lab *lab)
 	free(lab->lp);
 	free(lab->ad);
 	free(lab->line);
+	free(lab->ing);
 	free(lab->peers);
 	free(lab);
 }
@@ -409,6 +413,12 @@ static int open_nl(void *ctx)
 	return 0;
 }
 
+unsigned lab_ns_flags(enum node_kind kind)
+{
+	return kind == NODE_ROUTER ? NETNS_FORWARD :
+	       kind == NODE_SERVER ? NETNS_TCP : 0;
+}
+
 static int make_namespaces(struct lab *lab)
 {
 	const struct scenario *sc = lab->p->sc;
@@ -418,7 +428,7 @@ static int make_namespaces(struct lab *lab)
 		int err;
 
 		lab_ns_name(lab->prefix, sc->nodes[i].name, n->ns, sizeof(n->ns));
-		err = netns_add_open(n->ns, sc->nodes[i].kind == NODE_ROUTER,
+		err = netns_add_open(n->ns, lab_ns_flags(sc->nodes[i].kind),
 				     &n->fd, open_nl, n);
 		if (err)
 			return fail(lab, err, "cannot create netns '%s': %s",
@@ -472,9 +482,26 @@ static int veth(struct lab *lab, int u, const char *un, int v, const char *vn,
 	return nl_veth(lab->n[u].nl, un, *ui, vn, *vi, lab->n[v].fd);
 }
 
-static int line_slot(const struct lab *lab, int fibre, int lambda, int end)
+/* Whether lightpath l of the plan is lit in epoch e (no set: always). */
+static bool lab_lit(const struct lab *lab, int e, int l)
 {
-	return (fibre * lab->words + lambda) * 2 + end;
+	return !lab->set || lab->set->lit[e][l];
+}
+
+/* Wavelengths per fibre in a line slot's numbering: the most any has. */
+static int max_wavelengths(const struct scenario *sc)
+{
+	int w = 1;
+
+	for (int i = 0; i < sc->nfibres; i++)
+		if (sc->fibres[i].wavelengths > w)
+			w = sc->fibres[i].wavelengths;
+	return w;
+}
+
+static int line_slot(int words, int fibre, int lambda, int end)
+{
+	return (fibre * words + lambda) * 2 + end;
 }
 
 static int make_links(struct lab *lab)
@@ -504,15 +531,21 @@ static int make_links(struct lab *lab)
 		if (!err)
 			err = veth(lab, lp->b, a, sc->nodes[lp->b].attach, b,
 				   &lab->lp[2 * l + 1], &lab->ad[2 * l + 1]);
-		/* one veth per wavelength per fibre, from the fibre's end a */
+		/*
+		 * one veth per wavelength per fibre, from the fibre's end a;
+		 * once, where lightpaths of different epochs share it
+		 */
 		for (int i = 0; i < lp->nfib && !err; i++) {
 			const struct scn_fibre *f = &sc->fibres[lp->fib[i]];
 
+			if (lab->line[line_slot(lab->words, lp->fib[i],
+						lp->lambda, 0)])
+				continue;
 			snprintf(a, sizeof(a), "f%dw%d", lp->fib[i], lp->lambda);
 			err = veth(lab, f->a, a, f->b, a,
-				   &lab->line[line_slot(lab, lp->fib[i],
+				   &lab->line[line_slot(lab->words, lp->fib[i],
 							lp->lambda, 0)],
-				   &lab->line[line_slot(lab, lp->fib[i],
+				   &lab->line[line_slot(lab->words, lp->fib[i],
 							lp->lambda, 1)]);
 		}
 	}
@@ -598,6 +631,30 @@ static int access_dsts(void *ctx, const struct ppath *pp,
 	return err ? err : dst_add(&d[2 * pp->to], ep->src);
 }
 
+/*
+ * fn for every transfer of every task the lab will run: those of its plan
+ * and, following a set, each other task in the first epoch it runs (its
+ * addresses are the same in every epoch; its paths may not be).
+ */
+static int each_transfer(const struct lab *lab,
+			 int (*fn)(void *ctx, const struct ppath *pp,
+				   const struct endpoint *ep),
+			 void *ctx)
+{
+	const struct lpset *set = lab->set;
+	int err = 0;
+
+	for (int t = 0; t < lab->p->ntasks && !err; t++) {
+		int e = 0;
+
+		while (set && e < set->nepochs - 1 && !set->runs[e][t])
+			e++;
+		err = addr_task_transfers(set ? set->plan[e] : lab->p, lab->a,
+					  t, fn, ctx);
+	}
+	return err;
+}
+
 static struct dsts *link_dsts(const struct lab *lab)
 {
 	const struct plan *p = lab->p;
@@ -607,9 +664,19 @@ static struct dsts *link_dsts(const struct lab *lab)
 
 	for (int i = 0; i < ad->nroutes && !err; i++)
 		err = dst_add(&d[ad->routes[i].link], ad->routes[i].dst);
+	/* and every other epoch's, on the links it will take */
+	for (int e = 1; lab->set && e < lab->set->nepochs && !err; e++) {
+		struct addressing *x = addressing_new(lab->set->plan[e]);
+
+		if (!x)
+			err = -errno;
+		for (int i = 0; x && i < x->nroutes && !err; i++)
+			err = dst_add(&d[x->routes[i].link], x->routes[i].dst);
+		addressing_free(x);
+	}
 	/* servers send on their access link: data one way, ACKs back */
 	if (!err)
-		err = addr_each_transfer(p, ad, access_dsts, d);
+		err = each_transfer(lab, access_dsts, d);
 	/* and background traffic from a server (to one: what it answers) */
 	for (int i = 0; i < p->nbg && !err; i++) {
 		const struct scn_bg *bg = p->bg[i].bg;
@@ -683,18 +750,82 @@ static struct nl_tcp_metrics tcp_metrics(const struct lab *lab)
 	};
 }
 
-/* Join port x to port y inside one ROADM, both ways. */
+/* Join port x to port y inside one ROADM, both ways (rewiring them). */
 static int xconnect(struct nl *nl, int x, const char *xn, int y,
-		    const char *yn)
+		    const char *yn, bool replace)
 {
-	int err = nl_ingress(nl, x, xn);
+	int err = nl_redirect(nl, x, xn, y, yn, replace);
 
-	if (!err)
-		err = nl_ingress(nl, y, yn);
-	if (!err)
-		err = nl_redirect(nl, x, xn, y, yn, false);
-	if (!err)
-		err = nl_redirect(nl, y, yn, x, xn, false);
+	return err ? err : nl_redirect(nl, y, yn, x, xn, replace);
+}
+
+/*
+ * The ports lightpath l joins in each ROADM it crosses, from end a: the
+ * ROADM, and the two ports' names (ad<l>, f<fibre>w<lambda>) and their
+ * line slots (an add/drop port: -1 at end a, -2 at end b).
+ */
+struct join {
+	int roadm;
+	char x[16], y[16];
+	int xslot, yslot;	/* line slot, or -1 - end for ad<l> */
+};
+
+static int lightpath_joins(int words, const struct scenario *sc,
+			   const struct lightpath *lp, int l,
+			   int (*fn)(void *ctx, const struct join *j),
+			   void *ctx)
+{
+	struct join j = { .roadm = sc->nodes[lp->a].attach, .xslot = -1 };
+	int err = 0;
+
+	snprintf(j.x, sizeof(j.x), "ad%d", l);
+	for (int i = 0; i < lp->nfib && !err; i++) {
+		const struct scn_fibre *f = &sc->fibres[lp->fib[i]];
+		int end = f->a == j.roadm ? 0 : 1;
+
+		snprintf(j.y, sizeof(j.y), "f%dw%d", lp->fib[i], lp->lambda);
+		j.yslot = line_slot(words, lp->fib[i], lp->lambda, end);
+		err = fn(ctx, &j);
+		j.roadm = end ? f->a : f->b;
+		j.xslot = line_slot(words, lp->fib[i], lp->lambda, 1 - end);
+		memcpy(j.x, j.y, sizeof(j.x));
+	}
+	snprintf(j.y, sizeof(j.y), "ad%d", l);
+	j.yslot = -2;
+	return err ? err : fn(ctx, &j);
+}
+
+struct up_join {
+	struct lab *lab;
+	int l;
+	bool lit;
+};
+
+static int port_index(const struct lab *lab, int l, int slot)
+{
+	return slot >= 0 ? lab->line[slot] : lab->ad[2 * l + (-1 - slot)];
+}
+
+/* At `up`: each port's ingress qdisc once; lit lightpaths joined. */
+static int up_join(void *ctx, const struct join *j)
+{
+	struct up_join *u = ctx;
+	struct lab *lab = u->lab;
+	struct nl *nl = lab->n[j->roadm].nl;
+	int x = port_index(lab, u->l, j->xslot);
+	int y = port_index(lab, u->l, j->yslot);
+	int err = 0;
+
+	if (j->xslot < 0 || !lab->ing[j->xslot])
+		err = nl_ingress(nl, x, j->x);
+	if (!err && j->xslot >= 0)
+		lab->ing[j->xslot] = true;
+	if (!err && (j->yslot < 0 || !lab->ing[j->yslot]))
+		err = nl_ingress(nl, y, j->y);
+	if (!err && j->yslot >= 0)
+		lab->ing[j->yslot] = true;
+	if (!err && u->lit)
+		err = xconnect(nl, x, j->x, y, j->y, false);
 	return err;
 }
 
@@ -722,7 +853,7 @@ static int configure(struct lab *lab)
 	const struct scenario *sc = p->sc;
 	const struct addressing *ad = lab->a;
 	struct dsts *d = link_dsts(lab);
-	char n1[16], n2[16];
+	char n1[16];
 	int err = d ? 0 : -errno;
 
 	for (int i = 0; i < lab->npeers && !err; i++)
@@ -754,7 +885,6 @@ static int configure(struct lab *lab)
 	for (int l = 0; l < p->net->nlp && !err; l++) {
 		const struct lightpath *lp = &p->net->lp[l];
 		uint64_t bps = rate_bps(lab, lp->cap_gbps);
-		int roadm = sc->nodes[lp->a].attach, port, next;
 
 		lab_lightpath_if(l, n1, sizeof(n1));
 		for (int end = 0; end < 2 && !err; end++) {
@@ -767,31 +897,17 @@ static int configure(struct lab *lab)
 					    bps,
 					    &d[2 * sc->nnodes + 2 * l + end]);
 		}
-		/* walk the ROADMs: ad<l> -> f..w.. -> ... -> ad<l> */
-		port = lab->ad[2 * l];
-		snprintf(n1, sizeof(n1), "ad%d", l);
-		for (int i = 0; i < lp->nfib && !err; i++) {
-			const struct scn_fibre *f = &sc->fibres[lp->fib[i]];
-			int end = f->a == roadm ? 0 : 1;
+		/* the ROADMs: ad<l> -> f..w.. -> ... -> ad<l>, if lit */
+		if (!err) {
+			struct up_join u = { lab, l, lab_lit(lab, 0, l) };
 
-			snprintf(n2, sizeof(n2), "f%dw%d", lp->fib[i],
-				 lp->lambda);
-			next = lab->line[line_slot(lab, lp->fib[i], lp->lambda,
-						   end)];
-			err = xconnect(lab->n[roadm].nl, port, n1, next, n2);
-			roadm = end ? f->a : f->b;
-			port = lab->line[line_slot(lab, lp->fib[i], lp->lambda,
-						   1 - end)];
-			memcpy(n1, n2, sizeof(n1));
+			err = lightpath_joins(lab->words, sc, lp, l, up_join,
+					      &u);
 		}
-		snprintf(n2, sizeof(n2), "ad%d", l);
-		if (!err)
-			err = xconnect(lab->n[roadm].nl, port, n1,
-				       lab->ad[2 * l + 1], n2);
 	}
 	/* transfer endpoints on the servers */
 	if (!err)
-		err = addr_each_transfer(p, ad, endpoint_addrs, lab);
+		err = each_transfer(lab, endpoint_addrs, lab);
 	/* background traffic's: on a server's interface, a router's lo */
 	for (int i = 0; i < p->nbg && !err; i++) {
 		const struct scn_bg *bg = p->bg[i].bg;
@@ -826,6 +942,33 @@ static int configure(struct lab *lab)
 	if (err)
 		return fail(lab, err, "cannot configure the links: %s",
 			    strerror(-err));
+	return commit_all(lab);
+}
+
+/*
+ * The lightpaths of a followed timeline that its first epoch does not
+ * light: down at both routers (their ROADM ports stay unjoined until an
+ * epoch lights them, see lab_epoch).
+ */
+static int darken(struct lab *lab)
+{
+	const struct plan *p = lab->p;
+	char ifn[16];
+	int err = 0;
+
+	for (int l = 0; l < p->net->nlp && !err; l++) {
+		const struct lightpath *lp = &p->net->lp[l];
+
+		if (lab_lit(lab, 0, l))
+			continue;
+		lab_lightpath_if(l, ifn, sizeof(ifn));
+		err = nl_link_set(lab->n[lp->a].nl, lab->lp[2 * l], ifn, false);
+		if (!err)
+			err = nl_link_set(lab->n[lp->b].nl, lab->lp[2 * l + 1],
+					  ifn, false);
+	}
+	if (err)
+		return fail(lab, err, "out of memory");
 	return commit_all(lab);
 }
 
@@ -923,7 +1066,7 @@ int lab_up(const struct plan *p, const struct addressing *a,
 {
 	const struct scenario *sc = p->sc;
 	struct lab *lab;
-	int err, maxw = 1;
+	int err, maxw;
 
 	*out = NULL;
 	if (!lab_prefix_ok(o->prefix)) {
@@ -954,13 +1097,18 @@ int lab_up(const struct plan *p, const struct addressing *a,
 		free(lab);
 		return -EINVAL;
 	}
+	if (o->set && o->set->plan[0] != p) {
+		snprintf(errbuf, errlen, "the plan to build is not the first "
+			 "epoch's of the timeline to follow");
+		free(lab);
+		return -EINVAL;
+	}
 	lab->p = p;
 	lab->a = a;
+	lab->set = o->set;
 	lab->err = errbuf;
 	lab->errlen = errlen;
-	for (int i = 0; i < sc->nfibres; i++)
-		if (sc->fibres[i].wavelengths > maxw)
-			maxw = sc->fibres[i].wavelengths;
+	maxw = max_wavelengths(sc);
 	lab->words = maxw;
 	lab->n = calloc((size_t)sc->nnodes + 1, sizeof(*lab->n));
 	lab->acc = calloc((size_t)sc->nnodes + 1, sizeof(*lab->acc));
@@ -968,7 +1116,10 @@ int lab_up(const struct plan *p, const struct addressing *a,
 	lab->ad = calloc((size_t)2 * p->net->nlp + 1, sizeof(*lab->ad));
 	lab->line = calloc((size_t)sc->nfibres * maxw * 2 + 1,
 			   sizeof(*lab->line));
-	if (!lab->n || !lab->acc || !lab->lp || !lab->ad || !lab->line) {
+	lab->ing = calloc((size_t)sc->nfibres * maxw * 2 + 1,
+			  sizeof(*lab->ing));
+	if (!lab->n || !lab->acc || !lab->lp || !lab->ad || !lab->line ||
+	    !lab->ing) {
 		free_lab(lab);
 		return -ENOMEM;
 	}
@@ -984,6 +1135,8 @@ int lab_up(const struct plan *p, const struct addressing *a,
 		err = make_links(lab);
 	if (!err)
 		err = configure(lab);
+	if (!err)
+		err = darken(lab);
 	if (!err)
 		err = start_impairments(lab, o->delay ? IMPAIR_ALL :
 					     IMPAIR_ALL & ~IMPAIR_DELAY);
@@ -1361,4 +1514,267 @@ int lab_xconnect(const char *prefix, const char *roadm, const char *in_port,
 		snprintf(errbuf, len, "%s", nl_error(nl));
 	nl_close(nl);
 	return err;
+}
+
+/* ---- following a timeline live (lab_epoch) -------------------------- */
+
+/* A running emulation's namespaces, each opened when first needed. */
+struct live {
+	const char *prefix;
+	const struct scenario *sc;
+	struct nl **nl;			/* per node */
+	struct if_nameindex **ifs;	/* per node: its interfaces */
+	char *err;
+	size_t len;
+};
+
+static struct nl *live_nl(struct live *lv, int node, int *e)
+{
+	char ns[80];
+
+	if (lv->nl[node])
+		return lv->nl[node];
+	lab_ns_name(lv->prefix, lv->sc->nodes[node].name, ns, sizeof(ns));
+	lv->nl[node] = nl_open(ns);
+	if (!lv->nl[node]) {
+		*e = -errno;
+		snprintf(lv->err, lv->len, "cannot open rtnetlink in netns "
+			 "'%s': %s", ns, strerror(errno));
+		return NULL;
+	}
+	nl_label(lv->nl[node], ns);
+	return lv->nl[node];
+}
+
+/* The index of interface `name` of node's namespace; 0 with err set. */
+static int live_index(struct live *lv, int node, const char *name)
+{
+	char ns[80];
+	int saved, e;
+
+	lab_ns_name(lv->prefix, lv->sc->nodes[node].name, ns, sizeof(ns));
+	if (!lv->ifs[node]) {
+		e = netns_enter(ns, &saved);
+		if (e) {
+			snprintf(lv->err, lv->len, "cannot enter netns '%s': "
+				 "%s", ns, strerror(-e));
+			return 0;
+		}
+		lv->ifs[node] = if_nameindex();
+		netns_leave(saved);
+		if (!lv->ifs[node]) {
+			snprintf(lv->err, lv->len, "cannot list the "
+				 "interfaces of netns '%s': %s", ns,
+				 strerror(errno));
+			return 0;
+		}
+	}
+	for (struct if_nameindex *x = lv->ifs[node]; x->if_index; x++)
+		if (!strcmp(x->if_name, name))
+			return (int)x->if_index;
+	snprintf(lv->err, lv->len, "no interface '%s' in netns '%s'", name,
+		 ns);
+	return 0;
+}
+
+static int live_commit(struct live *lv)
+{
+	for (int i = 0; i < lv->sc->nnodes; i++) {
+		int e = lv->nl[i] ? nl_commit(lv->nl[i]) : 0;
+
+		if (e) {
+			snprintf(lv->err, lv->len, "%s", nl_error(lv->nl[i]));
+			return e;
+		}
+	}
+	return 0;
+}
+
+static void live_release(struct live *lv)
+{
+	for (int i = 0; lv->nl && i < lv->sc->nnodes; i++) {
+		nl_close(lv->nl[i]);
+		if (lv->ifs[i])
+			if_freenameindex(lv->ifs[i]);
+	}
+	free(lv->nl);
+	free(lv->ifs);
+}
+
+/* A ROADM join of a lightpath coming alight: its ports rewired to it. */
+static int live_join(void *ctx, const struct join *j)
+{
+	struct live *lv = ctx;
+	int e = -ENODEV, x, y;
+	struct nl *nl;
+
+	x = live_index(lv, j->roadm, j->x);
+	y = x ? live_index(lv, j->roadm, j->y) : 0;
+	if (!y)
+		return e;
+	nl = live_nl(lv, j->roadm, &e);
+	return nl ? xconnect(nl, x, j->x, y, j->y, true) : e;
+}
+
+/* Lightpath l of p up (or down) at both its routers. */
+static int live_ends(struct live *lv, const struct plan *p, int l, bool up)
+{
+	const struct lightpath *lp = &p->net->lp[l];
+	char ifn[16];
+	int e = 0;
+
+	lab_lightpath_if(l, ifn, sizeof(ifn));
+	for (int end = 0; end < 2 && !e; end++) {
+		int node = end ? lp->b : lp->a;
+		int idx = live_index(lv, node, ifn);
+		struct nl *nl = idx ? live_nl(lv, node, &e) : NULL;
+
+		if (!idx)
+			return -ENODEV;
+		e = nl ? nl_link_set(nl, idx, ifn, up) : e;
+	}
+	return e;
+}
+
+static int route_cmp(const void *x, const void *y)
+{
+	const struct route *a = x, *b = y;
+
+	if (a->node != b->node)
+		return a->node < b->node ? -1 : 1;
+	return a->dst < b->dst ? -1 : a->dst > b->dst;
+}
+
+/* Route r of p replaced (del false) or removed at its router. */
+static int live_route(struct live *lv, const struct plan *p,
+		      const struct route *r, bool del)
+{
+	char ns[80], ifn[16];
+	struct nl *nl;
+	int idx, e = -ENODEV;
+
+	lab_link_end(p, lv->prefix, r->link, ns, ifn);
+	idx = live_index(lv, r->node, ifn);
+	nl = idx ? live_nl(lv, r->node, &e) : NULL;
+	if (!nl)
+		return e;
+	return del ? nl_route_del(nl, r->dst, 32, r->via, idx, ifn) :
+		     nl_route_replace(nl, r->dst, 32, r->via, idx, ifn);
+}
+
+/* Whether `link` is a lightpath epoch e of set does not light. */
+static bool link_dark(const struct lpset *set, int e, int link)
+{
+	int n2 = 2 * set->plan[e]->sc->nnodes;
+
+	return link >= n2 && !set->lit[e][(link - n2) / 2];
+}
+
+/*
+ * The routes of `from` and `to`, both sorted by router and destination,
+ * walked together: what `to` routes otherwise is replaced, what it no
+ * longer routes at a router is removed there. A route over a lightpath
+ * `from` did not light went with it (the kernel removes the routes of an
+ * interface that goes down): it is made again where `to` has it, and not
+ * removed twice.
+ */
+static int live_routes(struct live *lv, const struct lpset *set, int ef,
+		       int et, struct addressing *from,
+		       struct addressing *to, int *changes)
+{
+	const struct plan *p = set->plan[et];
+	int i = 0, j = 0, e = 0;
+
+	qsort(from->routes, (size_t)from->nroutes, sizeof(*from->routes),
+	      route_cmp);
+	qsort(to->routes, (size_t)to->nroutes, sizeof(*to->routes),
+	      route_cmp);
+	while ((i < from->nroutes || j < to->nroutes) && !e) {
+		const struct route *a = i < from->nroutes ? &from->routes[i] :
+							      NULL;
+		const struct route *b = j < to->nroutes ? &to->routes[j] : NULL;
+		int c = !a ? 1 : !b ? -1 : route_cmp(a, b);
+
+		if (c < 0 && link_dark(set, ef, a->link)) {
+			i++;
+			continue;
+		} else if (c < 0) {
+			e = live_route(lv, p, a, true);
+			i++;
+		} else if (c > 0 || a->via != b->via || a->link != b->link ||
+			   link_dark(set, ef, b->link)) {
+			e = live_route(lv, p, b, false);
+			i += c == 0;
+			j++;
+		} else {
+			i++;
+			j++;
+			continue;
+		}
+		++*changes;
+	}
+	return e;
+}
+
+int lab_epoch(const char *prefix, const struct lpset *set, int from, int to,
+	      int *changes, char *err, size_t len)
+{
+	const struct plan *p;
+	struct addressing *af = NULL, *at = NULL;
+	struct live lv = { prefix, NULL, NULL, NULL, err, len };
+	int words, e = 0;
+
+	*changes = 0;
+	if (!lab_prefix_ok(prefix) || from < 0 || to < 0 ||
+	    from >= set->nepochs || to >= set->nepochs) {
+		snprintf(err, len, "bad prefix or epoch");
+		return -EINVAL;
+	}
+	if (!lab_exists(prefix)) {
+		snprintf(err, len, "prefix '%s' is not up", prefix);
+		return -ENOENT;
+	}
+	p = set->plan[to];
+	lv.sc = p->sc;
+	words = max_wavelengths(lv.sc);
+	lv.nl = calloc((size_t)lv.sc->nnodes + 1, sizeof(*lv.nl));
+	lv.ifs = calloc((size_t)lv.sc->nnodes + 1, sizeof(*lv.ifs));
+	af = addressing_new(set->plan[from]);
+	at = addressing_new(p);
+	if (!lv.nl || !lv.ifs || !af || !at) {
+		snprintf(err, len, "out of memory");
+		e = -ENOMEM;
+		goto out;
+	}
+	/* what comes alight: joined in its ROADMs, then up at its routers */
+	for (int l = 0; l < p->net->nlp && !e; l++) {
+		if (!set->lit[to][l] || set->lit[from][l])
+			continue;
+		e = lightpath_joins(words, lv.sc, &p->net->lp[l], l, live_join,
+				    &lv);
+		if (!e)
+			e = live_ends(&lv, p, l, true);
+		++*changes;
+	}
+	if (!e)
+		e = live_commit(&lv);
+	/* the routes, once their next hops are there */
+	if (!e)
+		e = live_routes(&lv, set, from, to, af, at, changes);
+	if (!e)
+		e = live_commit(&lv);
+	/* what goes dark, once nothing is routed over it */
+	for (int l = 0; l < p->net->nlp && !e; l++) {
+		if (set->lit[to][l] || !set->lit[from][l])
+			continue;
+		e = live_ends(&lv, p, l, false);
+		++*changes;
+	}
+	if (!e)
+		e = live_commit(&lv);
+out:
+	live_release(&lv);
+	addressing_free(af);
+	addressing_free(at);
+	return e;
 }

@@ -29,6 +29,7 @@
 
 struct lab;
 struct dl_live;
+struct lpset;
 
 struct lab_opts {
 	const char *prefix;
@@ -36,6 +37,10 @@ struct lab_opts {
 	bool delay;			/* start the delay line (default) */
 	double dilation;		/* time dilation N >= 1 (0: 1): rates
 					 * / N, delays and TCP clocks x N */
+	/* a timeline to follow live (lab_epoch), or NULL: the plan given
+	 * lab_up is then its first epoch's (set->plan[0]), every lightpath
+	 * of the set is built and those it does not light are dark */
+	const struct lpset *set;
 };
 
 /* The most dilation an emulation accepts (rates / N stay >= 1 kbit/s). */
@@ -105,6 +110,21 @@ int lab_fibre_set(const char *prefix, const struct scenario *sc, int fibre,
 	__attribute__((warn_unused_result));
 
 /*
+ * lab_epoch - move prefix's running emulation, built with o.set = set,
+ * from epoch `from` of the set to epoch `to`, live: the lightpaths `to`
+ * lights and `from` did not are joined in their ROADMs and brought up at
+ * their routers, every route that differs is replaced (or removed), then
+ * the lightpaths `to` does not light are taken down at their routers.
+ * Nothing is made or removed: transfers keep their addresses, so their
+ * connections carry on over the new paths. *changes gets the number of
+ * lightpaths lit and darkened and routes changed. 0, or -errno with err
+ * naming the object and namespace.
+ */
+int lab_epoch(const char *prefix, const struct lpset *set, int from, int to,
+	      int *changes, char *err, size_t len)
+	__attribute__((warn_unused_result));
+
+/*
  * lab_record_pid - write process pid (started at start, clock ticks since
  * boot; named name: lab_traffic_name) into prefix's state file, so that
  * `down` and `clean` end it. Its executable is read from /proc. 0 or
@@ -166,6 +186,12 @@ void lab_link_end(const struct plan *p, const char *prefix, int link,
 
 /* Namespace name of node `node` for prefix: "<prefix>-<name>". */
 void lab_ns_name(const char *prefix, const char *node, char *buf, size_t len);
+
+/*
+ * lab_ns_flags - the netns_add() flags of a node's namespace: routers
+ * forward, TCP ends on servers only, a ROADM has no IP at all.
+ */
+unsigned lab_ns_flags(enum node_kind kind);
 
 /* Valid prefix: 1-LAB_PREFIX_MAX of [a-z0-9], starting with a letter. */
 bool lab_prefix_ok(const char *prefix);

@@ -66,29 +66,39 @@ static int write_file(const char *path, const char *val)
 	return err;
 }
 
-/* Settings of a fresh namespace, made from inside it. */
-static int init_inside(bool router)
+/*
+ * Settings of a fresh namespace, made from inside it. IPv6 goes off
+ * through the default that interfaces take when they are made (all of
+ * them are made after this); lo keeps ::1, which reaches no link.
+ */
+static int init_inside(unsigned flags)
 {
-	static const char *const v6[] = {
-		"/proc/sys/net/ipv6/conf/all/disable_ipv6",
-		"/proc/sys/net/ipv6/conf/default/disable_ipv6",
-		"/proc/sys/net/ipv6/conf/lo/disable_ipv6",
-	};
-	int err = 0;
+	int err = write_file("/proc/sys/net/ipv6/conf/default/disable_ipv6",
+			     "1");
 
-	for (size_t i = 0; i < sizeof(v6) / sizeof(v6[0]) && !err; i++)
-		err = write_file(v6[i], "1");
 	/*
 	 * TCP keeps no clock of its own that the twin lacks: no tail-loss
 	 * probe (its 2 RTT timer fires in the middle of a message held by
-	 * the delay line), and no return to slow start between rounds.
+	 * the delay line), no return to slow start between rounds, and Reno,
+	 * whatever the host's default: its window grows per round trip, so a
+	 * dilated run keeps it as the scenario would. BBR keeps its bandwidth
+	 * and minimum RTT over 10 s of the host's time (a tenth of a second of
+	 * scenario time at N 100) and paces by them: after a task moved to a
+	 * longer path it kept the old path's RTT and paced each broadcast
+	 * 4.9 ms (scenario) slower for the rest of the run. (Cubic, whose
+	 * growth is also the host's time, is not allowed outside the first
+	 * namespace here.)
 	 */
-	if (!err)
-		err = write_file("/proc/sys/net/ipv4/tcp_early_retrans", "0");
-	if (!err)
-		err = write_file("/proc/sys/net/ipv4/"
-				 "tcp_slow_start_after_idle", "0");
-	if (!err && router)
+	static const char *const tcp[][2] = {
+		{ "/proc/sys/net/ipv4/tcp_early_retrans", "0" },
+		{ "/proc/sys/net/ipv4/tcp_slow_start_after_idle", "0" },
+		{ "/proc/sys/net/ipv4/tcp_congestion_control", "reno" },
+	};
+
+	for (size_t i = 0; (flags & NETNS_TCP) && !err &&
+			   i < sizeof(tcp) / sizeof(tcp[0]); i++)
+		err = write_file(tcp[i][0], tcp[i][1]);
+	if (!err && (flags & NETNS_FORWARD))
 		err = write_file("/proc/sys/net/ipv4/ip_forward", "1");
 	return err;
 }
@@ -120,12 +130,12 @@ void netns_leave(int saved)
 	close(saved);
 }
 
-int netns_add(const char *name, bool router)
+int netns_add(const char *name, unsigned flags)
 {
-	return netns_add_open(name, router, NULL, NULL, NULL);
+	return netns_add_open(name, flags, NULL, NULL, NULL);
 }
 
-int netns_add_open(const char *name, bool router, int *nsfd,
+int netns_add_open(const char *name, unsigned flags, int *nsfd,
 		   int (*inside)(void *ctx), void *ctx)
 {
 	char path[256];
@@ -153,7 +163,7 @@ int netns_add_open(const char *name, bool router, int *nsfd,
 		close(saved);
 		goto fail_file;
 	}
-	err = init_inside(router);
+	err = init_inside(flags);
 	if (!err && mount("/proc/thread-self/ns/net", path, "none", MS_BIND,
 			  NULL))
 		err = -errno;

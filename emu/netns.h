@@ -13,11 +13,25 @@
 #define NETNS_RUN_DIR "/run/netns"
 
 /*
- * netns_add - create namespace `name` with lo up, IPv6 off (no stray
- * neighbour discovery on the measured links) and, if router, IPv4
- * forwarding on. 0, -EEXIST, or -errno; nothing is left on failure.
+ * What a namespace is for, beyond what every one gets (lo up, IPv6 off
+ * on every interface it will be given: no stray neighbour discovery on
+ * the measured links). Each setting is a write under /proc/sys, whose
+ * lookups slow down with every namespace on the host, so a namespace gets
+ * only the ones its role needs.
  */
-int netns_add(const char *name, bool router) __attribute__((warn_unused_result));
+enum {
+	NETNS_FORWARD = 1u << 0,	/* IPv4 forwarding on (a router) */
+	NETNS_TCP = 1u << 1,		/* TCP ends here: Reno, and no clock
+					 * of TCP's own that the twin lacks
+					 * (a server) */
+};
+
+/*
+ * netns_add - create namespace `name` with the settings of `flags`
+ * (NETNS_*). 0, -EEXIST, or -errno; nothing is left on failure.
+ */
+int netns_add(const char *name, unsigned flags)
+	__attribute__((warn_unused_result));
 
 /*
  * netns_add_open - netns_add, and while inside the new namespace open its
@@ -26,7 +40,7 @@ int netns_add(const char *name, bool router) __attribute__((warn_unused_result))
  * return of inside fails it all, with that error; what inside opened is
  * the caller's to close.
  */
-int netns_add_open(const char *name, bool router, int *nsfd,
+int netns_add_open(const char *name, unsigned flags, int *nsfd,
 		   int (*inside)(void *ctx), void *ctx)
 	__attribute__((warn_unused_result));
 

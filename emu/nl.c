@@ -277,19 +277,21 @@ int nl_addr(struct nl *nl, int index, const char *name, uint32_t addr,
 	return queued(nl, nlh);
 }
 
-int nl_route(struct nl *nl, uint32_t dst, int prefix, uint32_t via, int index,
-	     const char *name, const struct nl_tcp_metrics *m)
+/* A route message: add (NLM_F_EXCL), replace (NLM_F_REPLACE) or delete. */
+static struct nlmsghdr *route_msg(struct nl *nl, int *err, uint16_t type,
+				  uint16_t flags, uint32_t dst, int prefix,
+				  uint32_t via, int index, const char *name)
 {
 	struct nlmsghdr *nlh;
 	struct rtmsg *rtm;
 	char b1[16], b2[16];
-	int err;
 
-	nlh = put(nl, &err, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL,
-		  "add route %s/%d via %s dev '%s'", ip4(dst, b1), prefix,
-		  ip4(via, b2), name);
+	nlh = put(nl, err, type, flags, "%s route %s/%d via %s dev '%s'",
+		  type == RTM_DELROUTE ? "delete" :
+		  (flags & NLM_F_REPLACE) ? "replace" : "add", ip4(dst, b1),
+		  prefix, ip4(via, b2), name);
 	if (!nlh)
-		return err;
+		return NULL;
 	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 	rtm->rtm_family = AF_INET;
 	rtm->rtm_dst_len = (unsigned char)prefix;
@@ -302,6 +304,19 @@ int nl_route(struct nl *nl, uint32_t dst, int prefix, uint32_t via, int index,
 	if (via)
 		mnl_attr_put_u32(nlh, RTA_GATEWAY, htonl(via));
 	mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)index);
+	return nlh;
+}
+
+int nl_route(struct nl *nl, uint32_t dst, int prefix, uint32_t via, int index,
+	     const char *name, const struct nl_tcp_metrics *m)
+{
+	struct nlmsghdr *nlh;
+	int err;
+
+	nlh = route_msg(nl, &err, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL,
+			dst, prefix, via, index, name);
+	if (!nlh)
+		return err;
 	if (m) {
 		struct nlattr *mx = mnl_attr_nest_start(nlh, RTA_METRICS);
 
@@ -319,6 +334,28 @@ int nl_route(struct nl *nl, uint32_t dst, int prefix, uint32_t via, int index,
 		mnl_attr_nest_end(nlh, mx);
 	}
 	return queued(nl, nlh);
+}
+
+int nl_route_replace(struct nl *nl, uint32_t dst, int prefix, uint32_t via,
+		     int index, const char *name)
+{
+	struct nlmsghdr *nlh;
+	int err;
+
+	nlh = route_msg(nl, &err, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE,
+			dst, prefix, via, index, name);
+	return nlh ? queued(nl, nlh) : err;
+}
+
+int nl_route_del(struct nl *nl, uint32_t dst, int prefix, uint32_t via,
+		 int index, const char *name)
+{
+	struct nlmsghdr *nlh;
+	int err;
+
+	nlh = route_msg(nl, &err, RTM_DELROUTE, 0, dst, prefix, via, index,
+			name);
+	return nlh ? queued(nl, nlh) : err;
 }
 
 static struct tcmsg *tc_header(struct nlmsghdr *nlh, int index,

@@ -53,6 +53,12 @@ struct nl_tcp_metrics {
  * TCP metrics m (NULL: none). */
 int nl_route(struct nl *nl, uint32_t dst, int prefix, uint32_t via, int index,
 	     const char *name, const struct nl_tcp_metrics *m);
+/* The route to dst/prefix made (or replaced) to go via `via` out of
+ * `index`; and that route removed. */
+int nl_route_replace(struct nl *nl, uint32_t dst, int prefix, uint32_t via,
+		     int index, const char *name);
+int nl_route_del(struct nl *nl, uint32_t dst, int prefix, uint32_t via,
+		 int index, const char *name);
 /* Token bucket at rate bit/s, burst and limit in bytes, as root qdisc. */
 int nl_tbf(struct nl *nl, int index, const char *name, uint64_t rate_bps,
 	   uint32_t burst, uint32_t limit);

@@ -73,6 +73,8 @@ struct worker {
 	size_t wire;			/* payload bytes */
 	unsigned char *bcast;		/* the model as received / sent down */
 	uint64_t bcast_digest;		/* its digest, computed once */
+	uint64_t up_digest;		/* a leaf's: payload's, by the trainer */
+	double train_s;			/* compute phase now (round_train_s) */
 	unsigned char *payload;		/* this worker's own message up */
 	unsigned char *inbuf[WK_MAX_CHILDREN];
 	float *tmp[WK_MAX_CHILDREN];
@@ -341,6 +343,30 @@ static int xfer_check(struct worker *w, const struct xfer *x, unsigned round,
 	return 0;
 }
 
+/*
+ * The weighted mean of the children's updates (decoded into w->tmp as
+ * each arrived), and of our own first when own (the root has none): in
+ * the same order each run, so the same sum; the mean in w->model.w and
+ * encoded in w->payload.
+ */
+static int aggregate(struct worker *w, bool own)
+{
+	const struct wk_conf *c = w->c;
+	int err = 0;
+
+	fl_agg_reset(&w->agg);
+	if (own)
+		err = fl_agg_add(&w->agg, w->model.w, w->own_weight);
+	for (int i = 0; i < c->nuc && !err; i++)
+		err = fl_agg_add(&w->agg, w->tmp[i], w->uin[i].h.weight);
+	if (!err)
+		err = fl_agg_finish(&w->agg, w->model.w);
+	if (!err)
+		err = fl_encode(w->model.w, w->model.nparams, c->bpp,
+				w->payload, w->wire);
+	return err;
+}
+
 /* ---- the trainer -------------------------------------------------------- */
 
 /*
@@ -371,6 +397,19 @@ static void *trainer(void *arg)
 					      fl_seed_derive(w->c->seed,
 							     1000 +
 							     w->train_round));
+		/*
+		 * A leaf's message up is its own model alone: encoding it
+		 * is compute, so it is done here, inside the compute phase,
+		 * and the upload starts at the deadline.
+		 */
+		if (w->c->model != 0 && w->c->nuc == 0 && w->trained >= 0) {
+			int err = aggregate(w, true);
+
+			if (err)
+				w->trained = err;
+			else
+				w->up_digest = fl_digest(w->payload, w->wire);
+		}
 		v = 1;
 		if (write(w->train_done, &v, sizeof(v)) != (ssize_t)sizeof(v))
 			break;
@@ -597,6 +636,21 @@ struct rstate {
 	char why[160];
 };
 
+/*
+ * This round's compute phase: the harness's last word for it (struct
+ * wk_ctl, written before the round started), else the conf's.
+ */
+static double round_train_s(struct worker *w, unsigned r)
+{
+	struct wk_ctl m;
+
+	while (w->c->ctl_fd >= 0 &&
+	       read(w->c->ctl_fd, &m, sizeof(m)) == (ssize_t)sizeof(m))
+		if (m.round <= r && isfinite(m.train_s) && m.train_s >= 0)
+			w->train_s = m.train_s;
+	return w->train_s;
+}
+
 /* Got the model (local): forward it, start training, arm the deadline. */
 static int on_model(struct worker *w, struct rstate *s)
 {
@@ -629,7 +683,8 @@ static int on_model(struct worker *w, struct rstate *s)
 		return err;
 	}
 	s->deadline = w->rep.t_start +
-		      (uint64_t)llround(c->train_s * c->dilation * 1e9);
+		      (uint64_t)llround(round_train_s(w, s->r) * c->dilation *
+					1e9);
 	err = arm_deadline(w, s->deadline);
 	if (err)
 		return err;
@@ -655,34 +710,6 @@ static int up_step(struct worker *w, struct rstate *s)
 	return err;
 }
 
-/*
- * The weighted mean of the children's updates, and of our own first when
- * own (the root has none): in the same order each run, so the same sum;
- * the mean in w->model.w and encoded in w->payload.
- */
-static int aggregate(struct worker *w, bool own)
-{
-	const struct wk_conf *c = w->c;
-	int err = 0;
-
-	fl_agg_reset(&w->agg);
-	if (own)
-		err = fl_agg_add(&w->agg, w->model.w, w->own_weight);
-	for (int i = 0; i < c->nuc && !err; i++) {
-		err = fl_decode(w->inbuf[i], w->wire, c->bpp, w->tmp[i],
-				w->model.nparams);
-		if (!err)
-			err = fl_agg_add(&w->agg, w->tmp[i],
-					 w->uin[i].h.weight);
-	}
-	if (!err)
-		err = fl_agg_finish(&w->agg, w->model.w);
-	if (!err)
-		err = fl_encode(w->model.w, w->model.nparams, c->bpp,
-				w->payload, w->wire);
-	return err;
-}
-
 /* Trained, due and every child's aggregate in: send one aggregate up. */
 static int maybe_upload(struct worker *w, struct rstate *s)
 {
@@ -694,13 +721,17 @@ static int maybe_upload(struct worker *w, struct rstate *s)
 	s->sent_up = true;
 	w->rep.t_ready = s->deadline > w->rep.t_train1 ? s->deadline
 						       : w->rep.t_train1;
-	err = aggregate(w, true);
-	if (err) {
-		snprintf(s->why, sizeof(s->why), "cannot aggregate: %s",
-			 strerror(-err));
-		return err;
+	if (c->nuc == 0) {	/* made by the trainer */
+		w->rep.digest = w->up_digest;
+	} else {
+		err = aggregate(w, true);
+		if (err) {
+			snprintf(s->why, sizeof(s->why), "cannot aggregate: "
+				 "%s", strerror(-err));
+			return err;
+		}
+		w->rep.digest = fl_digest(w->payload, w->wire);
 	}
-	w->rep.digest = fl_digest(w->payload, w->wire);
 	w->rep.t_up0 = now_ns();
 	xfer_send(w, &w->uout, s->r, w->payload, w->rep.digest,
 		  w->agg.weight);
@@ -732,13 +763,18 @@ static int finish_root(struct worker *w, struct rstate *s)
 	const struct wk_conf *c = w->c;
 	int err;
 
+	/*
+	 * The round is over when the last upload is in: aggregating is the
+	 * host's arithmetic, which the twin does not time (as training is
+	 * the deadline's, not the host's).
+	 */
+	w->rep.t_end = now_ns();
 	err = aggregate(w, false);
 	w->rep.digest = fl_digest(w->payload, w->wire);
 	/* the new global model, as the next round will send it */
 	if (!err)
 		err = fl_decode(w->payload, w->wire, c->bpp, w->model.w,
 				w->model.nparams);
-	w->rep.t_end = now_ns();
 	if (!err) {
 		own_check(w, w->model.w);
 		w->rep.weight = w->agg.weight;
@@ -840,6 +876,15 @@ static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
 					 sizeof(s->why));
 			if (err)
 				return err;
+			/* decoded now, while the others are still coming */
+			err = fl_decode(w->inbuf[i], w->wire, c->bpp,
+					w->tmp[i], w->model.nparams);
+			if (err) {
+				snprintf(s->why, sizeof(s->why), "cannot decode "
+					 "model %d's upload: %s",
+					 c->up_in[i].peer, strerror(-err));
+				return err;
+			}
 			w->rep.bytes_in += w->wire + sizeof(struct wk_hdr);
 			s->uploads++;
 			if (c->model)
@@ -968,7 +1013,8 @@ static void linger(struct worker *w)
 int worker_run(const struct wk_conf *c)
 {
 	struct worker w = { .c = c, .lb = -1, .ab = -1, .cu = -1, .ep = -1,
-			    .tfd = -1, .train_go = -1, .train_done = -1 };
+			    .tfd = -1, .train_go = -1, .train_done = -1,
+			    .train_s = c->train_s };
 	int err, rc = 0;
 
 	if (c->nbc > WK_MAX_CHILDREN || c->nuc > WK_MAX_CHILDREN)

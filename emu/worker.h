@@ -78,6 +78,7 @@ struct wk_conf {
 	/* side channel and round trigger */
 	int report_fd;		/* write end of the harness's pipe */
 	int go_fd;		/* root only: a struct wk_go per round */
+	int ctl_fd;		/* locals: struct wk_ctl, non-blocking; -1 */
 };
 
 /* The harness starts a round at one absolute time for every task. */
@@ -87,6 +88,16 @@ struct wk_go {
 };
 
 enum wk_kind { WK_READY = 1, WK_ROUND, WK_FAIL };
+
+/*
+ * A local's compute phase for a round, when it differs from the conf's
+ * (tasks came or went, so more or fewer workers share its server's
+ * cores): written before the round's go, read when the model arrives.
+ */
+struct wk_ctl {
+	uint32_t round, pad;
+	double train_s;
+};
 
 /* What a worker tells the harness; fits in PIPE_BUF, written atomically. */
 struct wk_report {
@@ -100,7 +111,7 @@ struct wk_report {
 	uint64_t t_ready;	/* compute phase over: max(deadline, t_train1) */
 	uint64_t overrun_ns;	/* t_train1 past the deadline, 0 if on time */
 	uint64_t t_up0, t_up1;	/* upload sent (local) */
-	uint64_t t_end;		/* root: every upload in */
+	uint64_t t_end;		/* root: every upload in (not aggregated) */
 	uint64_t t_child[WK_MAX_CHILDREN];	/* upload from child i in */
 	uint64_t bytes_in, bytes_out;	/* payload + headers this round */
 	double weight;		/* local: its samples; root: total */

@@ -403,7 +403,7 @@ int cmd_experiment(int argc, char **argv)
 	sc = load_scenario(x.base);
 	if (!sc)
 		return EXIT_USAGE;
-	if (refuse_events(sc, x.base, stderr)) {
+	if (refuse_events(sc, x.base, stderr, false)) {
 		scenario_free(sc);
 		return EXIT_USAGE;
 	}

@@ -11,6 +11,7 @@
 
 #include "counters.h"
 #include "planout.h"
+#include "twinlab.h"
 
 struct linkload {
 	const struct plan *p;
@@ -30,14 +31,6 @@ struct linkload {
 	bool stop;		/* under mu */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Every link's rate since its last reading, each over its own interval:
  * a reader held up between two links (a busy host) does not lend one
@@ -48,7 +41,7 @@ static void read_all(struct linkload *l, double t_s, bool first)
 	const struct plan *p = l->p;
 
 	for (int i = 0; i < l->nc; i++) {
-		uint64_t b = counters_read(&l->c[i]).bytes, t = now_ns();
+		uint64_t b = counters_read(&l->c[i]).bytes, t = mono_ns();
 		double dt_wall = (double)(t - l->last_ns[i]) / 1e9;
 		struct link_util *x;
 
@@ -100,7 +93,7 @@ static void *run(void *arg)
 		pthread_mutex_unlock(&l->mu);
 		if (stop)
 			break;
-		t = now_ns();
+		t = mono_ns();
 		read_all(l, (double)(t - l->t0) / 1e9 / l->dilation, false);
 		do
 			next += step;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "args.h"
 #include "planout.h"
 #include "twin/predict.h"
 #include "twin/sched.h"
@@ -35,6 +36,9 @@ static void plan_usage(FILE *f)
 		   "  --compare         with events: each policy's outcome for "
 		   "the tasks (finished,\n                    rounds, "
 		   "completion, moves, interruption, byte-links)\n"
+		   "  --rounds R        every task runs R rounds (as 'twinlab "
+		   "run --rounds R'\n                    does), not its own "
+		   "number, in the timeline\n"
 		   "  --reschedule POLICY  how the timeline re-plans at a "
 		   "cut, a repair, an arrival\n                    or a "
 		   "departure: none (only what must move: the default),\n"
@@ -162,6 +166,7 @@ int cmd_plan(int argc, char **argv)
 		{ "events", required_argument, NULL, 'e' },
 		{ "reschedule", required_argument, NULL, 'R' },
 		{ "compare", no_argument, NULL, 'c' },
+		{ "rounds", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -174,6 +179,7 @@ int cmd_plan(int argc, char **argv)
 	struct tl_outcome out[RESCHED_AUTO + 1] = { 0 };
 	bool json = false, compare = false, compared = false;
 	int c, err, rc = 1, ti = -1, policy = RESCHED_NONE;
+	uint64_t rounds = 0;
 
 	while ((c = getopt_long(argc, argv, "s:jd:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -196,6 +202,13 @@ int cmd_plan(int argc, char **argv)
 			break;
 		case 'c':
 			compare = true;
+			break;
+		case 'r':
+			if (parse_uint(optarg, 1, RUN_ROUNDS_MAX, &rounds)) {
+				p_err("bad --rounds '%s': a whole number in "
+				      "[1, %u]", optarg, RUN_ROUNDS_MAX);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'R':
 			policy = resched_find(optarg);
@@ -226,6 +239,8 @@ int cmd_plan(int argc, char **argv)
 	if (rc)
 		return rc;
 	rc = 1;
+	if (rounds)
+		set_rounds(sc, (unsigned)rounds);
 	err = predict(p);
 	if (err) {
 		p_err("cannot predict a round of '%s': %s", sc->name,

@@ -3,6 +3,7 @@
 #include "play.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,9 +12,16 @@
 #include <time.h>
 
 #include "emu/lab.h"
+#include "twinlab.h"
 
 struct play {
 	const struct plan *p;
+	const struct lpset *set;	/* followed, or NULL */
+	atomic_int *leave;	/* per task of the set, or NULL */
+	double *live_s;		/* per epoch: in force since (under mu);
+				 * NAN: not yet */
+	int *changes;		/* per epoch: lightpaths and routes */
+	int epoch;		/* in force (the thread's) */
 	char prefix[LAB_PREFIX_MAX + 1];
 	double dilation;
 	uint64_t t0;
@@ -26,47 +34,129 @@ struct play {
 	char err[320];		/* the first failure */
 };
 
+/* Sleep until scenario time at_s; false if told to stop meanwhile. */
+static bool wait_until(struct play *pl, double at_s)
+{
+	uint64_t at = pl->t0 + (uint64_t)(at_s * pl->dilation * 1e9);
+	struct timespec ts = { (time_t)(at / 1000000000u),
+			       (long)(at % 1000000000u) };
+	bool stop;
+
+	pthread_mutex_lock(&pl->mu);
+	while (!pl->stop &&
+	       pthread_cond_timedwait(&pl->cv, &pl->mu, &ts) != ETIMEDOUT)
+		;
+	stop = pl->stop;
+	pthread_mutex_unlock(&pl->mu);
+	return !stop;
+}
+
+static void fibre_event(struct play *pl, const struct scn_event *e)
+{
+	char why[200];
+	int n, err = lab_fibre_set(pl->prefix, pl->p->sc, e->fibre,
+				   e->kind == SCN_EV_REPAIR, &n, why,
+				   sizeof(why));
+
+	if (err && !pl->err[0])
+		snprintf(pl->err, sizeof(pl->err), "the %s at %g s was not "
+			 "played: %s", scn_event_kind_name(e->kind), e->at_s,
+			 why);
+	if (!err) {
+		pl->played++;
+		pl->cut[e->fibre] = e->kind == SCN_EV_CUT;
+	}
+}
+
+/* Epoch e of the set in force, its moves set up first. */
+static void bring_in(struct play *pl, int e)
+{
+	const struct timeline *tl = pl->set->tl;
+	char why[256];
+	int changes, err;
+
+	if (!wait_until(pl, tl->e[e].at_s + timeline_setup_s(tl, e)))
+		return;
+	/* who leaves is ended before its routes go (fleet_opts.leave) */
+	for (int t = 0; pl->leave && t < pl->set->sc->ntasks; t++)
+		if (pl->set->runs[pl->epoch][t] && !pl->set->runs[e][t])
+			atomic_store(&pl->leave[t], 1);
+	err = lab_epoch(pl->prefix, pl->set, pl->epoch, e, &changes, why,
+			sizeof(why));
+	if (err) {
+		if (!pl->err[0])
+			snprintf(pl->err, sizeof(pl->err), "the %s at %g s "
+				 "was not followed: %s", epoch_name(tl,
+				 &tl->e[e]), tl->e[e].at_s, why);
+		return;
+	}
+	pthread_mutex_lock(&pl->mu);
+	pl->epoch = e;
+	pl->changes[e] = changes;
+	pl->live_s[e] = (double)(mono_ns() - pl->t0) / 1e9 / pl->dilation;
+	pthread_mutex_unlock(&pl->mu);
+}
+
 static void *run(void *arg)
 {
 	struct play *pl = arg;
 	const struct scenario *sc = pl->p->sc;
 
+	if (pl->set) {
+		const struct timeline *tl = pl->set->tl;
+
+		/* the epochs in time order: each event's, then its moves */
+		for (int e = 1; e < tl->n && !pl->err[0]; e++) {
+			const struct scn_event *ev = &tl->sc->events[
+				tl->e[e].event];
+
+			if (!wait_until(pl, ev->at_s))
+				break;
+			if (ev->kind == SCN_EV_CUT || ev->kind == SCN_EV_REPAIR)
+				fibre_event(pl, ev);
+			if (!pl->err[0])
+				bring_in(pl, e);
+		}
+		return NULL;
+	}
 	for (int k = 0; k < sc->nevents; k++) {
 		const struct scn_event *e = &sc->events[k];
-		uint64_t at = pl->t0 + (uint64_t)(e->at_s * pl->dilation * 1e9);
-		struct timespec ts = { (time_t)(at / 1000000000u),
-				       (long)(at % 1000000000u) };
-		char why[200];
-		bool stop;
-		int n, err;
 
 		if (e->kind != SCN_EV_CUT && e->kind != SCN_EV_REPAIR)
 			continue;
-		pthread_mutex_lock(&pl->mu);
-		while (!pl->stop &&
-		       pthread_cond_timedwait(&pl->cv, &pl->mu, &ts) != ETIMEDOUT)
-			;
-		stop = pl->stop;
-		pthread_mutex_unlock(&pl->mu);
-		if (stop)
+		if (!wait_until(pl, e->at_s))
 			break;
-		err = lab_fibre_set(pl->prefix, sc, e->fibre,
-				    e->kind == SCN_EV_REPAIR, &n, why,
-				    sizeof(why));
-		if (err && !pl->err[0])
-			snprintf(pl->err, sizeof(pl->err), "the %s at %g s was "
-				 "not played: %s", scn_event_kind_name(e->kind),
-				 e->at_s, why);
-		if (!err) {
-			pl->played++;
-			pl->cut[e->fibre] = e->kind == SCN_EV_CUT;
-		}
+		fibre_event(pl, e);
 	}
 	return NULL;
 }
 
-int play_start(const struct plan *p, const char *prefix, double dilation,
-	       uint64_t t0_ns, struct play **out)
+static void free_play(struct play *pl)
+{
+	free(pl->cut);
+	free(pl->live_s);
+	free(pl->changes);
+	free(pl);
+}
+
+bool play_epoch(struct play *pl, int e, double *live_s, int *changes)
+{
+	bool in;
+
+	if (!pl || !pl->set || e < 0 || e >= pl->set->nepochs)
+		return false;
+	pthread_mutex_lock(&pl->mu);
+	in = !isnan(pl->live_s[e]);
+	*live_s = pl->live_s[e];
+	if (changes)
+		*changes = pl->changes[e];
+	pthread_mutex_unlock(&pl->mu);
+	return in;
+}
+
+int play_start(const struct plan *p, const struct lpset *set,
+	       const char *prefix, double dilation, uint64_t t0_ns,
+	       atomic_int *leave, struct play **out)
 {
 	struct play *pl;
 	pthread_condattr_t ca;
@@ -76,16 +166,26 @@ int play_start(const struct plan *p, const char *prefix, double dilation,
 	for (int k = 0; k < p->sc->nevents; k++)
 		n += p->sc->events[k].kind == SCN_EV_CUT ||
 		     p->sc->events[k].kind == SCN_EV_REPAIR;
+	if (set)	/* every epoch of the set is brought in */
+		n = set->nepochs - 1;
 	if (!n)
 		return 0;
 	pl = calloc(1, sizeof(*pl));
 	if (!pl)
 		return -ENOMEM;
 	pl->cut = calloc((size_t)p->sc->nfibres + 1, sizeof(*pl->cut));
-	if (!pl->cut) {
-		free(pl);
+	if (set) {
+		pl->live_s = malloc((size_t)set->nepochs * sizeof(double));
+		pl->changes = calloc((size_t)set->nepochs, sizeof(int));
+	}
+	if (!pl->cut || (set && (!pl->live_s || !pl->changes))) {
+		free_play(pl);
 		return -ENOMEM;
 	}
+	for (int e = 0; set && e < set->nepochs; e++)
+		pl->live_s[e] = e ? NAN : 0;
+	pl->set = set;
+	pl->leave = leave;
 	pl->p = p;
 	snprintf(pl->prefix, sizeof(pl->prefix), "%s", prefix);
 	pl->dilation = dilation;
@@ -99,8 +199,7 @@ int play_start(const struct plan *p, const char *prefix, double dilation,
 	if (err) {
 		pthread_cond_destroy(&pl->cv);
 		pthread_mutex_destroy(&pl->mu);
-		free(pl->cut);
-		free(pl);
+		free_play(pl);
 		return err;
 	}
 	*out = pl;
@@ -139,7 +238,6 @@ int play_stop(struct play *pl, char *err, size_t len)
 		snprintf(err, len, "%s", pl->err);
 		n = -EIO;
 	}
-	free(pl->cut);
-	free(pl);
+	free_play(pl);
 	return n;
 }

@@ -3,27 +3,44 @@
  * The cuts and repairs a run plays on the emulation's links, each at its
  * scenario time (x dilation from the first round's start), by a thread of
  * its own so that a cut lands in the middle of a round as it would. A cut
- * takes every lit wavelength of its fibre down at both ROADMs; nothing is
- * re-placed (the twin's re-scheduling is `plan --events`), so the tasks
- * over it wait for the repair and their TCP connections carry on after.
+ * takes every lit wavelength of its fibre down at both ROADMs. Without a
+ * timeline to follow nothing is re-placed, so the tasks over it wait for
+ * the repair and their TCP connections carry on after. With one (a set of
+ * its epochs, twin/lpset.h), each event's epoch is then brought in live
+ * (lab_epoch) once its moves are set up (timeline_setup_s): the tasks it
+ * moves carry on over their new paths.
  */
 #ifndef TOOLS_PLAY_H
 #define TOOLS_PLAY_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "twin/lpset.h"
 #include "twin/plan.h"
 
 struct play;
 
 /*
  * play_start - play p's scenario's cuts and repairs in prefix's emulation
- * from t0_ns (CLOCK_MONOTONIC) at dilation. *out NULL when there are none.
- * 0 or -errno.
+ * from t0_ns (CLOCK_MONOTONIC) at dilation, following set (NULL: none;
+ * else the emulation was built from it). A task that leaves has its flag
+ * in leave (per task of the set; may be NULL) set before its routes go,
+ * so that the fleet (fleet_opts.leave) ends it first. *out NULL when
+ * there are none. 0 or -errno.
  */
-int play_start(const struct plan *p, const char *prefix, double dilation,
-	       uint64_t t0_ns, struct play **out)
+int play_start(const struct plan *p, const struct lpset *set,
+	       const char *prefix, double dilation, uint64_t t0_ns,
+	       atomic_int *leave, struct play **out)
 	__attribute__((warn_unused_result));
+
+/*
+ * play_epoch - whether epoch e of the set is in force yet: when it came
+ * in (*live_s, scenario seconds from t0) and how many lightpaths and
+ * routes it changed (changes may be NULL).
+ */
+bool play_epoch(struct play *pl, int e, double *live_s, int *changes);
 
 /*
  * play_stop - stop (what is still to come is not played; a fibre still

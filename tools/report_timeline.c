@@ -11,6 +11,7 @@
 #include "report.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,8 @@ struct tl_event {
 	int64_t run;
 	double at_s, interruption_s;
 	char *kind, *detail, *tasks;
+	char *policy;		/* re-placed by it; "" if not */
+	double live_s, first_round_s;
 };
 
 struct tl_round {
@@ -80,7 +83,10 @@ static int on_event(void *ctx, const struct results_event_row *row)
 	e->kind = strdup(row->kind);
 	e->detail = strdup(row->detail);
 	e->tasks = strdup(row->tasks);
-	return e->kind && e->detail && e->tasks ? 0 : -ENOMEM;
+	e->policy = strdup(row->policy);
+	e->live_s = row->live_s;
+	e->first_round_s = row->first_round_s;
+	return e->kind && e->detail && e->tasks && e->policy ? 0 : -ENOMEM;
 }
 
 static int on_round(void *ctx, const struct results_when_row *row)
@@ -154,24 +160,110 @@ static bool under_traffic(const struct tl *t, int64_t run, double a, double b)
 }
 
 /* The repair of the cut ev[i] (same fibre, later): its time, or inf. */
+/* The same fibre: details agree up to what a re-placement adds (';'). */
+static bool same_fibre(const char *x, const char *y)
+{
+	size_t n = strcspn(x, ";");
+
+	return n == strcspn(y, ";") && !strncmp(x, y, n);
+}
+
 static double repair_of(const struct tl *t, int i)
 {
 	for (int k = i + 1; k < t->nev; k++)
 		if (t->ev[k].run == t->ev[i].run &&
 		    !strcmp(t->ev[k].kind, "repair") &&
-		    !strcmp(t->ev[k].detail, t->ev[i].detail))
+		    same_fibre(t->ev[k].detail, t->ev[i].detail))
 			return t->ev[k].at_s;
 	return INFINITY;
 }
 
-/* Whether a fibre of run is cut during [a, b). */
+/*
+ * Whether a fibre of run is cut during [a, b) with nothing answering it:
+ * until its repair, or until the moves that answered it were live.
+ */
 static bool under_cut(const struct tl *t, int64_t run, double a, double b)
 {
-	for (int i = 0; i < t->nev; i++)
+	for (int i = 0; i < t->nev; i++) {
+		double end = isfinite(t->ev[i].live_s) ? t->ev[i].live_s :
+							 repair_of(t, i);
+
 		if (t->ev[i].run == run && !strcmp(t->ev[i].kind, "cut") &&
-		    t->ev[i].at_s < b && repair_of(t, i) > a)
+		    t->ev[i].at_s < b && end > a)
+			return true;
+	}
+	return false;
+}
+
+/* Whether name is one of the comma-separated names of list. */
+static bool named(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; *p; p += strcspn(p, ","), p += *p == ',')
+		if (strcspn(p, ",") == n && !strncmp(p, name, n))
 			return true;
 	return false;
+}
+
+/*
+ * A row of the re-placement table for event i of run x: the tasks it
+ * moved, when the moves were live and the first round on the new paths
+ * ended (after the event), what it cost each moved task (its first round
+ * that had not ended by the event, measured minus predicted: median and
+ * worst), and the rounds that started once the moves were live, measured
+ * and predicted.
+ */
+static void moves_row(FILE *md, const struct rrun *x, const struct tl *t,
+		      int i)
+{
+	const struct tl_event *e = &t->ev[i];
+	double *cost = calloc((size_t)t->nrd + 1, sizeof(*cost));
+	double m = 0, p = 0;
+	int nc = 0, na = 0;
+
+	if (!cost)
+		return;
+	for (int k = 0; k < t->nrd; k++) {
+		const struct tl_round *q = &t->rd[k];
+
+		if (!isfinite(q->round_s) || !isfinite(q->pred_s))
+			continue;
+		/* its first round still running at the cut, or started
+		 * between it and the moves (rounds by task, then round) */
+		if (named(e->tasks, q->name) &&
+		    q->start_s + q->round_s > e->at_s &&
+		    !(q->start_s >= e->live_s) &&
+		    (k == 0 || t->rd[k - 1].task != q->task ||
+		     t->rd[k - 1].start_s + t->rd[k - 1].round_s <= e->at_s))
+			cost[nc++] = q->round_s - q->pred_s;
+		if (isfinite(e->live_s) && q->start_s >= e->live_s) {
+			m += q->round_s;
+			p += q->pred_s;
+			na++;
+		}
+	}
+	fprintf(md, "| %lld | ", (long long)x->id);
+	md_text(md, x->scenario);
+	fputs(" | ", md);
+	md_text(md, x->scheduler);
+	fputs(" | ", md);
+	md_text(md, e->policy);
+	fprintf(md, " | %s at %.3f ms | ", e->kind, e->at_s * 1e3);
+	md_text(md, e->tasks[0] ? e->tasks : "none");
+	fprintf(md, " | %.1f | %.1f | ", (e->live_s - e->at_s) * 1e3,
+		(e->first_round_s - e->at_s) * 1e3);
+	if (nc)
+		fprintf(md, "%.1f / %.1f | ", rp_median(cost, nc) * 1e3,
+			rp_quantile(cost, nc, 1) * 1e3);
+	else
+		fputs("- | ", md);
+	if (na)
+		fprintf(md, "%d: %.3f / %.3f |\n", na, m / na * 1e3,
+			p / na * 1e3);
+	else
+		fputs("- |\n", md);
+	free(cost);
 }
 
 static void write_data(struct report *r, struct tl *t, int64_t id,
@@ -285,6 +377,18 @@ static const char *block_name(const struct tl *t, int k)
 	return "?";
 }
 
+/*
+ * An empty plot that says why: gnuplot refuses to autoscale a plot with
+ * no point ("all points y value undefined"), so the range is fixed.
+ */
+static void gp_nothing(FILE *f, const char *why)
+{
+	fputs("set yrange [0:1]\nset label 1 '", f);
+	gp_text(f, why);
+	fputs("' at graph 0.5, graph 0.5 center\nplot NaN notitle\n"
+	      "unset label 1", f);
+}
+
 static void write_script(struct report *r, struct tl *t, int64_t id,
 			 const char *stem, int e0, int e1)
 {
@@ -315,7 +419,11 @@ static void write_script(struct report *r, struct tl *t, int64_t id,
 	else
 		fputs("set title 'round latency of each task, at the start of "
 		      "each round'\n", f);
-	fputs("set ylabel 'round (ms)'\nset yrange [0:*]\nplot ", f);
+	fputs("set ylabel 'round (ms)'\n", f);
+	if (!np)
+		gp_nothing(f, "no round of this run was stored");
+	else
+		fputs("set yrange [0:*]\nplot ", f);
 	for (int k = 0; k < np; k++) {
 		fprintf(f, "%s'%s-rounds.dat' index %d using 1:2 with "
 			   "linespoints lt %d pt 7 title '", k ? ", \\\n  " : "",
@@ -325,18 +433,18 @@ static void write_script(struct report *r, struct tl *t, int64_t id,
 			   "lt %d dt 2 %s", stem, pick[k], k + 1,
 			k ? "notitle" : "title 'dashed: predicted'");
 	}
-	if (!np)
-		fputs("NaN notitle", f);
 	fputs("\nset title 'utilisation of the most used links'\n"
-	      "set ylabel 'utilisation (%)'\nset yrange [0:*]\nplot ", f);
+	      "set ylabel 'utilisation (%)'\n", f);
+	if (!t->nlk)
+		gp_nothing(f, "no link load was sampled in this run");
+	else
+		fputs("set yrange [0:*]\nplot ", f);
 	for (int k = 0; k < t->nlk && k < TL_LINKS; k++) {
 		fprintf(f, "%s'%s-links.dat' index %d using 1:2 with lines "
 			   "lw 2 title '", k ? ", \\\n  " : "", stem, k);
 		gp_text(f, t->lk[k].name);
 		fputc('\'', f);
 	}
-	if (!t->nlk)
-		fputs("NaN notitle", f);
 	fputs("\nunset multiplot\nunset output\n}\n", f);
 	if (!out_close(r, f, name))
 		gp_run(r, name, stem);
@@ -396,9 +504,12 @@ static void write_section(struct report *r, FILE *md, const struct rrun *x,
 			np[k] ? (m[k] / n[k]) / (p[k] / np[k]) : NAN);
 	}
 	if (n[2])
-		fputs("The twin's round with a cut waits for the repair; TCP "
-		      "also waits for its retransmission timer, which the "
-		      "emulation measures and the fluid model does not.", md);
+		fputs("The twin's round with a cut waits for the repair (or, "
+		      "where the run re-placed the tasks over it, for their "
+		      "moves: rounds that start after are counted with the "
+		      "others, predicted on the new paths); TCP also waits for "
+		      "its retransmission timer, which the emulation measures "
+		      "and the fluid model does not.", md);
 	fputc('\n', md);
 }
 
@@ -409,10 +520,20 @@ void write_timelines(struct report *r)
 	char *text = NULL;
 	size_t len = 0;
 	FILE *md = open_memstream(&text, &len);
-	int any = 0;
+	char *mtext = NULL;
+	size_t mlen = 0;
+	FILE *mv = open_memstream(&mtext, &mlen);
+	int any = 0, moves = 0;
 
-	if (!md)
+	if (!md || !mv) {
+		if (md)
+			fclose(md);
+		if (mv)
+			fclose(mv);
+		free(text);
+		free(mtext);
 		return;
+	}
 	if (results_read_events(r->rd, on_event, &t, err, sizeof(err)))
 		p_err("warning: report: %s", err);
 	for (int i = 0; i < t.nev;) {
@@ -441,9 +562,30 @@ void write_timelines(struct report *r)
 			write_data(r, &t, id, stem);
 			write_script(r, &t, id, stem, i, e1);
 			write_section(r, md, x, &t, stem, i, e1);
+			for (int k = i; k < e1; k++)
+				if (t.ev[k].policy[0]) {
+					moves_row(mv, x, &t, k);
+					moves++;
+				}
 		}
 		i = e1;
 	}
+	fclose(mv);
+	if (moves)
+		fprintf(md, "\n### Re-placement, measured\n\nEach cut a run "
+			"answered by moving the tasks over it (`run "
+			"--reschedule`), policies side by side: when the moves "
+			"were live and when the first round on the new paths "
+			"ended (ms after the cut), what the cut cost each moved "
+			"task (its first round not over by the cut, measured "
+			"minus predicted: median / worst, ms) and the task-rounds that started "
+			"once the moves were live (how many: measured / "
+			"predicted mean, ms).\n\n| run | scenario | scheduler | "
+			"policy | event | moved | live after | first round "
+			"after | cost per moved task | rounds after |\n"
+			"|---:|---|---|---|---|---|---:|---:|---:|---:|\n%s",
+			mtext);
+	free(mtext);
 	fclose(md);
 	if (any)
 		r->timeline_md = text;
@@ -453,6 +595,7 @@ void write_timelines(struct report *r)
 		free(t.ev[i].kind);
 		free(t.ev[i].detail);
 		free(t.ev[i].tasks);
+		free(t.ev[i].policy);
 	}
 	free(t.ev);
 	free(t.rd);

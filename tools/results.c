@@ -92,6 +92,11 @@ static const char *const added[] = {
 	"ALTER TABLE fidelity ADD COLUMN runq_mean REAL",
 	"ALTER TABLE fidelity ADD COLUMN runq_max INTEGER",
 	"ALTER TABLE rounds ADD COLUMN pred_round_s REAL",
+	/* a cut answered by re-placement: the policy, when its moves were
+	 * live and when the first round on the new paths ended */
+	"ALTER TABLE events ADD COLUMN policy TEXT",
+	"ALTER TABLE events ADD COLUMN live_s REAL",
+	"ALTER TABLE events ADD COLUMN first_round_s REAL",
 };
 
 static int db_err(struct results *r, char *err, size_t len, const char *what)
@@ -574,13 +579,55 @@ int results_round_time(struct results *r, unsigned round, double start_s,
 int results_event(struct results *r, double at_s, const char *kind,
 		  const char *detail, const char *tasks, double interruption_s)
 {
+	return results_event_moved(r, at_s, kind, detail, tasks,
+				   interruption_s, NULL, NAN, NAN);
+}
+
+int results_task_placed(struct results *r, const struct plan *q, int t)
+{
+	const struct task_plan *tp = &q->tasks[t];
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(r->db, "UPDATE tasks SET blocked = 0, why = '',"
+			       " pred_round_s = ?, pred_bcast_s = ?,"
+			       " pred_compute_s = ?, pred_upload_s = ?,"
+			       " bytes_links = ?, wavelength_links = ? WHERE"
+			       " run = ? AND task = ?", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_double(st, 1, tp->round_s);
+	sqlite3_bind_double(st, 2, tp->bcast_s);
+	sqlite3_bind_double(st, 3, tp->compute_s);
+	sqlite3_bind_double(st, 4, tp->upload_s);
+	sqlite3_bind_double(st, 5, tp->bytes_links);
+	sqlite3_bind_int64(st, 6, tp->wavelength_links);
+	sqlite3_bind_int64(st, 7, r->run);
+	sqlite3_bind_int(st, 8, t);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE && sqlite3_changes(r->db) == 1 ? 0 : -EIO;
+}
+
+int results_event_moved(struct results *r, double at_s, const char *kind,
+			const char *detail, const char *tasks,
+			double interruption_s, const char *policy,
+			double live_s, double first_round_s)
+{
 	sqlite3_stmt *st;
 	int rc;
 
 	if (sqlite3_prepare_v2(r->db, "INSERT INTO events (run, at_s, kind, "
-			       "detail, tasks, interruption_s) VALUES "
-			       "(?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+			       "detail, tasks, interruption_s, policy, live_s, "
+			       "first_round_s) VALUES (?,?,?,?,?,?,?,?,?)", -1,
+			       &st, NULL) != SQLITE_OK)
 		return -EIO;
+	if (policy)
+		sqlite3_bind_text(st, 7, policy, -1, SQLITE_STATIC);
+	if (isfinite(live_s))
+		sqlite3_bind_double(st, 8, live_s);
+	if (isfinite(first_round_s))
+		sqlite3_bind_double(st, 9, first_round_s);
 	sqlite3_bind_int64(st, 1, r->run);
 	sqlite3_bind_double(st, 2, at_s);
 	sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
@@ -691,6 +738,7 @@ struct results_reader {
 	sqlite3 *db;
 	const char *path;
 	bool has_points, has_dot, has_verdict, has_predictor, has_pictures;
+	bool has_moves;		/* events: policy, live_s, first_round_s */
 };
 
 static int read_err(struct results_reader *rd, char *err, size_t len,
@@ -783,6 +831,7 @@ struct results_reader *results_read_open(const char *path, char *err,
 	rd->has_verdict = has_column(rd->db, "runs", "verdict") &&
 			  has_column(rd->db, "runs", "dilation");
 	rd->has_predictor = has_column(rd->db, "runs", "predictor");
+	rd->has_moves = has_column(rd->db, "events", "live_s");
 	rd->has_pictures = has_column(rd->db, "pictures", "dot");
 	return rd;
 fail:
@@ -1029,6 +1078,9 @@ static int each_event(sqlite3_stmt *st, void *fn, void *ctx)
 		.detail = col_text(st, 3, ""),
 		.tasks = col_text(st, 4, ""),
 		.interruption_s = col_real(st, 5, 0),
+		.policy = col_text(st, 6, ""),
+		.live_s = col_real(st, 7, NAN),
+		.first_round_s = col_real(st, 8, NAN),
 	};
 
 	return f(ctx, &row);
@@ -1040,9 +1092,13 @@ int results_read_events(struct results_reader *rd,
 			void *ctx, char *err, size_t len)
 {
 	sqlite3_stmt *st;
-	int e = view_query(rd, "events", "SELECT run, at_s, kind, detail, "
-			   "tasks, interruption_s FROM events ORDER BY run, "
-			   "at_s, rowid", &st, err, len);
+	int e = view_query(rd, "events", rd->has_moves ?
+			   "SELECT run, at_s, kind, detail, tasks, "
+			   "interruption_s, policy, live_s, first_round_s FROM "
+			   "events ORDER BY run, at_s, rowid" :
+			   "SELECT run, at_s, kind, detail, tasks, "
+			   "interruption_s, NULL, NULL, NULL FROM events ORDER "
+			   "BY run, at_s, rowid", &st, err, len);
 
 	if (e || !st)
 		return e;

@@ -33,6 +33,13 @@ int results_begin_run(struct results *r, const struct plan *p,
 		      size_t len);
 int64_t results_run_id(const struct results *r);
 
+/*
+ * results_task_placed - task t, blocked in the run's first plan, is placed
+ * by q later in the run (it arrives, or a departure frees its way): its
+ * row gets q's predictions instead. 0 or -EIO.
+ */
+int results_task_placed(struct results *r, const struct plan *q, int t);
+
 struct link_sample {
 	char name[64];		/* as in the plan JSON: "lp3:R1>R2", "s1>r1" */
 	double pred_bytes;	/* predicted per round, emulated bytes */
@@ -61,6 +68,12 @@ int results_round_time(struct results *r, unsigned round, double start_s,
 int results_event(struct results *r, double at_s, const char *kind,
 		  const char *detail, const char *tasks,
 		  double interruption_s);
+/* results_event of a change a run answered by re-placing the tasks (moved,
+ * by name) by policy: live_s and first_round_s as results_event_row. */
+int results_event_moved(struct results *r, double at_s, const char *kind,
+			const char *detail, const char *tasks,
+			double interruption_s, const char *policy,
+			double live_s, double first_round_s);
 
 /* One reading of a link's load: its rate over the interval that ends at
  * t_s, in scenario Gbit/s (wire bytes), beside its capacity. */
@@ -227,6 +240,11 @@ struct results_event_row {
 	double at_s;
 	const char *kind, *detail, *tasks;
 	double interruption_s;
+	/* a cut a run answered by re-placing the tasks over it: the policy
+	 * ("" otherwise), when the moves were live and when the first round
+	 * on the new paths ended (scenario s; NAN: not) */
+	const char *policy;
+	double live_s, first_round_s;
 };
 
 struct results_when_row {

@@ -36,7 +36,8 @@ static void run_usage(FILE *f)
 {
 	fprintf(f, "usage: %s run SCENARIO [--scheduler NAME] [--rounds R] "
 		   "[--db FILE] [--prefix P]\n           [--dilation N|auto[:N]] "
-		   "[--keep] [--events FILE]\n\n"
+		   "[--keep] [--events FILE]\n           "
+		   "[--reschedule none|full|auto]\n\n"
 		   "Runs every task's workers on the emulation (built first "
 		   "unless it is up) for R\nrounds (default: the tasks' own), "
 		   "stores everything in FILE (default\ntwinlab.db) and prints "
@@ -52,6 +53,12 @@ static void run_usage(FILE *f)
 		   "  --events FILE the scenario's events from FILE (its "
 		   "background traffic is\n                played; see "
 		   "scenarios/README.md)\n"
+		   "  --reschedule POLICY\n                re-place tasks "
+		   "live as the scenario's cuts and repairs change\n"
+		   "                the network (none: what a cut leaves no "
+		   "way; full: all; auto:\n                where it pays, "
+		   "see 'twinlab plan --compare'); without it\n"
+		   "                cuts are played and nothing moves\n"
 		   "  --json        print the stored run as one JSON object on "
 		   "stdout (scenario\n                seconds; progress and the "
 		   "summary go to stderr)\n"
@@ -172,6 +179,7 @@ int cmd_run(int argc, char **argv)
 		{ "predictor", required_argument, NULL, 'P' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "events", required_argument, NULL, 'e' },
+		{ "reschedule", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -204,9 +212,9 @@ int cmd_run(int argc, char **argv)
 		case 'r': {
 			uint64_t v;
 
-			if (parse_uint(optarg, 1, 100000, &v)) {
+			if (parse_uint(optarg, 1, RUN_ROUNDS_MAX, &v)) {
 				p_err("bad --rounds '%s': a whole number in "
-				      "[1, 100000]", optarg);
+				      "[1, %u]", optarg, RUN_ROUNDS_MAX);
 				return EXIT_USAGE;
 			}
 			o.rounds = (unsigned)v;
@@ -224,6 +232,18 @@ int cmd_run(int argc, char **argv)
 		case 'e':
 			o.events = optarg;
 			break;
+		case 'R': {
+			int k = resched_find(optarg);
+
+			if (k < 0) {
+				p_err("unknown re-scheduling policy '%s': "
+				      "none, full or auto", optarg);
+				return EXIT_USAGE;
+			}
+			o.follow = true;
+			o.resched = (enum resched)k;
+			break;
+		}
 		case 'j':
 			json = true;
 			o.out = stderr;

@@ -31,15 +31,17 @@
 #include "play.h"
 #include "results.h"
 #include "twin/addr.h"
+#include "twin/lpset.h"
 #include "twin/predict.h"
 #include "twin/sched.h"
 #include "twin/wire.h"
+#include "twinlab.h"
 
 static void summary(FILE *out, const struct plan *p, const struct fleet *f,
 		    double (*meas)[4], double (*pred)[4],
 		    const int *rounds_done,
 		    const double *acc_first, const double *acc_last,
-		    const bool *checks_ok)
+		    const bool *checks_ok, const bool *ran)
 {
 	fprintf(out, "\n%-10s %6s %7s %9s %9s  %9s %9s %9s  %6s %6s %s\n",
 		"task", "locals", "rounds", "round ms", "pred ms", "bcast ms",
@@ -49,7 +51,7 @@ static void summary(FILE *out, const struct plan *p, const struct fleet *f,
 		const char *why;
 		int n = rounds_done[t];
 
-		if (tp->blocked) {
+		if (!ran[t]) {
 			fprintf(out, "%-10s %6d BLOCKED: %s\n", tp->task->name,
 				tp->task->nlocals, tp->why);
 			continue;
@@ -57,6 +59,11 @@ static void summary(FILE *out, const struct plan *p, const struct fleet *f,
 		if (fleet_failed(f, t, &why)) {
 			fprintf(out, "%-10s %6d FAILED after %d rounds: %s\n",
 				tp->task->name, tp->task->nlocals, n, why);
+			continue;
+		}
+		if (!n) {
+			fprintf(out, "%-10s %6d no round completed\n",
+				tp->task->name, tp->task->nlocals);
 			continue;
 		}
 		fprintf(out,
@@ -70,7 +77,7 @@ static void summary(FILE *out, const struct plan *p, const struct fleet *f,
 			acc_last[t], checks_ok[t] ? "ok" : "FAILED");
 	}
 	fprintf(out, "(measured/predicted, per round, mean over rounds; acc0: "
-	       "held-out accuracy after round 1)\n");
+	       "held-out accuracy after the task's first round)\n");
 }
 
 /* The background traffic the run will play, as the twin routed it. */
@@ -101,7 +108,7 @@ static void print_traffic(FILE *out, const struct plan *p)
  */
 static void say_events(FILE *out, const struct plan *p,
 		       const struct scn_moment *m, int n, int *cursor,
-		       double t)
+		       double t, bool follow)
 {
 	const struct scenario *sc = p->sc;
 
@@ -124,13 +131,16 @@ static void say_events(FILE *out, const struct plan *p,
 		case SCN_EV_CUT:
 		case SCN_EV_REPAIR:
 			fprintf(out, "fibre %s-%s %s\n", sc->nodes[f->a].name,
-				sc->nodes[f->b].name, e->kind == SCN_EV_CUT ?
-				"cut: its lightpaths go dark, nothing is "
-				"re-placed" : "repaired");
+				sc->nodes[f->b].name, e->kind != SCN_EV_CUT ?
+				"repaired" : follow ? "cut: its lightpaths go "
+				"dark" : "cut: its lightpaths go dark, nothing "
+				"is re-placed");
 			break;
-		default:
-			fprintf(out, "%s (not played)\n",
-				scn_event_kind_name(e->kind));
+		case SCN_EV_ARRIVE:
+		case SCN_EV_LEAVE:
+			fprintf(out, "task '%s' %s\n", e->task.name,
+				e->kind == SCN_EV_ARRIVE ? "arrives" :
+				"leaves");
 			break;
 		}
 	}
@@ -174,6 +184,14 @@ static void tg_summary(FILE *out, const struct plan *p, const struct tg *g,
 	}
 }
 
+/* Append name to the comma-separated list in buf (*used long), if it fits. */
+static void list_add(char *buf, size_t len, size_t *used, const char *name)
+{
+	if (*used + strlen(name) + 2 < len)
+		*used += (size_t)snprintf(buf + *used, len - *used, "%s%s",
+					  *used ? "," : "", name);
+}
+
 /* The tasks flow i shares a link with, comma-separated, into buf. */
 static void touched(const struct plan *p, int i, char *buf, size_t len)
 {
@@ -196,10 +214,8 @@ static void touched(const struct plan *p, int i, char *buf, size_t len)
 						hit = plan_link(p, &pp->hops[h]) ==
 						      plan_link(p, &bp->hops[g]);
 			}
-		if (hit && used + strlen(tp->task->name) + 2 < len)
-			used += (size_t)snprintf(buf + used, len - used, "%s%s",
-						 used ? "," : "",
-						 tp->task->name);
+		if (hit)
+			list_add(buf, len, &used, tp->task->name);
 	}
 }
 
@@ -306,6 +322,20 @@ static void cut_summary(FILE *out, const struct plan *p, double t_end,
 	}
 }
 
+/*
+ * How an event names its fibre ("fibre A-B (40 km)"): the report matches
+ * a repair to its cut by it. Returns its length.
+ */
+static int fibre_what(const struct scenario *sc, int fibre, char *buf,
+		      size_t len)
+{
+	const struct scn_fibre *f = &sc->fibres[fibre];
+	int n = snprintf(buf, len, "fibre %s-%s (%g km)", sc->nodes[f->a].name,
+			 sc->nodes[f->b].name, f->km);
+
+	return n < 0 ? 0 : (size_t)n >= len ? (int)len - 1 : n;
+}
+
 /* The cuts and repairs up to t_end, with the tasks over them and what the
  * cuts cost them. */
 static int store_cuts(struct results *res, const struct plan *p,
@@ -316,23 +346,17 @@ static int store_cuts(struct results *res, const struct plan *p,
 
 	for (int k = 0; k < sc->nevents && !err; k++) {
 		const struct scn_event *e = &sc->events[k];
-		const struct scn_fibre *f = &sc->fibres[e->fibre];
 		char what[160], tasks[512] = "";
 		size_t used = 0;
 
 		if ((e->kind != SCN_EV_CUT && e->kind != SCN_EV_REPAIR) ||
 		    e->at_s > t_end)
 			continue;
-		snprintf(what, sizeof(what), "fibre %s-%s (%g km)",
-			 sc->nodes[f->a].name, sc->nodes[f->b].name, f->km);
+		fibre_what(sc, e->fibre, what, sizeof(what));
 		for (int t = 0; t < p->ntasks; t++)
-			if (plan_task_crosses(p, t, e->fibre) &&
-			    used + strlen(p->tasks[t].task->name) + 2 <
-				    sizeof(tasks))
-				used += (size_t)snprintf(tasks + used,
-					sizeof(tasks) - used, "%s%s",
-					used ? "," : "",
-					p->tasks[t].task->name);
+			if (plan_task_crosses(p, t, e->fibre))
+				list_add(tasks, sizeof(tasks), &used,
+					 p->tasks[t].task->name);
 		err = results_event(res, e->at_s, scn_event_kind_name(e->kind),
 				    what, tasks, e->kind == SCN_EV_CUT ?
 				    interr[k] : 0);
@@ -348,12 +372,146 @@ static bool traffic_in(const struct plan *p, int i, double t0, double t1)
 	return p->bg[i].routed && e->at_s < t1 && e->at_s + e->for_s > t0;
 }
 
-static uint64_t mono_ns(void)
+/*
+ * The latest epoch of a followed timeline the emulation had brought in by
+ * scenario time t (0 without one).
+ */
+static int epoch_in(struct play *pl, const struct lpset *set, double t)
 {
-	struct timespec ts;
+	double live;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	for (int e = set ? set->nepochs - 1 : 0; e > 0; e--)
+		if (play_epoch(pl, e, &live, NULL) && live <= t)
+			return e;
+	return 0;
+}
+
+/* The tasks epoch e moved (or left waiting), by name, into buf. */
+static void moved_names(const struct lpset *set, int e, bool waiting,
+			char *buf, size_t len)
+{
+	const struct epoch *ep = &set->tl->e[e];
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int t = 0; t < ep->plan->ntasks; t++) {
+		const char *name = ep->plan->tasks[t].task->name;
+		int st = set->index[e][t];	/* the set's */
+
+		if (waiting ? set->waits[e][st] : ep->moved[t] &&
+		    !set->waits[e][st])
+			list_add(buf, len, &used, name);
+	}
+}
+
+/* Each epoch brought in since the last one said: what moved, and when. */
+static void say_moves(FILE *out, const struct lpset *set, struct play *pl,
+		      int *shown)
+{
+	double live;
+	int ch;
+
+	while (set && *shown + 1 < set->nepochs &&
+	       play_epoch(pl, *shown + 1, &live, &ch)) {
+		const struct timeline *tl = set->tl;
+		const struct epoch *ep = &tl->e[++*shown];
+		char moved[256], waits[256];
+
+		moved_names(set, *shown, false, moved, sizeof(moved));
+		moved_names(set, *shown, true, waits, sizeof(waits));
+		fprintf(out, "run: the %s at %g s (--reschedule %s): %s%s%s%s%s;"
+			" set up in %.3f ms, live at %.6f s (%d lightpaths and "
+			"routes changed)\n", epoch_name(tl, ep), ep->at_s,
+			resched_name(tl->policy), moved[0] ? "moved " : "",
+			moved[0] ? moved : "nothing moved", waits[0] ?
+			", no way round for " : "", waits, waits[0] ?
+			" (it waits)" : "", timeline_setup_s(tl, *shown) * 1e3,
+			live, ch);
+	}
+}
+
+/*
+ * The first round that ends on a moved task's new paths, per epoch: after
+ * a round (ending at t_end) in which every task epoch e moved completed,
+ * once the epoch was live before that end; first[e] then holds how long
+ * after its event that was.
+ */
+static void note_recovery(const struct lpset *set, struct play *pl,
+			  const struct fleet_task_round *rr, double t_end,
+			  double *first)
+{
+	for (int e = 1; set && e < set->nepochs; e++) {
+		const struct epoch *ep = &set->tl->e[e];
+		double live;
+		bool all = true;
+
+		if (!isnan(first[e]) || !ep->nmoved ||
+		    !play_epoch(pl, e, &live, NULL) || live >= t_end)
+			continue;
+		for (int t = 0; t < ep->plan->ntasks; t++) {
+			int st = set->index[e][t];	/* the set's */
+
+			all = all && (!ep->moved[t] || set->waits[e][st] ||
+				      rr[st].done);
+		}
+		if (all)
+			first[e] = t_end - ep->at_s;
+	}
+}
+
+/* A followed timeline's events as they were brought in, and what the
+ * cuts cost the tasks they moved. */
+static void follow_summary(FILE *out, struct results *res,
+			   const struct lpset *set, struct play *pl,
+			   const double *first, const double *interr,
+			   double t_end, bool *unstored)
+{
+	const struct timeline *tl = set->tl;
+
+	for (int e = 1; e < tl->n; e++) {
+		const struct epoch *ep = &tl->e[e];
+		const struct scn_event *ev = &tl->sc->events[ep->event];
+		char moved[256], what[400];
+		double live;
+		bool in = play_epoch(pl, e, &live, NULL);
+		int n;
+
+		if (ev->at_s > t_end)
+			continue;
+		moved_names(set, e, false, moved, sizeof(moved));
+		if (ev->kind == SCN_EV_CUT || ev->kind == SCN_EV_REPAIR)
+			n = fibre_what(tl->sc, ev->fibre, what, sizeof(what));
+		else
+			n = snprintf(what, sizeof(what), "task '%s' %s",
+				     ev->task.name, ev->kind == SCN_EV_ARRIVE ?
+				     "arrives" : "leaves");
+		snprintf(what + n, sizeof(what) - (size_t)n, "; %s%s; %s",
+			 moved[0] ? "moved " : "nothing moved", moved,
+			 !in ? "not live by the end of the run" : "live");
+		if (in)
+			snprintf(what + strlen(what), sizeof(what) -
+				 strlen(what), " %.3f ms after it", (live -
+				 ev->at_s) * 1e3);
+		if (in && !isnan(first[e]))
+			snprintf(what + strlen(what), sizeof(what) -
+				 strlen(what), "; the first round on the new "
+				 "paths ended %.3f ms after it",
+				 first[e] * 1e3);
+		fprintf(out, "%s at %g s: %s", scn_event_kind_name(ev->kind),
+			ev->at_s, what);
+		if (ev->kind == SCN_EV_CUT)
+			fprintf(out, "; the rounds over it took %.3f ms longer "
+				"than predicted without it (measured)",
+				interr[ep->event] * 1e3);
+		fputc('\n', out);
+		if (results_event_moved(res, ev->at_s,
+					scn_event_kind_name(ev->kind), what,
+					moved, interr[ep->event],
+					resched_name(tl->policy),
+					in ? live : NAN, in ? ev->at_s +
+					first[e] : NAN))
+			*unstored = true;
+	}
 }
 
 /* Everything one attempt at one dilation needs and leaves behind. */
@@ -368,6 +526,8 @@ struct run_ctx {
 	predict_fn predict;
 	char *scenario_text;	/* as run, when not the file's (--events) */
 	struct plan *p;
+	struct timeline *tl;	/* followed live (session_opts.follow) */
+	struct lpset *set;	/* its lightpaths; p is set->plan[0] */
 	struct addressing *a;
 	struct results *res;
 	char *json_text;
@@ -394,6 +554,42 @@ static void say(const struct run_ctx *x, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', x->out);
 	fflush(x->out);
+}
+
+/*
+ * Epoch e of a followed timeline is in force at round r: the tasks it
+ * runs that have not started start their workers (ran), those that have
+ * left end theirs. A task that cannot start fails; the others go on.
+ */
+static void comings(const struct run_ctx *x, struct fleet *f, int e,
+		    unsigned r, bool *ran)
+{
+	const struct lpset *set = x->set;
+	const struct plan *q = set->plan[e];
+	char err[320];
+
+	for (int t = 0; t < q->ntasks; t++) {
+		const char *name = q->tasks[t].task->name;
+
+		if (set->runs[e][t] && !ran[t]) {
+			ran[t] = true;
+			fprintf(x->out, "run: task '%s' is placed (the %s at "
+				"%g s): its workers start, at round %u\n",
+				name, epoch_name(set->tl, &set->tl->e[e]),
+				set->tl->e[e].at_s, r);
+			fflush(x->out);
+			if (fleet_task_start(f, q, t, r, err, sizeof(err)))
+				say(x, "%s", err);
+			else if (results_task_placed(x->res, q, t))
+				say(x, "warning: task '%s': its placement is "
+				    "not stored", name);
+		} else if (!set->runs[e][t] && ran[t] &&
+			   fleet_running(f, t)) {
+			fleet_task_end(f, t);
+			fprintf(x->out, "run: task '%s' has left: its workers "
+				"ended before round %u\n", name, r);
+		}
+	}
 }
 
 enum { ATTEMPT_DONE = 0, ATTEMPT_FAILED = 1, ATTEMPT_RETRY = 3 };
@@ -467,9 +663,10 @@ static int attempt(struct run_ctx *x)
 	struct tg *tg = NULL;
 	struct linkload *ll = NULL;
 	struct play *pl = NULL;
-	double *quiet = NULL, *interr = NULL;
+	double *quiet = NULL, *interr = NULL, *first = NULL;
 	uint64_t t0 = 0;
-	int said = 0, nmo = 0;
+	int said = 0, nmo = 0, shown = 0;
+	bool unstored_events = false;
 	struct scn_moment *mo = NULL;	/* the scenario's, in time order */
 	double t_end = 0;
 	bool *busy = NULL;
@@ -483,7 +680,8 @@ static int attempt(struct run_ctx *x)
 	char watch_what[200];
 	int *done = NULL, nctr = 0, nnsc = 0, rc = ATTEMPT_FAILED, e,
 	    failed = 0;
-	bool *checks = NULL;
+	bool *checks = NULL, *ran = NULL;	/* ran: its workers started */
+	atomic_int *leave = NULL;	/* per task: left mid-round (play) */
 	char err[512] = "", first_why[240] = "";
 
 	x->built = x->retry = false;
@@ -516,8 +714,10 @@ static int attempt(struct run_ctx *x)
 		size_t dlen = 0;
 		FILE *mf = open_memstream(&dot, &dlen);
 
+		/* a followed timeline's network as it starts (without the
+		 * lightpaths only later epochs light) */
 		if (mf) {
-			if (plan_dot(p, mf)) {
+			if (plan_dot(x->tl ? x->tl->e[0].plan : p, mf)) {
 				/* the picture is optional; the run is not */
 			}
 			fclose(mf);
@@ -560,20 +760,31 @@ static int attempt(struct run_ctx *x)
 	pm = calloc((size_t)p->ntasks + 1, sizeof(*pm));
 	quiet = calloc((size_t)p->ntasks + 1, sizeof(*quiet));
 	interr = calloc((size_t)p->sc->nevents + 1, sizeof(*interr));
+	first = malloc(((size_t)(x->set ? x->set->nepochs : 0) + 1) *
+		       sizeof(*first));
+	for (int k = 0; first && x->set && k < x->set->nepochs; k++)
+		first[k] = NAN;
 	busy = calloc((size_t)plan_nlinks(p) + 1, sizeof(*busy));
 	acc0 = calloc((size_t)p->ntasks + 1, sizeof(*acc0));
 	acc1 = calloc((size_t)p->ntasks + 1, sizeof(*acc1));
 	done = calloc((size_t)p->ntasks + 1, sizeof(*done));
 	checks = calloc((size_t)p->ntasks + 1, sizeof(*checks));
+	ran = calloc((size_t)p->ntasks + 1, sizeof(*ran));
+	leave = calloc((size_t)p->ntasks + 1, sizeof(*leave));
 	if (p->sc->nevents)
 		nmo = scn_moments(p->sc, &mo);
 	if (!rr || !ls || !meas || !pm || !busy || !acc0 || !acc1 || !done ||
-	    !checks || !quiet || !interr || nmo < 0) {
+	    !checks || !ran || !leave || !quiet || !interr || !first ||
+	    nmo < 0) {
 		say(x, "out of memory");
 		goto out;
 	}
-	for (int t = 0; t < p->ntasks; t++)
+	for (int t = 0; t < p->ntasks; t++) {
 		checks[t] = true;
+		ran[t] = !p->tasks[t].blocked;
+		atomic_init(&leave[t], 0);
+	}
+	x->fo.leave = x->set ? leave : NULL;
 	x->fo.dilation = n;
 	x->fo.stop = x->stop;
 	x->fo.timeout_s = 60 + 2 * n;
@@ -626,6 +837,22 @@ static int attempt(struct run_ctx *x)
 	for (unsigned r = 1; r <= x->fo.rounds && !*x->stop; r++) {
 		int ok, nt = 0, live = 0;
 		double sum = 0, psum = 0, acc = 0, sug = 0, t_r;
+		const struct plan *pr = p;	/* predicts the round */
+		/*
+		 * A followed timeline's epoch in force: its arrivals' workers
+		 * start (before the round's time is chosen: starting them is
+		 * the host's time), who has left is ended.
+		 */
+		int ein = x->set && r > 1 ?
+			  epoch_in(pl, x->set,
+				   (double)(mono_ns() - t0) / 1e9 / n) : 0;
+
+		if (x->set && r > 1) {
+			say_events(x->out, p, mo, nmo, &said,
+				   (double)(mono_ns() - t0) / 1e9 / n, true);
+			say_moves(x->out, x->set, pl, &shown);
+			comings(x, f, ein, r, ran);
+		}
 		/*
 		 * The round starts when chosen here, so it can be predicted
 		 * as it will fall: two go margins ahead, for what comes
@@ -640,8 +867,7 @@ static int attempt(struct run_ctx *x)
 		bool fine;
 
 		for (int t = 0; t < p->ntasks; t++)
-			live += !p->tasks[t].blocked &&
-				!fleet_failed(f, t, NULL);
+			live += fleet_running(f, t);
 		/* scenario time starts with the first round */
 		if (r == 1) {
 			double step = p->mean_round_s > 0 ?
@@ -658,7 +884,8 @@ static int attempt(struct run_ctx *x)
 				say(x, "warning: the links' load is not "
 				    "recorded: %s", strerror(-e));
 			/* cuts and repairs, each at its time */
-			e = play_start(p, x->lo.prefix, n, t0, &pl);
+			e = play_start(p, x->set, x->lo.prefix, n, t0, leave,
+				       &pl);
 			if (e) {
 				say(x, "cannot play the cuts: %s",
 				    strerror(-e));
@@ -671,8 +898,17 @@ static int attempt(struct run_ctx *x)
 		 * the lightpaths over a cut fibre dark in theirs; and as if
 		 * nothing were cut, for what the cuts cost.
 		 */
-		if (p->sc->nevents) {
-			say_events(x->out, p, mo, nmo, &said, t_r);
+		if (x->set) {
+			/* the epoch in force: predicted as scheduled, quiet */
+			say_events(x->out, p, mo, nmo, &said, t_r, true);
+			say_moves(x->out, x->set, pl, &shown);
+			pr = x->set->plan[ein];
+			/* who shares a server's cores may have changed */
+			fleet_train_from(f, pr);
+			for (int t = 0; t < p->ntasks; t++)
+				quiet[t] = pr->tasks[t].round_s;
+		} else if (p->sc->nevents) {
+			say_events(x->out, p, mo, nmo, &said, t_r, false);
 			e = plan_traffic_windows(x->p, t_r);
 			if (!e && has_cut(p->sc)) {
 				x->p->ndown = 0;
@@ -741,9 +977,10 @@ static int attempt(struct run_ctx *x)
 			/* the twin's bytes on the wire, in emulated bytes;
 			 * a task that failed this round sent only part */
 			ls[i].pred_bytes = ok == live && !busy[c->link] ?
-					   p->link_bytes[c->link] /
+					   pr->link_bytes[c->link] /
 						   p->sc->scale : 0;
-			if (busy[c->link])
+			/* a round a task failed or left in is not compared */
+			if (busy[c->link] || ok != live)
 				continue;
 			link_meas += (double)ls[i].bytes;
 			link_pred += ls[i].pred_bytes;
@@ -759,18 +996,18 @@ static int attempt(struct run_ctx *x)
 			meas[t][1] += q->bcast_s;
 			meas[t][2] += q->compute_s;
 			meas[t][3] += q->upload_s;
-			pm[t][0] += p->tasks[t].round_s;
+			pm[t][0] += pr->tasks[t].round_s;
 			/* what each cut cost the tasks over its fibre */
-			charge_cuts(p, t, t_r, q->round_s - quiet[t], interr);
-			pm[t][1] += p->tasks[t].bcast_s;
-			pm[t][2] += p->tasks[t].compute_s;
-			pm[t][3] += p->tasks[t].upload_s;
-			if (r == 1)
+			charge_cuts(pr, t, t_r, q->round_s - quiet[t], interr);
+			pm[t][1] += pr->tasks[t].bcast_s;
+			pm[t][2] += pr->tasks[t].compute_s;
+			pm[t][3] += pr->tasks[t].upload_s;
+			if (done[t] == 1)	/* its first (it may arrive) */
 				acc0[t] = q->rep[0].accuracy;
 			acc1[t] = q->rep[0].accuracy;
 			checks[t] = checks[t] && q->check_ok;
 			sum += q->round_s;
-			psum += p->tasks[t].round_s;
+			psum += pr->tasks[t].round_s;
 			acc += q->rep[0].accuracy;
 			nt++;
 			mr.overruns += q->overruns;
@@ -794,7 +1031,8 @@ static int attempt(struct run_ctx *x)
 					 "%s (round %u)", why, r);
 			x->suggest = fmax(x->suggest, sug);
 		}
-		if (results_round(x->res, p, r, rr, ls, nctr, err,
+		note_recovery(x->set, pl, rr, t_end, first);
+		if (results_round(x->res, pr, r, rr, ls, nctr, err,
 				  sizeof(err)) ||
 		    results_fidelity(x->res, r, &mr, verdict) ||
 		    results_round_time(x->res, r, t_r, t_end)) {
@@ -826,10 +1064,10 @@ static int attempt(struct run_ctx *x)
 	for (int t = 0; t < p->ntasks; t++) {
 		const char *why;
 
-		if (!p->tasks[t].blocked && fleet_failed(f, t, &why)) {
+		if (ran[t] && fleet_failed(f, t, &why)) {
 			failed++;
 			results_task_failed(x->res, t, why);
-		} else if (!p->tasks[t].blocked && !checks[t]) {
+		} else if (ran[t] && !checks[t]) {
 			failed++;
 			results_task_failed(x->res, t,
 					    "correctness check failed");
@@ -847,8 +1085,19 @@ static int attempt(struct run_ctx *x)
 				lost ? " (more were not kept)" : "");
 	}
 	if (p->sc->nevents)
-		say_events(x->out, p, mo, nmo, &said, t_end);
-	if (pl) {
+		say_events(x->out, p, mo, nmo, &said, t_end, x->set != NULL);
+	say_moves(x->out, x->set, pl, &shown);
+	if (pl && x->set) {
+		char why[320];
+
+		follow_summary(x->out, x->res, x->set, pl, first, interr,
+			       t_end, &unstored_events);
+		if (play_stop(pl, why, sizeof(why)) < 0)
+			say(x, "%s", why);
+		pl = NULL;
+		if (unstored_events)
+			say(x, "warning: the events are not stored");
+	} else if (pl) {
 		char why[320];
 		int played = play_stop(pl, why, sizeof(why));
 
@@ -864,7 +1113,7 @@ static int attempt(struct run_ctx *x)
 		if (store_traffic(x->res, p, t_end))
 			say(x, "warning: the traffic's events are not stored");
 	}
-	summary(x->out, p, f, meas, pm, done, acc0, acc1, checks);
+	summary(x->out, p, f, meas, pm, done, acc0, acc1, checks, ran);
 	fprintf(x->out, "prediction: the twin's %s model\n", p->predictor);
 	if (rounds_run)
 		fprintf(x->out,
@@ -954,15 +1203,68 @@ out:
 	free(pm);
 	free(quiet);
 	free(interr);
+	free(first);
 	free(mo);
 	free(busy);
 	free(acc0);
 	free(acc1);
 	free(done);
 	free(checks);
+	free(ran);
+	free(leave);
+	x->fo.leave = NULL;
 	return rc;
 }
 
+
+/*
+ * A run that follows its timeline: every epoch scheduled by the policy
+ * (timeline.h), the set of their lightpaths (lpset.h), the first epoch's
+ * plan the one that runs, every epoch's predicted as scheduled. What the
+ * emulation cannot follow, and a task that would wait for ever (a cut
+ * never repaired with no way round), are refused. 0 or an exit code.
+ */
+static int follow(struct run_ctx *x, const struct scenario *sc,
+		  enum resched policy)
+{
+	char why[320];
+	int e;
+
+	x->tl = timeline_new(sc, x->ops, policy, x->predict);
+	if (!x->tl) {
+		say(x, "cannot schedule '%s' as its events change it: %s",
+		    sc->name, strerror(errno));
+		return EXIT_USAGE;
+	}
+	e = lpset_new(x->tl, &x->set, why, sizeof(why));
+	if (e) {
+		say(x, "'%s' cannot be re-placed live: %s", sc->name, why);
+		return e == -ENOMEM ? 1 : EXIT_USAGE;
+	}
+	x->p = x->set->plan[0];
+	for (int t = 0; t < x->p->ntasks; t++) {
+		int k = x->set->nepochs - 1, since = k;
+
+		if (!x->set->waits[k][t])
+			continue;
+		while (since > 1 && x->set->waits[since - 1][t])
+			since--;
+		say(x, "task '%s' has no way round the %s at %g s, which is "
+		    "never repaired: it would wait for ever; add a repair",
+		    x->p->tasks[t].task->name,
+		    epoch_name(x->tl, &x->tl->e[since]),
+		    x->tl->e[since].at_s);
+		return EXIT_USAGE;
+	}
+	for (int k = 0; k < x->set->nepochs; k++)
+		if (x->predict(x->set->plan[k])) {
+			say(x, "cannot predict '%s': %s", sc->name,
+			    strerror(errno));
+			return EXIT_USAGE;
+		}
+	x->lo.set = x->set;
+	return 0;
+}
 
 int session_run(const struct session_opts *o, struct session_result *res)
 {
@@ -1004,7 +1306,8 @@ int session_run(const struct session_opts *o, struct session_result *res)
 			return 1;
 		}
 	}
-	if (refuse_events(sc, o->events ? o->events : o->scenario, x.out)) {
+	if (refuse_events(sc, o->events ? o->events : o->scenario, x.out,
+			  o->follow)) {
 		free(x.scenario_text);
 		scenario_free(sc);
 		return EXIT_USAGE;
@@ -1030,6 +1333,8 @@ int session_run(const struct session_opts *o, struct session_result *res)
 			rounds = sc->tasks[t].rounds > rounds ?
 					 sc->tasks[t].rounds : rounds;
 	x.fo.rounds = rounds ? rounds : 1;
+	/* every task plays them all: the twin counts as many */
+	set_rounds(sc, x.fo.rounds);
 	{
 		char why[256];
 
@@ -1039,12 +1344,20 @@ int session_run(const struct session_opts *o, struct session_result *res)
 			goto out;
 		}
 	}
-	x.p = sched_plan(sc, x.ops);
-	if (!x.p || plan_traffic_windows(x.p, 0) || plan_cut_windows(x.p, 0) ||
-	    x.predict(x.p)) {
-		say(&x, "cannot schedule '%s': %s", sc->name, strerror(errno));
-		rc = EXIT_USAGE;
-		goto out;
+	if (o->follow) {
+		rc = follow(&x, sc, o->resched);
+		if (rc)
+			goto out;
+		rc = 1;
+	} else {
+		x.p = sched_plan(sc, x.ops);
+		if (!x.p || plan_traffic_windows(x.p, 0) ||
+		    plan_cut_windows(x.p, 0) || x.predict(x.p)) {
+			say(&x, "cannot schedule '%s': %s", sc->name,
+			    strerror(errno));
+			rc = EXIT_USAGE;
+			goto out;
+		}
 	}
 	print_traffic(x.out, x.p);
 	for (int t = 0; t < x.p->ntasks; t++) {
@@ -1067,7 +1380,7 @@ int session_run(const struct session_opts *o, struct session_result *res)
 		goto out;
 	}
 	{
-		struct json_object *j = plan_json(x.p);
+		struct json_object *j = plan_json(x.tl ? x.tl->e[0].plan : x.p);
 
 		x.json_text = j ? strdup(json_object_to_json_string(j)) : NULL;
 		json_object_put(j);
@@ -1075,6 +1388,13 @@ int session_run(const struct session_opts *o, struct session_result *res)
 	x.res = results_open(o->db, err, sizeof(err));
 	if (!x.res || !x.json_text) {
 		say(&x, "%s", x.json_text ? err : "out of memory");
+		goto out;
+	}
+	if (x.set && lab_exists(x.lo.prefix)) {
+		say(&x, "prefix '%s' is up: a run that re-places tasks builds "
+		    "its own emulation (with every lightpath of its epochs); "
+		    "take it down first or choose another --prefix",
+		    x.lo.prefix);
 		goto out;
 	}
 	if (lab_exists(x.lo.prefix)) {
@@ -1132,7 +1452,11 @@ out:
 	free(x.json_text);
 	free(x.scenario_text);
 	addressing_free(x.a);
-	plan_free(x.p);
+	if (x.set)
+		lpset_free(x.set);	/* and x.p, its first epoch's */
+	else
+		plan_free(x.p);
+	timeline_free(x.tl);
 	scenario_free(sc);
 	return rc;
 }

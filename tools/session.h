@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "twin/timeline.h"
 #include "twinlab.h"
 
 struct sched_ops;
@@ -30,6 +31,11 @@ struct session_opts {
 	double dilation;		/* N; with auto_n, where auto starts */
 	bool auto_n;			/* raise N until round 1 is faithful */
 	bool keep;			/* leave the emulation up */
+	/* re-place tasks as the scenario's cuts and repairs change the
+	 * network, by policy `resched`, live (twin/lpset.h); else cuts are
+	 * played and nothing moves */
+	bool follow;
+	enum resched resched;
 	FILE *out;			/* progress, summary, errors */
 	/* set (by a signal handler) to abandon the round and tear down */
 	const volatile sig_atomic_t *stop;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 const char *prog = "twinlab";
 
@@ -111,27 +112,47 @@ struct scenario *load_scenario(const char *path)
 	return sc;
 }
 
-bool refuse_events(const struct scenario *sc, const char *path, FILE *f)
+uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void set_rounds(struct scenario *sc, unsigned r)
+{
+	for (int t = 0; t < sc->ntasks; t++)
+		sc->tasks[t].rounds = r;
+	for (int k = 0; k < sc->nevents; k++)
+		if (sc->events[k].kind == SCN_EV_ARRIVE)
+			sc->events[k].task.rounds = r;
+}
+
+bool refuse_events(const struct scenario *sc, const char *path, FILE *f,
+		   bool replaces)
 {
 	for (int k = 0; k < sc->nevents; k++) {
 		const struct scn_event *e = &sc->events[k];
 		const struct scn_fibre *fb = &sc->fibres[e->fibre];
 
-		if (e->kind == SCN_EV_ARRIVE || e->kind == SCN_EV_LEAVE) {
+		if ((e->kind == SCN_EV_ARRIVE || e->kind == SCN_EV_LEAVE) &&
+		    !replaces) {
 			fprintf(f, "%s:%d:%d: '%s' has a%s %s event: the "
-				"emulation plays traffic, cuts and repairs, not "
-				"arrivals or departures yet ('twinlab plan' "
-				"follows every event in the twin); run it "
-				"without them\n", path, e->line, e->col,
+				"emulation starts and ends tasks only when it "
+				"follows the timeline (run --reschedule "
+				"none|full|auto)\n", path, e->line, e->col,
 				sc->name, e->kind == SCN_EV_ARRIVE ? "n" : "",
 				scn_event_kind_name(e->kind));
 			return true;
 		}
-		if (e->kind == SCN_EV_CUT && scn_repair_of(sc, k) < 0) {
+		if (e->kind == SCN_EV_CUT && scn_repair_of(sc, k) < 0 &&
+		    !replaces) {
 			fprintf(f, "%s:%d:%d: the cut of %s-%s at %g s is never "
-				"repaired: the emulation re-places nothing yet, "
-				"so the tasks over it would wait for ever; add a "
-				"repair\n", path, e->line, e->col,
+				"repaired: with nothing re-placed the tasks over "
+				"it would wait for ever; add a repair, or "
+				"re-place them (--reschedule)\n", path, e->line,
+				e->col,
 				sc->nodes[fb->a].name, sc->nodes[fb->b].name,
 				e->at_s);
 			return true;

@@ -58,16 +58,30 @@ const struct sched_ops *sched_arg(const char *name);
 /* print_scn_error - "file:line:col: msg" (or "file: msg") on f. */
 void print_scn_error(FILE *f, const struct scn_error *e);
 
+/* The most rounds a run (and plan's timeline) can be asked for. */
+#define RUN_ROUNDS_MAX 100000u
+
+/*
+ * set_rounds - every task of sc, those that arrive by its events too,
+ * runs r rounds: what a run does with --rounds (or with the most any task
+ * asks for), so the twin's timeline counts the rounds the run plays.
+ */
+void set_rounds(struct scenario *sc, unsigned r);
+
+/* mono_ns - CLOCK_MONOTONIC now, in nanoseconds. */
+uint64_t mono_ns(void);
+
 /* load_scenario - load or print "file:line:col: msg" and return NULL. */
 struct scenario *load_scenario(const char *path);
 
 /*
  * refuse_events - whether sc (read from path) has events the emulation
- * does not play yet (arrivals, departures) or a cut never repaired (with
- * nothing re-placed, the tasks over it would wait for ever); if so, says
- * so on f at the first.
+ * plays only when it re-places tasks (replaces): arrivals, departures
+ * and a cut never repaired (the tasks over it would wait for ever); if
+ * so, says so on f at the first.
  */
-bool refuse_events(const struct scenario *sc, const char *path, FILE *f);
+bool refuse_events(const struct scenario *sc, const char *path, FILE *f,
+		   bool replaces);
 
 /*
  * load_events - add the events of file path (NULL: none) to sc, or print

@@ -68,8 +68,7 @@ struct addressing *addressing_new(const struct plan *p)
 		need += sc->nodes[i].kind == NODE_SERVER ? 2 : 0;
 	need += 2 * (uint64_t)p->net->nlp;
 	for (int t = 0; t < p->ntasks; t++)
-		if (!p->tasks[t].blocked)
-			need += 4 * (uint64_t)(p->tasks[t].nmodels - 1);
+		need += 4 * (uint64_t)(p->tasks[t].nmodels - 1);
 	for (int i = 0; i < p->nbg; i++)
 		need += 2 * (uint64_t)p->bg[i].routed;
 	size = 1ull << (32 - a->prefix);
@@ -99,8 +98,6 @@ struct addressing *addressing_new(const struct plan *p)
 	for (int t = 0; t < p->ntasks; t++) {
 		const struct task_plan *tp = &p->tasks[t];
 
-		if (tp->blocked)
-			continue;
 		a->ep[t] = calloc((size_t)2 * tp->nmodels, sizeof(**a->ep));
 		if (!a->ep[t]) {
 			err = -ENOMEM;
@@ -130,6 +127,23 @@ fail:
 	return NULL;
 }
 
+int addr_task_transfers(const struct plan *p, const struct addressing *a,
+			int t, int (*fn)(void *ctx, const struct ppath *pp,
+					 const struct endpoint *ep),
+			void *ctx)
+{
+	const struct task_plan *tp = &p->tasks[t];
+	int err = 0;
+
+	for (int up = 0; !tp->blocked && up < 2 && !err; up++) {
+		const struct tree *tr = up ? &tp->up : &tp->bcast;
+
+		for (int m = 1; m < tp->nmodels && !err; m++)
+			err = fn(ctx, &tr->path[m], &a->ep[t][2 * m + up]);
+	}
+	return err;
+}
+
 int addr_each_transfer(const struct plan *p, const struct addressing *a,
 		       int (*fn)(void *ctx, const struct ppath *pp,
 				 const struct endpoint *ep),
@@ -137,17 +151,8 @@ int addr_each_transfer(const struct plan *p, const struct addressing *a,
 {
 	int err = 0;
 
-	for (int t = 0; t < p->ntasks && !err; t++) {
-		const struct task_plan *tp = &p->tasks[t];
-
-		for (int up = 0; !tp->blocked && up < 2 && !err; up++) {
-			const struct tree *tr = up ? &tp->up : &tp->bcast;
-
-			for (int m = 1; m < tp->nmodels && !err; m++)
-				err = fn(ctx, &tr->path[m],
-					 &a->ep[t][2 * m + up]);
-		}
-	}
+	for (int t = 0; t < p->ntasks && !err; t++)
+		err = addr_task_transfers(p, a, t, fn, ctx);
 	return err;
 }
 

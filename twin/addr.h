@@ -8,12 +8,14 @@
  * - one /31 per IP link: first the access link of every server (in node
  *   order), then every lightpath (by id). The router (access) or the
  *   lightpath's end a takes the even address, the server or end b the odd.
- * - two /32 per transfer of a round: for every placed task, for the
- *   broadcast then the upload tree, for every local model m, the address
- *   the transfer is sent from and the one it is sent to. Both sit on the
+ * - two /32 per transfer of a round: for every task, for the broadcast
+ *   then the upload tree, for every local model m, the address the
+ *   transfer is sent from and the one it is sent to. Both sit on the
  *   access interface of their server. Every transfer has its own pair, so
  *   destination-based routes never conflict, whatever the trees; replies
- *   go back along the same path.
+ *   go back along the same path. A blocked task has its addresses too
+ *   (and no routes): a task placed in one plan and not in another, over
+ *   time (twin/lpset.h), shifts nobody's addresses.
  * - two /32 per routed background flow (plan.h, struct bg_flow), its
  *   source and destination, after the transfers', so the transfers'
  *   addresses are the same with traffic or without.
@@ -44,7 +46,7 @@ struct addressing {
 	uint32_t *lightpath;	/* per lightpath: end a; end b is +1 */
 	/* per task, per model (1..n): [0] broadcast, [1] upload */
 	int ntasks;
-	struct endpoint **ep;	/* ep[task][2 * model + up]; NULL if blocked */
+	struct endpoint **ep;	/* ep[task][2 * model + up] */
 	/* per background flow of the plan (plan_background): its pair, on
 	 * the interface of a server or the loopback of a router; 0 when it
 	 * is not routed */
@@ -72,6 +74,12 @@ int addr_each_transfer(const struct plan *p, const struct addressing *a,
 		       int (*fn)(void *ctx, const struct ppath *pp,
 				 const struct endpoint *ep),
 		       void *ctx);
+
+/* addr_task_transfers - the same for task t of p alone (none if blocked). */
+int addr_task_transfers(const struct plan *p, const struct addressing *a,
+			int t, int (*fn)(void *ctx, const struct ppath *pp,
+					 const struct endpoint *ep),
+			void *ctx);
 
 /* The address of node `node` on directed link `link`'s near end. */
 uint32_t addr_on_link(const struct plan *p, const struct addressing *a,

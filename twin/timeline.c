@@ -171,6 +171,26 @@ static int new_lightpaths(const struct plan *p, int i, const struct net *net)
 	return n;
 }
 
+/* How long task i of epoch e waits for its new lightpaths (e > 0). */
+static double task_setup_s(const struct timeline *tl, int e, int i)
+{
+	const struct plan *p = tl->e[e].plan;
+
+	return p->sc->reconfig_s *
+	       new_lightpaths(p, i, tl->e[e - 1].plan->net);
+}
+
+double timeline_setup_s(const struct timeline *tl, int e)
+{
+	const struct epoch *ep = &tl->e[e];
+	double worst = 0;
+
+	for (int i = 0; e > 0 && i < ep->plan->ntasks; i++)
+		if (ep->moved[i])
+			worst = fmax(worst, task_setup_s(tl, e, i));
+	return worst;
+}
+
 /* When the task named name started: 0, or the time it arrived. */
 static double started(const struct scenario *base, const char *name)
 {
@@ -413,10 +433,7 @@ int timeline_outcome(const struct timeline *tl, struct tl_outcome *o)
 			}
 			if (ep->moved[i]) {
 				x->moves++;
-				setup = e ? p->sc->reconfig_s *
-						    new_lightpaths(p, i,
-							tl->e[e - 1].plan->net) :
-					    0;
+				setup = e ? task_setup_s(tl, e, i) : 0;
 				x->interrupted_s += setup;
 			}
 			if (tp->blocked || !(tp->round_s > 0))

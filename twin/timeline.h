@@ -70,6 +70,14 @@ struct timeline *timeline_new(const struct scenario *sc,
 void timeline_free(struct timeline *tl);
 
 /*
+ * timeline_setup_s - how long the moves of epoch e take to set up: each
+ * moved task waits reconfig_s for every lightpath it needs that the epoch
+ * before had not lit, the tasks side by side; the longest of those (0 for
+ * epoch 0 or when nothing moves).
+ */
+double timeline_setup_s(const struct timeline *tl, int e);
+
+/*
  * What a timeline comes to for its tasks, in the twin's terms: each task
  * runs its rounds back to back from its start (0 or its arrival), each
  * round as long as its epoch's plan predicts. A task re-placed while it

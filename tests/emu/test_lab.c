@@ -6,6 +6,10 @@
  * has its own prefix and removes what it built in .fini, even on failure.
  */
 #include <criterion/criterion.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <errno.h>
@@ -20,12 +24,14 @@
 #include <unistd.h>
 
 #include "emu/delayline.h"
+#include "emu/fleet.h"
 #include "emu/lab.h"
 #include "emu/netns.h"
 #include "emu/nfqrule.h"
 #include "emu/traffic.h"
 #include "nettest.h"
 #include "twin/addr.h"
+#include "twin/lpset.h"
 #include "twin/predict.h"
 #include "twin/sched.h"
 
@@ -72,10 +78,19 @@ static void setup(void)
 	lab_down(prefix, NULL, NULL);
 }
 
+static struct timeline *tl;
+static struct lpset *set;
+
 static void teardown(void)
 {
 	if (prefix[0])
 		lab_down(prefix, NULL, NULL);
+	if (set)
+		plan = NULL;	/* the set's */
+	lpset_free(set);
+	timeline_free(tl);
+	set = NULL;
+	tl = NULL;
 	addressing_free(addrs);
 	plan_free(plan);
 	scenario_free(sc);
@@ -358,19 +373,26 @@ Test(lab, fibre_loss_drops_where_a_router_sends_into_the_lightpath)
 	cr_assert(got > 0 && got < 40, "%d of 40 answered", got);
 }
 
+/*
+ * At dilation 1 this host does not carry 100 Mbit/s of one-MTU frames
+ * through four shapers and the delay line in real time (91.0-93.2 Mbit/s
+ * measured against 95.6); at dilation 2 (50 Mbit/s real) it does
+ * (95.4-95.8, a core kept busy or not). What is tested is that the
+ * scenario's rate is what a dilated emulation carries, in scenario units.
+ */
 Test(lab, tcp_goodput_100mbit)
 {
-	goodput_at("1000", 100e6, 1);
+	goodput_at("1000", 100e6, 2);
 }
 
 /*
- * 250 Mbit/s of frames of one MTU (tbf's bucket is about a frame) is more
- * than this 2-core host forwards through four shapers and the delay line
- * in real time (about 225 Mbit/s here): at dilation 2 it is carried.
+ * 250 Mbit/s at dilation 4 (62.5 Mbit/s real): 233.1-234.3 Mbit/s
+ * measured against 239.1 (a core kept busy or not); at dilation 2 this
+ * host carried 211-222 only, more than it forwards in real time.
  */
 Test(lab, tcp_goodput_250mbit)
 {
-	goodput_at("400", 250e6, 2);
+	goodput_at("400", 250e6, 4);
 }
 
 /*
@@ -722,7 +744,7 @@ Test(lab, down_acts_only_on_what_the_state_proves)
 	pid = delay_pid();
 	snprintf(other, sizeof(other), "tv%d-x", (int)getpid());
 	netns_del(other);
-	cr_assert_eq(netns_add(other, false), 0);
+	cr_assert_eq(netns_add(other, 0), 0);
 	cr_assert_eq(pipe(hold), 0);
 	victim = fork();
 	cr_assert_geq(victim, 0);
@@ -819,7 +841,7 @@ Test(lab, clean_after_a_crash)
 	pid = delay_pid();
 	/* a namespace the state does not know */
 	ns_of("stray", ns, sizeof(ns));
-	cr_assert_eq(netns_add(ns, false), 0);
+	cr_assert_eq(netns_add(ns, 0), 0);
 	cr_assert_eq(run_argv_output(argv, out, sizeof(out)), 0);
 	cr_assert(strstr(out, "stray"), "%s", out);
 	cr_assert(strstr(out, "delay line process"), "%s", out);
@@ -899,4 +921,350 @@ Test(lab, failure_half_way_rolls_back)
 	netns_each(prefix, count_ns, &c);
 	cr_assert_eq(c.n, 0, "%d namespaces left after the failure", c.n);
 	cr_assert_not(lab_exists(prefix));
+}
+
+/*
+ * Following a timeline live (lab_epoch, twin/lpset.h): a ring of four
+ * 500 km fibres under spff, A-B cut and repaired; 'none' moves t1 (sA ->
+ * sB) the long way round, t2 (sC -> sD) stays. Built once with every
+ * lightpath of the timeline (the long way dark); the cut takes A-B's
+ * wavelengths down and t1's transfer goes silent; the next epoch lights
+ * the long way, rewires its ROADMs and swaps routes, and the same
+ * addresses answer over it with the RTT of its planned length, while a
+ * TCP connection opened before the cut delivers what was sent into it;
+ * t2 answers throughout with its own RTT. Back to the first epoch, A-B's
+ * lightpaths come alight again and the first RTT returns.
+ */
+static void build_set(const char *yaml, const struct sched_ops *ops,
+		      enum resched pol)
+{
+	struct lab_opts o = { .prefix = prefix, .delay = true,
+			      .dilation = 1 };
+	struct scn_error err;
+	struct lab *lab;
+	char msg[512];
+
+	sc = scenario_parse(yaml, strlen(yaml), "test", &err);
+	cr_assert_not_null(sc, "%d: %s", err.line, err.msg);
+	tl = timeline_new(sc, ops, pol, predict_round);
+	cr_assert_not_null(tl);
+	cr_assert_eq(lpset_new(tl, &set, msg, sizeof(msg)), 0, "%s", msg);
+	plan = set->plan[0];
+	addrs = addressing_new(plan);
+	cr_assert_not_null(addrs);
+	o.set = set;
+	cr_assert_eq(lab_up(plan, addrs, &o, &lab, msg, sizeof(msg)), 0,
+		     "lab_up: %s", msg);
+	lab_free(lab);
+}
+
+/* Min RTT of 5 pings of transfer (t, m, broadcast) and how many came. */
+static double rtt_of(int t, int m, int *got)
+{
+	char ns[64], src[16], dst[16];
+	double rtt[5];
+
+	transfer(t, m, false, ns, src, dst);
+	cr_assert_eq(nt_ping_from(ns, src, dst, 5, 20, rtt, got), 0);
+	if (!*got)
+		return 0;
+	nt_median(rtt, *got);	/* sorts */
+	return rtt[0];
+}
+
+static void rtt_is(int t, int m, double km)
+{
+	double want = 2 * km * FIBRE_S_PER_KM * 1e3, min;
+	int got;
+
+	min = rtt_of(t, m, &got);
+	cr_assert_geq(got, 4, "%d of 5 replies", got);
+	cr_log_info("task %d model %d: RTT %.3f ms, plan %.3f ms", t, m, min,
+		    want);
+	cr_assert(min >= want && min - want <= 0.02 * want + 0.1,
+		  "min RTT %.3f ms, plan %.3f ms", min, want);
+}
+
+/*
+ * A TCP connection over transfer (t, m, broadcast), from its source's
+ * address to its destination's: *c the sender's end, *a the receiver's.
+ */
+static void tcp_over(int t, int m, int *c, int *a)
+{
+	char ns[64], dns[64], src[16], dst[16];
+	const struct ppath *pp = transfer(t, m, false, ns, src, dst);
+	struct sockaddr_in from = { .sin_family = AF_INET };
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_port = htons(7999) };
+	int l;
+
+	ns_of(sc->nodes[pp->to].name, dns, sizeof(dns));
+	inet_pton(AF_INET, src, &from.sin_addr);
+	inet_pton(AF_INET, dst, &to.sin_addr);
+	l = nt_socket(dns, AF_INET, SOCK_STREAM, 0);
+	*c = nt_socket(ns, AF_INET, SOCK_STREAM, 0);
+	cr_assert(l >= 0 && *c >= 0);
+	cr_assert_eq(bind(l, (struct sockaddr *)&to, sizeof(to)), 0);
+	cr_assert_eq(listen(l, 1), 0);
+	cr_assert_eq(bind(*c, (struct sockaddr *)&from, sizeof(from)), 0);
+	cr_assert_eq(connect(*c, (struct sockaddr *)&to, sizeof(to)), 0,
+		     "%s", strerror(errno));
+	*a = accept(l, NULL, NULL);
+	cr_assert_geq(*a, 0);
+	close(l);
+}
+
+/* What arrives on fd within 10 s, as a string. */
+static void arrives(int fd, const char *want)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char buf[64];
+	ssize_t n;
+
+	cr_assert_eq(poll(&pfd, 1, 10000), 1, "nothing arrived");
+	n = read(fd, buf, sizeof(buf) - 1);
+	cr_assert_gt(n, 0);
+	buf[n] = '\0';
+	cr_assert_str_eq(buf, want);
+}
+
+static void no_ns(const char *name, void *arg)
+{
+	(void)arg;
+	cr_log_error("left behind: netns %s", name);
+}
+
+static const char ring4[] =
+	"name: ring4\nscale: 1000\nwavelength_gbps: 100\nwavelengths: 2\n"
+	"demand_gbps: 10\nroadms: [A, B, C, D]\n"
+	"fibres: [{a: A, b: B, km: 500}, {a: B, b: C, km: 500},"
+	" {a: C, b: D, km: 500}, {a: D, b: A, km: 500}]\n"
+	"routers: [{name: rA, roadm: A}, {name: rB, roadm: B},"
+	" {name: rC, roadm: C}, {name: rD, roadm: D}]\n"
+	"servers:\n"
+	"  - {name: sA, router: rA, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
+	"  - {name: sB, router: rB, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
+	"  - {name: sC, router: rC, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
+	"  - {name: sD, router: rD, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
+	"tasks:\n"
+	"  - {name: t1, global: sA, locals: [sB], parameters: 1000,\n"
+	"     bytes_per_parameter: 4, work_core_s: 0}\n"
+	"  - {name: t2, global: sC, locals: [sD], parameters: 1000,\n"
+	"     bytes_per_parameter: 4, work_core_s: 0}\n"
+	"events:\n"
+	"  - {at_s: 1, cut: {a: A, b: B}}\n"
+	"  - {at_s: 3, repair: {a: A, b: B}}\n";
+
+/*
+ * A task that arrives and one that leaves, followed live: the arrival's
+ * endpoints are on its servers from the start and unreachable until its
+ * epoch brings its lightpath and routes in; the departed task's routes go
+ * with its epoch, nobody else's.
+ */
+static const char ring4_comings[] =
+	"name: ring4\nscale: 1000\nwavelength_gbps: 100\nwavelengths: 2\n"
+	"demand_gbps: 10\nroadms: [A, B, C, D]\n"
+	"fibres: [{a: A, b: B, km: 500}, {a: B, b: C, km: 500},"
+	" {a: C, b: D, km: 500}, {a: D, b: A, km: 500}]\n"
+	"routers: [{name: rA, roadm: A}, {name: rB, roadm: B},"
+	" {name: rC, roadm: C}, {name: rD, roadm: D}]\n"
+	"servers:\n"
+	"  - {name: sA, router: rA, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
+	"  - {name: sB, router: rB, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
+	"  - {name: sC, router: rC, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
+	"  - {name: sD, router: rD, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
+	"tasks:\n"
+	"  - {name: t1, global: sA, locals: [sB], parameters: 1000000,\n"
+	"     bytes_per_parameter: 4, work_core_s: 0}\n"
+	"  - {name: t2, global: sC, locals: [sD], parameters: 1000000,\n"
+	"     bytes_per_parameter: 4, work_core_s: 0}\n"
+	"events:\n"
+	"  - {at_s: 1, arrive: {name: t3, global: sB, locals: [sC],"
+	" parameters: 1000000, bytes_per_parameter: 4, work_core_s: 0}}\n"
+	"  - {at_s: 2, leave: t1}\n";
+
+Test(lab, tasks_that_arrive_and_leave_are_followed_live)
+{
+	struct plan *p0;
+	char msg[256];
+	int changes, got, t3 = 2;
+	double km3;
+
+	build_set(ring4_comings, &sched_spff, RESCHED_NONE);
+	p0 = plan;
+	cr_assert_str_eq(set->sc->tasks[t3].name, "t3");
+	cr_assert(p0->tasks[t3].blocked, "not there at the start");
+	km3 = set->plan[1]->tasks[t3].bcast.path[1].km;
+	cr_assert_gt(km3, 0);
+	rtt_is(0, 1, p0->tasks[0].bcast.path[1].km);
+	rtt_is(1, 1, p0->tasks[1].bcast.path[1].km);
+	/* its addresses are there, its way is not */
+	plan = set->plan[1];
+	rtt_of(t3, 1, &got);
+	cr_assert_eq(got, 0, "t3 answers before it arrives");
+
+	/* the arrival: its lightpath and routes, the others untouched */
+	cr_assert_eq(lab_epoch(prefix, set, 0, 1, &changes, msg,
+			       sizeof(msg)), 0, "%s", msg);
+	cr_assert_gt(changes, 0);
+	rtt_is(t3, 1, km3);
+	rtt_is(0, 1, p0->tasks[0].bcast.path[1].km);
+	rtt_is(1, 1, p0->tasks[1].bcast.path[1].km);
+
+	/* the departure: t1's routes go, t2 and t3 stay */
+	cr_assert_eq(lab_epoch(prefix, set, 1, 2, &changes, msg,
+			       sizeof(msg)), 0, "%s", msg);
+	cr_assert_gt(changes, 0);
+	plan = set->plan[1];	/* t1's paths, as it had them */
+	rtt_of(0, 1, &got);
+	cr_assert_eq(got, 0, "t1 still answers after it left");
+	rtt_is(t3, 1, km3);
+	rtt_is(1, 1, p0->tasks[1].bcast.path[1].km);
+	plan = p0;
+
+	cr_assert_gt(lab_down(prefix, NULL, NULL), 0);
+	cr_assert_eq(netns_each(prefix, no_ns, NULL), 0);
+}
+
+/*
+ * The fleet follows the same comings and goings: t3's workers start at
+ * round 2 once its network is in, count their own rounds from 1 and
+ * learn checkably; t1's end when it leaves, with no failure, and the
+ * others go on.
+ */
+Test(lab, the_fleet_starts_and_ends_tasks_as_they_come_and_go)
+{
+	struct fleet_opts fo = { .prefix = prefix, .rounds = 3,
+				 .timeout_s = 30, .dilation = 1 };
+	struct fleet_task_round rr[3];
+	struct fleet *f;
+	char msg[256];
+	int changes;
+
+	build_set(ring4_comings, &sched_spff, RESCHED_NONE);
+	cr_assert_eq(plan->ntasks, 3);
+	cr_assert_eq(fleet_start(plan, addrs, &fo, &f, msg, sizeof(msg)), 0,
+		     "%s", msg);
+	cr_assert(fleet_running(f, 0) && fleet_running(f, 1));
+	cr_assert_not(fleet_running(f, 2), "t3 has not arrived");
+	cr_assert_eq(fleet_round(f, 1, 0, rr), 2);
+	cr_assert(rr[0].done && rr[1].done);
+	cr_assert(!rr[2].done && !rr[2].failed);
+
+	/* t3 arrives: its network first, then its workers */
+	cr_assert_eq(lab_epoch(prefix, set, 0, 1, &changes, msg,
+			       sizeof(msg)), 0, "%s", msg);
+	cr_assert_eq(fleet_task_start(f, set->plan[1], 2, 2, msg,
+				      sizeof(msg)), 0, "%s", msg);
+	cr_assert(fleet_running(f, 2));
+	cr_assert_eq(fleet_round(f, 2, 0, rr), 3);
+	for (int t = 0; t < 3; t++)
+		cr_assert(rr[t].done && rr[t].check_ok, "task %d: %s", t,
+			  rr[t].why);
+	cr_assert_eq(rr[2].rep[0].round, 1, "t3's own first round");
+	cr_assert_eq(rr[0].rep[0].round, 2);
+
+	/* t1 leaves: its workers end, its routes go */
+	fleet_task_end(f, 0);
+	cr_assert_eq(lab_epoch(prefix, set, 1, 2, &changes, msg,
+			       sizeof(msg)), 0, "%s", msg);
+	cr_assert_eq(fleet_round(f, 3, 0, rr), 2);
+	cr_assert(!rr[0].done && !rr[0].failed, "%s", rr[0].why);
+	cr_assert_not(fleet_failed(f, 0, NULL));
+	cr_assert(rr[1].done && rr[2].done && rr[2].check_ok);
+	cr_assert_eq(rr[2].rep[0].round, 2);
+	cr_assert_not(fleet_running(f, 0));
+
+	/* what cannot start: t3 again, a task the plan blocks, a round
+	 * past the last */
+	cr_assert_eq(fleet_task_start(f, set->plan[1], 2, 3, msg,
+				      sizeof(msg)), -EINVAL);
+	cr_assert_eq(fleet_task_start(f, set->plan[0], 2, 3, msg,
+				      sizeof(msg)), -EINVAL);
+	cr_assert_eq(fleet_task_start(f, set->plan[1], 0, 4, msg,
+				      sizeof(msg)), -EINVAL);
+	fleet_stop(f);
+	cr_assert_gt(lab_down(prefix, NULL, NULL), 0);
+	cr_assert_eq(netns_each(prefix, no_ns, NULL), 0);
+}
+
+Test(lab, a_timeline_is_followed_live)
+{
+	char msg[256];
+	int ab, moved_t = -1, moved_m = 0, kept_t = -1, kept_m = 0;
+	int changes, segs, got, snd, rcv;
+	double km0 = 0, km1 = 0, km_kept = 0;
+
+	build_set(ring4, &sched_spff, RESCHED_NONE);
+	ab = sc->events[0].fibre;
+	for (int t = 0; t < plan->ntasks; t++)
+		for (int m = 1; m < plan->tasks[t].nmodels; m++) {
+			const struct ppath *a =
+				&set->plan[0]->tasks[t].bcast.path[m];
+			const struct ppath *b =
+				&set->plan[1]->tasks[t].bcast.path[m];
+
+			if (a->km != b->km && moved_t < 0) {
+				moved_t = t;
+				moved_m = m;
+				km0 = a->km;
+				km1 = b->km;
+			} else if (a->km == b->km && a->from != a->to &&
+				   kept_t < 0) {
+				kept_t = t;
+				kept_m = m;
+				km_kept = a->km;
+			}
+		}
+	cr_assert_geq(moved_t, 0, "a transfer crosses A-B");
+	cr_assert_geq(kept_t, 0, "a transfer stays away from A-B");
+	rtt_is(moved_t, moved_m, km0);
+	rtt_is(kept_t, kept_m, km_kept);
+	tcp_over(moved_t, moved_m, &snd, &rcv);
+	cr_assert_eq(write(snd, "before", 6), 6);
+	arrives(rcv, "before");
+
+	/* the cut: silence over A-B, the rest untouched */
+	cr_assert_eq(lab_fibre_set(prefix, sc, ab, false, &segs, msg,
+				   sizeof(msg)), 0, "%s", msg);
+	rtt_of(moved_t, moved_m, &got);
+	cr_assert_eq(got, 0, "answers across the cut fibre");
+	rtt_is(kept_t, kept_m, km_kept);
+	cr_assert_eq(write(snd, "during", 6), 6);	/* lost on the cut */
+
+	/* the next epoch, live: the long way round */
+	cr_assert_eq(lab_epoch(prefix, set, 0, 1, &changes, msg,
+			       sizeof(msg)), 0, "%s", msg);
+	cr_assert_gt(changes, 0);
+	rtt_is(moved_t, moved_m, km1);
+	rtt_is(kept_t, kept_m, km_kept);
+	/* the connection carries on: TCP resends over the new path */
+	arrives(rcv, "during");
+	close(snd);
+	close(rcv);
+
+	/* the repair: under 'none' nothing moves back */
+	cr_assert_eq(lab_fibre_set(prefix, sc, ab, true, &segs, msg,
+				   sizeof(msg)), 0, "%s", msg);
+	cr_assert_eq(lab_epoch(prefix, set, 1, 2, &changes, msg,
+			       sizeof(msg)), 0, "%s", msg);
+	cr_assert_eq(changes, 0);
+	rtt_is(moved_t, moved_m, km1);
+
+	/* and back to the first epoch: A-B alight again, routes made again */
+	cr_assert_eq(lab_epoch(prefix, set, 2, 0, &changes, msg,
+			       sizeof(msg)), 0, "%s", msg);
+	cr_assert_gt(changes, 0);
+	rtt_is(moved_t, moved_m, km0);
+	rtt_is(kept_t, kept_m, km_kept);
+
+	cr_assert_eq(lab_epoch(prefix, set, 0, set->nepochs, &changes, msg,
+			       sizeof(msg)), -EINVAL);
+
+	/* everything is the prefix's, and goes with it */
+	cr_assert_gt(lab_down(prefix, NULL, NULL), 0);
+	cr_assert_eq(netns_each(prefix, no_ns, NULL), 0);
+	cr_assert_eq(lab_epoch(prefix, set, 0, 1, &changes, msg,
+			       sizeof(msg)), -ENOENT);
+	cr_assert(strstr(msg, "is not up"), "%s", msg);
 }

@@ -18,7 +18,7 @@ Test(netns, names_that_lead_elsewhere_are_refused)
 		cr_expect_not(netns_name_ok(bad[i]), "'%s'", bad[i]);
 		cr_expect_eq(netns_open(bad[i]), -EINVAL, "'%s'", bad[i]);
 		cr_expect_eq(netns_del(bad[i]), -EINVAL, "'%s'", bad[i]);
-		cr_expect_eq(netns_add(bad[i], false), -EINVAL, "'%s'",
+		cr_expect_eq(netns_add(bad[i], 0), -EINVAL, "'%s'",
 			     bad[i]);
 		cr_expect_not(netns_exists(bad[i]), "'%s'", bad[i]);
 	}

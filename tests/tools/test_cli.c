@@ -383,6 +383,29 @@ Test(cli, events_are_listed_by_plan_and_refused_by_run)
 			  r.err);
 		tl_run_free(&r);
 	}
+	/* --rounds R: every task runs R (as run --rounds R does) */
+	{
+		const char *r7[] = { "plan", "scenarios/teaching-ring.yaml",
+				     "--events", ev, "--compare", "--rounds",
+				     "7", NULL };
+		const char *r0[] = { "plan", "scenarios/teaching-ring.yaml",
+				     "--rounds", "0", NULL };
+		long got = -1;
+		char *at;
+
+		r = tl_run(r7);
+		cr_assert_eq(tl_code(&r), 0, "%s", r.err);
+		at = strstr(r.out, "\nnone ");
+		cr_assert_not_null(at, "%s", r.out);
+		cr_assert_eq(sscanf(at, " none %*d/%*d %ld", &got), 1);
+		cr_assert_eq(got, 2 * 7, "two tasks of 7 rounds: %s", r.out);
+		tl_run_free(&r);
+		r = tl_run(r0);
+		cr_assert_eq(tl_code(&r), 2);
+		cr_assert(strstr(r.err, "bad --rounds '0': a whole number in "
+				 "[1, 100000]"), "%s", r.err);
+		tl_run_free(&r);
+	}
 
 	f = fopen(ev, "w");
 	cr_assert_not_null(f);
@@ -420,7 +443,7 @@ Test(cli, events_are_listed_by_plan_and_refused_by_run)
 	r = tl_run(run);
 	cr_assert_eq(tl_code(&r), 2, "%s%s", r.out, r.err);
 	snprintf(want, sizeof(want), "%s:129:5: the cut of A-B at 1 s is "
-		 "never repaired: the emulation re-places nothing yet", sc);
+		 "never repaired: with nothing re-placed the tasks over it", sc);
 	cr_assert(strstr(r.out, want) || strstr(r.err, want), "%s%s", r.out,
 		  r.err);
 	cr_assert_neq(access(db, F_OK), 0, "a database was made");
@@ -456,8 +479,9 @@ Test(cli, events_are_listed_by_plan_and_refused_by_run)
 		r = tl_run(rev);
 		cr_assert_eq(tl_code(&r), 2, "%s%s", r.out, r.err);
 		snprintf(want, sizeof(want), "%s:3:5: 'teaching-ring' has a leave "
-			 "event: the emulation plays traffic, cuts and repairs, "
-			 "not arrivals or departures yet", evf);
+			 "event: the emulation starts and ends tasks only when "
+			 "it follows the timeline (run --reschedule "
+			 "none|full|auto)", evf);
 		cr_assert(strstr(r.out, want) || strstr(r.err, want), "%s%s",
 			  r.out, r.err);
 		cr_assert_neq(access(db, F_OK), 0, "a database was made");
@@ -569,4 +593,57 @@ Test(cli, select_within_a_round_budget)
 	cr_assert_eq(tl_code(&r), 2);
 	cr_assert(strstr(r.err, "not even one local model"), "%s", r.err);
 	tl_run_free(&r);
+}
+
+/*
+ * run --reschedule: a bad policy is refused as a usage error; what a live
+ * emulation cannot follow is refused before anything is made (no
+ * database, no namespace): mst re-planning the ring's trees from scratch
+ * after a cut, and a cut never repaired that leaves a task no way round.
+ */
+Test(cli, run_reschedule_refuses_what_it_cannot_follow)
+{
+	static const struct {
+		const char *sched, *policy, *events, *want;
+	} cases[] = {
+		{ "mst", "full", "events:\n  - {at_s: 1, cut: {a: A, b: B}}\n",
+		  "cannot be re-placed live: task 't1' changes its trees at "
+		  "the cut at 1 s" },
+		{ "spff", "none", "events:\n  - {at_s: 1, cut: {a: B, b: C}}\n"
+		  "  - {at_s: 1, cut: {a: C, b: D}}\n",
+		  "has no way round the cut at 1 s, which is never repaired" },
+	};
+	const char *bad[] = { "run", "scenarios/teaching-ring.yaml",
+			      "--reschedule", "sometimes", NULL };
+	struct tl_run r = tl_run(bad);
+	char db[64];
+
+	cr_assert_eq(tl_code(&r), 2, "%s%s", r.out, r.err);
+	cr_assert(strstr(r.err, "unknown re-scheduling policy 'sometimes': "
+			 "none, full or auto"), "%s", r.err);
+	tl_run_free(&r);
+	if (geteuid() != 0)
+		cr_skip_test("run needs root");
+	snprintf(db, sizeof(db), "/tmp/tl-cli-rs-%d.db", (int)getpid());
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char evf[] = "/tmp/tl-cli-rs-XXXXXX";
+		const char *args[] = { "run", "scenarios/teaching-ring.yaml",
+				       "--events", evf, "--scheduler",
+				       cases[i].sched, "--reschedule",
+				       cases[i].policy, "--db", db, "--prefix",
+				       "tqrs", NULL };
+		int fd = mkstemp(evf);
+
+		cr_assert(fd >= 0);
+		cr_assert(dprintf(fd, "%s", cases[i].events) > 0);
+		close(fd);
+		r = tl_run(args);
+		unlink(evf);
+		cr_assert_eq(tl_code(&r), 2, "%s%s", r.out, r.err);
+		cr_assert(strstr(r.out, cases[i].want) ||
+			  strstr(r.err, cases[i].want), "%s%s", r.out, r.err);
+		cr_assert_neq(access(db, F_OK), 0, "a database was made");
+		cr_assert_neq(access("/run/netns/tqrs-A", F_OK), 0);
+		tl_run_free(&r);
+	}
 }

@@ -583,6 +583,101 @@ Test(report, a_run_with_events_gets_its_timeline)
 }
 
 /*
+ * A run with events but no link load sampled (it ended before the first
+ * sample) still gets its timeline: the links' plot says that it is empty
+ * instead of failing the figure (gnuplot cannot autoscale no point).
+ */
+Test(report, a_timeline_without_link_samples_says_so)
+{
+	struct tmp t;
+	const char *a[] = { "report", t.db, "--out", t.out, NULL };
+	struct tl_run r;
+	sqlite3 *db;
+	char *gp, path[256];
+
+	tmp_init(&t);
+	make_db(t.db, true);
+	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
+	exec_sql(db, "ALTER TABLE rounds ADD COLUMN pred_round_s REAL;"
+		     "CREATE TABLE round_times (run INTEGER, round INTEGER,"
+		     " start_s REAL, end_s REAL);"
+		     "INSERT INTO round_times VALUES (1, 1, 0, 0.006),"
+		     " (1, 2, 0.02, 0.026);"
+		     "CREATE TABLE events (run INTEGER, at_s REAL, kind TEXT,"
+		     " detail TEXT, tasks TEXT, interruption_s REAL);"
+		     "INSERT INTO events VALUES (1, 0.015, 'traffic',"
+		     " 's1 -> s2, 5 Gbit/s for 1 s', 't0', 0);"
+		     "CREATE TABLE link_samples (run INTEGER, t_s REAL,"
+		     " link TEXT, gbps REAL, cap_gbps REAL);");
+	sqlite3_close(db);
+	r = tl_run(a);
+	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
+	cr_expect_null(strstr(r.err, "undefined"), "stderr: %s", r.err);
+	snprintf(path, sizeof(path), "%s/fig-timeline-run1.gp", t.out);
+	gp = slurp_path(path);
+	cr_expect(strstr(gp, "'no link load was sampled in this run'"), "%s",
+		  gp);
+	free(gp);
+	snprintf(path, sizeof(path), "%s/fig-timeline-run1.png", t.out);
+	if (access("/usr/bin/gnuplot", X_OK) == 0)
+		cr_expect_eq(access(path, F_OK), 0, "no %s: %s", path, r.err);
+	tl_run_free(&r);
+	rm_rf(t.dir);
+}
+
+/*
+ * A cut a run answered by re-placement (run --reschedule): the table puts
+ * the policy, the moved task, when the moves were live and the first
+ * round on the new paths ended, what the cut cost the moved task (its
+ * round not over by the cut: 3 ms measured, 1.5 predicted) and the rounds
+ * that started once the moves were live; rounds count as in the cut only
+ * until the moves were live.
+ */
+Test(report, a_replaced_cut_is_measured_in_its_table)
+{
+	struct tmp t;
+	const char *a[] = { "report", t.db, "--out", t.out, NULL };
+	struct tl_run r;
+	sqlite3 *db;
+	char *md, path[256];
+
+	tmp_init(&t);
+	make_db(t.db, true);
+	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
+	exec_sql(db, "ALTER TABLE rounds ADD COLUMN pred_round_s REAL;"
+		     "UPDATE rounds SET pred_round_s = round_s * 0.5;"
+		     "CREATE TABLE round_times (run INTEGER, round INTEGER,"
+		     " start_s REAL, end_s REAL);"
+		     "INSERT INTO round_times VALUES (1, 1, 0, 0.006),"
+		     " (1, 2, 0.02, 0.026);"
+		     "CREATE TABLE events (run INTEGER, at_s REAL, kind TEXT,"
+		     " detail TEXT, tasks TEXT, interruption_s REAL,"
+		     " policy TEXT, live_s REAL, first_round_s REAL);"
+		     "INSERT INTO events VALUES (1, 0.001, 'cut',"
+		     " 'fibre A-B (40 km); moved t0', 't0', 0.0015, 'none',"
+		     " 0.010, 0.026);"
+		     "CREATE TABLE link_samples (run INTEGER, t_s REAL,"
+		     " link TEXT, gbps REAL, cap_gbps REAL);"
+		     "INSERT INTO link_samples VALUES"
+		     " (1, 0.005, 'lp0:r1>r2', 5, 10),"
+		     " (1, 0.025, 'lp0:r1>r2', 10, 10);");
+	sqlite3_close(db);
+	r = tl_run(a);
+	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
+	snprintf(path, sizeof(path), "%s/report.md", t.out);
+	md = slurp_path(path);
+	cr_expect(strstr(md, "### Re-placement, measured"), "%s", md);
+	cr_expect(strstr(md, "| 1 | synthetic-test | spff | none | cut at "
+			     "1.000 ms | t0 | 9.0 | 25.0 | 1.5 / 1.5 | 2: "
+			     "5.000 / 2.500 |"), "%s", md);
+	cr_expect(strstr(md, "Rounds a cut fell in: 2, measured 4.000 ms"),
+		  "%s", md);
+	free(md);
+	tl_run_free(&r);
+	rm_rf(t.dir);
+}
+
+/*
  * A blocking experiment runs in the twin (no root), stores every point,
  * says what each load blocked, and its report draws blocking against load
  * from the database alone — with no run in it.

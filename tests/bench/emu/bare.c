@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "emu/lab.h"
 #include "emu/netns.h"
 #include "emu/nl.h"
 
@@ -62,7 +63,7 @@ static int make_netns(struct bare *b, const char *prefix)
 
 		snprintf(n->ns, sizeof(n->ns), "%s-%s", prefix,
 			 sc->nodes[i].name);
-		err = netns_add(n->ns, sc->nodes[i].kind == NODE_ROUTER);
+		err = netns_add(n->ns, lab_ns_flags(sc->nodes[i].kind));
 		if (err)
 			return fail(b, err, "create netns", n->ns);
 		n->made = true;

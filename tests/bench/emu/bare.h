@@ -2,8 +2,8 @@
 /*
  * The bare netlink baseline: the minimum twinlab's own primitives can do
  * for a plan, in this process, through emu/netns.c and emu/nl.c directly.
- * It makes the same namespaces (netns_add: IPv6 off, forwarding on
- * routers), the same veth pairs with the same names and ifindices, the
+ * It makes the same namespaces (netns_add with lab_ns_flags: IPv6 off,
+ * forwarding on routers, TCP's settings on servers), the same veth pairs with the same names and ifindices, the
  * same /31 addresses on the access and lightpath links and the same tbf
  * qdiscs — and nothing else: no endpoint addresses, no routes, no
  * cross-connects, no delay line, no state file, no scenario parsing or

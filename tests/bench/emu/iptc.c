@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "bench.h"
+#include "emu/lab.h"
+#include "emu/netns.h"
 #include "proc.h"
 
 #define MAX_ARGS 32
@@ -150,7 +152,7 @@ static int build_namespaces(struct iptc *s, const struct scenario *sc,
 
 	for (int i = 0; i < sc->nnodes && !err; i++) {
 		const char *ns = nm->ns[i];
-		bool router = sc->nodes[i].kind == NODE_ROUTER;
+		unsigned fl = lab_ns_flags(sc->nodes[i].kind);
 
 		err = cmd(s, s->ip, "netns", "add", ns, NULL);
 		if (!err)
@@ -158,10 +160,15 @@ static int build_namespaces(struct iptc *s, const struct scenario *sc,
 				  NULL);
 		if (!err)
 			err = cmd(s, s->ip, "netns", "exec", ns, "sysctl", "-q",
-				  "-w", "net.ipv6.conf.all.disable_ipv6=1",
-				  "net.ipv6.conf.default.disable_ipv6=1",
-				  "net.ipv6.conf.lo.disable_ipv6=1",
-				  router ? "net.ipv4.ip_forward=1" : NULL,
+				  "-w", "net.ipv6.conf.default.disable_ipv6=1",
+				  (fl & NETNS_FORWARD) ?
+				  "net.ipv4.ip_forward=1" :
+				  (fl & NETNS_TCP) ?
+				  "net.ipv4.tcp_early_retrans=0" : NULL,
+				  (fl & NETNS_TCP) ?
+				  "net.ipv4.tcp_slow_start_after_idle=0" : NULL,
+				  (fl & NETNS_TCP) ?
+				  "net.ipv4.tcp_congestion_control=reno" : NULL,
 				  NULL);
 	}
 	s->nsetup = s->n;

@@ -102,7 +102,7 @@ struct watch *watch_new(const char *prefix)
 	snprintf(w->prefix, sizeof(w->prefix), "%s", prefix);
 	snprintf(w->wname, sizeof(w->wname), "%s-w", prefix);
 	w->next_nsid = 1;
-	err = netns_add(w->wname, false);
+	err = netns_add(w->wname, 0);
 	if (err) {
 		free(w);
 		errno = -err;
@@ -473,7 +473,7 @@ static int make_sentinel(struct watch *w)
 
 	snprintf(w->sentinel, sizeof(w->sentinel), "%s-s%d", w->prefix,
 		 w->next_nsid);
-	err = netns_add(w->sentinel, false);
+	err = netns_add(w->sentinel, 0);
 	if (err)
 		return err;
 	w->sentinel_made = true;

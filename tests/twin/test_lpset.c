@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One set of lightpaths for a whole timeline (twin/lpset.h): each epoch's
+ * plan over it lights exactly what the timeline's epoch lights, keeps
+ * every address of the epoch before (only routes differ), crosses no cut
+ * fibre, and what cannot be followed live is refused with its reason.
+ */
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "twin/addr.h"
+#include "twin/lpset.h"
+#include "twin/predict.h"
+#include "twin/sched.h"
+
+static struct scenario *ring_with(const char *events)
+{
+	FILE *f = fopen("scenarios/teaching-ring.yaml", "r");
+	static char buf[16384];
+	struct scn_error err;
+	struct scenario *sc;
+	size_t n;
+
+	cr_assert_not_null(f, "run from the repository's top");
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s", events);
+	sc = scenario_parse(buf, n, "ring", &err);
+	cr_assert_not_null(sc, "%d:%d: %s", err.line, err.col, err.msg);
+	return sc;
+}
+
+/* The addresses two plans of one set give: all equal, routes aside. */
+static void same_addresses(const struct plan *p, const struct plan *q)
+{
+	struct addressing *a = addressing_new(p), *b = addressing_new(q);
+
+	cr_assert_not_null(a);
+	cr_assert_not_null(b);
+	cr_assert_eq(a->used, b->used);
+	for (int i = 0; i < p->sc->nnodes; i++)
+		cr_assert_eq(a->access[i], b->access[i]);
+	for (int l = 0; l < p->net->nlp; l++)
+		cr_assert_eq(a->lightpath[l], b->lightpath[l]);
+	for (int t = 0; t < p->ntasks; t++)
+		for (int i = 2; a->ep[t] && i < 2 * p->tasks[t].nmodels; i++) {
+			cr_assert_eq(a->ep[t][i].src, b->ep[t][i].src);
+			cr_assert_eq(a->ep[t][i].dst, b->ep[t][i].dst);
+		}
+	addressing_free(a);
+	addressing_free(b);
+}
+
+/* Every lightpath a placed task of epoch e's set plan crosses is lit. */
+static void paths_lit(const struct lpset *s, int e)
+{
+	const struct plan *q = s->plan[e];
+
+	for (int t = 0; t < q->ntasks; t++)
+		for (int m = 1; !s->waits[e][t] && !q->tasks[t].blocked &&
+				m < q->tasks[t].nmodels; m++)
+			for (int k = 0; k < 2; k++) {
+				const struct ppath *pp =
+					k ? &q->tasks[t].up.path[m] :
+					    &q->tasks[t].bcast.path[m];
+
+				for (int h = 0; h < pp->nhops; h++)
+					cr_assert(pp->hops[h].kind !=
+							  HOP_LIGHTPATH ||
+						  s->lit[e][pp->hops[h].idx],
+						  "epoch %d task %d crosses "
+						  "a dark lightpath", e, t);
+			}
+}
+
+/* Tasks whose paths in epoch e of s differ from the epoch before. */
+static int paths_changed(const struct lpset *s, int e)
+{
+	int n = 0;
+
+	for (int t = 0; t < s->plan[e]->ntasks; t++)
+		n += !plan_task_same(s->plan[e - 1], t, s->plan[e], t);
+	return n;
+}
+
+static const char cut_repair[] =
+	"events:\n"
+	"  - {at_s: 1, cut: {a: A, b: B}}\n"
+	"  - {at_s: 3, repair: {a: A, b: B}}\n";
+
+Test(lpset, a_cut_and_its_repair_over_one_set)
+{
+	enum resched pol[] = { RESCHED_NONE, RESCHED_FULL, RESCHED_AUTO };
+
+	for (size_t i = 0; i < sizeof(pol) / sizeof(pol[0]); i++) {
+		struct scenario *sc = ring_with(cut_repair);
+		struct timeline *tl = timeline_new(sc, &sched_spff, pol[i],
+						   predict_round);
+		int ab = sc->events[0].fibre, moved = 0;
+		struct lpset *s;
+		char why[256];
+
+		cr_assert_not_null(tl);
+		cr_assert_eq(lpset_new(tl, &s, why, sizeof(why)), 0, "%s", why);
+		cr_assert_eq(s->nepochs, 3);
+		for (int e = 0; e < s->nepochs; e++) {
+			const struct net *n = tl->e[e].plan->net;
+			int lit = 0;
+
+			cr_assert_eq(s->plan[e]->net->nlp, s->net->nlp);
+			for (int l = 0; l < s->net->nlp; l++) {
+				lit += s->lit[e][l];
+				cr_assert_eq(s->lit[e][l],
+					     net_find_lightpath(n,
+						     &s->net->lp[l]) >= 0);
+				if (e == 1 && s->lit[e][l])
+					cr_assert_not(plan_lightpath_crosses(
+						s->plan[e], l, ab));
+			}
+			cr_assert_eq(lit, n->nlp, "epoch %d", e);
+			paths_lit(s, e);
+			if (e)
+				same_addresses(s->plan[0], s->plan[e]);
+			for (int t = 0; t < sc->ntasks; t++)
+				cr_assert_not(s->waits[e][t]);
+		}
+		/* epoch 0 is the plan itself, its lightpaths first */
+		for (int l = 0; l < tl->e[0].plan->net->nlp; l++)
+			cr_assert(s->lit[0][l]);
+		for (int t = 0; t < sc->ntasks; t++)
+			moved += tl->e[1].moved[t];
+		cr_assert_gt(moved, 0, "the ring's tasks cross A-B");
+		cr_assert_eq(paths_changed(s, 1), moved, "policy %s",
+			     resched_name(pol[i]));
+		cr_assert_gt(s->net->nlp, tl->e[0].plan->net->nlp,
+			     "the cut lights lightpaths around it");
+		lpset_free(s);
+		timeline_free(tl);
+		scenario_free(sc);
+	}
+}
+
+/* Cut off (C alone after two cuts): the task waits on what it had. */
+Test(lpset, a_task_nothing_reaches_keeps_its_paths)
+{
+	struct scenario *sc = ring_with("events:\n"
+					"  - {at_s: 1, cut: {a: B, b: C}}\n"
+					"  - {at_s: 1, cut: {a: C, b: D}}\n"
+					"  - {at_s: 2, repair: {a: B, b: C}}\n");
+	struct timeline *tl = timeline_new(sc, &sched_spff, RESCHED_NONE,
+					   predict_round);
+	struct lpset *s;
+	char why[256];
+	int waited = 0;
+
+	cr_assert_not_null(tl);
+	cr_assert_eq(lpset_new(tl, &s, why, sizeof(why)), 0, "%s", why);
+	for (int e = 1; e < s->nepochs; e++)
+		for (int t = 0; t < sc->ntasks; t++) {
+			cr_assert_eq(s->waits[e][t],
+				     tl->e[e].plan->tasks[t].blocked);
+			if (!s->waits[e][t])
+				continue;
+			waited++;
+			cr_assert(plan_task_same(s->plan[e], t,
+						 s->plan[e - 1], t));
+		}
+	cr_assert_gt(waited, 0, "the ring's tasks reach C");
+	lpset_free(s);
+	timeline_free(tl);
+	scenario_free(sc);
+}
+
+Test(lpset, what_cannot_be_followed_live_is_refused)
+{
+	static const struct {
+		const char *events, *want;
+	} cases[] = {
+		{ "events:\n  - {at_s: 1, traffic: {from: s1, to: s4,"
+		  " gbps: 5, for_s: 1}}\n", "traffic at 1 s (line" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct scenario *sc = ring_with(cases[i].events);
+		struct timeline *tl = timeline_new(sc, &sched_spff,
+						   RESCHED_NONE,
+						   predict_round);
+		struct lpset *s = (void *)1;
+		char why[256] = "";
+
+		cr_assert_not_null(tl);
+		cr_assert_eq(lpset_new(tl, &s, why, sizeof(why)), -ENOTSUP);
+		cr_assert_null(s);
+		cr_assert(strstr(why, cases[i].want), "%s", why);
+		timeline_free(tl);
+		scenario_free(sc);
+	}
+}
+
+/*
+ * mst re-plans trees from scratch under 'full': wherever a task's tree
+ * differs between two epochs the set refuses it by name; where none does,
+ * it is built.
+ */
+Test(lpset, a_tree_that_changes_is_refused_by_name)
+{
+	struct scenario *sc = ring_with(cut_repair);
+	struct timeline *tl = timeline_new(sc, &sched_mst, RESCHED_FULL,
+					   predict_round);
+	const char *changed = NULL;
+	struct lpset *s;
+	char why[256] = "";
+	int err;
+
+	cr_assert_not_null(tl);
+	for (int e = 1; e < tl->n && !changed; e++)
+		for (int t = 0; t < sc->ntasks && !changed; t++) {
+			const struct task_plan *x =
+				&tl->e[e - 1].plan->tasks[t];
+			const struct task_plan *y = &tl->e[e].plan->tasks[t];
+
+			if (!x->blocked && !y->blocked &&
+			    (memcmp(x->bcast.parent, y->bcast.parent,
+				    (size_t)x->nmodels * sizeof(int)) ||
+			     memcmp(x->up.parent, y->up.parent,
+				    (size_t)x->nmodels * sizeof(int))))
+				changed = x->task->name;
+		}
+	err = lpset_new(tl, &s, why, sizeof(why));
+	if (changed) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "task '%s' changes its trees",
+			 changed);
+		cr_assert_eq(err, -ENOTSUP);
+		cr_assert(strstr(why, want), "%s", why);
+	} else {
+		cr_assert_eq(err, 0, "%s", why);
+		lpset_free(s);
+	}
+	cr_log_info("mst under full on the ring: %s", changed ?
+		    why : "no tree changes");
+	timeline_free(tl);
+	scenario_free(sc);
+}
+
+/*
+ * A task arrives and another leaves: every epoch's plan lists both, the
+ * arrival running from its epoch on and the departed one until its own,
+ * each blocked (no routes, its reason) where it does not run; addresses
+ * stay those of epoch 0 and every running task crosses only lit
+ * lightpaths.
+ */
+Test(lpset, tasks_that_arrive_and_leave_run_in_their_epochs)
+{
+	enum resched pol[] = { RESCHED_NONE, RESCHED_FULL, RESCHED_AUTO };
+
+	for (size_t i = 0; i < sizeof(pol) / sizeof(pol[0]); i++) {
+		struct scenario *sc = ring_with(
+			"events:\n"
+			"  - {at_s: 1, arrive: {name: t9, global: s6,"
+			" locals: [s3], parameters: 1000,"
+			" bytes_per_parameter: 4, work_core_s: 0.01}}\n"
+			"  - {at_s: 2, leave: t1}\n");
+		struct timeline *tl = timeline_new(sc, &sched_spff, pol[i],
+						   predict_round);
+		int t1 = -1, t9 = -1;
+		struct lpset *s;
+		char why[256];
+
+		cr_assert_not_null(tl);
+		cr_assert_eq(lpset_new(tl, &s, why, sizeof(why)), 0, "%s", why);
+		cr_assert_eq(s->nepochs, 3);
+		cr_assert_eq(s->sc->ntasks, sc->ntasks + 1);
+		for (int t = 0; t < s->sc->ntasks; t++) {
+			if (!strcmp(s->sc->tasks[t].name, "t1"))
+				t1 = t;
+			if (!strcmp(s->sc->tasks[t].name, "t9"))
+				t9 = t;
+		}
+		cr_assert_eq(t9, sc->ntasks, "arrivals after the scenario's");
+		cr_assert_geq(t1, 0);
+		for (int e = 0; e < s->nepochs; e++) {
+			const struct plan *q = s->plan[e];
+
+			cr_assert_eq(q->ntasks, s->sc->ntasks);
+			cr_assert_eq(s->runs[e][t9], e >= 1, "epoch %d", e);
+			cr_assert_eq(s->runs[e][t1], e < 2, "epoch %d", e);
+			cr_assert_eq(q->tasks[t9].blocked, e < 1);
+			cr_assert_eq(q->tasks[t1].blocked, e >= 2);
+			for (int t = 0; t < q->ntasks; t++) {
+				cr_assert_eq(s->runs[e][t],
+					     !q->tasks[t].blocked);
+				cr_assert_not(s->waits[e][t]);
+			}
+			if (e)
+				same_addresses(s->plan[0], q);
+			paths_lit(s, e);
+		}
+		/* the timeline's epoch plans list who is there, in order */
+		for (int e = 0; e < s->nepochs; e++)
+			for (int k = 0; k < tl->e[e].plan->ntasks; k++)
+				cr_assert_str_eq(s->sc->tasks[s->index[e][k]]
+							 .name,
+						 tl->e[e].plan->tasks[k]
+							 .task->name);
+		cr_assert_eq(tl->e[2].plan->ntasks, sc->ntasks, "t1 gone");
+		cr_assert(strstr(s->plan[0]->tasks[t9].why, "not arrived"),
+			  "%s", s->plan[0]->tasks[t9].why);
+		cr_assert(strstr(s->plan[2]->tasks[t1].why, "left"), "%s",
+			  s->plan[2]->tasks[t1].why);
+		/* the arrival's lightpaths light at its epoch */
+		for (int l = 0; l < s->net->nlp; l++)
+			if (s->net->lp[l].task == t9)
+				cr_assert(s->lit[1][l] && !s->lit[0][l]);
+		lpset_free(s);
+		timeline_free(tl);
+		scenario_free(sc);
+	}
+}

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The set of a timeline's lightpaths (lpset.h). Lightpaths are the same
+ * when their routers, fibres and wavelength are (net_find_lightpath), as
+ * the timeline itself compares them; the set's net lights each once,
+ * without asking whether its wavelengths are free, since lightpaths of
+ * different epochs may share one.
+ */
+#include "lpset.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int refuse(char *why, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int refuse(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return -ENOTSUP;
+}
+
+/* Light x in net (its twin, if it has one already). Index or -errno. */
+static int adopt(struct net *net, const struct lightpath *x)
+{
+	int l = net_find_lightpath(net, x);
+
+	return l >= 0 ? l : net_light(net, x->a, x->b, x->fib, x->nfib,
+				      x->lambda, x->task);
+}
+
+/* pp into *to, its lightpaths renumbered by map (NULL: as they are). */
+static int copy_path(struct ppath *to, const struct ppath *pp,
+		     const int *map)
+{
+	*to = *pp;
+	to->hops = malloc(((size_t)pp->nhops + 1) * sizeof(*to->hops));
+	if (!to->hops)
+		return -ENOMEM;
+	for (int h = 0; h < pp->nhops; h++) {
+		to->hops[h] = pp->hops[h];
+		if (map && pp->hops[h].kind == HOP_LIGHTPATH)
+			to->hops[h].idx = map[pp->hops[h].idx];
+	}
+	return 0;
+}
+
+static int copy_task(struct task_plan *to, const struct task_plan *tp,
+		     const int *map)
+{
+	int err = 0;
+
+	to->blocked = tp->blocked;
+	memcpy(to->why, tp->why, sizeof(to->why));
+	if (tp->blocked)
+		return 0;
+	for (int k = 0; k < 2; k++) {
+		struct tree *dst = k ? &to->up : &to->bcast;
+		const struct tree *src = k ? &tp->up : &tp->bcast;
+
+		memcpy(dst->parent, src->parent,
+		       (size_t)tp->nmodels * sizeof(*dst->parent));
+		for (int m = 1; m < tp->nmodels && !err; m++) {
+			ppath_release(&dst->path[m]);
+			err = copy_path(&dst->path[m], &src->path[m], map);
+		}
+	}
+	return err;
+}
+
+static bool same_parents(const struct task_plan *x, const struct task_plan *y)
+{
+	size_t n = (size_t)x->nmodels * sizeof(int);
+
+	return !memcmp(x->bcast.parent, y->bcast.parent, n) &&
+	       !memcmp(x->up.parent, y->up.parent, n);
+}
+
+/* What the set cannot follow among the timeline's events, if anything. */
+static int check_events(const struct scenario *sc, char *why, size_t len)
+{
+	for (int k = 0; k < sc->nevents; k++) {
+		const struct scn_event *e = &sc->events[k];
+
+		if (e->kind != SCN_EV_TRAFFIC)
+			continue;
+		return refuse(why, len, "the %s at %g s (line %d): a live "
+			      "emulation follows cuts and repairs, not yet "
+			      "events of this kind",
+			      scn_event_kind_name(e->kind), e->at_s, e->line);
+	}
+	return 0;
+}
+
+/* Task name's index in p, or -1. */
+static int task_in(const struct plan *p, const char *name)
+{
+	for (int i = 0; i < p->ntasks; i++)
+		if (!strcmp(p->tasks[i].task->name, name))
+			return i;
+	return -1;
+}
+
+/* Not running: blocked in the epoch's plan, with why (tp: its own). */
+static void idle(struct task_plan *q, bool ran, const struct task_plan *tp)
+{
+	q->blocked = true;
+	snprintf(q->why, sizeof(q->why), "%s", tp ? tp->why : ran ?
+		 "it has left" : "it has not arrived");
+}
+
+/* Epoch e's plan over the set's lightpaths; s->plan[e - 1] made. */
+static int epoch_plan(struct lpset *s, int e, const int *map, char *why,
+		      size_t len)
+{
+	const struct timeline *tl = s->tl;
+	const struct epoch *ep = &tl->e[e];
+	const struct plan *src = ep->plan;
+	const struct plan *prev = e ? s->plan[e - 1] : NULL;
+	struct plan *q = plan_new(s->sc, src->scheduler);
+	int err = q ? 0 : -ENOMEM;
+
+	for (int l = 0; q && l < s->net->nlp && !err; l++) {
+		int got = net_light(q->net, s->net->lp[l].a, s->net->lp[l].b,
+				    s->net->lp[l].fib, s->net->lp[l].nfib,
+				    s->net->lp[l].lambda, s->net->lp[l].task);
+
+		err = got < 0 ? got : 0;
+	}
+	for (int i = 0; q && i < src->ntasks; i++)
+		s->index[e][i] = task_in(q, src->tasks[i].task->name);
+	for (int t = 0; q && t < q->ntasks && !err; t++) {
+		const char *name = q->tasks[t].task->name;
+		int i = task_in(src, name);
+		const struct task_plan *tp = i < 0 ? NULL : &src->tasks[i];
+		const struct task_plan *was = prev ? &prev->tasks[t] : NULL;
+		bool ran = e > 0 && s->runs[e - 1][t];
+
+		if (!tp || (tp->blocked && !ran)) {
+			/* not arrived, left, or never placed yet */
+			idle(&q->tasks[t], ran, tp);
+		} else if (tp->blocked) {
+			/* nothing reaches it: it waits on what it had */
+			s->runs[e][t] = s->waits[e][t] = true;
+			err = copy_task(&q->tasks[t], was, NULL);
+		} else if (ran && !same_parents(tp, was)) {
+			err = refuse(why, len, "task '%s' changes its trees "
+				     "at the %s at %g s: its workers keep a "
+				     "connection per tree edge, so only its "
+				     "paths may move live (spff keeps its "
+				     "trees)", name,
+				     epoch_name(tl, ep), ep->at_s);
+		} else {
+			s->runs[e][t] = true;
+			err = copy_task(&q->tasks[t], tp, map);
+		}
+	}
+	if (err) {
+		plan_free(q);
+		return err;
+	}
+	s->plan[e] = q;
+	return 0;
+}
+
+/*
+ * Every task the timeline ever has, its own first, then arrivals in the
+ * order of its events: a scenario of their own that borrows the rest.
+ */
+static struct scenario *every_task(const struct scenario *sc)
+{
+	struct scenario *x = malloc(sizeof(*x));
+	int n = sc->ntasks;
+
+	if (!x)
+		return NULL;
+	*x = *sc;
+	for (int k = 0; k < sc->nevents; k++)
+		n += sc->events[k].kind == SCN_EV_ARRIVE;
+	x->tasks = malloc(((size_t)n + 1) * sizeof(*x->tasks));
+	if (!x->tasks) {
+		free(x);
+		return NULL;
+	}
+	memcpy(x->tasks, sc->tasks, (size_t)sc->ntasks * sizeof(*x->tasks));
+	x->ntasks = sc->ntasks;
+	for (int k = 0; k < sc->nevents; k++)
+		if (sc->events[k].kind == SCN_EV_ARRIVE)
+			x->tasks[x->ntasks++] = sc->events[k].task;
+	return x;
+}
+
+int lpset_new(const struct timeline *tl, struct lpset **out, char *why,
+	      size_t len)
+{
+	struct lpset *s = calloc(1, sizeof(*s));
+	int *map = NULL, err;
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	s->tl = tl;
+	s->nepochs = tl->n;
+	err = check_events(tl->sc, why, len);
+	if (err)
+		goto fail;
+	err = -ENOMEM;
+	s->sc = every_task(tl->sc);
+	s->net = net_new(tl->sc);
+	s->plan = calloc((size_t)tl->n + 1, sizeof(*s->plan));
+	s->lit = calloc((size_t)tl->n + 1, sizeof(*s->lit));
+	s->runs = calloc((size_t)tl->n + 1, sizeof(*s->runs));
+	s->waits = calloc((size_t)tl->n + 1, sizeof(*s->waits));
+	s->index = calloc((size_t)tl->n + 1, sizeof(*s->index));
+	if (!s->sc || !s->net || !s->plan || !s->lit || !s->runs ||
+	    !s->waits || !s->index)
+		goto fail;
+	/* every epoch's lightpaths first, so each plan has them all */
+	for (int e = 0; e < tl->n; e++)
+		for (int l = 0; l < tl->e[e].plan->net->nlp; l++) {
+			err = adopt(s->net, &tl->e[e].plan->net->lp[l]);
+			if (err < 0)
+				goto fail;
+		}
+	for (int e = 0; e < tl->n; e++) {
+		const struct net *n = tl->e[e].plan->net;
+
+		err = -ENOMEM;
+		s->lit[e] = calloc((size_t)s->net->nlp + 1, sizeof(**s->lit));
+		s->runs[e] = calloc((size_t)s->sc->ntasks + 1,
+				    sizeof(**s->runs));
+		s->waits[e] = calloc((size_t)s->sc->ntasks + 1,
+				     sizeof(**s->waits));
+		s->index[e] = calloc((size_t)tl->e[e].plan->ntasks + 1,
+				     sizeof(**s->index));
+		free(map);
+		map = malloc(((size_t)n->nlp + 1) * sizeof(*map));
+		if (!s->lit[e] || !s->runs[e] || !s->waits[e] ||
+		    !s->index[e] || !map)
+			goto fail;
+		for (int l = 0; l < n->nlp; l++) {
+			map[l] = net_find_lightpath(s->net, &n->lp[l]);
+			s->lit[e][map[l]] = true;
+		}
+		err = epoch_plan(s, e, map, why, len);
+		if (err)
+			goto fail;
+	}
+	free(map);
+	*out = s;
+	return 0;
+fail:
+	free(map);
+	lpset_free(s);
+	if (err == -ENOMEM)
+		snprintf(why, len, "out of memory");
+	return err;
+}
+
+void lpset_free(struct lpset *s)
+{
+	if (!s)
+		return;
+	for (int e = 0; e < s->nepochs; e++) {
+		if (s->plan)
+			plan_free(s->plan[e]);
+		if (s->lit)
+			free(s->lit[e]);
+		if (s->runs)
+			free(s->runs[e]);
+		if (s->waits)
+			free(s->waits[e]);
+		if (s->index)
+			free(s->index[e]);
+	}
+	free(s->plan);
+	free(s->lit);
+	free(s->runs);
+	free(s->waits);
+	free(s->index);
+	net_free(s->net);
+	if (s->sc)
+		free(s->sc->tasks);
+	free(s->sc);
+	free(s);
+}

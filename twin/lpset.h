@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The lightpaths a timeline lights over all its epochs, and each epoch's
+ * plan in their terms: what an emulation builds once, at the start (the
+ * lightpaths an epoch does not light stay dark), so that it can follow
+ * the timeline live — light and darken lightpaths, rewire ROADMs, swap
+ * routes — without making or removing anything while the tasks run.
+ *
+ * Every epoch's plan here lists every task the timeline ever has (sc: the
+ * scenario's, then arrivals), each with the same trees, over one list of
+ * lightpaths: addressing_new() gives each the same addresses (access
+ * links, lightpaths, transfers); only the routes differ. A task runs in an
+ * epoch (runs) from the first in which it is placed until it leaves; in
+ * the others it is blocked in the epoch's plan (no routes), with why. A
+ * task that no path reaches in an epoch (a cut with nothing around it)
+ * keeps the paths it had, over the cut, and waits for the repair, as it
+ * would without re-scheduling.
+ *
+ * Two lightpaths of the set may share a wavelength on a fibre when no
+ * epoch lights both (one went dark before the other lit): the wavelength
+ * is one segment, which the ROADMs switch from one to the other.
+ *
+ * What a live emulation cannot follow yet is refused with the reason:
+ * background traffic, and a task whose trees change from one epoch to the
+ * next while it runs (its workers keep a connection per tree edge).
+ */
+#ifndef TWIN_LPSET_H
+#define TWIN_LPSET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "plan.h"
+#include "timeline.h"
+
+struct lpset {
+	const struct timeline *tl;
+	struct scenario *sc;	/* every task ever (borrowed from tl->sc) */
+	struct net *net;	/* every lightpath some epoch lights: epoch
+				 * 0's in its order, then each other as it
+				 * first lights */
+	int nepochs;
+	struct plan **plan;	/* per epoch: its plan over net's
+				 * lightpaths (tasks of sc, in order) */
+	bool **lit;		/* [epoch][lightpath of net] */
+	bool **runs;		/* [epoch][task of sc]: placed (or waiting),
+				 * arrived and not left */
+	bool **waits;		/* [epoch][task]: no path reaches it, it
+				 * keeps the last it had */
+	int **index;		/* [epoch][task of the timeline's epoch
+				 * plan]: its index in sc */
+};
+
+/*
+ * lpset_new - the set of tl's epochs. 0 and *out; -ENOTSUP with the reason
+ * in why (what cannot be followed, naming the task or event); -ENOMEM.
+ */
+int lpset_new(const struct timeline *tl, struct lpset **out, char *why,
+	      size_t len) __attribute__((warn_unused_result));
+void lpset_free(struct lpset *s);
+
+#endif
