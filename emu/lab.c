@@ -681,8 +681,6 @@ static struct dsts *link_dsts(const struct lab *lab)
 	for (int i = 0; i < p->nbg && !err; i++) {
 		const struct scn_bg *bg = p->bg[i].bg;
 
-		if (!p->bg[i].routed)
-			continue;
 		if (p->sc->nodes[bg->from].kind == NODE_SERVER)
 			err = dst_add(&d[2 * bg->from], ad->bg[i].dst);
 		if (!err && p->sc->nodes[bg->to].kind == NODE_SERVER)
@@ -912,8 +910,6 @@ static int configure(struct lab *lab)
 	for (int i = 0; i < p->nbg && !err; i++) {
 		const struct scn_bg *bg = p->bg[i].bg;
 
-		if (!p->bg[i].routed)
-			continue;
 		err = bg_addr(lab, bg->from, ad->bg[i].src);
 		if (!err)
 			err = bg_addr(lab, bg->to, ad->bg[i].dst);
@@ -1233,9 +1229,19 @@ static int record_traffic(pid_t pid, unsigned long long start, void *ctx)
 	return lab_record_pid(tr->prefix, pid, start, tr->name);
 }
 
-int lab_traffic_start(const struct plan *p, const struct addressing *a,
-		      const char *prefix, double dilation, struct tg **out,
-		      char *err, size_t len)
+bool lab_traffic_flows(const struct plan *p, const struct lpset *set, int i)
+{
+	if (p->bg[i].routed)
+		return true;
+	for (int e = 0; set && e < set->nepochs; e++)
+		if (set->plan[e]->bg[i].routed)
+			return true;
+	return false;
+}
+
+int lab_traffic_start(const struct plan *p, const struct lpset *set,
+		      const struct addressing *a, const char *prefix,
+		      double dilation, struct tg **out, char *err, size_t len)
 {
 	const struct scenario *sc = p->sc;
 	struct tg_flow *f = calloc((size_t)p->nbg + 1, sizeof(*f));
@@ -1250,7 +1256,7 @@ int lab_traffic_start(const struct plan *p, const struct addressing *a,
 		const struct scn_bg *bg = p->bg[i].bg;
 		const struct scn_event *ev = &sc->events[bg->event];
 
-		if (!p->bg[i].routed)
+		if (!lab_traffic_flows(p, set, i))
 			continue;
 		lab_ns_name(prefix, sc->nodes[bg->from].name, f[n].src_ns,
 			    sizeof(f[n].src_ns));

@@ -85,16 +85,27 @@ struct tg;
 struct tg_flow;
 
 /*
- * lab_traffic_start - start the traffic generator of plan p's routed
- * background flows (plan_background, addressed by a) in prefix's
+ * lab_traffic_flows - whether background flow i of p is played: routed in
+ * p, or, with a timeline followed live (set: p is its first epoch's
+ * plan), in some epoch of it. A flow played over its whole window whose
+ * epoch routes it nowhere (a cut with no lit way round) is dropped at the
+ * first router without a route.
+ */
+bool lab_traffic_flows(const struct plan *p, const struct lpset *set, int i);
+
+/*
+ * lab_traffic_start - start the traffic generator of plan p's background
+ * flows that are played (lab_traffic_flows, addressed by a) in prefix's
  * emulation at dilation: each flow at its rate (physical / scale /
  * dilation) in the window of its event, [at_s, at_s + for_s) of scenario
  * time (x dilation) from tg_go's t0. Recorded in the state file first.
- * 0 with *out (NULL when no flow is routed), or -errno with err.
+ * The generator's flows are those played, in p's order. 0 with *out
+ * (NULL when none is), or -errno with err.
  */
-int lab_traffic_start(const struct plan *p, const struct addressing *a,
-		      const char *prefix, double dilation, struct tg **out,
-		      char *err, size_t len) __attribute__((warn_unused_result));
+int lab_traffic_start(const struct plan *p, const struct lpset *set,
+		      const struct addressing *a, const char *prefix,
+		      double dilation, struct tg **out, char *err, size_t len)
+	__attribute__((warn_unused_result));
 
 /*
  * lab_fibre_set - cut (up false) or repair fibre `fibre` of sc (the

@@ -10,9 +10,10 @@
 
 #include "emu/lab.h"
 #include "emu/netns.h"
+#include "twin/lpset.h"
 
-/* Whether link l is one to count. */
-static bool wanted(const struct plan *p, int l, bool traffic)
+/* Whether link l of plan p is one to count. */
+static bool wanted_in(const struct plan *p, int l, bool traffic)
 {
 	if (p->link_bytes[l] > 0)
 		return true;
@@ -23,7 +24,20 @@ static bool wanted(const struct plan *p, int l, bool traffic)
 	return false;
 }
 
-int counters_open(const struct plan *p, const char *prefix, bool traffic,
+/* Whether link l is one to count: in p, or in some epoch of set. */
+static bool wanted(const struct plan *p, const struct lpset *set, int l,
+		   bool traffic)
+{
+	if (wanted_in(p, l, traffic))
+		return true;
+	for (int e = 0; set && e < set->nepochs; e++)
+		if (wanted_in(set->plan[e], l, traffic))
+			return true;
+	return false;
+}
+
+int counters_open(const struct plan *p, const struct lpset *set,
+		  const char *prefix, bool traffic,
 		  struct counter **out, int *n, struct nscache **cache,
 		  int *ncache)
 {
@@ -40,7 +54,7 @@ int counters_open(const struct plan *p, const char *prefix, bool traffic,
 		struct counter *x = &c[k];
 		int saved, j;
 
-		if (!wanted(p, l, traffic))
+		if (!wanted(p, set, l, traffic))
 			continue;
 		x->link = l;
 		lab_link_end(p, prefix, l, x->ns, x->ifname);

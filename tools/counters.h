@@ -13,6 +13,8 @@
 #include "emu/nl.h"
 #include "twin/plan.h"
 
+struct lpset;
+
 struct counter {
 	int link;
 	char ns[64], ifname[16];
@@ -29,10 +31,12 @@ struct nscache {
 /*
  * counters_open - a counter for every link of p that carries transfers
  * (predicted bytes), and with traffic also every link its routed
- * background flows cross, in prefix's emulation. 0 or -errno; close with
- * counters_close even on failure.
+ * background flows cross, in prefix's emulation; with a timeline followed
+ * live (set, p its first epoch's plan), every link that does so in some
+ * epoch. 0 or -errno; close with counters_close even on failure.
  */
-int counters_open(const struct plan *p, const char *prefix, bool traffic,
+int counters_open(const struct plan *p, const struct lpset *set,
+		  const char *prefix, bool traffic,
 		  struct counter **out, int *n, struct nscache **cache,
 		  int *ncache) __attribute__((warn_unused_result));
 

@@ -102,8 +102,9 @@ static void *run(void *arg)
 	return NULL;
 }
 
-int linkload_start(const struct plan *p, const char *prefix, double dilation,
-		   uint64_t t0_ns, double step_s, struct linkload **out)
+int linkload_start(const struct plan *p, const struct lpset *set,
+		   const char *prefix, double dilation, uint64_t t0_ns,
+		   double step_s, struct linkload **out)
 {
 	struct linkload *l = calloc(1, sizeof(*l));
 	int err;
@@ -115,7 +116,7 @@ int linkload_start(const struct plan *p, const char *prefix, double dilation,
 	l->dilation = dilation;
 	l->step_s = step_s > 0 ? step_s : 0.1;
 	l->t0 = t0_ns;
-	err = counters_open(p, prefix, true, &l->c, &l->nc, &l->nsc,
+	err = counters_open(p, set, prefix, true, &l->c, &l->nc, &l->nsc,
 			    &l->nnsc);
 	l->last = calloc((size_t)l->nc + 1, sizeof(*l->last));
 	l->last_ns = calloc((size_t)l->nc + 1, sizeof(*l->last_ns));

@@ -80,13 +80,39 @@ static void summary(FILE *out, const struct plan *p, const struct fleet *f,
 	       "held-out accuracy after the task's first round)\n");
 }
 
+/*
+ * The plans a run plays: p alone, or with a timeline followed live (set),
+ * every epoch's (p is the first's); the same tasks and flows in each.
+ */
+static int nplans(const struct lpset *set)
+{
+	return set ? set->nepochs : 1;
+}
+
+static const struct plan *plan_at(const struct plan *p,
+				  const struct lpset *set, int k)
+{
+	return set ? set->plan[k] : p;
+}
+
+/* Flow i as the run plays it: the first of its plans that routes it. */
+static const struct bg_flow *flow_of(const struct plan *p,
+				     const struct lpset *set, int i)
+{
+	for (int k = 0; k < nplans(set); k++)
+		if (plan_at(p, set, k)->bg[i].routed)
+			return &plan_at(p, set, k)->bg[i];
+	return &p->bg[i];
+}
+
 /* The background traffic the run will play, as the twin routed it. */
-static void print_traffic(FILE *out, const struct plan *p)
+static void print_traffic(FILE *out, const struct plan *p,
+			  const struct lpset *set)
 {
 	const struct scenario *sc = p->sc;
 
 	for (int i = 0; i < p->nbg; i++) {
-		const struct bg_flow *f = &p->bg[i];
+		const struct bg_flow *f = flow_of(p, set, i);
 		const struct scn_event *e = &sc->events[f->bg->event];
 
 		fprintf(out, "traffic: %s -> %s, %g Gbit/s at %g s for %g s "
@@ -107,9 +133,11 @@ static void print_traffic(FILE *out, const struct plan *p)
  * cut and repaired. *cursor counts what was said.
  */
 static void say_events(FILE *out, const struct plan *p,
-		       const struct scn_moment *m, int n, int *cursor,
-		       double t, bool follow)
+		       const struct lpset *set, const struct scn_moment *m,
+		       int n, int *cursor, double t)
 {
+	bool follow = set != NULL;
+
 	const struct scenario *sc = p->sc;
 
 	for (; *cursor < n && m[*cursor].at_s <= t; (*cursor)++) {
@@ -122,7 +150,7 @@ static void say_events(FILE *out, const struct plan *p,
 		case SCN_EV_TRAFFIC:
 			for (int i = 0; i < p->nbg; i++)
 				if (p->bg[i].bg->event == m[*cursor].event)
-					routed = p->bg[i].routed;
+					routed = lab_traffic_flows(p, set, i);
 			fprintf(out, "traffic %s -> %s, %g Gbit/s %s%s\n",
 				sc->nodes[e->from].name, sc->nodes[e->to].name,
 				e->gbps, m[*cursor].ends ? "ends" : "starts",
@@ -151,7 +179,8 @@ static void say_events(FILE *out, const struct plan *p,
  * and what reached its sink, as a rate over the part of its window the
  * run lasted (scenario Gbit/s, frames on the wire).
  */
-static void tg_summary(FILE *out, const struct plan *p, const struct tg *g,
+static void tg_summary(FILE *out, const struct plan *p,
+		       const struct lpset *set, const struct tg *g,
 		       double t_end)
 {
 	const struct scenario *sc = p->sc;
@@ -170,7 +199,7 @@ static void tg_summary(FILE *out, const struct plan *p, const struct tg *g,
 		uint64_t sent, got;
 		double wire = (double)TG_FRAME / TG_PAYLOAD * 8 * sc->scale;
 
-		if (!p->bg[i].routed)
+		if (!lab_traffic_flows(p, set, i))
 			continue;
 		tg_bytes(g, k++, &sent, &got);
 		fprintf(out, "traffic %s -> %s: %" PRIu64 " bytes sent, %" PRIu64
@@ -192,31 +221,44 @@ static void list_add(char *buf, size_t len, size_t *used, const char *name)
 					  *used ? "," : "", name);
 }
 
-/* The tasks flow i shares a link with, comma-separated, into buf. */
-static void touched(const struct plan *p, int i, char *buf, size_t len)
+/* Whether placed task t of q shares a link with q's flow i. */
+static bool task_meets(const struct plan *q, int t, int i)
 {
-	const struct ppath *bp = &p->bg[i].path;
+	const struct task_plan *tp = &q->tasks[t];
+	const struct ppath *bp = &q->bg[i].path;
+
+	if (tp->blocked || !q->bg[i].routed)
+		return false;
+	for (int m = 1; m < tp->nmodels; m++)
+		for (int k = 0; k < 2; k++) {
+			const struct ppath *pp = k ? &tp->up.path[m] :
+						     &tp->bcast.path[m];
+
+			for (int h = 0; h < pp->nhops; h++)
+				for (int g = 0; g < bp->nhops; g++)
+					if (plan_link(q, &pp->hops[h]) ==
+					    plan_link(q, &bp->hops[g]))
+						return true;
+		}
+	return false;
+}
+
+/*
+ * The tasks flow i shares a link with in some plan the run plays,
+ * comma-separated, into buf.
+ */
+static void touched(const struct plan *p, const struct lpset *set, int i,
+		    char *buf, size_t len)
+{
 	size_t used = 0;
 
 	buf[0] = '\0';
-	for (int t = 0; t < p->ntasks && p->bg[i].routed; t++) {
-		const struct task_plan *tp = &p->tasks[t];
-		bool hit = false;
-
-		for (int m = 1; !tp->blocked && m < tp->nmodels && !hit; m++)
-			for (int k = 0; k < 2 && !hit; k++) {
-				const struct ppath *pp = k ? &tp->up.path[m] :
-							     &tp->bcast.path[m];
-
-				for (int h = 0; h < pp->nhops && !hit; h++)
-					for (int g = 0; g < bp->nhops && !hit;
-					     g++)
-						hit = plan_link(p, &pp->hops[h]) ==
-						      plan_link(p, &bp->hops[g]);
+	for (int t = 0; t < p->ntasks; t++)
+		for (int k = 0; k < nplans(set); k++)
+			if (task_meets(plan_at(p, set, k), t, i)) {
+				list_add(buf, len, &used, p->tasks[t].task->name);
+				break;
 			}
-		if (hit)
-			list_add(buf, len, &used, tp->task->name);
-	}
 }
 
 /* The traffic's starts and ends up to t_end, with the tasks it touched. */
@@ -234,7 +276,7 @@ static int store_traffic(struct results *res, const struct plan *p,
 			 sc->nodes[e->from].name, sc->nodes[e->to].name,
 			 e->gbps, e->for_s, p->bg[i].routed ? "" :
 			 " (not routed: it did not flow)");
-		touched(p, i, tasks, sizeof(tasks));
+		touched(p, NULL, i, tasks, sizeof(tasks));
 		if (e->at_s <= t_end)
 			err = results_event(res, e->at_s, "traffic", what,
 					    tasks, 0);
@@ -364,12 +406,27 @@ static int store_cuts(struct results *res, const struct plan *p,
 	return err;
 }
 
-/* Whether flow i of p flows at some time of [t0, t1) (scenario time). */
-static bool traffic_in(const struct plan *p, int i, double t0, double t1)
+/*
+ * The links background traffic crossed in [t0, t1) of scenario time, in
+ * busy: every link of a played flow whose window meets it, as any plan
+ * the run plays routes it.
+ */
+static void traffic_links(const struct plan *p, const struct lpset *set,
+			  double t0, double t1, bool *busy)
 {
-	const struct scn_event *e = &p->sc->events[p->bg[i].bg->event];
+	for (int i = 0; i < p->nbg; i++) {
+		const struct scn_event *e = &p->sc->events[p->bg[i].bg->event];
 
-	return p->bg[i].routed && e->at_s < t1 && e->at_s + e->for_s > t0;
+		if (!lab_traffic_flows(p, set, i) || e->at_s >= t1 ||
+		    e->at_s + e->for_s <= t0)
+			continue;
+		for (int k = 0; k < nplans(set); k++) {
+			const struct bg_flow *f = &plan_at(p, set, k)->bg[i];
+
+			for (int h = 0; f->routed && h < f->path.nhops; h++)
+				busy[plan_link(p, &f->path.hops[h])] = true;
+		}
+	}
 }
 
 /*
@@ -461,6 +518,28 @@ static void note_recovery(const struct lpset *set, struct play *pl,
 
 /* A followed timeline's events as they were brought in, and what the
  * cuts cost the tasks they moved. */
+/*
+ * A traffic epoch ep of set, said into buf: the flow, whether it starts or
+ * ends, and the tasks it shares a link with in the run. Its length.
+ */
+static int traffic_what(const struct lpset *set, const struct epoch *ep,
+			char *buf, size_t len)
+{
+	const struct plan *p = set->plan[0];
+	const struct scn_event *ev = &p->sc->events[ep->event];
+	char tasks[256] = "";
+	int n;
+
+	for (int i = 0; i < p->nbg; i++)
+		if (p->bg[i].bg->event == ep->event)
+			touched(p, set, i, tasks, sizeof(tasks));
+	n = snprintf(buf, len, "traffic %s -> %s, %g Gbit/s %s%s%s",
+		     p->sc->nodes[ev->from].name, p->sc->nodes[ev->to].name,
+		     ev->gbps, ep->ends ? "ends" : "starts",
+		     tasks[0] ? ", beside " : "", tasks);
+	return n < 0 ? 0 : n >= (int)len ? (int)len - 1 : n;
+}
+
 static void follow_summary(FILE *out, struct results *res,
 			   const struct lpset *set, struct play *pl,
 			   const double *first, const double *interr,
@@ -471,16 +550,20 @@ static void follow_summary(FILE *out, struct results *res,
 	for (int e = 1; e < tl->n; e++) {
 		const struct epoch *ep = &tl->e[e];
 		const struct scn_event *ev = &tl->sc->events[ep->event];
+		const char *kind = ep->ends ? "traffic end" :
+				   scn_event_kind_name(ev->kind);
 		char moved[256], what[400];
 		double live;
 		bool in = play_epoch(pl, e, &live, NULL);
 		int n;
 
-		if (ev->at_s > t_end)
+		if (ep->at_s > t_end)
 			continue;
 		moved_names(set, e, false, moved, sizeof(moved));
 		if (ev->kind == SCN_EV_CUT || ev->kind == SCN_EV_REPAIR)
 			n = fibre_what(tl->sc, ev->fibre, what, sizeof(what));
+		else if (ev->kind == SCN_EV_TRAFFIC)
+			n = traffic_what(set, ep, what, sizeof(what));
 		else
 			n = snprintf(what, sizeof(what), "task '%s' %s",
 				     ev->task.name, ev->kind == SCN_EV_ARRIVE ?
@@ -491,24 +574,23 @@ static void follow_summary(FILE *out, struct results *res,
 		if (in)
 			snprintf(what + strlen(what), sizeof(what) -
 				 strlen(what), " %.3f ms after it", (live -
-				 ev->at_s) * 1e3);
+				 ep->at_s) * 1e3);
 		if (in && !isnan(first[e]))
 			snprintf(what + strlen(what), sizeof(what) -
 				 strlen(what), "; the first round on the new "
 				 "paths ended %.3f ms after it",
 				 first[e] * 1e3);
-		fprintf(out, "%s at %g s: %s", scn_event_kind_name(ev->kind),
-			ev->at_s, what);
+		fprintf(out, "%s at %g s: %s", kind, ep->at_s, what);
 		if (ev->kind == SCN_EV_CUT)
 			fprintf(out, "; the rounds over it took %.3f ms longer "
 				"than predicted without it (measured)",
 				interr[ep->event] * 1e3);
 		fputc('\n', out);
-		if (results_event_moved(res, ev->at_s,
-					scn_event_kind_name(ev->kind), what,
-					moved, interr[ep->event],
+		if (results_event_moved(res, ep->at_s, kind, what, moved,
+					ev->kind == SCN_EV_CUT ?
+					interr[ep->event] : 0,
 					resched_name(tl->policy),
-					in ? live : NAN, in ? ev->at_s +
+					in ? live : NAN, in ? ep->at_s +
 					first[e] : NAN))
 			*unstored = true;
 	}
@@ -747,7 +829,8 @@ static int attempt(struct run_ctx *x)
 			    p->tasks[t].task->name);
 		free(dot);
 	}
-	e = counters_open(p, x->lo.prefix, false, &ctr, &nctr, &nsc, &nnsc);
+	e = counters_open(p, x->set, x->lo.prefix, false, &ctr, &nctr, &nsc,
+			  &nnsc);
 	if (!e)
 		e = open_monitor(p, x->lo.prefix, &mon);
 	if (e) {
@@ -827,8 +910,8 @@ static int attempt(struct run_ctx *x)
 	}
 	/* background traffic: its generator, ready before the first round */
 	if (p->nbg) {
-		e = lab_traffic_start(p, x->a, x->lo.prefix, n, &tg, err,
-				      sizeof(err));
+		e = lab_traffic_start(p, x->set, x->a, x->lo.prefix, n, &tg,
+				      err, sizeof(err));
 		if (e) {
 			say(x, "%s", err);
 			goto out;
@@ -848,8 +931,8 @@ static int attempt(struct run_ctx *x)
 				   (double)(mono_ns() - t0) / 1e9 / n) : 0;
 
 		if (x->set && r > 1) {
-			say_events(x->out, p, mo, nmo, &said,
-				   (double)(mono_ns() - t0) / 1e9 / n, true);
+			say_events(x->out, p, x->set, mo, nmo, &said,
+				   (double)(mono_ns() - t0) / 1e9 / n);
 			say_moves(x->out, x->set, pl, &shown);
 			comings(x, f, ein, r, ran);
 		}
@@ -879,7 +962,8 @@ static int attempt(struct run_ctx *x)
 				goto out;
 			}
 			/* the links' load, read every step of scenario time */
-			e = linkload_start(p, x->lo.prefix, n, t0, step, &ll);
+			e = linkload_start(p, x->set, x->lo.prefix, n, t0,
+					   step, &ll);
 			if (e)
 				say(x, "warning: the links' load is not "
 				    "recorded: %s", strerror(-e));
@@ -899,16 +983,24 @@ static int attempt(struct run_ctx *x)
 		 * nothing were cut, for what the cuts cost.
 		 */
 		if (x->set) {
-			/* the epoch in force: predicted as scheduled, quiet */
-			say_events(x->out, p, mo, nmo, &said, t_r, true);
+			/*
+			 * the epoch in force: predicted as scheduled, quiet
+			 * (the latest live now: starting arrivals' workers
+			 * may have taken a while since ein was read)
+			 */
+			say_events(x->out, p, x->set, mo, nmo, &said, t_r);
 			say_moves(x->out, x->set, pl, &shown);
+			if (r > 1)
+				ein = epoch_in(pl, x->set,
+					       (double)(mono_ns() - t0) / 1e9 /
+						       n);
 			pr = x->set->plan[ein];
 			/* who shares a server's cores may have changed */
 			fleet_train_from(f, pr);
 			for (int t = 0; t < p->ntasks; t++)
 				quiet[t] = pr->tasks[t].round_s;
 		} else if (p->sc->nevents) {
-			say_events(x->out, p, mo, nmo, &said, t_r, false);
+			say_events(x->out, p, NULL, mo, nmo, &said, t_r);
 			e = plan_traffic_windows(x->p, t_r);
 			if (!e && has_cut(p->sc)) {
 				x->p->ndown = 0;
@@ -952,11 +1044,7 @@ static int attempt(struct run_ctx *x)
 		/* links background traffic crossed during the round carry
 		 * more than the tasks' bytes: not compared */
 		memset(busy, 0, (size_t)plan_nlinks(p) * sizeof(*busy));
-		for (int i = 0; i < p->nbg; i++)
-			for (int h = 0; traffic_in(p, i, t_r, t_end) &&
-					h < p->bg[i].path.nhops; h++)
-				busy[plan_link(p, &p->bg[i].path.hops[h])] =
-					true;
+		traffic_links(p, x->set, t_r, t_end, busy);
 		/* and links over a fibre cut during it: TCP resent there;
 		 * the scenario's losses are not the host's */
 		mr.lossy = scenario_has_loss(p->sc) ||
@@ -1085,7 +1173,7 @@ static int attempt(struct run_ctx *x)
 				lost ? " (more were not kept)" : "");
 	}
 	if (p->sc->nevents)
-		say_events(x->out, p, mo, nmo, &said, t_end, x->set != NULL);
+		say_events(x->out, p, x->set, mo, nmo, &said, t_end);
 	say_moves(x->out, x->set, pl, &shown);
 	if (pl && x->set) {
 		char why[320];
@@ -1109,8 +1197,9 @@ static int attempt(struct run_ctx *x)
 			say(x, "warning: the cuts are not stored");
 	}
 	if (p->nbg) {
-		tg_summary(x->out, p, tg, t_end);
-		if (store_traffic(x->res, p, t_end))
+		tg_summary(x->out, p, x->set, tg, t_end);
+		/* a followed timeline stores them as its epochs */
+		if (!x->set && store_traffic(x->res, p, t_end))
 			say(x, "warning: the traffic's events are not stored");
 	}
 	summary(x->out, p, f, meas, pm, done, acc0, acc1, checks, ran);
@@ -1359,7 +1448,7 @@ int session_run(const struct session_opts *o, struct session_result *res)
 			goto out;
 		}
 	}
-	print_traffic(x.out, x.p);
+	print_traffic(x.out, x.p, x.set);
 	for (int t = 0; t < x.p->ntasks; t++) {
 		struct wire_msg wm;
 

@@ -69,8 +69,7 @@ struct addressing *addressing_new(const struct plan *p)
 	need += 2 * (uint64_t)p->net->nlp;
 	for (int t = 0; t < p->ntasks; t++)
 		need += 4 * (uint64_t)(p->tasks[t].nmodels - 1);
-	for (int i = 0; i < p->nbg; i++)
-		need += 2 * (uint64_t)p->bg[i].routed;
+	need += 2 * (uint64_t)p->nbg;
 	size = 1ull << (32 - a->prefix);
 	/* keep the network address itself unused */
 	if (need + 2 > size) {
@@ -111,11 +110,10 @@ struct addressing *addressing_new(const struct plan *p)
 				ep->dst = next++;
 			}
 	}
-	for (int i = 0; i < p->nbg; i++)
-		if (p->bg[i].routed) {
-			a->bg[i].src = next++;
-			a->bg[i].dst = next++;
-		}
+	for (int i = 0; i < p->nbg; i++) {
+		a->bg[i].src = next++;
+		a->bg[i].dst = next++;
+	}
 	a->used = next - a->base;
 	err = routes_compute(p, a);
 	if (err)

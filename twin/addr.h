@@ -16,9 +16,11 @@
  *   go back along the same path. A blocked task has its addresses too
  *   (and no routes): a task placed in one plan and not in another, over
  *   time (twin/lpset.h), shifts nobody's addresses.
- * - two /32 per routed background flow (plan.h, struct bg_flow), its
- *   source and destination, after the transfers', so the transfers'
- *   addresses are the same with traffic or without.
+ * - two /32 per background flow (plan.h, struct bg_flow), its source
+ *   and destination, after the transfers', so the transfers' addresses
+ *   are the same with traffic or without. A flow no path joins has its
+ *   addresses too (and no routes), as a blocked task has: a flow routed
+ *   in one plan and not in another shifts nobody's.
  */
 #ifndef TWIN_ADDR_H
 #define TWIN_ADDR_H
@@ -48,8 +50,7 @@ struct addressing {
 	int ntasks;
 	struct endpoint **ep;	/* ep[task][2 * model + up] */
 	/* per background flow of the plan (plan_background): its pair, on
-	 * the interface of a server or the loopback of a router; 0 when it
-	 * is not routed */
+	 * the interface of a server or the loopback of a router */
 	int nbg;
 	struct endpoint *bg;
 	int nroutes;

@@ -9,6 +9,7 @@
 #include "lpset.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,22 +84,6 @@ static bool same_parents(const struct task_plan *x, const struct task_plan *y)
 	       !memcmp(x->up.parent, y->up.parent, n);
 }
 
-/* What the set cannot follow among the timeline's events, if anything. */
-static int check_events(const struct scenario *sc, char *why, size_t len)
-{
-	for (int k = 0; k < sc->nevents; k++) {
-		const struct scn_event *e = &sc->events[k];
-
-		if (e->kind != SCN_EV_TRAFFIC)
-			continue;
-		return refuse(why, len, "the %s at %g s (line %d): a live "
-			      "emulation follows cuts and repairs, not yet "
-			      "events of this kind",
-			      scn_event_kind_name(e->kind), e->at_s, e->line);
-	}
-	return 0;
-}
-
 /* Task name's index in p, or -1. */
 static int task_in(const struct plan *p, const char *name)
 {
@@ -114,6 +99,49 @@ static void idle(struct task_plan *q, bool ran, const struct task_plan *tp)
 	q->blocked = true;
 	snprintf(q->why, sizeof(q->why), "%s", tp ? tp->why : ran ?
 		 "it has left" : "it has not arrived");
+}
+
+/*
+ * The background traffic of q (every flow of the timeline, s->sc->bg): a
+ * flow routed in src, the timeline's epoch plan, goes the same way over
+ * the set's lightpaths (map); any other does not flow in the epoch, with
+ * why.
+ */
+static int epoch_traffic(struct plan *q, const struct plan *src,
+			 const int *map)
+{
+	const struct scenario *sc = q->sc;
+
+	if (!sc->nbg)
+		return 0;
+	q->bg = calloc((size_t)sc->nbg, sizeof(*q->bg));
+	if (!q->bg)
+		return -ENOMEM;
+	q->nbg = sc->nbg;
+	for (int i = 0; i < sc->nbg; i++) {
+		struct bg_flow *f = &q->bg[i];
+		const struct bg_flow *g = NULL;
+
+		f->bg = &sc->bg[i];
+		f->on_s = 0;
+		f->off_s = INFINITY;
+		for (int j = 0; j < src->nbg && !g; j++)
+			if (src->bg[j].bg->event == f->bg->event)
+				g = &src->bg[j];
+		if (!g) {
+			snprintf(f->why, sizeof(f->why), "it does not flow "
+				 "in this epoch");
+			continue;
+		}
+		if (!g->routed) {
+			memcpy(f->why, g->why, sizeof(f->why));
+			continue;
+		}
+		if (copy_path(&f->path, &g->path, map))
+			return -ENOMEM;
+		f->routed = true;
+	}
+	return 0;
 }
 
 /* Epoch e's plan over the set's lightpaths; s->plan[e - 1] made. */
@@ -162,6 +190,8 @@ static int epoch_plan(struct lpset *s, int e, const int *map, char *why,
 			err = copy_task(&q->tasks[t], tp, map);
 		}
 	}
+	if (!err)
+		err = epoch_traffic(q, src, map);
 	if (err) {
 		plan_free(q);
 		return err;
@@ -172,7 +202,8 @@ static int epoch_plan(struct lpset *s, int e, const int *map, char *why,
 
 /*
  * Every task the timeline ever has, its own first, then arrivals in the
- * order of its events: a scenario of their own that borrows the rest.
+ * order of its events, and every background flow (its traffic events, in
+ * order): a scenario of their own that borrows the rest.
  */
 static struct scenario *every_task(const struct scenario *sc)
 {
@@ -194,6 +225,12 @@ static struct scenario *every_task(const struct scenario *sc)
 	for (int k = 0; k < sc->nevents; k++)
 		if (sc->events[k].kind == SCN_EV_ARRIVE)
 			x->tasks[x->ntasks++] = sc->events[k].task;
+	x->bg = NULL;
+	if (scenario_traffic_all(x)) {
+		free(x->tasks);
+		free(x);
+		return NULL;
+	}
 	return x;
 }
 
@@ -208,9 +245,6 @@ int lpset_new(const struct timeline *tl, struct lpset **out, char *why,
 		return -ENOMEM;
 	s->tl = tl;
 	s->nepochs = tl->n;
-	err = check_events(tl->sc, why, len);
-	if (err)
-		goto fail;
 	err = -ENOMEM;
 	s->sc = every_task(tl->sc);
 	s->net = net_new(tl->sc);
@@ -286,8 +320,10 @@ void lpset_free(struct lpset *s)
 	free(s->waits);
 	free(s->index);
 	net_free(s->net);
-	if (s->sc)
+	if (s->sc) {
 		free(s->sc->tasks);
+		free(s->sc->bg);
+	}
 	free(s->sc);
 	free(s);
 }

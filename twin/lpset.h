@@ -20,9 +20,15 @@
  * epoch lights both (one went dark before the other lit): the wavelength
  * is one segment, which the ROADMs switch from one to the other.
  *
- * What a live emulation cannot follow yet is refused with the reason:
- * background traffic, and a task whose trees change from one epoch to the
- * next while it runs (its workers keep a connection per tree edge).
+ * Background traffic is listed the same way: every epoch's plan has every
+ * flow of the timeline (sc->bg, its traffic events in order), routed as
+ * the timeline's epoch routes it over the set's lightpaths, and not
+ * routed, with why, where it does not flow (before its start, after its
+ * end, or with no lit path); each keeps its addresses throughout.
+ *
+ * What a live emulation cannot follow yet is refused with the reason: a
+ * task whose trees change from one epoch to the next while it runs (its
+ * workers keep a connection per tree edge).
  */
 #ifndef TWIN_LPSET_H
 #define TWIN_LPSET_H
@@ -35,7 +41,8 @@
 
 struct lpset {
 	const struct timeline *tl;
-	struct scenario *sc;	/* every task ever (borrowed from tl->sc) */
+	struct scenario *sc;	/* every task and flow ever (the rest
+				 * borrowed from tl->sc) */
 	struct net *net;	/* every lightpath some epoch lights: epoch
 				 * 0's in its order, then each other as it
 				 * first lights */

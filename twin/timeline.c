@@ -79,8 +79,12 @@ static struct scenario *apply(const struct scenario *base,
 	memcpy(sc->tasks, prev->tasks, (size_t)n * sizeof(*sc->tasks));
 	if (prev->nbg)
 		memcpy(sc->bg, prev->bg, (size_t)prev->nbg * sizeof(*sc->bg));
-	if (!e)
+	/* the first epoch: traffic flows from its own event on (a base
+	 * that lists every flow, scenario_traffic_all, is a static run's) */
+	if (!e) {
+		sc->nbg = 0;
 		return sc;
+	}
 	if (ends) {
 		for (int i = 0; i < sc->nbg; i++)
 			if (sc->bg[i].event == k) {

@@ -520,7 +520,7 @@ static uint64_t traffic_received(double gbps, double for_s, uint64_t *sent)
 	build_traffic(yaml, false);
 	cr_assert_eq(plan->nbg, 1);
 	cr_assert(plan->bg[0].routed, "%s", plan->bg[0].why);
-	cr_assert_eq(lab_traffic_start(plan, addrs, prefix, 1, &g, msg,
+	cr_assert_eq(lab_traffic_start(plan, NULL, addrs, prefix, 1, &g, msg,
 				       sizeof(msg)), 0, "%s", msg);
 	cr_assert_not_null(g);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -567,7 +567,7 @@ Test(lab, down_ends_the_traffic_generator)
 		 "{from: rA, to: sC, gbps: 1, for_s: 1000}}\n",
 		 line3_at("1000"));
 	build_traffic(yaml, true);
-	cr_assert_eq(lab_traffic_start(plan, addrs, prefix, 1, &g, msg,
+	cr_assert_eq(lab_traffic_start(plan, NULL, addrs, prefix, 1, &g, msg,
 				       sizeof(msg)), 0, "%s", msg);
 	pid = tg_pid(g);
 	cr_assert_eq(tg_go(g, 0), 0);

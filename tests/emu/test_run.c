@@ -1465,23 +1465,25 @@ static const char ring4_comings[] =
 	" work_core_s: 0.002}}\n"
 	"  - {at_s: 0.08, leave: t1}\n";
 
-Test(run, tasks_that_arrive_and_leave_are_run_live)
+/*
+ * Run scenario text under --reschedule policy, 10 rounds of spff, until
+ * faithful (auto dilation, from 16, three tries at most): its output.
+ */
+static char *run_live(const char *text, const char *policy)
 {
 	char *bin = getenv("TWINLAB"), dil[32] = "auto:16", *o = NULL;
-	double m3, p3, first3;
-	sqlite3 *h;
 	FILE *f;
 
 	cr_assert_not_null(bin);
 	f = fopen(yaml, "w");
 	cr_assert_not_null(f);
-	fputs(ring4_comings, f);
+	fputs(text, f);
 	cr_assert_eq(fclose(f), 0);
 	for (int attempt = 0; attempt < 3; attempt++) {
 		char *argv[] = { bin, "run", yaml, "--scheduler", "spff",
 				 "--rounds", "10", "--db", db, "--prefix",
 				 prefix, "--dilation", dil, "--reschedule",
-				 "none", NULL };
+				 (char *)policy, NULL };
 		const char *about;
 
 		cr_assert_eq(wait_run(nt_spawn_to(argv, out)), 0, "%s",
@@ -1495,6 +1497,15 @@ Test(run, tasks_that_arrive_and_leave_are_run_live)
 			 atoi(about + strlen("about dilation ")));
 	}
 	cr_assert(strstr(o, ", faithful\nresults: "), "%s", o);
+	return o;
+}
+
+Test(run, tasks_that_arrive_and_leave_are_run_live)
+{
+	double m3, p3, first3;
+	sqlite3 *h;
+	char *o = run_live(ring4_comings, "none");
+
 	cr_assert(strstr(o, "run: task 't3' is placed (the arrive at 0.02 s): "
 			    "its workers start, at round "), "%s", o);
 	cr_assert(strstr(o, "run: task 't1' has left") ||
@@ -1559,5 +1570,73 @@ Test(run, tasks_that_arrive_and_leave_are_run_live)
 	/* a single round's fidelity bound (README "Benchmarks") */
 	cr_assert(fabs(m3 / p3 - 1) <= 0.10, "t3: %.3f ms, predicted %.3f",
 		  m3 * 1e3, p3 * 1e3);
+	nothing_left();
+}
+
+/*
+ * Background traffic among tasks that come and go, followed live: sC ->
+ * sD at 50 Gbit/s from 30 to 80 ms, beside t2's broadcast (sC -> sD) and
+ * t3's upload out of sC. Its routes come and go with its epochs; t2's
+ * rounds inside its window are predicted with it (max-min sharing) and
+ * measured slower, as predicted; its generator delivers its rate.
+ */
+Test(run, background_traffic_is_followed_live)
+{
+	char y[4096];
+	double b, pb, d, pd, got = 0;
+	const char *g;
+	sqlite3 *h;
+	char *o;
+
+	snprintf(y, sizeof(y), "%s  - {at_s: 0.03, traffic: {from: sC, to: sD,"
+		 " gbps: 50, for_s: 0.05}}\n", ring4_comings);
+	o = run_live(y, "none");
+	cr_assert(strstr(o, "event at 0.030000 s: traffic sC -> sD, 50 Gbit/s "
+			    "starts\n"), "%s", o);
+	cr_assert(strstr(o, "traffic at 0.03 s: traffic sC -> sD, 50 Gbit/s "
+			    "starts, beside t2,t3; nothing moved; live"), "%s",
+		  o);
+	cr_assert(strstr(o, "traffic end at 0.08 s: traffic sC -> sD, 50 "
+			    "Gbit/s ends"), "%s", o);
+	g = strstr(o, "traffic sC -> sD: ");
+	cr_assert_not_null(g, "%s", o);
+	g = strstr(g, " received: ");
+	cr_assert_not_null(g, "%s", o);
+	got = atof(g + strlen(" received: "));
+	cr_assert_geq(got, 45, "the generator delivered %g of 50 Gbit/s", got);
+	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+#define THIS_RUN "r.run = (SELECT max(id) FROM runs)"
+#define T2_ROUNDS "SELECT avg(round_s), avg(pred_round_s), count(*) FROM " \
+	"rounds r JOIN round_times t ON t.run = r.run AND t.round = r.round " \
+	"WHERE " THIS_RUN " AND task = 1 AND "
+	cr_assert_eq(q1(h, "SELECT min(check_ok) FROM rounds r WHERE "
+			   THIS_RUN), 1, "a check failed");
+	cr_assert_eq(q1(h, "SELECT count(*) FROM events r WHERE " THIS_RUN
+			   " AND kind IN ('traffic', 'traffic end') AND "
+			   "policy = 'none'"), 2);
+	b = q1(h, T2_ROUNDS "t.start_s + r.round_s < 0.03");
+	pb = q1_at(h, T2_ROUNDS "t.start_s + r.round_s < 0.03", 1, NAN);
+	cr_assert_geq(q1_at(h, T2_ROUNDS "t.start_s + r.round_s < 0.03", 2,
+			    NAN), 2, "t2's rounds before the traffic");
+	d = q1(h, T2_ROUNDS "t.start_s >= 0.03 AND t.start_s + r.round_s "
+		  "< 0.08");
+	pd = q1_at(h, T2_ROUNDS "t.start_s >= 0.03 AND t.start_s + r.round_s "
+		      "< 0.08", 1, NAN);
+	cr_assert_geq(q1_at(h, T2_ROUNDS "t.start_s >= 0.03 AND t.start_s + "
+			       "r.round_s < 0.08", 2, NAN), 1,
+		      "t2's rounds in the traffic");
+	cr_assert_lt(q1(h, "SELECT max(abs(round_s / pred_round_s - 1)) FROM "
+			   "rounds r WHERE " THIS_RUN), 0.10, "a round off "
+		     "the twin's by more than 10 %%");
+#undef T2_ROUNDS
+#undef THIS_RUN
+	sqlite3_close(h);
+	cr_log_info("t2: %.3f ms before the traffic (predicted %.3f), %.3f "
+		    "in it (predicted %.3f); generator %g of 50 Gbit/s",
+		    b * 1e3, pb * 1e3, d * 1e3, pd * 1e3, got);
+	cr_assert_gt(pd, 1.03 * pb, "the twin has the traffic slow t2");
+	/* what the traffic cost t2, measured, is most of what was predicted */
+	cr_assert_geq(d - b, 0.5 * (pd - pb), "t2 slowed by %.3f ms, "
+		      "predicted %.3f", (d - b) * 1e3, (pd - pb) * 1e3);
 	nothing_left();
 }

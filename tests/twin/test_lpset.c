@@ -174,27 +174,79 @@ Test(lpset, a_task_nothing_reaches_keeps_its_paths)
 	scenario_free(sc);
 }
 
-Test(lpset, what_cannot_be_followed_live_is_refused)
+/*
+ * Background traffic among arrivals: every epoch's plan lists the flow,
+ * routed where the timeline's epoch routes it (over lit lightpaths of the
+ * set, hop for hop) and not where it does not flow; its addresses are the
+ * same in every epoch, and so are everyone else's.
+ */
+Test(lpset, background_traffic_flows_in_its_epochs)
 {
-	static const struct {
-		const char *events, *want;
-	} cases[] = {
-		{ "events:\n  - {at_s: 1, traffic: {from: s1, to: s4,"
-		  " gbps: 5, for_s: 1}}\n", "traffic at 1 s (line" },
-	};
+	enum resched pol[] = { RESCHED_NONE, RESCHED_FULL, RESCHED_AUTO };
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct scenario *sc = ring_with(cases[i].events);
-		struct timeline *tl = timeline_new(sc, &sched_spff,
-						   RESCHED_NONE,
+	for (size_t i = 0; i < sizeof(pol) / sizeof(pol[0]); i++) {
+		struct scenario *sc = ring_with(
+			"events:\n"
+			"  - {at_s: 1, traffic: {from: s1, to: s4, gbps: 5,"
+			" for_s: 1}}\n"
+			"  - {at_s: 1.5, arrive: {name: t9, global: s6,"
+			" locals: [s3], parameters: 1000,"
+			" bytes_per_parameter: 4, work_core_s: 0.01}}\n");
+		struct timeline *tl = timeline_new(sc, &sched_spff, pol[i],
 						   predict_round);
-		struct lpset *s = (void *)1;
-		char why[256] = "";
+		struct addressing *a0;
+		struct lpset *s;
+		char why[256];
+		int routed = 0;
 
 		cr_assert_not_null(tl);
-		cr_assert_eq(lpset_new(tl, &s, why, sizeof(why)), -ENOTSUP);
-		cr_assert_null(s);
-		cr_assert(strstr(why, cases[i].want), "%s", why);
+		cr_assert_eq(lpset_new(tl, &s, why, sizeof(why)), 0, "%s", why);
+		/* start, traffic, arrival, traffic's end */
+		cr_assert_eq(s->nepochs, 4);
+		cr_assert_eq(s->sc->nbg, 1);
+		a0 = addressing_new(s->plan[0]);
+		cr_assert_not_null(a0);
+		cr_assert_neq(a0->bg[0].src, 0);
+		for (int e = 0; e < s->nepochs; e++) {
+			const struct plan *q = s->plan[e], *src = tl->e[e].plan;
+			const struct bg_flow *f = &q->bg[0];
+			struct addressing *a = addressing_new(q);
+
+			cr_assert_eq(q->nbg, 1);
+			cr_assert_eq(src->nbg, e == 1 || e == 2, "epoch %d", e);
+			cr_assert_eq(f->routed, src->nbg && src->bg[0].routed,
+				     "epoch %d", e);
+			cr_assert(f->routed || f->why[0], "epoch %d", e);
+			routed += f->routed;
+			for (int h = 0; f->routed && h < f->path.nhops; h++) {
+				const struct hop *x = &f->path.hops[h];
+				const struct hop *y = &src->bg[0].path.hops[h];
+
+				cr_assert_eq(f->path.nhops,
+					     src->bg[0].path.nhops);
+				cr_assert_eq(x->kind, y->kind);
+				cr_assert_eq(x->dir, y->dir);
+				if (x->kind != HOP_LIGHTPATH) {
+					cr_assert_eq(x->idx, y->idx);
+					continue;
+				}
+				cr_assert(s->lit[e][x->idx], "epoch %d: a "
+					  "dark lightpath", e);
+				cr_assert_eq(net_find_lightpath(s->net,
+						&src->net->lp[y->idx]), x->idx);
+			}
+			cr_assert_not_null(a);
+			cr_assert_eq(a->bg[0].src, a0->bg[0].src);
+			cr_assert_eq(a->bg[0].dst, a0->bg[0].dst);
+			same_addresses(s->plan[0], q);
+			paths_lit(s, e);
+			addressing_free(a);
+		}
+		cr_assert_eq(routed, 2, "the flow flows in two epochs");
+		cr_assert(strstr(s->plan[0]->bg[0].why, "does not flow"),
+			  "%s", s->plan[0]->bg[0].why);
+		addressing_free(a0);
+		lpset_free(s);
 		timeline_free(tl);
 		scenario_free(sc);
 	}
