@@ -29,6 +29,7 @@
 #include "session.h"
 #include "twin/experiment.h"
 #include "twin/fl.h"
+#include "twin/lpset.h"
 #include "twin/predict.h"
 #include "twin/sched.h"
 
@@ -315,6 +316,95 @@ static int record_point(const char *db, int64_t run,
 	return e;
 }
 
+/* A sweep of sessions on the emulation: where it stands. */
+struct sweep {
+	FILE *log;
+	int total, done, failed;
+	double t0;
+	double n;		/* the dilation the next point starts from */
+	bool auto_n;
+};
+
+/*
+ * One point of a sweep, said as what: its session (so, its dilation set
+ * here), a progress line with the time left. The stored run's id, or 0.
+ */
+static int64_t sweep_point(struct sweep *w, struct session_opts *so,
+			   const char *what)
+{
+	struct session_result sr;
+	double t1 = now_s(), left;
+	int prc;
+	char nn[48] = "";
+
+	so->dilation = w->n;
+	so->auto_n = w->auto_n;
+	so->out = w->log;
+	so->stop = &stop_sig;
+	fprintf(w->log, "== point %d of %d: %s\n", w->done + 1, w->total,
+		what);
+	fflush(w->log);
+	prc = session_run(so, &sr);
+	fflush(w->log);
+	w->done++;
+	if (prc)
+		w->failed++;
+	if (sr.run > 0 && sr.dilation >= 1)
+		snprintf(nn, sizeof(nn), ", dilation %g", sr.dilation);
+	/* auto: the next point calibrates from here */
+	if (sr.run > 0 && sr.dilation >= 1 && w->auto_n)
+		w->n = sr.dilation;
+	left = (now_s() - w->t0) / w->done * (w->total - w->done);
+	printf("[%d/%d] %s: %s%s%s%s in %.1f s; about %.0f s left\n", w->done,
+	       w->total, what, prc == 0 ? "ok" : stop_sig ? "interrupted" :
+	       sr.status ? sr.status : "FAILED (see the log)", nn,
+	       sr.verdict[0] ? ", " : "", sr.verdict, now_s() - t1, left);
+	fflush(stdout);
+	return sr.run;
+}
+
+/*
+ * Whether every scheduler and policy of a dynamics experiment can follow
+ * sc's events live (as run --reschedule would refuse them otherwise):
+ * said at the events file, before anything is built.
+ */
+static bool dynamics_refused(const struct experiment *x, struct scenario *sc,
+			     predict_fn predict)
+{
+	set_rounds(sc, (unsigned)x->rounds);
+	for (int k = 0; k < x->nsched; k++) {
+		const struct sched_ops *ops = sched_arg(x->sched[k]);
+		char why[320];
+
+		if (sched_fits(ops, sc, why, sizeof(why))) {
+			p_err("%s: %s", x->base, why);
+			return true;
+		}
+		for (int j = 0; j < x->npolicies; j++) {
+			struct timeline *tl = timeline_new(sc, ops,
+							   x->policy[j],
+							   predict);
+			struct lpset *set = NULL;
+			int e = tl ? lpset_new(tl, &set, why, sizeof(why)) :
+				     -errno;
+
+			if (!tl)
+				snprintf(why, sizeof(why), "%s", strerror(-e));
+			if (set && lpset_stuck(set, why, sizeof(why)) >= 0)
+				e = -EINVAL;
+			lpset_free(set);
+			timeline_free(tl);
+			if (e) {
+				p_err("%s: '%s' under %s with %s cannot be "
+				      "followed live: %s", x->events, sc->name,
+				      x->sched[k], resched_name(x->policy[j]),
+				      why);
+				return true;
+			}
+		}
+	}
+	return false;
+}
 
 int cmd_experiment(int argc, char **argv)
 {
@@ -331,8 +421,9 @@ int cmd_experiment(int argc, char **argv)
 	struct experiment x;
 	struct scenario *sc;
 	char dir[600], log[700], path[800], why[512];
-	int c, total, done = 0, failed = 0, lock = -1, rc = 1;
-	double t0, n = 0;
+	int c, lock = -1, rc = 1;
+	double n = 0;
+	struct sweep w;
 	bool auto_n = true;
 	FILE *logf = NULL;
 
@@ -367,7 +458,11 @@ int cmd_experiment(int argc, char **argv)
 			       "and lit wavelength-links per scheduler. With\n"
 			       "'kind: gap' it schedules one task per instance "
 			       "(no root): each scheduler's tree\nweight against "
-			       "opt's.\n",
+			       "opt's.\nWith 'kind: dynamics' it runs the base's "
+			       "tasks through a file of events once\nper "
+			       "scheduler and re-scheduling policy, live (as "
+			       "'twinlab run --reschedule');\nthe report compares "
+			       "the policies.\n",
 			       prog);
 			return 0;
 		default:
@@ -403,7 +498,19 @@ int cmd_experiment(int argc, char **argv)
 	sc = load_scenario(x.base);
 	if (!sc)
 		return EXIT_USAGE;
-	if (refuse_events(sc, x.base, stderr, false)) {
+	if (x.kind == EXP_DYNAMICS) {
+		if (sc->nevents) {
+			p_err("%s: a dynamics experiment's events are those of "
+			      "'%s': its base has its own", x.base, x.events);
+			scenario_free(sc);
+			return EXIT_USAGE;
+		}
+		if (load_events(sc, x.events) ||
+		    dynamics_refused(&x, sc, predict)) {
+			scenario_free(sc);
+			return EXIT_USAGE;
+		}
+	} else if (refuse_events(sc, x.base, stderr, false)) {
 		scenario_free(sc);
 		return EXIT_USAGE;
 	}
@@ -445,7 +552,7 @@ int cmd_experiment(int argc, char **argv)
 	}
 	snprintf(dir, sizeof(dir), "%s.scenarios", db);
 	snprintf(log, sizeof(log), "%s.log", db);
-	if (mkdir(dir, 0755) && errno != EEXIST) {
+	if (x.kind != EXP_DYNAMICS && mkdir(dir, 0755) && errno != EEXIST) {
 		p_err("cannot create '%s': %s", dir, strerror(errno));
 		goto out;
 	}
@@ -454,14 +561,44 @@ int cmd_experiment(int argc, char **argv)
 		p_err("cannot open '%s': %s", log, strerror(errno));
 		goto out;
 	}
-	total = x.nlocals * x.nseeds * x.nsched;
-	printf("experiment %s: %d points (%d local-model counts x %d seeds x "
-	       "%d schedulers), %ld tasks, %ld rounds; log %s\n", x.name,
-	       total, x.nlocals, x.nseeds, x.nsched, x.tasks, x.rounds, log);
-	fflush(stdout);
-	t0 = now_s();
+	w = (struct sweep){ .log = logf, .n = n, .auto_n = auto_n,
+			    .t0 = now_s() };
 	on_stop_signals(on_signal);
-	for (int i = 0; i < x.nlocals && !stop_sig; i++)
+	if (x.kind == EXP_DYNAMICS) {
+		w.total = x.nsched * x.npolicies;
+		printf("experiment %s (dynamics): %d runs (%d schedulers x %d "
+		       "policies) of '%s' through %s, %ld rounds; log %s\n",
+		       x.name, w.total, x.nsched, x.npolicies, sc->name,
+		       x.events, x.rounds, log);
+		fflush(stdout);
+	}
+	for (int k = 0; x.kind == EXP_DYNAMICS && k < x.nsched && !stop_sig;
+	     k++)
+		for (int j = 0; j < x.npolicies && !stop_sig; j++) {
+			struct session_opts so = {
+				.scenario = x.base, .events = x.events,
+				.ops = sched_arg(x.sched[k]),
+				.predict = predict,
+				.rounds = (unsigned)x.rounds,
+				.db = db, .prefix = prefix,
+				.follow = true, .resched = x.policy[j],
+			};
+			char what[64];
+
+			snprintf(what, sizeof(what), "%s, --reschedule %s",
+				 x.sched[k], resched_name(x.policy[j]));
+			sweep_point(&w, &so, what);
+		}
+	if (x.kind != EXP_DYNAMICS) {
+		w.total = x.nlocals * x.nseeds * x.nsched;
+		printf("experiment %s: %d points (%d local-model counts x %d "
+		       "seeds x %d schedulers), %ld tasks, %ld rounds; log "
+		       "%s\n", x.name, w.total, x.nlocals, x.nseeds, x.nsched,
+		       x.tasks, x.rounds, log);
+		fflush(stdout);
+	}
+	for (int i = 0; x.kind != EXP_DYNAMICS && i < x.nlocals && !stop_sig;
+	     i++)
 		for (int s = 0; s < x.nseeds && !stop_sig; s++) {
 			snprintf(path, sizeof(path), "%s/%s-l%ld-s%ld.yaml", dir,
 				 x.name, x.locals[i], x.seeds[s]);
@@ -477,57 +614,32 @@ int cmd_experiment(int argc, char **argv)
 					.predict = predict,
 					.rounds = (unsigned)x.rounds,
 					.db = db, .prefix = prefix,
-					.dilation = n, .auto_n = auto_n,
-					.out = logf, .stop = &stop_sig,
 				};
-				struct session_result sr;
-				double t1 = now_s(), left;
-				int prc;
-				char nn[48] = "";
+				char what[160];
+				int64_t run;
 
-				fprintf(logf, "== point %d of %d: %s, %s\n",
-					done + 1, total, path, x.sched[k]);
-				fflush(logf);
-				prc = session_run(&so, &sr);
-				fflush(logf);
-				done++;
-				if (sr.run > 0 &&
-				    record_point(db, sr.run, &x, x.sched[k],
+				snprintf(what, sizeof(what), "%ld locals, seed "
+					 "%ld, %s", x.locals[i], x.seeds[s],
+					 x.sched[k]);
+				run = sweep_point(&w, &so, what);
+				if (run > 0 &&
+				    record_point(db, run, &x, x.sched[k],
 						 x.locals[i], x.seeds[s]))
 					fprintf(logf, "%s: cannot record run %lld "
 						"as this point\n", prog,
-						(long long)sr.run);
-				if (prc)
-					failed++;
-				if (sr.run > 0 && sr.dilation >= 1)
-					snprintf(nn, sizeof(nn), ", dilation %g",
-						 sr.dilation);
-				/* auto: the next point calibrates from here */
-				if (sr.run > 0 && sr.dilation >= 1 && auto_n)
-					n = sr.dilation;
-				left = (now_s() - t0) / done * (total - done);
-				printf("[%d/%d] %ld locals, seed %ld, %s: %s%s%s%s "
-				       "in %.1f s; about %.0f s left\n", done,
-				       total, x.locals[i], x.seeds[s],
-				       x.sched[k], prc == 0 ? "ok" :
-				       stop_sig ? "interrupted" :
-				       sr.status ? sr.status :
-						   "FAILED (see the log)", nn,
-				       sr.verdict[0] ? ", " : "", sr.verdict,
-				       now_s() - t1, left);
-				fflush(stdout);
+						(long long)run);
 			}
 		}
 	if (stop_sig) {
 		printf("experiment %s: stopped by signal %d after %d of %d "
 		       "points; results so far in %s\n", x.name, (int)stop_sig,
-		       done, total, db);
+		       w.done, w.total, db);
 		goto out;
 	}
 	printf("experiment %s: %d points in %.0f s, %d with failures; "
 	       "results in %s ('twinlab report %s' makes the figures)\n",
-	       x.name, total, now_s() - t0, failed, db, db);
-	rc = failed ? 1 : 0;
+	       x.name, w.total, now_s() - w.t0, w.failed, db, db);
+	rc = w.failed ? 1 : 0;
 out:
 	if (logf)
 		fclose(logf);

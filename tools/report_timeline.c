@@ -32,6 +32,17 @@ struct tl_round {
 	int task, round;
 	char name[64];
 	double start_s, round_s, pred_s;
+	double bytes_links;	/* the twin's, as placed then; NAN */
+};
+
+/* A run that re-placed tasks live, summed up for the policies' table. */
+struct tl_policy {
+	int64_t run;
+	char scenario[64], scheduler[16], policy[8];
+	int rounds, moves, ncost;
+	double mean_s, pred_s;		/* mean measured, predicted round */
+	double cost_s;			/* each moved task's cost, summed */
+	double bytes_links;		/* completed rounds' (NAN: unknown) */
 };
 
 struct tl_link {
@@ -103,6 +114,7 @@ static int on_round(void *ctx, const struct results_when_row *row)
 	x->start_s = row->start_s;
 	x->round_s = row->round_s;
 	x->pred_s = row->pred_s;
+	x->bytes_links = row->pred_bytes_links;
 	return 0;
 }
 
@@ -214,16 +226,19 @@ static bool named(const char *list, const char *name)
  * worst), and the rounds that started once the moves were live, measured
  * and predicted.
  */
-static void moves_row(FILE *md, const struct rrun *x, const struct tl *t,
-		      int i)
+/*
+ * What event i of t cost each task it moved, into cost (*nc of them: its
+ * first round that had not ended by the event, measured minus predicted),
+ * and the rounds that started once its moves were live (*na, measured
+ * and predicted sums into *m, *p).
+ */
+static void move_costs(const struct tl *t, int i, double *cost, int *nc,
+		       double *m, double *p, int *na)
 {
 	const struct tl_event *e = &t->ev[i];
-	double *cost = calloc((size_t)t->nrd + 1, sizeof(*cost));
-	double m = 0, p = 0;
-	int nc = 0, na = 0;
 
-	if (!cost)
-		return;
+	*nc = *na = 0;
+	*m = *p = 0;
 	for (int k = 0; k < t->nrd; k++) {
 		const struct tl_round *q = &t->rd[k];
 
@@ -236,13 +251,26 @@ static void moves_row(FILE *md, const struct rrun *x, const struct tl *t,
 		    !(q->start_s >= e->live_s) &&
 		    (k == 0 || t->rd[k - 1].task != q->task ||
 		     t->rd[k - 1].start_s + t->rd[k - 1].round_s <= e->at_s))
-			cost[nc++] = q->round_s - q->pred_s;
+			cost[(*nc)++] = q->round_s - q->pred_s;
 		if (isfinite(e->live_s) && q->start_s >= e->live_s) {
-			m += q->round_s;
-			p += q->pred_s;
-			na++;
+			*m += q->round_s;
+			*p += q->pred_s;
+			(*na)++;
 		}
 	}
+}
+
+static void moves_row(FILE *md, const struct rrun *x, const struct tl *t,
+		      int i)
+{
+	const struct tl_event *e = &t->ev[i];
+	double *cost = calloc((size_t)t->nrd + 1, sizeof(*cost));
+	double m, p;
+	int nc, na;
+
+	if (!cost)
+		return;
+	move_costs(t, i, cost, &nc, &m, &p, &na);
 	fprintf(md, "| %lld | ", (long long)x->id);
 	md_text(md, x->scenario);
 	fputs(" | ", md);
@@ -264,6 +292,139 @@ static void moves_row(FILE *md, const struct rrun *x, const struct tl *t,
 	else
 		fputs("- |\n", md);
 	free(cost);
+}
+
+/*
+ * Run x, which re-placed tasks live (its events i0 .. i1 of t), summed up
+ * as one row of the policies' table. -ENOMEM or 0.
+ */
+static int policy_sum(const struct rrun *x, const struct tl *t, int i0,
+		      int i1, struct tl_policy *out)
+{
+	double *cost = calloc((size_t)t->nrd + 1, sizeof(*cost));
+
+	if (!cost)
+		return -ENOMEM;
+	memset(out, 0, sizeof(*out));
+	out->run = x->id;
+	snprintf(out->scenario, sizeof(out->scenario), "%s", x->scenario);
+	snprintf(out->scheduler, sizeof(out->scheduler), "%s", x->scheduler);
+	for (int k = 0; k < t->nrd; k++) {
+		const struct tl_round *q = &t->rd[k];
+
+		if (!isfinite(q->round_s))
+			continue;
+		out->rounds++;
+		out->mean_s += q->round_s;
+		out->pred_s += q->pred_s;
+		out->bytes_links += q->bytes_links;
+	}
+	if (out->rounds) {
+		out->mean_s /= out->rounds;
+		out->pred_s /= out->rounds;
+	}
+	for (int i = i0; i < i1; i++) {
+		const struct tl_event *e = &t->ev[i];
+		double m, p;
+		int nc, na;
+
+		if (!e->policy[0])
+			continue;
+		snprintf(out->policy, sizeof(out->policy), "%s", e->policy);
+		for (const char *c = e->tasks; *c; c += strcspn(c, ","),
+		     c += *c == ',')
+			out->moves++;
+		move_costs(t, i, cost, &nc, &m, &p, &na);
+		for (int k = 0; k < nc; k++)
+			out->cost_s += cost[k];
+		out->ncost += nc;
+	}
+	free(cost);
+	return 0;
+}
+
+/* Policies' rows by scenario, scheduler, then policy as run. */
+static int by_scenario(const void *a, const void *b)
+{
+	const struct tl_policy *x = a, *y = b;
+	int c = strcmp(x->scenario, y->scenario);
+
+	if (!c)
+		c = strcmp(x->scheduler, y->scheduler);
+	return c ? c : x->run < y->run ? -1 : x->run > y->run;
+}
+
+/*
+ * The policies side by side (rows sorted by_scenario), and a reading of
+ * each scenario and scheduler run under more than one.
+ */
+static void write_policies(FILE *md, struct tl_policy *pol, int n)
+{
+	qsort(pol, (size_t)n, sizeof(*pol), by_scenario);
+	fputs("\n### Policies compared\n\nEach run that followed its "
+	      "events live, by re-scheduling policy: the task-rounds it "
+	      "completed, their mean round (measured / the twin's "
+	      "prediction for each as it fell, ms), the moves of running "
+	      "tasks over all its events, what they cost (each moved task's "
+	      "first round not over by its event, measured minus predicted, "
+	      "summed, ms) and the byte-links of the completed rounds (the "
+	      "twin's, each as its task was placed then).\n\n| run | "
+	      "scenario | scheduler | policy | task-rounds | mean round | "
+	      "moves | their cost | byte-links |\n"
+	      "|---:|---|---|---|---:|---:|---:|---:|---:|\n", md);
+	for (int i = 0; i < n; i++) {
+		const struct tl_policy *q = &pol[i];
+
+		fprintf(md, "| %lld | ", (long long)q->run);
+		md_text(md, q->scenario);
+		fputs(" | ", md);
+		md_text(md, q->scheduler);
+		fputs(" | ", md);
+		md_text(md, q->policy);
+		fprintf(md, " | %d | %.3f / %.3f | %d | %.1f | ", q->rounds,
+			q->mean_s * 1e3, q->pred_s * 1e3, q->moves,
+			q->cost_s * 1e3);
+		if (isfinite(q->bytes_links))
+			fprintf(md, "%.4g |\n", q->bytes_links);
+		else
+			fputs("- |\n", md);
+	}
+	for (int i = 0, j; i < n; i = j) {
+		int fast = i, few = i, most = i;
+
+		for (j = i; j < n && !strcmp(pol[j].scenario, pol[i].scenario) &&
+			    !strcmp(pol[j].scheduler, pol[i].scheduler); j++) {
+			if (pol[j].mean_s < pol[fast].mean_s)
+				fast = j;
+			if (pol[j].cost_s < pol[few].cost_s)
+				few = j;
+			if (pol[j].rounds > pol[most].rounds)
+				most = j;
+		}
+		if (j - i < 2)
+			continue;
+		fprintf(md, "\nOn %s with %s, %d runs: the shortest mean round "
+			"was under %s (%.3f ms measured, %.3f predicted), the "
+			"cheapest moves under %s (%d moves, %.1f ms), and %s "
+			"completed the most task-rounds (%d).", pol[i].scenario,
+			pol[i].scheduler, j - i, pol[fast].policy,
+			pol[fast].mean_s * 1e3, pol[fast].pred_s * 1e3,
+			pol[few].policy, pol[few].moves, pol[few].cost_s * 1e3,
+			pol[most].policy, pol[most].rounds);
+		for (int k = i; k < j; k++)
+			if (k != fast)
+				fprintf(md, " Under %s the mean round was %.3f ms "
+					"(%+.1f %% against %s), its %d moves cost "
+					"%.1f ms.", pol[k].policy,
+					pol[k].mean_s * 1e3,
+					(pol[k].mean_s / pol[fast].mean_s - 1) *
+						100, pol[fast].policy,
+					pol[k].moves, pol[k].cost_s * 1e3);
+		fputs(" The measured saving of a policy is worth its "
+		      "interruption only if it outlasts it: compare the mean "
+		      "round's difference times the task-rounds with the moves' "
+		      "cost.\n", md);
+	}
 }
 
 static void write_data(struct report *r, struct tl *t, int64_t id,
@@ -523,7 +684,8 @@ void write_timelines(struct report *r)
 	char *mtext = NULL;
 	size_t mlen = 0;
 	FILE *mv = open_memstream(&mtext, &mlen);
-	int any = 0, moves = 0;
+	int any = 0, moves = 0, npol = 0;
+	struct tl_policy *pol = NULL;
 
 	if (!md || !mv) {
 		if (md)
@@ -567,16 +729,29 @@ void write_timelines(struct report *r)
 					moves_row(mv, x, &t, k);
 					moves++;
 				}
+			for (int k = i; k < e1; k++) {
+				struct tl_policy *g;
+
+				if (!t.ev[k].policy[0])
+					continue;
+				g = realloc(pol, (size_t)(npol + 1) *
+						 sizeof(*pol));
+				if (g && !policy_sum(x, &t, i, e1, &g[npol]))
+					npol++;
+				pol = g ? g : pol;
+				break;
+			}
 		}
 		i = e1;
 	}
 	fclose(mv);
 	if (moves)
-		fprintf(md, "\n### Re-placement, measured\n\nEach cut a run "
-			"answered by moving the tasks over it (`run "
-			"--reschedule`), policies side by side: when the moves "
+		fprintf(md, "\n### Re-placement, measured\n\nEach event a run "
+			"followed live (`run --reschedule`: cuts, repairs, "
+			"arrivals, departures, traffic), policies side by side: "
+			"the tasks it moved, when the moves "
 			"were live and when the first round on the new paths "
-			"ended (ms after the cut), what the cut cost each moved "
+			"ended (ms after the event), what the event cost each moved "
 			"task (its first round not over by the cut, measured "
 			"minus predicted: median / worst, ms) and the task-rounds that started "
 			"once the moves were live (how many: measured / "
@@ -586,6 +761,9 @@ void write_timelines(struct report *r)
 			"|---:|---|---|---|---|---|---:|---:|---:|---:|\n%s",
 			mtext);
 	free(mtext);
+	if (npol)
+		write_policies(md, pol, npol);
+	free(pol);
 	fclose(md);
 	if (any)
 		r->timeline_md = text;

@@ -97,6 +97,8 @@ static const char *const added[] = {
 	"ALTER TABLE events ADD COLUMN policy TEXT",
 	"ALTER TABLE events ADD COLUMN live_s REAL",
 	"ALTER TABLE events ADD COLUMN first_round_s REAL",
+	/* the twin's byte-links of each task-round, as placed then */
+	"ALTER TABLE rounds ADD COLUMN pred_bytes_links REAL",
 };
 
 static int db_err(struct results *r, char *err, size_t len, const char *what)
@@ -325,8 +327,8 @@ int results_round(struct results *r, const struct plan *p, unsigned round,
 			       "round_s, bcast_s, compute_s, upload_s, "
 			       "accuracy, loss, cpu_s, check_ok, check_err, "
 			       "check_tol, global_digest, global_proj, "
-			       "pred_round_s) VALUES "
-			       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &rs,
+			       "pred_round_s, pred_bytes_links) VALUES "
+			       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &rs,
 			       NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(r->db, "INSERT INTO transfers VALUES "
 			       "(?,?,?,?,?,?,?,?,?)", -1, &ts,
@@ -359,6 +361,7 @@ int results_round(struct results *r, const struct plan *p, unsigned round,
 		sqlite3_bind_text(rs, 14, dig, -1, SQLITE_TRANSIENT);
 		/* the round's own prediction (traffic in its window) */
 		sqlite3_bind_double(rs, 16, tp->round_s);
+		sqlite3_bind_double(rs, 17, tp->bytes_links);
 		{
 			char proj[WK_NPROJ * 26] = "";
 			size_t off = 0;
@@ -739,6 +742,7 @@ struct results_reader {
 	const char *path;
 	bool has_points, has_dot, has_verdict, has_predictor, has_pictures;
 	bool has_moves;		/* events: policy, live_s, first_round_s */
+	bool has_round_bl;	/* rounds: pred_bytes_links */
 };
 
 static int read_err(struct results_reader *rd, char *err, size_t len,
@@ -832,6 +836,7 @@ struct results_reader *results_read_open(const char *path, char *err,
 			  has_column(rd->db, "runs", "dilation");
 	rd->has_predictor = has_column(rd->db, "runs", "predictor");
 	rd->has_moves = has_column(rd->db, "events", "live_s");
+	rd->has_round_bl = has_column(rd->db, "rounds", "pred_bytes_links");
 	rd->has_pictures = has_column(rd->db, "pictures", "dot");
 	return rd;
 fail:
@@ -1116,6 +1121,7 @@ static int each_when(sqlite3_stmt *st, void *fn, void *ctx)
 		.start_s = col_real(st, 3, NAN),
 		.round_s = col_real(st, 4, NAN),
 		.pred_s = col_real(st, 5, NAN),
+		.pred_bytes_links = col_real(st, 6, NAN),
 	};
 
 	return f(ctx, &row);
@@ -1126,9 +1132,15 @@ int results_read_when(struct results_reader *rd, int64_t id,
 		      void *ctx, char *err, size_t len)
 {
 	sqlite3_stmt *st;
-	int e = view_query(rd, "round_times", "SELECT r.task, r.round, "
-			   "t.name, w.start_s, r.round_s, r.pred_round_s FROM "
+	int e = view_query(rd, "round_times", rd->has_round_bl ?
+			   "SELECT r.task, r.round, t.name, w.start_s, "
+			   "r.round_s, r.pred_round_s, r.pred_bytes_links FROM "
 			   "rounds r JOIN "
+			   "round_times w ON w.run = r.run AND w.round = "
+			   "r.round JOIN tasks t ON t.run = r.run AND t.task = "
+			   "r.task WHERE r.run = ? ORDER BY r.task, r.round" :
+			   "SELECT r.task, r.round, t.name, w.start_s, "
+			   "r.round_s, r.pred_round_s, NULL FROM rounds r JOIN "
 			   "round_times w ON w.run = r.run AND w.round = "
 			   "r.round JOIN tasks t ON t.run = r.run AND t.task = "
 			   "r.task WHERE r.run = ? ORDER BY r.task, r.round",

@@ -252,6 +252,7 @@ struct results_when_row {
 	const char *name;
 	double start_s, round_s;	/* when it started, how long it took */
 	double pred_s;			/* the round's prediction; NAN */
+	double pred_bytes_links;	/* the twin's, as placed then; NAN */
 };
 
 struct results_load_row {

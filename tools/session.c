@@ -1331,18 +1331,8 @@ static int follow(struct run_ctx *x, const struct scenario *sc,
 		return e == -ENOMEM ? 1 : EXIT_USAGE;
 	}
 	x->p = x->set->plan[0];
-	for (int t = 0; t < x->p->ntasks; t++) {
-		int k = x->set->nepochs - 1, since = k;
-
-		if (!x->set->waits[k][t])
-			continue;
-		while (since > 1 && x->set->waits[since - 1][t])
-			since--;
-		say(x, "task '%s' has no way round the %s at %g s, which is "
-		    "never repaired: it would wait for ever; add a repair",
-		    x->p->tasks[t].task->name,
-		    epoch_name(x->tl, &x->tl->e[since]),
-		    x->tl->e[since].at_s);
+	if (lpset_stuck(x->set, why, sizeof(why)) >= 0) {
+		say(x, "%s", why);
 		return EXIT_USAGE;
 	}
 	for (int k = 0; k < x->set->nepochs; k++)

@@ -10,18 +10,20 @@
 
 #include "fl.h"
 #include "sched.h"
+#include "timeline.h"
 #include "yamlf.h"
 
 struct exp_rec {
 	char kind[16];
 	char name[SCN_NAME_MAX + 1];
-	char base[512];
+	char base[512], events[512];
 	long tasks, rounds, parameters, bpp, roadms;
 	double work;
 };
 
 enum { E_NAME, E_BASE, E_SCHED, E_LOCALS, E_TASKS, E_SEEDS, E_ROUNDS,
-       E_PARAMS, E_BPP, E_WORK, E_KIND, E_LOADS, E_ROADMS, E_N };
+       E_PARAMS, E_BPP, E_WORK, E_KIND, E_LOADS, E_ROADMS, E_EVENTS,
+       E_POLICIES, E_N };
 
 /* The scenario's own limits (twin/scenario.c); tasks: a point's file
  * stays well under SCN_FILE_MAX. */
@@ -31,10 +33,10 @@ static const struct yf_field exp_fields[E_N] = {
 	[E_BASE] = { "base", YF_TEXT, YF_REQUIRED,
 		     offsetof(struct exp_rec, base), 0, 512 },
 	[E_SCHED] = { "schedulers", YF_ANY, YF_REQUIRED, 0, 0, 0 },
-	[E_LOCALS] = { "locals", YF_ANY, YF_REQUIRED, 0, 0, 0 },
+	[E_LOCALS] = { "locals", YF_ANY, 0, 0, 0, 0 },
 	[E_TASKS] = { "tasks", YF_LONG, YF_POSITIVE,
 		      offsetof(struct exp_rec, tasks), EXP_TASKS_MAX, 0 },
-	[E_SEEDS] = { "seeds", YF_ANY, YF_REQUIRED, 0, 0, 0 },
+	[E_SEEDS] = { "seeds", YF_ANY, 0, 0, 0, 0 },
 	[E_ROUNDS] = { "rounds", YF_LONG, YF_POSITIVE,
 		       offsetof(struct exp_rec, rounds), 1e6, 0 },
 	[E_PARAMS] = { "parameters", YF_LONG, YF_POSITIVE,
@@ -48,7 +50,56 @@ static const struct yf_field exp_fields[E_N] = {
 	[E_LOADS] = { "loads", YF_ANY, 0, 0, 0, 0 },
 	[E_ROADMS] = { "roadms", YF_LONG, YF_POSITIVE,
 		       offsetof(struct exp_rec, roadms), EXP_RANDOM_MAX, 0 },
+	[E_EVENTS] = { "events", YF_TEXT, 0, offsetof(struct exp_rec, events),
+		       0, 512 },
+	[E_POLICIES] = { "policies", YF_ANY, 0, 0, 0, 0 },
 };
+
+/* The re-scheduling policies named in v, in order, each once. */
+static int policies(struct yf *c, yaml_node_t *v, struct experiment *x)
+{
+	if (yf_want_seq(c, v, "policies"))
+		return -EINVAL;
+	if (yf_seq_len(v) == 0 || yf_seq_len(v) > 3) {
+		yf_err(c, v, "'policies' must list 1 to 3 of none, full and "
+		       "auto");
+		return -EINVAL;
+	}
+	x->npolicies = 0;
+	for (size_t i = 0; i < yf_seq_len(v); i++) {
+		yaml_node_t *n = yf_seq_at(c, v, i);
+		int k;
+
+		if (yf_want_scalar(c, n, "policies"))
+			return -EINVAL;
+		k = resched_find(yf_scalar(n));
+		if (k < 0) {
+			yf_err(c, n, "unknown policy '%s' in 'policies': none, "
+			       "full or auto", yf_scalar(n));
+			return -EINVAL;
+		}
+		for (int j = 0; j < x->npolicies; j++)
+			if (x->policy[j] == (enum resched)k) {
+				yf_err(c, n, "policy '%s' twice in 'policies'",
+				       yf_scalar(n));
+				return -EINVAL;
+			}
+		x->policy[x->npolicies++] = (enum resched)k;
+	}
+	return 0;
+}
+
+/* path relative to the experiment file `name`, as an include is, into out
+ * (len bytes). False if it does not fit or is empty. */
+static bool relative(const char *name, const char *path, char *out,
+		     size_t len)
+{
+	const char *slash = strrchr(name, '/');
+	int dl = path[0] != '/' && slash ? (int)(slash - name + 1) : 0;
+
+	return path[0] && (size_t)snprintf(out, len, "%.*s%s", dl, name,
+					   path) < len;
+}
 
 /* A list of whole numbers in [1, 1e6] (out) or of scheduler names. */
 static int list(struct yf *c, yaml_node_t *v, const char *key, long *out,
@@ -128,11 +179,56 @@ int experiment_parse(const char *buf, size_t len, const char *name,
 	}
 	if (list(&c, any[E_SCHED], "schedulers", NULL, x->sched,
 		 &x->nsched) ||
-	    list(&c, any[E_LOCALS], "locals", x->locals, NULL, &x->nlocals) ||
-	    list(&c, any[E_SEEDS], "seeds", x->seeds, NULL, &x->nseeds))
+	    (seen[E_LOCALS] && list(&c, any[E_LOCALS], "locals", x->locals,
+				    NULL, &x->nlocals)) ||
+	    (seen[E_SEEDS] && list(&c, any[E_SEEDS], "seeds", x->seeds, NULL,
+				   &x->nseeds)))
 		goto out;
 	/* what each kind needs, and only what it uses */
-	if (!seen[E_KIND] || !strcmp(r.kind, "emulation")) {
+	if (seen[E_KIND] && !strcmp(r.kind, "dynamics")) {
+		static const int never[] = { E_TASKS, E_LOADS, E_LOCALS,
+					     E_SEEDS, E_PARAMS, E_BPP, E_WORK };
+
+		x->kind = EXP_DYNAMICS;
+		for (size_t k = 0; k < sizeof(never) / sizeof(never[0]); k++) {
+			if (!seen[never[k]])
+				continue;
+			yf_err(&c, any[never[k]], "a dynamics experiment runs "
+			       "the base's own tasks through its events: '%s' "
+			       "is not for it", exp_fields[never[k]].key);
+			goto out;
+		}
+		if (!seen[E_EVENTS]) {
+			yf_err(&c, root, "a dynamics experiment needs 'events' "
+			       "(a file of events, as run --events reads)");
+			goto out;
+		}
+		if (!relative(name, r.events, x->events, sizeof(x->events))) {
+			yf_err(&c, any[E_EVENTS], "'events' must name a file "
+			       "(at most %zu characters with the experiment's "
+			       "directory)", sizeof(x->events) - 1);
+			goto out;
+		}
+		if (seen[E_POLICIES]) {
+			if (policies(&c, any[E_POLICIES], x))
+				goto out;
+		} else {
+			static const enum resched all[] = {
+				RESCHED_NONE, RESCHED_FULL, RESCHED_AUTO };
+
+			memcpy(x->policy, all, sizeof(all));
+			x->npolicies = 3;
+		}
+	} else if (seen[E_EVENTS] || seen[E_POLICIES]) {
+		yf_err(&c, any[seen[E_EVENTS] ? E_EVENTS : E_POLICIES],
+		       "'%s' is for 'kind: dynamics'",
+		       seen[E_EVENTS] ? "events" : "policies");
+		goto out;
+	} else if (!seen[E_LOCALS] || !seen[E_SEEDS]) {
+		yf_err(&c, root, "an experiment needs '%s'",
+		       !seen[E_LOCALS] ? "locals" : "seeds");
+		goto out;
+	} else if (!seen[E_KIND] || !strcmp(r.kind, "emulation")) {
 		static const int need[] = { E_TASKS, E_PARAMS, E_WORK };
 
 		x->kind = EXP_EMULATION;
@@ -190,8 +286,8 @@ int experiment_parse(const char *buf, size_t len, const char *name,
 				goto out;
 			}
 	} else {
-		yf_err(&c, any[E_KIND], "'kind' must be emulation, blocking or "
-		       "gap, got '%s'", r.kind);
+		yf_err(&c, any[E_KIND], "'kind' must be emulation, blocking, "
+		       "gap or dynamics, got '%s'", r.kind);
 		goto out;
 	}
 	if (seen[E_ROADMS] || !strcmp(r.base, "random")) {
@@ -216,15 +312,9 @@ int experiment_parse(const char *buf, size_t len, const char *name,
 	}
 	{
 		/* relative to the experiment file, as an include is */
-		const char *slash = strrchr(name, '/');
-		int dl = r.base[0] != '/' && slash ?
-				 (int)(slash - name + 1) : 0;
-
 		if (x->random_roadms)
 			snprintf(x->base, sizeof(x->base), "random");
-		else if (!r.base[0] ||
-		    (size_t)snprintf(x->base, sizeof(x->base), "%.*s%s", dl,
-				     name, r.base) >= sizeof(x->base)) {
+		else if (!relative(name, r.base, x->base, sizeof(x->base))) {
 			yf_err(&c, any[E_BASE], "'base' must name a scenario "
 			       "file (at most %zu characters with the "
 			       "experiment's directory)", sizeof(x->base) - 1);

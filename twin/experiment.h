@@ -24,18 +24,24 @@
  * (locals, seed) on the empty network, its tree weight by each scheduler
  * against opt's; `base: random` with `roadms: N` draws the network with
  * the seed too (experiment_random_base).
+ *
+ * or, with `kind: dynamics`, the base's own tasks through a file of
+ * events (`events`, relative to the experiment file), run live once per
+ * scheduler and re-scheduling policy (`policies`, default none, full,
+ * auto): no locals, seeds, tasks or task fields.
  */
 #ifndef TWIN_EXPERIMENT_H
 #define TWIN_EXPERIMENT_H
 
 #include "scenario.h"
 #include "sched.h"
+#include "timeline.h"
 
 #define EXP_LIST_MAX 32		/* entries of a list */
 #define EXP_TASKS_MAX 10000	/* tasks per point */
 #define EXP_RANDOM_MAX 64	/* ROADMs of a random base */
 
-enum exp_kind { EXP_EMULATION, EXP_BLOCKING, EXP_GAP };
+enum exp_kind { EXP_EMULATION, EXP_BLOCKING, EXP_GAP, EXP_DYNAMICS };
 
 struct experiment {
 	enum exp_kind kind;
@@ -48,6 +54,9 @@ struct experiment {
 	long tasks, rounds, parameters, bpp;
 	double work;
 	long random_roadms;		/* base: random (gap), else 0 */
+	char events[512];		/* dynamics: resolved as base */
+	enum resched policy[3];		/* dynamics: in the file's order */
+	int npolicies;
 };
 
 /*

@@ -286,6 +286,13 @@ int lpset_new(const struct timeline *tl, struct lpset **out, char *why,
 		err = epoch_plan(s, e, map, why, len);
 		if (err)
 			goto fail;
+		/* its figures: byte-links per task, the wavelengths lit */
+		plan_totals(s->plan[e]);
+		s->plan[e]->wavelength_links = 0;
+		for (int l = 0; l < s->net->nlp; l++)
+			if (s->lit[e][l])
+				s->plan[e]->wavelength_links +=
+					s->net->lp[l].nfib;
 	}
 	free(map);
 	*out = s;
@@ -326,4 +333,25 @@ void lpset_free(struct lpset *s)
 	}
 	free(s->sc);
 	free(s);
+}
+
+int lpset_stuck(const struct lpset *s, char *why, size_t len)
+{
+	int k = s->nepochs - 1;
+
+	for (int t = 0; t < s->sc->ntasks; t++) {
+		int since = k;
+
+		if (!s->waits[k][t])
+			continue;
+		while (since > 1 && s->waits[since - 1][t])
+			since--;
+		snprintf(why, len, "task '%s' has no way round the %s at %g s, "
+			 "which is never repaired: it would wait for ever; add "
+			 "a repair", s->sc->tasks[t].name,
+			 epoch_name(s->tl, &s->tl->e[since]),
+			 s->tl->e[since].at_s);
+		return t;
+	}
+	return -1;
 }

@@ -66,4 +66,12 @@ int lpset_new(const struct timeline *tl, struct lpset **out, char *why,
 	      size_t len) __attribute__((warn_unused_result));
 void lpset_free(struct lpset *s);
 
+/*
+ * lpset_stuck - a task that would wait for ever (no path reaches it in
+ * the last epoch: a cut never repaired with no way round): its index in
+ * s->sc, with why (the task, and the event its wait began at); -1 if
+ * none.
+ */
+int lpset_stuck(const struct lpset *s, char *why, size_t len);
+
 #endif

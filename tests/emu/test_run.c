@@ -1640,3 +1640,92 @@ Test(run, background_traffic_is_followed_live)
 		      "predicted %.3f", (d - b) * 1e3, (pd - pb) * 1e3);
 	nothing_left();
 }
+
+/* Remove dir and the files in it (a report's: flat). */
+static void rm_flat(const char *dir)
+{
+	char f[700];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.') {
+			snprintf(f, sizeof(f), "%s/%s", dir, de->d_name);
+			unlink(f);
+		}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+/*
+ * A dynamics experiment: ring4's tasks through an arrival, background
+ * traffic and a departure, run live under two policies, one after the
+ * other under the experiment's prefix; each run stores its events with
+ * its policy and each task-round its byte-links, and the report sets the
+ * policies side by side with a reading. Nothing is left behind.
+ */
+Test(run, a_dynamics_experiment_compares_the_policies)
+{
+	char *bin = getenv("TWINLAB"), base[160], ev[160], exp[160], rep[160];
+	char *a[] = { bin, "experiment", exp, "--db", db, "--prefix", prefix,
+		      "--dilation", "auto:16", NULL };
+	char *r[] = { bin, "report", db, "--out", rep, NULL };
+	const char *events = strstr(ring4_comings, "events:\n");
+	char buf[65536], *o;
+	sqlite3 *h;
+	FILE *f;
+
+	cr_assert_not_null(bin);
+	cr_assert_not_null(events);
+	snprintf(base, sizeof(base), "%s-base.yaml", yaml);
+	snprintf(ev, sizeof(ev), "%s-events.yaml", yaml);
+	snprintf(exp, sizeof(exp), "%s-exp.yaml", yaml);
+	snprintf(rep, sizeof(rep), "%s-report", yaml);
+	f = fopen(base, "w");
+	cr_assert_not_null(f);
+	fwrite(ring4_comings, 1, (size_t)(events - ring4_comings), f);
+	cr_assert_eq(fclose(f), 0);
+	f = fopen(ev, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "%s  - {at_s: 0.03, traffic: {from: sC, to: sD, gbps: 50, "
+		"for_s: 0.05}}\n", events);
+	cr_assert_eq(fclose(f), 0);
+	f = fopen(exp, "w");
+	cr_assert_not_null(f);
+	/* the files beside it, named relative to it */
+	fprintf(f, "name: r4\nkind: dynamics\nbase: %s\nevents: %s\n"
+		"schedulers: [spff]\npolicies: [none, auto]\nrounds: 6\n",
+		strrchr(base, '/') + 1, strrchr(ev, '/') + 1);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(wait_run(nt_spawn_to(a, out)), 0, "%s", output());
+	o = output();
+	cr_assert(strstr(o, "experiment r4 (dynamics): 2 runs (1 schedulers x "
+			    "2 policies)"), "%s", o);
+	cr_assert(strstr(o, "[1/2] spff, --reschedule none: ok"), "%s", o);
+	cr_assert(strstr(o, "[2/2] spff, --reschedule auto: ok"), "%s", o);
+	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+	cr_assert_eq(q1(h, "SELECT count(DISTINCT e.run) FROM events e JOIN "
+			   "runs r ON r.id = e.run WHERE r.status = 'ok' AND "
+			   "e.policy = 'none'"), 1);
+	cr_assert_eq(q1(h, "SELECT count(DISTINCT e.run) FROM events e JOIN "
+			   "runs r ON r.id = e.run WHERE r.status = 'ok' AND "
+			   "e.policy = 'auto'"), 1);
+	cr_assert_eq(q1(h, "SELECT min(check_ok) FROM rounds"), 1);
+	/* t1's one fibre each way: 4 MB x 2 byte-links a round */
+	cr_assert_float_eq(q1(h, "SELECT min(pred_bytes_links) FROM rounds "
+				 "WHERE task = 0"), 8e6, 1, "t1's byte-links");
+	sqlite3_close(h);
+	cr_assert_eq(wait_run(nt_spawn_to(r, out)), 0, "%s", output());
+	snprintf(buf, sizeof(buf), "%s/report.md", rep);
+	o = nt_read_file(buf, buf, sizeof(buf));
+	cr_assert_not_null(o);
+	cr_assert(strstr(o, "### Policies compared"), "%s", o);
+	cr_assert(strstr(o, "On ring4 with spff, 2 runs: the shortest mean "
+			    "round was under "), "%s", o);
+	rm_flat(rep);
+	unlink(base);
+	unlink(ev);
+	unlink(exp);
+	nothing_left();
+}

@@ -145,6 +145,62 @@ Test(cli, experiment_fields_are_checked)
 	}
 }
 
+/*
+ * A dynamics experiment's events are checked against its base, and what
+ * a live run could not follow under any of its schedulers and policies
+ * is refused, before anything is built or written (no root needed).
+ */
+Test(cli, a_dynamics_experiment_refuses_what_it_cannot_follow)
+{
+	static const struct {
+		const char *sched, *events, *want;
+	} cases[] = {
+		{ "spff", "events:\n  - {at_s: 1, cut: {a: A, b: Z}}\n",
+		  ":2:30: 'b' names unknown node 'Z'" },
+		{ "mst", "events:\n  - {at_s: 1, cut: {a: A, b: B}}\n",
+		  "'teaching-ring' under mst with none cannot be followed live: "
+		  "task "
+		  "'t1' changes its trees at the cut at 1 s" },
+		{ "spff", "events:\n  - {at_s: 1, cut: {a: B, b: C}}\n"
+		  "  - {at_s: 1, cut: {a: C, b: D}}\n",
+		  "has no way round the cut at 1 s, which is never repaired" },
+	};
+	char cwd[512];
+
+	cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char ev[] = "/tmp/tl-cli-dev-XXXXXX", path[64], db[64], y[1024];
+		const char *a[] = { "experiment", path, "--db", db, NULL };
+		int fd = mkstemp(ev);
+		struct tl_run r;
+		FILE *f;
+
+		cr_assert(fd >= 0);
+		cr_assert_eq(write(fd, cases[i].events,
+				   strlen(cases[i].events)),
+			     (ssize_t)strlen(cases[i].events));
+		close(fd);
+		snprintf(path, sizeof(path), "%s.yaml", ev);
+		snprintf(db, sizeof(db), "%s.db", ev);
+		snprintf(y, sizeof(y), "name: d\nkind: dynamics\nbase: "
+			 "%s/scenarios/teaching-ring.yaml\nevents: %s\n"
+			 "schedulers: [%s]\npolicies: [none, full]\n", cwd,
+			 strrchr(ev, '/') + 1, cases[i].sched);
+		f = fopen(path, "w");
+		cr_assert_not_null(f);
+		fputs(y, f);
+		cr_assert_eq(fclose(f), 0);
+		r = tl_run(a);
+		unlink(path);
+		unlink(ev);
+		cr_expect_eq(tl_code(&r), 2, "%s", cases[i].events);
+		cr_expect(strstr(r.err, cases[i].want), "%s: stderr: %s",
+			  cases[i].events, r.err);
+		cr_expect(access(db, F_OK) != 0, "%s made", db);
+		tl_run_free(&r);
+	}
+}
+
 Test(cli, usage_errors)
 {
 	const char *a1[] = { "plan", "scenarios/teaching-ring.yaml",

@@ -134,8 +134,8 @@ Test(experiment, each_kind_needs_its_fields)
 		int line;
 		const char *msg;
 	} bad[] = {
-		{ "kind: nope\n", 4, "'kind' must be emulation, blocking or "
-				      "gap, got 'nope'" },
+		{ "kind: nope\n", 4, "'kind' must be emulation, blocking, gap "
+				      "or dynamics, got 'nope'" },
 		{ "kind: gap\ntasks: 3\n", 5, "a gap experiment schedules one "
 		  "task per instance: 'tasks' is not for it" },
 		{ "kind: gap\nloads: [3]\n", 5, "'loads' is not for it" },
@@ -168,6 +168,70 @@ Test(experiment, each_kind_needs_its_fields)
 		cr_expect_eq(err.line, bad[i].line, "%s: line %d: %s",
 			     bad[i].y, err.line, err.msg);
 	}
+}
+
+/*
+ * A dynamics experiment: the base's tasks through a file of events, once
+ * per scheduler and policy; its files resolved as the base is, its
+ * policies all three unless it names some, and nothing it does not use.
+ */
+Test(experiment, a_dynamics_experiment_names_its_events_and_policies)
+{
+	static const struct {
+		const char *y;
+		int line;
+		const char *msg;
+	} bad[] = {
+		{ "kind: dynamics\n", 1, "a dynamics experiment needs 'events'" },
+		{ "kind: dynamics\nevents: e.yaml\nlocals: [2]\n", 6,
+		  "a dynamics experiment runs the base's own tasks through its "
+		  "events: 'locals' is not for it" },
+		{ "kind: dynamics\nevents: e.yaml\ntasks: 3\n", 6,
+		  "'tasks' is not for it" },
+		{ "kind: dynamics\nevents: e.yaml\npolicies: [none, none]\n",
+		  6, "policy 'none' twice in 'policies'" },
+		{ "kind: dynamics\nevents: e.yaml\npolicies: [sometimes]\n",
+		  6, "unknown policy 'sometimes' in 'policies': none, full or "
+		  "auto" },
+		{ "kind: dynamics\nevents: e.yaml\npolicies: []\n", 6,
+		  "'policies' must list 1 to 3 of none, full and auto" },
+		{ "events: e.yaml\nlocals: [2]\nseeds: [1]\n", 4,
+		  "'events' is for 'kind: dynamics'" },
+		{ "tasks: 3\nparameters: 5\nwork_core_s: 0\nseeds: [1]\n", 1,
+		  "an experiment needs 'locals'" },
+	};
+	struct experiment x;
+	struct scn_error err;
+	char y[512];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(y, sizeof(y), "name: d\nbase: n.yaml\nschedulers: "
+			 "[spff]\n%s", bad[i].y);
+		cr_expect_eq(parse(y, &x, &err), -EINVAL, "%s", bad[i].y);
+		cr_expect(strstr(err.msg, bad[i].msg), "%s: %s", bad[i].y,
+			  err.msg);
+		cr_expect_eq(err.line, bad[i].line, "%s: line %d: %s",
+			     bad[i].y, err.line, err.msg);
+	}
+	snprintf(y, sizeof(y), "name: d\nkind: dynamics\nbase: ../n.yaml\n"
+		 "events: ../ev/e.yaml\nschedulers: [spff]\nrounds: 8\n");
+	cr_assert_eq(experiment_parse(y, strlen(y), "x/d.yaml", &x, &err), 0,
+		     "%s", err.msg);
+	cr_assert_eq(x.kind, EXP_DYNAMICS);
+	cr_assert_str_eq(x.base, "x/../n.yaml");
+	cr_assert_str_eq(x.events, "x/../ev/e.yaml");
+	cr_assert_eq(x.rounds, 8);
+	cr_assert_eq(x.npolicies, 3);
+	cr_assert(x.policy[0] == RESCHED_NONE && x.policy[1] == RESCHED_FULL &&
+		  x.policy[2] == RESCHED_AUTO);
+	snprintf(y, sizeof(y), "name: d\nkind: dynamics\nbase: n.yaml\n"
+		 "events: /abs/e.yaml\nschedulers: [spff, mst]\npolicies: "
+		 "[auto, none]\n");
+	cr_assert_eq(parse(y, &x, &err), 0, "%s", err.msg);
+	cr_assert_str_eq(x.events, "/abs/e.yaml");
+	cr_assert_eq(x.npolicies, 2);
+	cr_assert(x.policy[0] == RESCHED_AUTO && x.policy[1] == RESCHED_NONE);
+	cr_assert_eq(x.nsched, 2);
 }
 
 /*

@@ -351,6 +351,12 @@ Test(lpset, tasks_that_arrive_and_leave_run_in_their_epochs)
 			if (e)
 				same_addresses(s->plan[0], q);
 			paths_lit(s, e);
+			/* each running task's byte-links, as the timeline's */
+			for (int k = 0; k < tl->e[e].plan->ntasks; k++)
+				cr_assert_float_eq(
+					q->tasks[s->index[e][k]].bytes_links,
+					tl->e[e].plan->tasks[k].bytes_links,
+					1e-6, "epoch %d task %d", e, k);
 		}
 		/* the timeline's epoch plans list who is there, in order */
 		for (int e = 0; e < s->nepochs; e++)
