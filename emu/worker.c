@@ -223,7 +223,10 @@ static int tcp_connect(uint32_t src, uint32_t dst, double timeout)
 			return fd;
 		err = -errno;
 		close(fd);
-		if (err != -ECONNREFUSED || now_ns() > end)
+		/* not listening yet, or its path not there yet (a cut in
+		 * progress, its moves still being set up): again, till end */
+		if ((err != -ECONNREFUSED && err != -EHOSTUNREACH &&
+		     err != -ENETUNREACH) || now_ns() > end)
 			return err;
 		usleep(5000);
 	}

@@ -30,7 +30,8 @@ struct play {
 	pthread_cond_t cv;	/* CLOCK_MONOTONIC */
 	bool stop;		/* under mu */
 	int played;
-	bool *cut;		/* per fibre: cut by us, not yet repaired */
+	bool *cut;		/* per fibre: cut by us, not yet repaired
+				 * (written under mu) */
 	char err[320];		/* the first failure */
 };
 
@@ -64,7 +65,9 @@ static void fibre_event(struct play *pl, const struct scn_event *e)
 			 why);
 	if (!err) {
 		pl->played++;
+		pthread_mutex_lock(&pl->mu);
 		pl->cut[e->fibre] = e->kind == SCN_EV_CUT;
+		pthread_mutex_unlock(&pl->mu);
 	}
 }
 
@@ -152,6 +155,20 @@ bool play_epoch(struct play *pl, int e, double *live_s, int *changes)
 		*changes = pl->changes[e];
 	pthread_mutex_unlock(&pl->mu);
 	return in;
+}
+
+int play_cut_under(struct play *pl, const struct plan *q, int t)
+{
+	int f = -1;
+
+	if (!pl || q->tasks[t].blocked)
+		return -1;
+	pthread_mutex_lock(&pl->mu);
+	for (int i = 0; i < q->sc->nfibres && f < 0; i++)
+		if (pl->cut[i] && plan_task_crosses(q, t, i))
+			f = i;
+	pthread_mutex_unlock(&pl->mu);
+	return f;
 }
 
 int play_start(const struct plan *p, const struct lpset *set,

@@ -43,6 +43,12 @@ int play_start(const struct plan *p, const struct lpset *set,
 bool play_epoch(struct play *pl, int e, double *live_s, int *changes);
 
 /*
+ * play_cut_under - a fibre cut now (and not repaired) that placed task t
+ * of plan q crosses, or -1 (none, or pl NULL).
+ */
+int play_cut_under(struct play *pl, const struct plan *q, int t);
+
+/*
  * play_stop - stop (what is still to come is not played; a fibre still
  * cut is repaired, so a kept emulation is whole), join, free.
  * How many events were played, or -EIO with the first failure in err.

@@ -641,10 +641,13 @@ static void say(const struct run_ctx *x, const char *fmt, ...)
 /*
  * Epoch e of a followed timeline is in force at round r: the tasks it
  * runs that have not started start their workers (ran), those that have
- * left end theirs. A task that cannot start fails; the others go on.
+ * left end theirs. A task whose paths cross a fibre cut meanwhile (its
+ * workers came later than its epoch, behind the host's time) waits for
+ * the epoch that moves it, as the twin has it wait, and says so once
+ * (told). A task that cannot start fails; the others go on.
  */
-static void comings(const struct run_ctx *x, struct fleet *f, int e,
-		    unsigned r, bool *ran)
+static void comings(const struct run_ctx *x, struct fleet *f,
+		    struct play *pl, int e, unsigned r, bool *ran, bool *told)
 {
 	const struct lpset *set = x->set;
 	const struct plan *q = set->plan[e];
@@ -652,8 +655,20 @@ static void comings(const struct run_ctx *x, struct fleet *f, int e,
 
 	for (int t = 0; t < q->ntasks; t++) {
 		const char *name = q->tasks[t].task->name;
+		int cut = set->runs[e][t] && !ran[t] ?
+			  play_cut_under(pl, q, t) : -1;
 
-		if (set->runs[e][t] && !ran[t]) {
+		if (cut >= 0) {
+			const struct scn_fibre *fb = &q->sc->fibres[cut];
+
+			if (!told[t])
+				fprintf(x->out, "run: task '%s' waits to start: "
+					"its paths cross fibre %s-%s, cut, until "
+					"an epoch moves it (round %u)\n", name,
+					q->sc->nodes[fb->a].name,
+					q->sc->nodes[fb->b].name, r);
+			told[t] = true;
+		} else if (set->runs[e][t] && !ran[t]) {
 			ran[t] = true;
 			fprintf(x->out, "run: task '%s' is placed (the %s at "
 				"%g s): its workers start, at round %u\n",
@@ -763,6 +778,7 @@ static int attempt(struct run_ctx *x)
 	int *done = NULL, nctr = 0, nnsc = 0, rc = ATTEMPT_FAILED, e,
 	    failed = 0;
 	bool *checks = NULL, *ran = NULL;	/* ran: its workers started */
+	bool *told = NULL;	/* its wait to start said */
 	atomic_int *leave = NULL;	/* per task: left mid-round (play) */
 	char err[512] = "", first_why[240] = "";
 
@@ -853,11 +869,12 @@ static int attempt(struct run_ctx *x)
 	done = calloc((size_t)p->ntasks + 1, sizeof(*done));
 	checks = calloc((size_t)p->ntasks + 1, sizeof(*checks));
 	ran = calloc((size_t)p->ntasks + 1, sizeof(*ran));
+	told = calloc((size_t)p->ntasks + 1, sizeof(*told));
 	leave = calloc((size_t)p->ntasks + 1, sizeof(*leave));
 	if (p->sc->nevents)
 		nmo = scn_moments(p->sc, &mo);
 	if (!rr || !ls || !meas || !pm || !busy || !acc0 || !acc1 || !done ||
-	    !checks || !ran || !leave || !quiet || !interr || !first ||
+	    !checks || !ran || !told || !leave || !quiet || !interr || !first ||
 	    nmo < 0) {
 		say(x, "out of memory");
 		goto out;
@@ -934,7 +951,7 @@ static int attempt(struct run_ctx *x)
 			say_events(x->out, p, x->set, mo, nmo, &said,
 				   (double)(mono_ns() - t0) / 1e9 / n);
 			say_moves(x->out, x->set, pl, &shown);
-			comings(x, f, ein, r, ran);
+			comings(x, f, pl, ein, r, ran, told);
 		}
 		/*
 		 * The round starts when chosen here, so it can be predicted
@@ -1300,6 +1317,7 @@ out:
 	free(done);
 	free(checks);
 	free(ran);
+	free(told);
 	free(leave);
 	x->fo.leave = NULL;
 	return rc;

@@ -1729,3 +1729,42 @@ Test(run, a_dynamics_experiment_compares_the_policies)
 	unlink(exp);
 	nothing_left();
 }
+
+/*
+ * An arrival whose path is cut before its workers start: t3 arrives at
+ * 25 ms over B-C, which is cut at the same moment and re-placed the long
+ * way 20 ms later (reconfig_ms). Its workers never try the dark path
+ * (they wait for the move, saying so, or start on the new path when the
+ * move came first); the task runs, every check holds.
+ */
+Test(run, an_arrival_whose_path_is_cut_waits_for_its_move)
+{
+	const char *events = strstr(ring4_comings, "events:\n");
+	char y[4096];
+	sqlite3 *h;
+	char *o;
+
+	cr_assert_not_null(events);
+	snprintf(y, sizeof(y), "%.*sreconfig_ms: 20\nevents:\n"
+		 "  - {at_s: 0.025, arrive: {name: t3, global: sB, locals: [sC],"
+		 " parameters: 1000000, bytes_per_parameter: 4,"
+		 " work_core_s: 0.002}}\n"
+		 "  - {at_s: 0.025, cut: {a: B, b: C}}\n",
+		 (int)(events - ring4_comings), ring4_comings);
+	o = run_live(y, "none");
+	cr_assert(strstr(o, "run: task 't3' is placed"), "%s", o);
+	cr_assert_null(strstr(o, "did not start"), "%s", o);
+	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+#define THIS_RUN "run = (SELECT max(id) FROM runs)"
+	cr_assert_eq(q1(h, "SELECT count(*) FROM tasks WHERE " THIS_RUN
+			   " AND failed"), 0, "no task failed");
+	cr_assert_geq(q1(h, "SELECT count(*) FROM rounds WHERE " THIS_RUN
+			    " AND task = 2"), 2, "t3's rounds");
+	cr_assert_eq(q1(h, "SELECT min(check_ok) FROM rounds WHERE "
+			   THIS_RUN), 1, "a check failed");
+#undef THIS_RUN
+	sqlite3_close(h);
+	cr_log_info("t3 %s", strstr(o, "'t3' waits to start") ?
+		    "waited for its move" : "started on its new path");
+	nothing_left();
+}
