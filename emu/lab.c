@@ -1231,10 +1231,8 @@ static int record_traffic(pid_t pid, unsigned long long start, void *ctx)
 
 bool lab_traffic_flows(const struct plan *p, const struct lpset *set, int i)
 {
-	if (p->bg[i].routed)
-		return true;
-	for (int e = 0; set && e < set->nepochs; e++)
-		if (set->plan[e]->bg[i].routed)
+	for (int k = 0; k < lpset_nplans(set); k++)
+		if (lpset_plan_or(p, set, k)->bg[i].routed)
 			return true;
 	return false;
 }

@@ -28,10 +28,8 @@ static bool wanted_in(const struct plan *p, int l, bool traffic)
 static bool wanted(const struct plan *p, const struct lpset *set, int l,
 		   bool traffic)
 {
-	if (wanted_in(p, l, traffic))
-		return true;
-	for (int e = 0; set && e < set->nepochs; e++)
-		if (wanted_in(set->plan[e], l, traffic))
+	for (int k = 0; k < lpset_nplans(set); k++)
+		if (wanted_in(lpset_plan_or(p, set, k), l, traffic))
 			return true;
 	return false;
 }

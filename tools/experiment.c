@@ -381,17 +381,11 @@ static bool dynamics_refused(const struct experiment *x, struct scenario *sc,
 			return true;
 		}
 		for (int j = 0; j < x->npolicies; j++) {
-			struct timeline *tl = timeline_new(sc, ops,
-							   x->policy[j],
-							   predict);
-			struct lpset *set = NULL;
-			int e = tl ? lpset_new(tl, &set, why, sizeof(why)) :
-				     -errno;
+			struct timeline *tl;
+			struct lpset *set;
+			int e = lpset_follow(sc, ops, x->policy[j], predict,
+					     &tl, &set, why, sizeof(why));
 
-			if (!tl)
-				snprintf(why, sizeof(why), "%s", strerror(-e));
-			if (set && lpset_stuck(set, why, sizeof(why)) >= 0)
-				e = -EINVAL;
 			lpset_free(set);
 			timeline_free(tl);
 			if (e) {

@@ -113,7 +113,7 @@ static void *run(void *arg)
 			const struct scn_event *ev = &tl->sc->events[
 				tl->e[e].event];
 
-			if (!wait_until(pl, ev->at_s))
+			if (!wait_until(pl, tl->e[e].at_s))
 				break;
 			if (ev->kind == SCN_EV_CUT || ev->kind == SCN_EV_REPAIR)
 				fibre_event(pl, ev);

@@ -706,6 +706,8 @@ void write_timelines(struct report *r)
 		while (e1 < t.nev && t.ev[e1].run == id)
 			e1++;
 		if (x) {
+			bool followed = false;
+
 			t.nrd = t.nld = t.nlk = 0;
 			if (results_read_when(r->rd, id, on_round, &t, err,
 					      sizeof(err)) ||
@@ -728,18 +730,16 @@ void write_timelines(struct report *r)
 				if (t.ev[k].policy[0]) {
 					moves_row(mv, x, &t, k);
 					moves++;
+					followed = true;
 				}
-			for (int k = i; k < e1; k++) {
-				struct tl_policy *g;
+			/* a run that followed its events: one row each */
+			if (followed) {
+				struct tl_policy *g = realloc(pol,
+					(size_t)(npol + 1) * sizeof(*pol));
 
-				if (!t.ev[k].policy[0])
-					continue;
-				g = realloc(pol, (size_t)(npol + 1) *
-						 sizeof(*pol));
 				if (g && !policy_sum(x, &t, i, e1, &g[npol]))
 					npol++;
 				pol = g ? g : pol;
-				break;
 			}
 		}
 		i = e1;

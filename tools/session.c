@@ -80,28 +80,13 @@ static void summary(FILE *out, const struct plan *p, const struct fleet *f,
 	       "held-out accuracy after the task's first round)\n");
 }
 
-/*
- * The plans a run plays: p alone, or with a timeline followed live (set),
- * every epoch's (p is the first's); the same tasks and flows in each.
- */
-static int nplans(const struct lpset *set)
-{
-	return set ? set->nepochs : 1;
-}
-
-static const struct plan *plan_at(const struct plan *p,
-				  const struct lpset *set, int k)
-{
-	return set ? set->plan[k] : p;
-}
-
 /* Flow i as the run plays it: the first of its plans that routes it. */
 static const struct bg_flow *flow_of(const struct plan *p,
 				     const struct lpset *set, int i)
 {
-	for (int k = 0; k < nplans(set); k++)
-		if (plan_at(p, set, k)->bg[i].routed)
-			return &plan_at(p, set, k)->bg[i];
+	for (int k = 0; k < lpset_nplans(set); k++)
+		if (lpset_plan_or(p, set, k)->bg[i].routed)
+			return &lpset_plan_or(p, set, k)->bg[i];
 	return &p->bg[i];
 }
 
@@ -136,9 +121,8 @@ static void say_events(FILE *out, const struct plan *p,
 		       const struct lpset *set, const struct scn_moment *m,
 		       int n, int *cursor, double t)
 {
-	bool follow = set != NULL;
-
 	const struct scenario *sc = p->sc;
+	bool follow = set != NULL;
 
 	for (; *cursor < n && m[*cursor].at_s <= t; (*cursor)++) {
 		const struct scn_event *e = &sc->events[m[*cursor].event];
@@ -254,8 +238,8 @@ static void touched(const struct plan *p, const struct lpset *set, int i,
 
 	buf[0] = '\0';
 	for (int t = 0; t < p->ntasks; t++)
-		for (int k = 0; k < nplans(set); k++)
-			if (task_meets(plan_at(p, set, k), t, i)) {
+		for (int k = 0; k < lpset_nplans(set); k++)
+			if (task_meets(lpset_plan_or(p, set, k), t, i)) {
 				list_add(buf, len, &used, p->tasks[t].task->name);
 				break;
 			}
@@ -420,13 +404,19 @@ static void traffic_links(const struct plan *p, const struct lpset *set,
 		if (!lab_traffic_flows(p, set, i) || e->at_s >= t1 ||
 		    e->at_s + e->for_s <= t0)
 			continue;
-		for (int k = 0; k < nplans(set); k++) {
-			const struct bg_flow *f = &plan_at(p, set, k)->bg[i];
+		for (int k = 0; k < lpset_nplans(set); k++) {
+			const struct bg_flow *f = &lpset_plan_or(p, set, k)->bg[i];
 
 			for (int h = 0; f->routed && h < f->path.nhops; h++)
 				busy[plan_link(p, &f->path.hops[h])] = true;
 		}
 	}
+}
+
+/* Scenario seconds since t0 (CLOCK_MONOTONIC ns) at dilation n. */
+static double since_s(uint64_t t0, double n)
+{
+	return (double)(mono_ns() - t0) / 1e9 / n;
 }
 
 /*
@@ -516,8 +506,6 @@ static void note_recovery(const struct lpset *set, struct play *pl,
 	}
 }
 
-/* A followed timeline's events as they were brought in, and what the
- * cuts cost the tasks they moved. */
 /*
  * A traffic epoch ep of set, said into buf: the flow, whether it starts or
  * ends, and the tasks it shares a link with in the run. Its length.
@@ -540,6 +528,8 @@ static int traffic_what(const struct lpset *set, const struct epoch *ep,
 	return n < 0 ? 0 : n >= (int)len ? (int)len - 1 : n;
 }
 
+/* A followed timeline's events as they were brought in, and what the
+ * cuts cost the tasks they moved. */
 static void follow_summary(FILE *out, struct results *res,
 			   const struct lpset *set, struct play *pl,
 			   const double *first, const double *interr,
@@ -944,12 +934,11 @@ static int attempt(struct run_ctx *x)
 		 * the host's time), who has left is ended.
 		 */
 		int ein = x->set && r > 1 ?
-			  epoch_in(pl, x->set,
-				   (double)(mono_ns() - t0) / 1e9 / n) : 0;
+			  epoch_in(pl, x->set, since_s(t0, n)) : 0;
 
 		if (x->set && r > 1) {
 			say_events(x->out, p, x->set, mo, nmo, &said,
-				   (double)(mono_ns() - t0) / 1e9 / n);
+				   since_s(t0, n));
 			say_moves(x->out, x->set, pl, &shown);
 			comings(x, f, pl, ein, r, ran, told);
 		}
@@ -1008,9 +997,7 @@ static int attempt(struct run_ctx *x)
 			say_events(x->out, p, x->set, mo, nmo, &said, t_r);
 			say_moves(x->out, x->set, pl, &shown);
 			if (r > 1)
-				ein = epoch_in(pl, x->set,
-					       (double)(mono_ns() - t0) / 1e9 /
-						       n);
+				ein = epoch_in(pl, x->set, since_s(t0, n));
 			pr = x->set->plan[ein];
 			/* who shares a server's cores may have changed */
 			fleet_train_from(f, pr);
@@ -1057,7 +1044,7 @@ static int attempt(struct run_ctx *x)
 			       !*x->stop)
 				;
 		}
-		t_end = (double)(mono_ns() - t0) / 1e9 / n;
+		t_end = since_s(t0, n);
 		/* links background traffic crossed during the round carry
 		 * more than the tasks' bytes: not compared */
 		memset(busy, 0, (size_t)plan_nlinks(p) * sizeof(*busy));
@@ -1335,24 +1322,18 @@ static int follow(struct run_ctx *x, const struct scenario *sc,
 		  enum resched policy)
 {
 	char why[320];
-	int e;
+	int e = lpset_follow(sc, x->ops, policy, x->predict, &x->tl, &x->set,
+			     why, sizeof(why));
 
-	x->tl = timeline_new(sc, x->ops, policy, x->predict);
-	if (!x->tl) {
-		say(x, "cannot schedule '%s' as its events change it: %s",
-		    sc->name, strerror(errno));
+	if (e == -ENOTSUP) {
+		say(x, "'%s' cannot be re-placed live: %s", sc->name, why);
 		return EXIT_USAGE;
 	}
-	e = lpset_new(x->tl, &x->set, why, sizeof(why));
 	if (e) {
-		say(x, "'%s' cannot be re-placed live: %s", sc->name, why);
+		say(x, "%s", why);
 		return e == -ENOMEM ? 1 : EXIT_USAGE;
 	}
 	x->p = x->set->plan[0];
-	if (lpset_stuck(x->set, why, sizeof(why)) >= 0) {
-		say(x, "%s", why);
-		return EXIT_USAGE;
-	}
 	for (int k = 0; k < x->set->nepochs; k++)
 		if (x->predict(x->set->plan[k])) {
 			say(x, "cannot predict '%s': %s", sc->name,

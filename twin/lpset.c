@@ -335,7 +335,12 @@ void lpset_free(struct lpset *s)
 	free(s);
 }
 
-int lpset_stuck(const struct lpset *s, char *why, size_t len)
+/*
+ * A task that would wait for ever (no path reaches it in the last epoch):
+ * its index in s->sc, with why (the task, and the event its wait began
+ * at); -1 if none.
+ */
+static int stuck(const struct lpset *s, char *why, size_t len)
 {
 	int k = s->nepochs - 1;
 
@@ -354,4 +359,31 @@ int lpset_stuck(const struct lpset *s, char *why, size_t len)
 		return t;
 	}
 	return -1;
+}
+
+int lpset_follow(const struct scenario *sc, const struct sched_ops *ops,
+		 enum resched policy, int (*predict)(struct plan *p),
+		 struct timeline **tl, struct lpset **set, char *why,
+		 size_t len)
+{
+	int err;
+
+	*set = NULL;
+	*tl = timeline_new(sc, ops, policy, predict);
+	if (!*tl) {
+		err = errno ? -errno : -ENOMEM;
+		snprintf(why, len, "cannot schedule '%s' as its events change "
+			 "it: %s", sc->name, strerror(-err));
+		return err;
+	}
+	err = lpset_new(*tl, set, why, len);
+	if (!err && stuck(*set, why, len) >= 0)
+		err = -ENOTSUP;
+	if (err) {
+		lpset_free(*set);
+		*set = NULL;
+		timeline_free(*tl);
+		*tl = NULL;
+	}
+	return err;
 }

@@ -67,11 +67,31 @@ int lpset_new(const struct timeline *tl, struct lpset **out, char *why,
 void lpset_free(struct lpset *s);
 
 /*
- * lpset_stuck - a task that would wait for ever (no path reaches it in
- * the last epoch: a cut never repaired with no way round): its index in
- * s->sc, with why (the task, and the event its wait began at); -1 if
- * none.
+ * lpset_follow - sc's timeline under policy (each epoch planned with ops,
+ * predicted with predict) and the set of its lightpaths, for a run that
+ * follows it live: 0 with *tl and *set. -ENOTSUP with the reason in why
+ * when it cannot be followed (lpset_new's, or a task that would wait for
+ * ever: a cut never repaired with no way round); another -errno when the
+ * timeline cannot be made (why says so). Nothing is kept on failure.
  */
-int lpset_stuck(const struct lpset *s, char *why, size_t len);
+int lpset_follow(const struct scenario *sc, const struct sched_ops *ops,
+		 enum resched policy, int (*predict)(struct plan *p),
+		 struct timeline **tl, struct lpset **set, char *why,
+		 size_t len) __attribute__((warn_unused_result));
+
+/*
+ * The plans a run plays: p alone, or with a set followed live (p its
+ * first epoch's) every epoch's; the same tasks and flows in each.
+ */
+static inline int lpset_nplans(const struct lpset *s)
+{
+	return s ? s->nepochs : 1;
+}
+
+static inline const struct plan *lpset_plan_or(const struct plan *p,
+						const struct lpset *s, int k)
+{
+	return s ? s->plan[k] : p;
+}
 
 #endif
