@@ -481,10 +481,17 @@ static void collect(struct fleet *f, uint32_t kind, unsigned r,
 		bool waiting = false;
 		int ms;
 
-		/* a task that left: ended before its routes go, no failure */
-		for (int t = 0; f->o.leave && t < f->p->ntasks; t++)
-			if (f->t[t].live && atomic_load(&f->o.leave[t]))
+		/* a task that left: ended before its routes go, no failure;
+		 * one that is lost fails with its reason */
+		for (int t = 0; f->o.leave && t < f->p->ntasks; t++) {
+			int why = f->t[t].live ? atomic_load(&f->o.leave[t]) : 0;
+
+			if (why == 2)
+				kill_task(f, t, f->o.lost_why ?
+						f->o.lost_why[t] : "it is lost");
+			else if (why)
 				fleet_task_end(f, t);
+		}
 		/*
 		 * A worker writes its report before it exits: read what is
 		 * waiting first, so a failure is named by its own message,

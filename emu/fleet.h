@@ -30,10 +30,13 @@ struct fleet_opts {
 	const volatile sig_atomic_t *stop;
 	/*
 	 * Per task (NULL: none): set by another thread when the task leaves
-	 * in the middle of a round (its routes are about to go): its workers
-	 * are ended at once, as fleet_task_end, not timed out.
+	 * in the middle of a round (1: its routes are about to go): its
+	 * workers are ended at once, as fleet_task_end, not timed out; or
+	 * when it is lost (2: nothing reaches its servers any more): it
+	 * fails at once, with lost_why[t] (written before) as the reason.
 	 */
 	atomic_int *leave;
+	char (*lost_why)[256];
 	/*
 	 * A process the emulation cannot work without (the delay line's
 	 * supervisor), as a pidfd (watch set): when it ends, every live

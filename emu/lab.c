@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
@@ -575,12 +576,13 @@ static uint64_t rate_bps(const struct lab *lab, double gbps)
  * bucket then loses tokens; dilation brings rates down to where one frame
  * is the bucket.
  *
- * Under the link's class, one class per destination whose packets leave
- * on the link (the transfers' /32s, see twin/addr.h; their ACKs too) and
- * one for everything else, each guaranteed an equal part of the rate and
- * borrowing up to all of it, served a frame at a time in turn: transfers
- * that share a link share it max-min fairly, as the twin assumes. A single
- * FIFO would serve whole messages in their order of arrival (TCP sends a
+ * Where more than one destination's packets leave on the link (the
+ * transfers' /32s, see twin/addr.h; their ACKs too), under the link's
+ * class one class per destination and one for everything else, each
+ * guaranteed an equal part of the rate and borrowing up to all of it,
+ * served a frame at a time in turn: transfers that share a link share
+ * it max-min fairly, as the twin assumes (one destination or none: one
+ * class, as nothing is shared). A single FIFO would serve whole messages in their order of arrival (TCP sends a
  * message at once: no slow start), which finishes some earlier and none
  * later than fair sharing, so measured rounds came out shorter than the
  * twin's. Each class queues at most 50 ms of scenario time at the link's
@@ -713,7 +715,18 @@ static int shape(struct lab *lab, struct nl *nl, int index, const char *name,
 		burst = LAB_BURST;
 	if (part < 8)
 		part = 8;
+	/*
+	 * One destination or none: nothing to share, one class serves all
+	 * (a class costs the kernel a filter block, each registered in a
+	 * host-wide list it walks when the next is made).
+	 */
 	err = nl_htb(nl, index, name, 2);
+	if (!err && d->n <= 1) {
+		err = nl_htb_class(nl, index, name, 0, 2, bps, bps,
+				   (uint32_t)burst, LAB_QUANTUM);
+		return err ? err : nl_bfifo(nl, index, name, 2,
+					    (uint32_t)limit);
+	}
 	if (!err)
 		err = nl_htb_class(nl, index, name, 0, 1, bps, bps,
 				   (uint32_t)burst, LAB_QUANTUM);
@@ -1265,6 +1278,15 @@ int lab_traffic_start(const struct plan *p, const struct lpset *set,
 		f[n].rate_bps = emulated_bps(sc, bg->gbps, dilation);
 		f[n].start_s = ev->at_s * dilation;
 		f[n].stop_s = (ev->at_s + ev->for_s) * dilation;
+		for (int k = 0; k < lpset_nplans(set); k++) {
+			const struct bg_flow *b = &lpset_plan_or(p, set,
+								 k)->bg[i];
+
+			if (b->routed)
+				f[n].linger_s = fmax(f[n].linger_s, (1.2 *
+					b->path.km * FIBRE_S_PER_KM + 0.002) *
+					dilation);
+		}
 		n++;
 	}
 	if (!n) {

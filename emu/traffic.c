@@ -161,7 +161,23 @@ static int generate(const struct tg_flow *f, int n, const int *tx,
 						drain(rx[i], &count[i]);
 		}
 	}
-	/* what is still on its way, for a moment */
+	/* what is still on its way: until its path's delay is over, then
+	 * while it keeps coming */
+	for (int i = 0; i < n && !err; i++) {
+		uint64_t until = t0 + (uint64_t)((f[i].stop_s + f[i].linger_s) *
+						 1e9);
+
+		while (!tg_stopping && now_ns() < until) {
+			uint64_t wait = until - now_ns();
+			struct timespec ts = { (time_t)(wait / 1000000000u),
+					       (long)(wait % 1000000000u) };
+
+			if (ppoll(pfd, (nfds_t)n, &ts, NULL) > 0)
+				for (int j = 0; j < n; j++)
+					if (pfd[j].revents & POLLIN)
+						drain(rx[j], &count[j]);
+		}
+	}
 	for (int k = 0; k < 10 && !tg_stopping; k++) {
 		if (poll(pfd, (nfds_t)n, 20) <= 0)
 			break;
@@ -257,7 +273,8 @@ int tg_start(const struct tg_flow *f, int n, const char *name,
 		return -EINVAL;
 	}
 	for (int i = 0; i < n; i++)
-		if (!(f[i].rate_bps > 0) || !(f[i].stop_s >= f[i].start_s)) {
+		if (!(f[i].rate_bps > 0) || !(f[i].stop_s >= f[i].start_s) ||
+		    !(f[i].linger_s >= 0) || f[i].linger_s > 3600) {
 			snprintf(err, len, "traffic flow %d: a rate > 0 and a "
 				 "window that ends after it starts", i);
 			return -EINVAL;

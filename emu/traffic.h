@@ -9,7 +9,8 @@
  * gives it (tg_go), each flow sends full-size datagrams paced at its rate
  * during its window, through the same routes, shapers and delay line as
  * the tasks: it competes for their capacity. It ends when every window
- * has passed, on SIGTERM or SIGINT, and with the process that started it.
+ * has passed and what was sent in it has had time to arrive (linger_s),
+ * on SIGTERM or SIGINT, and with the process that started it.
  */
 #ifndef EMU_TRAFFIC_H
 #define EMU_TRAFFIC_H
@@ -30,6 +31,8 @@ struct tg_flow {
 	uint32_t src, dst;	/* IPv4, host order */
 	double rate_bps;	/* frames on the wire, as emulated */
 	double start_s, stop_s;	/* window, seconds after tg_go's t0 */
+	double linger_s;	/* after stop_s, until its last datagrams
+				 * are in (its path's delay) */
 };
 
 struct tg;

@@ -59,6 +59,11 @@ static void fibre_event(struct play *pl, const struct scn_event *e)
 				   e->kind == SCN_EV_REPAIR, &n, why,
 				   sizeof(why));
 
+	/* nothing lit on it: nothing to change now, but it is cut (what
+	 * an epoch lights on it later is dark at once, bring_in) */
+	if (err == -ENOENT && pl->set)
+		err = 0;
+
 	if (err && !pl->err[0])
 		snprintf(pl->err, sizeof(pl->err), "the %s at %g s was not "
 			 "played: %s", scn_event_kind_name(e->kind), e->at_s,
@@ -71,19 +76,35 @@ static void fibre_event(struct play *pl, const struct scn_event *e)
 	}
 }
 
-/* Epoch e of the set in force, its moves set up first. */
+/*
+ * What epoch e's event does at its own time, whatever epoch is in force:
+ * a cut or repair changes its fibre; a task that leaves is told to end
+ * (its routes go when the epoch comes in), one the cut leaves no way
+ * round for ever (lpset's lost) to fail.
+ */
+static void event_of(struct play *pl, int e)
+{
+	const struct timeline *tl = pl->set->tl;
+	const struct scn_event *ev = &tl->sc->events[tl->e[e].event];
+
+	if (ev->kind == SCN_EV_CUT || ev->kind == SCN_EV_REPAIR)
+		fibre_event(pl, ev);
+	/* who leaves is ended before its routes go, who is lost from now
+	 * fails (fleet_opts.leave) */
+	for (int t = 0; pl->leave && t < pl->set->sc->ntasks; t++)
+		if (pl->set->lost[t] == e)
+			atomic_store(&pl->leave[t], 2);
+		else if (pl->set->runs[e - 1][t] && !pl->set->runs[e][t])
+			atomic_store(&pl->leave[t], 1);
+}
+
+/* Epoch e of the set in force, once its moves are set up. */
 static void bring_in(struct play *pl, int e)
 {
 	const struct timeline *tl = pl->set->tl;
 	char why[256];
 	int changes, err;
 
-	if (!wait_until(pl, tl->e[e].at_s + timeline_setup_s(tl, e)))
-		return;
-	/* who leaves is ended before its routes go (fleet_opts.leave) */
-	for (int t = 0; pl->leave && t < pl->set->sc->ntasks; t++)
-		if (pl->set->runs[pl->epoch][t] && !pl->set->runs[e][t])
-			atomic_store(&pl->leave[t], 1);
 	err = lab_epoch(pl->prefix, pl->set, pl->epoch, e, &changes, why,
 			sizeof(why));
 	if (err) {
@@ -93,11 +114,47 @@ static void bring_in(struct play *pl, int e)
 				 &tl->e[e]), tl->e[e].at_s, why);
 		return;
 	}
+	/*
+	 * An epoch planned before a cut that came during its set-up may
+	 * light a wavelength on that fibre: it is dark at once, as the rest
+	 * of the fibre, and the cut's own epoch moves what it carries.
+	 */
+	for (int i = 0; i < pl->p->sc->nfibres && !err; i++)
+		if (pl->cut[i]) {
+			int n;
+
+			err = lab_fibre_set(pl->prefix, pl->p->sc, i, false,
+					    &n, why, sizeof(why));
+			if (err == -ENOENT)	/* nothing left on it */
+				err = 0;
+			if (err && !pl->err[0])
+				snprintf(pl->err, sizeof(pl->err), "the %s at "
+					 "%g s lit a cut fibre: %s", epoch_name(
+					 tl, &tl->e[e]), tl->e[e].at_s, why);
+		}
 	pthread_mutex_lock(&pl->mu);
 	pl->epoch = e;
 	pl->changes[e] = changes;
 	pl->live_s[e] = (double)(mono_ns() - pl->t0) / 1e9 / pl->dilation;
 	pthread_mutex_unlock(&pl->mu);
+}
+
+/*
+ * How long after its event epoch e may come in besides its set-up: for
+ * the end of traffic, until the flow's last datagrams are through (its
+ * path's propagation, with a margin for the delay line), so that taking
+ * its routes does not drop what is still on its way.
+ */
+static double drain_s(const struct lpset *set, int e)
+{
+	const struct epoch *ep = &set->tl->e[e];
+	const struct plan *q = set->plan[e - 1];
+	double km = 0;
+
+	for (int i = 0; ep->ends && i < q->nbg; i++)
+		if (q->bg[i].routed && q->bg[i].bg->event == ep->event)
+			km = fmax(km, q->bg[i].path.km);
+	return km > 0 ? 1.2 * km * FIBRE_S_PER_KM + 1e-4 : 0;
 }
 
 static void *run(void *arg)
@@ -107,18 +164,26 @@ static void *run(void *arg)
 
 	if (pl->set) {
 		const struct timeline *tl = pl->set->tl;
+		int a = 1;	/* the next event to happen */
 
-		/* the epochs in time order: each event's, then its moves */
-		for (int e = 1; e < tl->n && !pl->err[0]; e++) {
-			const struct scn_event *ev = &tl->sc->events[
-				tl->e[e].event];
+		/*
+		 * Events at their times; epochs one after another, each
+		 * once its moves are set up (timeline_live_s): an event
+		 * during a set-up is not held up by it.
+		 */
+		for (int b = 1; b < tl->n && !pl->err[0]; b++) {
+			double in = tl->e[b].at_s + timeline_setup_s(tl, b) +
+				    drain_s(pl->set, b);
 
-			if (!wait_until(pl, tl->e[e].at_s))
+			for (; a < tl->n && !pl->err[0] &&
+			       (a <= b || tl->e[a].at_s <= in); a++) {
+				if (!wait_until(pl, tl->e[a].at_s))
+					return NULL;
+				event_of(pl, a);
+			}
+			if (pl->err[0] || !wait_until(pl, in))
 				break;
-			if (ev->kind == SCN_EV_CUT || ev->kind == SCN_EV_REPAIR)
-				fibre_event(pl, ev);
-			if (!pl->err[0])
-				bring_in(pl, e);
+			bring_in(pl, b);
 		}
 		return NULL;
 	}
@@ -240,11 +305,12 @@ int play_stop(struct play *pl, char *err, size_t len)
 	for (int i = 0; i < pl->p->sc->nfibres; i++) {
 		const struct scn_fibre *f = &pl->p->sc->fibres[i];
 		char why[200];
-		int k;
+		int k, e = pl->cut[i] ? lab_fibre_set(pl->prefix, pl->p->sc,
+						      i, true, &k, why,
+						      sizeof(why)) : 0;
 
-		if (pl->cut[i] &&
-		    lab_fibre_set(pl->prefix, pl->p->sc, i, true, &k, why,
-				  sizeof(why)) && !pl->err[0])
+		/* -ENOENT: nothing is lit on it any more */
+		if (e && e != -ENOENT && !pl->err[0])
 			snprintf(pl->err, sizeof(pl->err), "the fibre %s-%s "
 				 "could not be repaired at the end: %s",
 				 pl->p->sc->nodes[f->a].name,

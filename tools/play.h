@@ -7,8 +7,10 @@
  * timeline to follow nothing is re-placed, so the tasks over it wait for
  * the repair and their TCP connections carry on after. With one (a set of
  * its epochs, twin/lpset.h), each event's epoch is then brought in live
- * (lab_epoch) once its moves are set up (timeline_setup_s): the tasks it
- * moves carry on over their new paths.
+ * (lab_epoch) once its moves are set up, after the epoch before it
+ * (timeline_live_s): the tasks it moves carry on over their new paths.
+ * Events themselves are played at their times meanwhile: a cut or repair
+ * during another's set-up, a task that leaves (told through leave).
  */
 #ifndef TOOLS_PLAY_H
 #define TOOLS_PLAY_H
@@ -26,8 +28,9 @@ struct play;
  * play_start - play p's scenario's cuts and repairs in prefix's emulation
  * from t0_ns (CLOCK_MONOTONIC) at dilation, following set (NULL: none;
  * else the emulation was built from it). A task that leaves has its flag
- * in leave (per task of the set; may be NULL) set before its routes go,
- * so that the fleet (fleet_opts.leave) ends it first. *out NULL when
+ * in leave (per task of the set; may be NULL) set to 1 before its routes
+ * go, so that the fleet (fleet_opts.leave) ends it first; one that is
+ * lost (set->lost) to 2 at the event that loses it. *out NULL when
  * there are none. 0 or -errno.
  */
 int play_start(const struct plan *p, const struct lpset *set,

@@ -445,8 +445,9 @@ static void moved_names(const struct lpset *set, int e, bool waiting,
 		const char *name = ep->plan->tasks[t].task->name;
 		int st = set->index[e][t];	/* the set's */
 
-		if (waiting ? set->waits[e][st] : ep->moved[t] &&
-		    !set->waits[e][st])
+		/* (waiting: for a repair; a task lost here is said apart) */
+		if (waiting ? set->waits[e][st] && set->lost[st] != e :
+		    ep->moved[t] && !set->waits[e][st])
 			list_add(buf, len, &used, name);
 	}
 }
@@ -462,28 +463,37 @@ static void say_moves(FILE *out, const struct lpset *set, struct play *pl,
 	       play_epoch(pl, *shown + 1, &live, &ch)) {
 		const struct timeline *tl = set->tl;
 		const struct epoch *ep = &tl->e[++*shown];
-		char moved[256], waits[256];
+		char moved[256], waits[256], lost[256];
+		size_t used = 0;
 
 		moved_names(set, *shown, false, moved, sizeof(moved));
 		moved_names(set, *shown, true, waits, sizeof(waits));
-		fprintf(out, "run: the %s at %g s (--reschedule %s): %s%s%s%s%s;"
-			" set up in %.3f ms, live at %.6f s (%d lightpaths and "
-			"routes changed)\n", epoch_name(tl, ep), ep->at_s,
-			resched_name(tl->policy), moved[0] ? "moved " : "",
-			moved[0] ? moved : "nothing moved", waits[0] ?
-			", no way round for " : "", waits, waits[0] ?
-			" (it waits)" : "", timeline_setup_s(tl, *shown) * 1e3,
-			live, ch);
+		lost[0] = '\0';
+		for (int t = 0; t < set->sc->ntasks; t++)
+			if (set->lost[t] == *shown)
+				list_add(lost, sizeof(lost), &used,
+					 set->sc->tasks[t].name);
+		fprintf(out, "run: the %s at %g s (--reschedule %s): %s%s%s%s%s"
+			"%s%s%s; set up in %.3f ms, live at %.6f s (%d "
+			"lightpaths and routes changed)\n", epoch_name(tl, ep),
+			ep->at_s, resched_name(tl->policy), moved[0] ?
+			"moved " : "", moved[0] ? moved : "nothing moved",
+			waits[0] ? ", no way round for " : "", waits, waits[0] ?
+			" (it waits)" : "", lost[0] ? ", no way round ever for "
+			: "", lost, lost[0] ? " (it fails)" : "",
+			timeline_setup_s(tl, *shown) * 1e3, live, ch);
 	}
 }
 
 /*
  * The first round that ends on a moved task's new paths, per epoch: after
- * a round (ending at t_end) in which every task epoch e moved completed,
- * once the epoch was live before that end; first[e] then holds how long
- * after its event that was.
+ * a round (ending at t_end) in which every task epoch e moved that was
+ * still running (not left, failed or yet to start) completed, one at
+ * least, once the epoch was live before that end; first[e] then holds how
+ * long after its event that was.
  */
 static void note_recovery(const struct lpset *set, struct play *pl,
+			  const struct fleet *f,
 			  const struct fleet_task_round *rr, double t_end,
 			  double *first)
 {
@@ -491,6 +501,7 @@ static void note_recovery(const struct lpset *set, struct play *pl,
 		const struct epoch *ep = &set->tl->e[e];
 		double live;
 		bool all = true;
+		int n = 0;
 
 		if (!isnan(first[e]) || !ep->nmoved ||
 		    !play_epoch(pl, e, &live, NULL) || live >= t_end)
@@ -498,10 +509,12 @@ static void note_recovery(const struct lpset *set, struct play *pl,
 		for (int t = 0; t < ep->plan->ntasks; t++) {
 			int st = set->index[e][t];	/* the set's */
 
-			all = all && (!ep->moved[t] || set->waits[e][st] ||
-				      rr[st].done);
+			if (!ep->moved[t] || set->waits[e][st])
+				continue;
+			n += rr[st].done;
+			all = all && (rr[st].done || !fleet_running(f, st));
 		}
-		if (all)
+		if (all && n)
 			first[e] = t_end - ep->at_s;
 	}
 }
@@ -634,10 +647,12 @@ static void say(const struct run_ctx *x, const char *fmt, ...)
  * left end theirs. A task whose paths cross a fibre cut meanwhile (its
  * workers came later than its epoch, behind the host's time) waits for
  * the epoch that moves it, as the twin has it wait, and says so once
- * (told). A task that cannot start fails; the others go on.
+ * (told). A task that cannot start fails; the others go on. One lost
+ * before it started (lpset: a cut never repaired, no way round) does not
+ * start, and says why.
  */
 static void comings(const struct run_ctx *x, struct fleet *f,
-		    struct play *pl, int e, unsigned r, bool *ran, bool *told)
+		    struct play *pl, int e, unsigned r, bool *ran, char *told)
 {
 	const struct lpset *set = x->set;
 	const struct plan *q = set->plan[e];
@@ -648,16 +663,23 @@ static void comings(const struct run_ctx *x, struct fleet *f,
 		int cut = set->runs[e][t] && !ran[t] ?
 			  play_cut_under(pl, q, t) : -1;
 
-		if (cut >= 0) {
+		if (!ran[t] && set->lost[t] >= 0 && e >= set->lost[t]) {
+			if (told[t] != 2) {
+				lpset_lost_why(set, t, err, sizeof(err));
+				fprintf(x->out, "run: %s; it does not start "
+					"(round %u)\n", err, r);
+			}
+			told[t] = 2;
+		} else if (cut >= 0) {
 			const struct scn_fibre *fb = &q->sc->fibres[cut];
 
-			if (!told[t])
+			if (told[t] != 1)
 				fprintf(x->out, "run: task '%s' waits to start: "
 					"its paths cross fibre %s-%s, cut, until "
 					"an epoch moves it (round %u)\n", name,
 					q->sc->nodes[fb->a].name,
 					q->sc->nodes[fb->b].name, r);
-			told[t] = true;
+			told[t] = 1;
 		} else if (set->runs[e][t] && !ran[t]) {
 			ran[t] = true;
 			fprintf(x->out, "run: task '%s' is placed (the %s at "
@@ -768,8 +790,9 @@ static int attempt(struct run_ctx *x)
 	int *done = NULL, nctr = 0, nnsc = 0, rc = ATTEMPT_FAILED, e,
 	    failed = 0;
 	bool *checks = NULL, *ran = NULL;	/* ran: its workers started */
-	bool *told = NULL;	/* its wait to start said */
+	char *told = NULL;	/* said: its wait to start (1), lost (2) */
 	atomic_int *leave = NULL;	/* per task: left mid-round (play) */
+	char (*lost_why)[256] = NULL;	/* per task: why it is lost */
 	char err[512] = "", first_why[240] = "";
 
 	x->built = x->retry = false;
@@ -861,11 +884,12 @@ static int attempt(struct run_ctx *x)
 	ran = calloc((size_t)p->ntasks + 1, sizeof(*ran));
 	told = calloc((size_t)p->ntasks + 1, sizeof(*told));
 	leave = calloc((size_t)p->ntasks + 1, sizeof(*leave));
+	lost_why = calloc((size_t)p->ntasks + 1, sizeof(*lost_why));
 	if (p->sc->nevents)
 		nmo = scn_moments(p->sc, &mo);
 	if (!rr || !ls || !meas || !pm || !busy || !acc0 || !acc1 || !done ||
-	    !checks || !ran || !told || !leave || !quiet || !interr || !first ||
-	    nmo < 0) {
+	    !checks || !ran || !told || !leave || !lost_why || !quiet || !interr ||
+	    !first || nmo < 0) {
 		say(x, "out of memory");
 		goto out;
 	}
@@ -873,8 +897,12 @@ static int attempt(struct run_ctx *x)
 		checks[t] = true;
 		ran[t] = !p->tasks[t].blocked;
 		atomic_init(&leave[t], 0);
+		if (x->set)
+			lpset_lost_why(x->set, t, lost_why[t],
+				       sizeof(lost_why[t]));
 	}
 	x->fo.leave = x->set ? leave : NULL;
+	x->fo.lost_why = x->set ? lost_why : NULL;
 	x->fo.dilation = n;
 	x->fo.stop = x->stop;
 	x->fo.timeout_s = 60 + 2 * n;
@@ -1123,7 +1151,7 @@ static int attempt(struct run_ctx *x)
 					 "%s (round %u)", why, r);
 			x->suggest = fmax(x->suggest, sug);
 		}
-		note_recovery(x->set, pl, rr, t_end, first);
+		note_recovery(x->set, pl, f, rr, t_end, first);
 		if (results_round(x->res, pr, r, rr, ls, nctr, err,
 				  sizeof(err)) ||
 		    results_fidelity(x->res, r, &mr, verdict) ||
@@ -1306,7 +1334,9 @@ out:
 	free(ran);
 	free(told);
 	free(leave);
+	free(lost_why);
 	x->fo.leave = NULL;
+	x->fo.lost_why = NULL;
 	return rc;
 }
 
@@ -1315,8 +1345,9 @@ out:
  * A run that follows its timeline: every epoch scheduled by the policy
  * (timeline.h), the set of their lightpaths (lpset.h), the first epoch's
  * plan the one that runs, every epoch's predicted as scheduled. What the
- * emulation cannot follow, and a task that would wait for ever (a cut
- * never repaired with no way round), are refused. 0 or an exit code.
+ * emulation cannot follow is refused (a task that would wait for ever, a
+ * cut never repaired with no way round, is followed: it fails at the cut).
+ * 0 or an exit code.
  */
 static int follow(struct run_ctx *x, const struct scenario *sc,
 		  enum resched policy)

@@ -234,6 +234,27 @@ static struct scenario *every_task(const struct scenario *sc)
 	return x;
 }
 
+/*
+ * The tasks that would wait for ever (no path reaches them in the last
+ * epoch, nor in any epoch after the one their wait began at): lost[t]
+ * that epoch, -1 for the others.
+ */
+static void find_lost(struct lpset *s)
+{
+	int k = s->nepochs - 1;
+
+	for (int t = 0; t < s->sc->ntasks; t++) {
+		int since = k;
+
+		s->lost[t] = -1;
+		if (!s->waits[k][t])
+			continue;
+		while (since > 1 && s->waits[since - 1][t])
+			since--;
+		s->lost[t] = since;
+	}
+}
+
 int lpset_new(const struct timeline *tl, struct lpset **out, char *why,
 	      size_t len)
 {
@@ -253,8 +274,10 @@ int lpset_new(const struct timeline *tl, struct lpset **out, char *why,
 	s->runs = calloc((size_t)tl->n + 1, sizeof(*s->runs));
 	s->waits = calloc((size_t)tl->n + 1, sizeof(*s->waits));
 	s->index = calloc((size_t)tl->n + 1, sizeof(*s->index));
+	s->lost = s->sc ? calloc((size_t)s->sc->ntasks + 1, sizeof(*s->lost)) :
+			  NULL;
 	if (!s->sc || !s->net || !s->plan || !s->lit || !s->runs ||
-	    !s->waits || !s->index)
+	    !s->waits || !s->index || !s->lost)
 		goto fail;
 	/* every epoch's lightpaths first, so each plan has them all */
 	for (int e = 0; e < tl->n; e++)
@@ -295,6 +318,7 @@ int lpset_new(const struct timeline *tl, struct lpset **out, char *why,
 					s->net->lp[l].nfib;
 	}
 	free(map);
+	find_lost(s);
 	*out = s;
 	return 0;
 fail:
@@ -326,6 +350,7 @@ void lpset_free(struct lpset *s)
 	free(s->runs);
 	free(s->waits);
 	free(s->index);
+	free(s->lost);
 	net_free(s->net);
 	if (s->sc) {
 		free(s->sc->tasks);
@@ -335,30 +360,16 @@ void lpset_free(struct lpset *s)
 	free(s);
 }
 
-/*
- * A task that would wait for ever (no path reaches it in the last epoch):
- * its index in s->sc, with why (the task, and the event its wait began
- * at); -1 if none.
- */
-static int stuck(const struct lpset *s, char *why, size_t len)
+int lpset_lost_why(const struct lpset *s, int t, char *buf, size_t len)
 {
-	int k = s->nepochs - 1;
+	const struct epoch *e;
 
-	for (int t = 0; t < s->sc->ntasks; t++) {
-		int since = k;
-
-		if (!s->waits[k][t])
-			continue;
-		while (since > 1 && s->waits[since - 1][t])
-			since--;
-		snprintf(why, len, "task '%s' has no way round the %s at %g s, "
-			 "which is never repaired: it would wait for ever; add "
-			 "a repair", s->sc->tasks[t].name,
-			 epoch_name(s->tl, &s->tl->e[since]),
-			 s->tl->e[since].at_s);
-		return t;
-	}
-	return -1;
+	if (t < 0 || t >= s->sc->ntasks || s->lost[t] < 0)
+		return -1;
+	e = &s->tl->e[s->lost[t]];
+	return snprintf(buf, len, "task '%s' has no way round the %s at %g s,"
+			" which is never repaired: its servers are cut off",
+			s->sc->tasks[t].name, epoch_name(s->tl, e), e->at_s);
 }
 
 int lpset_follow(const struct scenario *sc, const struct sched_ops *ops,
@@ -377,8 +388,6 @@ int lpset_follow(const struct scenario *sc, const struct sched_ops *ops,
 		return err;
 	}
 	err = lpset_new(*tl, set, why, len);
-	if (!err && stuck(*set, why, len) >= 0)
-		err = -ENOTSUP;
 	if (err) {
 		lpset_free(*set);
 		*set = NULL;

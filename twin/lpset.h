@@ -26,6 +26,10 @@
  * routed, with why, where it does not flow (before its start, after its
  * end, or with no lit path); each keeps its addresses throughout.
  *
+ * A task that waits for ever (a cut never repaired leaves it no way
+ * round) is lost from the epoch its wait began at (lost): a live run
+ * fails it there, with lpset_lost_why, and the others go on.
+ *
  * What a live emulation cannot follow yet is refused with the reason: a
  * task whose trees change from one epoch to the next while it runs (its
  * workers keep a connection per tree edge).
@@ -56,6 +60,8 @@ struct lpset {
 				 * keeps the last it had */
 	int **index;		/* [epoch][task of the timeline's epoch
 				 * plan]: its index in sc */
+	int *lost;		/* per task of sc: the epoch from which
+				 * no path ever reaches it again, or -1 */
 };
 
 /*
@@ -67,11 +73,16 @@ int lpset_new(const struct timeline *tl, struct lpset **out, char *why,
 void lpset_free(struct lpset *s);
 
 /*
+ * lpset_lost_why - why task t of s's scenario is lost, into buf (the task,
+ * and the event its wait began at): snprintf's count, or -1 if it is not.
+ */
+int lpset_lost_why(const struct lpset *s, int t, char *buf, size_t len);
+
+/*
  * lpset_follow - sc's timeline under policy (each epoch planned with ops,
  * predicted with predict) and the set of its lightpaths, for a run that
  * follows it live: 0 with *tl and *set. -ENOTSUP with the reason in why
- * when it cannot be followed (lpset_new's, or a task that would wait for
- * ever: a cut never repaired with no way round); another -errno when the
+ * when it cannot be followed (lpset_new's); another -errno when the
  * timeline cannot be made (why says so). Nothing is kept on failure.
  */
 int lpset_follow(const struct scenario *sc, const struct sched_ops *ops,

@@ -195,6 +195,15 @@ double timeline_setup_s(const struct timeline *tl, int e)
 	return worst;
 }
 
+double timeline_live_s(const struct timeline *tl, int e)
+{
+	double live = 0;
+
+	for (int k = 1; k <= e && k < tl->n; k++)
+		live = fmax(live, tl->e[k].at_s + timeline_setup_s(tl, k));
+	return live;
+}
+
 /* When the task named name started: 0, or the time it arrived. */
 static double started(const struct scenario *base, const char *name)
 {
@@ -400,12 +409,15 @@ static int outcome_tasks(const struct timeline *tl, struct tl_outcome *o)
 int timeline_outcome(const struct timeline *tl, struct tl_outcome *o)
 {
 	double *prog;		/* rounds done, with the fraction in flight */
+	double *ready;		/* when its paths are in force again */
 	int err;
 
 	memset(o, 0, sizeof(*o));
 	err = outcome_tasks(tl, o);
 	prog = err ? NULL : calloc((size_t)o->ntasks + 1, sizeof(*prog));
-	if (!prog) {
+	ready = prog ? calloc((size_t)o->ntasks + 1, sizeof(*ready)) : NULL;
+	if (!ready) {
+		free(prog);
 		tl_outcome_release(o);
 		return -ENOMEM;
 	}
@@ -419,7 +431,7 @@ int timeline_outcome(const struct timeline *tl, struct tl_outcome *o)
 			struct tl_task_outcome *x = &o->t[k];
 			int i = plan_task_find(p, x->name);
 			const struct task_plan *tp;
-			double setup = 0, avail, r, need;
+			double from, r, need;
 
 			if (i < 0 || x->done >= x->rounds)
 				continue;
@@ -437,19 +449,22 @@ int timeline_outcome(const struct timeline *tl, struct tl_outcome *o)
 			}
 			if (ep->moved[i]) {
 				x->moves++;
-				setup = e ? task_setup_s(tl, e, i) : 0;
-				x->interrupted_s += setup;
+				/* it waits from its event, or from the end of
+				 * a wait not over yet, until the epoch is in */
+				from = fmax(t0, ready[k]);
+				ready[k] = timeline_live_s(tl, e);
+				x->interrupted_s += fmax(0, ready[k] - from);
 			}
 			if (tp->blocked || !(tp->round_s > 0))
 				continue;	/* waits */
 			r = tp->round_s;
-			avail = fmax(0, t1 - t0 - setup);
+			from = fmax(t0, ready[k]);
 			need = (x->rounds - prog[k]) * r;
-			if (avail >= need) {
-				x->end_s = t0 + setup + need;
+			if (from + need <= t1) {
+				x->end_s = from + need;
 				prog[k] = x->rounds;
-			} else {
-				prog[k] += avail / r;
+			} else if (from < t1) {
+				prog[k] += (t1 - from) / r;
 			}
 			/* the rounds this epoch completed, at its plan's bytes */
 			x->bytes_links += (floor(prog[k] + 1e-9) - x->done) *
@@ -471,6 +486,7 @@ int timeline_outcome(const struct timeline *tl, struct tl_outcome *o)
 	}
 	if (o->finished)
 		o->mean_completion_s /= o->finished;
+	free(ready);
 	free(prog);
 	return 0;
 }

@@ -78,12 +78,24 @@ void timeline_free(struct timeline *tl);
 double timeline_setup_s(const struct timeline *tl, int e);
 
 /*
+ * timeline_live_s - when epoch e's lightpaths and routes are in force:
+ * its event's time plus its set-up, and never before the epoch before it
+ * (an orchestrator brings its network states in one after another; 0 for
+ * epoch 0). What the event itself does happens at its time: a fibre goes
+ * dark, a task that leaves ends, traffic flows; the tasks an epoch moves
+ * resume on their new paths when it is in force.
+ */
+double timeline_live_s(const struct timeline *tl, int e);
+
+/*
  * What a timeline comes to for its tasks, in the twin's terms: each task
  * runs its rounds back to back from its start (0 or its arrival), each
  * round as long as its epoch's plan predicts. A task re-placed while it
- * runs loses its round in flight (the part of it done) and waits for the
- * set-up of each lightpath it needs that was not lit (reconfig_ms); a
- * blocked task waits; a task that leaves stops. Compares policies on the
+ * runs loses its round in flight (the part of it done) and waits until
+ * its epoch is in force (timeline_live_s: the set-up of the lightpaths
+ * the epoch needs that were not lit, reconfig_ms each, after the epochs
+ * before it), whatever epochs begin meanwhile; a blocked task waits; a
+ * task that leaves stops. Compares policies on the
  * same events.
  */
 struct tl_task_outcome {
@@ -91,7 +103,7 @@ struct tl_task_outcome {
 	double start_s, end_s;	/* end: its last round's; inf: never */
 	unsigned rounds, done;	/* asked for; completed */
 	int moves;		/* re-placed while running */
-	double interrupted_s;	/* lost rounds in flight + set-ups */
+	double interrupted_s;	/* lost rounds in flight + waits */
 	double bytes_links;	/* over its completed rounds */
 };
 

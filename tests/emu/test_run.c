@@ -1781,3 +1781,118 @@ Test(run, an_arrival_whose_path_is_cut_waits_for_its_move)
 		    "waited for its move" : "started on its new path");
 	nothing_left();
 }
+
+/*
+ * A departure during a set-up is not held up by it: A-B is cut at 25 ms
+ * and t1 re-placed the long way, lit 40 ms per lightpath later; t1 leaves
+ * at 35 ms, inside that set-up. Its workers end at its departure, so the
+ * round it held up ends and t2 goes on with its rounds while the set-up
+ * still runs (before, a departure waited for the epochs before it, and t2
+ * with it); t1's routes go with its epoch, after the cut's (epochs come in
+ * one after another); every check holds.
+ */
+Test(run, a_departure_during_a_set_up_is_not_held_up)
+{
+	const char *events = strstr(ring4_comings, "events:\n");
+	double cut_live, leave_live, last1;
+	char y[4096], sql[512];
+	sqlite3 *h;
+	char *o;
+
+	cr_assert_not_null(events);
+	snprintf(y, sizeof(y), "%.*sreconfig_ms: 40\nevents:\n"
+		 "  - {at_s: 0.025, cut: {a: A, b: B}}\n"
+		 "  - {at_s: 0.035, leave: t1}\n",
+		 (int)(events - ring4_comings), ring4_comings);
+	o = run_live(y, "none");
+	cr_assert(strstr(o, "the cut at 0.025 s (--reschedule none): moved "
+			    "t1;"), "%s", o);
+	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+#define THIS_RUN "run = (SELECT max(id) FROM runs)"
+	cut_live = q1(h, "SELECT live_s FROM events WHERE " THIS_RUN
+			 " AND kind = 'cut'");
+	leave_live = q1(h, "SELECT live_s FROM events WHERE " THIS_RUN
+			   " AND kind = 'leave'");
+	last1 = q1(h, "SELECT max(t.start_s) FROM rounds r JOIN round_times t"
+		      " ON t.run = r.run AND t.round = r.round WHERE r."
+		      THIS_RUN " AND task = 0");
+	cr_assert_geq(cut_live, 0.025 + 0.04, "the cut's set-up: %s", o);
+	cr_assert_geq(leave_live, cut_live, "epochs in order");
+	cr_assert_lt(last1, 0.025, "t1 completed a round it began after the "
+		     "cut: %s", o);
+	/* t2's rounds went on while t1's move was being set up */
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM rounds r JOIN "
+		 "round_times t ON t.run = r.run AND t.round = r.round WHERE "
+		 "r." THIS_RUN " AND task = 1 AND t.start_s > 0.035 AND "
+		 "t.start_s < %.9f", cut_live);
+	cr_assert_geq(q1(h, sql), 1, "t2 waited for a set-up that was not "
+		      "its own (the cut live at %.3f s): %s", cut_live, o);
+	cr_assert_eq(q1(h, "SELECT count(*) FROM rounds WHERE " THIS_RUN
+			   " AND task = 1"), 10, "t2 completed every round");
+	cr_assert_eq(q1(h, "SELECT count(*) FROM tasks WHERE " THIS_RUN
+			   " AND failed"), 0, "no task failed");
+	cr_assert_eq(q1(h, "SELECT min(check_ok) FROM rounds WHERE "
+			   THIS_RUN), 1, "a check failed");
+	cr_log_info("cut live at %.3f s, t1's departure live at %.3f s; t2's "
+		    "rounds begun inside the set-up: %g", cut_live, leave_live,
+		    q1(h, sql));
+#undef THIS_RUN
+	sqlite3_close(h);
+	nothing_left();
+}
+
+/*
+ * A cut that leaves a task no way round, never repaired, fails that task
+ * at the cut, clearly, and the others go on: B-C and C-D cut at 30 ms
+ * isolate C; t2 (sC -> sD) fails with the reason at once (not at the
+ * fleet's time-out); t1 (sA -> sB, over A-B) completes every round and
+ * every check holds; the run says it failed (exit 1); nothing is left.
+ */
+Test(run, a_task_cut_off_fails_and_the_others_go_on)
+{
+	const char *events = strstr(ring4_comings, "events:\n");
+	char *bin = getenv("TWINLAB"), y[4096], *o;
+	char *argv[] = { bin, "run", yaml, "--scheduler", "spff", "--rounds",
+			 "10", "--db", db, "--prefix", prefix, "--dilation",
+			 "32", "--reschedule", "none", NULL };
+	sqlite3 *h;
+	FILE *f;
+	int rc;
+
+	cr_assert_not_null(bin);
+	cr_assert_not_null(events);
+	snprintf(y, sizeof(y), "%.*sevents:\n"
+		 "  - {at_s: 0.03, cut: {a: B, b: C}}\n"
+		 "  - {at_s: 0.03, cut: {a: C, b: D}}\n",
+		 (int)(events - ring4_comings), ring4_comings);
+	f = fopen(yaml, "w");
+	cr_assert_not_null(f);
+	fputs(y, f);
+	cr_assert_eq(fclose(f), 0);
+	rc = wait_run(nt_spawn_to(argv, out));
+	o = output();
+	cr_assert_eq(rc, 1, "%s", o);
+	cr_assert(strstr(o, "task 't2' has no way round the cut at 0.03 s, "
+			    "which is never repaired: its servers are cut off"),
+		  "%s", o);
+	cr_assert(strstr(o, ", no way round ever for t2 (it fails);"), "%s",
+		  o);
+	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+#define THIS_RUN "run = (SELECT max(id) FROM runs)"
+	cr_assert_eq(q1(h, "SELECT failed FROM tasks WHERE " THIS_RUN
+			   " AND name = 't2'"), 1, "%s", o);
+	cr_assert_eq(q1(h, "SELECT failed FROM tasks WHERE " THIS_RUN
+			   " AND name = 't1'"), 0, "%s", o);
+	cr_assert_eq(q1(h, "SELECT count(*) FROM rounds WHERE " THIS_RUN
+			   " AND task = 0"), 10, "t1 completed every round");
+	cr_assert_lt(q1(h, "SELECT count(*) FROM rounds WHERE " THIS_RUN
+			   " AND task = 1"), 10, "t2 failed");
+	cr_assert_eq(q1(h, "SELECT min(check_ok) FROM rounds WHERE "
+			   THIS_RUN), 1, "a check failed");
+	/* at once: the run took about its ten rounds, not a time-out */
+	cr_assert_lt(q1(h, "SELECT max(end_s) FROM round_times WHERE "
+			   THIS_RUN), 0.5, "%s", o);
+#undef THIS_RUN
+	sqlite3_close(h);
+	nothing_left();
+}

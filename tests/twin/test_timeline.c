@@ -303,6 +303,46 @@ Test(timeline, auto_moves_when_it_pays)
 	cr_assert(moves_back(1, 1e6, RESCHED_FULL));
 }
 
+/*
+ * A set-up longer than the time to the next event goes on through it:
+ * with 1.5 s per lightpath the detour is lit after the repair at 2 s, which
+ * (under none) moves nothing; t1 resumes when the cut's epoch is in, and
+ * the repair's epoch comes in after it, not at its own time.
+ */
+Test(timeline, a_set_up_outlasts_the_next_event)
+{
+	struct scenario *sc = triangle(5000, 1500);
+	struct timeline *tl = timeline_new(sc, &sched_mst, RESCHED_NONE,
+					   predict_round);
+	struct tl_outcome o;
+	double r0, r1, k0, setup, want;
+
+	cr_assert_not_null(tl);
+	cr_assert_eq(tl->n, 3);
+	cr_assert(tl->e[1].moved[0]);
+	cr_assert_not(tl->e[2].moved[0], "none does not move back");
+	setup = timeline_setup_s(tl, 1);
+	cr_assert_float_eq(setup, 1.5 * tl->e[1].lit, 1e-12);
+	cr_assert_gt(1 + setup, 2, "the set-up outlasts the repair");
+	cr_assert_float_eq(timeline_live_s(tl, 0), 0, 1e-15);
+	cr_assert_float_eq(timeline_live_s(tl, 1), 1 + setup, 1e-12);
+	cr_assert_float_eq(timeline_live_s(tl, 2), 1 + setup, 1e-12,
+			   "after the epoch before it");
+	cr_assert_eq(timeline_outcome(tl, &o), 0);
+	r0 = tl->e[0].plan->tasks[0].round_s;
+	r1 = tl->e[2].plan->tasks[0].round_s;
+	k0 = floor(1 / r0);
+	want = 1 + setup + (5000 - k0) * r1;
+	cr_assert_float_eq(o.t[0].interrupted_s, (1 / r0 - k0) * r0 + setup,
+			   1e-9, "%.9f", o.t[0].interrupted_s);
+	cr_assert_float_eq(o.t[0].end_s, want, 1e-6, "%.9f vs %.9f",
+			   o.t[0].end_s, want);
+	cr_assert_eq(o.t[0].done, 5000);
+	tl_outcome_release(&o);
+	timeline_free(tl);
+	scenario_free(sc);
+}
+
 /* The shipped events file loads beside the teaching ring and plays. */
 Test(timeline, shipped_events_play_on_the_ring)
 {
