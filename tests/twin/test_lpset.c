@@ -3,7 +3,8 @@
  * One set of lightpaths for a whole timeline (twin/lpset.h): each epoch's
  * plan over it lights exactly what the timeline's epoch lights, keeps
  * every address of the epoch before (only routes differ), crosses no cut
- * fibre, and what cannot be followed live is refused with its reason.
+ * fibre, a task cut off for ever is lost from its cut, and what cannot be
+ * followed live is refused with its reason.
  */
 #include <criterion/criterion.h>
 
@@ -169,6 +170,60 @@ Test(lpset, a_task_nothing_reaches_keeps_its_paths)
 						 s->plan[e - 1], t));
 		}
 	cr_assert_gt(waited, 0, "the ring's tasks reach C");
+	lpset_free(s);
+	timeline_free(tl);
+	scenario_free(sc);
+}
+
+/*
+ * Cut off for ever (C alone, never repaired): the tasks that reach C are
+ * lost from the cuts' epoch, with why; the others are not; with the repair
+ * (above) nothing is lost. A live run fails the lost ones there.
+ */
+Test(lpset, a_task_cut_off_for_ever_is_lost)
+{
+	struct scenario *sc = ring_with("events:\n"
+					"  - {at_s: 1, cut: {a: B, b: C}}\n"
+					"  - {at_s: 1, cut: {a: C, b: D}}\n");
+	struct timeline *tl = NULL;
+	struct lpset *s = NULL;
+	char why[256];
+	int lost = 0;
+
+	cr_assert_eq(lpset_follow(sc, &sched_spff, RESCHED_NONE, predict_round,
+				  &tl, &s, why, sizeof(why)), 0, "%s", why);
+	for (int t = 0; t < s->sc->ntasks; t++) {
+		int last = s->nepochs - 1, n;
+
+		cr_assert_eq(s->lost[t] >= 0, s->waits[last][t], "task %d", t);
+		n = lpset_lost_why(s, t, why, sizeof(why));
+		if (s->lost[t] < 0) {
+			cr_assert_eq(n, -1);
+			continue;
+		}
+		lost++;
+		cr_assert_geq(s->lost[t], 1);
+		cr_assert(s->waits[s->lost[t]][t]);
+		cr_assert_not(s->waits[s->lost[t] - 1][t], "from its start");
+		cr_assert(strstr(why, "has no way round the cut at 1 s, which "
+				 "is never repaired: its servers are cut off"),
+			  "%s", why);
+		cr_assert(strstr(why, s->sc->tasks[t].name), "%s", why);
+	}
+	cr_assert_gt(lost, 0, "the ring's tasks reach C");
+	cr_assert_eq(lpset_lost_why(s, -1, why, sizeof(why)), -1);
+	lpset_free(s);
+	timeline_free(tl);
+	scenario_free(sc);
+	/* repaired: nobody is lost */
+	sc = ring_with("events:\n"
+		       "  - {at_s: 1, cut: {a: B, b: C}}\n"
+		       "  - {at_s: 1, cut: {a: C, b: D}}\n"
+		       "  - {at_s: 2, repair: {a: B, b: C}}\n");
+	cr_assert_eq(lpset_follow(sc, &sched_spff, RESCHED_NONE, predict_round,
+				  &tl, &s, why, sizeof(why)), 0, "%s", why);
+	for (int t = 0; t < s->sc->ntasks; t++)
+		cr_assert_eq(s->lost[t], -1);
 	lpset_free(s);
 	timeline_free(tl);
 	scenario_free(sc);
