@@ -1283,8 +1283,8 @@ int lab_traffic_start(const struct plan *p, const struct lpset *set,
 								 k)->bg[i];
 
 			if (b->routed)
-				f[n].linger_s = fmax(f[n].linger_s, (1.2 *
-					b->path.km * FIBRE_S_PER_KM + 0.002) *
+				f[n].linger_s = fmax(f[n].linger_s,
+					(net_in_flight_s(b->path.km) + 0.002) *
 					dilation);
 		}
 		n++;

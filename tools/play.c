@@ -154,7 +154,7 @@ static double drain_s(const struct lpset *set, int e)
 	for (int i = 0; ep->ends && i < q->nbg; i++)
 		if (q->bg[i].routed && q->bg[i].bg->event == ep->event)
 			km = fmax(km, q->bg[i].path.km);
-	return km > 0 ? 1.2 * km * FIBRE_S_PER_KM + 1e-4 : 0;
+	return km > 0 ? net_in_flight_s(km) + 1e-4 : 0;
 }
 
 static void *run(void *arg)

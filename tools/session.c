@@ -722,7 +722,7 @@ static double drain_s(const struct plan *p, double dilation)
 			km = fmax(km, fmax(tp->up.path[m].km,
 					   tp->bcast.path[m].km));
 	}
-	return 1.2 * km * FIBRE_S_PER_KM * dilation + 0.002;
+	return net_in_flight_s(km) * dilation + 0.002;
 }
 
 #define SESSION_LATE_RETRIES 2

@@ -16,6 +16,16 @@
 /* Fibre propagation delay: group index ~1.47 gives 4.9 us per km. */
 #define FIBRE_S_PER_KM 4.9e-6
 
+/*
+ * How long the last packets sent over a path of km may still be on their
+ * way (scenario seconds): its propagation with a margin of a fifth for
+ * the delay line. Callers add what their clock needs on top.
+ */
+static inline double net_in_flight_s(double km)
+{
+	return 1.2 * km * FIBRE_S_PER_KM;
+}
+
 /* Static graph edges (the aux graph adds lightpaths on top). */
 enum edge_kind { E_FIBRE, E_ADDDROP, E_ACCESS };
 
