@@ -814,8 +814,12 @@ Test(run, a_transfer_is_measured_as_the_twin_predicts)
  * broadcast shares the 10 Gbit/s access links with it. At 4 Gbit/s (below
  * its fair share) the traffic takes 4 and leaves 6; at 8 it gets its
  * fair share, 5, and leaves 5: the broadcast takes 1.5 or 1.9 x as long.
- * The upload, the other way, is not slowed: within 5 % of the twin's
- * prediction. The broadcast is held to the 3 % of the test above times
+ * The upload, the other way, is not slowed: within the fidelity target
+ * for a single round (p95 of |error| <= 10 %, README "Benchmarks") of the
+ * twin's prediction, where the broadcast is 1.5-1.9 x as long (quiet:
+ * 9.15-9.36 ms against 9.353; with another process keeping a core busy
+ * 9.27-10.05 ms, up to 7.4 % over, which a 5 % bound failed once in
+ * five). The broadcast is held to the 3 % of the test above times
  * the link over what the traffic leaves of it: the shaper's own error
  * (about 2 % fast there) falls whole on what the traffic leaves (at 4
  * Gbit/s 10/6 of it: 5 %; measured 3.1 % below the prediction at 4
@@ -890,7 +894,7 @@ static void traffic_run(const char *gbps, double slower, double left)
 	cr_assert(fabs(b / p->tasks[0].bcast_s - 1) <= 0.03 * 10 / left,
 		  "broadcast %.3f ms, predicted %.3f", b * 1e3,
 		  p->tasks[0].bcast_s * 1e3);
-	cr_assert(fabs(u / p->tasks[0].upload_s - 1) <= 0.05,
+	cr_assert(fabs(u / p->tasks[0].upload_s - 1) <= 0.10,
 		  "upload %.3f ms, predicted %.3f", u * 1e3,
 		  p->tasks[0].upload_s * 1e3);
 	plan_free(p);
