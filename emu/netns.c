@@ -53,13 +53,15 @@ static int prepare_run_dir(void)
 	return 0;
 }
 
-static int write_file(const char *path, const char *val)
+/* Write val to path under directory dir (-1: none). */
+static int write_at(int dir, const char *path, const char *val)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC), err = 0;
+	int fd = dir < 0 ? -1 : openat(dir, path, O_WRONLY | O_CLOEXEC);
 	size_t len = strlen(val);
+	int err = 0;
 
 	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;	/* no IPv6: fine */
+		return errno == ENOENT || dir < 0 ? 0 : -errno;	/* no IPv6 */
 	if (write(fd, val, len) != (ssize_t)len)
 		err = -errno;
 	close(fd);
@@ -69,13 +71,22 @@ static int write_file(const char *path, const char *val)
 /*
  * Settings of a fresh namespace, made from inside it. IPv6 goes off
  * through the default that interfaces take when they are made (all of
- * them are made after this); lo keeps ::1, which reaches no link.
+ * them are made after this); lo keeps ::1, which reaches no link. The
+ * namespace's /proc/sys/net is opened once and each setting from there:
+ * every namespace's sysctl entries share the kernel's lookup chains, so
+ * each path component looked up costs a walk as long as there are
+ * namespaces.
  */
 static int init_inside(unsigned flags)
 {
-	int err = write_file("/proc/sys/net/ipv6/conf/default/disable_ipv6",
-			     "1");
+	int net = open("/proc/sys/net", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int ipv4 = net < 0 || !(flags & (NETNS_TCP | NETNS_FORWARD)) ? -1 :
+		   openat(net, "ipv4", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int err = net < 0 || (ipv4 < 0 && (flags & (NETNS_TCP |
+						     NETNS_FORWARD))) ? -errno : 0;
 
+	if (!err)
+		err = write_at(net, "ipv6/conf/default/disable_ipv6", "1");
 	/*
 	 * TCP keeps no clock of its own that the twin lacks: no tail-loss
 	 * probe (its 2 RTT timer fires in the middle of a message held by
@@ -90,16 +101,20 @@ static int init_inside(unsigned flags)
 	 * namespace here.)
 	 */
 	static const char *const tcp[][2] = {
-		{ "/proc/sys/net/ipv4/tcp_early_retrans", "0" },
-		{ "/proc/sys/net/ipv4/tcp_slow_start_after_idle", "0" },
-		{ "/proc/sys/net/ipv4/tcp_congestion_control", "reno" },
+		{ "tcp_early_retrans", "0" },
+		{ "tcp_slow_start_after_idle", "0" },
+		{ "tcp_congestion_control", "reno" },
 	};
 
 	for (size_t i = 0; (flags & NETNS_TCP) && !err &&
 			   i < sizeof(tcp) / sizeof(tcp[0]); i++)
-		err = write_file(tcp[i][0], tcp[i][1]);
+		err = write_at(ipv4, tcp[i][0], tcp[i][1]);
 	if (!err && (flags & NETNS_FORWARD))
-		err = write_file("/proc/sys/net/ipv4/ip_forward", "1");
+		err = write_at(ipv4, "ip_forward", "1");
+	if (ipv4 >= 0)
+		close(ipv4);
+	if (net >= 0)
+		close(net);
 	return err;
 }
 
