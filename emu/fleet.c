@@ -486,7 +486,7 @@ static void collect(struct fleet *f, uint32_t kind, unsigned r,
 		for (int t = 0; f->o.leave && t < f->p->ntasks; t++) {
 			int why = f->t[t].live ? atomic_load(&f->o.leave[t]) : 0;
 
-			if (why == 2)
+			if (why == FLEET_LOST)
 				kill_task(f, t, f->o.lost_why ?
 						f->o.lost_why[t] : "it is lost");
 			else if (why)

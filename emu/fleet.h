@@ -19,6 +19,8 @@
 #include "twin/plan.h"
 #include "twin/select.h"
 
+enum { FLEET_LEFT = 1, FLEET_LOST = 2 };	/* fleet_opts.leave */
+
 struct fleet_opts {
 	const char *prefix;
 	unsigned rounds;
@@ -30,10 +32,11 @@ struct fleet_opts {
 	const volatile sig_atomic_t *stop;
 	/*
 	 * Per task (NULL: none): set by another thread when the task leaves
-	 * in the middle of a round (1: its routes are about to go): its
-	 * workers are ended at once, as fleet_task_end, not timed out; or
-	 * when it is lost (2: nothing reaches its servers any more): it
-	 * fails at once, with lost_why[t] (written before) as the reason.
+	 * in the middle of a round (FLEET_LEFT: its routes are about to go):
+	 * its workers are ended at once, as fleet_task_end, not timed out;
+	 * or when it is lost (FLEET_LOST: nothing reaches its servers any
+	 * more): it fails at once, with lost_why[t] (written before) as the
+	 * reason.
 	 */
 	atomic_int *leave;
 	char (*lost_why)[256];

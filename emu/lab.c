@@ -582,9 +582,9 @@ static uint64_t rate_bps(const struct lab *lab, double gbps)
  * guaranteed an equal part of the rate and borrowing up to all of it,
  * served a frame at a time in turn: transfers that share a link share
  * it max-min fairly, as the twin assumes (one destination or none: one
- * class, as nothing is shared). A single FIFO would serve whole messages in their order of arrival (TCP sends a
- * message at once: no slow start), which finishes some earlier and none
- * later than fair sharing, so measured rounds came out shorter than the
+ * class, as nothing is shared). A single FIFO would serve whole messages
+ * in their order of arrival (TCP sends a message at once: no slow start),
+ * which finishes some earlier and none later than fair sharing, so measured rounds came out shorter than the
  * twin's. Each class queues at most 50 ms of scenario time at the link's
  * rate, at least 64 KiB.
  */
@@ -1242,12 +1242,25 @@ static int record_traffic(pid_t pid, unsigned long long start, void *ctx)
 	return lab_record_pid(tr->prefix, pid, start, tr->name);
 }
 
+/* The longest path background flow i takes in any plan played, in km;
+ * -1 if none routes it. */
+static double traffic_km(const struct plan *p, const struct lpset *set,
+			 int i)
+{
+	double km = -1;
+
+	for (int k = 0; k < lpset_nplans(set); k++) {
+		const struct bg_flow *b = &lpset_plan_or(p, set, k)->bg[i];
+
+		if (b->routed)
+			km = fmax(km, b->path.km);
+	}
+	return km;
+}
+
 bool lab_traffic_flows(const struct plan *p, const struct lpset *set, int i)
 {
-	for (int k = 0; k < lpset_nplans(set); k++)
-		if (lpset_plan_or(p, set, k)->bg[i].routed)
-			return true;
-	return false;
+	return traffic_km(p, set, i) >= 0;
 }
 
 int lab_traffic_start(const struct plan *p, const struct lpset *set,
@@ -1266,8 +1279,9 @@ int lab_traffic_start(const struct plan *p, const struct lpset *set,
 	for (int i = 0; i < p->nbg; i++) {
 		const struct scn_bg *bg = p->bg[i].bg;
 		const struct scn_event *ev = &sc->events[bg->event];
+		double km = traffic_km(p, set, i);
 
-		if (!lab_traffic_flows(p, set, i))
+		if (km < 0)
 			continue;
 		lab_ns_name(prefix, sc->nodes[bg->from].name, f[n].src_ns,
 			    sizeof(f[n].src_ns));
@@ -1278,15 +1292,7 @@ int lab_traffic_start(const struct plan *p, const struct lpset *set,
 		f[n].rate_bps = emulated_bps(sc, bg->gbps, dilation);
 		f[n].start_s = ev->at_s * dilation;
 		f[n].stop_s = (ev->at_s + ev->for_s) * dilation;
-		for (int k = 0; k < lpset_nplans(set); k++) {
-			const struct bg_flow *b = &lpset_plan_or(p, set,
-								 k)->bg[i];
-
-			if (b->routed)
-				f[n].linger_s = fmax(f[n].linger_s,
-					(net_in_flight_s(b->path.km) + 0.002) *
-					dilation);
-		}
+		f[n].linger_s = (net_in_flight_s(km) + 0.002) * dilation;
 		n++;
 	}
 	if (!n) {

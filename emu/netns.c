@@ -53,15 +53,14 @@ static int prepare_run_dir(void)
 	return 0;
 }
 
-/* Write val to path under directory dir (-1: none). */
+/* Write val to path under directory dir. */
 static int write_at(int dir, const char *path, const char *val)
 {
-	int fd = dir < 0 ? -1 : openat(dir, path, O_WRONLY | O_CLOEXEC);
+	int fd = openat(dir, path, O_WRONLY | O_CLOEXEC), err = 0;
 	size_t len = strlen(val);
-	int err = 0;
 
 	if (fd < 0)
-		return errno == ENOENT || dir < 0 ? 0 : -errno;	/* no IPv6 */
+		return errno == ENOENT ? 0 : -errno;	/* no IPv6: fine */
 	if (write(fd, val, len) != (ssize_t)len)
 		err = -errno;
 	close(fd);
@@ -79,14 +78,21 @@ static int write_at(int dir, const char *path, const char *val)
  */
 static int init_inside(unsigned flags)
 {
+	bool v4 = flags & (NETNS_TCP | NETNS_FORWARD);
 	int net = open("/proc/sys/net", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	int ipv4 = net < 0 || !(flags & (NETNS_TCP | NETNS_FORWARD)) ? -1 :
-		   openat(net, "ipv4", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	int err = net < 0 || (ipv4 < 0 && (flags & (NETNS_TCP |
-						     NETNS_FORWARD))) ? -errno : 0;
+	int ipv4 = -1, err;
 
-	if (!err)
-		err = write_at(net, "ipv6/conf/default/disable_ipv6", "1");
+	if (net < 0)
+		return -errno;
+	if (v4) {
+		ipv4 = openat(net, "ipv4", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (ipv4 < 0) {
+			err = -errno;
+			close(net);
+			return err;
+		}
+	}
+	err = write_at(net, "ipv6/conf/default/disable_ipv6", "1");
 	/*
 	 * TCP keeps no clock of its own that the twin lacks: no tail-loss
 	 * probe (its 2 RTT timer fires in the middle of a message held by
@@ -111,10 +117,9 @@ static int init_inside(unsigned flags)
 		err = write_at(ipv4, tcp[i][0], tcp[i][1]);
 	if (!err && (flags & NETNS_FORWARD))
 		err = write_at(ipv4, "ip_forward", "1");
-	if (ipv4 >= 0)
+	if (v4)
 		close(ipv4);
-	if (net >= 0)
-		close(net);
+	close(net);
 	return err;
 }
 

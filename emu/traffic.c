@@ -111,6 +111,20 @@ static void drain(int fd, struct tg_count *c)
 				   __ATOMIC_RELAXED);
 }
 
+/* Wait until `until` (CLOCK_MONOTONIC ns) or a datagram; take in what came. */
+static void receive_until(struct pollfd *pfd, int n, const int *rx,
+			  struct tg_count *count, uint64_t until)
+{
+	uint64_t t = now_ns(), wait = until > t ? until - t : 0;
+	struct timespec ts = { (time_t)(wait / 1000000000u),
+			       (long)(wait % 1000000000u) };
+
+	if (ppoll(pfd, (nfds_t)n, &ts, NULL) > 0)
+		for (int i = 0; i < n; i++)
+			if (pfd[i].revents & POLLIN)
+				drain(rx[i], &count[i]);
+}
+
 /* Send every flow's datagrams as their times come, until all are over. */
 static int generate(const struct tg_flow *f, int n, const int *tx,
 		    const int *rx, struct tg_count *count, uint64_t t0)
@@ -119,13 +133,14 @@ static int generate(const struct tg_flow *f, int n, const int *tx,
 	uint64_t *next = calloc((size_t)n + 1, sizeof(*next));
 	static char payload[TG_PAYLOAD];
 	int err = pfd && next ? 0 : -ENOMEM;
+	double last = 0;	/* when the last datagram is in, from t0 */
 
 	for (int i = 0; i < n && !err; i++) {
 		pfd[i] = (struct pollfd){ .fd = rx[i], .events = POLLIN };
 		next[i] = t0 + (uint64_t)(fmax(f[i].start_s, 0) * 1e9);
 	}
 	while (!err && !tg_stopping) {
-		uint64_t t = now_ns(), wake = UINT64_MAX, wait;
+		uint64_t t = now_ns(), wake = UINT64_MAX;
 		bool left = false;
 
 		for (int i = 0; i < n; i++) {
@@ -149,35 +164,14 @@ static int generate(const struct tg_flow *f, int n, const int *tx,
 		}
 		if (!left)
 			break;
-		t = now_ns();
-		wait = wake > t ? wake - t : 0;
-		{
-			struct timespec ts = { (time_t)(wait / 1000000000u),
-					       (long)(wait % 1000000000u) };
-
-			if (ppoll(pfd, (nfds_t)n, &ts, NULL) > 0)
-				for (int i = 0; i < n; i++)
-					if (pfd[i].revents & POLLIN)
-						drain(rx[i], &count[i]);
-		}
+		receive_until(pfd, n, rx, count, wake);
 	}
-	/* what is still on its way: until its path's delay is over, then
-	 * while it keeps coming */
-	for (int i = 0; i < n && !err; i++) {
-		uint64_t until = t0 + (uint64_t)((f[i].stop_s + f[i].linger_s) *
-						 1e9);
-
-		while (!tg_stopping && now_ns() < until) {
-			uint64_t wait = until - now_ns();
-			struct timespec ts = { (time_t)(wait / 1000000000u),
-					       (long)(wait % 1000000000u) };
-
-			if (ppoll(pfd, (nfds_t)n, &ts, NULL) > 0)
-				for (int j = 0; j < n; j++)
-					if (pfd[j].revents & POLLIN)
-						drain(rx[j], &count[j]);
-		}
-	}
+	/* what is still on its way: until the last path's delay is over,
+	 * then while it keeps coming */
+	for (int i = 0; i < n; i++)
+		last = fmax(last, f[i].stop_s + f[i].linger_s);
+	while (!err && !tg_stopping && now_ns() < t0 + (uint64_t)(last * 1e9))
+		receive_until(pfd, n, rx, count, t0 + (uint64_t)(last * 1e9));
 	for (int k = 0; k < 10 && !tg_stopping; k++) {
 		if (poll(pfd, (nfds_t)n, 20) <= 0)
 			break;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "emu/fleet.h"
 #include "emu/lab.h"
 #include "twinlab.h"
 
@@ -93,9 +94,9 @@ static void event_of(struct play *pl, int e)
 	 * fails (fleet_opts.leave) */
 	for (int t = 0; pl->leave && t < pl->set->sc->ntasks; t++)
 		if (pl->set->lost[t] == e)
-			atomic_store(&pl->leave[t], 2);
+			atomic_store(&pl->leave[t], FLEET_LOST);
 		else if (pl->set->runs[e - 1][t] && !pl->set->runs[e][t])
-			atomic_store(&pl->leave[t], 1);
+			atomic_store(&pl->leave[t], FLEET_LEFT);
 }
 
 /* Epoch e of the set in force, once its moves are set up. */

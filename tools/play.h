@@ -28,9 +28,9 @@ struct play;
  * play_start - play p's scenario's cuts and repairs in prefix's emulation
  * from t0_ns (CLOCK_MONOTONIC) at dilation, following set (NULL: none;
  * else the emulation was built from it). A task that leaves has its flag
- * in leave (per task of the set; may be NULL) set to 1 before its routes
- * go, so that the fleet (fleet_opts.leave) ends it first; one that is
- * lost (set->lost) to 2 at the event that loses it. *out NULL when
+ * in leave (per task of the set; may be NULL) set to FLEET_LEFT before its
+ * routes go, so that the fleet (fleet_opts.leave) ends it first; one that
+ * is lost (set->lost) to FLEET_LOST at the event that loses it. *out NULL when
  * there are none. 0 or -errno.
  */
 int play_start(const struct plan *p, const struct lpset *set,
