@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -43,9 +44,14 @@ struct ftask {
 	bool ended;		/* it left: ended by the harness, no failure */
 	const struct plan *plan;	/* places it (the fleet's, or an
 					 * epoch's: fleet_task_start) */
-	unsigned first;		/* the fleet's round that is its first */
+	unsigned first;		/* the fleet's round that is its round 1 */
+	unsigned from;		/* its workers' first round (1, or later
+				 * when they carry a task on) */
+	unsigned last;		/* the task's last round completed, or 0 */
+	int model_fd;		/* the root's kept model (wk_kept), or -1 */
 	char why[256];
 	int nmodels;
+	bool starting;		/* started, not yet waited for (fleet_ready) */
 	struct fworker *w;
 	struct wk_report *rep;	/* per model, this round */
 	bool *got;
@@ -124,6 +130,8 @@ static void fill_conf(const struct fleet *f, int t, int m, struct wk_conf *c)
 	lab_ns_name(f->o.prefix, p->sc->nodes[tp->server[m]].name, c->netns,
 		    sizeof(c->netns));
 	c->rounds = f->o.rounds - (f->t[t].first - 1);
+	c->first_round = f->t[t].from;
+	c->model_fd = m == 0 ? f->t[t].model_fd : -1;
 	c->timeout_s = f->o.timeout_s;
 	c->dilation = f->o.dilation;
 	/* the scenario's compute time: work on this worker's share */
@@ -165,10 +173,17 @@ int fleet_learning(const struct scenario *sc, int t, int samples_per_local,
 	struct wire_msg wm;
 	int err = wire_message(sc, st, &wm);
 
+	int as = t;
+
 	if (err)
 		return err;
+	/* a task that carries an earlier one on over new trees (the same
+	 * name, twin/lpset.h) learns as it: the same seed */
+	for (int u = 0; u < t && as == t; u++)
+		if (!strcmp(sc->tasks[u].name, st->name))
+			as = u;
 	*l = (struct sel_learning){
-		.seed = fl_seed_derive(sc->seed, (uint64_t)t),
+		.seed = fl_seed_derive(sc->seed, (uint64_t)as),
 		.samples_per_local = samples_per_local > 0 ?
 					     samples_per_local :
 					     FLEET_SAMPLES_PER_LOCAL,
@@ -355,6 +370,24 @@ static void reap(struct fleet *f, bool final, bool signals_only)
 	}
 }
 
+/*
+ * Worker m of task t's cgroup: the task's name and the model; a task that
+ * carries an earlier one on (the same name: twin/lpset.h) adds its index.
+ */
+static void worker_cg(const struct fleet *f, int t, int m, char *buf,
+		    size_t len)
+{
+	const char *name = f->p->tasks[t].task->name;
+	bool again = false;
+
+	for (int u = 0; u < t && !again; u++)
+		again = !strcmp(f->p->tasks[u].task->name, name);
+	if (again)
+		snprintf(buf, len, "%s.%d-%d", name, t, m);
+	else
+		snprintf(buf, len, "%s-%d", name, m);
+}
+
 static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
 		 size_t len)
 {
@@ -387,8 +420,7 @@ static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
 		uint64_t mem = (uint64_t)(server_of(f, t, m)->memory_mib *
 					  1048576.0);
 
-		snprintf(name, sizeof(name), "%s-%d", f->p->tasks[t].task->name,
-			 m);
+		worker_cg(f, t, m, name, sizeof(name));
 		/*
 		 * No CPU quota: a quota cannot express the compute model
 		 * (short bursts never exhaust one), the compute phase's
@@ -598,9 +630,12 @@ static void reset_round(struct fleet *f)
 		task_reset(&f->t[t]);
 }
 
-/* Task t as q places it, ready to start at the fleet's round r. */
+/*
+ * Task t as q places it, its round 1 the fleet's round `first`, its
+ * workers' first round `from` (1 unless they carry it on).
+ */
 static int task_init(struct fleet *f, const struct plan *q, int t,
-		     unsigned r, char *err, size_t len)
+		     unsigned first, unsigned from, char *err, size_t len)
 {
 	const struct task_plan *tp = &q->tasks[t];
 	struct ftask *ft = &f->t[t];
@@ -608,7 +643,8 @@ static int task_init(struct fleet *f, const struct plan *q, int t,
 	int e;
 
 	ft->plan = q;
-	ft->first = r;
+	ft->first = first;
+	ft->from = from;
 	ft->nmodels = tp->nmodels;
 	ft->w = calloc((size_t)tp->nmodels, sizeof(*ft->w));
 	ft->rep = calloc((size_t)tp->nmodels, sizeof(*ft->rep));
@@ -639,6 +675,15 @@ static int task_spawn(struct fleet *f, int t, char *err, size_t len)
 	struct ftask *ft = &f->t[t];
 	int go[2], e = 0;
 
+	/* where the root keeps the global model, for whoever carries the
+	 * task on (kept in memory, gone with the fleet) */
+	if (ft->model_fd < 0) {
+		ft->model_fd = memfd_create("twinlab-model", MFD_CLOEXEC);
+		if (ft->model_fd < 0 ||
+		    ftruncate(ft->model_fd,
+			      (off_t)(2 * wk_kept_slot(ft->nparams))))
+			return -errno;
+	}
 	if (pipe2(go, O_CLOEXEC))
 		return -errno;
 	ft->go_fd = go[1];
@@ -682,10 +727,10 @@ int fleet_start(const struct plan *p, const struct addressing *a,
 	f->report_fd = pfd[0];
 	f->report_wr = pfd[1];
 	for (int t = 0; t < p->ntasks; t++)
-		f->t[t].go_fd = -1;
+		f->t[t].go_fd = f->t[t].model_fd = -1;
 	for (int t = 0; t < p->ntasks && !e; t++)
 		if (!p->tasks[t].blocked)
-			e = task_init(f, p, t, 1, err, len);
+			e = task_init(f, p, t, 1, 1, err, len);
 	for (int t = 0; t < p->ntasks && !e; t++)
 		if (f->t[t].live)
 			e = task_spawn(f, t, err, len);
@@ -702,19 +747,16 @@ int fleet_start(const struct plan *p, const struct addressing *a,
 	return 0;
 }
 
-int fleet_task_start(struct fleet *f, const struct plan *q, int t,
-		     unsigned r, char *err, size_t len)
+/*
+ * Start task t's workers as q places it: its round 1 is the fleet's round
+ * `first`, they start at its round `from`. fleet_ready waits for them.
+ */
+static int task_start(struct fleet *f, const struct plan *q, int t,
+		      unsigned first, unsigned from, char *err, size_t len)
 {
 	struct ftask *ft = &f->t[t];
-	int e;
+	int e = task_init(f, q, t, first, from, err, len);
 
-	err[0] = '\0';
-	if (t < 0 || t >= f->p->ntasks || q->ntasks != f->p->ntasks ||
-	    q->tasks[t].blocked || ft->plan || r < 1 || r > f->o.rounds) {
-		snprintf(err, len, "task %d cannot start at round %u", t, r);
-		return -EINVAL;
-	}
-	e = task_init(f, q, t, r, err, len);
 	if (!e)
 		e = task_spawn(f, t, err, len);
 	if (e) {
@@ -725,15 +767,85 @@ int fleet_task_start(struct fleet *f, const struct plan *q, int t,
 		kill_task(f, t, err);
 		return e;
 	}
-	/* the others have their last round's reports: only it is waited */
+	/* the others have their last round's reports: it counts READY */
 	task_reset(ft);
-	collect(f, WK_READY, 0, now_ns() + (uint64_t)(f->o.timeout_s * 1e9));
-	if (!ft->live) {
-		snprintf(err, len, "task '%s' did not start: %s",
-			 q->tasks[t].task->name, ft->why);
-		return -EIO;
-	}
+	ft->starting = true;
 	return 0;
+}
+
+int fleet_ready(struct fleet *f, char *err, size_t len)
+{
+	int failed = 0;
+	bool any = false;
+
+	if (err && len)
+		err[0] = '\0';
+	for (int t = 0; t < f->p->ntasks; t++)
+		any = any || f->t[t].starting;
+	if (!any)
+		return 0;
+	/* all at once: their workers connect to each other meanwhile */
+	collect(f, WK_READY, 0, now_ns() + (uint64_t)(f->o.timeout_s * 1e9));
+	for (int t = 0; t < f->p->ntasks; t++) {
+		struct ftask *ft = &f->t[t];
+
+		if (!ft->starting)
+			continue;
+		ft->starting = false;
+		if (ft->live)
+			continue;
+		if (!failed++ && err && len)
+			snprintf(err, len, "task '%s' did not start: %s",
+				 ft->plan->tasks[t].task->name, ft->why);
+	}
+	return failed;
+}
+
+/* Whether task t of q can start at the fleet's round r; err if not. */
+static bool can_start(const struct fleet *f, const struct plan *q, int t,
+		      unsigned r, char *err, size_t len)
+{
+	err[0] = '\0';
+	if (t < 0 || t >= f->p->ntasks || q->ntasks != f->p->ntasks ||
+	    q->tasks[t].blocked || f->t[t].plan || r < 1 ||
+	    r > f->o.rounds) {
+		snprintf(err, len, "task %d cannot start at round %u", t, r);
+		return false;
+	}
+	return true;
+}
+
+int fleet_task_start(struct fleet *f, const struct plan *q, int t,
+		     unsigned r, char *err, size_t len)
+{
+	if (!can_start(f, q, t, r, err, len))
+		return -EINVAL;
+	return task_start(f, q, t, r, 1, err, len);
+}
+
+int fleet_task_resume(struct fleet *f, const struct plan *q, int t, int prev,
+		      unsigned r, char *err, size_t len)
+{
+	struct ftask *ft = &f->t[t], *pt;
+	unsigned k;
+
+	if (!can_start(f, q, t, r, err, len))
+		return -EINVAL;
+	if (prev < 0 || prev >= f->p->ntasks || prev == t ||
+	    !f->t[prev].plan || f->t[prev].failed) {
+		snprintf(err, len, "task '%s' has nothing to carry on from",
+			 q->tasks[t].task->name);
+		kill_task(f, t, err);
+		return -EINVAL;
+	}
+	pt = &f->t[prev];
+	fleet_task_end(f, prev);	/* if it has not ended yet */
+	/* its rounds go on from the one after its last completed: the
+	 * round in flight when it moved is run again, over the new trees */
+	k = pt->last ? pt->last : pt->from - 1;
+	ft->model_fd = pt->model_fd;
+	pt->model_fd = -1;
+	return task_start(f, q, t, r - k, k + 1, err, len);
 }
 
 void fleet_task_end(struct fleet *f, int t)
@@ -816,6 +928,9 @@ int fleet_round(struct fleet *f, unsigned r, uint64_t at,
 	double n = f->o.dilation;
 	int done = 0;
 
+	/* tasks started since the last round: ready first (fleet_ready
+	 * is the caller's to time; this only keeps the round whole) */
+	fleet_ready(f, NULL, 0);
 	reset_round(f);
 	for (int t = 0; t < f->p->ntasks; t++) {
 		struct ftask *ft = &f->t[t];
@@ -851,6 +966,7 @@ int fleet_round(struct fleet *f, unsigned r, uint64_t at,
 		if (!ft->live || ft->ngot < ft->nmodels)
 			continue;
 		x->done = true;
+		ft->last = r - ft->first + 1;
 		x->rep = ft->rep;
 		x->msg_bytes = ft->wire + WK_HDR_BYTES;
 		for (int m = 0; m < ft->nmodels; m++) {
@@ -910,6 +1026,8 @@ void fleet_stop(struct fleet *f)
 
 		if (ft->go_fd >= 0)
 			close(ft->go_fd);
+		if (ft->model_fd >= 0)
+			close(ft->model_fd);
 		for (int m = 0; m < ft->nmodels; m++)
 			if (ft->w[m].pid > 0 && !ft->w[m].exited)
 				kill(ft->w[m].pid, SIGKILL);
@@ -924,8 +1042,7 @@ void fleet_stop(struct fleet *f)
 			if (ft->w[m].cg) {
 				char name[64];
 
-				snprintf(name, sizeof(name), "%s-%d",
-					 f->p->tasks[t].task->name, m);
+				worker_cg(f, t, m, name, sizeof(name));
 				cg_free(ft->w[m].cg);
 				cg_remove(f->o.prefix, name);
 			}

@@ -101,13 +101,36 @@ int fleet_round(struct fleet *f, unsigned r, uint64_t at,
  * fleet_task_start - start the workers of task t, blocked in the fleet's
  * plan, as q places it (a plan of the same tasks with the same addresses:
  * an epoch of twin/lpset.h, its network brought in), to run from the
- * fleet's round r to its last; wait until they listen. Its rounds are
- * numbered from its first (its workers') and reported under the fleet's.
- * 0, or -errno with a message (the task is then failed).
+ * fleet's round r to its last. Its rounds are numbered from its first (its
+ * workers') and reported under the fleet's. 0, or -errno with a message
+ * (the task is then failed). fleet_ready waits until they listen.
  */
 int fleet_task_start(struct fleet *f, const struct plan *q, int t,
 		     unsigned r, char *err, size_t len)
 	__attribute__((warn_unused_result));
+
+/*
+ * fleet_task_resume - start the workers of task t, which carries task prev
+ * on over new trees (an incarnation of twin/lpset.h: the same task, its
+ * own addresses), as q places it, at the fleet's round r; prev's workers
+ * are ended first if they run. The task's rounds go on from the one after
+ * prev's last completed (the round in flight when it moved is run again),
+ * its root from the global model prev's root kept after that round, and
+ * are reported under the task's own numbers. 0, or -errno with a message
+ * (t is then failed); fleet_ready waits until they listen.
+ */
+int fleet_task_resume(struct fleet *f, const struct plan *q, int t, int prev,
+		      unsigned r, char *err, size_t len)
+	__attribute__((warn_unused_result));
+
+/*
+ * fleet_ready - wait until the workers of every task started since the
+ * last call (fleet_task_start, fleet_task_resume) listen: all at once,
+ * so that their connections are made side by side. How many did not
+ * start (they are failed; the first one's reason in err, which may be
+ * NULL). fleet_round does it first if the caller did not.
+ */
+int fleet_ready(struct fleet *f, char *err, size_t len);
 
 /* fleet_task_end - end task t's workers (by PID): it left, no failure. */
 void fleet_task_end(struct fleet *f, int t);

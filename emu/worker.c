@@ -420,6 +420,49 @@ static void *trainer(void *arg)
 	return NULL;
 }
 
+/* ---- the global model, kept between workers ----------------------------- */
+
+/* The root: the global model after round r into its slot (wk_kept). */
+static int keep_model(struct worker *w, unsigned r)
+{
+	size_t n = w->model.nparams, slot = wk_kept_slot(n);
+	struct wk_kept k = { .magic = WK_KEPT_MAGIC, .round = r, .nparams = n,
+			     .digest = fl_digest(w->model.w,
+						 n * sizeof(float)) };
+	struct iovec iov[2] = { { &k, sizeof(k) },
+				{ w->model.w, n * sizeof(float) } };
+	ssize_t got;
+
+	if (w->c->model_fd < 0)
+		return 0;
+	got = pwritev(w->c->model_fd, iov, 2, (off_t)((r % 2) * slot));
+	return got == (ssize_t)slot ? 0 : got < 0 ? -errno : -EIO;
+}
+
+/*
+ * The root that starts after round r: the global model as the root before
+ * it kept it after r, checked (its round, size and digest). 0 or -errno.
+ */
+static int take_model(struct worker *w, unsigned r)
+{
+	size_t n = w->model.nparams, slot = wk_kept_slot(n);
+	struct wk_kept k;
+	struct iovec iov[2] = { { &k, sizeof(k) },
+				{ w->model.w, n * sizeof(float) } };
+	ssize_t got;
+
+	if (w->c->model_fd < 0)
+		return -EBADF;
+	got = preadv(w->c->model_fd, iov, 2, (off_t)((r % 2) * slot));
+	if (got < 0)
+		return -errno;
+	if (got != (ssize_t)slot || k.magic != WK_KEPT_MAGIC ||
+	    k.round != r || k.nparams != n ||
+	    k.digest != fl_digest(w->model.w, n * sizeof(float)))
+		return -EBADMSG;
+	return 0;
+}
+
 /* ---- setup -------------------------------------------------------------- */
 
 static int setup_data(struct worker *w)
@@ -778,6 +821,10 @@ static int finish_root(struct worker *w, struct rstate *s)
 	if (!err)
 		err = fl_decode(w->payload, w->wire, c->bpp, w->model.w,
 				w->model.nparams);
+	/* kept before it is reported: whoever carries the task on from
+	 * this round finds it */
+	if (!err)
+		err = keep_model(w, s->r);
 	if (!err) {
 		own_check(w, w->model.w);
 		w->rep.weight = w->agg.weight;
@@ -1028,8 +1075,19 @@ int worker_run(const struct wk_conf *c)
 	if (err)
 		return fail(&w, "cannot set up the model and data: %s",
 			    strerror(-err));
+	/* a root that carries the task on over new trees: the model as
+	 * the root before it left it */
+	if (c->model == 0 && c->first_round > 1) {
+		err = take_model(&w, c->first_round - 1);
+		if (err)
+			return fail(&w, "the global model kept after round %u "
+				    "cannot be taken: %s", c->first_round - 1,
+				    err == -EBADMSG ? "it is not that round's, "
+				    "or not whole" : strerror(-err));
+	}
 	rc = setup_net(&w);
-	for (unsigned r = 1; !rc && r <= c->rounds; r++)
+	for (unsigned r = c->first_round ? c->first_round : 1;
+	     !rc && r <= c->rounds; r++)
 		rc = round_once(&w, r);
 	if (!rc)
 		linger(&w);

@@ -75,11 +75,38 @@ struct wk_conf {
 	int classes, dim;
 	unsigned bpp;		/* bytes per parameter on the wire */
 	int64_t train_samples;	/* SGD samples per round (local models) */
+	/*
+	 * The task's rounds its workers run: first_round .. rounds (the
+	 * first is 1, or later for workers that carry a task on over new
+	 * trees). The root keeps the global model after each round in
+	 * model_fd (wk_kept), and one that starts after round 1 takes it
+	 * from there.
+	 */
+	unsigned first_round;
+	int model_fd;		/* root: a memfd of 2 wk_kept slots; -1 */
 	/* side channel and round trigger */
 	int report_fd;		/* write end of the harness's pipe */
 	int go_fd;		/* root only: a struct wk_go per round */
 	int ctl_fd;		/* locals: struct wk_ctl, non-blocking; -1 */
 };
+
+/*
+ * The global model after round r, as the root keeps it: at
+ * (r % 2) * wk_kept_slot(nparams) in its model file, this header and the
+ * nparams floats, so that round r's stays whole while round r + 1's is
+ * written. digest: XXH64 of the floats.
+ */
+struct wk_kept {
+	uint32_t magic, round;
+	uint64_t nparams, digest;
+};
+
+#define WK_KEPT_MAGIC 0x6b657074u
+
+static inline size_t wk_kept_slot(size_t nparams)
+{
+	return sizeof(struct wk_kept) + nparams * sizeof(float);
+}
 
 /* The harness starts a round at one absolute time for every task. */
 struct wk_go {

@@ -29,7 +29,9 @@ struct play {
 	pthread_t th;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;	/* CLOCK_MONOTONIC */
+	pthread_cond_t in_cv;	/* an epoch came in, or the thread ended */
 	bool stop;		/* under mu */
+	bool over;		/* the thread has nothing more to bring in */
 	int played;
 	bool *cut;		/* per fibre: cut by us, not yet repaired
 				 * (written under mu) */
@@ -137,6 +139,7 @@ static void bring_in(struct play *pl, int e)
 	pl->epoch = e;
 	pl->changes[e] = changes;
 	pl->live_s[e] = (double)(mono_ns() - pl->t0) / 1e9 / pl->dilation;
+	pthread_cond_broadcast(&pl->in_cv);
 	pthread_mutex_unlock(&pl->mu);
 }
 
@@ -158,9 +161,22 @@ static double drain_s(const struct lpset *set, int e)
 	return km > 0 ? net_in_flight_s(km) + 1e-4 : 0;
 }
 
+static void play_events(struct play *pl);
+
 static void *run(void *arg)
 {
 	struct play *pl = arg;
+
+	play_events(pl);
+	pthread_mutex_lock(&pl->mu);
+	pl->over = true;
+	pthread_cond_broadcast(&pl->in_cv);
+	pthread_mutex_unlock(&pl->mu);
+	return NULL;
+}
+
+static void play_events(struct play *pl)
+{
 	const struct scenario *sc = pl->p->sc;
 
 	if (pl->set) {
@@ -179,14 +195,14 @@ static void *run(void *arg)
 			for (; a < tl->n && !pl->err[0] &&
 			       (a <= b || tl->e[a].at_s <= in); a++) {
 				if (!wait_until(pl, tl->e[a].at_s))
-					return NULL;
+					return;
 				event_of(pl, a);
 			}
 			if (pl->err[0] || !wait_until(pl, in))
 				break;
 			bring_in(pl, b);
 		}
-		return NULL;
+		return;
 	}
 	for (int k = 0; k < sc->nevents; k++) {
 		const struct scn_event *e = &sc->events[k];
@@ -197,7 +213,6 @@ static void *run(void *arg)
 			break;
 		fibre_event(pl, e);
 	}
-	return NULL;
 }
 
 static void free_play(struct play *pl)
@@ -219,6 +234,30 @@ bool play_epoch(struct play *pl, int e, double *live_s, int *changes)
 	*live_s = pl->live_s[e];
 	if (changes)
 		*changes = pl->changes[e];
+	pthread_mutex_unlock(&pl->mu);
+	return in;
+}
+
+bool play_wait_epoch(struct play *pl, int e, const volatile sig_atomic_t *stop)
+{
+	bool in;
+
+	if (!pl || !pl->set || e < 1 || e >= pl->set->nepochs)
+		return false;
+	pthread_mutex_lock(&pl->mu);
+	while (isnan(pl->live_s[e]) && !pl->over && !(stop && *stop)) {
+		struct timespec ts;
+
+		/* a signal sets stop without waking us: look every 100 ms */
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += 100000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&pl->in_cv, &pl->mu, &ts);
+	}
+	in = !isnan(pl->live_s[e]);
 	pthread_mutex_unlock(&pl->mu);
 	return in;
 }
@@ -277,10 +316,12 @@ int play_start(const struct plan *p, const struct lpset *set,
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&pl->cv, &ca);
+	pthread_cond_init(&pl->in_cv, &ca);
 	pthread_condattr_destroy(&ca);
 	err = -pthread_create(&pl->th, NULL, run, pl);
 	if (err) {
 		pthread_cond_destroy(&pl->cv);
+		pthread_cond_destroy(&pl->in_cv);
 		pthread_mutex_destroy(&pl->mu);
 		free_play(pl);
 		return err;
@@ -301,6 +342,7 @@ int play_stop(struct play *pl, char *err, size_t len)
 	pthread_mutex_unlock(&pl->mu);
 	pthread_join(pl->th, NULL);
 	pthread_cond_destroy(&pl->cv);
+	pthread_cond_destroy(&pl->in_cv);
 	pthread_mutex_destroy(&pl->mu);
 	/* a run that ends before a repair leaves no fibre cut behind */
 	for (int i = 0; i < pl->p->sc->nfibres; i++) {

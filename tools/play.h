@@ -15,6 +15,7 @@
 #ifndef TOOLS_PLAY_H
 #define TOOLS_PLAY_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -44,6 +45,13 @@ int play_start(const struct plan *p, const struct lpset *set,
  * routes it changed (changes may be NULL).
  */
 bool play_epoch(struct play *pl, int e, double *live_s, int *changes);
+
+/*
+ * play_wait_epoch - wait until epoch e of the set is in force: true then;
+ * false if it never will be (the thread is over without it, it is not an
+ * epoch of a set, pl is NULL) or *stop was set meanwhile.
+ */
+bool play_wait_epoch(struct play *pl, int e, const volatile sig_atomic_t *stop);
 
 /*
  * play_cut_under - a fibre cut now (and not repaired) that placed task t

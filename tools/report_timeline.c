@@ -221,37 +221,58 @@ static bool named(const char *list, const char *name)
 /*
  * A row of the re-placement table for event i of run x: the tasks it
  * moved, when the moves were live and the first round on the new paths
- * ended (after the event), what it cost each moved task (its first round
- * that had not ended by the event, measured minus predicted: median and
- * worst), and the rounds that started once the moves were live, measured
- * and predicted.
+ * ended (after the event), what it cost each moved task (move_costs:
+ * median and worst), and the rounds that started once the moves were
+ * live, measured and predicted.
  */
+/* The latest start of a round of t (any task's) by time at, or -inf. */
+static double started_by(const struct tl *t, double at)
+{
+	double s = -INFINITY;
+
+	for (int k = 0; k < t->nrd; k++)
+		if (t->rd[k].start_s <= at && t->rd[k].start_s > s)
+			s = t->rd[k].start_s;
+	return s;
+}
+
 /*
- * What event i of t cost each task it moved, into cost (*nc of them: its
- * first round that had not ended by the event, measured minus predicted),
- * and the rounds that started once its moves were live (*na, measured
- * and predicted sums into *m, *p).
+ * What event i of t cost each task it moved, into cost (*nc of them): from
+ * the start of its round in flight at the event to the end of its first
+ * round completed after it, less one predicted round. A round held up on
+ * the old paths counts its delay; one lost when the task moved to new
+ * trees (not stored: it is run again on them) counts from its start too,
+ * which is the later of the last round start by the event and the end of
+ * the task's last round before it. The rounds that started once its moves
+ * were live: *na, their measured and predicted sums into *m, *p.
  */
 static void move_costs(const struct tl *t, int i, double *cost, int *nc,
 		       double *m, double *p, int *na)
 {
 	const struct tl_event *e = &t->ev[i];
+	double flight = started_by(t, e->at_s);
 
 	*nc = *na = 0;
 	*m = *p = 0;
 	for (int k = 0; k < t->nrd; k++) {
 		const struct tl_round *q = &t->rd[k];
+		const struct tl_round *b = k ? &t->rd[k - 1] : NULL;
 
 		if (!isfinite(q->round_s) || !isfinite(q->pred_s))
 			continue;
-		/* its first round still running at the cut, or started
-		 * between it and the moves (rounds by task, then round) */
+		if (b && b->task != q->task)
+			b = NULL;	/* rounds by task, then round */
 		if (named(e->tasks, q->name) &&
 		    q->start_s + q->round_s > e->at_s &&
-		    !(q->start_s >= e->live_s) &&
-		    (k == 0 || t->rd[k - 1].task != q->task ||
-		     t->rd[k - 1].start_s + t->rd[k - 1].round_s <= e->at_s))
-			cost[(*nc)++] = q->round_s - q->pred_s;
+		    (!b || b->start_s + b->round_s <= e->at_s)) {
+			double from = fmin(q->start_s, b ? fmax(flight,
+					   b->start_s + b->round_s) : flight);
+
+			if (!isfinite(from))
+				from = q->start_s;
+			cost[(*nc)++] = q->start_s + q->round_s - from -
+					q->pred_s;
+		}
 		if (isfinite(e->live_s) && q->start_s >= e->live_s) {
 			*m += q->round_s;
 			*p += q->pred_s;
@@ -365,9 +386,10 @@ static void write_policies(FILE *md, struct tl_policy *pol, int n)
 	      "events live, by re-scheduling policy: the task-rounds it "
 	      "completed, their mean round (measured / the twin's "
 	      "prediction for each as it fell, ms), the moves of running "
-	      "tasks over all its events, what they cost (each moved task's "
-	      "first round not over by its event, measured minus predicted, "
-	      "summed, ms) and the byte-links of the completed rounds (the "
+	      "tasks over all its events, what they cost (for each moved "
+	      "task, from the start of its round in flight at the event to "
+	      "the end of its first round completed after it, less one "
+	      "predicted round; summed, ms) and the byte-links of the completed rounds (the "
 	      "twin's, each as its task was placed then).\n\n| run | "
 	      "scenario | scheduler | policy | task-rounds | mean round | "
 	      "moves | their cost | byte-links |\n"
@@ -752,8 +774,11 @@ void write_timelines(struct report *r)
 			"the tasks it moved, when the moves "
 			"were live and when the first round on the new paths "
 			"ended (ms after the event), what the event cost each moved "
-			"task (its first round not over by the cut, measured "
-			"minus predicted: median / worst, ms) and the task-rounds that started "
+			"task (from the start of its round in flight at the event "
+			"to the end of its first round completed after it, less "
+			"one predicted round: a round held up counts its delay, "
+			"one lost to new trees and run again on them counts "
+			"whole; median / worst, ms) and the task-rounds that started "
 			"once the moves were live (how many: measured / "
 			"predicted mean, ms).\n\n| run | scenario | scheduler | "
 			"policy | event | moved | live after | first round "

@@ -17,7 +17,20 @@
 struct results {
 	sqlite3 *db;
 	int64_t run;
+	/*
+	 * Per task of the run's plan: the task it is stored as, the first of
+	 * its name (a task that carries another on over new trees,
+	 * twin/lpset.h, is the same task: its rounds go on under it)
+	 */
+	int *as;
+	int nas;
 };
+
+/* Task t of the run's plan as stored. */
+static int stored_as(const struct results *r, int t)
+{
+	return t >= 0 && t < r->nas ? r->as[t] : t;
+}
 
 static const char schema[] =
 	"PRAGMA journal_mode=WAL;"
@@ -192,6 +205,7 @@ void results_close(struct results *r)
 	if (!r)
 		return;
 	sqlite3_close(r->db);
+	free(r->as);
 	free(r);
 }
 
@@ -270,6 +284,19 @@ int results_begin_run(struct results *r, const struct plan *p,
 	if (rc != SQLITE_DONE)
 		goto fail;
 	r->run = sqlite3_last_insert_rowid(r->db);
+	free(r->as);
+	r->nas = 0;
+	r->as = malloc(((size_t)p->ntasks + 1) * sizeof(*r->as));
+	if (!r->as)
+		goto fail;
+	for (int t = 0; t < p->ntasks; t++) {
+		r->as[t] = t;
+		for (int u = 0; u < t && r->as[t] == t; u++)
+			if (!strcmp(p->tasks[u].task->name,
+				    p->tasks[t].task->name))
+				r->as[t] = u;
+	}
+	r->nas = p->ntasks;
 	if (sqlite3_prepare_v2(r->db,
 			       "INSERT INTO tasks VALUES "
 			       "(?,?,?,?,?,?,0,?,?,?,?,?,?,?)", -1, &st,
@@ -278,6 +305,8 @@ int results_begin_run(struct results *r, const struct plan *p,
 	for (int t = 0; t < p->ntasks; t++) {
 		const struct task_plan *tp = &p->tasks[t];
 
+		if (r->as[t] != t)	/* stored as the first of its name */
+			continue;
 		sqlite3_reset(st);
 		sqlite3_bind_int64(st, 1, r->run);
 		sqlite3_bind_int(st, 2, t);
@@ -346,7 +375,7 @@ int results_round(struct results *r, const struct plan *p, unsigned round,
 		hex64(x->rep[0].digest, dig);
 		sqlite3_reset(rs);
 		sqlite3_bind_int64(rs, 1, r->run);
-		sqlite3_bind_int(rs, 2, t);
+		sqlite3_bind_int(rs, 2, stored_as(r, t));
 		sqlite3_bind_int(rs, 3, (int)round);
 		sqlite3_bind_double(rs, 4, x->round_s);
 		sqlite3_bind_double(rs, 5, x->bcast_s);
@@ -388,7 +417,7 @@ int results_round(struct results *r, const struct plan *p, unsigned round,
 			for (int tree = 0; tree < 2; tree++) {
 				sqlite3_reset(ts);
 				sqlite3_bind_int64(ts, 1, r->run);
-				sqlite3_bind_int(ts, 2, t);
+				sqlite3_bind_int(ts, 2, stored_as(r, t));
 				sqlite3_bind_int(ts, 3, (int)round);
 				sqlite3_bind_text(ts, 4, tree ? "upload" :
 							    "broadcast", -1,
@@ -442,7 +471,7 @@ int results_task_failed(struct results *r, int task, const char *why)
 		return -EIO;
 	sqlite3_bind_text(st, 1, why, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, r->run);
-	sqlite3_bind_int(st, 3, task);
+	sqlite3_bind_int(st, 3, stored_as(r, task));
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -EIO;
@@ -606,7 +635,7 @@ int results_task_placed(struct results *r, const struct plan *q, int t)
 	sqlite3_bind_double(st, 5, tp->bytes_links);
 	sqlite3_bind_int64(st, 6, tp->wavelength_links);
 	sqlite3_bind_int64(st, 7, r->run);
-	sqlite3_bind_int(st, 8, t);
+	sqlite3_bind_int(st, 8, stored_as(r, t));
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE && sqlite3_changes(r->db) == 1 ? 0 : -EIO;

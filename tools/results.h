@@ -34,6 +34,13 @@ int results_begin_run(struct results *r, const struct plan *p,
 int64_t results_run_id(const struct results *r);
 
 /*
+ * Tasks are stored by their index in the run's first plan; a task of the
+ * plan that has the name of an earlier one carries it on (over new trees,
+ * twin/lpset.h) and is stored as it: one row in tasks, its rounds under
+ * it, and whatever is said of it (placed, failed) said of that row.
+ */
+
+/*
  * results_task_placed - task t, blocked in the run's first plan, is placed
  * by q later in the run (it arrives, or a departure frees its way): its
  * row gets q's predictions instead. 0 or -EIO.

@@ -37,9 +37,9 @@
 #include "twin/wire.h"
 #include "twinlab.h"
 
-static void summary(FILE *out, const struct plan *p, const struct fleet *f,
-		    double (*meas)[4], double (*pred)[4],
-		    const int *rounds_done,
+static void summary(FILE *out, const struct plan *p, const struct lpset *set,
+		    const struct fleet *f, double (*meas)[4],
+		    double (*pred)[4], const int *rounds_done,
 		    const double *acc_first, const double *acc_last,
 		    const bool *checks_ok, const bool *ran)
 {
@@ -48,15 +48,31 @@ static void summary(FILE *out, const struct plan *p, const struct fleet *f,
 		"train ms", "upload ms", "acc0", "acc", "check");
 	for (int t = 0; t < p->ntasks; t++) {
 		const struct task_plan *tp = &p->tasks[t];
-		const char *why;
+		const char *why = NULL;
 		int n = rounds_done[t];
+		bool started = false, checked = true;
 
-		if (!ran[t]) {
+		/* a task and those that carry it on over new trees: one */
+		if (set && set->base[t] != t)
+			continue;
+		for (int u = t; u < p->ntasks; u++) {
+			const char *w;
+
+			if (!ran[u] || (set ? set->base[u] : u) != t)
+				continue;
+			started = true;
+			checked = checked && checks_ok[u];
+			if (!why && fleet_failed(f, u, &w))
+				why = w;
+			if (!set)
+				break;
+		}
+		if (!started) {
 			fprintf(out, "%-10s %6d BLOCKED: %s\n", tp->task->name,
 				tp->task->nlocals, tp->why);
 			continue;
 		}
-		if (fleet_failed(f, t, &why)) {
+		if (why) {
 			fprintf(out, "%-10s %6d FAILED after %d rounds: %s\n",
 				tp->task->name, tp->task->nlocals, n, why);
 			continue;
@@ -74,7 +90,7 @@ static void summary(FILE *out, const struct plan *p, const struct fleet *f,
 			meas[t][1] / n * 1e3, pred[t][1] / n * 1e3,
 			meas[t][2] / n * 1e3, pred[t][2] / n * 1e3,
 			meas[t][3] / n * 1e3, pred[t][3] / n * 1e3, acc_first[t],
-			acc_last[t], checks_ok[t] ? "ok" : "FAILED");
+			acc_last[t], checked ? "ok" : "FAILED");
 	}
 	fprintf(out, "(measured/predicted, per round, mean over rounds; acc0: "
 	       "held-out accuracy after the task's first round)\n");
@@ -493,7 +509,7 @@ static void say_moves(FILE *out, const struct lpset *set, struct play *pl,
  * long after its event that was.
  */
 static void note_recovery(const struct lpset *set, struct play *pl,
-			  const struct fleet *f,
+			  const struct fleet *f, const bool *ran,
 			  const struct fleet_task_round *rr, double t_end,
 			  double *first)
 {
@@ -512,7 +528,10 @@ static void note_recovery(const struct lpset *set, struct play *pl,
 			if (!ep->moved[t] || set->waits[e][st])
 				continue;
 			n += rr[st].done;
-			all = all && (rr[st].done || !fleet_running(f, st));
+			/* (one that carries it on over new trees and has
+			 * not started yet is still to come) */
+			all = all && (rr[st].done || (!fleet_running(f, st) &&
+				      (ran[st] || set->prev[st] < 0)));
 		}
 		if (all && n)
 			first[e] = t_end - ep->at_s;
@@ -642,6 +661,46 @@ static void say(const struct run_ctx *x, const char *fmt, ...)
 }
 
 /*
+ * Whether task t of a followed set is the last of its line (no later task
+ * carries it on over new trees), or the run follows no set.
+ */
+static bool slot_at_end(const struct lpset *set, int t)
+{
+	for (int u = t + 1; set && u < set->sc->ntasks; u++)
+		if (set->prev[u] == t)
+			return false;
+	return true;
+}
+
+/*
+ * Whether a task of a followed set that has not started yet will, in
+ * epoch e or a later one (not lost before).
+ */
+static bool to_come(const struct lpset *set, const bool *ran, int e)
+{
+	for (int t = 0; set && t < set->sc->ntasks; t++)
+		for (int k = e; !ran[t] && k < set->nepochs; k++)
+			if (set->runs[k][t] &&
+			    (set->lost[t] < 0 || k < set->lost[t]))
+				return true;
+	return false;
+}
+
+static bool any_running(const struct fleet *f, int ntasks)
+{
+	for (int t = 0; t < ntasks; t++)
+		if (fleet_running(f, t))
+			return true;
+	return false;
+}
+
+/* The task t is counted as: the first of its line (twin/lpset.h). */
+static int line_of(const struct lpset *set, int t)
+{
+	return set ? set->base[t] : t;
+}
+
+/*
  * Epoch e of a followed timeline is in force at round r: the tasks it
  * runs that have not started start their workers (ran), those that have
  * left end theirs. A task whose paths cross a fibre cut meanwhile (its
@@ -681,13 +740,20 @@ static void comings(const struct run_ctx *x, struct fleet *f,
 					q->sc->nodes[fb->b].name, r);
 			told[t] = 1;
 		} else if (set->runs[e][t] && !ran[t]) {
+			const struct epoch *ep = &set->tl->e[set->prev[t] >= 0 ?
+							      set->since[t] : e];
+			int prev = set->prev[t];
+
 			ran[t] = true;
-			fprintf(x->out, "run: task '%s' is placed (the %s at "
-				"%g s): its workers start, at round %u\n",
-				name, epoch_name(set->tl, &set->tl->e[e]),
-				set->tl->e[e].at_s, r);
+			fprintf(x->out, "run: task '%s' %s (the %s at %g s): its "
+				"workers start, at round %u\n", name, prev >= 0 ?
+				"carries on over its new trees" : "is placed",
+				epoch_name(set->tl, ep), ep->at_s, r);
 			fflush(x->out);
-			if (fleet_task_start(f, q, t, r, err, sizeof(err)))
+			if (prev >= 0 ? fleet_task_resume(f, q, t, prev, r, err,
+							  sizeof(err)) :
+					fleet_task_start(f, q, t, r, err,
+							 sizeof(err)))
 				say(x, "%s", err);
 			else if (results_task_placed(x->res, q, t))
 				say(x, "warning: task '%s': its placement is "
@@ -695,8 +761,9 @@ static void comings(const struct run_ctx *x, struct fleet *f,
 		} else if (!set->runs[e][t] && ran[t] &&
 			   fleet_running(f, t)) {
 			fleet_task_end(f, t);
-			fprintf(x->out, "run: task '%s' has left: its workers "
-				"ended before round %u\n", name, r);
+			fprintf(x->out, "run: task '%s' %s: its workers ended "
+				"before round %u\n", name, slot_at_end(set, t) ?
+				"has left" : "moves to new trees", r);
 		}
 	}
 }
@@ -847,8 +914,11 @@ static int attempt(struct run_ctx *x)
 	for (int t = 0; t < p->ntasks; t++) {
 		char *dot = NULL;
 		size_t dlen = 0;
-		FILE *mf = open_memstream(&dot, &dlen);
+		FILE *mf;
 
+		if (line_of(x->set, t) != t)	/* its line's first is drawn */
+			continue;
+		mf = open_memstream(&dot, &dlen);
 		if (!mf)
 			break;
 		e = plan_dot_task(p, t, mf);
@@ -964,11 +1034,28 @@ static int attempt(struct run_ctx *x)
 		int ein = x->set && r > 1 ?
 			  epoch_in(pl, x->set, since_s(t0, n)) : 0;
 
-		if (x->set && r > 1) {
+		/*
+		 * Nobody runs, some will (the tasks a cut moves to new
+		 * trees, arrivals): the next round waits for the epoch
+		 * that starts them, not run empty.
+		 */
+		while (x->set && r > 1) {
 			say_events(x->out, p, x->set, mo, nmo, &said,
 				   since_s(t0, n));
 			say_moves(x->out, x->set, pl, &shown);
 			comings(x, f, pl, ein, r, ran, told);
+			if (*x->stop || any_running(f, p->ntasks) ||
+			    !to_come(x->set, ran, ein) ||
+			    !play_wait_epoch(pl, ein + 1, x->stop))
+				break;
+			ein = epoch_in(pl, x->set, since_s(t0, n));
+		}
+		/* the workers started meanwhile, all ready */
+		if (x->set && r > 1) {
+			char why[320];
+
+			if (fleet_ready(f, why, sizeof(why)))
+				say(x, "%s", why);
 		}
 		/*
 		 * The round starts when chosen here, so it can be predicted
@@ -1109,22 +1196,24 @@ static int attempt(struct run_ctx *x)
 		for (int t = 0; t < p->ntasks; t++) {
 			struct fleet_task_round *q = &rr[t];
 
+			int b = line_of(x->set, t);	/* counted as */
+
 			if (!q->done)
 				continue;
-			done[t]++;
-			meas[t][0] += q->round_s;
-			meas[t][1] += q->bcast_s;
-			meas[t][2] += q->compute_s;
-			meas[t][3] += q->upload_s;
-			pm[t][0] += pr->tasks[t].round_s;
+			done[b]++;
+			meas[b][0] += q->round_s;
+			meas[b][1] += q->bcast_s;
+			meas[b][2] += q->compute_s;
+			meas[b][3] += q->upload_s;
+			pm[b][0] += pr->tasks[t].round_s;
 			/* what each cut cost the tasks over its fibre */
 			charge_cuts(pr, t, t_r, q->round_s - quiet[t], interr);
-			pm[t][1] += pr->tasks[t].bcast_s;
-			pm[t][2] += pr->tasks[t].compute_s;
-			pm[t][3] += pr->tasks[t].upload_s;
-			if (done[t] == 1)	/* its first (it may arrive) */
-				acc0[t] = q->rep[0].accuracy;
-			acc1[t] = q->rep[0].accuracy;
+			pm[b][1] += pr->tasks[t].bcast_s;
+			pm[b][2] += pr->tasks[t].compute_s;
+			pm[b][3] += pr->tasks[t].upload_s;
+			if (done[b] == 1)	/* its first (it may arrive) */
+				acc0[b] = q->rep[0].accuracy;
+			acc1[b] = q->rep[0].accuracy;
 			checks[t] = checks[t] && q->check_ok;
 			sum += q->round_s;
 			psum += pr->tasks[t].round_s;
@@ -1138,7 +1227,16 @@ static int attempt(struct run_ctx *x)
 			mr.late_max_s = fmax(mr.late_max_s, q->late_max_s);
 			mr.round_min_s = fmin(mr.round_min_s, q->round_s);
 		}
-		if (!nt)
+		/*
+		 * No task completed the round (those in flight moved to
+		 * new trees, or left): the host's lateness is judged against
+		 * the shortest round the twin has for a task placed then.
+		 */
+		for (int t = 0; !nt && t < p->ntasks; t++)
+			if (ran[t] && !pr->tasks[t].blocked)
+				mr.round_min_s = fmin(mr.round_min_s,
+						      pr->tasks[t].round_s);
+		if (!isfinite(mr.round_min_s))
 			mr.round_min_s = 0;
 		mr.min_segments = x->min_segments;
 		fine = monitor_verdict(&mr, why, sizeof(why), &sug);
@@ -1151,7 +1249,7 @@ static int attempt(struct run_ctx *x)
 					 "%s (round %u)", why, r);
 			x->suggest = fmax(x->suggest, sug);
 		}
-		note_recovery(x->set, pl, f, rr, t_end, first);
+		note_recovery(x->set, pl, f, ran, rr, t_end, first);
 		if (results_round(x->res, pr, r, rr, ls, nctr, err,
 				  sizeof(err)) ||
 		    results_fidelity(x->res, r, &mr, verdict) ||
@@ -1178,7 +1276,8 @@ static int attempt(struct run_ctx *x)
 			rc = ATTEMPT_RETRY;
 			goto out;
 		}
-		if (ok == 0)
+		if (ok == 0 && !any_running(f, p->ntasks) &&
+		    !to_come(x->set, ran, ein))
 			break;
 	}
 	for (int t = 0; t < p->ntasks; t++) {
@@ -1234,7 +1333,7 @@ static int attempt(struct run_ctx *x)
 		if (!x->set && store_traffic(x->res, p, t_end))
 			say(x, "warning: the traffic's events are not stored");
 	}
-	summary(x->out, p, f, meas, pm, done, acc0, acc1, checks, ran);
+	summary(x->out, p, x->set, f, meas, pm, done, acc0, acc1, checks, ran);
 	fprintf(x->out, "prediction: the twin's %s model\n", p->predictor);
 	if (rounds_run)
 		fprintf(x->out,
@@ -1356,10 +1455,6 @@ static int follow(struct run_ctx *x, const struct scenario *sc,
 	int e = lpset_follow(sc, x->ops, policy, x->predict, &x->tl, &x->set,
 			     why, sizeof(why));
 
-	if (e == -ENOTSUP) {
-		say(x, "'%s' cannot be re-placed live: %s", sc->name, why);
-		return EXIT_USAGE;
-	}
 	if (e) {
 		say(x, "%s", why);
 		return e == -ENOMEM ? 1 : EXIT_USAGE;

@@ -10,23 +10,9 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int refuse(char *why, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int refuse(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-	return -ENOTSUP;
-}
 
 /* Light x in net (its twin, if it has one already). Index or -errno. */
 static int adopt(struct net *net, const struct lightpath *x)
@@ -93,12 +79,40 @@ static int task_in(const struct plan *p, const char *name)
 	return -1;
 }
 
+/*
+ * The task of s's scenario that carries task b's name in epoch e: b, or
+ * the latest of its incarnations begun by then.
+ */
+static int slot_at(const struct lpset *s, int b, int e)
+{
+	int at = b;
+
+	for (int t = b + 1; t < s->sc->ntasks; t++)
+		if (s->base[t] == b && s->since[t] <= e)
+			at = t;
+	return at;
+}
+
 /* Not running: blocked in the epoch's plan, with why (tp: its own). */
 static void idle(struct task_plan *q, bool ran, const struct task_plan *tp)
 {
 	q->blocked = true;
 	snprintf(q->why, sizeof(q->why), "%s", tp ? tp->why : ran ?
 		 "it has left" : "it has not arrived");
+}
+
+/* An incarnation of task b not in force in epoch e: blocked, with why. */
+static void other_trees(const struct lpset *s, struct task_plan *q, int t,
+			int e)
+{
+	const struct timeline *tl = s->tl;
+	int at = slot_at(s, s->base[t], e);
+	const struct epoch *ep = &tl->e[at > t ? s->since[at] : s->since[t]];
+
+	q->blocked = true;
+	snprintf(q->why, sizeof(q->why), "it %s new trees at the %s at %g s",
+		 at > t ? "carries on over" : "runs on these trees from",
+		 epoch_name(tl, ep), ep->at_s);
 }
 
 /*
@@ -145,8 +159,7 @@ static int epoch_traffic(struct plan *q, const struct plan *src,
 }
 
 /* Epoch e's plan over the set's lightpaths; s->plan[e - 1] made. */
-static int epoch_plan(struct lpset *s, int e, const int *map, char *why,
-		      size_t len)
+static int epoch_plan(struct lpset *s, int e, const int *map)
 {
 	const struct timeline *tl = s->tl;
 	const struct epoch *ep = &tl->e[e];
@@ -163,7 +176,8 @@ static int epoch_plan(struct lpset *s, int e, const int *map, char *why,
 		err = got < 0 ? got : 0;
 	}
 	for (int i = 0; q && i < src->ntasks; i++)
-		s->index[e][i] = task_in(q, src->tasks[i].task->name);
+		s->index[e][i] = slot_at(s, task_in(q, src->tasks[i].task->name),
+					 e);
 	for (int t = 0; q && t < q->ntasks && !err; t++) {
 		const char *name = q->tasks[t].task->name;
 		int i = task_in(src, name);
@@ -171,21 +185,18 @@ static int epoch_plan(struct lpset *s, int e, const int *map, char *why,
 		const struct task_plan *was = prev ? &prev->tasks[t] : NULL;
 		bool ran = e > 0 && s->runs[e - 1][t];
 
-		if (!tp || (tp->blocked && !ran)) {
+		if (slot_at(s, s->base[t], e) != t) {
+			/* an incarnation not in force: before, or after */
+			other_trees(s, &q->tasks[t], t, e);
+		} else if (!tp || (tp->blocked && !ran)) {
 			/* not arrived, left, or never placed yet */
 			idle(&q->tasks[t], ran, tp);
 		} else if (tp->blocked) {
 			/* nothing reaches it: it waits on what it had */
 			s->runs[e][t] = s->waits[e][t] = true;
 			err = copy_task(&q->tasks[t], was, NULL);
-		} else if (ran && !same_parents(tp, was)) {
-			err = refuse(why, len, "task '%s' changes its trees "
-				     "at the %s at %g s: its workers keep a "
-				     "connection per tree edge, so only its "
-				     "paths may move live (spff keeps its "
-				     "trees)", name,
-				     epoch_name(tl, ep), ep->at_s);
 		} else {
+			/* (an incarnation begins with its own trees) */
 			s->runs[e][t] = true;
 			err = copy_task(&q->tasks[t], tp, map);
 		}
@@ -235,6 +246,77 @@ static struct scenario *every_task(const struct scenario *sc)
 }
 
 /*
+ * Whether task b (of s's scenario) changes its trees in epoch e while it
+ * runs, and the trees it now has: *running (placed, or waiting on the
+ * paths it had) and *last (the trees it last ran on) carry its state from
+ * the epoch before.
+ */
+static bool changes_trees(const struct lpset *s, int b, int e, bool *running,
+			  const struct task_plan **last)
+{
+	const struct plan *src = s->tl->e[e].plan;
+	int i = task_in(src, s->sc->tasks[b].name);
+	const struct task_plan *tp = i < 0 ? NULL : &src->tasks[i];
+	bool change = *running && tp && !tp->blocked && *last &&
+		      !same_parents(tp, *last);
+
+	*running = tp && (!tp->blocked || *running);
+	if (tp && !tp->blocked)
+		*last = tp;
+	return change;
+}
+
+/*
+ * A task whose trees change while it runs (its workers keep a connection
+ * per tree edge, and each transfer its own addresses) carries on as an
+ * incarnation of its own: one more task of s->sc per change, after every
+ * other, with the epoch it begins at (since), the task it carries on from
+ * (prev) and the first of its line (base).
+ */
+static int incarnations(struct lpset *s)
+{
+	int n0 = s->sc->ntasks, n = n0;
+	struct scn_task *tasks;
+
+	for (int b = 0; b < n0; b++) {
+		const struct task_plan *last = NULL;
+		bool running = false;
+
+		for (int e = 0; e < s->nepochs; e++)
+			n += changes_trees(s, b, e, &running, &last);
+	}
+	tasks = realloc(s->sc->tasks, ((size_t)n + 1) * sizeof(*tasks));
+	s->base = calloc((size_t)n + 1, sizeof(*s->base));
+	s->since = calloc((size_t)n + 1, sizeof(*s->since));
+	s->prev = calloc((size_t)n + 1, sizeof(*s->prev));
+	if (tasks)
+		s->sc->tasks = tasks;
+	if (!tasks || !s->base || !s->since || !s->prev)
+		return -ENOMEM;
+	for (int b = 0; b < n0; b++) {
+		const struct task_plan *last = NULL;
+		bool running = false;
+		int cur = b;
+
+		s->base[b] = b;
+		s->prev[b] = -1;
+		for (int e = 0; e < s->nepochs; e++) {
+			int k;
+
+			if (!changes_trees(s, b, e, &running, &last))
+				continue;
+			k = s->sc->ntasks++;
+			tasks[k] = tasks[b];
+			s->base[k] = b;
+			s->since[k] = e;
+			s->prev[k] = cur;
+			cur = k;
+		}
+	}
+	return 0;
+}
+
+/*
  * The tasks that would wait for ever (no path reaches them in the last
  * epoch, nor in any epoch after the one their wait began at): lost[t]
  * that epoch, -1 for the others.
@@ -274,8 +356,9 @@ int lpset_new(const struct timeline *tl, struct lpset **out, char *why,
 	s->runs = calloc((size_t)tl->n + 1, sizeof(*s->runs));
 	s->waits = calloc((size_t)tl->n + 1, sizeof(*s->waits));
 	s->index = calloc((size_t)tl->n + 1, sizeof(*s->index));
-	s->lost = s->sc ? calloc((size_t)s->sc->ntasks + 1, sizeof(*s->lost)) :
-			  NULL;
+	if (!s->sc || incarnations(s))
+		goto fail;
+	s->lost = calloc((size_t)s->sc->ntasks + 1, sizeof(*s->lost));
 	if (!s->sc || !s->net || !s->plan || !s->lit || !s->runs ||
 	    !s->waits || !s->index || !s->lost)
 		goto fail;
@@ -306,7 +389,7 @@ int lpset_new(const struct timeline *tl, struct lpset **out, char *why,
 			map[l] = net_find_lightpath(s->net, &n->lp[l]);
 			s->lit[e][map[l]] = true;
 		}
-		err = epoch_plan(s, e, map, why, len);
+		err = epoch_plan(s, e, map);
 		if (err)
 			goto fail;
 		/* its figures: byte-links per task, the wavelengths lit */
@@ -351,6 +434,9 @@ void lpset_free(struct lpset *s)
 	free(s->waits);
 	free(s->index);
 	free(s->lost);
+	free(s->base);
+	free(s->since);
+	free(s->prev);
 	net_free(s->net);
 	if (s->sc) {
 		free(s->sc->tasks);

@@ -30,9 +30,14 @@
  * round) is lost from the epoch its wait began at (lost): a live run
  * fails it there, with lpset_lost_why, and the others go on.
  *
- * What a live emulation cannot follow yet is refused with the reason: a
- * task whose trees change from one epoch to the next while it runs (its
- * workers keep a connection per tree edge).
+ * A task whose trees change from one epoch to the next while it runs
+ * carries on as an incarnation of its own, a task of sc after all the
+ * others (prev: the one it carries on from; base: the first of its line;
+ * since: the epoch it begins at), with its own addresses: its workers keep
+ * a connection per tree edge, so a live run ends the old ones at the
+ * event and starts the new ones, with the global model as it was, from
+ * the round that was in flight, once the epoch is live. Only one task of
+ * a line runs in an epoch; in the others each is blocked, with why.
  */
 #ifndef TWIN_LPSET_H
 #define TWIN_LPSET_H
@@ -62,11 +67,12 @@ struct lpset {
 				 * plan]: its index in sc */
 	int *lost;		/* per task of sc: the epoch from which
 				 * no path ever reaches it again, or -1 */
+	int *base, *prev, *since;	/* per task of sc: its line (see the
+					 * top); prev -1 for the first */
 };
 
 /*
- * lpset_new - the set of tl's epochs. 0 and *out; -ENOTSUP with the reason
- * in why (what cannot be followed, naming the task or event); -ENOMEM.
+ * lpset_new - the set of tl's epochs. 0 and *out; -ENOMEM (why says so).
  */
 int lpset_new(const struct timeline *tl, struct lpset **out, char *why,
 	      size_t len) __attribute__((warn_unused_result));
@@ -81,9 +87,8 @@ int lpset_lost_why(const struct lpset *s, int t, char *buf, size_t len);
 /*
  * lpset_follow - sc's timeline under policy (each epoch planned with ops,
  * predicted with predict) and the set of its lightpaths, for a run that
- * follows it live: 0 with *tl and *set. -ENOTSUP with the reason in why
- * when it cannot be followed (lpset_new's); another -errno when the
- * timeline cannot be made (why says so). Nothing is kept on failure.
+ * follows it live: 0 with *tl and *set; -errno when the timeline or the
+ * set cannot be made (why says so). Nothing is kept on failure.
  */
 int lpset_follow(const struct scenario *sc, const struct sched_ops *ops,
 		 enum resched policy, int (*predict)(struct plan *p),

@@ -1156,6 +1156,7 @@ Test(lab, the_fleet_starts_and_ends_tasks_as_they_come_and_go)
 			       sizeof(msg)), 0, "%s", msg);
 	cr_assert_eq(fleet_task_start(f, set->plan[1], 2, 2, msg,
 				      sizeof(msg)), 0, "%s", msg);
+	cr_assert_eq(fleet_ready(f, msg, sizeof(msg)), 0, "%s", msg);
 	cr_assert(fleet_running(f, 2));
 	cr_assert_eq(fleet_round(f, 2, 0, rr), 3);
 	for (int t = 0; t < 3; t++)

@@ -157,10 +157,8 @@ Test(cli, a_dynamics_experiment_refuses_what_it_cannot_follow)
 	} cases[] = {
 		{ "spff", "events:\n  - {at_s: 1, cut: {a: A, b: Z}}\n",
 		  ":2:30: 'b' names unknown node 'Z'" },
-		{ "mst", "events:\n  - {at_s: 1, cut: {a: A, b: B}}\n",
-		  "'teaching-ring' under mst with none cannot be followed live: "
-		  "task "
-		  "'t1' changes its trees at the cut at 1 s" },
+		{ "mst", "events:\n  - {at_s: -1, leave: t1}\n",
+		  ":2:12: 'at_s' must be >= 0, got '-1'" },
 	};
 	char cwd[512];
 
@@ -649,20 +647,21 @@ Test(cli, select_within_a_round_budget)
 }
 
 /*
- * run --reschedule: a bad policy is refused as a usage error; what a live
- * emulation cannot follow is refused before anything is made (no
- * database, no namespace): mst re-planning the ring's trees from scratch
- * after a cut. (A cut never repaired that leaves a task no way round is
- * followed: that task fails, run/a_task_cut_off_fails_and_the_others_go_on.)
+ * run --reschedule: a bad policy is refused as a usage error; bad events
+ * before anything is made (no database, no namespace). (Trees that change
+ * are followed: run/trees_that_change_are_followed_live; a cut never
+ * repaired that leaves a task no way round fails that task,
+ * run/a_task_cut_off_fails_and_the_others_go_on.)
  */
-Test(cli, run_reschedule_refuses_what_it_cannot_follow)
+Test(cli, run_reschedule_refuses_bad_input)
 {
 	static const struct {
 		const char *sched, *policy, *events, *want;
 	} cases[] = {
-		{ "mst", "full", "events:\n  - {at_s: 1, cut: {a: A, b: B}}\n",
-		  "cannot be re-placed live: task 't1' changes its trees at "
-		  "the cut at 1 s" },
+		{ "mst", "full", "events:\n  - {at_s: 1, cut: {a: A, b: Z}}\n",
+		  ":2:30: 'b' names unknown node 'Z'" },
+		{ "spff", "auto", "events:\n  - {at_s: 1, leave: t9}\n",
+		  ":2:5: leave at 1 s: task 't9' is not in the scenario by then" },
 	};
 	const char *bad[] = { "run", "scenarios/teaching-ring.yaml",
 			      "--reschedule", "sometimes", NULL };

@@ -678,6 +678,55 @@ Test(report, a_replaced_cut_is_measured_in_its_table)
 }
 
 /*
+ * A task that moved to new trees loses its round in flight (not stored:
+ * it is run again on them). What the move cost it counts from that
+ * round's start (20 ms, when t1's round 2 started) to the end of its
+ * first round on the new trees (43 ms), less one predicted round (1.5):
+ * 21.5 ms, not nothing.
+ */
+Test(report, a_round_lost_to_new_trees_is_counted_in_the_cost)
+{
+	struct tmp t;
+	const char *a[] = { "report", t.db, "--out", t.out, NULL };
+	struct tl_run r;
+	sqlite3 *db;
+	char *md, path[256];
+
+	tmp_init(&t);
+	make_db(t.db, true);
+	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
+	exec_sql(db, "ALTER TABLE rounds ADD COLUMN pred_round_s REAL;"
+		     "UPDATE rounds SET pred_round_s = round_s * 0.5;"
+		     "CREATE TEMP TABLE again AS SELECT * FROM rounds WHERE"
+		     " run = 1 AND task = 0 AND round = 1;"
+		     "UPDATE again SET round = 3;"
+		     "DELETE FROM rounds WHERE run = 1 AND task = 0 AND"
+		     " round = 2;"
+		     "INSERT INTO rounds SELECT * FROM again;"
+		     "CREATE TABLE round_times (run INTEGER, round INTEGER,"
+		     " start_s REAL, end_s REAL);"
+		     "INSERT INTO round_times VALUES (1, 1, 0, 0.006),"
+		     " (1, 2, 0.02, 0.026), (1, 3, 0.04, 0.046);"
+		     "CREATE TABLE events (run INTEGER, at_s REAL, kind TEXT,"
+		     " detail TEXT, tasks TEXT, interruption_s REAL,"
+		     " policy TEXT, live_s REAL, first_round_s REAL);"
+		     "INSERT INTO events VALUES (1, 0.021, 'cut',"
+		     " 'fibre A-B (40 km); moved t0', 't0', 0, 'full',"
+		     " 0.030, 0.043);");
+	sqlite3_close(db);
+	r = tl_run(a);
+	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
+	snprintf(path, sizeof(path), "%s/report.md", t.out);
+	md = slurp_path(path);
+	cr_expect(strstr(md, "| 1 | synthetic-test | spff | full | cut at "
+			     "21.000 ms | t0 | 9.0 | 22.0 | 21.5 / 21.5 | 1: "
+			     "3.000 / 1.500 |"), "%s", md);
+	free(md);
+	tl_run_free(&r);
+	rm_rf(t.dir);
+}
+
+/*
  * A blocking experiment runs in the twin (no root), stores every point,
  * says what each load blocked, and its report draws blocking against load
  * from the database alone — with no run in it.
