@@ -51,7 +51,9 @@ struct ftask {
 	int model_fd;		/* the root's kept model (wk_kept), or -1 */
 	char why[256];
 	int nmodels;
-	bool starting;		/* started, not yet waited for (fleet_ready) */
+	bool starting;		/* its workers started, it is not in the
+				 * rounds yet (fleet_admit) */
+	uint64_t start_by;	/* ... and fails if not ready by then */
 	struct fworker *w;
 	struct wk_report *rep;	/* per model, this round */
 	bool *got;
@@ -173,17 +175,13 @@ int fleet_learning(const struct scenario *sc, int t, int samples_per_local,
 	struct wire_msg wm;
 	int err = wire_message(sc, st, &wm);
 
-	int as = t;
-
 	if (err)
 		return err;
-	/* a task that carries an earlier one on over new trees (the same
-	 * name, twin/lpset.h) learns as it: the same seed */
-	for (int u = 0; u < t && as == t; u++)
-		if (!strcmp(sc->tasks[u].name, st->name))
-			as = u;
+	/* (a task that carries an earlier one on over new trees learns as
+	 * it: the same seed) */
 	*l = (struct sel_learning){
-		.seed = fl_seed_derive(sc->seed, (uint64_t)as),
+		.seed = fl_seed_derive(sc->seed,
+				       (uint64_t)scenario_task_first(sc, t)),
 		.samples_per_local = samples_per_local > 0 ?
 					     samples_per_local :
 					     FLEET_SAMPLES_PER_LOCAL,
@@ -295,6 +293,7 @@ static void kill_task(struct fleet *f, int t, const char *why)
 		snprintf(ft->why, sizeof(ft->why), "%s", why);
 	}
 	ft->live = false;
+	ft->starting = false;
 	for (int m = 0; m < ft->nmodels; m++)
 		if (ft->w[m].pid > 0 && !ft->w[m].exited)
 			kill(ft->w[m].pid, SIGKILL);
@@ -378,11 +377,8 @@ static void worker_cg(const struct fleet *f, int t, int m, char *buf,
 		    size_t len)
 {
 	const char *name = f->p->tasks[t].task->name;
-	bool again = false;
 
-	for (int u = 0; u < t && !again; u++)
-		again = !strcmp(f->p->tasks[u].task->name, name);
-	if (again)
+	if (scenario_task_first(f->p->sc, t) != t)
 		snprintf(buf, len, "%s.%d-%d", name, t, m);
 	else
 		snprintf(buf, len, "%s-%d", name, m);
@@ -499,6 +495,16 @@ static bool report_ready(const struct fleet *f)
 	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
 }
 
+/*
+ * Whether collect waits for task ft's reports of kind: a live task's; one
+ * still starting sends READY only, and rounds do not wait for it.
+ */
+static bool waited(const struct ftask *ft, uint32_t kind)
+{
+	return ft->live && ft->ngot < ft->nmodels &&
+	       (kind == WK_READY || !ft->starting);
+}
+
 /* Read reports until every live task has `want` of kind for round r. */
 static void collect(struct fleet *f, uint32_t kind, unsigned r,
 		    uint64_t deadline)
@@ -542,8 +548,7 @@ static void collect(struct fleet *f, uint32_t kind, unsigned r,
 							     "emulation needs "
 							     "ended");
 		for (int t = 0; t < f->p->ntasks; t++)
-			if (f->t[t].live && f->t[t].ngot < f->t[t].nmodels)
-				waiting = true;
+			waiting = waiting || waited(&f->t[t], kind);
 		if (!waiting || (f->o.stop && *f->o.stop))
 			return;
 		if (now >= deadline) {
@@ -552,7 +557,7 @@ static void collect(struct fleet *f, uint32_t kind, unsigned r,
 				char why[256];
 				int m = 0;
 
-				if (!ft->live || ft->ngot == ft->nmodels)
+				if (!waited(ft, kind))
 					continue;
 				while (m < ft->nmodels && ft->got[m])
 					m++;
@@ -612,6 +617,9 @@ static void take_report(struct fleet *f, uint32_t kind, unsigned r)
 		kill_task(f, rep.task, why);
 		return;
 	}
+	/* one starting says it is ready, whatever the others do */
+	if (ft->starting)
+		kind = WK_READY;
 	/* the task's own round: it may have started after the fleet's 1 */
 	if (rep.kind != kind ||
 	    (kind == WK_ROUND && rep.round != (int32_t)(r - ft->first + 1)) ||
@@ -627,7 +635,8 @@ static void task_reset(struct ftask *ft);
 static void reset_round(struct fleet *f)
 {
 	for (int t = 0; t < f->p->ntasks; t++)
-		task_reset(&f->t[t]);
+		if (!f->t[t].starting)	/* it counts its READY */
+			task_reset(&f->t[t]);
 }
 
 /*
@@ -770,35 +779,77 @@ static int task_start(struct fleet *f, const struct plan *q, int t,
 	/* the others have their last round's reports: it counts READY */
 	task_reset(ft);
 	ft->starting = true;
+	ft->start_by = now_ns() + (uint64_t)(f->o.timeout_s * 1e9);
 	return 0;
 }
 
 int fleet_ready(struct fleet *f, char *err, size_t len)
 {
+	bool *was = calloc((size_t)f->p->ntasks + 1, sizeof(*was));
 	int failed = 0;
 	bool any = false;
 
 	if (err && len)
 		err[0] = '\0';
-	for (int t = 0; t < f->p->ntasks; t++)
-		any = any || f->t[t].starting;
-	if (!any)
+	if (!was)
 		return 0;
+	for (int t = 0; t < f->p->ntasks; t++)
+		any = any || (was[t] = f->t[t].starting);
 	/* all at once: their workers connect to each other meanwhile */
-	collect(f, WK_READY, 0, now_ns() + (uint64_t)(f->o.timeout_s * 1e9));
+	if (any)
+		collect(f, WK_READY, 0,
+			now_ns() + (uint64_t)(f->o.timeout_s * 1e9));
 	for (int t = 0; t < f->p->ntasks; t++) {
 		struct ftask *ft = &f->t[t];
 
-		if (!ft->starting)
-			continue;
-		ft->starting = false;
-		if (ft->live)
+		if (!was[t] || ft->live)
 			continue;
 		if (!failed++ && err && len)
 			snprintf(err, len, "task '%s' did not start: %s",
 				 ft->plan->tasks[t].task->name, ft->why);
 	}
+	free(was);
 	return failed;
+}
+
+int fleet_admit(struct fleet *f, unsigned r, bool *joined)
+{
+	uint64_t now;
+	int n = 0;
+
+	/* what the starting workers said meanwhile (no round is on) */
+	while (report_ready(f))
+		take_report(f, WK_READY, 0);
+	if (child_exited())
+		reap(f, false, false);
+	now = now_ns();
+	for (int t = 0; t < f->p->ntasks; t++) {
+		struct ftask *ft = &f->t[t];
+
+		joined[t] = false;
+		if (!ft->starting)
+			continue;
+		if (ft->ngot == ft->nmodels) {
+			/* its round `from` is the fleet's r */
+			ft->starting = false;
+			ft->first = r - (ft->from - 1);
+			task_reset(ft);
+			joined[t] = true;
+			n++;
+		} else if (now > ft->start_by) {
+			char why[256];
+
+			snprintf(why, sizeof(why), "its workers were not ready "
+				 "after %.0f s", f->o.timeout_s);
+			kill_task(f, t, why);
+		}
+	}
+	return n;
+}
+
+bool fleet_starting(const struct fleet *f, int t)
+{
+	return f->t[t].starting;
 }
 
 /* Whether task t of q can start at the fleet's round r; err if not. */
@@ -855,6 +906,7 @@ void fleet_task_end(struct fleet *f, int t)
 	if (t < 0 || t >= f->p->ntasks || !ft->live)
 		return;
 	ft->live = false;
+	ft->starting = false;
 	ft->ended = true;
 	if (ft->go_fd >= 0) {
 		close(ft->go_fd);
@@ -928,13 +980,12 @@ int fleet_round(struct fleet *f, unsigned r, uint64_t at,
 	double n = f->o.dilation;
 	int done = 0;
 
-	/* tasks started since the last round: ready first (fleet_ready
-	 * is the caller's to time; this only keeps the round whole) */
-	fleet_ready(f, NULL, 0);
 	reset_round(f);
 	for (int t = 0; t < f->p->ntasks; t++) {
 		struct ftask *ft = &f->t[t];
 
+		if (ft->starting)	/* not in the rounds yet */
+			continue;
 		/* the task's own round number */
 		go.round = r - ft->first + 1;
 		/* each local's compute phase first: it reads it when the
@@ -963,7 +1014,7 @@ int fleet_round(struct fleet *f, unsigned r, uint64_t at,
 		memset(x, 0, sizeof(*x));
 		x->failed = ft->failed;
 		snprintf(x->why, sizeof(x->why), "%s", ft->why);
-		if (!ft->live || ft->ngot < ft->nmodels)
+		if (!ft->live || ft->starting || ft->ngot < ft->nmodels)
 			continue;
 		x->done = true;
 		ft->last = r - ft->first + 1;

@@ -103,7 +103,7 @@ int fleet_round(struct fleet *f, unsigned r, uint64_t at,
  * an epoch of twin/lpset.h, its network brought in), to run from the
  * fleet's round r to its last. Its rounds are numbered from its first (its
  * workers') and reported under the fleet's. 0, or -errno with a message
- * (the task is then failed). fleet_ready waits until they listen.
+ * (the task is then failed). It starts (see fleet_admit).
  */
 int fleet_task_start(struct fleet *f, const struct plan *q, int t,
 		     unsigned r, char *err, size_t len)
@@ -117,20 +117,34 @@ int fleet_task_start(struct fleet *f, const struct plan *q, int t,
  * prev's last completed (the round in flight when it moved is run again),
  * its root from the global model prev's root kept after that round, and
  * are reported under the task's own numbers. 0, or -errno with a message
- * (t is then failed); fleet_ready waits until they listen.
+ * (t is then failed). It starts (see fleet_admit).
  */
 int fleet_task_resume(struct fleet *f, const struct plan *q, int t, int prev,
 		      unsigned r, char *err, size_t len)
 	__attribute__((warn_unused_result));
 
 /*
- * fleet_ready - wait until the workers of every task started since the
- * last call (fleet_task_start, fleet_task_resume) listen: all at once,
- * so that their connections are made side by side. How many did not
- * start (they are failed; the first one's reason in err, which may be
- * NULL). fleet_round does it first if the caller did not.
+ * A task started (fleet_task_start, fleet_task_resume) is starting: its
+ * workers set up and connect (a handshake crosses the dilated network)
+ * while the others' rounds go on without it, until fleet_admit finds it
+ * ready and puts it in the rounds.
+ *
+ * fleet_ready - wait until the workers of every starting task listen (or
+ * fail): all at once, side by side. How many did not start (they are
+ * failed; the first one's reason in err, which may be NULL).
  */
 int fleet_ready(struct fleet *f, char *err, size_t len);
+
+/*
+ * fleet_admit - without waiting, put every starting task that is ready in
+ * the rounds from the fleet's round r on (its next round is r); one that
+ * is not ready after the fleet's timeout fails. joined[t] (per task) says
+ * which joined now; returns how many.
+ */
+int fleet_admit(struct fleet *f, unsigned r, bool *joined);
+
+/* Whether task t is starting: started, not yet in the rounds. */
+bool fleet_starting(const struct fleet *f, int t);
 
 /* fleet_task_end - end task t's workers (by PID): it left, no failure. */
 void fleet_task_end(struct fleet *f, int t);

@@ -198,37 +198,138 @@ static int tcp_listen(uint32_t addr)
 }
 
 /* Connect src -> dst, retrying while the peer is not listening yet. */
-static int tcp_connect(uint32_t src, uint32_t dst, double timeout)
+/* A connection being made: from src to dst's worker port. */
+struct dial {
+	uint32_t src, dst;
+	int fd;			/* -1 between attempts */
+	bool done;
+	uint64_t again;		/* the next attempt, CLOCK_MONOTONIC ns */
+};
+
+/* Not listening yet, or its path not there yet (a cut in progress, its
+ * moves still being set up): worth another attempt. */
+static bool dial_again(int err)
+{
+	return err == -ECONNREFUSED || err == -EHOSTUNREACH ||
+	       err == -ENETUNREACH;
+}
+
+/* An attempt at d, without waiting for it. 0 (made, or on its way). */
+static int dial_start(struct dial *d, double timeout)
 {
 	struct sockaddr_in from = { .sin_family = AF_INET,
-				    .sin_addr.s_addr = htonl(src) };
+				    .sin_addr.s_addr = htonl(d->src) };
 	struct sockaddr_in to = { .sin_family = AF_INET,
 				  .sin_port = htons(WK_PORT),
-				  .sin_addr.s_addr = htonl(dst) };
+				  .sin_addr.s_addr = htonl(d->dst) };
+	int err;
+
+	d->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+		       0);
+	if (d->fd < 0)
+		return -errno;
+	if (bind(d->fd, (struct sockaddr *)&from, sizeof(from)))
+		goto fail;
+	timeouts(d->fd, timeout);
+	buffers(d->fd);
+	if (connect(d->fd, (struct sockaddr *)&to, sizeof(to)) == 0) {
+		d->done = true;
+		return 0;
+	}
+	if (errno == EINPROGRESS)
+		return 0;
+fail:
+	err = -errno;
+	close(d->fd);
+	d->fd = -1;
+	return err;
+}
+
+/* d's attempt is over (err 0: made): made, to be made again, or failed. */
+static int dial_end(struct dial *d, int err, uint64_t now)
+{
+	if (!err) {
+		int fl = fcntl(d->fd, F_GETFL);
+
+		d->done = true;
+		return fl < 0 || fcntl(d->fd, F_SETFL, fl & ~O_NONBLOCK) ?
+			       -errno : 0;
+	}
+	close(d->fd);
+	d->fd = -1;
+	d->again = now + 5000000u;
+	return dial_again(err) ? 0 : err;
+}
+
+/*
+ * Make every connection of d[0..n) at once: each handshake crosses the
+ * dilated network, so side by side they take one round trip, not n. An
+ * attempt refused or unreachable is made again 5 ms later, till timeout.
+ * 0 with every d[i].fd connected (blocking), or -errno with *bad the one
+ * that failed; what was made is the caller's to close.
+ */
+static int tcp_connect_all(struct dial *d, int n, double timeout, int *bad)
+{
 	uint64_t end = now_ns() + (uint64_t)(timeout * 1e9);
+	struct pollfd p[WK_MAX_CHILDREN + 1];
+	int at[WK_MAX_CHILDREN + 1];
 
+	if (n > WK_MAX_CHILDREN + 1)
+		return -E2BIG;
+	for (int i = 0; i < n; i++) {
+		d[i].fd = -1;
+		d[i].done = false;
+		d[i].again = 0;
+	}
 	for (;;) {
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), err;
+		uint64_t now = now_ns(), next = end;
+		int np = 0, left = 0, err;
 
-		if (fd < 0)
-			return -errno;
-		if (bind(fd, (struct sockaddr *)&from, sizeof(from))) {
-			err = -errno;
-			close(fd);
-			return err;
+		for (int i = 0; i < n; i++) {
+			*bad = i;
+			if (d[i].done)
+				continue;
+			left++;
+			if (d[i].fd < 0 && d[i].again <= now) {
+				err = dial_start(&d[i], timeout);
+				if (err && (err = dial_end(&d[i], err, now)))
+					return err;
+			}
+			if (d[i].done) {
+				left--;
+			} else if (d[i].fd >= 0) {
+				p[np] = (struct pollfd){ .fd = d[i].fd,
+							 .events = POLLOUT };
+				at[np++] = i;
+			} else if (d[i].again < next) {
+				next = d[i].again;
+			}
 		}
-		timeouts(fd, timeout);
-		buffers(fd);
-		if (connect(fd, (struct sockaddr *)&to, sizeof(to)) == 0)
-			return fd;
-		err = -errno;
-		close(fd);
-		/* not listening yet, or its path not there yet (a cut in
-		 * progress, its moves still being set up): again, till end */
-		if ((err != -ECONNREFUSED && err != -EHOSTUNREACH &&
-		     err != -ENETUNREACH) || now_ns() > end)
-			return err;
-		usleep(5000);
+		if (!left)
+			return 0;
+		if (now > end) {
+			for (int i = 0; i < n; i++)
+				if (!d[i].done)
+					*bad = i;
+			return -ETIMEDOUT;
+		}
+		if (poll(p, (nfds_t)np, (int)((next - now) / 1000000u) + 1) < 0 &&
+		    errno != EINTR)
+			return -errno;
+		now = now_ns();
+		for (int k = 0; k < np; k++) {
+			int i = at[k], so = 0;
+			socklen_t sl = sizeof(so);
+
+			if (!p[k].revents)
+				continue;
+			*bad = i;
+			if (getsockopt(d[i].fd, SOL_SOCKET, SO_ERROR, &so, &sl))
+				so = errno;
+			err = dial_end(&d[i], -so, now);
+			if (err)
+				return err;
+		}
 	}
 }
 
@@ -602,23 +703,31 @@ static int setup_net(struct worker *w)
 			return fail(w, "cannot listen on %s: %s",
 				    ip(c->up_in[i].dst, a), strerror(-w->lu[i]));
 	}
-	for (int i = 0; i < c->nbc; i++) {
-		fd = tcp_connect(c->bcast_out[i].src, c->bcast_out[i].dst,
-				 c->timeout_s);
-		if (fd < 0)
+	/* to every broadcast child and the upload parent, at once */
+	{
+		struct dial d[WK_MAX_CHILDREN + 1];
+		const struct wk_link *to[WK_MAX_CHILDREN + 1];
+		int n = 0, bad = 0, err;
+
+		for (int i = 0; i < c->nbc; i++)
+			to[n++] = &c->bcast_out[i];
+		if (c->model)
+			to[n++] = &c->up_out;
+		for (int i = 0; i < n; i++)
+			d[i] = (struct dial){ .src = to[i]->src,
+					      .dst = to[i]->dst };
+		err = tcp_connect_all(d, n, c->timeout_s, &bad);
+		for (int i = 0; i < n; i++)
+			if (i < c->nbc)
+				w->cb[i] = d[i].fd;
+			else
+				w->cu = d[i].fd;
+		if (err)
 			return fail(w, "cannot connect %s -> %s (model %d): %s",
-				    ip(c->bcast_out[i].src, a),
-				    ip(c->bcast_out[i].dst, b),
-				    c->bcast_out[i].peer, strerror(-fd));
-		w->cb[i] = fd;
+				    ip(to[bad]->src, a), ip(to[bad]->dst, b),
+				    to[bad]->peer, strerror(-err));
 	}
 	if (c->model) {
-		fd = tcp_connect(c->up_out.src, c->up_out.dst, c->timeout_s);
-		if (fd < 0)
-			return fail(w, "cannot connect %s -> %s (model %d): %s",
-				    ip(c->up_out.src, a), ip(c->up_out.dst, b),
-				    c->up_out.peer, strerror(-fd));
-		w->cu = fd;
 		w->ab = tcp_accept(w->lb, c->timeout_s);
 		if (w->ab < 0)
 			return fail(w, "no connection from model %d: %s",

@@ -289,13 +289,8 @@ int results_begin_run(struct results *r, const struct plan *p,
 	r->as = malloc(((size_t)p->ntasks + 1) * sizeof(*r->as));
 	if (!r->as)
 		goto fail;
-	for (int t = 0; t < p->ntasks; t++) {
-		r->as[t] = t;
-		for (int u = 0; u < t && r->as[t] == t; u++)
-			if (!strcmp(p->tasks[u].task->name,
-				    p->tasks[t].task->name))
-				r->as[t] = u;
-	}
+	for (int t = 0; t < p->ntasks; t++)
+		r->as[t] = scenario_task_first(p->sc, t);
 	r->nas = p->ntasks;
 	if (sqlite3_prepare_v2(r->db,
 			       "INSERT INTO tasks VALUES "

@@ -213,6 +213,12 @@ static void tg_summary(FILE *out, const struct plan *p,
 	}
 }
 
+/* The task t is counted as: the first of its line (twin/lpset.h). */
+static int line_of(const struct lpset *set, int t)
+{
+	return set ? set->base[t] : t;
+}
+
 /* Append name to the comma-separated list in buf (*used long), if it fits. */
 static void list_add(char *buf, size_t len, size_t *used, const char *name)
 {
@@ -253,12 +259,20 @@ static void touched(const struct plan *p, const struct lpset *set, int i,
 	size_t used = 0;
 
 	buf[0] = '\0';
-	for (int t = 0; t < p->ntasks; t++)
-		for (int k = 0; k < lpset_nplans(set); k++)
-			if (task_meets(lpset_plan_or(p, set, k), t, i)) {
-				list_add(buf, len, &used, p->tasks[t].task->name);
-				break;
-			}
+	for (int t = 0; t < p->ntasks; t++) {
+		bool meets = false;
+
+		/* a task and those that carry it on over new trees: once */
+		if (line_of(set, t) != t)
+			continue;
+		for (int u = t; u < p->ntasks && !meets; u++)
+			for (int k = 0; line_of(set, u) == t && !meets &&
+			     k < lpset_nplans(set); k++)
+				meets = task_meets(lpset_plan_or(p, set, k), u,
+						   i);
+		if (meets)
+			list_add(buf, len, &used, p->tasks[t].task->name);
+	}
 }
 
 /* The traffic's starts and ends up to t_end, with the tasks it touched. */
@@ -435,6 +449,28 @@ static double since_s(uint64_t t0, double n)
 	return (double)(mono_ns() - t0) / 1e9 / n;
 }
 
+/* Whether task t of a followed set runs in epoch e or a later one (not
+ * lost before). */
+static bool to_come_one(const struct lpset *set, int t, int e)
+{
+	for (int k = e; k < set->nepochs; k++)
+		if (set->runs[k][t] && (set->lost[t] < 0 || k < set->lost[t]))
+			return true;
+	return false;
+}
+
+/*
+ * Whether a task of a followed set that has not started yet will, in
+ * epoch e or a later one.
+ */
+static bool to_come(const struct lpset *set, const bool *ran, int e)
+{
+	for (int t = 0; set && t < set->sc->ntasks; t++)
+		if (!ran[t] && to_come_one(set, t, e))
+			return true;
+	return false;
+}
+
 /*
  * The latest epoch of a followed timeline the emulation had brought in by
  * scenario time t (0 without one).
@@ -529,9 +565,11 @@ static void note_recovery(const struct lpset *set, struct play *pl,
 				continue;
 			n += rr[st].done;
 			/* (one that carries it on over new trees and has
-			 * not started yet is still to come) */
+			 * not started yet is still to come, unless its line
+			 * ends first) */
 			all = all && (rr[st].done || (!fleet_running(f, st) &&
-				      (ran[st] || set->prev[st] < 0)));
+				      (ran[st] || !to_come_one(set, st,
+						epoch_in(pl, set, t_end)))));
 		}
 		if (all && n)
 			first[e] = t_end - ep->at_s;
@@ -672,20 +710,6 @@ static bool slot_at_end(const struct lpset *set, int t)
 	return true;
 }
 
-/*
- * Whether a task of a followed set that has not started yet will, in
- * epoch e or a later one (not lost before).
- */
-static bool to_come(const struct lpset *set, const bool *ran, int e)
-{
-	for (int t = 0; set && t < set->sc->ntasks; t++)
-		for (int k = e; !ran[t] && k < set->nepochs; k++)
-			if (set->runs[k][t] &&
-			    (set->lost[t] < 0 || k < set->lost[t]))
-				return true;
-	return false;
-}
-
 static bool any_running(const struct fleet *f, int ntasks)
 {
 	for (int t = 0; t < ntasks; t++)
@@ -694,10 +718,13 @@ static bool any_running(const struct fleet *f, int ntasks)
 	return false;
 }
 
-/* The task t is counted as: the first of its line (twin/lpset.h). */
-static int line_of(const struct lpset *set, int t)
+/* Whether a task runs in the rounds (not only starting). */
+static bool in_rounds(const struct fleet *f, int ntasks)
 {
-	return set ? set->base[t] : t;
+	for (int t = 0; t < ntasks; t++)
+		if (fleet_running(f, t) && !fleet_starting(f, t))
+			return true;
+	return false;
 }
 
 /*
@@ -859,6 +886,9 @@ static int attempt(struct run_ctx *x)
 	bool *checks = NULL, *ran = NULL;	/* ran: its workers started */
 	char *told = NULL;	/* said: its wait to start (1), lost (2) */
 	atomic_int *leave = NULL;	/* per task: left mid-round (play) */
+	bool *joined = NULL, *absent = NULL;	/* per task: fleet_admit's;
+						 * starting, not in the round */
+	struct plan *own = NULL;	/* the epoch's without them */
 	char (*lost_why)[256] = NULL;	/* per task: why it is lost */
 	char err[512] = "", first_why[240] = "";
 
@@ -953,13 +983,15 @@ static int attempt(struct run_ctx *x)
 	checks = calloc((size_t)p->ntasks + 1, sizeof(*checks));
 	ran = calloc((size_t)p->ntasks + 1, sizeof(*ran));
 	told = calloc((size_t)p->ntasks + 1, sizeof(*told));
+	joined = calloc((size_t)p->ntasks + 1, sizeof(*joined));
+	absent = calloc((size_t)p->ntasks + 1, sizeof(*absent));
 	leave = calloc((size_t)p->ntasks + 1, sizeof(*leave));
 	lost_why = calloc((size_t)p->ntasks + 1, sizeof(*lost_why));
 	if (p->sc->nevents)
 		nmo = scn_moments(p->sc, &mo);
 	if (!rr || !ls || !meas || !pm || !busy || !acc0 || !acc1 || !done ||
-	    !checks || !ran || !told || !leave || !lost_why || !quiet || !interr ||
-	    !first || nmo < 0) {
+	    !checks || !ran || !told || !joined || !absent || !leave ||
+	    !lost_why || !quiet || !interr || !first || nmo < 0) {
 		say(x, "out of memory");
 		goto out;
 	}
@@ -1050,12 +1082,25 @@ static int attempt(struct run_ctx *x)
 				break;
 			ein = epoch_in(pl, x->set, since_s(t0, n));
 		}
-		/* the workers started meanwhile, all ready */
+		/*
+		 * Tasks whose workers started (arrivals, tasks carried on
+		 * over new trees) join the rounds once ready: the others'
+		 * rounds do not wait for their handshakes, unless nobody
+		 * else runs.
+		 */
 		if (x->set && r > 1) {
 			char why[320];
 
-			if (fleet_ready(f, why, sizeof(why)))
+			if (!in_rounds(f, p->ntasks) &&
+			    fleet_ready(f, why, sizeof(why)))
 				say(x, "%s", why);
+			fleet_admit(f, r, joined);
+			for (int t = 0; t < p->ntasks; t++)
+				if (joined[t])
+					fprintf(x->out, "run: task '%s' joins "
+						"the rounds at round %u: its "
+						"workers are ready\n",
+						p->tasks[t].task->name, r);
 		}
 		/*
 		 * The round starts when chosen here, so it can be predicted
@@ -1068,10 +1113,10 @@ static int attempt(struct run_ctx *x)
 		struct mon_round mr = { .dilation = n,
 				       .round_min_s = INFINITY };
 		char why[200], verdict[240];
-		bool fine;
+		bool fine, whole;
 
 		for (int t = 0; t < p->ntasks; t++)
-			live += fleet_running(f, t);
+			live += fleet_running(f, t) && !fleet_starting(f, t);
 		/* scenario time starts with the first round */
 		if (r == 1) {
 			double step = p->mean_round_s > 0 ?
@@ -1114,6 +1159,24 @@ static int attempt(struct run_ctx *x)
 			if (r > 1)
 				ein = epoch_in(pl, x->set, since_s(t0, n));
 			pr = x->set->plan[ein];
+			/* tasks still starting are not in this round */
+			plan_free(own);
+			own = NULL;
+			for (int t = 0; t < p->ntasks; t++)
+				absent[t] = fleet_starting(f, t) &&
+					    !pr->tasks[t].blocked;
+			for (int t = 0; t < p->ntasks && !own; t++)
+				if (absent[t]) {
+					own = lpset_plan_without(x->set, ein,
+								 absent);
+					if (!own || x->predict(own)) {
+						say(x, "cannot predict round "
+						    "%u: %s", r,
+						    strerror(errno));
+						goto out;
+					}
+					pr = own;
+				}
 			/* who shares a server's cores may have changed */
 			fleet_train_from(f, pr);
 			for (int t = 0; t < p->ntasks; t++)
@@ -1137,6 +1200,12 @@ static int attempt(struct run_ctx *x)
 				goto out;
 			}
 		}
+		/* every task pr places runs: the links carry its bytes (not
+		 * so while tasks that moved to new trees wait for them) */
+		whole = true;
+		for (int t = 0; t < p->ntasks; t++)
+			whole = whole && (pr->tasks[t].blocked ||
+					  fleet_running(f, t));
 		for (int i = 0; i < nctr; i++)
 			ctr[i].before = counters_read(&ctr[i]);
 		e = monitor_sample(mon, &s0);
@@ -1183,11 +1252,12 @@ static int attempt(struct run_ctx *x)
 			mr.drops += q.drops - c->before.drops;
 			/* the twin's bytes on the wire, in emulated bytes;
 			 * a task that failed this round sent only part */
-			ls[i].pred_bytes = ok == live && !busy[c->link] ?
+			ls[i].pred_bytes = ok == live && whole &&
+						   !busy[c->link] ?
 					   pr->link_bytes[c->link] /
 						   p->sc->scale : 0;
 			/* a round a task failed or left in is not compared */
-			if (busy[c->link] || ok != live)
+			if (busy[c->link] || ok != live || !whole)
 				continue;
 			link_meas += (double)ls[i].bytes;
 			link_pred += ls[i].pred_bytes;
@@ -1432,6 +1502,9 @@ out:
 	free(checks);
 	free(ran);
 	free(told);
+	free(joined);
+	free(absent);
+	plan_free(own);
 	free(leave);
 	free(lost_why);
 	x->fo.leave = NULL;

@@ -446,6 +446,52 @@ void lpset_free(struct lpset *s)
 	free(s);
 }
 
+struct plan *lpset_plan_without(const struct lpset *s, int e,
+				const bool *absent)
+{
+	const struct plan *src = s->plan[e];
+	struct plan *q = plan_new(s->sc, src->scheduler);
+	int err = q ? 0 : -ENOMEM;
+
+	for (int l = 0; q && l < s->net->nlp && !err; l++) {
+		const struct lightpath *x = &s->net->lp[l];
+		int got = net_light(q->net, x->a, x->b, x->fib, x->nfib,
+				    x->lambda, x->task);
+
+		err = got < 0 ? got : 0;
+	}
+	for (int t = 0; q && t < q->ntasks && !err; t++) {
+		if (!absent[t] || src->tasks[t].blocked) {
+			err = copy_task(&q->tasks[t], &src->tasks[t], NULL);
+			continue;
+		}
+		q->tasks[t].blocked = true;
+		snprintf(q->tasks[t].why, sizeof(q->tasks[t].why),
+			 "its workers are not ready yet");
+	}
+	if (q && !err && src->nbg) {
+		q->bg = calloc((size_t)src->nbg, sizeof(*q->bg));
+		err = q->bg ? 0 : -ENOMEM;
+		for (int i = 0; q->bg && i < src->nbg && !err; i++) {
+			q->bg[i] = src->bg[i];
+			q->bg[i].path.hops = NULL;
+			if (src->bg[i].routed)
+				err = copy_path(&q->bg[i].path,
+						&src->bg[i].path, NULL);
+		}
+		q->nbg = src->nbg;
+	}
+	if (err) {
+		plan_free(q);
+		errno = -err;
+		return NULL;
+	}
+	/* its figures, as the epoch's (the lightpaths lit are the same) */
+	plan_totals(q);
+	q->wavelength_links = src->wavelength_links;
+	return q;
+}
+
 int lpset_lost_why(const struct lpset *s, int t, char *buf, size_t len)
 {
 	const struct epoch *e;

@@ -85,6 +85,16 @@ void lpset_free(struct lpset *s);
 int lpset_lost_why(const struct lpset *s, int t, char *buf, size_t len);
 
 /*
+ * lpset_plan_without - epoch e's plan with the tasks absent[t] (per task of
+ * s->sc) blocked ("its workers are not ready yet"), to be predicted as a
+ * round in which they do not run yet; the rest (tasks, flows, lightpaths)
+ * as the epoch's. plan_free it. NULL with errno.
+ */
+struct plan *lpset_plan_without(const struct lpset *s, int e,
+				const bool *absent)
+	__attribute__((warn_unused_result));
+
+/*
  * lpset_follow - sc's timeline under policy (each epoch planned with ops,
  * predicted with predict) and the set of its lightpaths, for a run that
  * follows it live: 0 with *tl and *set; -errno when the timeline or the

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Longest node name: "<node>-<3 digits>" must fit IFNAMSIZ - 1 = 15. */
 #define SCN_NODE_NAME_MAX 11
@@ -150,6 +151,18 @@ struct scenario {
 	int nbg;
 	struct scn_bg *bg;	/* timeline epochs only (timeline.h) */
 };
+
+/*
+ * The first task of sc with task t's name: t, unless t carries it on over
+ * new trees (twin/lpset.h: the same task, listed again), and is it.
+ */
+static inline int scenario_task_first(const struct scenario *sc, int t)
+{
+	for (int u = 0; u < t; u++)
+		if (!strcmp(sc->tasks[u].name, sc->tasks[t].name))
+			return u;
+	return t;
+}
 
 /* Where loading failed and why: "file:line:col: msg". line is 0 if unknown. */
 struct scn_error {

@@ -204,6 +204,30 @@ double timeline_live_s(const struct timeline *tl, int e)
 	return live;
 }
 
+/*
+ * How long task i of p takes to start over trees other than the ones it
+ * ran on as task j of q: a task whose trees change carries on as new
+ * workers (twin/lpset.h), which connect to their tree neighbours side by
+ * side, so one round trip over its longest transfer path. 0 when its
+ * trees are the same (its workers carry on, their connections with them).
+ */
+static double restart_s(const struct plan *q, int j, const struct plan *p,
+			int i)
+{
+	const struct task_plan *x = &q->tasks[j], *y = &p->tasks[i];
+	double km = 0;
+	bool same = true;
+
+	if (x->blocked || y->blocked || x->nmodels != y->nmodels)
+		return 0;
+	for (int m = 1; m < y->nmodels; m++) {
+		same = same && x->bcast.parent[m] == y->bcast.parent[m] &&
+		       x->up.parent[m] == y->up.parent[m];
+		km = fmax(km, fmax(y->bcast.path[m].km, y->up.path[m].km));
+	}
+	return same ? 0 : 2 * km * FIBRE_S_PER_KM;
+}
+
 /* When the task named name started: 0, or the time it arrived. */
 static double started(const struct scenario *base, const char *name)
 {
@@ -258,7 +282,8 @@ static int choose(const struct timeline *tl, double at_s,
 		       1;
 		saving = (n->round_s - f->round_s) * fmax(0, left);
 		cost = n->round_s +
-		       sc->reconfig_s * new_lightpaths(full, i, none->net);
+		       sc->reconfig_s * new_lightpaths(full, i, none->net) +
+		       restart_s(none, i, full, i);
 		replan[i] = saving > cost;
 	}
 out:
@@ -448,11 +473,16 @@ int timeline_outcome(const struct timeline *tl, struct tl_outcome *o)
 				prog[k] = x->done;
 			}
 			if (ep->moved[i]) {
+				const struct plan *q = tl->e[e - 1].plan;
+				int j = plan_task_find(q, x->name);
+
 				x->moves++;
 				/* it waits from its event, or from the end of
-				 * a wait not over yet, until the epoch is in */
+				 * a wait not over yet, until the epoch is in,
+				 * and new workers until they are connected */
 				from = fmax(t0, ready[k]);
-				ready[k] = timeline_live_s(tl, e);
+				ready[k] = timeline_live_s(tl, e) +
+					   (j < 0 ? 0 : restart_s(q, j, p, i));
 				x->interrupted_s += fmax(0, ready[k] - from);
 			}
 			if (tp->blocked || !(tp->round_s > 0))

@@ -1127,18 +1127,21 @@ Test(lab, tasks_that_arrive_and_leave_are_followed_live)
 }
 
 /*
- * The fleet follows the same comings and goings: t3's workers start at
- * round 2 once its network is in, count their own rounds from 1 and
- * learn checkably; t1's end when it leaves, with no failure, and the
- * others go on.
+ * The fleet follows the same comings and goings: t3's workers start
+ * once its network is in, round 2 goes on without them while they set up
+ * (nobody waits for their handshakes), they join the rounds when ready
+ * and admitted (round 3), count their own rounds from 1 and learn
+ * checkably; t1's end when it leaves, with no failure, and the others go
+ * on.
  */
 Test(lab, the_fleet_starts_and_ends_tasks_as_they_come_and_go)
 {
-	struct fleet_opts fo = { .prefix = prefix, .rounds = 3,
+	struct fleet_opts fo = { .prefix = prefix, .rounds = 4,
 				 .timeout_s = 30, .dilation = 1 };
 	struct fleet_task_round rr[3];
 	struct fleet *f;
 	char msg[256];
+	bool joined[3];
 	int changes;
 
 	build_set(ring4_comings, &sched_spff, RESCHED_NONE);
@@ -1156,20 +1159,27 @@ Test(lab, the_fleet_starts_and_ends_tasks_as_they_come_and_go)
 			       sizeof(msg)), 0, "%s", msg);
 	cr_assert_eq(fleet_task_start(f, set->plan[1], 2, 2, msg,
 				      sizeof(msg)), 0, "%s", msg);
+	/* starting: the round goes on without it (not held, no failure) */
+	cr_assert(fleet_starting(f, 2));
+	cr_assert_eq(fleet_round(f, 2, 0, rr), 2);
+	cr_assert(rr[0].done && rr[1].done && !rr[2].done && !rr[2].failed);
 	cr_assert_eq(fleet_ready(f, msg, sizeof(msg)), 0, "%s", msg);
-	cr_assert(fleet_running(f, 2));
-	cr_assert_eq(fleet_round(f, 2, 0, rr), 3);
+	cr_assert(fleet_starting(f, 2), "ready is not admitted");
+	cr_assert_eq(fleet_admit(f, 3, joined), 1);
+	cr_assert(joined[2] && !joined[0] && !joined[1]);
+	cr_assert(fleet_running(f, 2) && !fleet_starting(f, 2));
+	cr_assert_eq(fleet_round(f, 3, 0, rr), 3);
 	for (int t = 0; t < 3; t++)
 		cr_assert(rr[t].done && rr[t].check_ok, "task %d: %s", t,
 			  rr[t].why);
 	cr_assert_eq(rr[2].rep[0].round, 1, "t3's own first round");
-	cr_assert_eq(rr[0].rep[0].round, 2);
+	cr_assert_eq(rr[0].rep[0].round, 3);
 
 	/* t1 leaves: its workers end, its routes go */
 	fleet_task_end(f, 0);
 	cr_assert_eq(lab_epoch(prefix, set, 1, 2, &changes, msg,
 			       sizeof(msg)), 0, "%s", msg);
-	cr_assert_eq(fleet_round(f, 3, 0, rr), 2);
+	cr_assert_eq(fleet_round(f, 4, 0, rr), 2);
 	cr_assert(!rr[0].done && !rr[0].failed, "%s", rr[0].why);
 	cr_assert_not(fleet_failed(f, 0, NULL));
 	cr_assert(rr[1].done && rr[2].done && rr[2].check_ok);
@@ -1178,11 +1188,11 @@ Test(lab, the_fleet_starts_and_ends_tasks_as_they_come_and_go)
 
 	/* what cannot start: t3 again, a task the plan blocks, a round
 	 * past the last */
-	cr_assert_eq(fleet_task_start(f, set->plan[1], 2, 3, msg,
+	cr_assert_eq(fleet_task_start(f, set->plan[1], 2, 4, msg,
 				      sizeof(msg)), -EINVAL);
-	cr_assert_eq(fleet_task_start(f, set->plan[0], 2, 3, msg,
+	cr_assert_eq(fleet_task_start(f, set->plan[0], 2, 4, msg,
 				      sizeof(msg)), -EINVAL);
-	cr_assert_eq(fleet_task_start(f, set->plan[1], 0, 4, msg,
+	cr_assert_eq(fleet_task_start(f, set->plan[1], 0, 5, msg,
 				      sizeof(msg)), -EINVAL);
 	fleet_stop(f);
 	cr_assert_gt(lab_down(prefix, NULL, NULL), 0);

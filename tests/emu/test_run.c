@@ -1381,6 +1381,7 @@ Test(run, a_cut_never_repaired_is_rescheduled_live)
 {
 	char *bin = getenv("TWINLAB"), dil[32] = "auto:4", *o = NULL;
 	double after, pred_after, pred_before, live, first, n;
+	int nafter;
 	char sql[512];
 	sqlite3 *h;
 	FILE *f;
@@ -1431,17 +1432,39 @@ Test(run, a_cut_never_repaired_is_rescheduled_live)
 	first = q1(h, "SELECT first_round_s FROM events WHERE run = (SELECT "
 		      "max(id) FROM runs) AND kind = 'cut' AND policy = 'none'");
 	cr_assert(first > live, "the first round on the new paths");
-	snprintf(sql, sizeof(sql), "SELECT avg(round_s), avg(pred_round_s), "
-		 "count(*) FROM rounds r JOIN round_times t ON t.run = r.run "
-		 "AND t.round = r.round WHERE r.run = (SELECT max(id) FROM "
-		 "runs) AND task = 0 AND t.start_s >= %.9f", first);
-	after = q1(h, sql);
+	/*
+	 * Their median: TCP may still be recovering in the round after
+	 * (a cut that fell while data was in flight halves the window,
+	 * which then grows back a segment per round trip); the twin does
+	 * not model that recovery, and one such round must not stand for
+	 * the path the task moved to.
+	 */
+	snprintf(sql, sizeof(sql), "SELECT count(*), avg(pred_round_s) FROM "
+		 "rounds r JOIN round_times t ON t.run = r.run AND t.round = "
+		 "r.round WHERE r.run = (SELECT max(id) FROM runs) AND task = 0 "
+		 "AND t.start_s >= %.9f", first);
+	nafter = (int)q1(h, sql);
 	pred_after = q1_at(h, sql, 1, NAN);
-	cr_assert_geq(q1_at(h, sql, 2, NAN), 2, "rounds after the move");
+	cr_assert_geq(nafter, 2, "rounds after the move");
+	snprintf(sql, sizeof(sql), "SELECT round_s FROM rounds r JOIN "
+		 "round_times t ON t.run = r.run AND t.round = r.round WHERE "
+		 "r.run = (SELECT max(id) FROM runs) AND task = 0 AND "
+		 "t.start_s >= %.9f ORDER BY round_s LIMIT 1 OFFSET %d", first,
+		 (nafter - 1) / 2);
+	after = q1(h, sql);
+	if (nafter % 2 == 0) {
+		snprintf(sql, sizeof(sql), "SELECT round_s FROM rounds r JOIN "
+			 "round_times t ON t.run = r.run AND t.round = r.round "
+			 "WHERE r.run = (SELECT max(id) FROM runs) AND task = 0 "
+			 "AND t.start_s >= %.9f ORDER BY round_s LIMIT 1 "
+			 "OFFSET %d", first, nafter / 2);
+		after = (after + q1(h, sql)) / 2;
+	}
 	sqlite3_close(h);
 	cr_log_info("dilation %g; t1 before the cut predicted %.3f ms; after "
-		    "the move %.3f ms measured, %.3f predicted; live %.3f s",
-		    n, pred_before * 1e3, after * 1e3, pred_after * 1e3, live);
+		    "the move %.3f ms measured (median of %d), %.3f predicted; "
+		    "live %.3f s", n, pred_before * 1e3, after * 1e3, nafter,
+		    pred_after * 1e3, live);
 	cr_assert(pred_after > pred_before + 0.004, "the long way is longer");
 	/* a single round's fidelity bound (README "Benchmarks") */
 	cr_assert(fabs(after / pred_after - 1) <= 0.10,

@@ -473,3 +473,45 @@ Test(lpset, tasks_that_arrive_and_leave_run_in_their_epochs)
 		scenario_free(sc);
 	}
 }
+
+/*
+ * A round in which a task's workers are not ready yet is predicted
+ * without it: the epoch's plan with that task blocked, saying why, the
+ * others as they are (trees, paths, their byte-links), its links lighter.
+ */
+Test(lpset, an_epoch_without_a_task_that_is_not_ready)
+{
+	struct scenario *sc = ring_with(cut_repair);
+	struct timeline *tl = timeline_new(sc, &sched_spff, RESCHED_NONE,
+					   predict_round);
+	bool absent[8] = { true };
+	struct lpset *s;
+	struct plan *q;
+	double with = 0, without = 0;
+	char why[256];
+
+	cr_assert_not_null(tl);
+	cr_assert_eq(lpset_new(tl, &s, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(sc->ntasks, 2);
+	cr_assert_eq(predict_round(s->plan[1]), 0);
+	q = lpset_plan_without(s, 1, absent);
+	cr_assert_not_null(q);
+	cr_assert_eq(predict_round(q), 0);
+	cr_assert(q->tasks[0].blocked);
+	cr_assert_str_eq(q->tasks[0].why, "its workers are not ready yet");
+	cr_assert(!q->tasks[1].blocked);
+	cr_assert(plan_task_same(s->plan[1], 1, q, 1));
+	cr_assert_float_eq(q->tasks[1].bytes_links,
+			   s->plan[1]->tasks[1].bytes_links, 1e-9);
+	cr_assert_eq(q->wavelength_links, s->plan[1]->wavelength_links);
+	for (int l = 0; l < plan_nlinks(q); l++) {
+		with += s->plan[1]->link_bytes[l];
+		without += q->link_bytes[l];
+	}
+	cr_assert_lt(without, with, "t1's bytes are gone from the links");
+	cr_assert_gt(without, 0);
+	plan_free(q);
+	lpset_free(s);
+	timeline_free(tl);
+	scenario_free(sc);
+}

@@ -608,3 +608,49 @@ Test(timeline, a_cut_in_the_round_stalls_what_crosses_it)
 	plan_free(p);
 	scenario_free(sc);
 }
+
+/*
+ * mst re-plans the ring's trees from scratch after the A-B cut (full): a
+ * task whose trees change is new workers on them, which must connect
+ * before its first round there. Its interruption is the part of its round
+ * in flight at the cut, the set-up until the epoch is in, and one round
+ * trip over the longest transfer path of its new trees; a task that only
+ * moves its paths has no such term.
+ */
+Test(timeline, new_trees_wait_for_their_connections)
+{
+	struct scenario *sc = ring_with("events:\n"
+					"  - {at_s: 0.1, cut: {a: A, b: B}}\n");
+	struct timeline *tl = timeline_new(sc, &sched_mst, RESCHED_FULL,
+					   predict_round);
+	struct tl_outcome o;
+	int changed = 0;
+
+	cr_assert_not_null(tl);
+	cr_assert_eq(tl->n, 2);
+	cr_assert_eq(timeline_outcome(tl, &o), 0);
+	for (int i = 0; i < sc->ntasks; i++) {
+		const struct task_plan *x = &tl->e[0].plan->tasks[i];
+		const struct task_plan *y = &tl->e[1].plan->tasks[i];
+		double r0 = x->round_s, k0 = floor(0.1 / r0), km = 0, want;
+		bool same = true;
+
+		cr_assert(tl->e[1].moved[i]);
+		for (int m = 1; m < y->nmodels; m++) {
+			same = same && x->bcast.parent[m] == y->bcast.parent[m] &&
+			       x->up.parent[m] == y->up.parent[m];
+			km = fmax(km, fmax(y->bcast.path[m].km,
+					   y->up.path[m].km));
+		}
+		changed += !same;
+		want = (0.1 / r0 - k0) * r0 + timeline_setup_s(tl, 1) +
+		       (same ? 0 : 2 * km * 4.9e-6);
+		cr_assert_float_eq(o.t[i].interrupted_s, want, 1e-9,
+				   "task %d: %.9f, want %.9f", i,
+				   o.t[i].interrupted_s, want);
+	}
+	cr_assert_geq(changed, 1, "no tree changed");
+	tl_outcome_release(&o);
+	timeline_free(tl);
+	scenario_free(sc);
+}
