@@ -197,7 +197,6 @@ static int tcp_listen(uint32_t addr)
 	return fd;
 }
 
-/* Connect src -> dst, retrying while the peer is not listening yet. */
 /* A connection being made: from src to dst's worker port. */
 struct dial {
 	uint32_t src, dst;
@@ -313,8 +312,8 @@ static int tcp_connect_all(struct dial *d, int n, double timeout, int *bad)
 					*bad = i;
 			return -ETIMEDOUT;
 		}
-		if (poll(p, (nfds_t)np, (int)((next - now) / 1000000u) + 1) < 0 &&
-		    errno != EINTR)
+		err = poll(p, (nfds_t)np, (int)((next - now) / 1000000u) + 1);
+		if (err < 0 && errno != EINTR)
 			return -errno;
 		now = now_ns();
 		for (int k = 0; k < np; k++) {

@@ -389,8 +389,9 @@ static void write_policies(FILE *md, struct tl_policy *pol, int n)
 	      "tasks over all its events, what they cost (for each moved "
 	      "task, from the start of its round in flight at the event to "
 	      "the end of its first round completed after it, less one "
-	      "predicted round; summed, ms) and the byte-links of the completed rounds (the "
-	      "twin's, each as its task was placed then).\n\n| run | "
+	      "predicted round; summed, ms) and the byte-links of the "
+	      "completed rounds (the twin's, each as its task was placed "
+	      "then).\n\n| run | "
 	      "scenario | scheduler | policy | task-rounds | mean round | "
 	      "moves | their cost | byte-links |\n"
 	      "|---:|---|---|---|---:|---:|---:|---:|---:|\n", md);
