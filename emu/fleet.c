@@ -686,7 +686,7 @@ static int task_spawn(struct fleet *f, int t, char *err, size_t len)
 
 	/* where the root keeps the global model, for whoever carries the
 	 * task on (kept in memory, gone with the fleet) */
-	if (ft->model_fd < 0) {
+	if (ft->model_fd < 0 && f->o.carried && f->o.carried[t]) {
 		ft->model_fd = memfd_create("twinlab-model", MFD_CLOEXEC);
 		if (ft->model_fd < 0 ||
 		    ftruncate(ft->model_fd,

@@ -41,6 +41,12 @@ struct fleet_opts {
 	atomic_int *leave;
 	char (*lost_why)[256];
 	/*
+	 * Per task (NULL: none): its global model is carried on by a later
+	 * task (fleet_task_resume), so its root keeps it after every round
+	 * (in memory the fleet holds; no other root spends that).
+	 */
+	const bool *carried;
+	/*
 	 * A process the emulation cannot work without (the delay line's
 	 * supervisor), as a pidfd (watch set): when it ends, every live
 	 * task fails at once with watch_what as the reason instead of

@@ -888,6 +888,7 @@ static int attempt(struct run_ctx *x)
 	atomic_int *leave = NULL;	/* per task: left mid-round (play) */
 	bool *joined = NULL, *absent = NULL;	/* per task: fleet_admit's;
 						 * starting, not in the round */
+	bool *carried = NULL;	/* per task: a later one carries it on */
 	struct plan *own = NULL;	/* the epoch's without them */
 	char (*lost_why)[256] = NULL;	/* per task: why it is lost */
 	char err[512] = "", first_why[240] = "";
@@ -985,19 +986,21 @@ static int attempt(struct run_ctx *x)
 	told = calloc((size_t)p->ntasks + 1, sizeof(*told));
 	joined = calloc((size_t)p->ntasks + 1, sizeof(*joined));
 	absent = calloc((size_t)p->ntasks + 1, sizeof(*absent));
+	carried = calloc((size_t)p->ntasks + 1, sizeof(*carried));
 	leave = calloc((size_t)p->ntasks + 1, sizeof(*leave));
 	lost_why = calloc((size_t)p->ntasks + 1, sizeof(*lost_why));
 	if (p->sc->nevents)
 		nmo = scn_moments(p->sc, &mo);
 	if (!rr || !ls || !meas || !pm || !busy || !acc0 || !acc1 || !done ||
-	    !checks || !ran || !told || !joined || !absent || !leave ||
-	    !lost_why || !quiet || !interr || !first || nmo < 0) {
+	    !checks || !ran || !told || !joined || !absent || !carried ||
+	    !leave || !lost_why || !quiet || !interr || !first || nmo < 0) {
 		say(x, "out of memory");
 		goto out;
 	}
 	for (int t = 0; t < p->ntasks; t++) {
 		checks[t] = true;
 		ran[t] = !p->tasks[t].blocked;
+		carried[t] = !slot_at_end(x->set, t);
 		atomic_init(&leave[t], 0);
 		if (x->set)
 			lpset_lost_why(x->set, t, lost_why[t],
@@ -1005,6 +1008,7 @@ static int attempt(struct run_ctx *x)
 	}
 	x->fo.leave = x->set ? leave : NULL;
 	x->fo.lost_why = x->set ? lost_why : NULL;
+	x->fo.carried = x->set ? carried : NULL;
 	x->fo.dilation = n;
 	x->fo.stop = x->stop;
 	x->fo.timeout_s = 60 + 2 * n;
@@ -1504,11 +1508,13 @@ out:
 	free(told);
 	free(joined);
 	free(absent);
+	free(carried);
 	plan_free(own);
 	free(leave);
 	free(lost_why);
 	x->fo.leave = NULL;
 	x->fo.lost_why = NULL;
+	x->fo.carried = NULL;
 	return rc;
 }
 
