@@ -365,8 +365,8 @@ static int64_t sweep_point(struct sweep *w, struct session_opts *so,
 
 /*
  * Whether every scheduler and policy of a dynamics experiment can follow
- * sc's events live (as run --reschedule would refuse them otherwise):
- * said at the events file, before anything is built.
+ * sc's events live (its timeline and set can be made, as run --reschedule
+ * needs them): what cannot is said before anything is built.
  */
 static bool dynamics_refused(const struct experiment *x, struct scenario *sc,
 			     predict_fn predict)

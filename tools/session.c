@@ -1521,11 +1521,11 @@ out:
 
 /*
  * A run that follows its timeline: every epoch scheduled by the policy
- * (timeline.h), the set of their lightpaths (lpset.h), the first epoch's
- * plan the one that runs, every epoch's predicted as scheduled. What the
- * emulation cannot follow is refused (a task that would wait for ever, a
- * cut never repaired with no way round, is followed: it fails at the cut).
- * 0 or an exit code.
+ * (timeline.h), the set of their lightpaths (lpset.h: a task whose trees
+ * change is carried on by another of its own), the first epoch's plan the
+ * one that runs, every epoch's predicted as scheduled. (A task that would
+ * wait for ever, a cut never repaired with no way round, is followed: it
+ * fails at the cut.) 0 or an exit code.
  */
 static int follow(struct run_ctx *x, const struct scenario *sc,
 		  enum resched policy)
