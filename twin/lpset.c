@@ -23,6 +23,20 @@ static int adopt(struct net *net, const struct lightpath *x)
 				      x->lambda, x->task);
 }
 
+/* Every lightpath of net lit in q's network, in its order. 0 or -errno. */
+static int light_all(struct plan *q, const struct net *net)
+{
+	for (int l = 0; l < net->nlp; l++) {
+		const struct lightpath *x = &net->lp[l];
+		int got = net_light(q->net, x->a, x->b, x->fib, x->nfib,
+				    x->lambda, x->task);
+
+		if (got < 0)
+			return got;
+	}
+	return 0;
+}
+
 /* pp into *to, its lightpaths renumbered by map (NULL: as they are). */
 static int copy_path(struct ppath *to, const struct ppath *pp,
 		     const int *map)
@@ -166,15 +180,8 @@ static int epoch_plan(struct lpset *s, int e, const int *map)
 	const struct plan *src = ep->plan;
 	const struct plan *prev = e ? s->plan[e - 1] : NULL;
 	struct plan *q = plan_new(s->sc, src->scheduler);
-	int err = q ? 0 : -ENOMEM;
+	int err = q ? light_all(q, s->net) : -ENOMEM;
 
-	for (int l = 0; q && l < s->net->nlp && !err; l++) {
-		int got = net_light(q->net, s->net->lp[l].a, s->net->lp[l].b,
-				    s->net->lp[l].fib, s->net->lp[l].nfib,
-				    s->net->lp[l].lambda, s->net->lp[l].task);
-
-		err = got < 0 ? got : 0;
-	}
 	for (int i = 0; q && i < src->ntasks; i++)
 		s->index[e][i] = slot_at(s, task_in(q, src->tasks[i].task->name),
 					 e);
@@ -451,15 +458,8 @@ struct plan *lpset_plan_without(const struct lpset *s, int e,
 {
 	const struct plan *src = s->plan[e];
 	struct plan *q = plan_new(s->sc, src->scheduler);
-	int err = q ? 0 : -ENOMEM;
+	int err = q ? light_all(q, s->net) : -ENOMEM;
 
-	for (int l = 0; q && l < s->net->nlp && !err; l++) {
-		const struct lightpath *x = &s->net->lp[l];
-		int got = net_light(q->net, x->a, x->b, x->fib, x->nfib,
-				    x->lambda, x->task);
-
-		err = got < 0 ? got : 0;
-	}
 	for (int t = 0; q && t < q->ntasks && !err; t++) {
 		if (!absent[t] || src->tasks[t].blocked) {
 			err = copy_task(&q->tasks[t], &src->tasks[t], NULL);
