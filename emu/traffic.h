@@ -19,9 +19,10 @@
 #include <sys/types.h>
 
 #include "delayline.h"
+#include "twin/wire.h"
 
-#define TG_PAYLOAD 1472u	/* UDP payload of one datagram */
-#define TG_FRAME 1514u		/* its frame on the wire: + UDP, IP, Ethernet */
+#define TG_PAYLOAD WIRE_DGRAM_PAYLOAD	/* UDP payload of one datagram */
+#define TG_FRAME WIRE_DGRAM_FRAME	/* its frame on the wire */
 #define TG_PORT 9		/* the discard port, in the flows' own /32s */
 #define TG_FLOWS_MAX 10000
 #define TG_READY_MS 10000

@@ -245,7 +245,7 @@ int cmd_plan(int argc, char **argv)
 	err = predict(p);
 	if (err) {
 		p_err("cannot predict a round of '%s': %s", sc->name,
-		      strerror(-err));
+		      predict_strerror(err));
 		goto out_plan;
 	}
 	for (int t = 0; task && t < p->ntasks; t++)
@@ -260,16 +260,9 @@ int cmd_plan(int argc, char **argv)
 		goto out_plan;
 	if (sc->nevents) {
 		tl = timeline_new(sc, ops, policy, predict);
-		if (!tl && errno == EOPNOTSUPP) {
-			p_err("cannot follow the events of '%s': the packet "
-			      "predictor does not model background traffic; use "
-			      "--predictor fluid", sc->name);
-			rc = EXIT_USAGE;
-			goto out_plan;
-		}
 		if (!tl) {
 			p_err("cannot follow the events of '%s': %s", sc->name,
-			      strerror(errno));
+			      predict_strerror(errno));
 			goto out_plan;
 		}
 	}

@@ -485,6 +485,28 @@ static int epoch_in(struct play *pl, const struct lpset *set, double t)
 	return 0;
 }
 
+/*
+ * The epoch in force at t_r, the start of a round chosen a little ahead
+ * of it, from ein, the one in force now: what comes in by then without
+ * moving or starting anything, traffic that starts or ends (its
+ * generator keeps the scenario's clock, and the epoch needs no set-up),
+ * is in the round. Epochs that move tasks are not taken before they are
+ * live: the workers follow those.
+ */
+static int epoch_due(const struct lpset *set, int ein, double t_r)
+{
+	for (int e = ein + 1; set && e < set->nepochs; e++) {
+		const struct epoch *ep = &set->tl->e[e];
+		const struct scn_event *ev = &set->tl->sc->events[ep->event];
+
+		if (ev->kind != SCN_EV_TRAFFIC || ep->nmoved || ep->lit ||
+		    ep->unlit || timeline_live_s(set->tl, e) > t_r)
+			break;
+		ein = e;
+	}
+	return ein;
+}
+
 /* The tasks epoch e moved (or left waiting), by name, into buf. */
 static void moved_names(const struct lpset *set, int e, bool waiting,
 			char *buf, size_t len)
@@ -1154,14 +1176,18 @@ static int attempt(struct run_ctx *x)
 		 */
 		if (x->set) {
 			/*
-			 * the epoch in force: predicted as scheduled, quiet
-			 * (the latest live now: starting arrivals' workers
-			 * may have taken a while since ein was read)
+			 * the epoch in force at the round's start: predicted
+			 * as scheduled, quiet (the latest live now: starting
+			 * arrivals' workers may have taken a while since ein
+			 * was read, and traffic due by the start with it)
 			 */
 			say_events(x->out, p, x->set, mo, nmo, &said, t_r);
 			say_moves(x->out, x->set, pl, &shown);
 			if (r > 1)
-				ein = epoch_in(pl, x->set, since_s(t0, n));
+				ein = epoch_due(x->set,
+						epoch_in(pl, x->set,
+							 since_s(t0, n)),
+						t_r);
 			pr = x->set->plan[ein];
 			/* tasks still starting are not in this round */
 			plan_free(own);
@@ -1173,10 +1199,11 @@ static int attempt(struct run_ctx *x)
 				if (absent[t]) {
 					own = lpset_plan_without(x->set, ein,
 								 absent);
-					if (!own || x->predict(own)) {
+					e = own ? x->predict(own) : -errno;
+					if (e) {
 						say(x, "cannot predict round "
 						    "%u: %s", r,
-						    strerror(errno));
+						    predict_strerror(e));
 						goto out;
 					}
 					pr = own;
@@ -1200,7 +1227,7 @@ static int attempt(struct run_ctx *x)
 				e = x->predict(x->p);
 			if (e) {
 				say(x, "cannot predict round %u: %s", r,
-				    strerror(-e));
+				    predict_strerror(e));
 				goto out;
 			}
 		}
@@ -1539,12 +1566,14 @@ static int follow(struct run_ctx *x, const struct scenario *sc,
 		return e == -ENOMEM ? 1 : EXIT_USAGE;
 	}
 	x->p = x->set->plan[0];
-	for (int k = 0; k < x->set->nepochs; k++)
-		if (x->predict(x->set->plan[k])) {
+	for (int k = 0; k < x->set->nepochs; k++) {
+		e = x->predict(x->set->plan[k]);
+		if (e) {
 			say(x, "cannot predict '%s': %s", sc->name,
-			    strerror(errno));
+			    predict_strerror(e));
 			return EXIT_USAGE;
 		}
+	}
 	x->lo.set = x->set;
 	return 0;
 }
@@ -1597,13 +1626,6 @@ int session_run(const struct session_opts *o, struct session_result *res)
 	}
 	note_loss(sc, x.out);
 	if (sc->nevents) {
-		if (x.predict == predict_round_packets) {
-			say(&x, "'%s' has background traffic, which the packet "
-			    "predictor does not model: use --predictor fluid",
-			    sc->name);
-			scenario_free(sc);
-			return EXIT_USAGE;
-		}
 		if (scenario_traffic_all(sc)) {
 			say(&x, "out of memory");
 			scenario_free(sc);

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "predict.h"
+
 /* Light x in net (its twin, if it has one already). Index or -errno. */
 static int adopt(struct net *net, const struct lightpath *x)
 {
@@ -516,7 +518,7 @@ int lpset_follow(const struct scenario *sc, const struct sched_ops *ops,
 	if (!*tl) {
 		err = errno ? -errno : -ENOMEM;
 		snprintf(why, len, "cannot schedule '%s' as its events change "
-			 "it: %s", sc->name, strerror(-err));
+			 "it: %s", sc->name, predict_strerror(err));
 		return err;
 	}
 	err = lpset_new(*tl, set, why, len);

@@ -43,10 +43,23 @@ int predict_round(struct plan *p) __attribute__((warn_unused_result));
  * transfers with packets waiting in turn, a frame each (the emulation's
  * shapers), a packet crosses a link in size / rate and then its fibre. A
  * message goes whole at once and is received with its last packet.
- * Deterministic. link_bytes as predict_round. 0 or -errno; -EOPNOTSUPP
- * when the scenario has background traffic (not modelled packet by packet).
+ * Background traffic is the generator's full-size datagrams, evenly
+ * paced, served in turn like the rest; traffic that flows when the round
+ * starts does so at no known phase of its pacing, and the round is the
+ * mean over PKT_PHASES phases. A fibre cut in the round (plan_cut_windows)
+ * holds a lightpath's frames until its repair. Deterministic. link_bytes
+ * as predict_round. 0 or -errno; -E2BIG when the background traffic would
+ * put more than PKT_BG_FRAMES_MAX frames on its first links in a round.
  */
 int predict_round_packets(struct plan *p) __attribute__((warn_unused_result));
+
+/*
+ * predict_strerror - what a predictor's error (-errno or errno) means to
+ * a user: beside strerror's, -EDEADLK (a round that cannot end: a
+ * transfer waits for a fibre never repaired) and -E2BIG (the packet
+ * predictor's bound on background frames in one round).
+ */
+const char *predict_strerror(int err);
 
 /* Seconds one local model of task tp trains per round under the plan. */
 double predict_train_s(const struct plan *p, const struct task_plan *tp,

@@ -9,6 +9,13 @@
  * (4.9 us/km), then waits at the next link. A message is sent whole at
  * once (no slow start) and is received when its last packet arrives.
  *
+ * Background traffic is what the emulation's generator sends: full-size
+ * datagrams (WIRE_DGRAM_FRAME) evenly paced at its rate over its window,
+ * served in turn with the transfers on every link of its path. Where its
+ * frames are few to a message, when they come matters: traffic already
+ * flowing at the round's start comes in at no particular phase, so the
+ * round is predicted at PKT_PHASES phases of its pacing and averaged.
+ *
  * Discrete events in a binary heap ordered by (time, sequence): the same
  * plan gives the same prediction on every run.
  */
@@ -22,14 +29,34 @@
 
 #include "wire.h"
 
-enum ev_kind { EV_LINK_FREE, EV_ARRIVE, EV_TRAINED };
+#define PKT_PHASES 8
+#define PKT_BG_FRAMES_MAX 4194304	/* per pass: bounds the work */
+#define PKT_STR(x) PKT_STR_(x)
+#define PKT_STR_(x) #x
+
+const char *predict_strerror(int err)
+{
+	if (err < 0)
+		err = -err;
+	if (err == EDEADLK)
+		return "a round that cannot end (a transfer waits for a fibre "
+		       "that is never repaired)";
+	if (err == E2BIG)
+		return "more background traffic than the packet predictor "
+		       "simulates in a round (" PKT_STR(PKT_BG_FRAMES_MAX)
+		       " frames): use the fluid predictor";
+	return strerror(err);
+}
+
+enum ev_kind { EV_LINK_FREE, EV_ARRIVE, EV_TRAINED, EV_EMIT };
 
 struct event {
 	double t;
 	uint64_t seq;
 	int kind;
 	int a, b;		/* LINK_FREE: link; ARRIVE: flow, hop;
-				 * TRAINED: task slot (model index) */
+				 * TRAINED: task slot (model index);
+				 * EMIT: background flow */
 };
 
 struct pflow {
@@ -42,6 +69,9 @@ struct pflow {
 	int *next;		/* per hop: index of the next one to send */
 	int npkt, got;		/* packets; delivered at the far end */
 	double full_bits, last_bits;
+	bool bg;		/* background traffic: frames of full_bits
+				 * every gap seconds until off */
+	double gap, off;
 };
 
 struct plink {
@@ -71,6 +101,7 @@ struct psim {
 	size_t nheap, capheap;
 	uint64_t seq;
 	int left;
+	uint64_t emitted;	/* background frames, all flows */
 };
 
 static bool before(const struct event *x, const struct event *y)
@@ -138,13 +169,44 @@ static int flow_of(const struct psim *s, int task, int model, bool up)
 	return slot(s, task, model) + (up ? s->total : 0);
 }
 
-/* An idle link with packets waiting sends the next one, in turn. */
+/*
+ * When lightpath link `link` comes back from a cut that has it dark at
+ * t (INFINITY: never), or t if it is not dark. Access links never are.
+ */
+static double dark_until(const struct psim *s, int link, double t)
+{
+	const struct plan *p = s->p;
+	int n2 = 2 * p->sc->nnodes, lp = (link - n2) / 2;
+	double until = t;
+
+	for (int d = 0; link >= n2 && d < p->ndown; d++) {
+		const struct fibre_down *x = &p->down[d];
+
+		if (x->on_s <= t && t < x->off_s &&
+		    plan_lightpath_crosses(p, lp, x->fibre))
+			until = fmax(until, x->off_s);
+	}
+	return until;
+}
+
+/*
+ * An idle link with packets waiting sends the next one, in turn; a dark
+ * one holds them until its fibre is repaired (a frame on the wire when
+ * the cut comes goes on: TCP's loss and retransmission are not modelled).
+ */
 static int serve(struct psim *s, int link, double t)
 {
 	struct plink *l = &s->l[link];
+	double until;
 
 	if (l->busy)
 		return 0;
+	until = s->p->ndown ? dark_until(s, link, t) : t;
+	if (until > t) {
+		l->busy = true;
+		return isfinite(until) ? push(s, until, EV_LINK_FREE, link, 0)
+				       : 0;
+	}
 	for (int k = 0; k < l->nflows; k++) {
 		int fi = l->flows[(l->rr + k) % l->nflows];
 		struct pflow *f = &s->f[fi];
@@ -156,7 +218,8 @@ static int serve(struct psim *s, int link, double t)
 			h++;
 		if (h == f->pp->nhops || f->waiting[h] == 0)
 			continue;
-		bits = f->next[h] == f->npkt - 1 ? f->last_bits : f->full_bits;
+		bits = !f->bg && f->next[h] == f->npkt - 1 ? f->last_bits
+							     : f->full_bits;
 		f->waiting[h]--;
 		f->next[h]++;
 		done = t + bits / l->bps;
@@ -168,6 +231,21 @@ static int serve(struct psim *s, int link, double t)
 		return err;
 	}
 	return 0;
+}
+
+/* Background flow fi puts its next frame on its first link. */
+static int emit(struct psim *s, int fi, double t)
+{
+	struct pflow *f = &s->f[fi];
+	int err;
+
+	if (++s->emitted > PKT_BG_FRAMES_MAX)
+		return -E2BIG;
+	f->waiting[0]++;
+	err = serve(s, f->link[0], t);
+	if (!err && t + f->gap < f->off)
+		err = push(s, t + f->gap, EV_EMIT, fi, 0);
+	return err;
 }
 
 static int send_message(struct psim *s, int fi, double t)
@@ -235,12 +313,14 @@ static int run(struct psim *s)
 			struct pflow *f = &s->f[e.a];
 
 			if (e.b == f->pp->nhops) {
-				if (++f->got == f->npkt)
+				if (!f->bg && ++f->got == f->npkt)
 					err = delivered(s, e.a, e.t);
 			} else {
 				f->waiting[e.b]++;
 				err = serve(s, f->link[e.b], e.t);
 			}
+		} else if (e.kind == EV_EMIT) {
+			err = emit(s, e.a, e.t);
 		} else {
 			s->m[slot(s, e.a, e.b)].trained = true;
 			err = try_upload(s, e.a, e.b, e.t);
@@ -260,24 +340,15 @@ static int link_add_flow(struct plink *l, int fi)
 	return 0;
 }
 
-static int setup_flow(struct psim *s, int fi, int task, int m, bool up,
-		      const struct wire_msg *wm)
+/* Flow f's hops over path pp: links, fibre after each, queues. */
+static int setup_path(struct psim *s, int fi, const struct ppath *pp)
 {
 	struct plan *p = s->p;
-	const struct task_plan *tp = &p->tasks[task];
 	struct pflow *f = &s->f[fi];
-	const struct ppath *pp = up ? &tp->up.path[m] : &tp->bcast.path[m];
-	double fibre = 0, scale = p->sc->scale;
+	double fibre = 0;
 	int n = pp->nhops, err = 0;
 
-	f->task = task;
-	f->model = m;
-	f->upload = up;
 	f->pp = pp;
-	f->npkt = (int)wm->segments;
-	f->full_bits = 8.0 * (WIRE_MSS + WIRE_SEG_OVERHEAD) * scale;
-	f->last_bits = 8.0 * ((double)wm->msg - (double)(wm->segments - 1) *
-				      WIRE_MSS + WIRE_SEG_OVERHEAD) * scale;
 	f->link = calloc((size_t)n + 1, sizeof(*f->link));
 	f->prop = calloc((size_t)n + 1, sizeof(*f->prop));
 	f->waiting = calloc((size_t)n + 1, sizeof(*f->waiting));
@@ -300,20 +371,58 @@ static int setup_flow(struct psim *s, int fi, int task, int m, bool up,
 	return err;
 }
 
-int predict_round_packets(struct plan *p)
+static int setup_flow(struct psim *s, int fi, int task, int m, bool up,
+		      const struct wire_msg *wm)
+{
+	const struct task_plan *tp = &s->p->tasks[task];
+	struct pflow *f = &s->f[fi];
+	double scale = s->p->sc->scale;
+
+	f->task = task;
+	f->model = m;
+	f->upload = up;
+	f->npkt = (int)wm->segments;
+	f->full_bits = 8.0 * (WIRE_MSS + WIRE_SEG_OVERHEAD) * scale;
+	f->last_bits = 8.0 * ((double)wm->msg - (double)(wm->segments - 1) *
+				      WIRE_MSS + WIRE_SEG_OVERHEAD) * scale;
+	return setup_path(s, fi, up ? &tp->up.path[m] : &tp->bcast.path[m]);
+}
+
+/*
+ * Background traffic i as flow fi: its first frame at its start, or, if
+ * it flows already when the round starts, `phase` (0..1) of its pacing
+ * after the start.
+ */
+static int setup_bg(struct psim *s, int fi, int i, double phase)
+{
+	const struct bg_flow *b = &s->p->bg[i];
+	struct pflow *f = &s->f[fi];
+	double first;
+	int err;
+
+	f->task = f->model = -1;
+	f->bg = true;
+	f->full_bits = f->last_bits = 8.0 * WIRE_DGRAM_FRAME * s->p->sc->scale;
+	f->gap = f->full_bits / (b->bg->gbps * 1e9);
+	f->off = b->off_s;
+	err = setup_path(s, fi, &b->path);
+	if (err || !(f->gap > 0) || b->path.nhops == 0)
+		return err;
+	first = b->on_s > 0 ? b->on_s : phase * f->gap;
+	return first < f->off ? push(s, first, EV_EMIT, fi, 0) : 0;
+}
+
+/* A task's round as one pass predicts it. */
+struct pround {
+	double round, bcast, compute, upload;
+};
+
+/* One pass of the round, background traffic at `phase`: out[task]. */
+static int simulate(struct plan *p, double phase, struct pround *out)
 {
 	struct psim s = { .p = p };
-	int err, done = 0;
-	double sum = 0;
+	int err = -ENOMEM, nbg = 0;
 
-	if (p->sc->nbg)
-		return -EOPNOTSUPP;	/* background traffic: fluid only */
-	/* link_bytes, validation and the plan's shape: the fluid pass */
-	err = predict_round(p);
-	if (err)
-		return err;
-	p->predicted = false;
-	err = -ENOMEM;
 	s.nl = plan_nlinks(p);
 	s.first = calloc((size_t)p->ntasks + 1, sizeof(*s.first));
 	s.round_end = calloc((size_t)p->ntasks + 1, sizeof(*s.round_end));
@@ -325,7 +434,9 @@ int predict_round_packets(struct plan *p)
 		if (!p->tasks[t].blocked)
 			s.total += p->tasks[t].nmodels;
 	}
-	s.nf = 2 * s.total;
+	for (int i = 0; i < p->nbg; i++)
+		nbg += p->bg[i].routed;
+	s.nf = 2 * s.total + nbg;
 	s.f = calloc((size_t)s.nf + 1, sizeof(*s.f));
 	s.m = calloc((size_t)s.total + 1, sizeof(*s.m));
 	if (!s.f || !s.m)
@@ -350,6 +461,9 @@ int predict_round_packets(struct plan *p)
 		}
 		s.left++;
 	}
+	for (int i = 0, fi = 2 * s.total; i < p->nbg && !err; i++)
+		if (p->bg[i].routed)
+			err = setup_bg(&s, fi++, i, phase);
 	for (int l = 0; l < s.nl && !err; l++)
 		if (s.l[l].nflows && !(s.l[l].bps > 0))
 			err = -EINVAL;
@@ -365,7 +479,7 @@ int predict_round_packets(struct plan *p)
 	if (!err)
 		err = run(&s);
 	for (int t = 0; t < p->ntasks && !err; t++) {
-		struct task_plan *tp = &p->tasks[t];
+		const struct task_plan *tp = &p->tasks[t];
 		double last_recv = 0, last_train = 0;
 
 		if (tp->blocked)
@@ -376,17 +490,9 @@ int predict_round_packets(struct plan *p)
 			last_recv = fmax(last_recv, x->recv);
 			last_train = fmax(last_train, x->train_end);
 		}
-		tp->round_s = s.round_end[t];
-		tp->bcast_s = last_recv;
-		tp->compute_s = last_train - last_recv;
-		tp->upload_s = tp->round_s - last_train;
-		sum += tp->round_s;
-		done++;
-	}
-	if (!err) {
-		p->mean_round_s = done ? sum / done : 0;
-		p->predicted = true;
-		p->predictor = "packet";
+		out[t] = (struct pround){ s.round_end[t], last_recv,
+					  last_train - last_recv,
+					  s.round_end[t] - last_train };
 	}
 out:
 	for (int i = 0; s.f && i < s.nf; i++) {
@@ -403,5 +509,54 @@ out:
 	free(s.first);
 	free(s.round_end);
 	free(s.heap);
+	return err;
+}
+
+int predict_round_packets(struct plan *p)
+{
+	struct pround *one, *sum;
+	int err, done = 0, phases = 1;
+	double mean = 0;
+
+	/* link_bytes, validation, the plan's shape, background traffic
+	 * routed: the fluid pass */
+	err = predict_round(p);
+	if (err)
+		return err;
+	p->predicted = false;
+	for (int i = 0; i < p->nbg; i++)
+		if (p->bg[i].routed && p->bg[i].on_s <= 0)
+			phases = PKT_PHASES;
+	one = calloc((size_t)p->ntasks + 1, sizeof(*one));
+	sum = calloc((size_t)p->ntasks + 1, sizeof(*sum));
+	err = one && sum ? 0 : -ENOMEM;
+	for (int k = 0; k < phases && !err; k++) {
+		err = simulate(p, (double)k / phases, one);
+		for (int t = 0; t < p->ntasks && !err; t++) {
+			sum[t].round += one[t].round / phases;
+			sum[t].bcast += one[t].bcast / phases;
+			sum[t].compute += one[t].compute / phases;
+			sum[t].upload += one[t].upload / phases;
+		}
+	}
+	for (int t = 0; t < p->ntasks && !err; t++) {
+		struct task_plan *tp = &p->tasks[t];
+
+		if (tp->blocked)
+			continue;
+		tp->round_s = sum[t].round;
+		tp->bcast_s = sum[t].bcast;
+		tp->compute_s = sum[t].compute;
+		tp->upload_s = sum[t].upload;
+		mean += tp->round_s;
+		done++;
+	}
+	if (!err) {
+		p->mean_round_s = done ? mean / done : 0;
+		p->predicted = true;
+		p->predictor = "packet";
+	}
+	free(one);
+	free(sum);
 	return err;
 }

@@ -27,6 +27,13 @@
 #define WIRE_SEG_OVERHEAD 66	/* Ethernet 14 + IPv4 20 + TCP 32 */
 #define WIRE_CLASSES 10		/* the workers' data set (FL_CLASSES) */
 
+/*
+ * Background traffic: full-size UDP datagrams, evenly paced at the
+ * traffic's rate (emulated bytes, as for a message).
+ */
+#define WIRE_DGRAM_PAYLOAD 1472u	/* MTU 1500 - IPv4 20 - UDP 8 */
+#define WIRE_DGRAM_FRAME 1514u		/* + UDP, IPv4 and Ethernet */
+
 /* One message of a task, in emulated bytes (divided by the scale). */
 struct wire_msg {
 	int dim;		/* model shape: classes x (dim + 1) */

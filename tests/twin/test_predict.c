@@ -11,6 +11,8 @@
  * segment) are 57,024 bytes on the reverse links.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +254,154 @@ Test(predict, packets_share_a_link_in_turn)
 	cr_assert_eq(predict_round(q), 0);
 	cr_assert_float_eq(q->tasks[0].bcast_s, 2 * T + 0.49e-3, 1e-9);
 	plan_free(q);
+	plan_free(p);
+	scenario_free(sc);
+}
+
+/*
+ * Background traffic in the packet model: what the generator sends, a
+ * full-size datagram every gap at its rate, served in turn with the
+ * transfers. `traffic` is the scenario's events: list; cuts and traffic
+ * play in the round that starts at 0.
+ */
+static struct plan *packets_with(const char *servers, const char *task,
+				 const char *events, bool packets,
+				 struct scenario **out)
+{
+	char y[2048];
+	struct scn_error err;
+	struct scenario *sc;
+	struct plan *p;
+
+	snprintf(y, sizeof(y), HEAD "servers:\n%s%s%s", servers, task,
+		 events);
+	sc = scenario_parse(y, strlen(y), "t", &err);
+	cr_assert_not_null(sc, "%d:%d: %s", err.line, err.col, err.msg);
+	cr_assert_eq(scenario_traffic_all(sc), 0);
+	p = sched_plan(sc, &sched_spff);
+	cr_assert_not_null(p);
+	cr_assert_eq(plan_traffic_windows(p, 0), 0);
+	cr_assert_eq(plan_cut_windows(p, 0), 0);
+	cr_assert_eq(packets ? predict_round_packets(p) : predict_round(p), 0);
+	*out = sc;
+	return p;
+}
+
+static double bcast_with(const char *task, const char *events, bool packets)
+{
+	struct scenario *sc;
+	struct plan *p = packets_with(SRV("g", "rA") SRV("l", "rB"), task,
+				      events, packets, &sc);
+	double b = p->tasks[0].bcast_s;
+
+	cr_assert(p->predicted);
+	plan_free(p);
+	scenario_free(sc);
+	return b;
+}
+
+#define HALF_G_TO_L \
+	"events:\n  - {at_s: 0, traffic: {from: g, to: l, gbps: 5, " \
+	"for_s: 10}}\n"
+
+/*
+ * A message of 864 frames beside traffic at half its 10 Gbit/s access
+ * link: the traffic queues whenever the message does and the link serves
+ * them in turn, so the copy gets half the link, as the fluid model's
+ * max-min sharing has it (2T + 0.49 ms), within a few frames; the upload,
+ * which the traffic does not meet, is as alone.
+ */
+Test(predict, packets_share_a_link_with_background_traffic)
+{
+	double alone = bcast_with(TASK("[l]"), "", true);
+	double fluid = bcast_with(TASK("[l]"), HALF_G_TO_L, false);
+	double pkt = bcast_with(TASK("[l]"), HALF_G_TO_L, true);
+	const double frame = 1514 * 8 / 10e9;
+	struct scenario *sc;
+	struct plan *p;
+
+	cr_log_info("alone %.9f, fluid %.9f, packets %.9f", alone, fluid, pkt);
+	cr_assert_float_eq(fluid, 2 * T + 0.49e-3, 1e-9);
+	cr_assert_gt(pkt, alone + 0.9 * T);
+	cr_assert_leq(fabs(pkt - fluid), 4 * frame, "%.9f against %.9f", pkt,
+		      fluid);
+	p = packets_with(SRV("g", "rA") SRV("l", "rB"), TASK("[l]"),
+			 HALF_G_TO_L, true, &sc);
+	cr_assert_float_eq(p->tasks[0].upload_s, alone, 1e-12);
+	cr_assert_str_eq(p->predictor, "packet");
+	plan_free(p);
+	scenario_free(sc);
+}
+
+/*
+ * A message of three frames beside the same traffic: where the fluid
+ * model has it take half the link from start to end, the link sends its
+ * frames in the traffic's gaps, so it is slowed, by less: the gap the
+ * fluid model leaves to measurement on short messages.
+ */
+Test(predict, packets_of_a_short_message_take_the_traffics_gaps)
+{
+	static const char task[] =
+		"tasks:\n  - {name: t, global: g, locals: [l], "
+		"parameters: 1000, bytes_per_parameter: 4, "
+		"work_core_s: 0.002}\n";
+	double alone = bcast_with(task, "", true);
+	double fluid_alone = bcast_with(task, "", false);
+	double fluid = bcast_with(task, HALF_G_TO_L, false);
+	double pkt = bcast_with(task, HALF_G_TO_L, true);
+
+	cr_log_info("alone %.9f (fluid %.9f), with the traffic: fluid %.9f, "
+		    "packets %.9f", alone, fluid_alone, fluid, pkt);
+	cr_assert_gt(pkt, alone);
+	cr_assert_lt(pkt - alone, fluid - fluid_alone);
+	/* the same plan, the same prediction */
+	cr_assert_eq(pkt, bcast_with(task, HALF_G_TO_L, true));
+}
+
+/* Traffic whose window opens after the round changes nothing. */
+Test(predict, packets_after_the_traffic_are_as_alone)
+{
+	static const char later[] =
+		"events:\n  - {at_s: 1, traffic: {from: g, to: l, gbps: 5, "
+		"for_s: 10}}\n";
+
+	cr_assert_eq(bcast_with(TASK("[l]"), later, true),
+		     bcast_with(TASK("[l]"), "", true));
+}
+
+/*
+ * A cut of A-B from 0.5 ms to 1.5 ms of the round: the lightpath holds
+ * its frames for the 1 ms it is dark, as the fluid model holds its
+ * transfer; a cut never repaired cannot end the round.
+ */
+Test(predict, packets_wait_out_a_cut)
+{
+	static const char cut[] =
+		"events:\n  - {at_s: 0.0005, cut: {a: A, b: B}}\n"
+		"  - {at_s: 0.0015, repair: {a: A, b: B}}\n";
+	static const char never[] =
+		"events:\n  - {at_s: 0.0005, cut: {a: A, b: B}}\n";
+	double alone = bcast_with(TASK("[l]"), "", true);
+	double fluid = bcast_with(TASK("[l]"), cut, false);
+	double pkt = bcast_with(TASK("[l]"), cut, true);
+	char y[2048];
+	struct scn_error err;
+	struct scenario *sc;
+	struct plan *p;
+
+	cr_log_info("alone %.9f, cut 1 ms: fluid %.9f, packets %.9f", alone,
+		    fluid, pkt);
+	cr_assert_geq(pkt, alone + 1e-3 - 2e-6);
+	cr_assert_leq(fabs(pkt - fluid), 4e-6, "%.9f against %.9f", pkt,
+		      fluid);
+	snprintf(y, sizeof(y), HEAD "servers:\n" SRV("g", "rA") SRV("l", "rB")
+		 TASK("[l]") "%s", never);
+	sc = scenario_parse(y, strlen(y), "t", &err);
+	cr_assert_not_null(sc);
+	p = sched_plan(sc, &sched_spff);
+	cr_assert_not_null(p);
+	cr_assert_eq(plan_cut_windows(p, 0), 0);
+	cr_assert_eq(predict_round_packets(p), -EDEADLK);
 	plan_free(p);
 	scenario_free(sc);
 }

@@ -466,17 +466,50 @@ Test(timeline, traffic_without_a_lit_path_is_not_routed)
 	scenario_free(sc);
 }
 
-/* The packet predictor does not model background traffic and says so. */
-Test(timeline, the_packet_predictor_refuses_traffic)
+/*
+ * The packet predictor follows traffic too: at 150 Gbit/s the traffic
+ * always has a frame waiting on the broadcast's links, which serve the
+ * two in turn, so the broadcast takes half of them as the fluid model's
+ * fair share has it (within a few frames). Traffic too fast to simulate
+ * frame by frame is refused, saying which predictor to use.
+ */
+Test(timeline, the_packet_predictor_follows_traffic)
 {
 	struct scenario *sc = line_with(
-		"  - {at_s: 1, traffic: {from: sA, to: sB, gbps: 1,"
+		"  - {at_s: 1, traffic: {from: sA, to: sB, gbps: 150,"
 		" for_s: 1}}\n");
-	struct timeline *tl = timeline_new(sc, &sched_mst, RESCHED_NONE,
-					   predict_round_packets);
+	struct timeline *pkt = timeline_new(sc, &sched_mst, RESCHED_NONE,
+					    predict_round_packets);
+	struct timeline *fl = timeline_new(sc, &sched_mst, RESCHED_NONE,
+					   predict_round);
+	const double frame = 1514 * 8 / 100e9;
+	double quiet, busy;
 
-	cr_assert_null(tl);
-	cr_assert_eq(errno, EOPNOTSUPP);
+	cr_assert_not_null(pkt);
+	cr_assert_not_null(fl);
+	cr_assert_str_eq(epoch_name(pkt, &pkt->e[1]), "traffic");
+	cr_assert_str_eq(pkt->e[1].plan->predictor, "packet");
+	quiet = pkt->e[0].plan->tasks[0].bcast_s;
+	busy = pkt->e[1].plan->tasks[0].bcast_s;
+	cr_log_info("broadcast: %.9f s alone, %.9f beside the traffic "
+		    "(fluid %.9f)", quiet, busy, fl->e[1].plan->tasks[0].bcast_s);
+	cr_assert_gt(busy, quiet);
+	cr_assert_leq(fabs(busy - fl->e[1].plan->tasks[0].bcast_s),
+		      4 * frame);
+	cr_assert_float_eq(pkt->e[1].plan->tasks[0].upload_s,
+			   pkt->e[0].plan->tasks[0].upload_s, 1e-12,
+			   "the upload does not meet it");
+	timeline_free(pkt);
+	timeline_free(fl);
+	scenario_free(sc);
+
+	sc = line_with("  - {at_s: 1, traffic: {from: sA, to: sB, "
+		       "gbps: 1000000, for_s: 1}}\n");
+	errno = 0;
+	cr_assert_null(timeline_new(sc, &sched_mst, RESCHED_NONE,
+				    predict_round_packets));
+	cr_assert_eq(errno, E2BIG);
+	cr_assert(strstr(predict_strerror(E2BIG), "use the fluid predictor"));
 	scenario_free(sc);
 }
 
