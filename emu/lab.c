@@ -753,7 +753,7 @@ static int shape(struct lab *lab, struct nl *nl, int index, const char *name,
  */
 static struct nl_tcp_metrics tcp_metrics(const struct lab *lab)
 {
-	double rto = 200 * lab->dilation;
+	double rto = WIRE_RTO_MIN_S * 1e3 * lab->dilation;
 
 	return (struct nl_tcp_metrics){
 		.rto_min_ms = (uint32_t)(rto > 120000 ? 120000 : rto),

@@ -142,8 +142,10 @@ static void print_policies(const struct tl_outcome *out)
 {
 	printf("\npolicies on these events (the twin's prediction: rounds "
 	       "back to back, a re-placed\ntask loses its round in flight and "
-	       "waits reconfig_ms per new lightpath, and\non new trees one "
-	       "round trip for its new workers to connect):\n%-7s %9s %8s %14s "
+	       "waits reconfig_ms per new lightpath, on\nnew trees one round "
+	       "trip for its new workers to connect, and over a cut on\nthe "
+	       "same trees TCP's retransmission timer and slow start):\n"
+	       "%-7s %9s %8s %14s "
 	       "%6s %14s %12s\n", "policy", "finished", "rounds",
 	       "completion s", "moves", "interrupted s", "byte-links");
 	for (int k = 0; k <= RESCHED_AUTO; k++)

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wire.h"
+
 static const char *const resched_names[] = {
 	[RESCHED_NONE] = "none", [RESCHED_FULL] = "full",
 	[RESCHED_AUTO] = "auto",
@@ -226,6 +228,49 @@ static double restart_s(const struct plan *q, int j, const struct plan *p,
 		km = fmax(km, fmax(y->bcast.path[m].km, y->up.path[m].km));
 	}
 	return same ? 0 : 2 * km * FIBRE_S_PER_KM;
+}
+
+/*
+ * When TCP carries task i of p (task j of q before) on after the cut of
+ * fibre at cut_s took its data, its trees kept (its connections carry on
+ * over its new paths, in force at live_s). What crossed the fibre is sent
+ * again when the retransmission timer expires: WIRE_RTO_MIN_S plus the
+ * round trip the connection knew (its old paths'), doubled at every
+ * expiry that finds no way, so the first expiry once the new paths are in
+ * resends; the message then goes again from one segment, doubling every
+ * round trip of the new paths (slow start after a timeout). live_s when
+ * its paths did not cross the fibre.
+ */
+static double tcp_back_s(const struct plan *q, int j, const struct plan *p,
+			 int i, int fibre, double cut_s, double live_s)
+{
+	const struct task_plan *x = &q->tasks[j], *y = &p->tasks[i];
+	double km_old = 0, km_new = 0, rto, t;
+	bool crossed = false;
+	struct wire_msg wm;
+
+	for (int m = 1; m < x->nmodels && m < y->nmodels; m++)
+		for (int up = 0; up < 2; up++) {
+			const struct ppath *a = up ? &x->up.path[m]
+						   : &x->bcast.path[m];
+			const struct ppath *b = up ? &y->up.path[m]
+						   : &y->bcast.path[m];
+
+			for (int h = 0; h < a->nhops; h++)
+				crossed = crossed ||
+					  (a->hops[h].kind == HOP_LIGHTPATH &&
+					   plan_lightpath_crosses(
+						   q, a->hops[h].idx, fibre));
+			km_old = fmax(km_old, a->km);
+			km_new = fmax(km_new, b->km);
+		}
+	if (!crossed || wire_message(q->sc, x->task, &wm))
+		return live_s;
+	rto = WIRE_RTO_MIN_S + 2 * km_old * FIBRE_S_PER_KM;
+	for (t = cut_s + rto; t < live_s; t += rto)
+		rto *= 2;
+	return t + ceil(log2((double)wm.segments + 1)) * 2 * km_new *
+			   FIBRE_S_PER_KM;
 }
 
 /* When the task named name started: 0, or the time it arrived. */
@@ -483,6 +528,15 @@ int timeline_outcome(const struct timeline *tl, struct tl_outcome *o)
 				from = fmax(t0, ready[k]);
 				ready[k] = timeline_live_s(tl, e) +
 					   (j < 0 ? 0 : restart_s(q, j, p, i));
+				/* trees kept over a cut: TCP's own wait */
+				if (j >= 0 && ep->event >= 0 &&
+				    tl->sc->events[ep->event].kind ==
+					    SCN_EV_CUT &&
+				    restart_s(q, j, p, i) == 0)
+					ready[k] = tcp_back_s(
+						q, j, p, i,
+						tl->sc->events[ep->event].fibre,
+						t0, ready[k]);
 				x->interrupted_s += fmax(0, ready[k] - from);
 			}
 			if (tp->blocked || !(tp->round_s > 0))

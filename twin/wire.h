@@ -28,6 +28,14 @@
 #define WIRE_CLASSES 10		/* the workers' data set (FL_CLASSES) */
 
 /*
+ * TCP's least retransmission timeout, seconds of scenario time: Linux's
+ * 200 ms, which the emulation keeps in scenario time (locked on the
+ * servers' routes, times the dilation). A connection's timeout is this
+ * plus its smoothed round trip, doubled at every expiry without an ACK.
+ */
+#define WIRE_RTO_MIN_S 0.2
+
+/*
  * Background traffic: full-size UDP datagrams, evenly paced at the
  * traffic's rate (emulated bytes, as for a message).
  */

@@ -269,6 +269,41 @@ static struct scenario *triangle(unsigned rounds, double reconfig_ms)
 	return sc;
 }
 
+/*
+ * When TCP carries a task on after a cut at cut_s took its data, its trees
+ * kept (timeline.h): the retransmission timer, 200 ms plus the old path's
+ * round trip, doubles at every expiry until one finds the new paths in
+ * (live_s); the message then goes again in slow start, one segment
+ * doubling every round trip of the new path.
+ */
+static double tcp_back(double cut_s, double live_s, double km_old,
+		       double km_new, double segments)
+{
+	double rto = 0.2 + 2 * km_old * FIBRE_S_PER_KM, t = cut_s + rto;
+
+	while (t < live_s) {
+		rto *= 2;
+		t += rto;
+	}
+	return t + ceil(log2(segments + 1)) * 2 * km_new * FIBRE_S_PER_KM;
+}
+
+/* t1's message on the triangle: 4,000,040 bytes in 1,448-byte segments. */
+#define TRI_SEGMENTS 2763.0
+
+Test(timeline, tcp_timeouts_worked_out_by_hand)
+{
+	/*
+	 * 100 km before, 3,100 km after: expiries at 1.20098 s, 1.60294 s,
+	 * 2.40686 s, 4.01470 s (200.98 ms, doubled each time); slow start
+	 * of 2,763 segments takes 12 round trips of 30.38 ms
+	 */
+	cr_assert_float_eq(tcp_back(1, 1.1, 100, 3100, TRI_SEGMENTS),
+			   1.20098 + 12 * 0.03038, 1e-9);
+	cr_assert_float_eq(tcp_back(1, 2.5, 100, 3100, TRI_SEGMENTS),
+			   4.01470 + 12 * 0.03038, 1e-9);
+}
+
 static bool moves_back(unsigned rounds, double reconfig_ms,
 		       enum resched policy)
 {
@@ -306,8 +341,9 @@ Test(timeline, auto_moves_when_it_pays)
 /*
  * A set-up longer than the time to the next event goes on through it:
  * with 1.5 s per lightpath the detour is lit after the repair at 2 s, which
- * (under none) moves nothing; t1 resumes when the cut's epoch is in, and
- * the repair's epoch comes in after it, not at its own time.
+ * (under none) moves nothing; t1 resumes once the cut's epoch is in, at
+ * TCP's first timeout after it, and the repair's epoch comes in after it,
+ * not at its own time.
  */
 Test(timeline, a_set_up_outlasts_the_next_event)
 {
@@ -315,7 +351,7 @@ Test(timeline, a_set_up_outlasts_the_next_event)
 	struct timeline *tl = timeline_new(sc, &sched_mst, RESCHED_NONE,
 					   predict_round);
 	struct tl_outcome o;
-	double r0, r1, k0, setup, want;
+	double r0, r1, k0, setup, want, back;
 
 	cr_assert_not_null(tl);
 	cr_assert_eq(tl->n, 3);
@@ -332,8 +368,9 @@ Test(timeline, a_set_up_outlasts_the_next_event)
 	r0 = tl->e[0].plan->tasks[0].round_s;
 	r1 = tl->e[2].plan->tasks[0].round_s;
 	k0 = floor(1 / r0);
-	want = 1 + setup + (5000 - k0) * r1;
-	cr_assert_float_eq(o.t[0].interrupted_s, (1 / r0 - k0) * r0 + setup,
+	back = tcp_back(1, 1 + setup, 100, 3100, TRI_SEGMENTS);
+	want = back + (5000 - k0) * r1;
+	cr_assert_float_eq(o.t[0].interrupted_s, (1 / r0 - k0) * r0 + back - 1,
 			   1e-9, "%.9f", o.t[0].interrupted_s);
 	cr_assert_float_eq(o.t[0].end_s, want, 1e-6, "%.9f vs %.9f",
 			   o.t[0].end_s, want);
@@ -553,7 +590,8 @@ Test(timeline, traffic_in_a_window_of_the_round)
 /*
  * What the policies come to on the triangle with 5,000 rounds (still
  * running at the cut): under none, t1 loses the round in flight at 1 s,
- * waits 100 ms per lightpath the detour lights, and finishes on the detour
+ * waits 100 ms per lightpath the detour lights and then for TCP's first
+ * timeout (its trees are the same), and finishes on the detour
  * — worked out from the epochs' own rounds; auto moves back at the repair
  * and finishes sooner, having been interrupted twice.
  */
@@ -565,7 +603,7 @@ Test(timeline, what_the_policies_come_to)
 	struct timeline *aut = timeline_new(sc, &sched_mst, RESCHED_AUTO,
 					    predict_round);
 	struct tl_outcome on, oa;
-	double r0, r1, k0, setup, want;
+	double r0, r1, k0, setup, want, back;
 
 	cr_assert_not_null(none);
 	cr_assert_not_null(aut);
@@ -577,14 +615,15 @@ Test(timeline, what_the_policies_come_to)
 	k0 = floor(1 / r0);
 	setup = sc->reconfig_s * none->e[1].lit;
 	cr_assert_gt(none->e[1].lit, 0);
-	want = 1 + setup + (5000 - k0) * r1;
+	back = tcp_back(1, 1 + setup, 100, 3100, TRI_SEGMENTS);
+	want = back + (5000 - k0) * r1;
 	cr_assert_eq(on.ntasks, 1);
 	cr_assert_eq(on.finished, 1);
 	cr_assert_eq(on.t[0].done, 5000);
 	cr_assert_eq(on.moves, 1);
-	cr_assert_float_eq(on.t[0].interrupted_s, (1 / r0 - k0) * r0 + setup,
+	cr_assert_float_eq(on.t[0].interrupted_s, (1 / r0 - k0) * r0 + back - 1,
 			   1e-9, "%.9f vs %.9f (r0 %.9f, setup %.3f, lit %d)",
-			   on.t[0].interrupted_s, (1 / r0 - k0) * r0 + setup,
+			   on.t[0].interrupted_s, (1 / r0 - k0) * r0 + back - 1,
 			   r0, setup, none->e[1].lit);
 	cr_assert_float_eq(on.t[0].end_s, want, 1e-6, "%.9f vs %.9f",
 			   on.t[0].end_s, want);
