@@ -476,20 +476,41 @@ static int outcome_tasks(const struct timeline *tl, struct tl_outcome *o)
 	return 0;
 }
 
+/* The fibre epoch ep's event cuts, or -1. */
+static int cut_of(const struct timeline *tl, const struct epoch *ep)
+{
+	const struct scn_event *ev = ep->event < 0 ? NULL :
+				     &tl->sc->events[ep->event];
+
+	return ev && ev->kind == SCN_EV_CUT ? ev->fibre : -1;
+}
+
 int timeline_outcome(const struct timeline *tl, struct tl_outcome *o)
 {
 	double *prog;		/* rounds done, with the fraction in flight */
 	double *ready;		/* when its paths are in force again */
+	double *cut_s;		/* when a cut left it waiting, or NAN */
+	int *cut_fibre, *last;	/* that cut's fibre; the epoch it last ran in */
 	int err;
 
 	memset(o, 0, sizeof(*o));
 	err = outcome_tasks(tl, o);
 	prog = err ? NULL : calloc((size_t)o->ntasks + 1, sizeof(*prog));
 	ready = prog ? calloc((size_t)o->ntasks + 1, sizeof(*ready)) : NULL;
-	if (!ready) {
+	cut_s = ready ? calloc((size_t)o->ntasks + 1, sizeof(*cut_s)) : NULL;
+	cut_fibre = cut_s ? calloc((size_t)o->ntasks + 1, sizeof(int)) : NULL;
+	last = cut_fibre ? calloc((size_t)o->ntasks + 1, sizeof(int)) : NULL;
+	if (!last) {
 		free(prog);
+		free(ready);
+		free(cut_s);
+		free(cut_fibre);
 		tl_outcome_release(o);
 		return -ENOMEM;
+	}
+	for (int k = 0; k < o->ntasks; k++) {
+		cut_s[k] = NAN;
+		last[k] = -1;
 	}
 	for (int e = 0; e < tl->n; e++) {
 		const struct epoch *ep = &tl->e[e];
@@ -529,16 +550,35 @@ int timeline_outcome(const struct timeline *tl, struct tl_outcome *o)
 				ready[k] = timeline_live_s(tl, e) +
 					   (j < 0 ? 0 : restart_s(q, j, p, i));
 				/* trees kept over a cut: TCP's own wait */
-				if (j >= 0 && ep->event >= 0 &&
-				    tl->sc->events[ep->event].kind ==
-					    SCN_EV_CUT &&
+				if (j >= 0 && !tp->blocked &&
+				    cut_of(tl, ep) >= 0 &&
 				    restart_s(q, j, p, i) == 0)
-					ready[k] = tcp_back_s(
-						q, j, p, i,
-						tl->sc->events[ep->event].fibre,
-						t0, ready[k]);
+					ready[k] = tcp_back_s(q, j, p, i,
+							      cut_of(tl, ep),
+							      t0, ready[k]);
 				x->interrupted_s += fmax(0, ready[k] - from);
 			}
+			/*
+			 * Left waiting by a cut, back when it is repaired:
+			 * its connections carry on too, at TCP's first
+			 * timeout since the cut once the way is back.
+			 */
+			if (tp->blocked && isnan(cut_s[k]) && last[k] >= 0 &&
+			    cut_of(tl, ep) >= 0) {
+				cut_s[k] = t0;
+				cut_fibre[k] = cut_of(tl, ep);
+			} else if (!tp->blocked && !isnan(cut_s[k])) {
+				const struct plan *q = tl->e[last[k]].plan;
+				int j = plan_task_find(q, x->name);
+
+				if (j >= 0 && restart_s(q, j, p, i) == 0)
+					ready[k] = tcp_back_s(
+						q, j, p, i, cut_fibre[k],
+						cut_s[k], fmax(t0, ready[k]));
+				cut_s[k] = NAN;
+			}
+			if (!tp->blocked)
+				last[k] = e;
 			if (tp->blocked || !(tp->round_s > 0))
 				continue;	/* waits */
 			r = tp->round_s;
@@ -570,6 +610,9 @@ int timeline_outcome(const struct timeline *tl, struct tl_outcome *o)
 	}
 	if (o->finished)
 		o->mean_completion_s /= o->finished;
+	free(last);
+	free(cut_fibre);
+	free(cut_s);
 	free(ready);
 	free(prog);
 	return 0;

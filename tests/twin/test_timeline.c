@@ -304,6 +304,53 @@ Test(timeline, tcp_timeouts_worked_out_by_hand)
 			   4.01470 + 12 * 0.03038, 1e-9);
 }
 
+/*
+ * A cut with no way round, repaired a second later: t1 waits on the line
+ * A-B and carries on over the same paths, not when the fibre is back (2
+ * s) but at its connections' first timeout after it (2.40686 s), then in
+ * slow start, and runs again the round the cut fell in.
+ */
+Test(timeline, a_task_left_waiting_carries_on_at_tcps_timeout)
+{
+	static char buf[2048];
+	struct scn_error err;
+	struct scenario *sc;
+	struct timeline *tl;
+	struct tl_outcome o;
+	double r, k0, back;
+	int n;
+
+	n = snprintf(buf, sizeof(buf),
+		"name: line\nwavelength_gbps: 100\nwavelengths: 4\n"
+		"demand_gbps: 10\nroadms: [A, B]\n"
+		"fibres: [{a: A, b: B, km: 100}]\n"
+		"routers: [{name: rA, roadm: A}, {name: rB, roadm: B}]\n"
+		SERVERS_AB_TASK_T1
+		"events:\n  - {at_s: 1, cut: {a: A, b: B}}\n"
+		"  - {at_s: 2, repair: {a: A, b: B}}\n", 5000u);
+	sc = scenario_parse(buf, (size_t)n, "line", &err);
+	cr_assert_not_null(sc, "%d:%d: %s", err.line, err.col, err.msg);
+	tl = timeline_new(sc, &sched_mst, RESCHED_NONE, predict_round);
+	cr_assert_not_null(tl);
+	cr_assert_eq(tl->n, 3);
+	cr_assert(tl->e[1].plan->tasks[0].blocked, "no way round");
+	cr_assert_not(tl->e[2].plan->tasks[0].blocked);
+	r = tl->e[0].plan->tasks[0].round_s;
+	cr_assert_float_eq(tl->e[2].plan->tasks[0].round_s, r, 1e-12);
+	cr_assert_gt(5000 * r, 1, "still running at the cut");
+	cr_assert_eq(timeline_outcome(tl, &o), 0);
+	k0 = floor(1 / r);	/* rounds done at the cut */
+	back = tcp_back(1, 2, 100, 100, TRI_SEGMENTS);
+	cr_assert_float_eq(back, 2.40686 + 12 * 0.00098, 1e-9);
+	cr_assert_float_eq(o.t[0].end_s, back + (5000 - k0) * r, 1e-6,
+			   "%.9f vs %.9f", o.t[0].end_s,
+			   back + (5000 - k0) * r);
+	cr_assert_eq(o.t[0].done, 5000);
+	tl_outcome_release(&o);
+	timeline_free(tl);
+	scenario_free(sc);
+}
+
 static bool moves_back(unsigned rounds, double reconfig_ms,
 		       enum resched policy)
 {
