@@ -54,6 +54,7 @@ struct ftask {
 	bool starting;		/* its workers started, it is not in the
 				 * rounds yet (fleet_admit) */
 	uint64_t start_by;	/* ... and fails if not ready by then */
+	bool awaited;		/* fleet_ready's: starting when it began */
 	struct fworker *w;
 	struct wk_report *rep;	/* per model, this round */
 	bool *got;
@@ -785,16 +786,13 @@ static int task_start(struct fleet *f, const struct plan *q, int t,
 
 int fleet_ready(struct fleet *f, char *err, size_t len)
 {
-	bool *was = calloc((size_t)f->p->ntasks + 1, sizeof(*was));
 	int failed = 0;
 	bool any = false;
 
 	if (err && len)
 		err[0] = '\0';
-	if (!was)
-		return 0;
 	for (int t = 0; t < f->p->ntasks; t++)
-		any = any || (was[t] = f->t[t].starting);
+		any = any || (f->t[t].awaited = f->t[t].starting);
 	/* all at once: their workers connect to each other meanwhile */
 	if (any)
 		collect(f, WK_READY, 0,
@@ -802,13 +800,12 @@ int fleet_ready(struct fleet *f, char *err, size_t len)
 	for (int t = 0; t < f->p->ntasks; t++) {
 		struct ftask *ft = &f->t[t];
 
-		if (!was[t] || ft->live)
+		if (!ft->awaited || ft->live)
 			continue;
 		if (!failed++ && err && len)
 			snprintf(err, len, "task '%s' did not start: %s",
 				 ft->plan->tasks[t].task->name, ft->why);
 	}
-	free(was);
 	return failed;
 }
 

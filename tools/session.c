@@ -740,11 +740,17 @@ static bool any_running(const struct fleet *f, int ntasks)
 	return false;
 }
 
-/* Whether a task runs in the rounds (not only starting). */
+/* Whether task t runs in the rounds (not only starting). */
+static bool task_in_rounds(const struct fleet *f, int t)
+{
+	return fleet_running(f, t) && !fleet_starting(f, t);
+}
+
+/* Whether any task does. */
 static bool in_rounds(const struct fleet *f, int ntasks)
 {
 	for (int t = 0; t < ntasks; t++)
-		if (fleet_running(f, t) && !fleet_starting(f, t))
+		if (task_in_rounds(f, t))
 			return true;
 	return false;
 }
@@ -1142,7 +1148,7 @@ static int attempt(struct run_ctx *x)
 		bool fine, whole;
 
 		for (int t = 0; t < p->ntasks; t++)
-			live += fleet_running(f, t) && !fleet_starting(f, t);
+			live += task_in_rounds(f, t);
 		/* scenario time starts with the first round */
 		if (r == 1) {
 			double step = p->mean_round_s > 0 ?
