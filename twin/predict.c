@@ -18,6 +18,8 @@ struct flow {
 	double bits, rem_bits, rate, arrive, prop;
 	double cap;		/* bit/s: background traffic's rate (tasks: none) */
 	double on, off;		/* background traffic: when it flows */
+	double stall;		/* a transfer a cut took data from: sends
+				 * nothing before this (TCP's timer) */
 	bool fixed;
 };
 
@@ -150,9 +152,11 @@ static void share(struct sim *s)
 	for (int i = 0; i < s->nall; i++) {
 		struct flow *f = &s->f[i];
 
-		f->fixed = f->state != F_ACTIVE;
-		if (f->fixed)
+		f->fixed = f->state != F_ACTIVE || f->stall > s->t + 1e-12;
+		if (f->fixed) {
+			f->rate = 0;
 			continue;
+		}
 		unfixed++;
 		for (int h = 0; h < f->pp->nhops; h++) {
 			int l = plan_link(p, &f->pp->hops[h]);
@@ -235,11 +239,61 @@ static double mark_dark(struct sim *s, double eps)
 	return next;
 }
 
+/*
+ * When the cut windows over transfer f's lightpaths that are dark now
+ * end (the latest), or -1 if none of them is dark.
+ */
+static double dark_ends(const struct sim *s, const struct flow *f,
+			double eps)
+{
+	const struct plan *p = s->p;
+	double end = -1;
+
+	for (int h = 0; h < f->pp->nhops; h++) {
+		const struct hop *hp = &f->pp->hops[h];
+
+		if (hp->kind != HOP_LIGHTPATH || !s->dark[plan_link(p, hp)])
+			continue;
+		for (int d = 0; d < p->ndown; d++) {
+			const struct fibre_down *x = &p->down[d];
+
+			if (x->on_s <= s->t + eps && s->t + eps < x->off_s &&
+			    plan_lightpath_crosses(p, hp->idx, x->fibre))
+				end = fmax(end, x->off_s);
+		}
+	}
+	return end;
+}
+
+/*
+ * A transfer sending into a dark lightpath loses what it sends: TCP
+ * sends again at its first retransmission timeout once the fibre is back
+ * (wire_tcp_resume, over the transfer's own round trip), then in slow
+ * start, whose last round trip sends what is left at the transfer's
+ * share: it sends nothing until then.
+ */
+static void tcp_stall(struct sim *s, struct flow *f, double eps)
+{
+	double end = dark_ends(s, f, eps), rtt, seg, lost;
+
+	if (end < 0)
+		return;
+	rtt = 2 * f->pp->km * FIBRE_S_PER_KM;
+	/* what the receiver does not have: unsent, and on its way */
+	lost = f->rem_bits + fmin(f->bits - f->rem_bits, f->rate * f->prop);
+	seg = ceil(lost / (8.0 * (WIRE_MSS + WIRE_SEG_OVERHEAD) *
+			   s->p->sc->scale));
+	f->stall = wire_tcp_resume(s->t, rtt, end) +
+		   fmax(0, wire_slow_start_s(seg, rtt) - rtt);
+}
+
 static int simulate(struct sim *s)
 {
 	const double eps = 1e-12;
-	/* every step ends a transfer, a flight or a training: bounded */
-	long steps = 0, max_steps = 4L * s->nall + 2L * s->p->ndown + 64;
+	/* every step ends a transfer, a flight, a training or a transfer's
+	 * wait for TCP: bounded */
+	long steps = 0, max_steps = 4L * s->nall +
+				    2L * s->p->ndown * (s->nflows + 1) + 64;
 
 	while (s->left > 0) {
 		double next = INFINITY;
@@ -247,9 +301,18 @@ static int simulate(struct sim *s)
 		if (++steps > max_steps)
 			return -ELOOP;	/* a bug, said, never a hang */
 
-		/* a cut fibre's lightpaths are dark in its window [on, off) */
+		/* a cut fibre's lightpaths are dark in its window [on, off),
+		 * and the transfers it takes data from wait for TCP */
 		if (s->p->ndown)
 			next = fmin(next, mark_dark(s, eps));
+		for (int i = 0; s->p->ndown && i < s->nflows; i++) {
+			struct flow *f = &s->f[i];
+
+			if (f->state == F_ACTIVE && !(f->stall > s->t + eps))
+				tcp_stall(s, f, eps);
+			if (f->state == F_ACTIVE && f->stall > s->t + eps)
+				next = fmin(next, f->stall);
+		}
 		/* background traffic flows in its window [on, off) */
 		for (int i = s->nflows; i < s->nall; i++) {
 			struct flow *f = &s->f[i];

@@ -48,7 +48,7 @@ const char *predict_strerror(int err)
 	return strerror(err);
 }
 
-enum ev_kind { EV_LINK_FREE, EV_ARRIVE, EV_TRAINED, EV_EMIT };
+enum ev_kind { EV_LINK_FREE, EV_ARRIVE, EV_TRAINED, EV_EMIT, EV_WAKE };
 
 struct event {
 	double t;
@@ -56,7 +56,7 @@ struct event {
 	int kind;
 	int a, b;		/* LINK_FREE: link; ARRIVE: flow, hop;
 				 * TRAINED: task slot (model index);
-				 * EMIT: background flow */
+				 * EMIT: background flow; WAKE: link */
 };
 
 struct pflow {
@@ -72,6 +72,8 @@ struct pflow {
 	bool bg;		/* background traffic: frames of full_bits
 				 * every gap seconds until off */
 	double gap, off;
+	double stall;		/* a transfer a cut took data from: sends
+				 * nothing before this (TCP's timer) */
 };
 
 struct plink {
@@ -190,18 +192,44 @@ static double dark_until(const struct psim *s, int link, double t)
 }
 
 /*
- * An idle link with packets waiting sends the next one, in turn; a dark
- * one holds them until its fibre is repaired (a frame on the wire when
- * the cut comes goes on: TCP's loss and retransmission are not modelled).
+ * A transfer whose frames meet a lightpath dark until `until` loses what
+ * it sends: TCP sends again at its first retransmission timeout once the
+ * fibre is back (wire_tcp_resume), then in slow start, whose last round
+ * trip sends what is left: none of its frames moves until then.
+ */
+static void tcp_stall(struct pflow *f, double t, double until)
+{
+	double rtt = 2 * f->pp->km * FIBRE_S_PER_KM;
+
+	f->stall = wire_tcp_resume(t, rtt, until) +
+		   fmax(0, wire_slow_start_s(f->npkt - f->got, rtt) - rtt);
+}
+
+/*
+ * An idle link with packets waiting sends the next one, in turn, of the
+ * transfers not waiting for TCP. A dark one sends nothing until its fibre
+ * is repaired (a frame on the wire when the cut comes goes on); the
+ * transfers with frames at it wait for TCP (tcp_stall), background
+ * traffic only for the repair.
  */
 static int serve(struct psim *s, int link, double t)
 {
 	struct plink *l = &s->l[link];
-	double until;
+	double until, wake = INFINITY;
 
 	if (l->busy)
 		return 0;
 	until = s->p->ndown ? dark_until(s, link, t) : t;
+	for (int k = 0; until > t && k < l->nflows; k++) {
+		struct pflow *f = &s->f[l->flows[k]];
+		int h = 0;
+
+		while (h < f->pp->nhops && f->link[h] != link)
+			h++;
+		if (h < f->pp->nhops && !f->bg && f->waiting[h] &&
+		    !(f->stall > t))
+			tcp_stall(f, t, until);
+	}
 	if (until > t) {
 		l->busy = true;
 		return isfinite(until) ? push(s, until, EV_LINK_FREE, link, 0)
@@ -218,6 +246,10 @@ static int serve(struct psim *s, int link, double t)
 			h++;
 		if (h == f->pp->nhops || f->waiting[h] == 0)
 			continue;
+		if (f->stall > t) {
+			wake = fmin(wake, f->stall);
+			continue;
+		}
 		bits = !f->bg && f->next[h] == f->npkt - 1 ? f->last_bits
 							     : f->full_bits;
 		f->waiting[h]--;
@@ -230,7 +262,8 @@ static int serve(struct psim *s, int link, double t)
 			err = push(s, done + f->prop[h], EV_ARRIVE, fi, h + 1);
 		return err;
 	}
-	return 0;
+	/* only transfers waiting for TCP: look again when the first goes */
+	return isfinite(wake) ? push(s, wake, EV_WAKE, link, 0) : 0;
 }
 
 /* Background flow fi puts its next frame on its first link. */
@@ -321,6 +354,8 @@ static int run(struct psim *s)
 			}
 		} else if (e.kind == EV_EMIT) {
 			err = emit(s, e.a, e.t);
+		} else if (e.kind == EV_WAKE) {
+			err = serve(s, e.a, e.t);
 		} else {
 			s->m[slot(s, e.a, e.b)].trained = true;
 			err = try_upload(s, e.a, e.b, e.t);

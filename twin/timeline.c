@@ -245,7 +245,7 @@ static double tcp_back_s(const struct plan *q, int j, const struct plan *p,
 			 int i, int fibre, double cut_s, double live_s)
 {
 	const struct task_plan *x = &q->tasks[j], *y = &p->tasks[i];
-	double km_old = 0, km_new = 0, rto, t;
+	double km_old = 0, km_new = 0;
 	bool crossed = false;
 	struct wire_msg wm;
 
@@ -266,11 +266,9 @@ static double tcp_back_s(const struct plan *q, int j, const struct plan *p,
 		}
 	if (!crossed || wire_message(q->sc, x->task, &wm))
 		return live_s;
-	rto = WIRE_RTO_MIN_S + 2 * km_old * FIBRE_S_PER_KM;
-	for (t = cut_s + rto; t < live_s; t += rto)
-		rto *= 2;
-	return t + ceil(log2((double)wm.segments + 1)) * 2 * km_new *
-			   FIBRE_S_PER_KM;
+	return wire_tcp_resume(cut_s, 2 * km_old * FIBRE_S_PER_KM, live_s) +
+	       wire_slow_start_s((double)wm.segments,
+				 2 * km_new * FIBRE_S_PER_KM);
 }
 
 /* When the task named name started: 0, or the time it arrived. */

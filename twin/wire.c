@@ -2,6 +2,7 @@
 #include "wire.h"
 
 #include <errno.h>
+#include <math.h>
 
 #include "fl.h"
 
@@ -31,4 +32,22 @@ int wire_message(const struct scenario *sc, const struct scn_task *t,
 	out->acks = out->segments;
 	out->ack_bytes = WIRE_SEG_OVERHEAD * out->acks;
 	return 0;
+}
+
+double wire_tcp_resume(double lost_s, double rtt_s, double back_s)
+{
+	double rto = WIRE_RTO_MIN_S + rtt_s, t = lost_s + rto;
+
+	if (!isfinite(back_s))
+		return INFINITY;
+	while (t < back_s) {
+		rto *= 2;
+		t += rto;
+	}
+	return t;
+}
+
+double wire_slow_start_s(double segments, double rtt_s)
+{
+	return segments > 0 ? ceil(log2(segments + 1)) * rtt_s : 0;
 }

@@ -36,6 +36,22 @@
 #define WIRE_RTO_MIN_S 0.2
 
 /*
+ * wire_tcp_resume - when a TCP connection whose data a fibre cut took at
+ * lost_s sends again: its retransmission timer, WIRE_RTO_MIN_S plus
+ * rtt_s (the round trip it knew), expires lost_s + timeout later and
+ * doubles at every expiry that finds no way; the first at or after back_s,
+ * when a way is there again, resends. INFINITY if back_s is.
+ */
+double wire_tcp_resume(double lost_s, double rtt_s, double back_s);
+
+/*
+ * wire_slow_start_s - how long TCP takes to send `segments` again after a
+ * timeout, from one segment doubling every round trip of rtt_s:
+ * ceil(log2(segments + 1)) round trips.
+ */
+double wire_slow_start_s(double segments, double rtt_s);
+
+/*
  * Background traffic: full-size UDP datagrams, evenly paced at the
  * traffic's rate (emulated bytes, as for a message).
  */

@@ -907,11 +907,18 @@ static void traffic_run(const char *gbps, double slower, double left)
 /*
  * A cut played during a run: the pair's only fibre is cut 5 ms into round
  * 1, mid-broadcast, and repaired 5 ms later. Nothing is re-placed; the
- * broadcast's TCP connection carries on once the fibre is back: round 1
- * ends, late (the twin's fluid round waits exactly the 5 ms; TCP waits for
- * its retransmission timer as well), every check holds, the rounds after
- * are as before, the run stays faithful (the cut's retransmissions are the
- * scenario's), and the events say what the cut cost the task.
+ * broadcast's TCP connection carries on once the fibre is back, at its
+ * retransmission timeout (200 ms and its round trip, in scenario time) at
+ * the earliest, then in slow start, as the twin predicts round 1 (232 ms).
+ * Linux takes one timeout more here (round 1 measured 485-487 ms): the
+ * segment it resends had arrived before the cut (its ACK had not), the
+ * receiver says so (a D-SACK), the kernel takes the timeout for spurious
+ * and undoes it, and the segments the cut did take wait for the next
+ * timeout, longer by then (seen in `ss -ti` at the global model's end:
+ * dsack_dups 1, cwnd back to 1024, then lost 35 and slow start a timeout
+ * later). Every check holds, the rounds after are as before, the run
+ * stays faithful (the cut's retransmissions are the scenario's), and the
+ * events say what the cut cost the task.
  */
 Test(run, a_cut_mid_round_is_waited_out_and_measured)
 {
@@ -935,8 +942,8 @@ Test(run, a_cut_mid_round_is_waited_out_and_measured)
 	cr_assert_not_null(p);
 	cr_assert_eq(plan_cut_windows(p, 0), 0);
 	cr_assert_eq(predict_round(p), 0);
-	cr_assert_float_eq(p->tasks[0].round_s, quiet->tasks[0].round_s +
-			   0.005, 1e-9, "the twin waits the cut out");
+	cr_assert_gt(p->tasks[0].round_s, quiet->tasks[0].round_s + 0.2,
+		     "the twin waits for TCP's timer");
 	f = fopen(yaml, "w");
 	cr_assert_not_null(f);
 	fputs(y, f);
@@ -965,7 +972,8 @@ Test(run, a_cut_mid_round_is_waited_out_and_measured)
 		    r1 * 1e3, p1 * 1e3, quiet->tasks[0].round_s * 1e3,
 		    rest * 1e3, cost * 1e3);
 	cr_assert_float_eq(p1, p->tasks[0].round_s, 1e-6);
-	cr_assert_geq(r1, 0.97 * p1, "round 1 shorter than the cut allows");
+	cr_assert_geq(r1, 0.97 * p1, "round 1 %.3f ms, shorter than TCP "
+		      "allows (%.3f)", r1 * 1e3, p1 * 1e3);
 	/*
 	 * The rounds after the repair as the twin predicts them without the
 	 * cut, within what fidelity allows a single round (p95 of |error|
