@@ -205,12 +205,18 @@ struct dial {
 	uint64_t again;		/* the next attempt, CLOCK_MONOTONIC ns */
 };
 
-/* Not listening yet, or its path not there yet (a cut in progress, its
- * moves still being set up): worth another attempt. */
+/*
+ * Not listening yet, or its path not there yet (a cut in progress, its
+ * moves still being set up): worth another attempt. So is a handshake
+ * the kernel gave up on: its SYNs went into a dark path, and it tries for
+ * about 127 s of the host's time whatever the dilation (at 128, a second
+ * of scenario time, less than a cut's set-up may take); the caller's own
+ * time-out, dilated, is what ends the attempts.
+ */
 static bool dial_again(int err)
 {
 	return err == -ECONNREFUSED || err == -EHOSTUNREACH ||
-	       err == -ENETUNREACH;
+	       err == -ENETUNREACH || err == -ETIMEDOUT;
 }
 
 /* An attempt at d, without waiting for it. 0 (made, or on its way). */
@@ -263,7 +269,8 @@ static int dial_end(struct dial *d, int err, uint64_t now)
 /*
  * Make every connection of d[0..n) at once: each handshake crosses the
  * dilated network, so side by side they take one round trip, not n. An
- * attempt refused or unreachable is made again 5 ms later, till timeout.
+ * attempt that may do better later (dial_again) is made again 5 ms later,
+ * till timeout.
  * 0 with every d[i].fd connected (blocking), or -errno with *bad the one
  * that failed; what was made is the caller's to close.
  */

@@ -278,6 +278,20 @@ bool plan_lightpath_crosses(const struct plan *p, int l, int f)
 	return false;
 }
 
+double plan_lightpath_dark_until(const struct plan *p, int l, double t)
+{
+	double until = t;
+
+	for (int d = 0; d < p->ndown; d++) {
+		const struct fibre_down *x = &p->down[d];
+
+		if (x->on_s <= t && t < x->off_s &&
+		    plan_lightpath_crosses(p, l, x->fibre))
+			until = fmax(until, x->off_s);
+	}
+	return until;
+}
+
 bool plan_task_crosses(const struct plan *p, int t, int f)
 {
 	const struct task_plan *tp = &p->tasks[t];

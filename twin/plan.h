@@ -194,6 +194,13 @@ int plan_cut_windows(struct plan *p, double t_s)
 /* plan_lightpath_crosses - whether lightpath l of p runs over fibre f. */
 bool plan_lightpath_crosses(const struct plan *p, int l, int f);
 
+/*
+ * plan_lightpath_dark_until - when lightpath l of p comes back from the
+ * cuts (p->down) that have it dark at t: the latest of their repairs
+ * (INFINITY: never), or t if none does.
+ */
+double plan_lightpath_dark_until(const struct plan *p, int l, double t);
+
 /* plan_task_crosses - whether placed task t of p has a path over fibre f. */
 bool plan_task_crosses(const struct plan *p, int t, int f);
 

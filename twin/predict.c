@@ -252,15 +252,9 @@ static double dark_ends(const struct sim *s, const struct flow *f,
 	for (int h = 0; h < f->pp->nhops; h++) {
 		const struct hop *hp = &f->pp->hops[h];
 
-		if (hp->kind != HOP_LIGHTPATH || !s->dark[plan_link(p, hp)])
-			continue;
-		for (int d = 0; d < p->ndown; d++) {
-			const struct fibre_down *x = &p->down[d];
-
-			if (x->on_s <= s->t + eps && s->t + eps < x->off_s &&
-			    plan_lightpath_crosses(p, hp->idx, x->fibre))
-				end = fmax(end, x->off_s);
-		}
+		if (hp->kind == HOP_LIGHTPATH && s->dark[plan_link(p, hp)])
+			end = fmax(end, plan_lightpath_dark_until(
+						p, hp->idx, s->t + eps));
 	}
 	return end;
 }

@@ -177,18 +177,10 @@ static int flow_of(const struct psim *s, int task, int model, bool up)
  */
 static double dark_until(const struct psim *s, int link, double t)
 {
-	const struct plan *p = s->p;
-	int n2 = 2 * p->sc->nnodes, lp = (link - n2) / 2;
-	double until = t;
+	int n2 = 2 * s->p->sc->nnodes;
 
-	for (int d = 0; link >= n2 && d < p->ndown; d++) {
-		const struct fibre_down *x = &p->down[d];
-
-		if (x->on_s <= t && t < x->off_s &&
-		    plan_lightpath_crosses(p, lp, x->fibre))
-			until = fmax(until, x->off_s);
-	}
-	return until;
+	return link < n2 ? t : plan_lightpath_dark_until(s->p, (link - n2) / 2,
+							   t);
 }
 
 /*

@@ -243,6 +243,50 @@ int nt_sysctl(const char *netns, const char *path, const char *value)
 	return nt_in_netns(netns, nt_sysctl_fn, &a);
 }
 
+struct nt_tcpext_arg {
+	const char *name;
+	long long value;
+};
+
+/* TcpExt's two lines: the names, then the values in the same order. */
+static int nt_tcpext_fn(void *p)
+{
+	struct nt_tcpext_arg *a = p;
+	/* the calling thread's namespace (/proc/net is the process's) */
+	FILE *f = fopen("/proc/thread-self/net/netstat", "re");
+	char names[8192], values[8192];
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(names, sizeof(names), f) &&
+	       fgets(values, sizeof(values), f)) {
+		char *sn, *sv, *n = strtok_r(names, " \n", &sn),
+			       *v = strtok_r(values, " \n", &sv);
+
+		if (!n || !v || strcmp(n, "TcpExt:"))
+			continue;
+		while ((n = strtok_r(NULL, " \n", &sn)) &&
+		       (v = strtok_r(NULL, " \n", &sv)))
+			if (!strcmp(n, a->name)) {
+				a->value = atoll(v);
+				err = 0;
+				break;
+			}
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+long long nt_tcpext(const char *netns, const char *name)
+{
+	struct nt_tcpext_arg a = { name, 0 };
+	int err = nt_in_netns(netns, nt_tcpext_fn, &a);
+
+	return err ? err : a.value;
+}
+
 struct nt_nfq_arg {
 	unsigned int num;
 };

@@ -35,6 +35,12 @@ int nt_socket(const char *netns, int domain, int type, int protocol);
 /* Write value to a /proc/sys path as seen from inside netns. */
 int nt_sysctl(const char *netns, const char *path, const char *value);
 
+/*
+ * Counter `name` of /proc/net/netstat's TcpExt (e.g. TCPAbortOnTimeout)
+ * as seen from inside netns: its value, or -errno (-ENOENT: no such).
+ */
+long long nt_tcpext(const char *netns, const char *name);
+
 /* Monotonic clock in ns and in seconds. */
 uint64_t nt_now_ns(void);
 double nt_now(void);

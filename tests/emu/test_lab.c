@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -1256,6 +1257,89 @@ Test(lab, the_fleet_starts_and_ends_tasks_as_they_come_and_go)
 				      sizeof(msg)), -EINVAL);
 	cr_assert_eq(fleet_task_start(f, set->plan[1], 0, 5, msg,
 				      sizeof(msg)), -EINVAL);
+	fleet_stop(f);
+	cr_assert_gt(lab_down(prefix, NULL, NULL), 0);
+	cr_assert_eq(netns_each(prefix, no_ns, NULL), 0);
+}
+
+/*
+ * A handshake into a fibre cut that the kernel gives up on is made again:
+ * its SYNs are retried for about 127 s of the host's time whatever the
+ * dilation, which a cut's set-up can outlast in a dilated run. Here the
+ * servers give up after one retry (3 s); a thread repairs A-B once one of
+ * them has (its TcpExt TCPAbortOnTimeout counts it), and the workers of
+ * the task over A-B still connect, and run a round that checks.
+ */
+struct give_up {
+	char ns[2][64];
+	int fibre;
+	bool saw;
+	int err;
+};
+
+static void *repair_when_given_up(void *p)
+{
+	struct give_up *g = p;
+	uint64_t end = nt_now_ns() + 20000000000ull;
+	char msg[256];
+	int segs;
+
+	while (!g->saw && nt_now_ns() < end) {
+		struct pollfd none = { .fd = -1 };
+
+		for (int i = 0; i < 2; i++)
+			g->saw = g->saw || nt_tcpext(g->ns[i],
+						     "TCPAbortOnTimeout") > 0;
+		poll(&none, 1, 10);	/* a look every 10 ms */
+	}
+	g->err = lab_fibre_set(prefix, sc, g->fibre, true, &segs, msg,
+			       sizeof(msg));
+	return NULL;
+}
+
+Test(lab, a_handshake_the_kernel_gave_up_on_is_made_again)
+{
+	struct fleet_opts fo = { .prefix = prefix, .rounds = 1,
+				 .timeout_s = 30, .dilation = 1 };
+	struct fleet_task_round rr[2];
+	struct give_up g = { 0 };
+	struct fleet *f;
+	pthread_t th;
+	char msg[256];
+	const char *why = NULL;
+	int segs, t = -1;
+
+	build_set(ring4, &sched_spff, RESCHED_NONE);
+	g.fibre = sc->events[0].fibre;
+	for (int i = 0; i < plan->ntasks; i++)
+		if (plan_task_crosses(plan, i, g.fibre))
+			t = i;
+	cr_assert_geq(t, 0, "a task crosses A-B");
+	for (int m = 0; m < 2; m++)
+		ns_of(sc->nodes[plan->tasks[t].server[m]].name, g.ns[m],
+		      sizeof(g.ns[m]));
+	for (int i = 0; i < sc->nnodes; i++) {
+		char ns[64];
+
+		if (sc->nodes[i].kind != NODE_SERVER)
+			continue;
+		ns_of(sc->nodes[i].name, ns, sizeof(ns));
+		cr_assert_eq(nt_sysctl(ns, "/proc/sys/net/ipv4/tcp_syn_retries",
+				       "1"), 0);
+	}
+	cr_assert_eq(lab_fibre_set(prefix, sc, g.fibre, false, &segs, msg,
+				   sizeof(msg)), 0, "%s", msg);
+	cr_assert_eq(pthread_create(&th, NULL, repair_when_given_up, &g), 0);
+	cr_assert_eq(fleet_start(plan, addrs, &fo, &f, msg, sizeof(msg)), 0,
+		     "%s", msg);
+	pthread_join(th, NULL);
+	cr_assert(g.saw, "no handshake was given up on");
+	cr_assert_eq(g.err, 0);
+	cr_assert_not(fleet_failed(f, t, &why), "task %d: %s", t, why);
+	cr_assert_eq(fleet_round(f, 1, 0, rr), 2);
+	for (int i = 0; i < 2; i++)
+		cr_assert(rr[i].done && rr[i].check_ok, "task %d: %s", i,
+			  rr[i].why);
 	fleet_stop(f);
 	cr_assert_gt(lab_down(prefix, NULL, NULL), 0);
 	cr_assert_eq(netns_each(prefix, no_ns, NULL), 0);
