@@ -262,7 +262,7 @@ static double dark_ends(const struct sim *s, const struct flow *f,
 /*
  * A transfer sending into a dark lightpath loses what it sends: TCP
  * sends again at its first retransmission timeout once the fibre is back
- * (wire_tcp_resume, over the transfer's own round trip), then in slow
+ * (wire_tcp_stall, over the transfer's own round trip), then in slow
  * start, whose last round trip sends what is left at the transfer's
  * share: it sends nothing until then.
  */
@@ -277,8 +277,7 @@ static void tcp_stall(struct sim *s, struct flow *f, double eps)
 	lost = f->rem_bits + fmin(f->bits - f->rem_bits, f->rate * f->prop);
 	seg = ceil(lost / (8.0 * (WIRE_MSS + WIRE_SEG_OVERHEAD) *
 			   s->p->sc->scale));
-	f->stall = wire_tcp_resume(s->t, rtt, end) +
-		   fmax(0, wire_slow_start_s(seg, rtt) - rtt);
+	f->stall = wire_tcp_stall(s->t, rtt, end, seg);
 }
 
 static int simulate(struct sim *s)

@@ -186,15 +186,14 @@ static double dark_until(const struct psim *s, int link, double t)
 /*
  * A transfer whose frames meet a lightpath dark until `until` loses what
  * it sends: TCP sends again at its first retransmission timeout once the
- * fibre is back (wire_tcp_resume), then in slow start, whose last round
+ * fibre is back (wire_tcp_stall), then in slow start, whose last round
  * trip sends what is left: none of its frames moves until then.
  */
 static void tcp_stall(struct pflow *f, double t, double until)
 {
 	double rtt = 2 * f->pp->km * FIBRE_S_PER_KM;
 
-	f->stall = wire_tcp_resume(t, rtt, until) +
-		   fmax(0, wire_slow_start_s(f->npkt - f->got, rtt) - rtt);
+	f->stall = wire_tcp_stall(t, rtt, until, f->npkt - f->got);
 }
 
 /*

@@ -483,41 +483,38 @@ static int cut_of(const struct timeline *tl, const struct epoch *ep)
 	return ev && ev->kind == SCN_EV_CUT ? ev->fibre : -1;
 }
 
+/* A task's course through the timeline, as timeline_outcome follows it. */
+struct course {
+	double prog;		/* rounds done, with the fraction in flight */
+	double ready;		/* when its paths are in force again */
+	int last;		/* the epoch it last ran in, or -1 */
+	int cut;		/* the epoch whose cut left it waiting, or -1 */
+};
+
 int timeline_outcome(const struct timeline *tl, struct tl_outcome *o)
 {
-	double *prog;		/* rounds done, with the fraction in flight */
-	double *ready;		/* when its paths are in force again */
-	double *cut_s;		/* when a cut left it waiting, or NAN */
-	int *cut_fibre, *last;	/* that cut's fibre; the epoch it last ran in */
+	struct course *cs;
 	int err;
 
 	memset(o, 0, sizeof(*o));
 	err = outcome_tasks(tl, o);
-	prog = err ? NULL : calloc((size_t)o->ntasks + 1, sizeof(*prog));
-	ready = prog ? calloc((size_t)o->ntasks + 1, sizeof(*ready)) : NULL;
-	cut_s = ready ? calloc((size_t)o->ntasks + 1, sizeof(*cut_s)) : NULL;
-	cut_fibre = cut_s ? calloc((size_t)o->ntasks + 1, sizeof(int)) : NULL;
-	last = cut_fibre ? calloc((size_t)o->ntasks + 1, sizeof(int)) : NULL;
-	if (!last) {
-		free(prog);
-		free(ready);
-		free(cut_s);
-		free(cut_fibre);
+	cs = err ? NULL : calloc((size_t)o->ntasks + 1, sizeof(*cs));
+	if (!cs) {
 		tl_outcome_release(o);
 		return -ENOMEM;
 	}
-	for (int k = 0; k < o->ntasks; k++) {
-		cut_s[k] = NAN;
-		last[k] = -1;
-	}
+	for (int k = 0; k < o->ntasks; k++)
+		cs[k].last = cs[k].cut = -1;
 	for (int e = 0; e < tl->n; e++) {
 		const struct epoch *ep = &tl->e[e];
 		const struct plan *p = ep->plan;
 		double t0 = ep->at_s;
 		double t1 = e + 1 < tl->n ? tl->e[e + 1].at_s : INFINITY;
+		int cut = cut_of(tl, ep);
 
 		for (int k = 0; k < o->ntasks; k++) {
 			struct tl_task_outcome *x = &o->t[k];
+			struct course *c = &cs[k];
 			int i = plan_task_find(p, x->name);
 			const struct task_plan *tp;
 			double from, r, need;
@@ -527,71 +524,66 @@ int timeline_outcome(const struct timeline *tl, struct tl_outcome *o)
 			tp = &p->tasks[i];
 			if (!isfinite(x->start_s))
 				x->start_s = t0;	/* here from now */
-			if (ep->moved[i] && prog[k] > x->done) {
-				const struct plan *q = tl->e[e - 1].plan;
-				int j = plan_task_find(q, x->name);
-
-				/* the round in flight is lost */
-				x->interrupted_s += (prog[k] - x->done) *
-						    q->tasks[j].round_s;
-				prog[k] = x->done;
-			}
 			if (ep->moved[i]) {
 				const struct plan *q = tl->e[e - 1].plan;
 				int j = plan_task_find(q, x->name);
+				double again = j < 0 ? 0 : restart_s(q, j, p, i);
 
+				if (c->prog > x->done) {
+					/* the round in flight is lost */
+					x->interrupted_s += (c->prog - x->done) *
+							    q->tasks[j].round_s;
+					c->prog = x->done;
+				}
 				x->moves++;
 				/* it waits from its event, or from the end of
 				 * a wait not over yet, until the epoch is in,
 				 * and new workers until they are connected */
-				from = fmax(t0, ready[k]);
-				ready[k] = timeline_live_s(tl, e) +
-					   (j < 0 ? 0 : restart_s(q, j, p, i));
+				from = fmax(t0, c->ready);
+				c->ready = timeline_live_s(tl, e) + again;
 				/* trees kept over a cut: TCP's own wait */
-				if (j >= 0 && !tp->blocked &&
-				    cut_of(tl, ep) >= 0 &&
-				    restart_s(q, j, p, i) == 0)
-					ready[k] = tcp_back_s(q, j, p, i,
-							      cut_of(tl, ep),
-							      t0, ready[k]);
-				x->interrupted_s += fmax(0, ready[k] - from);
+				if (j >= 0 && !tp->blocked && cut >= 0 &&
+				    again == 0)
+					c->ready = tcp_back_s(q, j, p, i, cut, t0,
+							      c->ready);
+				x->interrupted_s += fmax(0, c->ready - from);
 			}
 			/*
 			 * Left waiting by a cut, back when it is repaired:
 			 * its connections carry on too, at TCP's first
 			 * timeout since the cut once the way is back.
 			 */
-			if (tp->blocked && isnan(cut_s[k]) && last[k] >= 0 &&
-			    cut_of(tl, ep) >= 0) {
-				cut_s[k] = t0;
-				cut_fibre[k] = cut_of(tl, ep);
-			} else if (!tp->blocked && !isnan(cut_s[k])) {
-				const struct plan *q = tl->e[last[k]].plan;
+			if (tp->blocked && c->cut < 0 && c->last >= 0 &&
+			    cut >= 0) {
+				c->cut = e;
+			} else if (!tp->blocked && c->cut >= 0) {
+				const struct epoch *w = &tl->e[c->cut];
+				const struct plan *q = tl->e[c->last].plan;
 				int j = plan_task_find(q, x->name);
 
 				if (j >= 0 && restart_s(q, j, p, i) == 0)
-					ready[k] = tcp_back_s(
-						q, j, p, i, cut_fibre[k],
-						cut_s[k], fmax(t0, ready[k]));
-				cut_s[k] = NAN;
+					c->ready = tcp_back_s(
+						q, j, p, i, cut_of(tl, w),
+						w->at_s, fmax(t0, c->ready));
+				c->cut = -1;
 			}
 			if (!tp->blocked)
-				last[k] = e;
+				c->last = e;
 			if (tp->blocked || !(tp->round_s > 0))
 				continue;	/* waits */
 			r = tp->round_s;
-			from = fmax(t0, ready[k]);
-			need = (x->rounds - prog[k]) * r;
+			from = fmax(t0, c->ready);
+			need = (x->rounds - c->prog) * r;
 			if (from + need <= t1) {
 				x->end_s = from + need;
-				prog[k] = x->rounds;
+				c->prog = x->rounds;
 			} else if (from < t1) {
-				prog[k] += (t1 - from) / r;
+				c->prog += (t1 - from) / r;
 			}
 			/* the rounds this epoch completed, at its plan's bytes */
-			x->bytes_links += (floor(prog[k] + 1e-9) - x->done) *
+			x->bytes_links += (floor(c->prog + 1e-9) - x->done) *
 					  tp->bytes_links;
-			x->done = (unsigned)floor(prog[k] + 1e-9);
+			x->done = (unsigned)floor(c->prog + 1e-9);
 		}
 	}
 	for (int k = 0; k < o->ntasks; k++) {
@@ -608,11 +600,7 @@ int timeline_outcome(const struct timeline *tl, struct tl_outcome *o)
 	}
 	if (o->finished)
 		o->mean_completion_s /= o->finished;
-	free(last);
-	free(cut_fibre);
-	free(cut_s);
-	free(ready);
-	free(prog);
+	free(cs);
 	return 0;
 }
 

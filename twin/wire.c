@@ -51,3 +51,10 @@ double wire_slow_start_s(double segments, double rtt_s)
 {
 	return segments > 0 ? ceil(log2(segments + 1)) * rtt_s : 0;
 }
+
+double wire_tcp_stall(double lost_s, double rtt_s, double back_s,
+		      double segments)
+{
+	return wire_tcp_resume(lost_s, rtt_s, back_s) +
+	       fmax(0, wire_slow_start_s(segments, rtt_s) - rtt_s);
+}

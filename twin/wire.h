@@ -52,6 +52,15 @@ double wire_tcp_resume(double lost_s, double rtt_s, double back_s);
 double wire_slow_start_s(double segments, double rtt_s);
 
 /*
+ * wire_tcp_stall - until when a transfer that lost data at lost_s, with
+ * `segments` the receiver does not have, sends nothing a predictor must
+ * share: its resend (wire_tcp_resume) and all of its slow start but the
+ * last round trip, which sends the rest at the transfer's share.
+ */
+double wire_tcp_stall(double lost_s, double rtt_s, double back_s,
+		      double segments);
+
+/*
  * Background traffic: full-size UDP datagrams, evenly paced at the
  * traffic's rate (emulated bytes, as for a message).
  */
