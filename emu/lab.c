@@ -568,7 +568,7 @@ static uint64_t rate_bps(const struct lab *lab, double gbps)
 }
 
 /*
- * Every shaped link: an htb at `bps` whose bucket is about one frame, so
+ * Every shaped link: a token bucket at `bps` of about one frame, so
  * that it shapes at the time scale of a message, not only of a round (a
  * bucket of 64 KiB let a whole round's bytes through at the speed of the
  * host). At high emulated rates the bucket holds LAB_BURST_US of sending
@@ -576,26 +576,33 @@ static uint64_t rate_bps(const struct lab *lab, double gbps)
  * bucket then loses tokens; dilation brings rates down to where one frame
  * is the bucket.
  *
- * Where more than one destination's packets leave on the link (the
- * transfers' /32s, see twin/addr.h; their ACKs too), under the link's
- * class one class per destination and one for everything else, each
+ * Where more than one transfer's data, or data and ACKs, leave on the
+ * link (the transfers' /32s, see twin/addr.h), under the link's class one
+ * class per data destination and one for everything else (the ACKs of
+ * every transfer the link answers, and what no class claims), each
  * guaranteed an equal part of the rate and borrowing up to all of it,
  * served a frame at a time in turn: transfers that share a link share
- * it max-min fairly, as the twin assumes (one destination or none: one
- * class, as nothing is shared). A single FIFO would serve whole messages
- * in their order of arrival (TCP sends a message at once: no slow start),
- * which finishes some earlier and none later than fair sharing, so measured rounds came out shorter than the
- * twin's. Each class queues at most 50 ms of scenario time at the link's
- * rate, at least 64 KiB.
+ * it max-min fairly, as the twin assumes, and ACKs never wait behind a
+ * queue of data. Where nothing is shared, a token bucket (tbf) alone.
+ * Every htb class costs the kernel a filter block, each registered in a
+ * host-wide list that it walks when the next is made: the ACKs' class is
+ * one, not one per transfer answered, and an unshared link has none.
+ * A single FIFO would serve whole messages in their order of arrival (TCP
+ * sends a message at once: no slow start), which finishes some earlier
+ * and none later than fair sharing, so measured rounds came out shorter
+ * than the twin's. Each class queues at most 50 ms of scenario time at
+ * the link's rate, at least 64 KiB.
  */
 #define LAB_BURST 2048u
 #define LAB_BURST_US 1000
 #define LAB_QUANTUM 1514u	/* one Ethernet frame per turn */
 #define LAB_CLASSES_MAX 60000
 
+/* Per directed link: its data destinations, and whether it carries ACKs. */
 struct dsts {
 	uint32_t *a;
 	int n, cap;
+	bool acks;
 };
 
 static int dst_add(struct dsts *d, uint32_t a)
@@ -628,9 +635,9 @@ static int access_dsts(void *ctx, const struct ppath *pp,
 		       const struct endpoint *ep)
 {
 	struct dsts *d = ctx;
-	int err = dst_add(&d[2 * pp->from], ep->dst);
 
-	return err ? err : dst_add(&d[2 * pp->to], ep->src);
+	d[2 * pp->to].acks = true;
+	return dst_add(&d[2 * pp->from], ep->dst);
 }
 
 /*
@@ -657,23 +664,73 @@ static int each_transfer(const struct lab *lab,
 	return err;
 }
 
+/* The addresses that only answer (a transfer's or a flow's source). */
+struct answers {
+	uint32_t *a;
+	size_t n, cap;
+};
+
+static int answer_add(void *ctx, const struct ppath *pp,
+		      const struct endpoint *ep)
+{
+	struct answers *s = ctx;
+
+	(void)pp;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		uint32_t *x = realloc(s->a, cap * sizeof(*x));
+
+		if (!x)
+			return -ENOMEM;
+		s->a = x;
+		s->cap = cap;
+	}
+	s->a[s->n++] = ep->src;
+	return 0;
+}
+
+static int u32_cmp(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* The destinations of p's routes (addressed by ad) on the links they take. */
+static int route_dsts(struct dsts *d, const struct plan *p,
+		      const struct addressing *ad)
+{
+	struct answers s = { 0 };
+	int err = addr_each_transfer(p, ad, answer_add, &s);
+
+	for (int i = 0; i < ad->nbg && !err; i++)
+		err = answer_add(&s, NULL, &ad->bg[i]);
+	if (s.n)
+		qsort(s.a, s.n, sizeof(*s.a), u32_cmp);
+	for (int i = 0; i < ad->nroutes && !err; i++) {
+		const struct route *rt = &ad->routes[i];
+
+		if (s.n && bsearch(&rt->dst, s.a, s.n, sizeof(*s.a), u32_cmp))
+			d[rt->link].acks = true;
+		else
+			err = dst_add(&d[rt->link], rt->dst);
+	}
+	free(s.a);
+	return err;
+}
+
 static struct dsts *link_dsts(const struct lab *lab)
 {
 	const struct plan *p = lab->p;
 	const struct addressing *ad = lab->a;
 	struct dsts *d = calloc((size_t)plan_nlinks(p) + 1, sizeof(*d));
-	int err = d ? 0 : -ENOMEM;
+	int err = d ? route_dsts(d, p, ad) : -ENOMEM;
 
-	for (int i = 0; i < ad->nroutes && !err; i++)
-		err = dst_add(&d[ad->routes[i].link], ad->routes[i].dst);
 	/* and every other epoch's, on the links it will take */
 	for (int e = 1; lab->set && e < lab->set->nepochs && !err; e++) {
 		struct addressing *x = addressing_new(lab->set->plan[e]);
 
-		if (!x)
-			err = -errno;
-		for (int i = 0; x && i < x->nroutes && !err; i++)
-			err = dst_add(&d[x->routes[i].link], x->routes[i].dst);
+		err = x ? route_dsts(d, lab->set->plan[e], x) : -errno;
 		addressing_free(x);
 	}
 	/* servers send on their access link: data one way, ACKs back */
@@ -685,8 +742,8 @@ static struct dsts *link_dsts(const struct lab *lab)
 
 		if (p->sc->nodes[bg->from].kind == NODE_SERVER)
 			err = dst_add(&d[2 * bg->from], ad->bg[i].dst);
-		if (!err && p->sc->nodes[bg->to].kind == NODE_SERVER)
-			err = dst_add(&d[2 * bg->to], ad->bg[i].src);
+		if (p->sc->nodes[bg->to].kind == NODE_SERVER)
+			d[2 * bg->to].acks = true;
 	}
 	if (err) {
 		dsts_free(d, d ? plan_nlinks(p) : 0);
@@ -715,18 +772,10 @@ static int shape(struct lab *lab, struct nl *nl, int index, const char *name,
 		burst = LAB_BURST;
 	if (part < 8)
 		part = 8;
-	/*
-	 * One destination or none: nothing to share, one class serves all
-	 * (a class costs the kernel a filter block, each registered in a
-	 * host-wide list it walks when the next is made).
-	 */
+	if (d->n + d->acks <= 1)
+		return nl_tbf(nl, index, name, bps, (uint32_t)burst,
+			      (uint32_t)limit);
 	err = nl_htb(nl, index, name, 2);
-	if (!err && d->n <= 1) {
-		err = nl_htb_class(nl, index, name, 0, 2, bps, bps,
-				   (uint32_t)burst, LAB_QUANTUM);
-		return err ? err : nl_bfifo(nl, index, name, 2,
-					    (uint32_t)limit);
-	}
 	if (!err)
 		err = nl_htb_class(nl, index, name, 0, 1, bps, bps,
 				   (uint32_t)burst, LAB_QUANTUM);

@@ -34,12 +34,17 @@ static int path_of(const char *name, char *buf, size_t len)
 
 /*
  * /run/netns must be a shared mount point so that bind mounts made on it
- * propagate to other mount namespaces (what iproute2 does, too).
+ * propagate to other mount namespaces (what iproute2 does, too). Once a
+ * process; again if the directory went away (netns_add_open).
  */
+static bool run_dir_ready;
+
 static int prepare_run_dir(void)
 {
 	bool bound = false;
 
+	if (run_dir_ready)
+		return 0;
 	if (mkdir(NETNS_RUN_DIR, 0755) && errno != EEXIST)
 		return -errno;
 	while (mount("", NETNS_RUN_DIR, "none", MS_SHARED | MS_REC, NULL)) {
@@ -50,6 +55,7 @@ static int prepare_run_dir(void)
 			return -errno;
 		bound = true;
 	}
+	run_dir_ready = true;
 	return 0;
 }
 
@@ -170,6 +176,13 @@ int netns_add_open(const char *name, unsigned flags, int *nsfd,
 	if (err)
 		return err;
 	fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
+	if (fd < 0 && errno == ENOENT) {
+		run_dir_ready = false;
+		err = prepare_run_dir();
+		if (err)
+			return err;
+		fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
+	}
 	if (fd < 0)
 		return -errno;
 	close(fd);
