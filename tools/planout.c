@@ -144,6 +144,8 @@ static struct json_object *task_json(const struct plan *p,
 	       json_object_new_int64(tp->wavelength_links)));
 	J(!add(o, "bytes_links", json_object_new_double(tp->bytes_links)));
 	J(!add(o, "tree_weight", json_object_new_double(tp->tree_weight)));
+	if (tp->program)
+		J(!add(o, "opt_program", json_object_new_string(tp->program)));
 	if (p->predicted) {
 		J(!add(o, "round_s", json_object_new_double(tp->round_s)));
 		J(!add(o, "broadcast_s", json_object_new_double(tp->bcast_s)));

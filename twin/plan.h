@@ -61,6 +61,9 @@ struct task_plan {
 	double tree_weight;	/* its two trees' weights (plan_tree_weight)
 				 * when it was placed: what tree schedulers
 				 * minimise */
+	const char *program;	/* opt: the integer program that placed it,
+				 * "joint" (tree and wavelengths) or "runs"
+				 * (see sched_opt.c); NULL otherwise */
 	/* prediction, seconds */
 	double bcast_s, compute_s, upload_s, round_s;
 };

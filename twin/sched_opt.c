@@ -31,6 +31,16 @@
  * wherever the transfers fit, as on an empty network). Wavelength
  * continuity between the tree's own new lightpaths is checked as they are
  * lit: a tree that cannot be lit blocks the task, saying so.
+ *
+ * On a very small network the program is the joint one, tree and
+ * wavelengths together: every lightpath that could be lit is a candidate
+ * edge of its own — every simple fibre run between two routers' ROADMs,
+ * on every wavelength free all along it (at most OPT_JOINT_MAX of them)
+ * — and a wavelength on a fibre carries at most one of those the trees
+ * light. The trees found are then lit exactly as solved, wavelengths and
+ * all: the least tree weight of any tree and wavelength assignment the
+ * network's free wavelengths allow. A plan says which program placed each
+ * task (task_plan.program).
  */
 #include "sched_impl.h"
 
@@ -45,6 +55,10 @@
 #define OPT_MAX_COLS 200000
 /* Seconds GLPK may take for one task before opt gives up. */
 #define OPT_TIME_LIMIT_S 120
+/* Most candidate lightpaths of the joint program (see the top). */
+#define OPT_JOINT_MAX 1000
+/* Most steps the search for them may take before giving up on it. */
+#define OPT_JOINT_STEPS 200000
 
 enum oedge_kind { OE_ACCESS, OE_LIT, OE_NEW };
 
@@ -59,9 +73,12 @@ struct oedge {
 	int nfib;		/* OE_NEW: fibres from u's ROADM to v's */
 	int *fib;
 	int *roadm;		/* nfib + 1 ROADMs along them */
+	int lambda;		/* OE_NEW, joint program: its wavelength */
 };
 
 struct ograph {
+	bool joint;		/* the joint program (see the top) */
+	int nfibres, nlambda;	/* fibres, wavelengths a fibre may have */
 	int nv, ne, cap;
 	int *node;		/* vertex -> scenario node */
 	int *vert;		/* scenario node -> vertex, or -1 */
@@ -229,31 +246,161 @@ static bool same_run(const struct ograph *g, int a, int b,
 	return false;
 }
 
+/* A new edge's weights: lighting its run, and crossing it once lit. */
+static void new_weights(const struct scenario *sc, struct oedge *e)
+{
+	struct lightpath as_lit = { .nfib = e->nfib };
+
+	e->w = 2 * weight_adddrop(sc);
+	for (int f = 0; f < e->nfib; f++) {
+		as_lit.km += sc->fibres[e->fib[f]].km;
+		e->w += weight_fibre(sc, e->fib[f]);
+	}
+	e->w_reuse = weight_lightpath(sc, &as_lit);
+}
+
 /* The edge lighting r's run from router a to router b (taking it). */
 static struct oedge *new_edge(struct ograph *g, const struct scenario *sc,
 			      int a, int b, struct runs *r)
 {
-	struct lightpath as_lit = { .nfib = r->nfib[b] };
 	struct oedge *e = add_edge(g);
 
 	if (!e)
 		return NULL;
 	*e = (struct oedge){ .kind = OE_NEW, .u = g->vert[a], .v = g->vert[b],
-			     .w = 2 * weight_adddrop(sc), .nfib = r->nfib[b],
-			     .fib = r->fib[b], .roadm = r->roadm[b] };
-	for (int f = 0; f < r->nfib[b]; f++) {
-		as_lit.km += sc->fibres[r->fib[b][f]].km;
-		e->w += weight_fibre(sc, r->fib[b][f]);
-	}
-	e->w_reuse = weight_lightpath(sc, &as_lit);
+			     .nfib = r->nfib[b], .fib = r->fib[b],
+			     .roadm = r->roadm[b], .lambda = -1 };
+	new_weights(sc, e);
 	r->fib[b] = NULL;
 	r->roadm[b] = NULL;
 	return e;
 }
 
-/* The IP-layer graph of the moment for task tp (see the top). */
+/*
+ * The joint program's candidates (see the top), found by a depth-first
+ * walk over the ROADMs from router a's: the run so far, its fibres fib[]
+ * and ROADMs roadm[] (n and n + 1), on[] marking those on it.
+ */
+struct jwalk {
+	const struct sched *s;
+	struct ograph *g;
+	int a;
+	int *fib, *roadm, n;
+	bool *on;
+	long steps, found;
+};
+
+/* Whether wavelength l is free on every fibre of the run so far. */
+static bool run_free(const struct jwalk *w, int l)
+{
+	for (int i = 0; i < w->n; i++)
+		if (!net_lambda_free(w->s->net, w->fib[i], l))
+			return false;
+	return true;
+}
+
+/* The candidates ending at ROADM x: to each router b > a on it. */
+static int jemit(struct jwalk *w, int x)
+{
+	const struct scenario *sc = w->s->sc;
+
+	for (int b = w->a + 1; b < sc->nnodes; b++) {
+		if (sc->nodes[b].kind != NODE_ROUTER || sc->nodes[b].attach != x)
+			continue;
+		for (int l = 0; l < w->g->nlambda; l++) {
+			struct oedge *e;
+
+			if (!run_free(w, l))
+				continue;
+			if (++w->found > OPT_JOINT_MAX)
+				return -E2BIG;
+			e = add_edge(w->g);
+			if (!e)
+				return -ENOMEM;
+			*e = (struct oedge){ .kind = OE_NEW,
+					     .u = w->g->vert[w->a],
+					     .v = w->g->vert[b], .nfib = w->n,
+					     .lambda = l };
+			e->fib = malloc((size_t)w->n * sizeof(int));
+			e->roadm = malloc((size_t)(w->n + 1) * sizeof(int));
+			if (!e->fib || !e->roadm)
+				return -ENOMEM;
+			memcpy(e->fib, w->fib, (size_t)w->n * sizeof(int));
+			memcpy(e->roadm, w->roadm,
+			       (size_t)(w->n + 1) * sizeof(int));
+			new_weights(sc, e);
+		}
+	}
+	return 0;
+}
+
+static int jdfs(struct jwalk *w, int u)
+{
+	const struct net *net = w->s->net;
+	int err = 0;
+
+	if (++w->steps > OPT_JOINT_STEPS)
+		return -E2BIG;
+	for (int i = net->adj_start[u]; i < net->adj_start[u + 1] && !err;
+	     i++) {
+		const struct adj *x = &net->adj[i];
+		bool any = false;
+
+		if (x->kind != E_FIBRE || w->s->sc->fibres[x->idx].down ||
+		    w->on[x->to])
+			continue;
+		w->fib[w->n] = x->idx;
+		w->roadm[++w->n] = x->to;
+		for (int l = 0; l < w->g->nlambda && !any; l++)
+			any = run_free(w, l);
+		if (any) {
+			w->on[x->to] = true;
+			err = jemit(w, x->to);
+			if (!err)
+				err = jdfs(w, x->to);
+			w->on[x->to] = false;
+		}
+		w->n--;
+	}
+	return err;
+}
+
+/* Every candidate of the joint program, or -E2BIG if they are too many. */
+static int joint_edges(const struct sched *s, struct ograph *g)
+{
+	const struct scenario *sc = s->sc;
+	int n = sc->nnodes, err = 0;
+	struct jwalk w = { .s = s, .g = g };
+
+	w.fib = malloc((size_t)(n + 1) * sizeof(int));
+	w.roadm = malloc((size_t)(n + 2) * sizeof(int));
+	w.on = calloc((size_t)n + 1, sizeof(bool));
+	if (!w.fib || !w.roadm || !w.on)
+		err = -ENOMEM;
+	for (int a = 0; a < n && !err; a++) {
+		int x = sc->nodes[a].attach;
+
+		if (sc->nodes[a].kind != NODE_ROUTER)
+			continue;
+		w.a = a;
+		w.n = 0;
+		w.roadm[0] = x;
+		w.on[x] = true;
+		err = jdfs(&w, x);
+		w.on[x] = false;
+	}
+	free(w.fib);
+	free(w.roadm);
+	free(w.on);
+	return err;
+}
+
+/*
+ * The IP-layer graph of the moment for task tp (see the top), with the
+ * joint program's candidates or (not joint) the cheapest runs.
+ */
 static int build_graph(const struct sched *s, const struct task_plan *tp,
-		       struct ograph *g)
+		       bool joint, struct ograph *g)
 {
 	const struct scenario *sc = s->sc;
 	const struct net *net = s->net;
@@ -277,6 +424,9 @@ static int build_graph(const struct sched *s, const struct task_plan *tp,
 		goto out;
 	for (int i = 0; i < n; i++)
 		g->vert[i] = -1;
+	g->joint = joint;
+	g->nfibres = sc->nfibres;
+	g->nlambda = net->words * 64;
 	/* the servers first, the root's as vertex 0, then the routers */
 	for (int m = 0; m < tp->nmodels; m++)
 		add_vertex(g, tp->server[m]);
@@ -310,6 +460,10 @@ static int build_graph(const struct sched *s, const struct task_plan *tp,
 				     .w = weight_lightpath(sc, lp),
 				     .room = { room(lp, lp->a, demand),
 					       room(lp, lp->b, demand) } };
+	}
+	if (joint) {
+		err = joint_edges(s, g);
+		goto out;
 	}
 	for (int a = 0; a < n; a++) {
 		if (sc->nodes[a].kind != NODE_ROUTER)
@@ -439,6 +593,38 @@ static int new_row(glp_prob *lp, int type, double lb, double ub)
 }
 
 /*
+ * The joint program's wavelength capacity: a wavelength on a fibre carries
+ * at most one of the new lightpaths either tree lights. 0 or -ENOMEM.
+ */
+static int wavelength_rows(const struct ograph *g, const bool *closed,
+			   glp_prob *lp, const struct layout *L,
+			   struct triplets *m)
+{
+	int *row = calloc((size_t)g->nfibres * (size_t)g->nlambda + 1,
+			  sizeof(*row));
+	int err = row ? 0 : -ENOMEM;
+
+	for (int e = 0; e < g->ne && !err; e++) {
+		const struct oedge *x = &g->e[e];
+
+		if (x->kind != OE_NEW || closed[e])
+			continue;
+		for (int i = 0; i < x->nfib && !err; i++) {
+			long k = (long)x->fib[i] * g->nlambda + x->lambda;
+
+			if (!row[k])
+				row[k] = new_row(lp, GLP_UP, 0, 1);
+			for (int P = 0; P < 2 && !err; P++)
+				for (int d = 0; d < 2 && !err; d++)
+					err = put(m, row[k],
+						  col_x(L, P, 2 * e + d), 1);
+		}
+	}
+	free(row);
+	return err;
+}
+
+/*
  * Solve without the edges closed: bought[P][a] gets whether procedure P's
  * tree buys arc a, reused[a] whether the upload crosses arc a on the
  * broadcast's lightpath. 0,
@@ -525,6 +711,8 @@ static int solve(const struct ograph *g, const bool *closed, const int *term,
 			    put(&m, r, col_x(&L, 0, 2 * e + d), -1))
 				goto out;
 	}
+	if (g->joint && wavelength_rows(g, closed, lp, &L, &m))
+		goto out;
 	glp_load_matrix(lp, m.n, m.i, m.j, m.v);
 	/*
 	 * The relaxation by the dual simplex: the flows make it highly
@@ -853,6 +1041,39 @@ static int opt_fits(const struct scenario *sc, char *why, size_t n)
 	return -E2BIG;
 }
 
+/*
+ * The joint program's new lightpaths on procedure P's tree (in[] from
+ * tree_of), lit as solved, wavelength and all, into lit[] (broadcast) or
+ * up_lit[] (upload, what it does not reuse).
+ */
+static int light_joint(struct sched *s, struct task_plan *tp, int ti,
+		       const struct ograph *g, const int *in, int P,
+		       const bool *reused, int *lit, int *up_lit)
+{
+	for (int v = 0; v < g->nv; v++) {
+		const struct oedge *x;
+		int *slot, id, err;
+
+		if (in[v] < 0 || g->e[in[v] / 2].kind != OE_NEW)
+			continue;
+		x = &g->e[in[v] / 2];
+		if (P && reuses(reused, lit, in[v]))
+			continue;
+		slot = P ? &up_lit[in[v] / 2] : &lit[in[v] / 2];
+		if (*slot >= 0)
+			continue;
+		id = net_light(s->net, g->node[x->u], g->node[x->v], x->fib,
+			       x->nfib, x->lambda, ti);
+		if (id < 0)
+			return id == -ENOMEM ? id : -EPROTO;
+		err = int_vec_push(&tp->lit, id);
+		if (err)
+			return err;
+		*slot = id;
+	}
+	return 0;
+}
+
 static int opt_place(struct sched *s, struct task_plan *tp, int ti)
 {
 	struct ograph g = { 0 };
@@ -861,9 +1082,17 @@ static int opt_place(struct sched *s, struct task_plan *tp, int ti)
 	    *up_lit = NULL;
 	bool *bought[2] = { NULL, NULL }, *reused = NULL, *closed = NULL;
 
-	err = build_graph(s, tp, &g);
+	/* the joint program where the network is small enough for it */
+	err = build_graph(s, tp, true, &g);
+	if (!err && program_cols(g.ne, g.nserv - 1) > OPT_MAX_COLS)
+		err = -E2BIG;
+	if (err == -E2BIG) {
+		ograph_release(&g);
+		err = build_graph(s, tp, false, &g);
+	}
 	if (err)
 		goto out;
+	tp->program = g.joint ? "joint" : "runs";
 	nv = g.nv;
 	na = 2 * g.ne;
 	term = malloc((size_t)nv * sizeof(*term));
@@ -902,8 +1131,10 @@ static int opt_place(struct sched *s, struct task_plan *tp, int ti)
 		if (err == -ENOSPC)
 			snprintf(tp->why, sizeof(tp->why),
 				 "the auxiliary graph does not connect the "
-				 "task's servers%s", tries ? " with room for "
-				 "the transfers of its trees" : "");
+				 "task's servers%s%s", g.joint ? " on "
+				 "wavelengths free for all its lightpaths" : "",
+				 tries ? " with room for the transfers of its "
+				 "trees" : "");
 		if (err)
 			break;
 		for (int e = 0; e < g.ne; e++)
@@ -911,10 +1142,14 @@ static int opt_place(struct sched *s, struct task_plan *tp, int ti)
 		for (int P = 0; P < 2 && !err; P++) {
 			n = tree_of(&g, bought[P], P ? reused : NULL, term, nt,
 				    in, order);
-			err = n < 0 ? n :
-			      realize_tree(s, tp, ti, &g, in, order, n, P,
-					   reused, lit, up_lit,
-					   P ? &tp->up : &tp->bcast, &full);
+			err = n < 0 ? n : !g.joint ? 0 :
+			      light_joint(s, tp, ti, &g, in, P, reused, lit,
+					  up_lit);
+			if (!err)
+				err = realize_tree(s, tp, ti, &g, in, order, n,
+						   P, reused, lit, up_lit,
+						   P ? &tp->up : &tp->bcast,
+						   &full);
 		}
 		if (err != -EXFULL)
 			break;
@@ -939,7 +1174,8 @@ out:
 const struct sched_ops sched_opt = {
 	.name = "opt",
 	.help = "exact: the least tree weight for each task on the state it "
-		"is scheduled on (an integer program, GLPK; small networks)",
+		"is scheduled on (an integer program, GLPK; small networks; "
+		"trees and wavelengths together on very small ones)",
 	.role = "exact optimum",
 	.baseline = false,
 	.place = opt_place,

@@ -365,3 +365,351 @@ Test(sched_opt, refuses_what_is_too_large_before_planning)
 	cr_assert_eq(errno, E2BIG);
 	scenario_free(sc);
 }
+
+/*
+ * The joint program (tree and wavelengths) against brute force: three
+ * routers on ROADMs 0-2 of five, one or two wavelengths, so that the
+ * trees' own lightpaths contend for them. Every lightpath that could be
+ * lit is a simple fibre run between two routers' ROADMs on a wavelength;
+ * brute force tries, per pair of routers, every such lightpath or none
+ * for the broadcast, and none, reusing the broadcast's or lighting one
+ * for the upload, with no wavelength on a fibre lit twice.
+ */
+#define JR 3			/* routers, on ROADMs 0..2 */
+#define JROADM 5
+#define JPAIR (JR * (JR - 1) / 2)
+#define JCAND 64		/* lightpaths per pair, at most */
+
+struct jinst {
+	struct inst x;		/* km, weights, servers on routers 0..2 */
+	int nlambda, fid[JROADM][JROADM], nfib;
+};
+
+struct jcand {
+	unsigned fibs;		/* fibre ids on the run */
+	int lambda;
+	double light, lit;
+};
+
+struct jpairs {
+	int n[JPAIR];
+	struct jcand c[JPAIR][JCAND];
+};
+
+static void jrandom(struct jinst *j, uint64_t seed)
+{
+	struct inst *x = &j->x;
+	int perm[JR + 1];
+
+	memset(j, 0, sizeof(*j));
+	rng_state = seed * 0x9e3779b97f4a7c15ULL + 7;
+	x->alpha = 0.5 + uniform();
+	x->beta = 0.02 + uniform() * 0.5;
+	x->reuse = 0.05 + uniform() * 0.9;
+	x->adddrop = uniform() * 0.5;
+	j->nlambda = 1 + below(2);
+	/* a random spanning tree grown from the transit ROADMs, so that
+	 * runs between routers often share a fibre; then a few more */
+	for (int i = 1; i < JROADM; i++) {
+		static const int order[JROADM] = { 3, 4, 0, 1, 2 };
+		int u = order[below(i)], v = order[i];
+
+		x->km[u][v] = x->km[v][u] = 20 + uniform() * 800;
+	}
+	for (int i = 0, n = 1 + below(4); i < n; i++) {
+		int u = below(JROADM), v = below(JROADM);
+
+		if (u != v)
+			x->km[u][v] = x->km[v][u] = 20 + uniform() * 800;
+	}
+	for (int u = 0; u < JROADM; u++)
+		for (int v = u + 1; v < JROADM; v++)
+			if (x->km[u][v] > 0)
+				j->fid[u][v] = j->fid[v][u] = j->nfib++;
+	for (int s = 0; s <= JR; s++) {
+		x->server_router[s] = s < JR ? s : below(JR);
+		x->access_km[s] = uniform() * 30;
+		perm[s] = s;
+	}
+	for (int i = JR; i > 0; i--) {
+		int k = below(i + 1), t = perm[i];
+
+		perm[i] = perm[k];
+		perm[k] = t;
+	}
+	x->global = perm[0];
+	x->nlocals = 1 + below(JR);
+	for (int i = 0; i < x->nlocals; i++)
+		x->locals[i] = perm[1 + i];
+}
+
+static struct scenario *jscenario(const struct jinst *j)
+{
+	const struct inst *x = &j->x;
+	char y[8192];
+	int n = 0;
+	struct scn_error err;
+	struct scenario *sc;
+
+	n += snprintf(y + n, sizeof(y) - n,
+		      "name: joint\nwavelength_gbps: 100\nwavelengths: %d\n"
+		      "demand_gbps: 10\nweights: {alpha: %.17g, beta: %.17g, "
+		      "reuse: %.17g, adddrop: %.17g}\nroadms: [R0, R1, R2, R3, "
+		      "R4]\nfibres:\n", j->nlambda, x->alpha, x->beta, x->reuse,
+		      x->adddrop);
+	for (int u = 0; u < JROADM; u++)
+		for (int v = u + 1; v < JROADM; v++)
+			if (x->km[u][v] > 0)
+				n += snprintf(y + n, sizeof(y) - n,
+					      "  - {a: R%d, b: R%d, km: %.17g}\n",
+					      u, v, x->km[u][v]);
+	n += snprintf(y + n, sizeof(y) - n, "routers:\n");
+	for (int r = 0; r < JR; r++)
+		n += snprintf(y + n, sizeof(y) - n,
+			      "  - {name: r%d, roadm: R%d}\n", r, r);
+	n += snprintf(y + n, sizeof(y) - n, "servers:\n");
+	for (int s = 0; s <= JR; s++)
+		n += snprintf(y + n, sizeof(y) - n,
+			      "  - {name: s%d, router: r%d, access_gbps: 100, "
+			      "access_km: %.17g, cpu: 1, memory_mib: 64}\n", s,
+			      x->server_router[s], x->access_km[s]);
+	n += snprintf(y + n, sizeof(y) - n,
+		      "tasks:\n  - {name: t, global: s%d, locals: [", x->global);
+	for (int i = 0; i < x->nlocals; i++)
+		n += snprintf(y + n, sizeof(y) - n, "%ss%d", i ? ", " : "",
+			      x->locals[i]);
+	n += snprintf(y + n, sizeof(y) - n,
+		      "], parameters: 1000, bytes_per_parameter: 4, "
+		      "work_core_s: 0}\n");
+	cr_assert_lt(n, (int)sizeof(y));
+	sc = scenario_parse(y, strlen(y), "joint", &err);
+	cr_assert_not_null(sc, "%d:%d: %s\n%s", err.line, err.col, err.msg, y);
+	return sc;
+}
+
+/* Every simple run from ROADM u to ROADM b, on every wavelength. */
+static void jruns(const struct jinst *j, int p, int u, int b, bool *on,
+		  unsigned fibs, int nfib, double fw, double km,
+		  struct jpairs *c)
+{
+	const struct inst *x = &j->x;
+
+	if (u == b) {
+		for (int l = 0; l < j->nlambda; l++) {
+			struct jcand *k = &c->c[p][c->n[p]++];
+
+			cr_assert_leq(c->n[p], JCAND);
+			*k = (struct jcand){
+				.fibs = fibs, .lambda = l,
+				.light = 2 * x->alpha * x->adddrop + fw,
+				.lit = x->alpha * x->reuse * nfib +
+				       x->beta * ms(km) };
+		}
+		return;
+	}
+	for (int v = 0; v < JROADM; v++) {
+		if (x->km[u][v] <= 0 || on[v])
+			continue;
+		on[v] = true;
+		jruns(j, p, v, b, on, fibs | 1u << j->fid[u][v], nfib + 1,
+		      fw + x->alpha + x->beta * ms(x->km[u][v]),
+		      km + x->km[u][v], c);
+		on[v] = false;
+	}
+}
+
+/* Whether the pairs chosen (pick[p] >= 0) join every router in need. */
+static bool jjoins(const int *pick, unsigned need)
+{
+	static const int pa[JPAIR] = { 0, 0, 1 }, pb[JPAIR] = { 1, 2, 2 };
+	int uf[JR], root = -1;
+
+	for (int i = 0; i < JR; i++)
+		uf[i] = i;
+	for (int p = 0; p < JPAIR; p++)
+		if (pick[p] >= 0) {
+			int ra = pa[p], rb = pb[p];
+
+			while (uf[ra] != ra)
+				ra = uf[ra];
+			while (uf[rb] != rb)
+				rb = uf[rb];
+			uf[ra] = rb;
+		}
+	for (int i = 0; i < JR; i++)
+		if (need >> i & 1) {
+			int r = i;
+
+			while (uf[r] != r)
+				r = uf[r];
+			if (root >= 0 && r != root)
+				return false;
+			root = r;
+		}
+	return true;
+}
+
+/*
+ * The least weight of the two trees, with wavelength capacity (wl) or
+ * without; INFINITY if none fits.
+ */
+static double jbrute(const struct jinst *j, const struct jpairs *c, bool wl)
+{
+	const struct inst *x = &j->x;
+	unsigned need = 0, seen = 0;
+	double access = 0, best = INFINITY;
+	int b[JPAIR], u[JPAIR];
+
+	for (int i = -1; i < x->nlocals; i++) {
+		int s = i < 0 ? x->global : x->locals[i];
+
+		need |= 1u << x->server_router[s];
+		if (!(seen >> s & 1))
+			access += x->beta * ms(x->access_km[s]);
+		seen |= 1u << s;
+	}
+	/* per pair: -1 none, else a lightpath; the upload's -2 reuses */
+	for (b[0] = -1; b[0] < c->n[0]; b[0]++)
+	for (b[1] = -1; b[1] < c->n[1]; b[1]++)
+	for (b[2] = -1; b[2] < c->n[2]; b[2]++) {
+		unsigned used[2] = { 0, 0 };
+		double wb = 2 * access;
+		bool clash = false;
+
+		if (!jjoins(b, need))
+			continue;
+		for (int p = 0; p < JPAIR; p++) {
+			const struct jcand *k;
+
+			if (b[p] < 0)
+				continue;
+			k = &c->c[p][b[p]];
+			clash |= (used[k->lambda] & k->fibs) != 0;
+			used[k->lambda] |= k->fibs;
+			wb += k->light;
+		}
+		if (wl && clash)
+			continue;
+		for (u[0] = -2; u[0] < c->n[0]; u[0]++)
+		for (u[1] = -2; u[1] < c->n[1]; u[1]++)
+		for (u[2] = -2; u[2] < c->n[2]; u[2]++) {
+			unsigned uu[2] = { used[0], used[1] };
+			int join[JPAIR];
+			double w = wb;
+			bool ok = true;
+
+			for (int p = 0; p < JPAIR && ok; p++) {
+				const struct jcand *k;
+
+				join[p] = u[p] == -1 ? -1 : 0;
+				if (u[p] == -1)
+					continue;
+				if (u[p] == -2) {
+					ok = b[p] >= 0;
+					if (ok)
+						w += c->c[p][b[p]].lit;
+					continue;
+				}
+				k = &c->c[p][u[p]];
+				ok = !wl || !(uu[k->lambda] & k->fibs);
+				uu[k->lambda] |= k->fibs;
+				w += k->light;
+			}
+			if (ok && w < best && jjoins(join, need))
+				best = w;
+		}
+	}
+	return best;
+}
+
+Test(sched_opt, joint_program_against_brute_force)
+{
+	int bound = 0, relayed = 0;
+
+	for (uint64_t seed = 1; seed <= 500; seed++) {
+		struct jinst j;
+		struct jpairs c = { 0 };
+		struct scenario *sc;
+		struct plan *p;
+		bool on[JROADM] = { false };
+		double want, free_of_wl;
+		static const int pa[JPAIR] = { 0, 0, 1 }, pb[JPAIR] = { 1, 2, 2 };
+
+		jrandom(&j, seed);
+		for (int q = 0; q < JPAIR; q++) {
+			on[pa[q]] = true;
+			jruns(&j, q, pa[q], pb[q], on, 0, 0, 0, 0, &c);
+			on[pa[q]] = false;
+		}
+		sc = jscenario(&j);
+		want = jbrute(&j, &c, true);
+		free_of_wl = jbrute(&j, &c, false);
+		bound += want > free_of_wl * (1 + 1e-9);
+		p = sched_plan(sc, &sched_opt);
+		cr_assert_not_null(p, "seed %d: %s", (int)seed, strerror(errno));
+		if (isinf(want)) {
+			cr_assert(p->tasks[0].blocked, "seed %d", (int)seed);
+		} else {
+			const struct net *net = p->net;
+
+			cr_assert_not(p->tasks[0].blocked, "seed %d: %s",
+				      (int)seed, p->tasks[0].why);
+			cr_assert_str_eq(p->tasks[0].program, "joint");
+			cr_assert_float_eq(p->tasks[0].tree_weight, want,
+					   1e-9 * want,
+					   "seed %d (%d wavelengths): opt %.12f, "
+					   "brute force %.12f", (int)seed,
+					   j.nlambda, p->tasks[0].tree_weight,
+					   want);
+			/* lit as solved: no wavelength on a fibre twice */
+			for (int a = 0; a < net->nlp; a++)
+				for (int b2 = a + 1; b2 < net->nlp; b2++)
+					for (int f = 0; f < net->lp[a].nfib; f++)
+						for (int g = 0; g < net->lp[b2].nfib; g++)
+							cr_assert(net->lp[a].lambda != net->lp[b2].lambda ||
+								  net->lp[a].fib[f] != net->lp[b2].fib[g],
+								  "seed %d", (int)seed);
+			for (int m = 1; m < p->tasks[0].nmodels; m++)
+				relayed += p->tasks[0].bcast.parent[m] > 0;
+		}
+		plan_free(p);
+		scenario_free(sc);
+	}
+	/* the wavelengths bind: the trees without them would be lighter */
+	fprintf(stderr, "joint program: wavelengths bind in %d of 500\n",
+		bound);
+	cr_assert_gt(bound, 0);
+	cr_assert_gt(relayed, 0);
+}
+
+/* Which program places a task: the joint one only where it is small. */
+Test(sched_opt, says_which_program_placed_each_task)
+{
+	static const struct {
+		const char *file, *program;
+	} want[] = {
+		{ "scenarios/teaching-ring.yaml", "joint" },
+		{ "scenarios/poster-testbed.yaml", "runs" },
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct scn_error err;
+		struct scenario *sc = scenario_load(want[i].file, &err);
+		struct plan *p;
+
+		cr_assert_not_null(sc, "%s: %s", want[i].file, err.msg);
+		p = sched_plan(sc, &sched_opt);
+		cr_assert_not_null(p);
+		for (int t = 0; t < p->ntasks; t++)
+			if (!p->tasks[t].blocked)
+				cr_assert_str_eq(p->tasks[t].program,
+						 want[i].program, "%s task %d",
+						 want[i].file, t);
+		plan_free(p);
+		p = sched_plan(sc, &sched_mst);
+		cr_assert_not_null(p);
+		cr_assert_null(p->tasks[0].program);
+		plan_free(p);
+		scenario_free(sc);
+	}
+}
