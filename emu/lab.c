@@ -577,16 +577,17 @@ static uint64_t rate_bps(const struct lab *lab, double gbps)
  * is the bucket.
  *
  * Where more than one transfer's data, or data and ACKs, leave on the
- * link (the transfers' /32s, see twin/addr.h), under the link's class one
- * class per data destination and one for everything else (the ACKs of
- * every transfer the link answers, and what no class claims), each
- * guaranteed an equal part of the rate and borrowing up to all of it,
- * served a frame at a time in turn: transfers that share a link share
- * it max-min fairly, as the twin assumes, and ACKs never wait behind a
- * queue of data. Where nothing is shared, a token bucket (tbf) alone.
- * Every htb class costs the kernel a filter block, each registered in a
- * host-wide list that it walks when the next is made: the ACKs' class is
- * one, not one per transfer answered, and an unshared link has none.
+ * link (the transfers' /32s, see twin/addr.h), the bucket (tbf) has an
+ * htb under it with one class per data destination, served a frame at a
+ * time in turn, and everything else (the ACKs of every transfer the link
+ * answers, and what no class claims) ahead of them: transfers that share
+ * a link share it max-min fairly, as the twin assumes, and ACKs never
+ * wait behind a queue of data; all of it passes the one bucket. Where
+ * nothing is shared, the bucket alone. Every htb class costs the kernel
+ * a filter block, each registered in a host-wide list that it walks when
+ * the next is made: no class for the link's rate (the bucket is it), none
+ * for ACKs, none where nothing is shared (a link of the 2,000-namespace
+ * line had four blocks, now two; the build 7.85 -> 5.34 s).
  * A single FIFO would serve whole messages in their order of arrival (TCP
  * sends a message at once: no slow start), which finishes some earlier
  * and none later than fair sharing, so measured rounds came out shorter
@@ -759,7 +760,6 @@ static int shape(struct lab *lab, struct nl *nl, int index, const char *name,
 	double bytes = (double)bps / 8;
 	double limit = bytes * 0.050 * lab->dilation;
 	double burst = bytes * LAB_BURST_US / 1e6;
-	uint64_t part = bps / (uint64_t)(d->n + 1);
 	int err;
 
 	if (d->n > LAB_CLASSES_MAX)
@@ -770,25 +770,26 @@ static int shape(struct lab *lab, struct nl *nl, int index, const char *name,
 		limit = UINT32_MAX;
 	if (burst < LAB_BURST)
 		burst = LAB_BURST;
-	if (part < 8)
-		part = 8;
 	if (d->n + d->acks <= 1)
 		return nl_tbf(nl, index, name, bps, (uint32_t)burst,
 			      (uint32_t)limit);
-	err = nl_htb(nl, index, name, 2);
+	/*
+	 * The bucket over all; under it the classes at twice the link's rate,
+	 * which they never reach together, so every class with a frame
+	 * waiting may send and htb serves them in turn.
+	 */
+	err = nl_tbf_over(nl, index, name, bps, (uint32_t)burst);
 	if (!err)
-		err = nl_htb_class(nl, index, name, 0, 1, bps, bps,
-				   (uint32_t)burst, LAB_QUANTUM);
-	for (int i = 0; i <= d->n && !err; i++) {
+		err = nl_htb(nl, index, name, 0, true);
+	for (int i = 0; i < d->n && !err; i++) {
 		uint16_t minor = (uint16_t)(2 + i);
 
-		err = nl_htb_class(nl, index, name, 1, minor, part, bps,
+		err = nl_htb_class(nl, index, name, 0, minor, 2 * bps, 2 * bps,
 				   (uint32_t)burst, LAB_QUANTUM);
 		if (!err)
 			err = nl_bfifo(nl, index, name, minor, (uint32_t)limit);
-		if (!err && i > 0)
-			err = nl_classify_dst(nl, index, name, d->a[i - 1],
-					      minor);
+		if (!err)
+			err = nl_classify_dst(nl, index, name, d->a[i], minor);
 	}
 	return err;
 }

@@ -370,8 +370,8 @@ static struct tcmsg *tc_header(struct nlmsghdr *nlh, int index,
 	return tcm;
 }
 
-int nl_tbf(struct nl *nl, int index, const char *name, uint64_t rate_bps,
-	   uint32_t burst, uint32_t limit)
+static int tbf(struct nl *nl, int index, const char *name, uint64_t rate_bps,
+	       uint32_t burst, uint32_t limit, uint16_t major)
 {
 	struct nlmsghdr *nlh;
 	struct tc_tbf_qopt q = { 0 };
@@ -385,7 +385,7 @@ int nl_tbf(struct nl *nl, int index, const char *name, uint64_t rate_bps,
 		  "add qdisc 'tbf' on '%s'", name);
 	if (!nlh)
 		return err;
-	tc_header(nlh, index, 1u << 16, TC_H_ROOT);
+	tc_header(nlh, index, (uint32_t)major << 16, TC_H_ROOT);
 	mnl_attr_put_strz(nlh, TCA_KIND, "tbf");
 	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 	q.rate.rate = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
@@ -401,6 +401,19 @@ int nl_tbf(struct nl *nl, int index, const char *name, uint64_t rate_bps,
 	return queued(nl, nlh);
 }
 
+int nl_tbf(struct nl *nl, int index, const char *name, uint64_t rate_bps,
+	   uint32_t burst, uint32_t limit)
+{
+	return tbf(nl, index, name, rate_bps, burst, limit, 1);
+}
+
+int nl_tbf_over(struct nl *nl, int index, const char *name,
+		uint64_t rate_bps, uint32_t burst)
+{
+	/* its own FIFO's limit, until the qdisc under it replaces that */
+	return tbf(nl, index, name, rate_bps, burst, 65536, NL_TBF_OVER);
+}
+
 /* bytes/s in a ratespec, with the 64-bit attribute's value when it is more */
 static void ratespec(struct tc_ratespec *r, uint64_t bytes)
 {
@@ -413,7 +426,8 @@ static uint32_t ticks(uint32_t burst, uint64_t bytes)
 	return (uint32_t)((double)burst / (double)bytes * 1e9 / 64);
 }
 
-int nl_htb(struct nl *nl, int index, const char *name, uint16_t defcls)
+int nl_htb(struct nl *nl, int index, const char *name, uint16_t defcls,
+	   bool under_tbf)
 {
 	struct tc_htb_glob g = { .version = 3, .rate2quantum = 10,
 				 .defcls = defcls };
@@ -425,7 +439,8 @@ int nl_htb(struct nl *nl, int index, const char *name, uint16_t defcls)
 		  "add qdisc 'htb' on '%s'", name);
 	if (!nlh)
 		return err;
-	tc_header(nlh, index, 1u << 16, TC_H_ROOT);
+	tc_header(nlh, index, 1u << 16, under_tbf ?
+		  TC_H_MAKE((uint32_t)NL_TBF_OVER << 16, 1) : TC_H_ROOT);
 	mnl_attr_put_strz(nlh, TCA_KIND, "htb");
 	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 	mnl_attr_put(nlh, TCA_HTB_INIT, sizeof(g), &g);

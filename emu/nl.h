@@ -63,14 +63,24 @@ int nl_route_del(struct nl *nl, uint32_t dst, int prefix, uint32_t via,
 int nl_tbf(struct nl *nl, int index, const char *name, uint64_t rate_bps,
 	   uint32_t burst, uint32_t limit);
 /*
- * Fair shaping: an htb root qdisc (handle 1:) sending unclassified
- * packets to class 1:defcls; a class 1:minor under 1:parent (0: the root)
- * guaranteed rate and borrowing up to ceil (bit/s), bucket `burst` bytes,
- * `quantum` bytes per turn among its siblings; a bfifo of `limit` bytes as
+ * The same, as root qdisc NL_TBF_OVER: with a classful qdisc under it
+ * (nl_htb(..., true)) instead of a FIFO of its own: everything the link
+ * sends passes one bucket, in the order the qdisc under it chooses.
+ */
+#define NL_TBF_OVER 0xfff0	/* above every class minor htb is given */
+int nl_tbf_over(struct nl *nl, int index, const char *name,
+		uint64_t rate_bps, uint32_t burst);
+/*
+ * Fair shaping: an htb qdisc (handle 1:, at the root or under_tbf)
+ * sending unclassified packets to class 1:defcls (none there: ahead of
+ * every class, unshaped by htb); a class 1:minor under 1:parent (0: the
+ * root) guaranteed rate and borrowing up to ceil (bit/s), bucket `burst`
+ * bytes, `quantum` bytes per turn among its siblings; a bfifo of `limit` bytes as
  * the leaf qdisc of 1:minor; a u32 filter sending IPv4 packets to `dst`
  * (host order) to class 1:minor.
  */
-int nl_htb(struct nl *nl, int index, const char *name, uint16_t defcls);
+int nl_htb(struct nl *nl, int index, const char *name, uint16_t defcls,
+	   bool under_tbf);
 int nl_htb_class(struct nl *nl, int index, const char *name, uint16_t parent,
 		 uint16_t minor, uint64_t rate_bps, uint64_t ceil_bps,
 		 uint32_t burst, uint32_t quantum);

@@ -29,7 +29,7 @@
 
 enum {
 	B_NETNS, B_VETH, B_TBF, B_HTB,
-	B_FAIR,		/* htb class, bfifo leaf, u32 on the destination */
+	B_FAIR,		/* tbf over htb class, bfifo leaf, u32 on the dst */
 	B_INGRESS, B_CLSACT,
 	B_XCONNECT,	/* u32 classifier with a mirred redirect */
 	B_NETEM,	/* netem with a delay */
@@ -230,12 +230,11 @@ static int child(void)
 	if (known(try_qdisc(nl, "htb")))
 		bits |= 1 << B_HTB;
 	/* the links' fair shaping, as lab.c builds it */
-	err = nl_htb(nl, 2, "p0", 2);
+	err = nl_tbf_over(nl, 2, "p0", 8000000, 3028);
 	if (!err)
-		err = nl_htb_class(nl, 2, "p0", 0, 1, 8000000, 8000000, 3028,
-				   1514);
+		err = nl_htb(nl, 2, "p0", 0, true);
 	if (!err)
-		err = nl_htb_class(nl, 2, "p0", 1, 3, 4000000, 8000000, 3028,
+		err = nl_htb_class(nl, 2, "p0", 0, 3, 16000000, 16000000, 3028,
 				   1514);
 	if (!err)
 		err = nl_bfifo(nl, 2, "p0", 3, 65536);

@@ -13,7 +13,7 @@ struct probe {
 	bool netns;
 	bool veth;
 	bool tbf, htb, ingress, clsact;		/* qdiscs */
-	bool fair;		/* htb classes, bfifo leaves, u32 filters */
+	bool fair;		/* tbf over htb classes, bfifo leaves, u32 */
 	bool u32, mirred;			/* classifier, action */
 	bool netem;		/* a netem qdisc with a delay can be made */
 	bool nfqueue;		/* a packet reaches a queue by an iptables rule */

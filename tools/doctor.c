@@ -19,7 +19,7 @@ static const struct {
 	{ "veth", "veth", offsetof(struct probe, veth) },
 	{ "qdisc tbf", "tbf", offsetof(struct probe, tbf) },
 	{ "qdisc htb", "htb", offsetof(struct probe, htb) },
-	{ "htb+bfifo+u32", "fair_shaping", offsetof(struct probe, fair) },
+	{ "tbf+htb+bfifo+u32", "fair_shaping", offsetof(struct probe, fair) },
 	{ "qdisc netem", "netem", offsetof(struct probe, netem) },
 	{ "qdisc ingress", "ingress", offsetof(struct probe, ingress) },
 	{ "qdisc clsact", "clsact", offsetof(struct probe, clsact) },
@@ -45,8 +45,9 @@ struct paths {
 static struct paths paths_of(const struct probe *pr)
 {
 	return (struct paths){
-		.shaping = pr->fair ? "htb, a class per transfer (bfifo "
-				      "leaves, u32 on the destination)" :
+		.shaping = pr->fair ? "tbf; where transfers share a link, "
+				      "htb under it, a class per transfer "
+				      "(bfifo leaves, u32 on the destination)" :
 				      NULL,
 		.switching = pr->ingress && pr->u32 && pr->mirred ?
 				     "tc ingress + u32 + mirred redirect" :
@@ -147,7 +148,7 @@ int cmd_doctor(int argc, char **argv)
 	p = paths_of(&pr);
 	printf("\ntwinlab will use:\n");
 	printf("  shaping         %s\n", p.shaping ? p.shaping :
-	       "NONE (no htb classes, bfifo or u32)");
+	       "NONE (no tbf over htb classes, bfifo or u32)");
 	printf("  ROADM switching %s\n", p.switching ? p.switching : "NONE");
 	printf("  delay           %s\n", p.delay ? p.delay :
 	       "NONE (no NFQUEUE)");
