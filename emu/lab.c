@@ -19,6 +19,7 @@
 #include <math.h>
 #include <net/if.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -420,20 +421,85 @@ unsigned lab_ns_flags(enum node_kind kind)
 	       kind == NODE_SERVER ? NETNS_TCP : 0;
 }
 
+/*
+ * Namespaces are made by LAB_NS_THREADS threads side by side, node i by
+ * thread i % LAB_NS_THREADS: much of making one (the kernel's set-up of
+ * a namespace, its sysctls) runs while another is made. A thread stops
+ * at its first failure, or once another has failed at a lower node.
+ */
+#define LAB_NS_THREADS 2
+
+struct ns_maker {
+	struct lab *lab;
+	int first, step;
+	int *failed;		/* the lowest node that failed, or nnodes */
+	pthread_mutex_t *lock;
+	int err, at;		/* this one's failure, at node `at` */
+};
+
+static void *make_some(void *arg)
+{
+	struct ns_maker *m = arg;
+	const struct scenario *sc = m->lab->p->sc;
+
+	for (int i = m->first; i < sc->nnodes; i += m->step) {
+		struct lab_node *n = &m->lab->n[i];
+		bool stop;
+
+		pthread_mutex_lock(m->lock);
+		stop = *m->failed < i;
+		pthread_mutex_unlock(m->lock);
+		if (stop)
+			break;
+		m->err = netns_add_open(n->ns, lab_ns_flags(sc->nodes[i].kind),
+					&n->fd, open_nl, n);
+		if (m->err) {
+			m->at = i;
+			pthread_mutex_lock(m->lock);
+			if (i < *m->failed)
+				*m->failed = i;
+			pthread_mutex_unlock(m->lock);
+			break;
+		}
+	}
+	return NULL;
+}
+
 static int make_namespaces(struct lab *lab)
 {
 	const struct scenario *sc = lab->p->sc;
+	struct ns_maker m[LAB_NS_THREADS];
+	pthread_t th[LAB_NS_THREADS];
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	sigset_t all, old;
+	int failed = sc->nnodes, nth = 1, err;
 
+	for (int i = 0; i < sc->nnodes; i++)
+		lab_ns_name(lab->prefix, sc->nodes[i].name, lab->n[i].ns,
+			    sizeof(lab->n[i].ns));
+	for (int t = 0; t < LAB_NS_THREADS; t++)
+		m[t] = (struct ns_maker){ .lab = lab, .first = t,
+					  .step = LAB_NS_THREADS,
+					  .failed = &failed, .lock = &lock };
+	/* the others take no signal: the caller's handlers see them all */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	while (nth < LAB_NS_THREADS &&
+	       !pthread_create(&th[nth], NULL, make_some, &m[nth]))
+		nth++;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	make_some(&m[0]);
+	for (int t = 1; t < nth; t++)
+		pthread_join(th[t], NULL);
+	/* the share of a thread that could not start, made here */
+	for (int t = nth; t < LAB_NS_THREADS; t++)
+		make_some(&m[t]);
+	/* recorded in the nodes' order, what was made */
 	for (int i = 0; i < sc->nnodes; i++) {
 		struct lab_node *n = &lab->n[i];
-		int err;
 
-		lab_ns_name(lab->prefix, sc->nodes[i].name, n->ns, sizeof(n->ns));
-		err = netns_add_open(n->ns, lab_ns_flags(sc->nodes[i].kind),
-				     &n->fd, open_nl, n);
-		if (err)
-			return fail(lab, err, "cannot create netns '%s': %s",
-				    n->ns, strerror(-err));
+		if (n->fd < 0)
+			continue;
 		err = record(lab, "netns %s", n->ns);
 		if (err)
 			return fail(lab, err, "cannot write state: %s",
@@ -443,6 +509,11 @@ static int make_namespaces(struct lab *lab)
 		if (err)
 			return fail(lab, err, "out of memory");
 	}
+	for (int t = 0; t < LAB_NS_THREADS; t++)
+		if (m[t].err && m[t].at == failed)
+			return fail(lab, m[t].err,
+				    "cannot create netns '%s': %s",
+				    lab->n[failed].ns, strerror(-m[t].err));
 	return 0;
 }
 

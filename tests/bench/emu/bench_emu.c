@@ -110,12 +110,14 @@ struct size_run {
 static struct {
 	int sizes[MAX_SIZES], nsizes, reps, mn_reps, warmup;
 	bool mn[NVAR];
+	bool iptc;		/* the ip/tc variant (off: minutes saved) */
 	const char *twinlab, *csv;
 	struct mn_opts mn_opts;
 } opt = {
 	.sizes = { 50, 100, 200 }, .nsizes = 3, .reps = 5, .mn_reps = 3,
 	.warmup = 1,
 	.mn = { [V_MN_NODES] = true, [V_MN_HOSTS] = true },
+	.iptc = true,
 	.twinlab = "build/bin/twinlab",
 	.mn_opts = { "/usr/bin/python3", "tests/bench/emu/mininet_linear.py",
 		     NULL },
@@ -825,7 +827,8 @@ static void run_size(struct size_run *s)
 	     rep++) {
 		for (size_t i = 0; i < sizeof(kernel) / sizeof(*kernel) &&
 				   rep < opt.reps && !bench_stop; i++)
-			if (!s->v[kernel[i]].failed)
+			if (!s->v[kernel[i]].failed &&
+			    (kernel[i] != V_IPTC || opt.iptc))
 				run_kernel_variant(s, kernel[i], true);
 		for (int i = V_MN_NODES; i <= V_MN_HOSTS && !bench_stop; i++) {
 			if (s->v[i].skipped || s->v[i].failed ||
@@ -1010,7 +1013,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: bench-emu [--sizes N,N,...] [--reps R] "
 		   "[--mn-reps R] [--warmup W]\n"
-		   "                 [--mininet both|nodes|hosts|off]\n"
+		   "                 [--mininet both|nodes|hosts|off] "
+		   "[--iptc on|off]\n"
 		   "                 [--twinlab PATH] [--python PATH] "
 		   "[--script PATH] [--csv FILE]\n"
 		   "Sizes are namespaces, multiples of %d (default "
@@ -1041,6 +1045,7 @@ static int parse_args(int argc, char **argv)
 		{ "mn-reps", required_argument, NULL, 'R' },
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "mininet", required_argument, NULL, 'm' },
+		{ "iptc", required_argument, NULL, 'i' },
 		{ "twinlab", required_argument, NULL, 't' },
 		{ "python", required_argument, NULL, 'p' },
 		{ "script", required_argument, NULL, 'S' },
@@ -1092,6 +1097,14 @@ static int parse_args(int argc, char **argv)
 					optarg);
 				return 2;
 			}
+			break;
+		case 'i':
+			if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+				fprintf(stderr, "bench-emu: bad --iptc '%s'\n",
+					optarg);
+				return 2;
+			}
+			opt.iptc = !strcmp(optarg, "on");
 			break;
 		case 't':
 			opt.twinlab = optarg;
