@@ -422,6 +422,31 @@ unsigned lab_ns_flags(enum node_kind kind)
 }
 
 /*
+ * fn(&arg[t]) for t in [0, n) (elements of `size` bytes; n at most 8):
+ * t > 0 each in a thread of its own where one can start, taking no signal
+ * (the caller's handlers see them all); t = 0, and any whose thread could
+ * not start, in this thread. Returns once all have.
+ */
+static void side_by_side(void *(*fn)(void *), void *arg, size_t size, int n)
+{
+	pthread_t th[8];
+	sigset_t all, old;
+	int nth = 1;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	while (nth < n && nth < 8 &&
+	       !pthread_create(&th[nth], NULL, fn, (char *)arg + nth * size))
+		nth++;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	fn(arg);
+	for (int t = 1; t < nth; t++)
+		pthread_join(th[t], NULL);
+	for (int t = nth; t < n; t++)
+		fn((char *)arg + t * size);
+}
+
+/*
  * Namespaces are made by LAB_NS_THREADS threads side by side, node i by
  * thread i % LAB_NS_THREADS: much of making one (the kernel's set-up of
  * a namespace, its sysctls) runs while another is made. A thread stops
@@ -469,10 +494,8 @@ static int make_namespaces(struct lab *lab)
 {
 	const struct scenario *sc = lab->p->sc;
 	struct ns_maker m[LAB_NS_THREADS];
-	pthread_t th[LAB_NS_THREADS];
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	sigset_t all, old;
-	int failed = sc->nnodes, nth = 1, err;
+	int failed = sc->nnodes, err;
 
 	for (int i = 0; i < sc->nnodes; i++)
 		lab_ns_name(lab->prefix, sc->nodes[i].name, lab->n[i].ns,
@@ -481,19 +504,7 @@ static int make_namespaces(struct lab *lab)
 		m[t] = (struct ns_maker){ .lab = lab, .first = t,
 					  .step = LAB_NS_THREADS,
 					  .failed = &failed, .lock = &lock };
-	/* the others take no signal: the caller's handlers see them all */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	while (nth < LAB_NS_THREADS &&
-	       !pthread_create(&th[nth], NULL, make_some, &m[nth]))
-		nth++;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	make_some(&m[0]);
-	for (int t = 1; t < nth; t++)
-		pthread_join(th[t], NULL);
-	/* the share of a thread that could not start, made here */
-	for (int t = nth; t < LAB_NS_THREADS; t++)
-		make_some(&m[t]);
+	side_by_side(make_some, m, sizeof(m[0]), LAB_NS_THREADS);
 	/* recorded in the nodes' order, what was made */
 	for (int i = 0; i < sc->nnodes; i++) {
 		struct lab_node *n = &lab->n[i];
@@ -1347,9 +1358,7 @@ static void *del_some(void *arg)
 static void del_all(char (*name)[64], int n, struct down_ctx *c)
 {
 	struct ns_deleter d[LAB_DEL_THREADS];
-	pthread_t th[LAB_DEL_THREADS];
-	int *err = calloc((size_t)n + 1, sizeof(*err)), nth = 1;
-	sigset_t all, old;
+	int *err = calloc((size_t)n + 1, sizeof(*err));
 
 	if (!err) {
 		for (int i = 0; i < n; i++)
@@ -1358,18 +1367,8 @@ static void del_all(char (*name)[64], int n, struct down_ctx *c)
 	}
 	for (int t = 0; t < LAB_DEL_THREADS; t++)
 		d[t] = (struct ns_deleter){ name, n, t, err };
-	/* the others take no signal: the caller's handlers see them all */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	while (nth < LAB_DEL_THREADS && nth < n &&
-	       !pthread_create(&th[nth], NULL, del_some, &d[nth]))
-		nth++;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	del_some(&d[0]);
-	for (int t = 1; t < nth; t++)
-		pthread_join(th[t], NULL);
-	for (int t = nth; t < LAB_DEL_THREADS; t++)
-		del_some(&d[t]);
+	side_by_side(del_some, d, sizeof(d[0]),
+		     n < LAB_DEL_THREADS ? n : LAB_DEL_THREADS);
 	for (int i = 0; i < n; i++) {
 		if (err[i] && err[i] != -ENOENT) {
 			if (!c->first_err)

@@ -213,8 +213,10 @@ int netns_add_open(const char *name, unsigned flags, int *nsfd,
 		err = inside(ctx);
 	netns_leave(saved);
 	if (err) {
-		if (nsfd && *nsfd >= 0)
+		if (nsfd && *nsfd >= 0) {
 			close(*nsfd);
+			*nsfd = -1;
+		}
 		umount2(path, MNT_DETACH);
 		goto fail_file;
 	}

@@ -38,7 +38,7 @@ int netns_add(const char *name, unsigned flags)
  * handle into *nsfd (may be NULL) and call inside(ctx) (may be NULL: what
  * a caller opens there, a socket say, costs no extra switch). A nonzero
  * return of inside fails it all, with that error; what inside opened is
- * the caller's to close.
+ * the caller's to close. On failure *nsfd is -1.
  */
 int netns_add_open(const char *name, unsigned flags, int *nsfd,
 		   int (*inside)(void *ctx), void *ctx)

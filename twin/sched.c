@@ -114,6 +114,7 @@ int sched_init(struct sched *s, struct plan *p)
 	/*
 	 * The weights of the static edges never change; computing them once
 	 * keeps the node and fibre tables out of the searches' inner loop.
+	 * A cut fibre (cut for the life of a plan) weighs INFINITY.
 	 */
 	for (int u = 0; u < n; u++) {
 		for (int e = net->adj_start[u]; e < net->adj_start[u + 1];
@@ -121,7 +122,9 @@ int sched_init(struct sched *s, struct plan *p)
 			const struct adj *a = &net->adj[e];
 			struct step st = { step_of[a->kind], a->idx, u, a->to };
 
-			s->adj_w[e] = aux_weight(s, &st);
+			s->adj_w[e] = a->kind == E_FIBRE &&
+					      s->sc->fibres[a->idx].down ?
+					      INFINITY : aux_weight(s, &st);
 		}
 	}
 	return 0;
@@ -376,7 +379,7 @@ static void scan(struct sched *s, const struct walk *w, struct frontier *f,
 		switch (a->kind) {
 		case E_FIBRE:
 			/* a cut fibre is not there, even for km routes */
-			if (s->sc->fibres[a->idx].down)
+			if (isinf(wt))
 				continue;
 			if (w->lambda >= 0 ?
 				    !net_lambda_free(net, a->idx, w->lambda) :

@@ -58,7 +58,8 @@ struct sched {
 	int n;
 	uint32_t gen;
 	struct frontier fwd, bwd;
-	double *adj_w;		/* aux weight of each net->adj entry, fixed */
+	double *adj_w;		/* aux weight of each net->adj entry, fixed
+				 * (INFINITY: a cut fibre) */
 	struct step *steps;	/* path buffer, n entries */
 	/* SPFF route cache: per ROADM, predecessor fibre per node, or NULL */
 	int **km_pred;
