@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,28 +36,36 @@ static int path_of(const char *name, char *buf, size_t len)
 /*
  * /run/netns must be a shared mount point so that bind mounts made on it
  * propagate to other mount namespaces (what iproute2 does, too). Once a
- * process; again if the directory went away (netns_add_open).
+ * process, or `again` (the directory went away: netns_add_open); under a
+ * lock, as threads make namespaces side by side (two binding it at once
+ * would stack two mounts).
  */
 static bool run_dir_ready;
+static pthread_mutex_t run_dir_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int prepare_run_dir(void)
+static int prepare_run_dir(bool again)
 {
 	bool bound = false;
+	int err = 0;
 
-	if (run_dir_ready)
-		return 0;
-	if (mkdir(NETNS_RUN_DIR, 0755) && errno != EEXIST)
-		return -errno;
-	while (mount("", NETNS_RUN_DIR, "none", MS_SHARED | MS_REC, NULL)) {
+	pthread_mutex_lock(&run_dir_lock);
+	if (again)
+		run_dir_ready = false;
+	if (!run_dir_ready && mkdir(NETNS_RUN_DIR, 0755) && errno != EEXIST)
+		err = -errno;
+	while (!err && !run_dir_ready &&
+	       mount("", NETNS_RUN_DIR, "none", MS_SHARED | MS_REC, NULL)) {
 		if (errno != EINVAL || bound)
-			return -errno;
-		if (mount(NETNS_RUN_DIR, NETNS_RUN_DIR, "none", MS_BIND | MS_REC,
-			  NULL))
-			return -errno;
+			err = -errno;
+		else if (mount(NETNS_RUN_DIR, NETNS_RUN_DIR, "none",
+			       MS_BIND | MS_REC, NULL))
+			err = -errno;
 		bound = true;
 	}
-	run_dir_ready = true;
-	return 0;
+	if (!err)
+		run_dir_ready = true;
+	pthread_mutex_unlock(&run_dir_lock);
+	return err;
 }
 
 /* Write val to path under directory dir. */
@@ -172,13 +181,12 @@ int netns_add_open(const char *name, unsigned flags, int *nsfd,
 
 	err = path_of(name, path, sizeof(path));
 	if (!err)
-		err = prepare_run_dir();
+		err = prepare_run_dir(false);
 	if (err)
 		return err;
 	fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
 	if (fd < 0 && errno == ENOENT) {
-		run_dir_ready = false;
-		err = prepare_run_dir();
+		err = prepare_run_dir(true);
 		if (err)
 			return err;
 		fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
