@@ -459,7 +459,7 @@ struct ns_maker {
 	int first, step;
 	int *failed;		/* the lowest node that failed, or nnodes */
 	pthread_mutex_t *lock;
-	int err, at;		/* this one's failure, at node `at` */
+	int err;		/* this one's failure (at a node of its own) */
 };
 
 static void *make_some(void *arg)
@@ -479,7 +479,6 @@ static void *make_some(void *arg)
 		m->err = netns_add_open(n->ns, lab_ns_flags(sc->nodes[i].kind),
 					&n->fd, open_nl, n);
 		if (m->err) {
-			m->at = i;
 			pthread_mutex_lock(m->lock);
 			if (i < *m->failed)
 				*m->failed = i;
@@ -520,11 +519,11 @@ static int make_namespaces(struct lab *lab)
 		if (err)
 			return fail(lab, err, "out of memory");
 	}
-	for (int t = 0; t < LAB_NS_THREADS; t++)
-		if (m[t].err && m[t].at == failed)
-			return fail(lab, m[t].err,
-				    "cannot create netns '%s': %s",
-				    lab->n[failed].ns, strerror(-m[t].err));
+	/* node i is maker i % LAB_NS_THREADS's */
+	err = failed < sc->nnodes ? m[failed % LAB_NS_THREADS].err : 0;
+	if (err)
+		return fail(lab, err, "cannot create netns '%s': %s",
+			    lab->n[failed].ns, strerror(-err));
 	return 0;
 }
 
@@ -1319,18 +1318,20 @@ static void cg_said(const char *what, void *arg)
 	say(arg, "%s", what);
 }
 
-static void del_ns(const char *name, void *arg)
+/* What deleting namespace `name` came to (err from netns_del). */
+static void del_said(struct down_ctx *c, const char *name, int err)
 {
-	struct down_ctx *c = arg;
-	int err = netns_del(name);
-
 	if (err && err != -ENOENT) {
 		if (!c->first_err)
 			c->first_err = err;
-		return;
-	}
-	if (!err)
+	} else if (!err) {
 		say(c, "netns %s", name);
+	}
+}
+
+static void del_ns(const char *name, void *arg)
+{
+	del_said(arg, name, netns_del(name));
 }
 
 /*
@@ -1369,14 +1370,8 @@ static void del_all(char (*name)[64], int n, struct down_ctx *c)
 		d[t] = (struct ns_deleter){ name, n, t, err };
 	side_by_side(del_some, d, sizeof(d[0]),
 		     n < LAB_DEL_THREADS ? n : LAB_DEL_THREADS);
-	for (int i = 0; i < n; i++) {
-		if (err[i] && err[i] != -ENOENT) {
-			if (!c->first_err)
-				c->first_err = err[i];
-		} else if (!err[i]) {
-			say(c, "netns %s", name[i]);
-		}
-	}
+	for (int i = 0; i < n; i++)
+		del_said(c, name[i], err[i]);
 	free(err);
 }
 

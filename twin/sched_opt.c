@@ -344,16 +344,13 @@ static int jdfs(struct jwalk *w, int u)
 	for (int i = net->adj_start[u]; i < net->adj_start[u + 1] && !err;
 	     i++) {
 		const struct adj *x = &net->adj[i];
-		bool any = false;
 
-		if (x->kind != E_FIBRE || w->s->sc->fibres[x->idx].down ||
-		    w->on[x->to])
+		if (x->kind != E_FIBRE || w->on[x->to])
 			continue;
 		w->fib[w->n] = x->idx;
 		w->roadm[++w->n] = x->to;
-		for (int l = 0; l < w->g->nlambda && !any; l++)
-			any = run_free(w, l);
-		if (any) {
+		/* a wavelength free all along (none on a cut fibre) */
+		if (net_first_fit(net, w->fib, w->n) >= 0) {
 			w->on[x->to] = true;
 			err = jemit(w, x->to);
 			if (!err)

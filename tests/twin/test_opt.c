@@ -79,7 +79,9 @@ static void random_inst(struct inst *x, uint64_t seed)
 		x->locals[i] = perm[1 + i];
 }
 
-static struct scenario *scenario_of(const struct inst *x)
+/* x as a scenario: routers on ROADMs 0..nr-1 of nroadm, nlambda each. */
+static struct scenario *scenario_of(const struct inst *x, int nroadm, int nr,
+				    int nlambda)
 {
 	char y[8192];
 	int n = 0;
@@ -87,23 +89,25 @@ static struct scenario *scenario_of(const struct inst *x)
 	struct scenario *sc;
 
 	n += snprintf(y + n, sizeof(y) - n,
-		      "name: tiny\nwavelength_gbps: 100\nwavelengths: 4\n"
+		      "name: tiny\nwavelength_gbps: 100\nwavelengths: %d\n"
 		      "demand_gbps: 10\nweights: {alpha: %.17g, beta: %.17g, "
-		      "reuse: %.17g, adddrop: %.17g}\nroadms: [R0, R1, R2, R3, "
-		      "R4, R5]\nfibres:\n", x->alpha, x->beta, x->reuse,
-		      x->adddrop);
-	for (int u = 0; u < NROADM; u++)
-		for (int v = u + 1; v < NROADM; v++)
+		      "reuse: %.17g, adddrop: %.17g}\nroadms: [", nlambda,
+		      x->alpha, x->beta, x->reuse, x->adddrop);
+	for (int u = 0; u < nroadm; u++)
+		n += snprintf(y + n, sizeof(y) - n, "%sR%d", u ? ", " : "", u);
+	n += snprintf(y + n, sizeof(y) - n, "]\nfibres:\n");
+	for (int u = 0; u < nroadm; u++)
+		for (int v = u + 1; v < nroadm; v++)
 			if (x->km[u][v] > 0)
 				n += snprintf(y + n, sizeof(y) - n,
 					      "  - {a: R%d, b: R%d, km: %.17g}\n",
 					      u, v, x->km[u][v]);
 	n += snprintf(y + n, sizeof(y) - n, "routers:\n");
-	for (int r = 0; r < NR; r++)
+	for (int r = 0; r < nr; r++)
 		n += snprintf(y + n, sizeof(y) - n,
 			      "  - {name: r%d, roadm: R%d}\n", r, r);
 	n += snprintf(y + n, sizeof(y) - n, "servers:\n");
-	for (int s = 0; s <= NR; s++)
+	for (int s = 0; s <= nr; s++)
 		n += snprintf(y + n, sizeof(y) - n,
 			      "  - {name: s%d, router: r%d, access_gbps: 100, "
 			      "access_km: %.17g, cpu: 1, memory_mib: 64}\n", s,
@@ -292,7 +296,7 @@ Test(sched_opt, least_tree_weight_against_brute_force)
 		double want, got;
 
 		random_inst(&x, seed);
-		sc = scenario_of(&x);
+		sc = scenario_of(&x, NROADM, NR, 4);
 		want = brute_force(&x);
 		p = sched_plan(sc, &sched_opt);
 		cr_assert_not_null(p, "seed %d: %s", (int)seed, strerror(errno));
@@ -441,50 +445,6 @@ static void jrandom(struct jinst *j, uint64_t seed)
 	x->nlocals = 1 + below(JR);
 	for (int i = 0; i < x->nlocals; i++)
 		x->locals[i] = perm[1 + i];
-}
-
-static struct scenario *jscenario(const struct jinst *j)
-{
-	const struct inst *x = &j->x;
-	char y[8192];
-	int n = 0;
-	struct scn_error err;
-	struct scenario *sc;
-
-	n += snprintf(y + n, sizeof(y) - n,
-		      "name: joint\nwavelength_gbps: 100\nwavelengths: %d\n"
-		      "demand_gbps: 10\nweights: {alpha: %.17g, beta: %.17g, "
-		      "reuse: %.17g, adddrop: %.17g}\nroadms: [R0, R1, R2, R3, "
-		      "R4]\nfibres:\n", j->nlambda, x->alpha, x->beta, x->reuse,
-		      x->adddrop);
-	for (int u = 0; u < JROADM; u++)
-		for (int v = u + 1; v < JROADM; v++)
-			if (x->km[u][v] > 0)
-				n += snprintf(y + n, sizeof(y) - n,
-					      "  - {a: R%d, b: R%d, km: %.17g}\n",
-					      u, v, x->km[u][v]);
-	n += snprintf(y + n, sizeof(y) - n, "routers:\n");
-	for (int r = 0; r < JR; r++)
-		n += snprintf(y + n, sizeof(y) - n,
-			      "  - {name: r%d, roadm: R%d}\n", r, r);
-	n += snprintf(y + n, sizeof(y) - n, "servers:\n");
-	for (int s = 0; s <= JR; s++)
-		n += snprintf(y + n, sizeof(y) - n,
-			      "  - {name: s%d, router: r%d, access_gbps: 100, "
-			      "access_km: %.17g, cpu: 1, memory_mib: 64}\n", s,
-			      x->server_router[s], x->access_km[s]);
-	n += snprintf(y + n, sizeof(y) - n,
-		      "tasks:\n  - {name: t, global: s%d, locals: [", x->global);
-	for (int i = 0; i < x->nlocals; i++)
-		n += snprintf(y + n, sizeof(y) - n, "%ss%d", i ? ", " : "",
-			      x->locals[i]);
-	n += snprintf(y + n, sizeof(y) - n,
-		      "], parameters: 1000, bytes_per_parameter: 4, "
-		      "work_core_s: 0}\n");
-	cr_assert_lt(n, (int)sizeof(y));
-	sc = scenario_parse(y, strlen(y), "joint", &err);
-	cr_assert_not_null(sc, "%d:%d: %s\n%s", err.line, err.col, err.msg, y);
-	return sc;
 }
 
 /* Every simple run from ROADM u to ROADM b, on every wavelength. */
@@ -657,7 +617,7 @@ Test(sched_opt, joint_program_against_brute_force)
 			jruns(&j, q, pa[q], pb[q], on, 0, 0, 0, 0, &c);
 			on[pa[q]] = false;
 		}
-		sc = jscenario(&j);
+		sc = scenario_of(&j.x, JROADM, JR, j.nlambda);
 		want = jbrute(&j, &c, true);
 		free_of_wl = jbrute(&j, &c, false);
 		bound += want > free_of_wl * (1 + 1e-9);
