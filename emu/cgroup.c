@@ -573,6 +573,31 @@ int cg_cpu_ns(struct cg *cg, uint64_t *ns)
 	return ret;
 }
 
+int cg_cpu_throttled(struct cg *cg, uint64_t *periods, uint64_t *throttled)
+{
+	struct cgroup_stat st;
+	void *h = NULL;
+	int ret, found = 0;
+
+	/* cpu.stat, v1 and v2 alike: "nr_periods N", "nr_throttled N" */
+	ret = cgroup_read_stats_begin("cpu", cg->name, &h, &st);
+	while (ret == 0 && found != 3) {
+		if (!strcmp(st.name, "nr_periods") &&
+		    !parse_u64(st.value, periods))
+			found |= 1;
+		else if (!strcmp(st.name, "nr_throttled") &&
+			 !parse_u64(st.value, throttled))
+			found |= 2;
+		if (found != 3)
+			ret = cgroup_read_stats_next(&h, &st);
+	}
+	if (h)
+		cgroup_read_stats_end(&h);
+	if (found == 3)
+		return 0;
+	return ret && ret != ECGEOF ? cg_errno(ret) : -ENODATA;
+}
+
 int cg_mem_peak(struct cg *cg, uint64_t *bytes)
 {
 	int ret;

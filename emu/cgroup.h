@@ -83,6 +83,15 @@ int cg_attach_self(const struct cg *cg) __attribute__((warn_unused_result));
 int cg_cpu_ns(struct cg *cg, uint64_t *ns) __attribute__((warn_unused_result));
 
 /*
+ * cg_cpu_throttled - of the CPU-limit periods in which the cgroup's
+ * processes ran, how many ended with the group held back for having used
+ * its quota (cpu.stat "nr_periods" and "nr_throttled", in v1 and v2).
+ * 0, -ENODATA (no CPU limit, so no such count) or -errno.
+ */
+int cg_cpu_throttled(struct cg *cg, uint64_t *periods, uint64_t *throttled)
+	__attribute__((warn_unused_result));
+
+/*
  * cg_mem_peak - the most memory the cgroup has held, in bytes (v1
  * memory.max_usage_in_bytes, v2 memory.peak). 0, -EOPNOTSUPP (v2 before
  * Linux 5.19 keeps no peak) or -errno.

@@ -488,15 +488,24 @@ static void two_cpus(int cpu[2])
 /*
  * Two children spin the same number of iterations (~0.3 s of CPU) at the
  * same time, one in a 1.0-core cgroup and one in a 0.2-core cgroup, each
- * pinned to a CPU of its own (sharing one, the 1.0 child loses the 0.2
- * child's share and the ratio drops to ~4): the second needs ~5x the wall
- * time. Each cgroup's CPU time must match what wait4() reports for its
- * child.
+ * pinned to a CPU of its own. What the quota promises is asserted from
+ * what each child and the kernel count, not from how long the work took:
+ * the 0.2-core child gets 0.2 of a core over its wall time; its cgroup
+ * used no more than its quota in each of the periods the kernel counted,
+ * and was held back in most of them; the 1.0-core child got more than
+ * such a cap would allow. Each cgroup's CPU time must match what wait4()
+ * reports for its child.
+ *
+ * The ratio of the two wall times (~5) is logged, not asserted: the same
+ * iterations took 0.16 to 0.53 s of CPU on this machine's cores from one
+ * run to the next while the 0.2-core child's share stayed 0.200-0.203,
+ * so the ratio measured the cores as much as the quota (3.75-7.64 in
+ * three runs of three; 8.13 once, which failed a run of the suite).
  */
 Test(cgroup, cpu_quota_throttles, .timeout = 40)
 {
 	static const double cores[2] = { 1.0, 0.2 };
-	double ratio[RUNS], share[RUNS], err_max = 0;
+	double ratio[RUNS], share[RUNS], full[RUNS], err_max = 0;
 	uint64_t n;
 	int res[2], cpu[2];
 
@@ -508,7 +517,7 @@ Test(cgroup, cpu_quota_throttles, .timeout = 40)
 	for (int r = 0; r < RUNS; r++) {
 		struct spin_job job[2];
 		double wall[2] = { 0, 0 }, spun[2] = { 0, 0 }, used[2], acct[2];
-		uint64_t base[2] = { 0, 0 };
+		uint64_t base[2] = { 0, 0 }, per0 = 0, thr0 = 0, per, thr;
 		struct cg *cg[2];
 		int go[2];
 
@@ -529,6 +538,9 @@ Test(cgroup, cpu_quota_throttles, .timeout = 40)
 						    cpu[(k + r) % 2] };
 			/* the calibration ran in cg[0] too: count from here */
 			cr_assert_eq(cg_cpu_ns(cg[k], &base[k]), 0);
+			if (k == 1)
+				cr_assert_eq(cg_cpu_throttled(cg[1], &per0,
+							      &thr0), 0);
 			child(k, cg[k], true, go, spin_child, &job[k]);
 		}
 		close(go[1]);	/* both start now */
@@ -558,6 +570,24 @@ Test(cgroup, cpu_quota_throttles, .timeout = 40)
 		}
 		ratio[r] = wall[1] / wall[0];
 		share[r] = spun[1] / wall[1];
+		full[r] = spun[0] / wall[0];
+		/*
+		 * A group that overran its quota within a period pays it
+		 * back from the next one, so over P periods it can use no
+		 * more than P + 1 quotas and one tick's overrun (10 ms at
+		 * HZ 100); 10 % more for the counters read a moment apart.
+		 */
+		cr_assert_eq(cg_cpu_throttled(cg[1], &per, &thr), 0);
+		per -= per0;
+		thr -= thr0;
+		cr_log_info("run %d: the 0.2-core group ran in %" PRIu64
+			    " periods, held back in %" PRIu64, r, per, thr);
+		cr_expect_leq(acct[1], 1.1 * (0.2 * CG_PERIOD_US / 1e6 *
+					      (double)(per + 1) + 0.01),
+			      "0.2-core group: %.3f s of CPU in %" PRIu64
+			      " periods of %d us", acct[1], per, CG_PERIOD_US);
+		cr_expect_geq(2 * thr, per, "0.2-core group held back in %"
+			      PRIu64 " of %" PRIu64 " periods", thr, per);
 		cr_log_info("run %d: 1.0 core %.3f s wall (cpu %.3f s, cgroup "
 			    "%.3f s), 0.2 core %.3f s wall (cpu %.3f s, cgroup "
 			    "%.3f s): ratio %.2f", r, wall[0], used[0],
@@ -570,14 +600,16 @@ Test(cgroup, cpu_quota_throttles, .timeout = 40)
 	boost_off();
 	qsort(ratio, RUNS, sizeof(double), cmp_double);
 	qsort(share, RUNS, sizeof(double), cmp_double);
-	cr_log_info("throttling: median wall-time ratio %.2f (min %.2f, max "
-		    "%.2f); the 0.2-core child had %.3f of a core (median); "
-		    "worst CPU accounting error %.1f %%", ratio[RUNS / 2],
-		    ratio[0], ratio[RUNS - 1], share[RUNS / 2], 100 * err_max);
+	qsort(full, RUNS, sizeof(double), cmp_double);
+	cr_log_info("throttling: the 0.2-core child had %.3f of a core, the "
+		    "1.0-core child %.3f (medians); wall-time ratio %.2f "
+		    "(min %.2f, max %.2f), not asserted; worst CPU accounting "
+		    "error %.1f %%", share[RUNS / 2], full[RUNS / 2],
+		    ratio[RUNS / 2], ratio[0], ratio[RUNS - 1], 100 * err_max);
 	cr_expect(share[RUNS / 2] > 0.15 && share[RUNS / 2] < 0.25,
 		  "the 0.2-core child had %.3f of a core", share[RUNS / 2]);
-	cr_expect(ratio[RUNS / 2] > 3.5 && ratio[RUNS / 2] < 7,
-		  "median wall-time ratio %.2f, expected ~5", ratio[RUNS / 2]);
+	cr_expect_gt(full[RUNS / 2], 0.5, "the 1.0-core child had %.3f of "
+		     "a core", full[RUNS / 2]);
 	close(res[0]);
 	close(res[1]);
 }
