@@ -37,8 +37,8 @@ struct net *net_new(const struct scenario *sc)
 	net->sc = sc;
 	net->adj_start = calloc((size_t)n + 1, sizeof(*net->adj_start));
 	deg = calloc((size_t)n + 1, sizeof(*deg));
-	net->router_lps = calloc((size_t)n + 1, sizeof(*net->router_lps));
-	if (!net->adj_start || !deg || !net->router_lps)
+	net->router_ends = calloc((size_t)n + 1, sizeof(*net->router_ends));
+	if (!net->adj_start || !deg || !net->router_ends)
 		goto fail;
 
 	/* Count degrees, then fill CSR in one pass per edge kind. */
@@ -101,10 +101,10 @@ void net_free(struct net *net)
 	for (int i = 0; i < net->nlp; i++)
 		free(net->lp[i].fib);
 	free(net->lp);
-	if (net->router_lps)
+	if (net->router_ends)
 		for (int i = 0; i < net->sc->nnodes; i++)
-			free(net->router_lps[i].v);
-	free(net->router_lps);
+			free(net->router_ends[i].v);
+	free(net->router_ends);
 	free(net->undo);
 	free(net->used);
 	free(net->adj);
@@ -150,6 +150,40 @@ static int push_undo(struct net *net, struct undo u)
 	return 0;
 }
 
+/* Append lp's end at router r; its slot, or -ENOMEM. */
+static int push_end(struct net *net, int r, const struct lightpath *lp,
+		    int id)
+{
+	struct lp_ends *e = &net->router_ends[r];
+	int d = lp_dir_from(lp, r);
+
+	if (e->n == e->cap) {
+		int ncap = e->cap ? e->cap * 2 : 4;
+		struct lp_end *nv = realloc(e->v, (size_t)ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		e->v = nv;
+		e->cap = ncap;
+	}
+	e->v[e->n] = (struct lp_end){ .lp = id, .to = d ? lp->a : lp->b,
+				      .w = weight_lightpath(net->sc, lp),
+				      .out = lp->resid[d],
+				      .in = lp->resid[1 - d] };
+	return e->n++;
+}
+
+/* Direction dir of lp changed: copy it to the two ends. */
+static void sync_ends(struct net *net, const struct lightpath *lp, int dir)
+{
+	struct lp_end *from = &net->router_ends[dir ? lp->b : lp->a]
+				       .v[lp->end[dir]];
+	struct lp_end *to = &net->router_ends[dir ? lp->a : lp->b]
+				     .v[lp->end[1 - dir]];
+
+	from->out = to->in = lp->resid[dir];
+}
+
 int net_light(struct net *net, int a, int b, const int *fib, int n,
 	      int lambda, int task)
 {
@@ -183,12 +217,14 @@ int net_light(struct net *net, int a, int b, const int *fib, int n,
 	for (int i = 0; i < n; i++)
 		lp->km += sc->fibres[fib[i]].km;
 
-	err = int_vec_push(&net->router_lps[a], id);
-	if (err)
+	err = push_end(net, a, lp, id);
+	if (err < 0)
 		goto fail_fib;
-	err = int_vec_push(&net->router_lps[b], id);
-	if (err)
+	lp->end[0] = err;
+	err = push_end(net, b, lp, id);
+	if (err < 0)
 		goto fail_a;
+	lp->end[1] = err;
 	err = push_undo(net, (struct undo){ .kind = U_LIGHT, .lp = id });
 	if (err)
 		goto fail_b;
@@ -198,9 +234,9 @@ int net_light(struct net *net, int a, int b, const int *fib, int n,
 	net->nlp++;
 	return id;
 fail_b:
-	net->router_lps[b].n--;
+	net->router_ends[b].n--;
 fail_a:
-	net->router_lps[a].n--;
+	net->router_ends[a].n--;
 fail_fib:
 	free(lp->fib);
 	return err;
@@ -214,6 +250,7 @@ int net_reserve(struct net *net, int lp, int dir, double amount)
 	if (err)
 		return err;
 	net->lp[lp].resid[dir] -= amount;
+	sync_ends(net, &net->lp[lp], dir);
 	return 0;
 }
 
@@ -225,14 +262,15 @@ void net_rollback(struct net *net, int mark)
 
 		if (u->kind == U_RESERVE) {
 			lp->resid[u->dir] += u->amount;
+			sync_ends(net, lp, u->dir);
 			continue;
 		}
 		/* U_LIGHT: lightpaths are undone newest first. */
 		for (int i = 0; i < lp->nfib; i++)
 			net->used[(long)lp->fib[i] * net->words +
 				  lp->lambda / 64] &= ~(1ull << (lp->lambda % 64));
-		net->router_lps[lp->a].n--;
-		net->router_lps[lp->b].n--;
+		net->router_ends[lp->a].n--;
+		net->router_ends[lp->b].n--;
 		free(lp->fib);
 		net->nlp--;
 	}
@@ -240,15 +278,15 @@ void net_rollback(struct net *net, int mark)
 
 int net_find_lightpath(const struct net *net, const struct lightpath *x)
 {
-	const struct int_vec *v = &net->router_lps[x->a];
+	const struct lp_ends *e = &net->router_ends[x->a];
 
-	for (int i = 0; i < v->n; i++) {
-		const struct lightpath *y = &net->lp[v->v[i]];
+	for (int i = 0; i < e->n; i++) {
+		const struct lightpath *y = &net->lp[e->v[i].lp];
 
 		if (y->a == x->a && y->b == x->b && y->lambda == x->lambda &&
 		    y->nfib == x->nfib &&
 		    !memcmp(y->fib, x->fib, (size_t)x->nfib * sizeof(*x->fib)))
-			return v->v[i];
+			return e->v[i].lp;
 	}
 	return -1;
 }

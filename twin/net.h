@@ -44,6 +44,26 @@ struct lightpath {
 	double cap_gbps;
 	double resid[2];	/* [0] a->b, [1] b->a */
 	int task;		/* scenario task index that lit it */
+	int end[2];		/* its slot in router_ends of a, of b */
+};
+
+/*
+ * A lightpath as the searches see it from one of its routers: where it
+ * goes, what it weighs, and its room leaving and entering this router
+ * (copies of resid[], kept by net_reserve and net_rollback). The ends at
+ * a router lie side by side, so a search scanning the router reads one
+ * short array instead of a lightpath's whole record per lightpath.
+ */
+struct lp_end {
+	int lp;
+	int to;			/* the router at its other end */
+	double w;		/* weight_lightpath() */
+	double out, in;		/* room leaving, entering this router */
+};
+
+struct lp_ends {
+	int n, cap;
+	struct lp_end *v;
 };
 
 struct int_vec {
@@ -69,7 +89,7 @@ struct net {
 	uint64_t *used;		/* nfibres * words */
 	int nlp, caplp;
 	struct lightpath *lp;
-	struct int_vec *router_lps; /* per node: lightpaths ending there */
+	struct lp_ends *router_ends; /* per node: lightpaths ending there */
 	int nundo, capundo;
 	struct undo *undo;
 };

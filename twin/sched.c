@@ -75,20 +75,15 @@ static void heap_release(struct heap *h)
 static void frontier_release(struct frontier *f)
 {
 	heap_release(&f->heap);
-	free(f->stamp);
 	free(f->pred);
-	free(f->src);
-	free(f->dist);
+	free(f->lab);
 }
 
 static int frontier_init(struct frontier *f, int n)
 {
-	f->dist = malloc((size_t)(n + 1) * sizeof(*f->dist));
-	f->src = malloc((size_t)(n + 1) * sizeof(*f->src));
+	f->lab = calloc((size_t)n + 1, sizeof(*f->lab));
 	f->pred = malloc((size_t)(n + 1) * sizeof(*f->pred));
-	f->stamp = calloc((size_t)n + 1, sizeof(*f->stamp));
-	if (heap_init(&f->heap, n) || !f->dist || !f->src || !f->pred ||
-	    !f->stamp)
+	if (heap_init(&f->heap, n) || !f->lab || !f->pred)
 		return -ENOMEM;
 	return 0;
 }
@@ -204,12 +199,12 @@ static int heap_pop(struct heap *h)
 
 bool search_reached(const struct sched *s, int v)
 {
-	return s->fwd.stamp[v] == s->gen;
+	return s->fwd.lab[v].stamp == s->gen;
 }
 
 double search_dist(const struct sched *s, int v)
 {
-	return search_reached(s, v) ? s->fwd.dist[v] : INFINITY;
+	return search_reached(s, v) ? s->fwd.lab[v].dist : INFINITY;
 }
 
 double aux_weight(const struct sched *s, const struct step *st)
@@ -225,23 +220,6 @@ double aux_weight(const struct sched *s, const struct step *st)
 		return weight_lightpath(s->sc, &s->net->lp[st->idx]);
 	}
 	return INFINITY;
-}
-
-/*
- * Room on a lightpath for one more transfer leaving router from. Directed
- * searches route a real transfer, so only the direction of travel counts.
- * The undirected searches behind the MST take a lightpath with room either
- * way: the tree is over an undirected closure, and its edges are then
- * routed directed.
- */
-static bool lp_has_room(const struct lightpath *lp, int from, bool directed,
-			double demand)
-{
-	int d = lp_dir_from(lp, from);
-
-	if (lp->resid[d] + ROOM_EPS >= demand)
-		return true;
-	return !directed && lp->resid[1 - d] + ROOM_EPS >= demand;
 }
 
 /* The best meeting of the two halves of a pair search so far. */
@@ -286,8 +264,8 @@ struct walk {
 static void boundary(struct voronoi *vo, const struct frontier *f, int u,
 		     int v, double wt)
 {
-	int a = f->src[u], b = f->src[v], id;
-	double d = f->dist[v] + wt + f->dist[u];
+	int a = f->lab[u].src, b = f->lab[v].src, id;
+	double d = f->lab[v].dist + wt + f->lab[u].dist;
 
 	if (a == b)
 		return;
@@ -334,34 +312,35 @@ static bool voronoi_done(struct voronoi *vo, double t)
  * server has one edge, so its label is final as soon as it has one: it
  * never enters the heap.
  */
-static void relax(struct sched *s, const struct walk *w, struct frontier *f,
+static inline __attribute__((always_inline)) void
+relax(struct sched *s, const struct walk *w, struct frontier *f,
 		  int u, int v, double wt, enum step_kind kind, int idx,
 		  bool leaf)
 {
-	double nd = f->dist[u] + wt;
+	double nd = f->lab[u].dist + wt;
 	bool in = false;
 
-	if (f->stamp[v] != s->gen) {
-		f->stamp[v] = s->gen;
+	if (f->lab[v].stamp != s->gen) {
+		f->lab[v].stamp = s->gen;
 		f->heap.pos[v] = FINAL;
 	} else if (f->heap.pos[v] == FINAL) {
 		if (w->vor)
 			boundary(w->vor, f, u, v, wt);
 		return;
-	} else if (f->dist[v] <= nd) {
+	} else if (f->lab[v].dist <= nd) {
 		return;
 	} else {
 		in = true;
 	}
-	f->dist[v] = nd;
-	f->src[v] = f->src[u];
+	f->lab[v].dist = nd;
+	f->lab[v].src = f->lab[u].src;
 	f->pred[v] = w->reverse ? (struct step){ kind, idx, v, u }
 				: (struct step){ kind, idx, u, v };
 	if (!leaf)
 		heap_set(&f->heap, nd, v, in);
-	if (w->other && w->other->stamp[v] == s->gen &&
-	    nd + w->other->dist[v] < w->meet->d)
-		*w->meet = (struct meeting){ nd + w->other->dist[v], v };
+	if (w->other && w->other->lab[v].stamp == s->gen &&
+	    nd + w->other->lab[v].dist < w->meet->d)
+		*w->meet = (struct meeting){ nd + w->other->lab[v].dist, v };
 }
 
 /* Offer every edge at u, now final, that the walk may take. */
@@ -369,7 +348,7 @@ static void scan(struct sched *s, const struct walk *w, struct frontier *f,
 		 int u)
 {
 	const struct net *net = s->net;
-	const struct int_vec *lps = &net->router_lps[u];
+	const struct lp_ends *ends = &net->router_ends[u];
 
 	for (int e = net->adj_start[u]; e < net->adj_start[u + 1]; e++) {
 		const struct adj *a = &net->adj[e];
@@ -405,7 +384,7 @@ static void scan(struct sched *s, const struct walk *w, struct frontier *f,
 			 * from the start): no other is ever on a boundary.
 			 */
 			if (a->to == a->idx) {
-				if (w->vor ? f->stamp[a->to] != s->gen :
+				if (w->vor ? f->lab[a->to].stamp != s->gen :
 					     w->leaf >= 0 && a->to != w->leaf)
 					continue;
 				leaf = true;
@@ -416,24 +395,31 @@ static void scan(struct sched *s, const struct walk *w, struct frontier *f,
 	}
 	if (w->mode != S_AUX)
 		return;
-	for (int i = 0; i < lps->n; i++) {
-		int l = lps->v[i];
-		const struct lightpath *lp = &net->lp[l];
-		int v = lp->a == u ? lp->b : lp->a;
+	/*
+	 * Room for one more transfer. Directed searches route a real
+	 * transfer, so only the direction of travel counts. The undirected
+	 * searches behind the MST take a lightpath with room either way: the
+	 * tree is over an undirected closure, and its edges are then routed
+	 * directed.
+	 */
+	for (int i = 0; i < ends->n; i++) {
+		const struct lp_end *e = &ends->v[i];
+		/* backwards, the transfer leaves e->to, not u */
+		double way = w->reverse ? e->in : e->out;
+		double back = w->reverse ? e->out : e->in;
 
-		/* backwards, the transfer leaves v, not u */
-		if (!lp_has_room(lp, w->reverse ? v : u, w->directed,
-				 w->demand))
+		if (way + ROOM_EPS < w->demand &&
+		    (w->directed || back + ROOM_EPS < w->demand))
 			continue;
-		relax(s, w, f, u, v, weight_lightpath(s->sc, lp), ST_LIGHTPATH, l, false);
+		relax(s, w, f, u, e->to, e->w, ST_LIGHTPATH, e->lp, false);
 	}
 }
 
 static void new_generation(struct sched *s)
 {
 	if (++s->gen == 0) {
-		memset(s->fwd.stamp, 0, (size_t)s->n * sizeof(*s->fwd.stamp));
-		memset(s->bwd.stamp, 0, (size_t)s->n * sizeof(*s->bwd.stamp));
+		for (int v = 0; v < s->n; v++)
+			s->fwd.lab[v].stamp = s->bwd.lab[v].stamp = 0;
 		s->gen = 1;
 	}
 	s->fwd.heap.n = 0;
@@ -446,11 +432,11 @@ static void start(struct sched *s, struct frontier *f, const int *srcs,
 	for (int i = 0; i < nsrc; i++) {
 		int v = srcs[i];
 
-		if (f->stamp[v] == s->gen)
+		if (f->lab[v].stamp == s->gen)
 			continue;	/* listed twice */
-		f->stamp[v] = s->gen;
-		f->dist[v] = 0;
-		f->src[v] = i;
+		f->lab[v].stamp = s->gen;
+		f->lab[v].dist = 0;
+		f->lab[v].src = i;
 		f->pred[v] = (struct step){ .kind = ST_ACCESS, .idx = -1,
 					    .from = -1, .to = v };
 		heap_set(&f->heap, 0, v, false);
@@ -466,11 +452,11 @@ static int run(struct sched *s, const struct walk *w, struct frontier *f,
 
 		if (u == target)
 			return 0;
-		if (w->vor && voronoi_done(w->vor, f->dist[u]))
+		if (w->vor && voronoi_done(w->vor, f->lab[u].dist))
 			return 0;
 		scan(s, w, f, u);
 		/* a server is final once its router labelled it */
-		if (target >= 0 && f->stamp[target] == s->gen &&
+		if (target >= 0 && f->lab[target].stamp == s->gen &&
 		    f->heap.pos[target] == FINAL)
 			return 0;
 	}
@@ -527,15 +513,15 @@ static int join(struct sched *s, int meet, int b)
 	int n = fwd_chain(s, meet), nf = n;
 
 	for (int i = 0; i < n; i++)
-		f->src[s->steps[i].from] = i + 1;
-	f->src[meet] = n + 1;
+		f->lab[s->steps[i].from].src = i + 1;
+	f->lab[meet].src = n + 1;
 	for (int x = meet; x != b;) {
 		const struct step *st = &s->bwd.pred[x];
 
 		x = st->to;
-		if (f->stamp[x] == s->gen && f->src[x] > 0 &&
-		    f->src[x] - 1 <= nf) {
-			n = nf = f->src[x] - 1;
+		if (f->lab[x].stamp == s->gen && f->lab[x].src > 0 &&
+		    f->lab[x].src - 1 <= nf) {
+			n = nf = f->lab[x].src - 1;
 			continue;
 		}
 		s->steps[n++] = *st;

@@ -41,12 +41,20 @@ struct heap {
 	int n;
 };
 
-/* One side of a Dijkstra search: labels valid where stamp == gen. */
+/*
+ * A node's label in one side of a search, valid where stamp == gen; the
+ * fields a relaxation reads side by side.
+ */
+struct label {
+	double dist;
+	uint32_t stamp;
+	int src;		/* index of the nearest source */
+};
+
+/* One side of a Dijkstra search. */
 struct frontier {
-	double *dist;
-	int *src;		/* index of the nearest source */
+	struct label *lab;
 	struct step *pred;	/* the step that labelled the node */
-	uint32_t *stamp;
 	struct heap heap;	/* pos -1: the label is final */
 };
 

@@ -64,14 +64,13 @@ static int km_route(struct sched *s, int from, int to, int *fib)
 /* A lightpath between routers a and b with room both ways, or -1. */
 static int groom(struct sched *s, int a, int b, double demand)
 {
-	const struct int_vec *v = &s->net->router_lps[a];
+	const struct lp_ends *e = &s->net->router_ends[a];
 
-	for (int i = 0; i < v->n; i++) {
-		const struct lightpath *lp = &s->net->lp[v->v[i]];
+	for (int i = 0; i < e->n; i++) {
+		const struct lp_end *x = &e->v[i];
 
-		if ((lp->a == b || lp->b == b) && lp->resid[0] >= demand &&
-		    lp->resid[1] >= demand)
-			return v->v[i];
+		if (x->to == b && x->out >= demand && x->in >= demand)
+			return x->lp;
 	}
 	return -1;
 }
