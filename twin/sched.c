@@ -74,7 +74,6 @@ static void heap_release(struct heap *h)
 
 static void frontier_release(struct frontier *f)
 {
-	heap_release(&f->heap);
 	free(f->pred);
 	free(f->lab);
 }
@@ -83,7 +82,7 @@ static int frontier_init(struct frontier *f, int n)
 {
 	f->lab = calloc((size_t)n + 1, sizeof(*f->lab));
 	f->pred = malloc((size_t)(n + 1) * sizeof(*f->pred));
-	if (heap_init(&f->heap, n) || !f->lab || !f->pred)
+	if (!f->lab || !f->pred)
 		return -ENOMEM;
 	return 0;
 }
@@ -193,6 +192,116 @@ static int heap_pop(struct heap *h)
 	h->item[i] = last;
 	h->pos[last.v] = i;
 	return top;
+}
+
+/* ---- a search's queue -------------------------------------------------- */
+
+static inline uint64_t key_bits(double d)
+{
+	uint64_t k;
+
+	memcpy(&k, &d, sizeof(k));
+	return k;
+}
+
+static inline void rq_link(struct frontier *f, int v)
+{
+	struct rqueue *q = &f->q;
+	struct label *l = &f->lab[v];
+	uint64_t k = key_bits(l->dist);
+	int b = k == q->last ? 0 : 64 - __builtin_clzll(k ^ q->last);
+
+	l->bucket = b;
+	l->prev = -1;
+	l->next = q->head[b];
+	if (l->next >= 0)
+		f->lab[l->next].prev = v;
+	q->head[b] = v;
+	q->used |= 1ull << b;
+}
+
+static inline void rq_unlink(struct frontier *f, int v)
+{
+	struct rqueue *q = &f->q;
+	const struct label *l = &f->lab[v];
+
+	if (l->prev >= 0) {
+		f->lab[l->prev].next = l->next;
+	} else {
+		q->head[l->bucket] = l->next;
+		if (l->next < 0)
+			q->used &= ~(1ull << l->bucket);
+	}
+	if (l->next >= 0)
+		f->lab[l->next].prev = l->prev;
+}
+
+static void rq_clear(struct rqueue *q)
+{
+	q->last = 0;
+	q->used = 0;
+	q->n = 0;
+	for (int b = 0; b < 65; b++)
+		q->head[b] = -1;
+}
+
+/* Queue v at its label's distance, or move it there (in: queued already). */
+static inline void rq_set(struct frontier *f, int v, bool in)
+{
+	if (in)
+		rq_unlink(f, v);
+	else
+		f->q.n++;
+	rq_link(f, v);
+}
+
+/*
+ * Make bucket 0 hold the least distance queued: take the lowest bucket,
+ * find its least, and spread the bucket over the buckets below it (each of
+ * its distances shares the bits above its own bucket's with that least).
+ */
+static void rq_settle(struct frontier *f)
+{
+	struct rqueue *q = &f->q;
+	int b, v;
+	double min = INFINITY;
+
+	if (q->head[0] >= 0 || !q->n)
+		return;
+	b = __builtin_ctzll(q->used);
+	for (v = q->head[b]; v >= 0; v = f->lab[v].next)
+		if (f->lab[v].dist < min)
+			min = f->lab[v].dist;
+	q->last = key_bits(min);
+	v = q->head[b];
+	q->head[b] = -1;
+	q->used &= ~(1ull << b);
+	while (v >= 0) {
+		int next = f->lab[v].next;
+
+		rq_link(f, v);
+		v = next;
+	}
+}
+
+/* The least distance queued, or INFINITY. */
+static double rq_top(struct frontier *f)
+{
+	rq_settle(f);
+	return f->q.n ? f->lab[f->q.head[0]].dist : INFINITY;
+}
+
+/* Take a node at the least distance; its label is final. */
+static int rq_pop(struct frontier *f)
+{
+	int v;
+
+	rq_settle(f);
+	v = f->q.head[0];
+	rq_unlink(f, v);
+	f->lab[v].bucket = FINAL;
+	f->q.n--;
+	return v;
 }
 
 /* ---- searches ---------------------------------------------------------- */
@@ -322,8 +431,8 @@ relax(struct sched *s, const struct walk *w, struct frontier *f,
 
 	if (f->lab[v].stamp != s->gen) {
 		f->lab[v].stamp = s->gen;
-		f->heap.pos[v] = FINAL;
-	} else if (f->heap.pos[v] == FINAL) {
+		f->lab[v].bucket = FINAL;
+	} else if (f->lab[v].bucket == FINAL) {
 		if (w->vor)
 			boundary(w->vor, f, u, v, wt);
 		return;
@@ -337,7 +446,7 @@ relax(struct sched *s, const struct walk *w, struct frontier *f,
 	f->pred[v] = w->reverse ? (struct step){ kind, idx, v, u }
 				: (struct step){ kind, idx, u, v };
 	if (!leaf)
-		heap_set(&f->heap, nd, v, in);
+		rq_set(f, v, in);
 	if (w->other && w->other->lab[v].stamp == s->gen &&
 	    nd + w->other->lab[v].dist < w->meet->d)
 		*w->meet = (struct meeting){ nd + w->other->lab[v].dist, v };
@@ -422,8 +531,8 @@ static void new_generation(struct sched *s)
 			s->fwd.lab[v].stamp = s->bwd.lab[v].stamp = 0;
 		s->gen = 1;
 	}
-	s->fwd.heap.n = 0;
-	s->bwd.heap.n = 0;
+	rq_clear(&s->fwd.q);
+	rq_clear(&s->bwd.q);
 }
 
 static void start(struct sched *s, struct frontier *f, const int *srcs,
@@ -439,7 +548,7 @@ static void start(struct sched *s, struct frontier *f, const int *srcs,
 		f->lab[v].src = i;
 		f->pred[v] = (struct step){ .kind = ST_ACCESS, .idx = -1,
 					    .from = -1, .to = v };
-		heap_set(&f->heap, 0, v, false);
+		rq_set(f, v, false);
 	}
 }
 
@@ -447,8 +556,8 @@ static void start(struct sched *s, struct frontier *f, const int *srcs,
 static int run(struct sched *s, const struct walk *w, struct frontier *f,
 	       int target)
 {
-	while (f->heap.n) {
-		int u = heap_pop(&f->heap);
+	while (f->q.n) {
+		int u = rq_pop(f);
 
 		if (u == target)
 			return 0;
@@ -457,7 +566,7 @@ static int run(struct sched *s, const struct walk *w, struct frontier *f,
 		scan(s, w, f, u);
 		/* a server is final once its router labelled it */
 		if (target >= 0 && f->lab[target].stamp == s->gen &&
-		    f->heap.pos[target] == FINAL)
+		    f->lab[target].bucket == FINAL)
 			return 0;
 	}
 	return target < 0 ? 0 : -ENOENT;
@@ -556,16 +665,15 @@ int search_pair(struct sched *s, int a, int b, int lambda, double demand,
 	if (a == b)
 		meet = (struct meeting){ 0, a };
 	for (;;) {
-		double tf = s->fwd.heap.n ? s->fwd.heap.item[0].d : INFINITY;
-		double tb = s->bwd.heap.n ? s->bwd.heap.item[0].d : INFINITY;
+		double tf = rq_top(&s->fwd), tb = rq_top(&s->bwd);
 
 		if (tf + tb >= meet.d)
 			break;
-		/* both heaps hold a node, or tf + tb would be infinite */
-		if (s->fwd.heap.n <= s->bwd.heap.n)
-			scan(s, &fw, &s->fwd, heap_pop(&s->fwd.heap));
+		/* both queues hold a node, or tf + tb would be infinite */
+		if (s->fwd.q.n <= s->bwd.q.n)
+			scan(s, &fw, &s->fwd, rq_pop(&s->fwd));
 		else
-			scan(s, &bw, &s->bwd, heap_pop(&s->bwd.heap));
+			scan(s, &bw, &s->bwd, rq_pop(&s->bwd));
 	}
 	if (meet.v < 0)
 		return -ENOENT;

@@ -49,13 +49,30 @@ struct label {
 	double dist;
 	uint32_t stamp;
 	int src;		/* index of the nearest source */
+	int bucket;		/* in the frontier's queue, or -1: final */
+	int next, prev;		/* the bucket's list */
+};
+
+/*
+ * A search's queue of labelled nodes, a radix heap: Dijkstra takes nodes
+ * in order of distance and labels none below the last taken, so a node
+ * can be kept in the bucket of the highest bit where its distance differs
+ * from that one's (as bits: non-negative doubles order as integers); only
+ * the lowest non-empty bucket is ever searched, and its nodes then spread
+ * over lower ones. Lowering a label moves its node between two lists.
+ */
+struct rqueue {
+	uint64_t last;		/* bits of the last distance taken */
+	uint64_t used;		/* non-empty buckets */
+	int head[65];
+	int n;
 };
 
 /* One side of a Dijkstra search. */
 struct frontier {
 	struct label *lab;
 	struct step *pred;	/* the step that labelled the node */
-	struct heap heap;	/* pos -1: the label is final */
+	struct rqueue q;
 };
 
 struct sched {

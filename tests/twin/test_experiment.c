@@ -247,7 +247,7 @@ Test(experiment, a_heavier_load_adds_tasks_and_never_blocks_fewer)
 	struct scn_error err;
 	struct scenario *base = scenario_load("scenarios/nsfnet.yaml", &err);
 	struct scenario a, b;
-	static const long loads[] = { 50, 200, 400, 800 };
+	static const long loads[] = { 50, 200, 400, 800, 1600 };
 
 	cr_assert_not_null(base, "%s", err.msg);
 	cr_assert_eq(experiment_point(&x, base, 4, 7, 10, &a), 0);
@@ -284,9 +284,16 @@ Test(experiment, a_heavier_load_adds_tasks_and_never_blocks_fewer)
 				      sched_list[s]->name, loads[l]);
 			cr_assert(el.wl_used > 0 && el.wl_used <= el.wl_total);
 			last = el.blocked;
+			cr_log_info("%s: %ld tasks, %d blocked",
+				    sched_list[s]->name, loads[l],
+				    el.blocked);
 		}
-		/* 800 tasks of five locals fill NSFNET's wavelengths */
-		cr_assert_gt(last, 0, "%s blocks nothing at 800",
+		/*
+		 * 1,600 tasks of five locals fill NSFNET's wavelengths
+		 * (800 did not always: mst blocked 5 or none of them,
+		 * depending only on how equal-weight paths were chosen)
+		 */
+		cr_assert_gt(last, 0, "%s blocks nothing at 1600",
 			     sched_list[s]->name);
 	}
 	scenario_free(base);
