@@ -140,10 +140,12 @@ void sched_release(struct sched *s)
 /* ---- indexed 4-ary heap ------------------------------------------------ */
 
 /*
- * Decrease-key instead of lazy deletion: a lazy heap pops one stale entry
- * for every label that improved, and those were a quarter of all pops.
- * Four children per node make the heap half as deep as a binary one, and
- * the siblings compared on the way down are adjacent in memory.
+ * For the boundary pairs of terminal_mst's search, whose keys come in any
+ * order (the searches' own queues are radix heaps, below). Decrease-key
+ * instead of lazy deletion: a lazy heap pops one stale entry for every
+ * key lowered. Four children per node make the heap half as deep as a
+ * binary one, and the siblings compared on the way down are adjacent in
+ * memory.
  */
 
 static void heap_up(struct heap *h, int i, double d, int v)
