@@ -150,12 +150,11 @@ static int push_undo(struct net *net, struct undo u)
 	return 0;
 }
 
-/* Append lp's end at router r; its slot, or -ENOMEM. */
-static int push_end(struct net *net, int r, const struct lightpath *lp,
-		    int id)
+/* Append lp's end at router a (d 0) or b (d 1); its slot, or -ENOMEM. */
+static int push_end(struct net *net, const struct lightpath *lp, int id,
+		    int d)
 {
-	struct lp_ends *e = &net->router_ends[r];
-	int d = lp_dir_from(lp, r);
+	struct lp_ends *e = &net->router_ends[d ? lp->b : lp->a];
 
 	if (e->n == e->cap) {
 		int ncap = e->cap ? e->cap * 2 : 4;
@@ -217,11 +216,11 @@ int net_light(struct net *net, int a, int b, const int *fib, int n,
 	for (int i = 0; i < n; i++)
 		lp->km += sc->fibres[fib[i]].km;
 
-	err = push_end(net, a, lp, id);
+	err = push_end(net, lp, id, 0);
 	if (err < 0)
 		goto fail_fib;
 	lp->end[0] = err;
-	err = push_end(net, b, lp, id);
+	err = push_end(net, lp, id, 1);
 	if (err < 0)
 		goto fail_a;
 	lp->end[1] = err;

@@ -545,6 +545,114 @@ ParameterizedTest(struct rnd_case *c, sched_props, mst_matches_closure_prim)
 	free(y);
 }
 
+ParameterizedTestParameters(sched_props, search_matches_bellman_ford)
+{
+	return cr_make_param_array(struct rnd_case, rnd_cases,
+				   sizeof(rnd_cases) / sizeof(rnd_cases[0]));
+}
+
+/*
+ * A directed search's distances from a server against Bellman-Ford over
+ * the auxiliary graph as the plan's state defines it, built here from the
+ * lightpaths' own records (not the routers' tables of their ends): fibres
+ * with a wavelength free, add/drop, access (servers are never transit) and
+ * lightpaths with room in the direction of travel. On random states, after
+ * each task is placed.
+ */
+ParameterizedTest(struct rnd_case *c, sched_props, search_matches_bellman_ford)
+{
+	char *y = random_scenario(c->seed + 300, c->roadms, c->tasks);
+	struct scenario *sc = parse(y);
+	struct plan *p = plan_new(sc, "mst");
+	int n = sc->nnodes, nsrv = 2 * c->roadms, compared = 0;
+	double *d = calloc((size_t)n, sizeof(*d));
+	struct sched s;
+
+	cr_assert(p && d);
+	cr_assert_eq(sched_init(&s, p), 0);
+	for (int t = 0; t < p->ntasks; t++) {
+		const struct net *net = p->net;
+		int mark = net_mark(p->net), src;
+		double demand = 10.0 * (1 + (int)rnd(10));
+		char nm[16];
+		bool more = true;
+
+		if (sched_mst.place(&s, &p->tasks[t], t))
+			net_rollback(p->net, mark);
+		snprintf(nm, sizeof(nm), "s%u", rnd((uint32_t)nsrv));
+		src = scenario_find(sc, nm);
+		cr_assert_geq(src, 0);
+		for (int v = 0; v < n; v++)
+			d[v] = v == src ? 0 : INFINITY;
+		for (int round = 0; more && round < n; round++) {
+			more = false;
+			for (int u = 0; u < n; u++) {
+				if (isinf(d[u]) || (u != src &&
+				    sc->nodes[u].kind == NODE_SERVER))
+					continue;
+				for (int e = net->adj_start[u];
+				     e < net->adj_start[u + 1]; e++) {
+					const struct adj *a = &net->adj[e];
+					double w;
+
+					if (a->kind == E_FIBRE) {
+						if (sc->fibres[a->idx].down ||
+						    !net_any_free(net, a->idx))
+							continue;
+						w = weight_fibre(sc, a->idx);
+					} else if (a->kind == E_ADDDROP) {
+						w = weight_adddrop(sc);
+					} else {
+						w = weight_access(sc, a->idx);
+					}
+					if (d[u] + w < d[a->to]) {
+						d[a->to] = d[u] + w;
+						more = true;
+					}
+				}
+			}
+			for (int l = 0; l < net->nlp; l++) {
+				const struct lightpath *lp = &net->lp[l];
+				double w = weight_lightpath(sc, lp);
+
+				for (int dir = 0; dir < 2; dir++) {
+					int from = dir ? lp->b : lp->a;
+					int to = dir ? lp->a : lp->b;
+
+					if (lp->resid[dir] + ROOM_EPS < demand ||
+					    d[from] + w >= d[to])
+						continue;
+					d[to] = d[from] + w;
+					more = true;
+				}
+			}
+		}
+		cr_assert_eq(search(&s, &src, 1, -1, S_AUX, true, -1,
+				    demand), 0);
+		for (int v = 0; v < n; v++) {
+			double got = search_dist(&s, v);
+
+			if (isinf(d[v])) {
+				cr_assert(isinf(got), "task %d: %s reached at "
+					  "%g, not by Bellman-Ford", t,
+					  sc->nodes[v].name, got);
+				continue;
+			}
+			cr_assert_float_eq(got, d[v], 1e-9 * (1 + d[v]),
+					   "task %d: %s at %.17g, Bellman-Ford "
+					   "%.17g", t, sc->nodes[v].name, got,
+					   d[v]);
+			compared++;
+		}
+	}
+	cr_assert_gt(compared, n);
+	sched_release(&s);
+	plan_free(p);
+	scenario_free(sc);
+	free(d);
+	free(y);
+}
+
 /* ---- shipped scenarios -------------------------------------------------- */
 
 Test(sched_props, mst_not_worse_than_spff_on_shipped_scenarios)
