@@ -214,11 +214,13 @@ static inline void rq_link(struct frontier *f, int v)
 	int b = k == q->last ? 0 : 64 - __builtin_clzll(k ^ q->last);
 
 	l->bucket = b;
-	l->prev = -1;
-	l->next = q->head[b];
-	if (l->next >= 0)
-		f->lab[l->next].prev = v;
-	q->head[b] = v;
+	l->next = -1;
+	l->prev = q->tail[b];
+	if (l->prev >= 0)
+		f->lab[l->prev].next = v;
+	else
+		q->head[b] = v;
+	q->tail[b] = v;
 	q->used |= 1ull << b;
 }
 
@@ -227,15 +229,16 @@ static inline void rq_unlink(struct frontier *f, int v)
 	struct rqueue *q = &f->q;
 	const struct label *l = &f->lab[v];
 
-	if (l->prev >= 0) {
+	if (l->prev >= 0)
 		f->lab[l->prev].next = l->next;
-	} else {
+	else
 		q->head[l->bucket] = l->next;
-		if (l->next < 0)
-			q->used &= ~(1ull << l->bucket);
-	}
 	if (l->next >= 0)
 		f->lab[l->next].prev = l->prev;
+	else
+		q->tail[l->bucket] = l->prev;
+	if (q->head[l->bucket] < 0)
+		q->used &= ~(1ull << l->bucket);
 }
 
 static void rq_clear(struct rqueue *q)
@@ -244,7 +247,7 @@ static void rq_clear(struct rqueue *q)
 	q->used = 0;
 	q->n = 0;
 	for (int b = 0; b < 65; b++)
-		q->head[b] = -1;
+		q->head[b] = q->tail[b] = -1;
 }
 
 /* Queue v at its label's distance, or move it there (in: queued already). */
@@ -276,7 +279,7 @@ static void rq_settle(struct frontier *f)
 			min = f->lab[v].dist;
 	q->last = key_bits(min);
 	v = q->head[b];
-	q->head[b] = -1;
+	q->head[b] = q->tail[b] = -1;
 	q->used &= ~(1ull << b);
 	while (v >= 0) {
 		int next = f->lab[v].next;
