@@ -211,6 +211,7 @@ static inline void rq_link(struct frontier *f, int v)
 	struct rqueue *q = &f->q;
 	struct label *l = &f->lab[v];
 	uint64_t k = key_bits(l->dist);
+	/* distances are >= +0: bit 63 is clear in all, so b <= 63 */
 	int b = k == q->last ? 0 : 64 - __builtin_clzll(k ^ q->last);
 
 	l->bucket = b;
@@ -246,7 +247,7 @@ static void rq_clear(struct rqueue *q)
 	q->last = 0;
 	q->used = 0;
 	q->n = 0;
-	for (int b = 0; b < 65; b++)
+	for (int b = 0; b < 64; b++)
 		q->head[b] = q->tail[b] = -1;
 }
 

@@ -70,7 +70,7 @@ struct label {
 struct rqueue {
 	uint64_t last;		/* bits of the last distance taken */
 	uint64_t used;		/* non-empty buckets */
-	int head[65], tail[65];	/* first in, first out among equals */
+	int head[64], tail[64];	/* first in, first out among equals */
 	int n;
 };
 
