@@ -550,24 +550,43 @@ static int read_u64(const char *ctrl, const char *name, const char *file,
 	return parse_u64(buf, out);
 }
 
-int cg_cpu_ns(struct cg *cg, uint64_t *ns)
+/*
+ * The values of names[0..n) among the lines of the cgroup's cpu.stat ("name
+ * N"), read once. 0, -ENODATA (one is not there) or -errno.
+ */
+static int cpu_stats(struct cg *cg, const char *const *names, uint64_t *out,
+		     int n)
 {
 	struct cgroup_stat st;
 	void *h = NULL;
+	int ret, left = n, err = 0;
+
+	ret = cgroup_read_stats_begin("cpu", cg->name, &h, &st);
+	while (ret == 0 && left && !err) {
+		for (int i = 0; i < n; i++)
+			if (!strcmp(st.name, names[i])) {
+				err = parse_u64(st.value, &out[i]);
+				left--;
+			}
+		if (left && !err)
+			ret = cgroup_read_stats_next(&h, &st);
+	}
+	if (h)
+		cgroup_read_stats_end(&h);
+	if (err || !left)
+		return err;
+	return ret && ret != ECGEOF ? cg_errno(ret) : -ENODATA;
+}
+
+int cg_cpu_ns(struct cg *cg, uint64_t *ns)
+{
+	static const char *const usage[] = { "usage_usec" };
 	uint64_t us;
 	int ret;
 
 	if (!cg->v2)
 		return read_u64("cpuacct", cg->name, "cpuacct.usage", ns);
-	/* cpu.stat: "usage_usec N" among other lines */
-	ret = cgroup_read_stats_begin("cpu", cg->name, &h, &st);
-	while (ret == 0 && strcmp(st.name, "usage_usec"))
-		ret = cgroup_read_stats_next(&h, &st);
-	if (h)
-		cgroup_read_stats_end(&h);
-	if (ret)
-		return ret == ECGEOF ? -ENODATA : cg_errno(ret);
-	ret = parse_u64(st.value, &us);
+	ret = cpu_stats(cg, usage, &us, 1);
 	if (!ret)
 		*ns = us * 1000;
 	return ret;
@@ -575,27 +594,16 @@ int cg_cpu_ns(struct cg *cg, uint64_t *ns)
 
 int cg_cpu_throttled(struct cg *cg, uint64_t *periods, uint64_t *throttled)
 {
-	struct cgroup_stat st;
-	void *h = NULL;
-	int ret, found = 0;
+	/* v1 and v2 alike */
+	static const char *const names[] = { "nr_periods", "nr_throttled" };
+	uint64_t v[2];
+	int ret = cpu_stats(cg, names, v, 2);
 
-	/* cpu.stat, v1 and v2 alike: "nr_periods N", "nr_throttled N" */
-	ret = cgroup_read_stats_begin("cpu", cg->name, &h, &st);
-	while (ret == 0 && found != 3) {
-		if (!strcmp(st.name, "nr_periods") &&
-		    !parse_u64(st.value, periods))
-			found |= 1;
-		else if (!strcmp(st.name, "nr_throttled") &&
-			 !parse_u64(st.value, throttled))
-			found |= 2;
-		if (found != 3)
-			ret = cgroup_read_stats_next(&h, &st);
+	if (!ret) {
+		*periods = v[0];
+		*throttled = v[1];
 	}
-	if (h)
-		cgroup_read_stats_end(&h);
-	if (found == 3)
-		return 0;
-	return ret && ret != ECGEOF ? cg_errno(ret) : -ENODATA;
+	return ret;
 }
 
 int cg_mem_peak(struct cg *cg, uint64_t *bytes)

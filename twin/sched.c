@@ -55,7 +55,7 @@ static const enum step_kind step_of[] = {
 	[E_ACCESS] = ST_ACCESS,
 };
 
-/* heap.pos[] of a key that left the heap (a node: its label is final). */
+/* heap.pos[] of a key that left the heap; label.bucket of a final label. */
 #define FINAL (-1)
 
 static int heap_init(struct heap *h, int n)
@@ -425,12 +425,11 @@ static bool voronoi_done(struct voronoi *vo, double t)
 /*
  * Label v through the edge from u (reverse: the edge from v into u). A
  * server has one edge, so its label is final as soon as it has one: it
- * never enters the heap.
+ * never enters the queue.
  */
 static inline __attribute__((always_inline)) void
-relax(struct sched *s, const struct walk *w, struct frontier *f,
-		  int u, int v, double wt, enum step_kind kind, int idx,
-		  bool leaf)
+relax(struct sched *s, const struct walk *w, struct frontier *f, int u, int v,
+      double wt, enum step_kind kind, int idx, bool leaf)
 {
 	double nd = f->lab[u].dist + wt;
 	bool in = false;
