@@ -492,6 +492,10 @@ int cmd_experiment(int argc, char **argv)
 	sc = load_scenario(x.base);
 	if (!sc)
 		return EXIT_USAGE;
+	if (refuse_relay(sc, x.base, stderr)) {
+		scenario_free(sc);
+		return EXIT_USAGE;
+	}
 	if (x.kind == EXP_DYNAMICS) {
 		if (sc->nevents) {
 			p_err("%s: a dynamics experiment's events are those of "

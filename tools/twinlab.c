@@ -129,6 +129,17 @@ void set_rounds(struct scenario *sc, unsigned r)
 			sc->events[k].task.rounds = r;
 }
 
+bool refuse_relay(const struct scenario *sc, const char *path, FILE *f)
+{
+	if (sc->relay == SCN_RELAY_STORE)
+		return false;
+	fprintf(f, "%s:%d:%d: '%s' pipelines its relays: the twin predicts "
+		"that ('twinlab plan'), the emulation's workers store and "
+		"forward whole models only; set 'relay: store' to run it\n",
+		path, sc->relay_line, sc->relay_col, sc->name);
+	return true;
+}
+
 bool refuse_events(const struct scenario *sc, const char *path, FILE *f,
 		   bool replaces)
 {

@@ -75,6 +75,12 @@ uint64_t mono_ns(void);
 struct scenario *load_scenario(const char *path);
 
 /*
+ * refuse_relay - whether sc pipelines its relays, which the emulation's
+ * workers do not; if so, says so on f at the setting.
+ */
+bool refuse_relay(const struct scenario *sc, const char *path, FILE *f);
+
+/*
  * refuse_events - whether sc (read from path) has events the emulation
  * plays only when it re-places tasks (replaces): arrivals, departures
  * and a cut never repaired (the tasks over it would wait for ever); if

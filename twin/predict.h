@@ -5,10 +5,16 @@
  *
  * - Broadcast: the global model sends one copy to each broadcast child at
  *   once; a model forwards to its own children as soon as it has the whole
- *   model (store and forward per model) and starts training then.
+ *   model (relay: store) or, pipelined, each chunk as soon as it has that
+ *   chunk, and starts training once it has the whole model.
  * - Training takes work_core_s / min(1, cpu / workers on that server).
  * - Upload: a model sends when it has trained and has every upload child's
- *   aggregate; aggregation itself is taken as instantaneous. The round ends
+ *   aggregate (store) or, pipelined, once it has trained each chunk of the
+ *   sum as soon as every child's chunk has arrived; aggregation itself is
+ *   taken as instantaneous. Pipelined, what a relay or aggregator holds of
+ *   a transfer to it is what was sent less what is in the fibre and the
+ *   chunk on its way; a transfer that catches up with what its sender
+ *   holds goes no faster than that grows. The round ends
  *   when the global model has every child's upload.
  * - Transfers in progress share every IP link (access links and lightpath
  *   directions) max-min fairly, recomputed at every event; a transfer ends
@@ -49,7 +55,9 @@ int predict_round(struct plan *p) __attribute__((warn_unused_result));
  * mean over PKT_PHASES phases. A fibre cut in the round (plan_cut_windows)
  * holds a lightpath's frames until its repair. Deterministic. link_bytes
  * as predict_round. 0 or -errno; -E2BIG when the background traffic would
- * put more than PKT_BG_FRAMES_MAX frames on its first links in a round.
+ * put more than PKT_BG_FRAMES_MAX frames on its first links in a round;
+ * -EOPNOTSUPP for a scenario whose relays are pipelined (it models relays
+ * that store and forward only).
  */
 int predict_round_packets(struct plan *p) __attribute__((warn_unused_result));
 

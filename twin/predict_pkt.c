@@ -41,6 +41,10 @@ const char *predict_strerror(int err)
 	if (err == EDEADLK)
 		return "a round that cannot end (a transfer waits for a fibre "
 		       "that is never repaired)";
+	if (err == EOPNOTSUPP)
+		return "the packet predictor models relays that store and "
+		       "forward whole models only ('relay: store'): use the "
+		       "fluid predictor";
 	if (err == E2BIG)
 		return "more background traffic than the packet predictor "
 		       "simulates in a round (" PKT_STR(PKT_BG_FRAMES_MAX)
@@ -544,6 +548,8 @@ int predict_round_packets(struct plan *p)
 	int err, done = 0, phases = 1;
 	double mean = 0;
 
+	if (p->sc->relay != SCN_RELAY_STORE)
+		return -EOPNOTSUPP;
 	/* link_bytes, validation, the plan's shape, background traffic
 	 * routed: the fluid pass */
 	err = predict_round(p);

@@ -721,11 +721,13 @@ struct top_rec {
 	unsigned wavelengths;
 	double demand_gbps;
 	double reconfig_ms;
+	char relay[16];
+	double chunk_kb;
 };
 
 enum {
 	T_ADDRESSING = 5, T_DEMAND = 8, T_WEIGHTS, T_ROADMS, T_FIBRES,
-	T_ROUTERS, T_SERVERS, T_TASKS, T_POSITIONS, T_EVENTS, T_RECONFIG,
+	T_ROUTERS, T_SERVERS, T_TASKS, T_POSITIONS, T_EVENTS, T_RECONFIG, T_RELAY, T_CHUNK,
 };
 
 static const struct yf_field top_fields[] = {
@@ -755,6 +757,9 @@ static const struct yf_field top_fields[] = {
 	{ "events", YF_ANY, 0, 0, 0, 0 },
 	{ "reconfig_ms", YF_DOUBLE, YF_NONNEG,
 	  offsetof(struct top_rec, reconfig_ms), 1e6, 0 },
+	{ "relay", YF_TEXT, 0, offsetof(struct top_rec, relay), 0, 16 },
+	{ "chunk_kb", YF_DOUBLE, YF_POSITIVE,
+	  offsetof(struct top_rec, chunk_kb), 1e9, 0 },
 };
 
 static size_t count_items(yaml_node_t *n)
@@ -796,6 +801,19 @@ static int load_top(struct ctx *c, yaml_node_t *root)
 			sc->wavelength_gbps);
 		return -EINVAL;
 	}
+	sc->relay = SCN_RELAY_STORE;
+	if (seen[T_RELAY]) {
+		sc->relay_line = (int)any[T_RELAY]->start_mark.line + 1;
+		sc->relay_col = (int)any[T_RELAY]->start_mark.column + 1;
+	}
+	if (seen[T_RELAY] && !strcmp(r.relay, "pipelined")) {
+		sc->relay = SCN_RELAY_PIPELINED;
+	} else if (seen[T_RELAY] && strcmp(r.relay, "store")) {
+		yf_err(&c->y, any[T_RELAY], "'relay' must be 'store' or "
+			"'pipelined', got '%s'", r.relay);
+		return -EINVAL;
+	}
+	sc->chunk_bytes = 1e3 * (seen[T_CHUNK] ? r.chunk_kb : SCN_CHUNK_KB);
 	sc->weights = (struct scn_weights){ 1.0, 0.1, 0.1, 0.05 };
 	if (any[T_WEIGHTS]) {
 		bool wseen[NFIELDS(weight_fields)];
@@ -965,10 +983,12 @@ int scenario_write(const struct scenario *sc, FILE *f)
 		   "wavelength_gbps: %.17g\nwavelengths: %d\n"
 		   "demand_gbps: %.17g\nreconfig_ms: %.17g\n"
 		   "weights: {alpha: %.17g, beta: %.17g, reuse: %.17g, "
-		   "adddrop: %.17g}\n",
+		   "adddrop: %.17g}\nrelay: %s\nchunk_kb: %.17g\n",
 		sc->name, (unsigned long long)sc->seed, sc->scale,
 		sc->addressing, sc->wavelength_gbps, wl, sc->demand_gbps,
-		sc->reconfig_s * 1e3, w->alpha, w->beta, w->reuse, w->adddrop);
+		sc->reconfig_s * 1e3, w->alpha, w->beta, w->reuse, w->adddrop,
+		sc->relay == SCN_RELAY_PIPELINED ? "pipelined" : "store",
+		sc->chunk_bytes / 1e3);
 	fputs("roadms: [", f);
 	any = false;
 	for (int i = 0; i < sc->nnodes; i++)

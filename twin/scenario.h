@@ -128,6 +128,16 @@ struct scn_bg {
 	double gbps;
 };
 
+/*
+ * How a model that relays (broadcast) or aggregates (upload) forwards: the
+ * whole model once it has all of it (store), or each chunk of chunk_bytes
+ * as soon as it has that chunk (and, aggregating, that chunk of every
+ * child's): scenarios/README.md "Relays".
+ */
+enum scn_relay { SCN_RELAY_STORE, SCN_RELAY_PIPELINED };
+
+#define SCN_CHUNK_KB 256	/* default chunk_kb */
+
 struct scenario {
 	char file[256];
 	char name[SCN_NAME_MAX + 1];
@@ -139,6 +149,9 @@ struct scenario {
 	double reconfig_s;	/* setting up or taking down a lightpath
 				 * (ROADM switching, path set-up) */
 	struct scn_weights weights;
+	enum scn_relay relay;
+	int relay_line, relay_col;	/* where the file said so, or 0 */
+	double chunk_bytes;	/* physical bytes of one chunk (pipelined) */
 
 	int nnodes;
 	struct scn_node *nodes;

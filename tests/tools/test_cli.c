@@ -362,6 +362,59 @@ Test(cli, doctor_json)
  * refuses a scenario with events before it opens a database or builds
  * anything, since the emulation does not play them yet.
  */
+/*
+ * relay: pipelined is the twin's (fluid predictor) only for now: plan
+ * predicts it, the packet predictor and the emulation refuse it at the
+ * setting, before anything is built.
+ */
+Test(cli, pipelined_relays_are_planned_and_refused_by_run)
+{
+	char sc[] = "/tmp/tl-cli-pipe-XXXXXX";
+	char db[64], want[200];
+	const char *plan[] = { "plan", sc, NULL };
+	const char *pkt[] = { "plan", sc, "--predictor", "packet", NULL };
+	const char *run[] = { "run", sc, "--db", db, "--prefix", "tqpipe",
+			      NULL };
+	struct tl_run r;
+	FILE *in = fopen("scenarios/teaching-ring.yaml", "r");
+	int fd, c;
+
+	cr_assert_not_null(in);
+	fd = mkstemp(sc);
+	cr_assert(fd >= 0);
+	{
+		FILE *out = fdopen(fd, "w");
+
+		cr_assert_not_null(out);
+		fputs("relay: pipelined\n", out);
+		while ((c = fgetc(in)) != EOF)
+			fputc(c, out);
+		cr_assert_eq(fclose(out), 0);
+	}
+	fclose(in);
+	r = tl_run(plan);
+	cr_assert_eq(tl_code(&r), 0, "%s", r.err);
+	cr_assert(strstr(r.out, "predicted mean round"), "%s", r.out);
+	tl_run_free(&r);
+	r = tl_run(pkt);
+	cr_assert_neq(tl_code(&r), 0);
+	cr_assert(strstr(r.err, "relays that store and forward whole models "
+				"only"), "%s", r.err);
+	tl_run_free(&r);
+	if (geteuid() == 0) {
+		snprintf(db, sizeof(db), "%s.db", sc);
+		r = tl_run(run);
+		cr_assert_eq(tl_code(&r), 2, "%s", r.err);
+		snprintf(want, sizeof(want), "%s:1:8: 'teaching-ring' pipelines "
+			 "its relays", sc);
+		cr_assert(strstr(r.err, want) || strstr(r.out, want),
+			  "stderr: %s\nstdout: %s", r.err, r.out);
+		tl_run_free(&r);
+		cr_assert_neq(access(db, F_OK), 0, "run left %s behind", db);
+	}
+	unlink(sc);
+}
+
 Test(cli, events_are_listed_by_plan_and_refused_by_run)
 {
 	char ev[] = "/tmp/tl-cli-ev-XXXXXX", sc[] = "/tmp/tl-cli-sc-XXXXXX";

@@ -111,6 +111,115 @@ Test(predict, shared_access_link)
 	scenario_free(sc);
 }
 
+/*
+ * The same chain g -> l1 -> l2, pipelined in chunks of C = 100 kB (80 us
+ * at 10 Gbit/s). Broadcast: l1 holds what g sent less the 0.49 ms in the
+ * fibre and the chunk on its way, so it forwards from 0.49 ms + C in step
+ * with g; when g has sent all (T), what l1 holds jumps by the fibre's
+ * 0.49 ms worth, which l2's copy takes 0.49 ms to catch up, when the
+ * last chunk has arrived at l1: l2 has it C later, at T + 0.49 ms + C.
+ * Upload: l1 trained at T + 0.49 ms + 2 ms, waits for l2's first chunk
+ * (l2 trained C later, its chunk takes C more), then sends in step with
+ * it, and its last chunk C after l2's last: the round is 2T + 0.98 ms +
+ * 2 ms + 2C, where relays that store take 4T + 0.98 ms + 2 ms.
+ */
+Test(predict, pipelined_relays)
+{
+	static const char y[] = HEAD "relay: pipelined\nchunk_kb: 100\n"
+		"servers:\n" SRV("g", "rA") SRV("l1", "rB") SRV("l2", "rB")
+		TASK("[l1, l2]");
+	const double c = 8e5 / 1e10, p_ = 0.49e-3;
+	struct scenario *sc;
+	struct plan *p = predicted(y, &sched_mst, &sc);
+	const struct task_plan *tp = &p->tasks[0];
+	int mid = tp->bcast.parent[1] == 0 ? 1 : 2;
+
+	cr_assert_eq(tp->bcast.parent[3 - mid], mid);
+	cr_assert_eq(tp->up.parent[3 - mid], mid);
+	cr_assert_eq(tp->up.parent[mid], 0);
+	cr_expect_float_eq(tp->bcast_s, T + p_ + c, 1e-9);
+	cr_expect_float_eq(tp->compute_s, 2e-3, 1e-9);
+	cr_expect_float_eq(tp->upload_s, T + p_ + c, 1e-9);
+	cr_expect_float_eq(tp->round_s, 2 * T + 2 * p_ + 2e-3 + 2 * c, 1e-9);
+	/* the same bytes cross the same links as when relays store */
+	cr_expect_float_eq(p->link_bytes[plan_link(
+				   p, &(struct hop){ HOP_ACCESS,
+						     tp->server[0], 0 })],
+			   DATA + ACKS, 1e-3);
+	cr_expect_eq(predict_round_packets(p), -EOPNOTSUPP);
+	plan_free(p);
+	scenario_free(sc);
+}
+
+/*
+ * A chunk larger than the model: nothing can be forwarded before the
+ * whole model is there, which is what relays that store do.
+ */
+Test(predict, pipelined_chunk_beyond_model_stores)
+{
+	static const char y[] = HEAD "relay: pipelined\nchunk_kb: 5000\n"
+		"servers:\n" SRV("g", "rA") SRV("l1", "rB") SRV("l2", "rB")
+		TASK("[l1, l2]");
+	struct scenario *sc;
+	struct plan *p = predicted(y, &sched_mst, &sc);
+	const struct task_plan *tp = &p->tasks[0];
+
+	cr_expect_float_eq(tp->bcast_s, 2 * T + 0.49e-3, 1e-9);
+	cr_expect_float_eq(tp->round_s, 4 * T + 2.98e-3, 1e-9);
+	plan_free(p);
+	scenario_free(sc);
+}
+
+/*
+ * Stars have no relays: every shipped scenario's spff plan is predicted
+ * exactly the same, pipelined or not, while mst's are (many tasks, relays
+ * at every depth, aggregators fed by several children) never slower in
+ * the mean, and each task's round ends.
+ */
+Test(predict, pipelined_stars_unchanged)
+{
+	static const char *const files[] = { "scenarios/poster-testbed.yaml",
+					     "scenarios/nsfnet.yaml",
+					     "scenarios/cost239.yaml" };
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		for (int k = 0; k < 2; k++) {
+			const struct sched_ops *ops = k ? &sched_mst :
+							  &sched_spff;
+			struct scn_error err;
+			struct scenario *sc = scenario_load(files[i], &err);
+			struct plan *a, *b;
+
+			cr_assert_not_null(sc, "%s", err.msg);
+			a = sched_plan(sc, ops);
+			cr_assert_not_null(a);
+			cr_assert_eq(predict_round(a), 0);
+			sc->relay = SCN_RELAY_PIPELINED;
+			b = sched_plan(sc, ops);
+			cr_assert_not_null(b);
+			cr_assert_eq(predict_round(b), 0, "%s %s", files[i],
+				     ops->name);
+			for (int t = 0; t < a->ntasks; t++) {
+				if (a->tasks[t].blocked)
+					continue;
+				cr_assert(isfinite(b->tasks[t].round_s));
+				if (!k)
+					cr_expect_float_eq(
+						a->tasks[t].round_s,
+						b->tasks[t].round_s, 1e-12,
+						"%s task %d", files[i], t);
+			}
+			if (k)
+				cr_expect_leq(b->mean_round_s,
+					      a->mean_round_s + 1e-12, "%s",
+					      files[i]);
+			plan_free(a);
+			plan_free(b);
+			scenario_free(sc);
+		}
+	}
+}
+
 /* Two workers on one 1-core server get half a core each. */
 Test(predict, cpu_shared_by_workers)
 {

@@ -297,6 +297,10 @@ static const struct bad_case bad_cases[] = {
 	  "'reuse' must be <= 1, got '1.5'" },
 	{ "alpha_negative", BASE "weights: {alpha: -1}\n", 24,
 	  "'alpha' must be >= 0, got '-1'" },
+	{ "relay_unknown", BASE "relay: cut-through\n", 24,
+	  "'relay' must be 'store' or 'pipelined', got 'cut-through'" },
+	{ "chunk_zero", BASE "chunk_kb: 0\n", 24,
+	  "'chunk_kb' must be > 0, got '0'" },
 
 	/* references */
 	{ "router_roadm_dangling",
@@ -552,6 +556,8 @@ Test(scenario, base_and_defaults)
 	cr_expect_float_eq(sc->weights.beta, 0.1, 1e-12);
 	cr_expect_float_eq(sc->weights.reuse, 0.1, 1e-12);
 	cr_expect_float_eq(sc->weights.adddrop, 0.05, 1e-12);
+	cr_expect_eq(sc->relay, SCN_RELAY_STORE);
+	cr_expect_float_eq(sc->chunk_bytes, SCN_CHUNK_KB * 1e3, 1e-9);
 
 	cr_expect_eq(sc->nodes[a].kind, NODE_ROADM);
 	cr_expect_eq(sc->nodes[a].router, r1);
@@ -719,6 +725,8 @@ static void same_scenario(const struct scenario *a, const struct scenario *b,
 	cr_expect_eq(a->demand_gbps, b->demand_gbps, "%s", what);
 	cr_expect(!memcmp(&a->weights, &b->weights, sizeof(a->weights)), "%s",
 		  what);
+	cr_expect_eq(a->relay, b->relay, "%s", what);
+	cr_expect_eq(a->chunk_bytes, b->chunk_bytes, "%s", what);
 	cr_assert_eq(a->nnodes, b->nnodes, "%s", what);
 	for (int i = 0; i < a->nnodes; i++) {
 		const struct scn_node *x = &a->nodes[i];
@@ -822,6 +830,24 @@ static struct scenario *written_back(const struct scenario *a, char **text)
 	cr_assert_not_null(b, "%d:%d: %s\n%s", err.line, err.col, err.msg,
 			   *text);
 	return b;
+}
+
+/* Pipelined relays and their chunk are written, and read back the same. */
+Test(scenario, written_relay_loads_back_the_same)
+{
+	struct scenario *a = parse_ok(BASE "relay: pipelined\nchunk_kb: 12.5\n"),
+			*b;
+	char *text = NULL;
+
+	cr_expect_eq(a->relay, SCN_RELAY_PIPELINED);
+	cr_expect_eq(a->relay_line, 24);
+	cr_expect_float_eq(a->chunk_bytes, 12500, 1e-9);
+	b = written_back(a, &text);
+	cr_expect(strstr(text, "relay: pipelined"), "%s", text);
+	same_scenario(a, b, "relay");
+	scenario_free(a);
+	scenario_free(b);
+	free(text);
 }
 
 Test(scenario, written_loss_loads_back_the_same)
