@@ -14,6 +14,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <errno.h>
+#include <grp.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,28 +44,54 @@ static struct plan *plan;
 static struct addressing *addrs;
 
 /*
+ * not_root_is_refused_before_anything's copies of twinlab and its
+ * scenario, in /tmp/<prefix>.XXXXXX; removed in .fini and, left by a run
+ * killed on timeout, by sweep_stale().
+ */
+static char outside[64];
+
+static void outside_remove(const char *dir)
+{
+	static const char *const names[] = { "twinlab", "teaching-ring.yaml" };
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+/*
  * Remove what earlier runs killed on timeout left: prefixes "tq<pid>"
- * whose process is gone, found among the namespaces and the state files.
+ * whose process is gone, found among the namespaces and the state files,
+ * and their directories under /tmp.
  */
 static void sweep_stale(void)
 {
-	static const char *const dirs[] = { NETNS_RUN_DIR, LAB_STATE_DIR };
+	static const char *const dirs[] = { NETNS_RUN_DIR, LAB_STATE_DIR,
+					    "/tmp" };
 
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		DIR *d = opendir(dirs[i]);
 		struct dirent *de;
 
 		while (d && (de = readdir(d))) {
-			char p[LAB_PREFIX_MAX + 1], path[64];
-			int pid;
+			char p[LAB_PREFIX_MAX + 1], path[300];
+			int pid, end = 0;
 
-			if (sscanf(de->d_name, "tq%d", &pid) != 1 || pid <= 1)
+			if (sscanf(de->d_name, "tq%d%n", &pid, &end) != 1 ||
+			    pid <= 1)
 				continue;
 			snprintf(path, sizeof(path), "/proc/%d", pid);
 			if (access(path, F_OK) == 0)
 				continue;
 			snprintf(p, sizeof(p), "tq%d", pid);
 			lab_down(p, NULL, NULL);
+			if (strcmp(dirs[i], "/tmp") || de->d_name[end] != '.')
+				continue;
+			snprintf(path, sizeof(path), "/tmp/%s", de->d_name);
+			outside_remove(path);
 		}
 		if (d)
 			closedir(d);
@@ -86,6 +114,9 @@ static void teardown(void)
 {
 	if (prefix[0])
 		lab_down(prefix, NULL, NULL);
+	if (outside[0])
+		outside_remove(outside);
+	outside[0] = '\0';
 	if (set)
 		plan = NULL;	/* the set's */
 	lpset_free(set);
@@ -849,32 +880,152 @@ Test(lab, clean_after_a_crash)
 	assert_nothing_left(pid);
 }
 
+/* A copy of src at dst with the given mode: 0 or -errno. */
+static int copy_file(const char *src, const char *dst, mode_t mode)
+{
+	char buf[65536];
+	int in, out, err = 0;
+	ssize_t n;
+
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	if (out < 0) {
+		err = -errno;
+		goto close_in;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		ssize_t w = write(out, buf, n);
+
+		if (w != n) {
+			n = -1;
+			if (w >= 0)
+				errno = EIO;
+			break;
+		}
+	}
+	if (n < 0)
+		err = -errno;
+	/* the umask may have taken bits away */
+	if (!err && fchmod(out, mode) < 0)
+		err = -errno;
+	/* closed before it runs: a writer left open makes execv() ETXTBSY */
+	if (close(out) < 0 && !err)
+		err = -errno;
+close_in:
+	close(in);
+	return err;
+}
+
+/* What the child reports when it fails before twinlab runs. */
+struct child_fail {
+	int err;
+	char step[64];
+};
+
+static void __attribute__((noreturn))
+child_failed(int fd, const char *step)
+{
+	struct child_fail f = { .err = errno };
+
+	strncpy(f.step, step, sizeof(f.step) - 1);
+	if (write(fd, &f, sizeof(f)) < 0)
+		_exit(126);
+	_exit(127);
+}
+
+/*
+ * Unprivileged, `twinlab up` must refuse before it makes anything, with
+ * exit 1 and its own message. The user it runs as (65534) has to reach
+ * the program and the scenario for that to be what is measured: from a
+ * checkout under a home of mode 0700 (root's /root) execv() of the built
+ * binary fails with EACCES, which used to pass for twinlab's answer. So
+ * it runs copies of both from a directory of their own under /tmp (not
+ * $TMPDIR, which may be in such a home) that everyone can search, and a
+ * step failing before twinlab runs is reported as that step.
+ */
+#define NOBODY 65534
+
 Test(lab, not_root_is_refused_before_anything)
 {
-	char *bin = getenv("TWINLAB");
+	char *bin = getenv("TWINLAB"), exe[128], ring[128], out[4096];
+	char *argv[] = { exe, "up", "teaching-ring.yaml", "--prefix", prefix,
+			 NULL };
+	struct child_fail f = { 0 };
 	struct count c = { 0 };
+	int fail[2], said[2], status, e;
+	size_t len = 0;
+	ssize_t n;
 	pid_t child;
-	int status;
 
-	cr_assert_not_null(bin);
+	cr_assert_not_null(bin, "TWINLAB not set");
+	snprintf(outside, sizeof(outside), "/tmp/%s.XXXXXX", prefix);
+	cr_assert_not_null(mkdtemp(outside), "mkdtemp under /tmp: %s",
+			   strerror(errno));
+	cr_assert_eq(chmod(outside, 0755), 0, "chmod '%s': %s", outside,
+		     strerror(errno));
+	snprintf(exe, sizeof(exe), "%s/twinlab", outside);
+	e = copy_file(bin, exe, 0755);
+	cr_assert_eq(e, 0, "copy '%s' to '%s': %s", bin, exe, strerror(-e));
+	snprintf(ring, sizeof(ring), "%s/teaching-ring.yaml", outside);
+	e = copy_file("scenarios/teaching-ring.yaml", ring, 0644);
+	cr_assert_eq(e, 0, "copy 'scenarios/teaching-ring.yaml' to '%s': %s",
+		     ring, strerror(-e));
+
+	cr_assert_eq(pipe2(fail, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(said, O_CLOEXEC), 0);
 	child = fork();
 	cr_assert_geq(child, 0);
 	if (child == 0) {
-		char *argv[] = { bin, "up", "scenarios/teaching-ring.yaml",
-				 "--prefix", prefix, NULL };
-		int nul = open("/dev/null", O_WRONLY);
-
-		dup2(nul, 2);
-		if (setgid(65534) || setuid(65534))
-			_exit(99);
-		execv(bin, argv);
-		_exit(98);
+		/* dup2() clears close-on-exec on 1 and 2 alone */
+		if (dup2(said[1], 1) < 0 || dup2(said[1], 2) < 0)
+			child_failed(fail[1], "dup2 of stdout and stderr");
+		/* root's supplementary groups would stay without this */
+		if (setgroups(0, NULL) < 0)
+			child_failed(fail[1], "setgroups(0)");
+		if (setgid(NOBODY) < 0)
+			child_failed(fail[1], "setgid(65534)");
+		if (setuid(NOBODY) < 0)
+			child_failed(fail[1], "setuid(65534)");
+		if (chdir(outside) < 0)
+			child_failed(fail[1], "chdir as uid 65534");
+		execv(exe, argv);
+		child_failed(fail[1], "execv as uid 65534");
 	}
+	close(fail[1]);
+	close(said[1]);
+	/* end of file: execv() succeeded and the pipe closed with it */
+	n = read(fail[0], &f, sizeof(f));
+	close(fail[0]);
+	/* all of it, so that twinlab never waits on a full pipe */
+	for (;;) {
+		char more[512];
+		ssize_t k = len < sizeof(out) - 1 ?
+			read(said[0], out + len, sizeof(out) - 1 - len) :
+			read(said[0], more, sizeof(more));
+
+		if (k <= 0)
+			break;
+		if (len < sizeof(out) - 1)
+			len += k;
+	}
+	out[len] = '\0';
+	close(said[0]);
 	cr_assert_eq(waitpid(child, &status, 0), child);
-	cr_assert(WIFEXITED(status));
-	cr_assert_eq(WEXITSTATUS(status), 1);
+	if (n == (ssize_t)sizeof(f))
+		cr_assert_fail("could not run '%s' unprivileged: %s: %s", exe,
+			       f.step, strerror(f.err));
+	cr_assert_eq(n, 0, "the child's report: %zd bytes read", n);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+		  "twinlab up as uid 65534: status %#x, not exit 1; it said: "
+		  "%s", status, out);
+	cr_assert(strstr(out, "'up' needs root"),
+		  "twinlab up as uid 65534 exited 1 without refusing; it "
+		  "said: %s", out);
 	netns_each(prefix, count_ns, &c);
-	cr_assert_eq(c.n, 0);
+	cr_assert_eq(c.n, 0, "refused, but %d namespaces were made", c.n);
+	cr_assert_not(lab_exists(prefix), "refused, but a state file was made");
 }
 
 /*
