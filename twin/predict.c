@@ -24,6 +24,7 @@ struct flow {
 	int follow;		/* a pipelined transfer level with what its
 				 * sender holds: the transfer whose rate that
 				 * grows at, whose rate it gets; else -1 */
+	int fnext;		/* the next transfer following the same one */
 	bool fixed;
 };
 
@@ -47,6 +48,7 @@ struct sim {
 	double t;
 	int left;		/* tasks not finished */
 	bool piped;		/* relays forward chunk by chunk */
+	int *fhead;		/* per task transfer: the first following it */
 	double chunk_bits;	/* physical bits of one chunk */
 };
 
@@ -163,8 +165,9 @@ static int fix(struct sim *s, struct flow *f, double r)
 		if (--s->cnt[l] == 0)
 			s->remcap[l] = 0;
 	}
-	for (int i = 0; s->piped && i < s->nflows; i++)
-		if (s->f[i].follow == me && !s->f[i].fixed)
+	for (int i = s->piped && me < s->nflows ? s->fhead[me] : -1; i >= 0;
+	     i = s->f[i].fnext)
+		if (!s->f[i].fixed)
 			n += fix(s, &s->f[i], r);
 	return n;
 }
@@ -277,6 +280,8 @@ static double feed(const struct sim *s, int i, int *src, double *next)
  */
 static void pipe_caps(struct sim *s)
 {
+	for (int i = 0; s->piped && i < s->nflows; i++)
+		s->fhead[i] = -1;
 	for (int i = 0; s->piped && i < s->nflows; i++) {
 		struct flow *f = &s->f[i];
 		double next, gap;
@@ -291,8 +296,11 @@ static void pipe_caps(struct sim *s)
 			continue;
 		/* a feed TCP holds back (tcp_stall) does not grow */
 		if (gap >= -caught(f) && src >= 0 &&
-		    !(s->f[src].stall > s->t + 1e-12))
+		    !(s->f[src].stall > s->t + 1e-12)) {
 			f->follow = src;
+			f->fnext = s->fhead[src];
+			s->fhead[src] = i;
+		}
 		else
 			f->pcap = 0;
 	}
@@ -355,6 +363,10 @@ static void fill(struct sim *s)
 			s->cnt[l]++;
 		}
 	}
+	/* pipelined transfers held back take nothing: all at once */
+	for (int i = 0; s->piped && i < s->nflows; i++)
+		if (!s->f[i].fixed && s->f[i].pcap <= 0)
+			unfixed -= fix(s, &s->f[i], 0);
 	while (unfixed) {
 		double best = INFINITY;
 		int bl = -1, capped = -1;
@@ -620,9 +632,11 @@ int predict_round(struct plan *p)
 	s.remcap = calloc((size_t)nl + 1, sizeof(*s.remcap));
 	s.cnt = calloc((size_t)nl + 1, sizeof(*s.cnt));
 	s.dark = calloc((size_t)nl + 1, sizeof(*s.dark));
+	s.fhead = calloc((size_t)s.nflows + 1, sizeof(*s.fhead));
 	free(p->link_bytes);
 	p->link_bytes = calloc((size_t)nl + 1, sizeof(*p->link_bytes));
 	if (!s.f || !s.ms || !s.round_end || !s.remcap || !s.cnt || !s.dark ||
+	    !s.fhead ||
 	    !p->link_bytes)
 		goto out;
 
@@ -723,5 +737,6 @@ out:
 	free(s.remcap);
 	free(s.cnt);
 	free(s.dark);
+	free(s.fhead);
 	return err;
 }
