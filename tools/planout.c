@@ -146,6 +146,14 @@ static struct json_object *task_json(const struct plan *p,
 	J(!add(o, "tree_weight", json_object_new_double(tp->tree_weight)));
 	if (tp->program)
 		J(!add(o, "opt_program", json_object_new_string(tp->program)));
+	if (tp->shape) {
+		J(!add(o, "shape", json_object_new_string(tp->shape)));
+		J(!add(o, "tree_rounds_sum_s",
+		       json_object_new_double(tp->tree_sum_s)));
+		if (isfinite(tp->star_sum_s))
+			J(!add(o, "star_rounds_sum_s",
+			       json_object_new_double(tp->star_sum_s)));
+	}
 	if (p->predicted) {
 		J(!add(o, "round_s", json_object_new_double(tp->round_s)));
 		J(!add(o, "broadcast_s", json_object_new_double(tp->bcast_s)));
@@ -677,6 +685,35 @@ int plan_dot_task(const struct plan *p, int t, FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
+/*
+ * Where mst compared its trees with a star (twin/sched_mst.c): how many,
+ * and each task sent as a star, with the two predictions.
+ */
+static void plan_shapes(const struct plan *p, FILE *f)
+{
+	int checked = 0, stars = 0;
+
+	for (int i = 0; i < p->ntasks; i++) {
+		checked += p->tasks[i].shape != NULL;
+		stars += p->tasks[i].shape && !strcmp(p->tasks[i].shape, "star");
+	}
+	if (!checked)
+		return;
+	fprintf(f, "\nnever slower than a star: %d of %d tasks compared "
+		   "(the first, while the tasks placed have at most 1,000 "
+		   "transfers), %d sent as a star:\n", checked, p->ntasks,
+		stars);
+	for (int i = 0; i < p->ntasks; i++) {
+		const struct task_plan *tp = &p->tasks[i];
+
+		if (tp->shape && !strcmp(tp->shape, "star"))
+			fprintf(f, "  %-12s rounds placed so far, summed: "
+				   "star %.4f ms < tree %.4f ms\n",
+				tp->task->name, tp->star_sum_s * 1e3,
+				tp->tree_sum_s * 1e3);
+	}
+}
+
 void plan_summary(const struct plan *p, FILE *f)
 {
 	fprintf(f, "scenario %s, scheduler %s: %d tasks, %d blocked, "
@@ -707,4 +744,5 @@ void plan_summary(const struct plan *p, FILE *f)
 			tp->round_s * 1e3, tp->bcast_s * 1e3,
 			tp->compute_s * 1e3, tp->upload_s * 1e3);
 	}
+	plan_shapes(p, f);
 }

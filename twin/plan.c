@@ -97,6 +97,25 @@ void plan_free(struct plan *p)
 	free(p);
 }
 
+void plan_prediction_forget(struct plan *p)
+{
+	free(p->link_bytes);
+	p->link_bytes = NULL;
+	for (int i = 0; i < p->nbg; i++)
+		ppath_release(&p->bg[i].path);
+	free(p->bg);
+	p->bg = NULL;
+	p->nbg = 0;
+	p->predicted = false;
+	p->predictor = NULL;
+	p->mean_round_s = 0;
+	for (int i = 0; i < p->ntasks; i++) {
+		struct task_plan *tp = &p->tasks[i];
+
+		tp->bcast_s = tp->compute_s = tp->upload_s = tp->round_s = 0;
+	}
+}
+
 double plan_link_gbps(const struct plan *p, int link)
 {
 	int n2 = 2 * p->sc->nnodes;

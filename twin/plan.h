@@ -64,6 +64,12 @@ struct task_plan {
 	const char *program;	/* opt: the integer program that placed it,
 				 * "joint" (tree and wavelengths) or "runs"
 				 * (see sched_opt.c); NULL otherwise */
+	const char *shape;	/* mst: "tree", or "star" where its tree was
+				 * predicted slower (sched_mst.c); NULL when
+				 * not compared */
+	double tree_sum_s, star_sum_s;	/* with shape: the predicted rounds
+				 * of the tasks placed so far, summed, with
+				 * the tree and with the star */
 	/* prediction, seconds */
 	double bcast_s, compute_s, upload_s, round_s;
 };
@@ -153,6 +159,13 @@ void ppath_release(struct ppath *pp);
  */
 double plan_tree_weight(const struct plan *p, const struct task_plan *tp,
 			const struct tree *t, const struct tree *before);
+
+/*
+ * plan_prediction_forget - drop what a prediction left in p (link bytes,
+ * the tasks' times, the mean, the routes of background traffic), as a
+ * plan not yet predicted has it.
+ */
+void plan_prediction_forget(struct plan *p);
 
 /* plan_totals - recompute task and plan bandwidth figures. */
 void plan_totals(struct plan *p);

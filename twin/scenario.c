@@ -723,11 +723,12 @@ struct top_rec {
 	double reconfig_ms;
 	char relay[16];
 	double chunk_kb;
+	char never_slower[8];
 };
 
 enum {
 	T_ADDRESSING = 5, T_DEMAND = 8, T_WEIGHTS, T_ROADMS, T_FIBRES,
-	T_ROUTERS, T_SERVERS, T_TASKS, T_POSITIONS, T_EVENTS, T_RECONFIG, T_RELAY, T_CHUNK,
+	T_ROUTERS, T_SERVERS, T_TASKS, T_POSITIONS, T_EVENTS, T_RECONFIG, T_RELAY, T_CHUNK, T_NEVER_SLOWER,
 };
 
 static const struct yf_field top_fields[] = {
@@ -760,6 +761,8 @@ static const struct yf_field top_fields[] = {
 	{ "relay", YF_TEXT, 0, offsetof(struct top_rec, relay), 0, 16 },
 	{ "chunk_kb", YF_DOUBLE, YF_POSITIVE,
 	  offsetof(struct top_rec, chunk_kb), 1e9, 0 },
+	{ "never_slower", YF_TEXT, 0, offsetof(struct top_rec, never_slower),
+	  0, 8 },
 };
 
 static size_t count_items(yaml_node_t *n)
@@ -814,6 +817,14 @@ static int load_top(struct ctx *c, yaml_node_t *root)
 		return -EINVAL;
 	}
 	sc->chunk_bytes = 1e3 * (seen[T_CHUNK] ? r.chunk_kb : SCN_CHUNK_KB);
+	sc->never_slower = seen[T_NEVER_SLOWER] &&
+			   !strcmp(r.never_slower, "true");
+	if (seen[T_NEVER_SLOWER] && !sc->never_slower &&
+	    strcmp(r.never_slower, "false")) {
+		yf_err(&c->y, any[T_NEVER_SLOWER], "'never_slower' must be "
+			"true or false, got '%s'", r.never_slower);
+		return -EINVAL;
+	}
 	sc->weights = (struct scn_weights){ 1.0, 0.1, 0.1, 0.05 };
 	if (any[T_WEIGHTS]) {
 		bool wseen[NFIELDS(weight_fields)];
@@ -983,12 +994,13 @@ int scenario_write(const struct scenario *sc, FILE *f)
 		   "wavelength_gbps: %.17g\nwavelengths: %d\n"
 		   "demand_gbps: %.17g\nreconfig_ms: %.17g\n"
 		   "weights: {alpha: %.17g, beta: %.17g, reuse: %.17g, "
-		   "adddrop: %.17g}\nrelay: %s\nchunk_kb: %.17g\n",
+		   "adddrop: %.17g}\nrelay: %s\nchunk_kb: %.17g\n"
+		   "never_slower: %s\n",
 		sc->name, (unsigned long long)sc->seed, sc->scale,
 		sc->addressing, sc->wavelength_gbps, wl, sc->demand_gbps,
 		sc->reconfig_s * 1e3, w->alpha, w->beta, w->reuse, w->adddrop,
 		sc->relay == SCN_RELAY_PIPELINED ? "pipelined" : "store",
-		sc->chunk_bytes / 1e3);
+		sc->chunk_bytes / 1e3, sc->never_slower ? "true" : "false");
 	fputs("roadms: [", f);
 	any = false;
 	for (int i = 0; i < sc->nnodes; i++)

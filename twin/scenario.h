@@ -152,6 +152,8 @@ struct scenario {
 	enum scn_relay relay;
 	int relay_line, relay_col;	/* where the file said so, or 0 */
 	double chunk_bytes;	/* physical bytes of one chunk (pipelined) */
+	bool never_slower;	/* mst compares its trees with a star
+				 * (twin/sched_mst.c) */
 
 	int nnodes;
 	struct scn_node *nodes;

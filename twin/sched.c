@@ -854,8 +854,7 @@ out:
 
 /* ---- driver ------------------------------------------------------------ */
 
-/* Forget a task's placement (its resources are the caller's to undo). */
-static void unplace(struct task_plan *tp)
+void task_unplace(struct task_plan *tp)
 {
 	tp->lit.n = 0;
 	for (int m = 0; m < tp->nmodels; m++) {
@@ -1006,13 +1005,16 @@ struct plan *sched_plan_keep(const struct scenario *sc,
 			goto fail_sched;
 		if (err) {	/* cannot happen with a consistent prev */
 			net_rollback(p->net, mark);
-			unplace(&p->tasks[i]);
+			task_unplace(&p->tasks[i]);
 			continue;
 		}
 		pinned[i] = true;
 		/* its weight as it was chosen: what it lit is lit anew here
 		 * by whichever kept task comes first */
 		p->tasks[i].tree_weight = old->tree_weight;
+		p->tasks[i].shape = old->shape;
+		p->tasks[i].tree_sum_s = old->tree_sum_s;
+		p->tasks[i].star_sum_s = old->star_sum_s;
 	}
 	for (int i = 0; i < p->ntasks; i++) {
 		struct task_plan *tp = &p->tasks[i];
@@ -1029,7 +1031,7 @@ struct plan *sched_plan_keep(const struct scenario *sc,
 		if (err == -ENOSPC) {
 			net_rollback(p->net, mark);
 			tp->blocked = true;
-			unplace(tp);
+			task_unplace(tp);
 			err = 0;
 			continue;
 		}

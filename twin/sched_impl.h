@@ -148,6 +148,10 @@ int realize(struct sched *s, struct task_plan *tp, int ti,
 int route_edge(struct sched *s, struct task_plan *tp, int ti, int a, int b,
 	       struct ppath *pp);
 
+/* task_unplace - forget tp's placement (its resources are the caller's
+ * to undo: net_rollback). */
+void task_unplace(struct task_plan *tp);
+
 /*
  * terminal_mst - a minimum spanning tree of the metric closure of the aux
  * graph over terminal nodes term[0..k), rooted at term[0]: parent[i] is a

@@ -11,12 +11,32 @@
  * after the broadcast tree is in place, so it sees the reverse capacity of
  * the lightpaths the broadcast lit as cheap. Models with children in the
  * upload tree aggregate.
+ *
+ * With never_slower set in the scenario, mst is never slower than the
+ * star (every local model straight to the global one) on the same
+ * network state: while the tasks placed so far
+ * have at most STAR_CHECK_TRANSFERS transfers, the twin predicts them
+ * with the task's trees and with a star in their place, and the task is
+ * sent as a star where that ends the rounds placed sooner, summed (the
+ * task's own round and the ones it shares links with: the mean a user
+ * sees). The scenario's relay setting counts: pipelined relays make trees
+ * cheap in time, relays that store add a whole transfer per level.
  */
 #include "sched_impl.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "predict.h"
+
+/*
+ * The check predicts the plan so far twice per task: bounded, so that a
+ * plan of many tasks is not quadratic in them (bench-sched's 1,000 tasks
+ * of 15 locals have 30,000 transfers; the poster testbed's 30 tasks 540).
+ */
+#define STAR_CHECK_TRANSFERS 1000
 
 int place_terminal_tree(struct sched *s, struct task_plan *tp, int ti,
 			struct tree *t, bool upload,
@@ -61,13 +81,118 @@ static int mst_choose(struct sched *s, const int *term, int k, double demand,
 	return terminal_mst(s, term, k, demand, false, parent, order, &weight);
 }
 
-static int mst_place(struct sched *s, struct task_plan *tp, int ti)
+static int tree_place(struct sched *s, struct task_plan *tp, int ti)
 {
 	int err = place_terminal_tree(s, tp, ti, &tp->bcast, false,
 				      mst_choose);
 
 	return err ? err : place_terminal_tree(s, tp, ti, &tp->up, true,
 					       mst_choose);
+}
+
+/* Every local model straight to the global one, routed as mst routes. */
+static int star_place(struct sched *s, struct task_plan *tp, int ti)
+{
+	int g = tp->server[0], err = 0;
+
+	for (int m = 1; m < tp->nmodels && !err; m++) {
+		tp->bcast.parent[m] = tp->up.parent[m] = 0;
+		err = route_edge(s, tp, ti, g, tp->server[m],
+				 &tp->bcast.path[m]);
+		if (!err)
+			err = route_edge(s, tp, ti, tp->server[m], g,
+					 &tp->up.path[m]);
+	}
+	return err;
+}
+
+/* Transfers of the tasks placed so far, ti (placed now) among them. */
+static long placed_transfers(const struct plan *p, int ti)
+{
+	long n = 0;
+
+	for (int i = 0; i < p->ntasks; i++) {
+		const struct task_plan *tp = &p->tasks[i];
+
+		if (i == ti || (!tp->blocked && tp->bcast.parent[1] >= 0))
+			n += 2L * (tp->nmodels - 1);
+	}
+	return n;
+}
+
+/*
+ * The predicted rounds of the tasks placed so far, summed: the others
+ * (not yet placed) are left out of the prediction, and the plan is left
+ * as if never predicted. 0, or -errno.
+ */
+static int placed_rounds(struct plan *p, int ti, double *sum)
+{
+	bool *out = calloc((size_t)p->ntasks + 1, sizeof(*out));
+	int err;
+
+	if (!out)
+		return -ENOMEM;
+	for (int i = 0; i < p->ntasks; i++) {
+		struct task_plan *tp = &p->tasks[i];
+
+		out[i] = i != ti && !tp->blocked && tp->bcast.parent[1] < 0;
+		tp->blocked = tp->blocked || out[i];
+	}
+	err = predict_round(p);
+	*sum = 0;
+	for (int i = 0; i < p->ntasks; i++) {
+		struct task_plan *tp = &p->tasks[i];
+
+		if (!err && !tp->blocked)
+			*sum += tp->round_s;
+		tp->blocked = tp->blocked && !out[i];
+	}
+	plan_prediction_forget(p);
+	free(out);
+	return err;
+}
+
+static int mst_place(struct sched *s, struct task_plan *tp, int ti)
+{
+	int mark = net_mark(s->net), lit = tp->lit.n, err;
+	double tree, star = NAN;
+
+	err = tree_place(s, tp, ti);
+	if (err || !s->sc->never_slower ||
+	    placed_transfers(s->plan, ti) > STAR_CHECK_TRANSFERS)
+		return err;
+	/*
+	 * A prediction that fails (out of memory, or a bug said as -ELOOP)
+	 * leaves the tree, unchecked; a star that cannot be placed, or not
+	 * predicted, leaves the tree.
+	 */
+	if (placed_rounds(s->plan, ti, &tree))
+		return 0;
+	net_rollback(s->net, mark);
+	task_unplace(tp);
+	tp->lit.n = lit;
+	err = star_place(s, tp, ti);
+	if (err && err != -ENOSPC)
+		return err;
+	if (!err && placed_rounds(s->plan, ti, &star))
+		star = NAN;
+	if (star < tree) {
+		tp->shape = "star";
+		tp->tree_sum_s = tree;
+		tp->star_sum_s = star;
+		return 0;
+	}
+	net_rollback(s->net, mark);
+	task_unplace(tp);
+	tp->lit.n = lit;
+	tp->why[0] = '\0';
+	err = tree_place(s, tp, ti);
+	if (!err) {
+		tp->shape = "tree";
+		tp->tree_sum_s = tree;
+		tp->star_sum_s = star;
+	}
+	return err;
 }
 
 static int kmb_place(struct sched *s, struct task_plan *tp, int ti)

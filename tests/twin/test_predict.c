@@ -220,6 +220,91 @@ Test(predict, pipelined_stars_unchanged)
 	}
 }
 
+/*
+ * never_slower: three locals behind rB on access links of 1 Gbit/s, g on
+ * 10 Gbit/s. A tree of them relays over those slow links (each level a
+ * whole transfer of 10T when relays store); the star sends the three
+ * copies at once, each at its local's 1 Gbit/s: 10T + 0.49 ms down, the
+ * same up, 2 ms of training. mst takes the star and says why; without the
+ * setting it keeps its tree.
+ */
+Test(predict, never_slower_takes_the_star)
+{
+	static const char head[] = HEAD "never_slower: %s\nservers:\n"
+		SRV("g", "rA")
+		"  - {name: l1, router: rB, access_gbps: 1, cpu: 1, "
+		"memory_mib: 1}\n"
+		"  - {name: l2, router: rB, access_gbps: 1, cpu: 1, "
+		"memory_mib: 1}\n"
+		"  - {name: l3, router: rB, access_gbps: 1, cpu: 1, "
+		"memory_mib: 1}\n" TASK("[l1, l2, l3]");
+
+	for (int on = 0; on < 2; on++) {
+		char y[1024];
+		struct scenario *sc;
+		struct plan *p;
+		const struct task_plan *tp;
+		int depth = 0;
+
+		snprintf(y, sizeof(y), head, on ? "true" : "false");
+		p = predicted(y, &sched_mst, &sc);
+		tp = &p->tasks[0];
+		for (int m = 1; m < tp->nmodels; m++)
+			depth += tp->bcast.parent[m] != 0;
+		if (!on) {
+			cr_expect_null(tp->shape);
+			cr_expect_gt(depth, 0, "mst's own tree relays");
+			cr_expect_gt(tp->round_s, 20 * T + 2.98e-3 + 1e-6);
+		} else {
+			cr_assert_str_eq(tp->shape, "star");
+			cr_expect_eq(depth, 0);
+			cr_expect_lt(tp->star_sum_s, tp->tree_sum_s);
+			cr_expect_float_eq(tp->star_sum_s, tp->round_s, 1e-12);
+			cr_expect_float_eq(tp->bcast_s, 10 * T + 0.49e-3, 1e-9);
+			cr_expect_float_eq(tp->round_s, 20 * T + 2.98e-3, 1e-9);
+		}
+		plan_free(p);
+		scenario_free(sc);
+	}
+}
+
+/*
+ * The poster testbed as shipped, with pipelined relays and never_slower:
+ * mst's predicted mean round is below spff's, on less than half its
+ * bytes x fibres (the flexible scheduler's promise, in the twin).
+ */
+Test(predict, never_slower_pipelined_beats_spff_on_the_testbed)
+{
+	struct scn_error err;
+	struct scenario *sc = scenario_load("scenarios/poster-testbed.yaml",
+					    &err);
+	struct plan *fixed, *flex;
+	int stars = 0;
+
+	cr_assert_not_null(sc, "%s", err.msg);
+	sc->relay = SCN_RELAY_PIPELINED;
+	sc->never_slower = true;
+	fixed = sched_plan(sc, &sched_spff);
+	flex = sched_plan(sc, &sched_mst);
+	cr_assert(fixed && flex);
+	cr_assert_eq(predict_round(fixed), 0);
+	cr_assert_eq(predict_round(flex), 0);
+	for (int t = 0; t < flex->ntasks; t++) {
+		cr_assert_not_null(flex->tasks[t].shape);
+		stars += !strcmp(flex->tasks[t].shape, "star");
+	}
+	cr_expect_lt(flex->mean_round_s, fixed->mean_round_s);
+	cr_expect_leq(flex->bytes_links, 0.5 * fixed->bytes_links);
+	cr_expect_lt(stars, flex->ntasks, "not every task a star");
+	cr_log_info("mst %.3f ms (%d stars), spff %.3f ms; bytes x fibres "
+		    "%.3f of spff's", flex->mean_round_s * 1e3, stars,
+		    fixed->mean_round_s * 1e3,
+		    flex->bytes_links / fixed->bytes_links);
+	plan_free(fixed);
+	plan_free(flex);
+	scenario_free(sc);
+}
+
 /* Two workers on one 1-core server get half a core each. */
 Test(predict, cpu_shared_by_workers)
 {

@@ -301,6 +301,8 @@ static const struct bad_case bad_cases[] = {
 	  "'relay' must be 'store' or 'pipelined', got 'cut-through'" },
 	{ "chunk_zero", BASE "chunk_kb: 0\n", 24,
 	  "'chunk_kb' must be > 0, got '0'" },
+	{ "never_slower_not_bool", BASE "never_slower: yes\n", 24,
+	  "'never_slower' must be true or false, got 'yes'" },
 
 	/* references */
 	{ "router_roadm_dangling",
@@ -557,6 +559,7 @@ Test(scenario, base_and_defaults)
 	cr_expect_float_eq(sc->weights.reuse, 0.1, 1e-12);
 	cr_expect_float_eq(sc->weights.adddrop, 0.05, 1e-12);
 	cr_expect_eq(sc->relay, SCN_RELAY_STORE);
+	cr_expect_not(sc->never_slower);
 	cr_expect_float_eq(sc->chunk_bytes, SCN_CHUNK_KB * 1e3, 1e-9);
 
 	cr_expect_eq(sc->nodes[a].kind, NODE_ROADM);
@@ -727,6 +730,7 @@ static void same_scenario(const struct scenario *a, const struct scenario *b,
 		  what);
 	cr_expect_eq(a->relay, b->relay, "%s", what);
 	cr_expect_eq(a->chunk_bytes, b->chunk_bytes, "%s", what);
+	cr_expect_eq(a->never_slower, b->never_slower, "%s", what);
 	cr_assert_eq(a->nnodes, b->nnodes, "%s", what);
 	for (int i = 0; i < a->nnodes; i++) {
 		const struct scn_node *x = &a->nodes[i];
@@ -835,7 +839,8 @@ static struct scenario *written_back(const struct scenario *a, char **text)
 /* Pipelined relays and their chunk are written, and read back the same. */
 Test(scenario, written_relay_loads_back_the_same)
 {
-	struct scenario *a = parse_ok(BASE "relay: pipelined\nchunk_kb: 12.5\n"),
+	struct scenario *a = parse_ok(BASE "relay: pipelined\nchunk_kb: 12.5\n"
+				      "never_slower: true\n"),
 			*b;
 	char *text = NULL;
 
@@ -844,6 +849,7 @@ Test(scenario, written_relay_loads_back_the_same)
 	cr_expect_float_eq(a->chunk_bytes, 12500, 1e-9);
 	b = written_back(a, &text);
 	cr_expect(strstr(text, "relay: pipelined"), "%s", text);
+	cr_expect(a->never_slower && b->never_slower);
 	same_scenario(a, b, "relay");
 	scenario_free(a);
 	scenario_free(b);
