@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "emu/lab.h"
 #include "results.h"
 #include "session.h"
@@ -72,6 +74,198 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- a sweep in the twin alone (--twin-only) ----------------------------- */
+
+/* One scheduler at one point: the twin's prediction of its plan. */
+struct twin_pt {
+	double round, bcast, compute, upload;	/* means over tasks, s */
+	double bytes_links;
+	long wl_links;
+	int blocked, stars;
+};
+
+static int twin_point(const struct experiment *x, const struct scenario *sc,
+		      long nl, long seed, const struct sched_ops *ops,
+		      predict_fn predict, struct twin_pt *out)
+{
+	struct scenario pt;
+	struct plan *p;
+	int err = experiment_point(x, sc, nl, seed, x->tasks, &pt), n = 0;
+
+	if (err)
+		return err;
+	memset(out, 0, sizeof(*out));
+	p = sched_plan(&pt, ops);
+	err = p ? predict(p) : -errno;
+	for (int t = 0; !err && t < p->ntasks; t++) {
+		const struct task_plan *tp = &p->tasks[t];
+
+		if (tp->blocked)
+			continue;
+		out->bcast += tp->bcast_s;
+		out->compute += tp->compute_s;
+		out->upload += tp->upload_s;
+		out->stars += tp->shape && !strcmp(tp->shape, "star");
+		n++;
+	}
+	if (!err) {
+		out->round = p->mean_round_s;
+		out->bcast /= n ? n : 1;
+		out->compute /= n ? n : 1;
+		out->upload /= n ? n : 1;
+		out->bytes_links = p->bytes_links;
+		out->wl_links = p->wavelength_links;
+		out->blocked = p->blocked;
+	}
+	plan_free(p);
+	experiment_point_release(&pt);
+	return err;
+}
+
+static int by_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of v[0..n), sorted in place. */
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), by_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/*
+ * Every local-model count x seed x scheduler of a sweep, scheduled and
+ * predicted by the twin: no root, no emulation, no database. Per count
+ * and scheduler the medians over seeds of the predicted mean round and
+ * its phases, of bytes x fibres and of lit wavelength-links, and the
+ * median over seeds of the ratio to the baseline's at the same seed.
+ */
+static int run_twin_sweep(const struct experiment *x,
+			  const struct scenario *sc, predict_fn predict,
+			  bool json)
+{
+	int ns = x->nseeds, base = -1, rc = 0;
+	struct twin_pt *pt = calloc((size_t)x->nsched * ns + 1, sizeof(*pt));
+	double *v = calloc((size_t)ns + 1, sizeof(*v));
+	json_object *arr = json ? json_object_new_array() : NULL;
+
+	if (!pt || !v || (json && !arr)) {
+		p_err("out of memory");
+		rc = 1;
+		goto out;
+	}
+	for (int k = 0; k < x->nsched; k++)
+		if (sched_arg(x->sched[k])->baseline)
+			base = k;
+	if (!json)
+		printf("experiment %s in the twin: %d local-model counts x %d "
+		       "seeds x %d schedulers, %ld tasks a point, %s relays, "
+		       "never_slower %s (%s model)\n", x->name, x->nlocals, ns,
+		       x->nsched, x->tasks,
+		       sc->relay == SCN_RELAY_PIPELINED ? "pipelined" :
+							  "storing",
+		       sc->never_slower ? "on" : "off",
+		       predict == predict_round ? "fluid" : "packet");
+	for (int i = 0; i < x->nlocals && !rc; i++) {
+		if (!json)
+			printf("\n%ld local models (medians over %d seeds)\n"
+			       "%-6s %9s %9s %9s %9s %11s %8s %8s %8s %7s\n",
+			       x->locals[i], ns, "sched", "round ms",
+			       "bcast ms", "train ms", "upload ms",
+			       "byte-links", "wl-links", "round/b", "bytes/b",
+			       "stars");
+		for (int k = 0; k < x->nsched && !rc; k++)
+			for (int s = 0; s < ns && !rc; s++) {
+				rc = twin_point(x, sc, x->locals[i], x->seeds[s],
+						sched_arg(x->sched[k]), predict,
+						&pt[k * ns + s]);
+				if (rc)
+					p_err("cannot predict %ld locals, seed "
+					      "%ld, %s: %s", x->locals[i],
+					      x->seeds[s], x->sched[k],
+					      predict_strerror(rc));
+			}
+		for (int k = 0; k < x->nsched && !rc; k++) {
+			const struct twin_pt *q = &pt[k * ns];
+			double m[9];
+
+#define MED(expr) (({ for (int s = 0; s < ns; s++) v[s] = (expr); }), median(v, ns))
+			m[0] = MED(q[s].round);
+			m[1] = MED(q[s].bcast);
+			m[2] = MED(q[s].compute);
+			m[3] = MED(q[s].upload);
+			m[4] = MED(q[s].bytes_links);
+			m[5] = MED((double)q[s].wl_links);
+			m[6] = base < 0 ? NAN :
+			       MED(q[s].round / pt[base * ns + s].round);
+			m[7] = base < 0 ? NAN :
+			       MED(q[s].bytes_links /
+				   pt[base * ns + s].bytes_links);
+			m[8] = MED((double)q[s].stars);
+#undef MED
+			if (json) {
+				json_object *o = json_object_new_object();
+
+				json_object_object_add(o, "locals",
+					json_object_new_int64(x->locals[i]));
+				json_object_object_add(o, "scheduler",
+					json_object_new_string(x->sched[k]));
+				json_object_object_add(o, "round_s",
+					json_object_new_double(m[0]));
+				json_object_object_add(o, "broadcast_s",
+					json_object_new_double(m[1]));
+				json_object_object_add(o, "compute_s",
+					json_object_new_double(m[2]));
+				json_object_object_add(o, "upload_s",
+					json_object_new_double(m[3]));
+				json_object_object_add(o, "bytes_links",
+					json_object_new_double(m[4]));
+				json_object_object_add(o, "wavelength_links",
+					json_object_new_double(m[5]));
+				if (base >= 0) {
+					json_object_object_add(o,
+						"round_vs_baseline",
+						json_object_new_double(m[6]));
+					json_object_object_add(o,
+						"bytes_vs_baseline",
+						json_object_new_double(m[7]));
+				}
+				json_object_object_add(o, "stars",
+					json_object_new_double(m[8]));
+				json_object_array_add(arr, o);
+				continue;
+			}
+			printf("%-6s %9.3f %9.3f %9.3f %9.3f %11.4g %8.0f %8.3f "
+			       "%8.3f %7.0f\n", x->sched[k], m[0] * 1e3,
+			       m[1] * 1e3, m[2] * 1e3, m[3] * 1e3, m[4], m[5],
+			       m[6], m[7], m[8]);
+		}
+	}
+	if (json && !rc) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "experiment",
+				       json_object_new_string(x->name));
+		json_object_object_add(o, "relay", json_object_new_string(
+			sc->relay == SCN_RELAY_PIPELINED ? "pipelined" :
+							   "store"));
+		json_object_object_add(o, "never_slower",
+				       json_object_new_boolean(sc->never_slower));
+		json_object_object_add(o, "points", json_object_get(arr));
+		puts(json_object_to_json_string_ext(o,
+						    JSON_C_TO_STRING_PRETTY));
+		json_object_put(o);
+	}
+out:
+	json_object_put(arr);
+	free(pt);
+	free(v);
+	return rc ? 1 : 0;
 }
 
 /* ---- blocking under offered load: the twin alone ------------------------ */
@@ -407,6 +601,8 @@ int cmd_experiment(int argc, char **argv)
 		{ "prefix", required_argument, NULL, 'p' },
 		{ "dilation", required_argument, NULL, 'D' },
 		{ "predictor", required_argument, NULL, 'P' },
+		{ "twin-only", no_argument, NULL, 'T' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -418,7 +614,7 @@ int cmd_experiment(int argc, char **argv)
 	int c, lock = -1, rc = 1;
 	double n = 0;
 	struct sweep w;
-	bool auto_n = true;
+	bool auto_n = true, twin_only = false, json = false;
 	FILE *logf = NULL;
 
 	while ((c = getopt_long(argc, argv, "d:p:h", opts, NULL)) != -1) {
@@ -438,10 +634,18 @@ int cmd_experiment(int argc, char **argv)
 			if (!predict)
 				return EXIT_USAGE;
 			break;
+		case 'T':
+			twin_only = true;
+			break;
+		case 'j':
+			json = true;
+			break;
 		case 'h':
 			printf("usage: %s experiment FILE [--db FILE] "
 			       "[--prefix P] [--dilation N|auto[:N]]\n"
-			       "       [--predictor fluid|packet]\n\nRuns every "
+			       "       [--predictor fluid|packet]\n"
+			       "       %s experiment FILE --twin-only [--json] "
+			       "[--predictor fluid|packet]\n\nRuns every "
 			       "point of the sweep in FILE on the emulation and "
 			       "stores it in the\nresults database (default "
 			       "twinlab.db); each point as 'twinlab run' with the "
@@ -456,8 +660,14 @@ int cmd_experiment(int argc, char **argv)
 			       "tasks through a file of events once\nper "
 			       "scheduler and re-scheduling policy, live (as "
 			       "'twinlab run --reschedule');\nthe report compares "
-			       "the policies.\n",
-			       prog);
+			       "the policies.\nWith --twin-only a sweep is "
+			       "scheduled and predicted by the twin alone (no "
+			       "root,\nno database): per local-model count and "
+			       "scheduler the medians over seeds\nof the "
+			       "predicted round, its phases and bandwidth, and "
+			       "their ratios to the\nbaseline's; --json for "
+			       "machines.\n",
+			       prog, prog);
 			return 0;
 		default:
 			return EXIT_USAGE;
@@ -489,13 +699,19 @@ int cmd_experiment(int argc, char **argv)
 			}
 		return run_gap(&x, NULL, db);
 	}
+	if ((twin_only || json) && x.kind != EXP_EMULATION) {
+		p_err("%s: --twin-only and --json are for sweeps (no 'kind'): "
+		      "'blocking' and 'gap' run in the twin already",
+		      argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (json && !twin_only) {
+		p_err("--json goes with --twin-only");
+		return EXIT_USAGE;
+	}
 	sc = load_scenario(x.base);
 	if (!sc)
 		return EXIT_USAGE;
-	if (refuse_relay(sc, x.base, stderr)) {
-		scenario_free(sc);
-		return EXIT_USAGE;
-	}
 	if (x.kind == EXP_DYNAMICS) {
 		if (sc->nevents) {
 			p_err("%s: a dynamics experiment's events are those of "
@@ -525,11 +741,16 @@ int cmd_experiment(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (x.kind == EXP_BLOCKING || x.kind == EXP_GAP) {
-		rc = x.kind == EXP_GAP ? run_gap(&x, sc, db) :
+	if (x.kind == EXP_BLOCKING || x.kind == EXP_GAP || twin_only) {
+		rc = twin_only ? run_twin_sweep(&x, sc, predict, json) :
+		     x.kind == EXP_GAP ? run_gap(&x, sc, db) :
 					 run_blocking(&x, sc, db);
 		scenario_free(sc);
 		return rc;
+	}
+	if (refuse_relay(sc, x.base, stderr)) {
+		scenario_free(sc);
+		return EXIT_USAGE;
 	}
 	if (!lab_prefix_ok(prefix)) {
 		p_err("bad prefix '%s': use 1-%d characters of [a-z0-9] "

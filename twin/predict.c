@@ -174,8 +174,20 @@ static int fix(struct sim *s, struct flow *f, double r)
 
 /* ---- pipelined relays ------------------------------------------------ */
 
-/* Slack in bits within which a pipelined transfer is level with its feed. */
-static double caught(const struct flow *f)
+/*
+ * Slack in bits within which a pipelined transfer is level with its
+ * feed: a thousandth of a chunk (a relay forwards whole chunks; what it
+ * holds moves by the fibre's content each time its feed's rate changes,
+ * and a tighter slack turned those moves into a flurry of steps a few
+ * picoseconds apart).
+ */
+static double caught(const struct sim *s, const struct flow *f)
+{
+	return 1e-9 * f->bits + 1e-6 + 1e-3 * s->chunk_bits;
+}
+
+/* What is left of a transfer that counts as done (simulate()'s rule). */
+static double crumb(const struct flow *f)
 {
 	return 1e-9 * f->bits + 1e-6;
 }
@@ -206,7 +218,7 @@ static double held(const struct sim *s, int gi, int *src, double *when)
 		break;
 	}
 	lag = s->chunk_bits + g->rate * g->prop;
-	if (sent >= lag - caught(g)) {
+	if (sent >= lag - caught(s, g)) {
 		*src = gi;
 		return fmax(0, sent - lag);
 	}
@@ -266,7 +278,7 @@ static double feed(const struct sim *s, int i, int *src, double *next)
 			continue;
 		h = held(s, half + slot(s, f->task, c), &g, &w);
 		gc = src_rate(s, g);
-		if (gc < gl && h > least + caught(f))
+		if (gc < gl && h > least + caught(s, f))
 			*next = fmin(*next, s->t + (h - least) / (gl - gc));
 	}
 	return least;
@@ -274,9 +286,10 @@ static double feed(const struct sim *s, int i, int *src, double *next)
 
 /*
  * Each pipelined transfer's cap from what its sender holds: none while
- * it is behind that, the rate of the transfer that feeds it once level
- * with it (fix() passes that rate on), 0 while it is past it or level
- * with a feed that does not grow.
+ * it is behind that (or the feed no longer grows and holds more), the
+ * rate of the transfer that feeds it once level with it (fix() passes
+ * that rate on), 0 while it is past it or level with a feed that does
+ * not grow.
  */
 static void pipe_caps(struct sim *s)
 {
@@ -292,10 +305,13 @@ static void pipe_caps(struct sim *s)
 		if (f->state != F_ACTIVE)
 			continue;
 		gap = feed(s, i, &src, &next) - (f->bits - f->rem_bits);
-		if (isinf(gap) || gap > caught(f))
+		if (isinf(gap) || gap > caught(s, f))
+			continue;
+		/* what a feed that no longer grows holds can all be sent */
+		if (src < 0 && gap > crumb(f))
 			continue;
 		/* a feed TCP holds back (tcp_stall) does not grow */
-		if (gap >= -caught(f) && src >= 0 &&
+		if (gap >= -caught(s, f) && src >= 0 &&
 		    !(s->f[src].stall > s->t + 1e-12)) {
 			f->follow = src;
 			f->fnext = s->fhead[src];
@@ -326,9 +342,10 @@ static double pipe_next(const struct sim *s)
 		next = fmin(next, w);
 		if (isinf(gap))
 			continue;
-		if (gap > caught(f) && f->rate > grow)
+		if ((gap > caught(s, f) || (src < 0 && gap > crumb(f))) &&
+		    f->rate > grow)
 			next = fmin(next, s->t + gap / (f->rate - grow));
-		else if (gap < -caught(f) && grow > 0)
+		else if (gap < -caught(s, f) && grow > 0)
 			next = fmin(next, s->t - gap / grow);
 	}
 	return next;

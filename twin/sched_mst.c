@@ -13,8 +13,8 @@
  * upload tree aggregate.
  *
  * With never_slower set in the scenario, mst is never slower than the
- * star (every local model straight to the global one) on the same
- * network state: while the tasks placed so far
+ * fixed scheduler's star (every local model straight to the global one
+ * over a direct lightpath, as spff places it) on the same network state: while the tasks placed so far
  * have at most STAR_CHECK_TRANSFERS transfers, the twin predicts them
  * with the task's trees and with a star in their place, and the task is
  * sent as a star where that ends the rounds placed sooner, summed (the
@@ -90,22 +90,6 @@ static int tree_place(struct sched *s, struct task_plan *tp, int ti)
 					       mst_choose);
 }
 
-/* Every local model straight to the global one, routed as mst routes. */
-static int star_place(struct sched *s, struct task_plan *tp, int ti)
-{
-	int g = tp->server[0], err = 0;
-
-	for (int m = 1; m < tp->nmodels && !err; m++) {
-		tp->bcast.parent[m] = tp->up.parent[m] = 0;
-		err = route_edge(s, tp, ti, g, tp->server[m],
-				 &tp->bcast.path[m]);
-		if (!err)
-			err = route_edge(s, tp, ti, tp->server[m], g,
-					 &tp->up.path[m]);
-	}
-	return err;
-}
-
 /* Transfers of the tasks placed so far, ti (placed now) among them. */
 static long placed_transfers(const struct plan *p, int ti)
 {
@@ -171,7 +155,7 @@ static int mst_place(struct sched *s, struct task_plan *tp, int ti)
 	net_rollback(s->net, mark);
 	task_unplace(tp);
 	tp->lit.n = lit;
-	err = star_place(s, tp, ti);
+	err = sched_spff.place(s, tp, ti);
 	if (err && err != -ENOSPC)
 		return err;
 	if (!err && placed_rounds(s->plan, ti, &star))
