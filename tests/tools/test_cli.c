@@ -415,6 +415,78 @@ Test(cli, pipelined_relays_are_planned_and_refused_by_run)
 	unlink(sc);
 }
 
+/*
+ * experiment --twin-only: every point of a sweep predicted without root,
+ * each scheduler's ratio to the baseline at the same seed; the baseline's
+ * own ratios are 1, and a point's figures are what the twin gives a plan
+ * of it. Wrong combinations are refused.
+ */
+Test(cli, experiment_twin_only)
+{
+	const char *ok[] = { "experiment",
+			     "scenarios/experiments/poster-quick.yaml",
+			     "--twin-only", "--json", NULL };
+	const char *text[] = { "experiment",
+			       "scenarios/experiments/poster-quick.yaml",
+			       "--twin-only", NULL };
+	const char *gap[] = { "experiment",
+			      "scenarios/experiments/poster-gap.yaml",
+			      "--twin-only", NULL };
+	const char *lone[] = { "experiment",
+			       "scenarios/experiments/poster-quick.yaml",
+			       "--json", NULL };
+	json_object *o, *pts;
+	struct tl_run r = tl_run(ok);
+	int n, base = 0;
+
+	cr_assert_eq(tl_code(&r), 0, "%s", r.err);
+	o = json_tokener_parse(r.out);
+	cr_assert_not_null(o, "%s", r.out);
+	cr_assert(json_object_object_get_ex(o, "points", &pts));
+	n = (int)json_object_array_length(pts);
+	cr_assert_eq(n, 3 * 2, "3 local-model counts x 2 schedulers");
+	for (int i = 0; i < n; i++) {
+		json_object *pt = json_object_array_get_idx(pts, i), *v;
+		double round, b, c, u;
+
+		cr_assert(json_object_object_get_ex(pt, "scheduler", &v));
+		if (strcmp(json_object_get_string(v), "spff"))
+			continue;
+		base++;
+		cr_assert(json_object_object_get_ex(pt, "round_vs_baseline",
+						    &v));
+		cr_expect_float_eq(json_object_get_double(v), 1.0, 1e-12);
+		cr_assert(json_object_object_get_ex(pt, "round_s", &v));
+		round = json_object_get_double(v);
+		cr_assert(json_object_object_get_ex(pt, "broadcast_s", &v));
+		b = json_object_get_double(v);
+		cr_assert(json_object_object_get_ex(pt, "compute_s", &v));
+		c = json_object_get_double(v);
+		cr_assert(json_object_object_get_ex(pt, "upload_s", &v));
+		u = json_object_get_double(v);
+		/* one seed: the mean round is the mean of its phases' sum */
+		cr_expect_float_eq(b + c + u, round, 1e-9);
+		cr_expect_gt(round, 0);
+	}
+	cr_expect_eq(base, 3);
+	json_object_put(o);
+	tl_run_free(&r);
+	r = tl_run(text);
+	cr_assert_eq(tl_code(&r), 0, "%s", r.err);
+	cr_assert(strstr(r.out, "15 local models (medians over 1 seeds)"),
+		  "%s", r.out);
+	tl_run_free(&r);
+	r = tl_run(gap);
+	cr_assert_eq(tl_code(&r), 2);
+	cr_assert(strstr(r.err, "--twin-only and --json are for sweeps"), "%s",
+		  r.err);
+	tl_run_free(&r);
+	r = tl_run(lone);
+	cr_assert_eq(tl_code(&r), 2);
+	cr_assert(strstr(r.err, "--json goes with --twin-only"), "%s", r.err);
+	tl_run_free(&r);
+}
+
 Test(cli, events_are_listed_by_plan_and_refused_by_run)
 {
 	char ev[] = "/tmp/tl-cli-ev-XXXXXX", sc[] = "/tmp/tl-cli-sc-XXXXXX";
