@@ -209,34 +209,22 @@ static int run_twin_sweep(const struct experiment *x,
 			m[8] = MED((double)q[s].stars);
 #undef MED
 			if (json) {
+				static const char *const key[] = {
+					"round_s", "broadcast_s", "compute_s",
+					"upload_s", "bytes_links",
+					"wavelength_links", "round_vs_baseline",
+					"bytes_vs_baseline", "stars",
+				};
 				json_object *o = json_object_new_object();
 
 				json_object_object_add(o, "locals",
 					json_object_new_int64(x->locals[i]));
 				json_object_object_add(o, "scheduler",
 					json_object_new_string(x->sched[k]));
-				json_object_object_add(o, "round_s",
-					json_object_new_double(m[0]));
-				json_object_object_add(o, "broadcast_s",
-					json_object_new_double(m[1]));
-				json_object_object_add(o, "compute_s",
-					json_object_new_double(m[2]));
-				json_object_object_add(o, "upload_s",
-					json_object_new_double(m[3]));
-				json_object_object_add(o, "bytes_links",
-					json_object_new_double(m[4]));
-				json_object_object_add(o, "wavelength_links",
-					json_object_new_double(m[5]));
-				if (base >= 0) {
-					json_object_object_add(o,
-						"round_vs_baseline",
-						json_object_new_double(m[6]));
-					json_object_object_add(o,
-						"bytes_vs_baseline",
-						json_object_new_double(m[7]));
-				}
-				json_object_object_add(o, "stars",
-					json_object_new_double(m[8]));
+				for (int j = 0; j < 9; j++)
+					if (isfinite(m[j]))
+						json_object_object_add(o, key[j],
+							json_object_new_double(m[j]));
 				json_object_array_add(arr, o);
 				continue;
 			}
