@@ -20,7 +20,9 @@ struct flow {
 	double on, off;		/* background traffic: when it flows */
 	double stall;		/* a transfer a cut took data from: sends
 				 * nothing before this (TCP's timer) */
-	double pcap;		/* bit/s: a pipelined transfer's cap */
+	bool held;		/* a pipelined transfer past what its sender
+				 * holds, or level with a feed that does not
+				 * grow: it sends nothing now */
 	int follow;		/* a pipelined transfer level with what its
 				 * sender holds: the transfer whose rate that
 				 * grows at, whose rate it gets; else -1 */
@@ -49,6 +51,10 @@ struct sim {
 	int left;		/* tasks not finished */
 	bool piped;		/* relays forward chunk by chunk */
 	int *fhead;		/* per task transfer: the first following it */
+	/* per IP link, the transfers crossing it (all, fixed or not):
+	 * lflow[lstart[l] .. lstart[l + 1]) */
+	int *lstart, *lflow;
+	int *used, nused;	/* the links of the transfers in flight now */
 	double chunk_bits;	/* physical bits of one chunk */
 };
 
@@ -300,7 +306,7 @@ static void pipe_caps(struct sim *s)
 		double next, gap;
 		int src;
 
-		f->pcap = INFINITY;
+		f->held = false;
 		f->follow = -1;
 		if (f->state != F_ACTIVE)
 			continue;
@@ -318,7 +324,7 @@ static void pipe_caps(struct sim *s)
 			s->fhead[src] = i;
 		}
 		else
-			f->pcap = 0;
+			f->held = true;
 	}
 }
 
@@ -362,6 +368,7 @@ static void fill(struct sim *s)
 	struct plan *p = s->p;
 	int unfixed = 0;
 
+	s->nused = 0;
 	for (int i = 0; i < s->nall; i++) {
 		struct flow *f = &s->f[i];
 
@@ -374,33 +381,33 @@ static void fill(struct sim *s)
 		for (int h = 0; h < f->pp->nhops; h++) {
 			int l = plan_link(p, &f->pp->hops[h]);
 
-			if (s->cnt[l] == 0)
+			if (s->cnt[l] == 0) {
 				s->remcap[l] = s->dark[l] ? 0 :
 					plan_link_gbps(p, l) * 1e9;
+				s->used[s->nused++] = l;
+			}
 			s->cnt[l]++;
 		}
 	}
 	/* pipelined transfers held back take nothing: all at once */
 	for (int i = 0; s->piped && i < s->nflows; i++)
-		if (!s->f[i].fixed && s->f[i].pcap <= 0)
+		if (!s->f[i].fixed && s->f[i].held)
 			unfixed -= fix(s, &s->f[i], 0);
 	while (unfixed) {
 		double best = INFINITY;
 		int bl = -1, capped = -1;
 
-		for (int i = 0; i < s->nall; i++) {
-			struct flow *f = &s->f[i];
+		/* the link whose share is least, among those still shared */
+		for (int k = 0; k < s->nused; k++) {
+			int l = s->used[k];
+			double sh;
 
-			if (f->fixed)
+			if (!s->cnt[l])
 				continue;
-			for (int h = 0; h < f->pp->nhops; h++) {
-				int l = plan_link(p, &f->pp->hops[h]);
-				double sh = s->remcap[l] / s->cnt[l];
-
-				if (sh < best) {
-					best = sh;
-					bl = l;
-				}
+			sh = s->remcap[l] / s->cnt[l];
+			if (sh < best) {
+				best = sh;
+				bl = l;
 			}
 		}
 		for (int i = s->nflows; i < s->nall; i++)
@@ -408,26 +415,15 @@ static void fill(struct sim *s)
 				best = s->f[i].cap;
 				capped = i;
 			}
-		for (int i = 0; s->piped && i < s->nflows; i++)
-			if (!s->f[i].fixed && s->f[i].pcap < best) {
-				best = s->f[i].pcap;
-				capped = i;
-			}
 		if (capped >= 0) {
 			unfixed -= fix(s, &s->f[capped], best);
 			continue;
 		}
-		for (int i = 0; i < s->nall; i++) {
-			struct flow *f = &s->f[i];
-			bool on = false;
+		for (int k = s->lstart[bl]; k < s->lstart[bl + 1]; k++) {
+			struct flow *f = &s->f[s->lflow[k]];
 
-			if (f->fixed)
-				continue;
-			for (int h = 0; h < f->pp->nhops && !on; h++)
-				on = plan_link(p, &f->pp->hops[h]) == bl;
-			if (!on)
-				continue;
-			unfixed -= fix(s, f, best);
+			if (!f->fixed)
+				unfixed -= fix(s, f, best);
 		}
 	}
 }
@@ -618,6 +614,39 @@ static int simulate(struct sim *s)
 	return 0;
 }
 
+/*
+ * The transfers crossing each of the nl links, in transfer order, so that
+ * filling fixes those on the bottleneck link without a look at every
+ * transfer. 0 or -ENOMEM.
+ */
+static int link_flows(struct sim *s, int nl)
+{
+	int total = 0;
+
+	for (int i = 0; i < s->nall; i++)
+		for (int h = 0; h < s->f[i].pp->nhops; h++) {
+			s->lstart[plan_link(s->p, &s->f[i].pp->hops[h]) + 1]++;
+			total++;
+		}
+	for (int l = 0; l < nl; l++)
+		s->lstart[l + 1] += s->lstart[l];
+	s->lflow = malloc(((size_t)total + 1) * sizeof(*s->lflow));
+	if (!s->lflow)
+		return -ENOMEM;
+	for (int i = 0; i < s->nall; i++)
+		for (int h = 0; h < s->f[i].pp->nhops; h++) {
+			int l = plan_link(s->p, &s->f[i].pp->hops[h]);
+
+			/* lstart[l] counts up to the next link's start... */
+			s->lflow[s->lstart[l]++] = i;
+		}
+	/* ...and is put back */
+	for (int l = nl; l > 0; l--)
+		s->lstart[l] = s->lstart[l - 1];
+	s->lstart[0] = 0;
+	return 0;
+}
+
 int predict_round(struct plan *p)
 {
 	struct sim s = { .p = p };
@@ -650,10 +679,12 @@ int predict_round(struct plan *p)
 	s.cnt = calloc((size_t)nl + 1, sizeof(*s.cnt));
 	s.dark = calloc((size_t)nl + 1, sizeof(*s.dark));
 	s.fhead = calloc((size_t)s.nflows + 1, sizeof(*s.fhead));
+	s.lstart = calloc((size_t)nl + 2, sizeof(*s.lstart));
+	s.used = calloc((size_t)nl + 1, sizeof(*s.used));
 	free(p->link_bytes);
 	p->link_bytes = calloc((size_t)nl + 1, sizeof(*p->link_bytes));
 	if (!s.f || !s.ms || !s.round_end || !s.remcap || !s.cnt || !s.dark ||
-	    !s.fhead ||
+	    !s.fhead || !s.lstart || !s.used ||
 	    !p->link_bytes)
 		goto out;
 
@@ -685,7 +716,7 @@ int predict_round(struct plan *p)
 				f->upload = up;
 				f->pp = pp;
 				f->bits = f->rem_bits = bits;
-				f->pcap = INFINITY;
+				f->held = false;
 				f->follow = -1;
 				f->prop = pp->km * FIBRE_S_PER_KM;
 				/* model 0 has no flows of its own */
@@ -717,6 +748,9 @@ int predict_round(struct plan *p)
 		f->off = p->bg[i].off_s;
 		k++;
 	}
+	err = link_flows(&s, nl);
+	if (err)
+		goto out;
 	/* broadcast starts at the root of every task */
 	for (int ti = 0; ti < p->ntasks; ti++)
 		if (!p->tasks[ti].blocked)
@@ -755,5 +789,8 @@ out:
 	free(s.cnt);
 	free(s.dark);
 	free(s.fhead);
+	free(s.lstart);
+	free(s.lflow);
+	free(s.used);
 	return err;
 }
