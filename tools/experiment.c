@@ -124,6 +124,31 @@ static int twin_point(const struct experiment *x, const struct scenario *sc,
 	return err;
 }
 
+/* A point's figures, as --json names them; the last three per seed. */
+enum { TF_ROUND_VS = 6, TF_BYTES_VS, TF_N = 9 };
+
+static const char *const tf_key[TF_N] = {
+	"round_s", "broadcast_s", "compute_s", "upload_s", "bytes_links",
+	"wavelength_links", "round_vs_baseline", "bytes_vs_baseline", "stars",
+};
+
+/* Figure j of point q, b the baseline's at the same seed (NULL: none). */
+static double tf_figure(const struct twin_pt *q, const struct twin_pt *b,
+			int j)
+{
+	switch (j) {
+	case 0: return q->round;
+	case 1: return q->bcast;
+	case 2: return q->compute;
+	case 3: return q->upload;
+	case 4: return q->bytes_links;
+	case 5: return (double)q->wl_links;
+	case TF_ROUND_VS: return b ? q->round / b->round : NAN;
+	case TF_BYTES_VS: return b ? q->bytes_links / b->bytes_links : NAN;
+	default: return (double)q->stars;
+	}
+}
+
 static int by_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -192,38 +217,24 @@ static int run_twin_sweep(const struct experiment *x,
 			}
 		for (int k = 0; k < x->nsched && !rc; k++) {
 			const struct twin_pt *q = &pt[k * ns];
-			double m[9];
+			double m[TF_N];
 
-#define MED(expr) (({ for (int s = 0; s < ns; s++) v[s] = (expr); }), median(v, ns))
-			m[0] = MED(q[s].round);
-			m[1] = MED(q[s].bcast);
-			m[2] = MED(q[s].compute);
-			m[3] = MED(q[s].upload);
-			m[4] = MED(q[s].bytes_links);
-			m[5] = MED((double)q[s].wl_links);
-			m[6] = base < 0 ? NAN :
-			       MED(q[s].round / pt[base * ns + s].round);
-			m[7] = base < 0 ? NAN :
-			       MED(q[s].bytes_links /
-				   pt[base * ns + s].bytes_links);
-			m[8] = MED((double)q[s].stars);
-#undef MED
+			for (int j = 0; j < TF_N; j++) {
+				for (int s = 0; s < ns; s++)
+					v[s] = tf_figure(&q[s], base < 0 ? NULL :
+							 &pt[base * ns + s], j);
+				m[j] = median(v, ns);
+			}
 			if (json) {
-				static const char *const key[] = {
-					"round_s", "broadcast_s", "compute_s",
-					"upload_s", "bytes_links",
-					"wavelength_links", "round_vs_baseline",
-					"bytes_vs_baseline", "stars",
-				};
 				json_object *o = json_object_new_object();
 
 				json_object_object_add(o, "locals",
 					json_object_new_int64(x->locals[i]));
 				json_object_object_add(o, "scheduler",
 					json_object_new_string(x->sched[k]));
-				for (int j = 0; j < 9; j++)
+				for (int j = 0; j < TF_N; j++)
 					if (isfinite(m[j]))
-						json_object_object_add(o, key[j],
+						json_object_object_add(o, tf_key[j],
 							json_object_new_double(m[j]));
 				json_object_array_add(arr, o);
 				continue;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "twin/predict.h"
+#include "twin/sched.h"
 
 static const char *nm(const struct plan *p, int node)
 {
@@ -700,9 +701,9 @@ static void plan_shapes(const struct plan *p, FILE *f)
 	if (!checked)
 		return;
 	fprintf(f, "\nnever slower than a star: %d of %d tasks compared "
-		   "(the first, while the tasks placed have at most 1,000 "
+		   "(the first, while the tasks placed have at most %d "
 		   "transfers), %d sent as a star:\n", checked, p->ntasks,
-		stars);
+		SCHED_STAR_CHECK_TRANSFERS, stars);
 	for (int i = 0; i < p->ntasks; i++) {
 		const struct task_plan *tp = &p->tasks[i];
 

@@ -23,10 +23,10 @@ struct flow {
 	bool held;		/* a pipelined transfer past what its sender
 				 * holds, or level with a feed that does not
 				 * grow: it sends nothing now */
-	int follow;		/* a pipelined transfer level with what its
-				 * sender holds: the transfer whose rate that
-				 * grows at, whose rate it gets; else -1 */
-	int fnext;		/* the next transfer following the same one */
+	int fnext;		/* a pipelined transfer level with what its
+				 * sender holds follows (gets the rate of) the
+				 * transfer that grows that: the next one
+				 * following the same (sim.fhead) */
 	bool fixed;
 };
 
@@ -192,7 +192,7 @@ static double caught(const struct sim *s, const struct flow *f)
 	return 1e-9 * f->bits + 1e-6 + 1e-3 * s->chunk_bits;
 }
 
-/* What is left of a transfer that counts as done (simulate()'s rule). */
+/* What is left of a transfer that counts as done. */
 static double crumb(const struct flow *f)
 {
 	return 1e-9 * f->bits + 1e-6;
@@ -307,7 +307,6 @@ static void pipe_caps(struct sim *s)
 		int src;
 
 		f->held = false;
-		f->follow = -1;
 		if (f->state != F_ACTIVE)
 			continue;
 		gap = feed(s, i, &src, &next) - (f->bits - f->rem_bits);
@@ -319,7 +318,6 @@ static void pipe_caps(struct sim *s)
 		/* a feed TCP holds back (tcp_stall) does not grow */
 		if (gap >= -caught(s, f) && src >= 0 &&
 		    !(s->f[src].stall > s->t + 1e-12)) {
-			f->follow = src;
 			f->fnext = s->fhead[src];
 			s->fhead[src] = i;
 		}
@@ -583,7 +581,7 @@ static int simulate(struct sim *s)
 			 * waiting for it would never end).
 			 */
 			if (f->state == F_ACTIVE &&
-			    (f->rem_bits <= 1e-9 * f->bits + 1e-6 ||
+			    (f->rem_bits <= crumb(f) ||
 			     (f->rate > 0 &&
 			      s->t + f->rem_bits / f->rate <= s->t))) {
 				f->state = F_FLIGHT;
@@ -717,7 +715,6 @@ int predict_round(struct plan *p)
 				f->pp = pp;
 				f->bits = f->rem_bits = bits;
 				f->held = false;
-				f->follow = -1;
 				f->prop = pp->km * FIBRE_S_PER_KM;
 				/* model 0 has no flows of its own */
 				f->state = m == 0 ? F_DONE : F_WAIT;

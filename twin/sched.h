@@ -33,6 +33,12 @@ struct sched_ops {
 	int (*fits)(const struct scenario *sc, char *why, size_t n);
 };
 
+/*
+ * mst with never_slower compares its trees with a star while the tasks
+ * placed have at most this many transfers (twin/sched_mst.c).
+ */
+#define SCHED_STAR_CHECK_TRANSFERS 1000
+
 extern const struct sched_ops sched_spff, sched_mst, sched_kmb, sched_tm,
 	sched_opt;
 

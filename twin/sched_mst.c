@@ -14,8 +14,10 @@
  *
  * With never_slower set in the scenario, mst is never slower than the
  * fixed scheduler's star (every local model straight to the global one
- * over a direct lightpath, as spff places it) on the same network state: while the tasks placed so far
- * have at most STAR_CHECK_TRANSFERS transfers, the twin predicts them
+ * over a direct lightpath, as spff places it) on the same network state:
+ * while the tasks placed so far have at most SCHED_STAR_CHECK_TRANSFERS
+ * transfers (each check predicts the plan so far twice: bounded, so that
+ * a plan of many tasks is not quadratic in them), the twin predicts them
  * with the task's trees and with a star in their place, and the task is
  * sent as a star where that ends the rounds placed sooner, summed (the
  * task's own round and the ones it shares links with: the mean a user
@@ -30,13 +32,6 @@
 #include <stdlib.h>
 
 #include "predict.h"
-
-/*
- * The check predicts the plan so far twice per task: bounded, so that a
- * plan of many tasks is not quadratic in them (bench-sched's 1,000 tasks
- * of 15 locals have 30,000 transfers; the poster testbed's 30 tasks 540).
- */
-#define STAR_CHECK_TRANSFERS 1000
 
 int place_terminal_tree(struct sched *s, struct task_plan *tp, int ti,
 			struct tree *t, bool upload,
@@ -90,18 +85,32 @@ static int tree_place(struct sched *s, struct task_plan *tp, int ti)
 					       mst_choose);
 }
 
-/* Transfers of the tasks placed so far, ti (placed now) among them. */
+/* Whether task i of p has been placed, while ti is being placed. */
+static bool placed(const struct plan *p, int i, int ti)
+{
+	const struct task_plan *tp = &p->tasks[i];
+
+	return i == ti || (!tp->blocked && tp->bcast.parent[1] >= 0);
+}
+
+/* Transfers of the tasks placed so far, ti among them. */
 static long placed_transfers(const struct plan *p, int ti)
 {
 	long n = 0;
 
-	for (int i = 0; i < p->ntasks; i++) {
-		const struct task_plan *tp = &p->tasks[i];
-
-		if (i == ti || (!tp->blocked && tp->bcast.parent[1] >= 0))
-			n += 2L * (tp->nmodels - 1);
-	}
+	for (int i = 0; i < p->ntasks; i++)
+		if (placed(p, i, ti))
+			n += 2L * (p->tasks[i].nmodels - 1);
 	return n;
+}
+
+/* Undo what was placed for tp since mark (its lightpaths past lit). */
+static void unplace_since(struct sched *s, struct task_plan *tp, int mark,
+			  int lit)
+{
+	net_rollback(s->net, mark);
+	task_unplace(tp);
+	tp->lit.n = lit;
 }
 
 /*
@@ -119,7 +128,7 @@ static int placed_rounds(struct plan *p, int ti, double *sum)
 	for (int i = 0; i < p->ntasks; i++) {
 		struct task_plan *tp = &p->tasks[i];
 
-		out[i] = i != ti && !tp->blocked && tp->bcast.parent[1] < 0;
+		out[i] = !tp->blocked && !placed(p, i, ti);
 		tp->blocked = tp->blocked || out[i];
 	}
 	err = predict_round(p);
@@ -143,7 +152,7 @@ static int mst_place(struct sched *s, struct task_plan *tp, int ti)
 
 	err = tree_place(s, tp, ti);
 	if (err || !s->sc->never_slower ||
-	    placed_transfers(s->plan, ti) > STAR_CHECK_TRANSFERS)
+	    placed_transfers(s->plan, ti) > SCHED_STAR_CHECK_TRANSFERS)
 		return err;
 	/*
 	 * A prediction that fails (out of memory, or a bug said as -ELOOP)
@@ -152,9 +161,7 @@ static int mst_place(struct sched *s, struct task_plan *tp, int ti)
 	 */
 	if (placed_rounds(s->plan, ti, &tree))
 		return 0;
-	net_rollback(s->net, mark);
-	task_unplace(tp);
-	tp->lit.n = lit;
+	unplace_since(s, tp, mark, lit);
 	err = sched_spff.place(s, tp, ti);
 	if (err && err != -ENOSPC)
 		return err;
@@ -166,9 +173,7 @@ static int mst_place(struct sched *s, struct task_plan *tp, int ti)
 		tp->star_sum_s = star;
 		return 0;
 	}
-	net_rollback(s->net, mark);
-	task_unplace(tp);
-	tp->lit.n = lit;
+	unplace_since(s, tp, mark, lit);
 	tp->why[0] = '\0';
 	err = tree_place(s, tp, ti);
 	if (!err) {
