@@ -149,8 +149,9 @@ static struct json_object *task_json(const struct plan *p,
 		J(!add(o, "opt_program", json_object_new_string(tp->program)));
 	if (tp->shape) {
 		J(!add(o, "shape", json_object_new_string(tp->shape)));
-		J(!add(o, "tree_rounds_sum_s",
-		       json_object_new_double(tp->tree_sum_s)));
+		if (isfinite(tp->tree_sum_s))
+			J(!add(o, "tree_rounds_sum_s",
+			       json_object_new_double(tp->tree_sum_s)));
 		if (isfinite(tp->star_sum_s))
 			J(!add(o, "star_rounds_sum_s",
 			       json_object_new_double(tp->star_sum_s)));
@@ -707,11 +708,16 @@ static void plan_shapes(const struct plan *p, FILE *f)
 	for (int i = 0; i < p->ntasks; i++) {
 		const struct task_plan *tp = &p->tasks[i];
 
-		if (tp->shape && !strcmp(tp->shape, "star"))
+		if (!tp->shape || strcmp(tp->shape, "star"))
+			continue;
+		if (isfinite(tp->tree_sum_s))
 			fprintf(f, "  %-12s rounds placed so far, summed: "
 				   "star %.4f ms < tree %.4f ms\n",
 				tp->task->name, tp->star_sum_s * 1e3,
 				tp->tree_sum_s * 1e3);
+		else
+			fprintf(f, "  %-12s its tree could not be placed\n",
+				tp->task->name);
 	}
 }
 

@@ -417,6 +417,17 @@ static void fill(struct sim *s)
 			unfixed -= fix(s, &s->f[capped], best);
 			continue;
 		}
+		if (bl < 0) {
+			/*
+			 * Only transfers over no link are left: a plan no
+			 * scheduler makes. They stand still, and the round
+			 * cannot end (-EDEADLK), not looped on.
+			 */
+			for (int i = 0; i < s->nall; i++)
+				if (!s->f[i].fixed)
+					fix(s, &s->f[i], 0);
+			break;
+		}
 		for (int k = s->lstart[bl]; k < s->lstart[bl + 1]; k++) {
 			struct flow *f = &s->f[s->lflow[k]];
 

@@ -681,6 +681,8 @@ static const struct yf_field weight_fields[] = {
 	  0 },
 	{ "adddrop", YF_DOUBLE, YF_NONNEG,
 	  offsetof(struct scn_weights, adddrop), 1e9, 0 },
+	{ "stretch", YF_DOUBLE, YF_NONNEG,
+	  offsetof(struct scn_weights, stretch), 1e9, 0 },
 };
 
 static int check_cidr(struct ctx *c, const yaml_node_t *at, const char *s)
@@ -817,22 +819,24 @@ static int load_top(struct ctx *c, yaml_node_t *root)
 		return -EINVAL;
 	}
 	sc->chunk_bytes = 1e3 * (seen[T_CHUNK] ? r.chunk_kb : SCN_CHUNK_KB);
-	sc->never_slower = seen[T_NEVER_SLOWER] &&
+	sc->never_slower = !seen[T_NEVER_SLOWER] ||
 			   !strcmp(r.never_slower, "true");
-	if (seen[T_NEVER_SLOWER] && !sc->never_slower &&
+	if (seen[T_NEVER_SLOWER] && strcmp(r.never_slower, "true") &&
 	    strcmp(r.never_slower, "false")) {
 		yf_err(&c->y, any[T_NEVER_SLOWER], "'never_slower' must be "
 			"true or false, got '%s'", r.never_slower);
 		return -EINVAL;
 	}
-	sc->weights = (struct scn_weights){ 1.0, 0.1, 0.1, 0.05 };
+	sc->weights = (struct scn_weights){ 1.0, 0.1, 0.1, 0.05,
+					    SCN_STRETCH };
 	if (any[T_WEIGHTS]) {
 		bool wseen[NFIELDS(weight_fields)];
+		yaml_node_t *wat[NFIELDS(weight_fields)];
 		struct scn_weights w = sc->weights;
 
 		if (yf_apply(&c->y, any[T_WEIGHTS], "'weights'",
 				 weight_fields, NFIELDS(weight_fields), &w,
-				 wseen, NULL))
+				 wseen, wat))
 			return -EINVAL;
 		for (size_t i = 0; i < NFIELDS(weight_fields); i++)
 			if (wseen[i])
@@ -840,6 +844,12 @@ static int load_top(struct ctx *c, yaml_node_t *root)
 					       weight_fields[i].off,
 				       (char *)&w + weight_fields[i].off,
 				       sizeof(double));
+		if (sc->weights.stretch > 0 && sc->weights.stretch < 1) {
+			yf_err(&c->y, wat[NFIELDS(weight_fields) - 1],
+			       "'stretch' must be 0 (no bound) or at least 1, "
+			       "got %g", sc->weights.stretch);
+			return -EINVAL;
+		}
 	}
 
 	nodes = count_items(any[T_ROADMS]) + count_items(any[T_ROUTERS]) +
@@ -994,12 +1004,13 @@ int scenario_write(const struct scenario *sc, FILE *f)
 		   "wavelength_gbps: %.17g\nwavelengths: %d\n"
 		   "demand_gbps: %.17g\nreconfig_ms: %.17g\n"
 		   "weights: {alpha: %.17g, beta: %.17g, reuse: %.17g, "
-		   "adddrop: %.17g}\nrelay: %s\nchunk_kb: %.17g\n"
+		   "adddrop: %.17g, stretch: %.17g}\nrelay: %s\n"
+		   "chunk_kb: %.17g\n"
 		   "never_slower: %s\n",
 		sc->name, (unsigned long long)sc->seed, sc->scale,
 		sc->addressing, sc->wavelength_gbps, wl, sc->demand_gbps,
 		sc->reconfig_s * 1e3, w->alpha, w->beta, w->reuse, w->adddrop,
-		sc->relay == SCN_RELAY_PIPELINED ? "pipelined" : "store",
+		w->stretch, 		sc->relay == SCN_RELAY_PIPELINED ? "pipelined" : "store",
 		sc->chunk_bytes / 1e3, sc->never_slower ? "true" : "false");
 	fputs("roadms: [", f);
 	any = false;

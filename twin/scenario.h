@@ -110,12 +110,18 @@ struct scn_event {
 	int line, col;
 };
 
+/* mst's default bound on a model's arrival, against a direct path's. */
+#define SCN_STRETCH 0
+
 /* MST weight coefficients; see scenarios/README.md "Scheduler weights". */
 struct scn_weights {
 	double alpha;		/* per wavelength-link a path would consume */
 	double beta;		/* per millisecond of propagation */
 	double reuse;		/* fraction of alpha paid on a lit lightpath */
 	double adddrop;		/* per O-E-O conversion at a router */
+	double stretch;		/* mst: no model's estimated arrival more
+				 * than this times a direct path's (>= 1);
+				 * 0: no bound (sched_mst.c) */
 };
 
 /*

@@ -100,8 +100,9 @@ int sched_init(struct sched *s, struct plan *p)
 	s->adj_w = malloc((size_t)(nadj + 1) * sizeof(*s->adj_w));
 	s->steps = malloc((size_t)(n + 1) * sizeof(*s->steps));
 	s->km_pred = calloc((size_t)n + 1, sizeof(*s->km_pred));
+	s->acc_load = calloc((size_t)n * 4 + 1, sizeof(*s->acc_load));
 	if (frontier_init(&s->fwd, n) || frontier_init(&s->bwd, n) ||
-	    !s->adj_w || !s->steps || !s->km_pred) {
+	    !s->adj_w || !s->steps || !s->km_pred || !s->acc_load) {
 		sched_release(s);
 		return -ENOMEM;
 	}
@@ -130,6 +131,7 @@ void sched_release(struct sched *s)
 		for (int i = 0; i < s->n; i++)
 			free(s->km_pred[i]);
 	free(s->km_pred);
+	free(s->acc_load);
 	free(s->steps);
 	free(s->adj_w);
 	frontier_release(&s->bwd);
@@ -854,6 +856,25 @@ out:
 
 /* ---- driver ------------------------------------------------------------ */
 
+void sched_load_add(struct sched *s, const struct task_plan *tp)
+{
+	double bytes = (double)tp->task->parameters *
+		       tp->task->bytes_per_parameter;
+
+	for (int ph = 0; ph < 2; ph++) {
+		const struct tree *t = ph ? &tp->up : &tp->bcast;
+
+		for (int m = 1; m < tp->nmodels; m++) {
+			const struct ppath *pp = &t->path[m];
+
+			if (pp->nhops <= 0)
+				continue;
+			s->acc_load[pp->from * 4 + ph * 2] += bytes;
+			s->acc_load[pp->to * 4 + ph * 2 + 1] += bytes;
+		}
+	}
+}
+
 void task_unplace(struct task_plan *tp)
 {
 	tp->lit.n = 0;
@@ -1009,6 +1030,7 @@ struct plan *sched_plan_keep(const struct scenario *sc,
 			continue;
 		}
 		pinned[i] = true;
+		sched_load_add(&s, &p->tasks[i]);
 		/* its weight as it was chosen: what it lit is lit anew here
 		 * by whichever kept task comes first */
 		p->tasks[i].tree_weight = old->tree_weight;
@@ -1037,6 +1059,7 @@ struct plan *sched_plan_keep(const struct scenario *sc,
 		}
 		if (err)
 			goto fail_sched;
+		sched_load_add(&s, tp);
 		tp->tree_weight = plan_tree_weight(p, tp, &tp->bcast, NULL) +
 				  plan_tree_weight(p, tp, &tp->up, &tp->bcast);
 		if (isnan(tp->tree_weight)) {

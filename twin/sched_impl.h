@@ -95,6 +95,13 @@ struct sched {
 	/* SPFF route cache: per ROADM, predecessor fibre per node, or NULL */
 	int **km_pred;
 	size_t km_bytes;
+	/*
+	 * Bytes the tasks placed so far send over each server's access link
+	 * in a round, per node: [node * 4 + phase * 2 + dir], phase 0 the
+	 * broadcast and 1 the upload, dir 0 server -> router and 1 router ->
+	 * server (sched_load_add). What mst's arrival estimates read.
+	 */
+	double *acc_load;
 };
 
 int sched_init(struct sched *s, struct plan *p) __attribute__((warn_unused_result));
@@ -148,6 +155,16 @@ int realize(struct sched *s, struct task_plan *tp, int ti,
 int route_edge(struct sched *s, struct task_plan *tp, int ti, int a, int b,
 	       struct ppath *pp);
 
+/* sched_load_add - count tp's transfers in s->acc_load. */
+void sched_load_add(struct sched *s, const struct task_plan *tp);
+
+/*
+ * sched_km_route - the shortest route by km from ROADM from to ROADM to,
+ * as fibres in order into fib[] (room for every fibre); their count, or
+ * -ENOENT. Cached per destination (sched_spff.c).
+ */
+int sched_km_route(struct sched *s, int from, int to, int *fib);
+
 /* task_unplace - forget tp's placement (its resources are the caller's
  * to undo: net_rollback). */
 void task_unplace(struct task_plan *tp);
@@ -181,10 +198,13 @@ int terminal_kmb(struct sched *s, const int *term, int k, double demand,
  * parent[] over its models chosen by choose (terminal_mst's or
  * terminal_kmb's contract, weight unused), then each edge routed on the
  * state of the moment (route_edge), root outwards, so each sees the edges
- * placed before it. 0, -ENOSPC (tp->why set) or -errno.
+ * placed before it. With stretch > 0, a model whose estimated arrival
+ * through its parent is more than stretch times its arrival straight
+ * from the root hangs from the root instead (sched_mst.c). 0, -ENOSPC
+ * (tp->why set) or -errno.
  */
 int place_terminal_tree(struct sched *s, struct task_plan *tp, int ti,
-			struct tree *t, bool upload,
+			struct tree *t, bool upload, double stretch,
 			int (*choose)(struct sched *s, const int *term, int k,
 				      double demand, int *parent, int *order));
 

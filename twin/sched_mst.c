@@ -12,9 +12,13 @@
  * the lightpaths the broadcast lit as cheap. Models with children in the
  * upload tree aggregate.
  *
- * With never_slower set in the scenario, mst is never slower than the
- * fixed scheduler's star (every local model straight to the global one
- * over a direct lightpath, as spff places it) on the same network state:
+ * With a stretch in the scenario's weights, a model whose estimated
+ * arrival along the tree is more than stretch times its arrival straight
+ * from the global model hangs from the global model instead (struct
+ * reach, bound_parent). With never_slower (the default), mst is never
+ * slower than the fixed scheduler's star (every local model straight to
+ * the global one over a direct lightpath, as spff places it) on the same
+ * network state:
  * while the tasks placed so far have at most SCHED_STAR_CHECK_TRANSFERS
  * transfers (each check predicts the plan so far twice: bounded, so that
  * a plan of many tasks is not quadratic in them), the twin predicts them
@@ -30,19 +34,126 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "net.h"
 #include "predict.h"
 
+/*
+ * Where a task's model gets to in a round, as mst estimates it to bound a
+ * tree's depth: the slowest access link on the way drains what the tasks
+ * placed so far send over it with this model (load + bytes, at its rate:
+ * transfers of equal size sharing a link fairly end together), and the
+ * way adds its propagation. Relays that store add each hop's drain;
+ * pipelined ones only the slowest hop's and a chunk per relay.
+ */
+struct reach {
+	const struct sched *s;
+	const struct task_plan *tp;
+	bool upload, piped;
+	double bytes;
+	int *fib;		/* sched_km_route's buffer */
+	int *kids;		/* children so far, per model */
+	double *lag, *peak;	/* per model: the sum and the max part */
+};
+
+static double drain(const struct reach *r, int server, int dir, int copies)
+{
+	const struct scn_node *n = &r->s->sc->nodes[server];
+	double load = r->s->acc_load[server * 4 + r->upload * 2 + dir];
+
+	return (load + copies * r->bytes) * 8 / (n->access_gbps * 1e9);
+}
+
+/* Propagation between two servers on the shortest route by km. */
+static double prop_s(struct reach *r, int a, int b)
+{
+	struct sched *s = (struct sched *)r->s;
+	const struct scn_node *na = &s->sc->nodes[a], *nb = &s->sc->nodes[b];
+	int ra = s->sc->nodes[na->attach].attach;
+	int rb = s->sc->nodes[nb->attach].attach;
+	double km = na->access_km + nb->access_km;
+	int n = ra == rb ? 0 : sched_km_route(s, ra, rb, r->fib);
+
+	for (int i = 0; i < n; i++)
+		km += s->sc->fibres[r->fib[i]].km;
+	return n < 0 ? NAN : km * FIBRE_S_PER_KM;
+}
+
+/*
+ * The estimated arrival of model m hung from p over a way of propagation
+ * prop: its two parts in *lag and *peak.
+ */
+static void reach_via(const struct reach *r, int m, int p, double prop,
+		      double *lag, double *peak)
+{
+	const struct task_plan *tp = r->tp;
+	int sp = tp->server[p], sm = tp->server[m];
+	/* the parent sends (broadcast) or takes (upload) one more copy */
+	double d = r->upload ? fmax(drain(r, sm, 0, 1),
+				    drain(r, sp, 1, r->kids[p] + 1)) :
+			       fmax(drain(r, sp, 0, r->kids[p] + 1),
+				    drain(r, sm, 1, 1));
+	double chunk = fmin((double)r->s->sc->chunk_bytes, r->bytes) * 8 /
+		       (fmin(r->s->sc->nodes[sp].access_gbps,
+			     r->s->sc->nodes[sm].access_gbps) * 1e9);
+
+	if (r->piped) {
+		*lag = r->lag[p] + prop + (p ? chunk : 0);
+		*peak = fmax(r->peak[p], d);
+	} else {
+		*lag = r->lag[p] + prop + d;
+		*peak = 0;
+	}
+}
+
+/*
+ * Hang m from the root rather than from p when its estimated arrival
+ * through p is more than stretch times the arrival straight from the
+ * root: Khuller, Raghavachari and Young's bound on a spanning tree's
+ * paths (1995), on the estimate above.
+ */
+static int bound_parent(struct reach *r, int m, int p, double stretch)
+{
+	double lag, peak, dlag, dpeak, via, direct, pv, pd;
+
+	if (!p || !(stretch > 0))
+		return p;
+	pv = prop_s(r, r->tp->server[p], r->tp->server[m]);
+	pd = prop_s(r, r->tp->server[0], r->tp->server[m]);
+	if (isnan(pd))
+		return p;
+	reach_via(r, m, p, isnan(pv) ? 0 : pv, &lag, &peak);
+	reach_via(r, m, 0, pd, &dlag, &dpeak);
+	via = lag + peak;
+	direct = dlag + dpeak;
+	return via > stretch * direct ? 0 : p;
+}
+
 int place_terminal_tree(struct sched *s, struct task_plan *tp, int ti,
-			struct tree *t, bool upload,
+			struct tree *t, bool upload, double stretch,
 			int (*choose)(struct sched *s, const int *term, int k,
 				      double demand, int *parent, int *order))
 {
 	int k = tp->nmodels, err;
 	int *parent = malloc((size_t)k * sizeof(*parent));
 	int *order = malloc((size_t)k * sizeof(*order));
+	bool bound = stretch > 0;
+	struct reach r = {
+		.s = s, .tp = tp, .upload = upload,
+		.piped = s->sc->relay == SCN_RELAY_PIPELINED,
+		.bytes = (double)tp->task->parameters *
+			 tp->task->bytes_per_parameter,
+	};
 
-	if (!parent || !order) {
+	if (bound) {
+		r.fib = malloc(((size_t)s->sc->nfibres + 1) * sizeof(int));
+		r.kids = calloc((size_t)k, sizeof(int));
+		r.lag = calloc((size_t)k, sizeof(double));
+		r.peak = calloc((size_t)k, sizeof(double));
+	}
+	if (!parent || !order ||
+	    (bound && (!r.fib || !r.kids || !r.lag || !r.peak))) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -55,15 +166,25 @@ int place_terminal_tree(struct sched *s, struct task_plan *tp, int ti,
 		goto out;
 	/* root outwards, so each edge sees the edges placed before it */
 	for (int i = 1; i < k && !err; i++) {
-		int m = order[i], p = parent[m];
+		int m = order[i], p = bound_parent(&r, m, parent[m], stretch);
 		int a = tp->server[upload ? m : p], b = tp->server[upload ? p : m];
 
 		t->parent[m] = p;
 		err = route_edge(s, tp, ti, a, b, &t->path[m]);
+		if (err || !bound)
+			continue;
+		/* the way it took, for its children's estimates */
+		reach_via(&r, m, p, t->path[m].km * FIBRE_S_PER_KM,
+			  &r.lag[m], &r.peak[m]);
+		r.kids[p]++;
 	}
 out:
 	free(parent);
 	free(order);
+	free(r.fib);
+	free(r.kids);
+	free(r.lag);
+	free(r.peak);
 	return err;
 }
 
@@ -76,13 +197,14 @@ static int mst_choose(struct sched *s, const int *term, int k, double demand,
 	return terminal_mst(s, term, k, demand, false, parent, order, &weight);
 }
 
-static int tree_place(struct sched *s, struct task_plan *tp, int ti)
+static int tree_place(struct sched *s, struct task_plan *tp, int ti,
+		      double stretch)
 {
-	int err = place_terminal_tree(s, tp, ti, &tp->bcast, false,
+	int err = place_terminal_tree(s, tp, ti, &tp->bcast, false, stretch,
 				      mst_choose);
 
 	return err ? err : place_terminal_tree(s, tp, ti, &tp->up, true,
-					       mst_choose);
+					       stretch, mst_choose);
 }
 
 /* Whether task i of p has been placed, while ti is being placed. */
@@ -145,51 +267,66 @@ static int placed_rounds(struct plan *p, int ti, double *sum)
 	return err;
 }
 
+/* The shapes never_slower compares, in the order a tie keeps. */
+enum shape { SH_TREE, SH_STAR, NSHAPES };
+
+static const char *const shape_name[NSHAPES] = { "tree", "star" };
+
+static int shape_place(struct sched *s, struct task_plan *tp, int ti,
+		       enum shape sh)
+{
+	return sh == SH_TREE ? tree_place(s, tp, ti, s->sc->weights.stretch) :
+			       sched_spff.place(s, tp, ti);
+}
+
 static int mst_place(struct sched *s, struct task_plan *tp, int ti)
 {
 	int mark = net_mark(s->net), lit = tp->lit.n, err;
-	double tree, star = NAN;
+	double sum[NSHAPES] = { NAN, NAN };
+	enum shape best = SH_TREE;
+	char why[sizeof(tp->why)] = "";
 
-	err = tree_place(s, tp, ti);
-	if (err || !s->sc->never_slower ||
+	if (!s->sc->never_slower ||
 	    placed_transfers(s->plan, ti) > SCHED_STAR_CHECK_TRANSFERS)
-		return err;
+		return tree_place(s, tp, ti, s->sc->weights.stretch);
 	/*
-	 * A prediction that fails (out of memory, or a bug said as -ELOOP)
-	 * leaves the tree, unchecked; a star that cannot be placed, or not
-	 * predicted, leaves the tree.
+	 * Each shape placed on the same state and the plan so far predicted
+	 * with it. One that cannot be placed, or not predicted (out of
+	 * memory, or a bug said as -ELOOP), is not chosen; the tree is kept
+	 * when nothing could be predicted.
 	 */
-	if (placed_rounds(s->plan, ti, &tree))
-		return 0;
-	unplace_since(s, tp, mark, lit);
-	err = sched_spff.place(s, tp, ti);
-	if (err && err != -ENOSPC)
-		return err;
-	if (!err && placed_rounds(s->plan, ti, &star))
-		star = NAN;
-	if (star < tree) {
-		tp->shape = "star";
-		tp->tree_sum_s = tree;
-		tp->star_sum_s = star;
-		return 0;
+	for (enum shape sh = SH_TREE; sh < NSHAPES; sh++) {
+		err = shape_place(s, tp, ti, sh);
+		if (err && err != -ENOSPC)
+			return err;
+		if (!err && placed_rounds(s->plan, ti, &sum[sh]))
+			sum[sh] = NAN;
+		if (sum[sh] < sum[best] || isnan(sum[best]))
+			best = sh;
+		if (!why[0])
+			memcpy(why, tp->why, sizeof(why));
+		unplace_since(s, tp, mark, lit);
+		tp->why[0] = '\0';
 	}
-	unplace_since(s, tp, mark, lit);
-	tp->why[0] = '\0';
-	err = tree_place(s, tp, ti);
-	if (!err) {
-		tp->shape = "tree";
-		tp->tree_sum_s = tree;
-		tp->star_sum_s = star;
+	err = shape_place(s, tp, ti, best);
+	if (err) {
+		/* nothing half placed, and the first shape's reason */
+		unplace_since(s, tp, mark, lit);
+		memcpy(tp->why, why, sizeof(why));
+	} else {
+		tp->shape = shape_name[best];
+		tp->tree_sum_s = sum[SH_TREE];
+		tp->star_sum_s = sum[SH_STAR];
 	}
 	return err;
 }
 
 static int kmb_place(struct sched *s, struct task_plan *tp, int ti)
 {
-	int err = place_terminal_tree(s, tp, ti, &tp->bcast, false,
+	int err = place_terminal_tree(s, tp, ti, &tp->bcast, false, 0,
 				      terminal_kmb);
 
-	return err ? err : place_terminal_tree(s, tp, ti, &tp->up, true,
+	return err ? err : place_terminal_tree(s, tp, ti, &tp->up, true, 0,
 					       terminal_kmb);
 }
 

@@ -26,7 +26,7 @@
  * stops once from is final gives the same route: a final node's
  * predecessors are final.
  */
-static int km_route(struct sched *s, int from, int to, int *fib)
+int sched_km_route(struct sched *s, int from, int to, int *fib)
 {
 	size_t size = (size_t)s->n * sizeof(**s->km_pred);
 	const int *tree = s->km_pred[to];
@@ -86,7 +86,7 @@ static int light_shortest(struct sched *s, struct task_plan *tp, int ti,
 	fib = malloc((size_t)sc->nfibres * sizeof(*fib));
 	if (!fib)
 		return -ENOMEM;
-	n = km_route(s, from, to, fib);
+	n = sched_km_route(s, from, to, fib);
 	l = n < 0 ? -1 : net_first_fit(s->net, fib, n);
 	if (l < 0) {
 		if (n < 0)

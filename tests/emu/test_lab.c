@@ -207,7 +207,8 @@ static const struct ppath *transfer(int t, int m, bool up, char *src_ns,
  * and three routers, 1000 km each way.
  */
 static const char line3[] =
-	"name: line3\nscale: %s\nwavelength_gbps: 100\nwavelengths: 4\n"
+	"name: line3\nnever_slower: false\nscale: %s\nwavelength_gbps: 100\n"
+	"wavelengths: 4\n"
 	"demand_gbps: 10\nroadms: [A, B, C]\n"
 	"fibres: [{a: A, b: B, km: 500}, {a: B, b: C, km: 500}]\n"
 	"routers: [{name: rA, roadm: A}, {name: rB, roadm: B},"

@@ -192,6 +192,8 @@ Test(predict, pipelined_stars_unchanged)
 			struct plan *a, *b;
 
 			cr_assert_not_null(sc, "%s", err.msg);
+			/* the same trees both ways: none sent as a star */
+			sc->never_slower = false;
 			a = sched_plan(sc, ops);
 			cr_assert_not_null(a);
 			cr_assert_eq(predict_round(a), 0);
@@ -612,6 +614,28 @@ Test(predict, packets_wait_out_a_cut)
 	cr_assert_not_null(p);
 	cr_assert_eq(plan_cut_windows(p, 0), 0);
 	cr_assert_eq(predict_round_packets(p), -EDEADLK);
+	plan_free(p);
+	scenario_free(sc);
+}
+
+/*
+ * A transfer over no link (a plan no scheduler makes: here one cut short
+ * by hand) stands still: the round cannot end (-EDEADLK), and the
+ * prediction says so instead of spinning.
+ */
+Test(predict, a_transfer_over_no_link_is_refused)
+{
+	static const char y[] = HEAD "servers:\n" SRV("g", "rA") SRV("l", "rB")
+		TASK("[l]");
+	struct scenario *sc;
+	struct plan *p = predicted(y, &sched_spff, &sc);
+	int err;
+
+	plan_prediction_forget(p);
+	p->tasks[0].bcast.path[1].nhops = 0;
+	err = predict_round(p);
+	cr_expect_eq(err, -EDEADLK, "%d", err);
+	p->tasks[0].bcast.path[1].nhops = 3;
 	plan_free(p);
 	scenario_free(sc);
 }

@@ -303,6 +303,10 @@ static const struct bad_case bad_cases[] = {
 	  "'chunk_kb' must be > 0, got '0'" },
 	{ "never_slower_not_bool", BASE "never_slower: yes\n", 24,
 	  "'never_slower' must be true or false, got 'yes'" },
+	{ "stretch_below_one", BASE "weights: {stretch: 0.5}\n", 24,
+	  "'stretch' must be 0 (no bound) or at least 1, got 0.5" },
+	{ "stretch_negative", BASE "weights: {stretch: -1}\n", 24,
+	  "'stretch' must be" },
 
 	/* references */
 	{ "router_roadm_dangling",
@@ -559,7 +563,8 @@ Test(scenario, base_and_defaults)
 	cr_expect_float_eq(sc->weights.reuse, 0.1, 1e-12);
 	cr_expect_float_eq(sc->weights.adddrop, 0.05, 1e-12);
 	cr_expect_eq(sc->relay, SCN_RELAY_STORE);
-	cr_expect_not(sc->never_slower);
+	cr_expect(sc->never_slower);
+	cr_expect_eq(sc->weights.stretch, 0);
 	cr_expect_float_eq(sc->chunk_bytes, SCN_CHUNK_KB * 1e3, 1e-9);
 
 	cr_expect_eq(sc->nodes[a].kind, NODE_ROADM);
@@ -840,7 +845,8 @@ static struct scenario *written_back(const struct scenario *a, char **text)
 Test(scenario, written_relay_loads_back_the_same)
 {
 	struct scenario *a = parse_ok(BASE "relay: pipelined\nchunk_kb: 12.5\n"
-				      "never_slower: true\n"),
+				      "never_slower: false\n"
+				      "weights: {stretch: 1.25}\n"),
 			*b;
 	char *text = NULL;
 
@@ -849,7 +855,8 @@ Test(scenario, written_relay_loads_back_the_same)
 	cr_expect_float_eq(a->chunk_bytes, 12500, 1e-9);
 	b = written_back(a, &text);
 	cr_expect(strstr(text, "relay: pipelined"), "%s", text);
-	cr_expect(a->never_slower && b->never_slower);
+	cr_expect(!a->never_slower && !b->never_slower);
+	cr_expect_float_eq(b->weights.stretch, 1.25, 1e-12);
 	same_scenario(a, b, "relay");
 	scenario_free(a);
 	scenario_free(b);

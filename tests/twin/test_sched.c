@@ -39,8 +39,9 @@ static struct plan *plan_of(const struct scenario *sc,
  * 300 km); first fit gives A-C wavelength 1 since A-B's 0 is taken.
  * MST: the chain A-B-C-D (1.149 per ring step vs 1.2225 for D-A).
  */
+/* never_slower off: these check mst's own trees */
 static const char ring4[] =
-	"name: ring4\n"
+	"name: ring4\nnever_slower: false\n"
 	"wavelength_gbps: 100\nwavelengths: 4\ndemand_gbps: 10\n"
 	"roadms: [A, B, C, D]\n"
 	"fibres:\n"
@@ -213,7 +214,7 @@ static char *ring_far(int n)
 
 	cr_assert_not_null(y);
 	off = snprintf(y, cap,
-		       "name: far\nwavelength_gbps: 100\nwavelengths: 16\n"
+		       "name: far\nnever_slower: false\nwavelength_gbps: 100\nwavelengths: 16\n"
 		       "demand_gbps: 10\nroadms: [R0,R1,R2,R3,R4,R5,R6,R7]\n"
 		       "fibres:\n");
 	for (int i = 0; i < 8; i++)
@@ -856,7 +857,7 @@ Test(sched, the_ops_table_names_one_baseline)
  * from G, whose transfers then each cross A-H: a heavier tree here.
  */
 static const char hub[] =
-	"name: hub\nwavelength_gbps: 100\nwavelengths: 4\ndemand_gbps: 10\n"
+	"name: hub\nnever_slower: false\nwavelength_gbps: 100\nwavelengths: 4\ndemand_gbps: 10\n"
 	"roadms: [A, H, B, C]\n"
 	"fibres: [{a: A, b: H, km: 300}, {a: H, b: B, km: 100},"
 	" {a: H, b: C, km: 120}]\n"
@@ -954,4 +955,82 @@ Test(sched_props, every_scheduler_makes_connected_trees)
 		scenario_free(sc);
 	}
 	globfree(&g);
+}
+
+/*
+ * A chain mst builds, and the bound on it (weights.stretch). G on A has
+ * 100 Gbit/s of access, sB and sC 1 Gbit/s; A-B is 300 km, B-C 10 km. The
+ * MST hangs sC from sB. A model of 4 MB drains a 1 Gbit/s link in 32 ms
+ * (G's with two copies in 0.64 ms). Relays that store: through sB, sC has
+ * it after 1.470 + 32 + 0.049 + 32 = 65.519 ms; from G straight, 1.519 +
+ * 32 = 33.519 ms, 1.955 times less. A stretch of 1.5 hangs sC from G, one
+ * of 2 leaves the chain; pipelined relays add only sB's chunk (256 kB at
+ * 1 Gbit/s: 2.048 ms), 35.567 ms, 1.061 times, and keep it at 1.5. Both
+ * ways, up as down. The twin agrees: the bounded tree ends sooner.
+ */
+static const char chain[] =
+	"name: chain\nnever_slower: false\nwavelength_gbps: 100\n"
+	"wavelengths: 4\ndemand_gbps: 1\nweights: {stretch: %s}\n"
+	"relay: %s\nroadms: [A, B, C]\n"
+	"fibres: [{a: A, b: B, km: 300}, {a: B, b: C, km: 10}]\n"
+	"routers: [{name: rA, roadm: A}, {name: rB, roadm: B},"
+	" {name: rC, roadm: C}]\n"
+	"servers:\n"
+	"  - {name: g, router: rA, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
+	"  - {name: sB, router: rB, access_gbps: 1, cpu: 1, memory_mib: 64}\n"
+	"  - {name: sC, router: rC, access_gbps: 1, cpu: 1, memory_mib: 64}\n"
+	"tasks:\n"
+	"  - {name: t, global: g, locals: [sB, sC], parameters: 1000000,\n"
+	"     bytes_per_parameter: 4, work_core_s: 0}\n";
+
+static struct plan *chain_plan(const char *stretch, const char *relay,
+			       struct scenario **sc)
+{
+	char y[2048];
+	struct plan *p;
+
+	snprintf(y, sizeof(y), chain, stretch, relay);
+	*sc = parse(y);
+	p = plan_of(*sc, &sched_mst);
+	cr_assert_eq(p->blocked, 0);
+	cr_assert_eq(predict_round(p), 0);
+	return p;
+}
+
+Test(sched_known, stretch_bounds_a_chain)
+{
+	static const struct {
+		const char *stretch, *relay;
+		int parent;	/* of sC, both trees */
+	} c[] = {
+		{ "0", "store", 1 },
+		{ "2", "store", 1 },
+		{ "1.5", "store", 0 },
+		{ "1.5", "pipelined", 1 },
+		{ "1.05", "pipelined", 0 },
+	};
+	struct scenario *sc0;
+	struct plan *chain0 = chain_plan("0", "store", &sc0);
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct scenario *sc;
+		struct plan *p = chain_plan(c[i].stretch, c[i].relay, &sc);
+		const struct task_plan *tp = &p->tasks[0];
+
+		cr_expect_eq(tp->bcast.parent[1], 0);
+		cr_expect_eq(tp->bcast.parent[2], c[i].parent,
+			     "stretch %s, %s: broadcast", c[i].stretch,
+			     c[i].relay);
+		cr_expect_eq(tp->up.parent[2], c[i].parent,
+			     "stretch %s, %s: upload", c[i].stretch,
+			     c[i].relay);
+		if (!c[i].parent && !strcmp(c[i].relay, "store"))
+			cr_expect_lt(tp->round_s, chain0->tasks[0].round_s -
+						  20e-3,
+				     "the bounded tree ends sooner");
+		plan_free(p);
+		scenario_free(sc);
+	}
+	plan_free(chain0);
+	scenario_free(sc0);
 }
