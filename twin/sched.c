@@ -715,6 +715,50 @@ static int use_lightpath(struct sched *s, struct task_plan *tp, int l,
 	return push_hop(pp, (struct hop){ HOP_LIGHTPATH, l, dir });
 }
 
+/*
+ * Light fibres run[0..n) from router a to router b as one lightpath, or,
+ * where the run crosses a ROADM marked in s->split that has a router, as
+ * one lightpath up to that router and the rest from there; wavelength
+ * lambda, or first fit for each. -EAGAIN when one has no wavelength.
+ */
+static int light_run(struct sched *s, struct task_plan *tp, int ti, int a,
+		     int b, const int *run, int n, int lambda,
+		     struct ppath *pp)
+{
+	const struct scenario *sc = s->sc;
+	int at = sc->nodes[a].attach, from = a, start = 0;
+
+	for (int j = 0; j < n; j++) {
+		const struct scn_fibre *f = &sc->fibres[run[j]];
+		int l, id, err;
+
+		at = f->a == at ? f->b : f->a;
+		if (j < n - 1 && !(s->split && s->split[at] &&
+				   sc->nodes[at].router >= 0))
+			continue;
+		l = lambda;
+		for (int i = start; l >= 0 && i <= j; i++)
+			if (!net_lambda_free(s->net, run[i], l))
+				l = -1;
+		if (lambda < 0)
+			l = net_first_fit(s->net, run + start, j + 1 - start);
+		if (l < 0)
+			return -EAGAIN;
+		id = net_light(s->net, from, j < n - 1 ? sc->nodes[at].router :
+				b, run + start, j + 1 - start, l, ti);
+		if (id < 0)
+			return id;
+		err = int_vec_push(&tp->lit, id);
+		if (!err)
+			err = use_lightpath(s, tp, id, from, pp);
+		if (err)
+			return err;
+		from = sc->nodes[at].router;
+		start = j + 1;
+	}
+	return 0;
+}
+
 int realize(struct sched *s, struct task_plan *tp, int ti,
 	    const struct step *st, int nst, int lambda, struct ppath *pp)
 {
@@ -748,38 +792,16 @@ int realize(struct sched *s, struct task_plan *tp, int ti,
 		case ST_FIBRE:
 			run[nrun++] = x->idx;
 			break;
-		case ST_ADDDROP: {
-			int l, id;
-
+		case ST_ADDDROP:
 			if (sc->nodes[x->from].kind == NODE_ROUTER) {
 				run_from = x->from;	/* add */
 				nrun = 0;
 				break;
 			}
-			/* drop: light the run as one lightpath */
-			if (lambda >= 0) {
-				l = lambda;
-				for (int j = 0; j < nrun; j++)
-					if (!net_lambda_free(s->net, run[j], l))
-						l = -1;
-			} else {
-				l = net_first_fit(s->net, run, nrun);
-			}
-			if (l < 0) {
-				err = -EAGAIN;
-				break;
-			}
-			id = net_light(s->net, run_from, x->to, run, nrun, l,
-				       ti);
-			if (id < 0) {
-				err = id;
-				break;
-			}
-			err = int_vec_push(&tp->lit, id);
-			if (!err)
-				err = use_lightpath(s, tp, id, run_from, pp);
+			/* drop: light the run, ending at split points */
+			err = light_run(s, tp, ti, run_from, x->to, run, nrun,
+					lambda, pp);
 			break;
-		}
 		}
 	}
 	free(run);
@@ -855,6 +877,98 @@ out:
 }
 
 /* ---- driver ------------------------------------------------------------ */
+
+/* Fibres the lightpaths tp lit since lit0 span, in all. */
+static long lit_fibres(const struct sched *s, const struct task_plan *tp,
+		       int lit0)
+{
+	long n = 0;
+
+	for (int i = lit0; i < tp->lit.n; i++)
+		n += s->net->lp[tp->lit.v[i]].nfib;
+	return n;
+}
+
+/*
+ * Mark in split the ROADMs with a router where the fibres the lightpaths
+ * tp lit since lit0 span meet three or more of them: where the trees
+ * branch. Whether any fibre is spanned twice (else nothing is marked).
+ */
+static bool branch_points(const struct sched *s, const struct task_plan *tp,
+			  int lit0, int *uses, bool *split)
+{
+	const struct scenario *sc = s->sc;
+	bool twice = false;
+
+	for (int i = lit0; i < tp->lit.n; i++) {
+		const struct lightpath *lp = &s->net->lp[tp->lit.v[i]];
+
+		for (int j = 0; j < lp->nfib; j++)
+			twice |= ++uses[lp->fib[j]] == 2;
+	}
+	for (int i = lit0; twice && i < tp->lit.n; i++) {
+		const struct lightpath *lp = &s->net->lp[tp->lit.v[i]];
+
+		for (int j = 0; j < lp->nfib; j++) {
+			const struct scn_fibre *f = &sc->fibres[lp->fib[j]];
+			int ends[2] = { f->a, f->b };
+
+			for (int e = 0; e < 2; e++) {
+				int v = ends[e], deg = 0;
+
+				if (split[v] || sc->nodes[v].router < 0)
+					continue;
+				for (int k = s->net->adj_start[v];
+				     k < s->net->adj_start[v + 1]; k++)
+					deg += s->net->adj[k].kind == E_FIBRE &&
+					       uses[s->net->adj[k].idx] > 0;
+				split[v] = deg >= 3;
+			}
+		}
+	}
+	return twice;
+}
+
+int sched_lit_once(struct sched *s, struct task_plan *tp, int ti,
+		   int (*place)(struct sched *s, struct task_plan *tp,
+				int ti))
+{
+	int mark = net_mark(s->net), lit0 = tp->lit.n, err;
+	int *uses = NULL;
+	bool *split = NULL;
+	long once;
+
+	err = place(s, tp, ti);
+	if (err || s->split)
+		return err;
+	uses = calloc((size_t)s->sc->nfibres + 1, sizeof(*uses));
+	split = calloc((size_t)s->n + 1, sizeof(*split));
+	if (!uses || !split) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (!branch_points(s, tp, lit0, uses, split))
+		goto out;
+	once = lit_fibres(s, tp, lit0);
+	net_rollback(s->net, mark);
+	task_unplace(tp);
+	tp->lit.n = lit0;
+	s->split = split;
+	err = place(s, tp, ti);
+	s->split = NULL;
+	if (!err && lit_fibres(s, tp, lit0) < once)
+		goto out;
+	/* no better (or not placed): as it was the first time */
+	net_rollback(s->net, mark);
+	task_unplace(tp);
+	tp->lit.n = lit0;
+	tp->why[0] = '\0';
+	err = place(s, tp, ti);
+out:
+	free(uses);
+	free(split);
+	return err;
+}
 
 void sched_load_add(struct sched *s, const struct task_plan *tp)
 {

@@ -102,6 +102,12 @@ struct sched {
 	 * server (sched_load_add). What mst's arrival estimates read.
 	 */
 	double *acc_load;
+	/*
+	 * ROADMs where realize ends a lightpath it lights over bare fibre
+	 * (at the ROADM's router) instead of passing through: where a tree
+	 * branches (sched_lit_once). NULL: nowhere.
+	 */
+	bool *split;
 };
 
 int sched_init(struct sched *s, struct plan *p) __attribute__((warn_unused_result));
@@ -164,6 +170,18 @@ void sched_load_add(struct sched *s, const struct task_plan *tp);
  * -ENOENT. Cached per destination (sched_spff.c).
  */
 int sched_km_route(struct sched *s, int from, int to, int *fib);
+
+/*
+ * sched_lit_once - place tp's trees with place (a tree scheduler's place);
+ * where the lightpaths they lit cross one fibre twice, place them again
+ * with lightpaths ending at the routers of the ROADMs where the lit
+ * fibres branch, so that a later edge of the trees grooms onto the
+ * stretch an earlier one lit, and keep that where it lights fewer fibres.
+ * 0, -ENOSPC or -errno, as place.
+ */
+int sched_lit_once(struct sched *s, struct task_plan *tp, int ti,
+		   int (*place)(struct sched *s, struct task_plan *tp,
+				int ti));
 
 /* task_unplace - forget tp's placement (its resources are the caller's
  * to undo: net_rollback). */

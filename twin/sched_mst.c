@@ -197,14 +197,32 @@ static int mst_choose(struct sched *s, const int *term, int k, double demand,
 	return terminal_mst(s, term, k, demand, false, parent, order, &weight);
 }
 
-static int tree_place(struct sched *s, struct task_plan *tp, int ti,
-		      double stretch)
+static int trees_place(struct sched *s, struct task_plan *tp, int ti,
+		       double stretch)
 {
 	int err = place_terminal_tree(s, tp, ti, &tp->bcast, false, stretch,
 				      mst_choose);
 
 	return err ? err : place_terminal_tree(s, tp, ti, &tp->up, true,
 					       stretch, mst_choose);
+}
+
+static int plain_trees(struct sched *s, struct task_plan *tp, int ti)
+{
+	return trees_place(s, tp, ti, 0);
+}
+
+static int bounded_trees(struct sched *s, struct task_plan *tp, int ti)
+{
+	return trees_place(s, tp, ti, s->sc->weights.stretch);
+}
+
+/* mst's trees, each fibre lit once where the trees branch at a router */
+static int tree_place(struct sched *s, struct task_plan *tp, int ti,
+		      double stretch)
+{
+	return sched_lit_once(s, tp, ti, stretch > 0 ? bounded_trees :
+						       plain_trees);
 }
 
 /* Whether task i of p has been placed, while ti is being placed. */
@@ -321,13 +339,18 @@ static int mst_place(struct sched *s, struct task_plan *tp, int ti)
 	return err;
 }
 
-static int kmb_place(struct sched *s, struct task_plan *tp, int ti)
+static int kmb_trees(struct sched *s, struct task_plan *tp, int ti)
 {
 	int err = place_terminal_tree(s, tp, ti, &tp->bcast, false, 0,
 				      terminal_kmb);
 
 	return err ? err : place_terminal_tree(s, tp, ti, &tp->up, true, 0,
 					       terminal_kmb);
+}
+
+static int kmb_place(struct sched *s, struct task_plan *tp, int ti)
+{
+	return sched_lit_once(s, tp, ti, kmb_trees);
 }
 
 /*

@@ -103,11 +103,16 @@ out:
 	return err;
 }
 
-static int tm_place(struct sched *s, struct task_plan *tp, int ti)
+static int tm_trees(struct sched *s, struct task_plan *tp, int ti)
 {
 	int err = tm_tree(s, tp, ti, &tp->bcast, false);
 
 	return err ? err : tm_tree(s, tp, ti, &tp->up, true);
+}
+
+static int tm_place(struct sched *s, struct task_plan *tp, int ti)
+{
+	return sched_lit_once(s, tp, ti, tm_trees);
 }
 
 const struct sched_ops sched_tm = {
