@@ -158,6 +158,12 @@ static void fill_conf(const struct fleet *f, int t, int m, struct wk_conf *c)
 	c->nlocals = scenario_task_split(st);
 	c->share = m ? scenario_task_share(st, m - 1) : 0;
 	c->bpp = st->bytes_per_parameter;
+	c->piped = p->sc->relay == SCN_RELAY_PIPELINED;
+	/* the scenario's chunk of physical bytes, as the model is scaled */
+	c->chunk = (size_t)(p->sc->chunk_bytes / p->sc->scale) / c->bpp *
+		   c->bpp;
+	if (c->chunk < c->bpp)
+		c->chunk = c->bpp;
 	/* checked when the fleet was made (its model has a wire format) */
 	if (!fleet_learning(p->sc, t, f->o.samples_per_local, &l)) {
 		c->seed = l.seed;

@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,12 +41,35 @@ struct wk_hdr {
 
 _Static_assert(sizeof(struct wk_hdr) == WK_HDR_BYTES, "header size");
 
+_Static_assert(offsetof(struct wk_hdr, digest) == 24 &&
+	       offsetof(struct wk_hdr, weight) == 32, "header layout");
+
+/*
+ * An upload with relays pipelined goes as the header without its digest
+ * (whose weight an aggregator needs first), the payload, then the digest,
+ * which an aggregator that streams its mean knows only at the end: the
+ * same bytes, in another order.
+ */
+#define WK_SPLIT_HEAD (offsetof(struct wk_hdr, digest) + sizeof(double))
+
+/*
+ * What a pipelined sender may send of a message of which `have` bytes are
+ * ready: whole segments only, until all of it is (so the segments on the
+ * wire are the full ones the twin counts).
+ */
+static size_t whole_segments(size_t have, size_t total)
+{
+	return have >= total ? total : have / WIRE_MSS * WIRE_MSS;
+}
+
 /* One message in flight on one connection, either way. */
 struct xfer {
 	int fd;
 	struct wk_hdr h;
 	unsigned char *buf;	/* payload */
-	size_t off;		/* bytes of header + payload done */
+	size_t off;		/* bytes of the message done */
+	size_t avail;		/* sending: bytes that may go so far */
+	bool split;		/* digest last (WK_SPLIT_HEAD) */
 	bool busy, done;
 };
 
@@ -359,8 +383,10 @@ static int nonblock(int fd)
 
 /* ---- messages ----------------------------------------------------------- */
 
+/* All of a message may go (or, split, its digest is not known yet). */
 static void xfer_send(struct worker *w, struct xfer *x, unsigned round,
-		      const unsigned char *buf, uint64_t digest, double weight)
+		      const unsigned char *buf, uint64_t digest, double weight,
+		      bool split)
 {
 	x->h = (struct wk_hdr){
 		.magic = WK_MAGIC, .task = (uint32_t)w->c->task,
@@ -370,40 +396,67 @@ static void xfer_send(struct worker *w, struct xfer *x, unsigned round,
 	};
 	x->buf = (unsigned char *)buf;
 	x->off = 0;
+	x->avail = SIZE_MAX;
+	x->split = split;
 	x->busy = true;
 	x->done = false;
 }
 
-static void xfer_recv(struct xfer *x, unsigned char *buf)
+static void xfer_recv(struct xfer *x, unsigned char *buf, bool split)
 {
 	x->buf = buf;
 	x->off = 0;
+	x->split = split;
 	x->busy = true;
 	x->done = false;
 }
 
+/* The message's parts in the order they go on the wire. */
+static int msg_parts(const struct worker *w, struct xfer *x,
+		     struct iovec *p)
+{
+	char *h = (char *)&x->h;
+
+	if (!x->split) {
+		p[0] = (struct iovec){ h, sizeof(x->h) };
+		p[1] = (struct iovec){ x->buf, w->wire };
+		return 2;
+	}
+	p[0] = (struct iovec){ h, offsetof(struct wk_hdr, digest) };
+	p[1] = (struct iovec){ h + offsetof(struct wk_hdr, weight),
+			       sizeof(double) };
+	p[2] = (struct iovec){ x->buf, w->wire };
+	p[3] = (struct iovec){ h + offsetof(struct wk_hdr, digest),
+			       sizeof(uint64_t) };
+	return 4;
+}
+
 /*
- * Move as many bytes as the socket takes or gives now. Header and payload
- * go in one sendmsg (two iovecs), so a message's first segment is full.
- * 0 (maybe not done yet; x->done says), or -errno.
+ * Move as many bytes as the socket takes or gives now (sending, no more
+ * than x->avail). A message's parts go in one sendmsg, so its first
+ * segment is full. 0 (maybe not done yet; x->done says), or -errno.
  */
 static int xfer_step(struct worker *w, struct xfer *x, bool out)
 {
 	size_t total = sizeof(x->h) + w->wire;
+	size_t limit = out && x->avail < total ? x->avail : total;
 
-	while (x->busy && x->off < total) {
-		struct iovec iov[2];
-		int n = 0;
+	while (x->busy && x->off < limit) {
+		struct iovec part[4], iov[4];
+		int np = msg_parts(w, x, part), n = 0;
+		size_t at = 0;
 		ssize_t k;
 
-		if (x->off < sizeof(x->h)) {
-			iov[n].iov_base = (char *)&x->h + x->off;
-			iov[n++].iov_len = sizeof(x->h) - x->off;
-			iov[n].iov_base = x->buf;
-			iov[n++].iov_len = w->wire;
-		} else {
-			iov[n].iov_base = x->buf + (x->off - sizeof(x->h));
-			iov[n++].iov_len = total - x->off;
+		for (int i = 0; i < np; i++) {
+			size_t a = at, b = at + part[i].iov_len;
+			size_t from = a > x->off ? a : x->off;
+			size_t to = b < limit ? b : limit;
+
+			at = b;
+			if (from < to)
+				iov[n++] = (struct iovec){
+					(char *)part[i].iov_base + (from - a),
+					to - from };
 		}
 		if (out) {
 			struct msghdr m = { .msg_iov = iov,
@@ -432,9 +485,9 @@ static int xfer_step(struct worker *w, struct xfer *x, bool out)
 	return 0;
 }
 
-/* A received message from `sender` for `round`: check everything. */
-static int xfer_check(struct worker *w, const struct xfer *x, unsigned round,
-		      int sender, char *why, size_t len)
+/* A received header from `sender` for `round`, its digest aside. */
+static int xfer_check_head(struct worker *w, const struct xfer *x,
+			   unsigned round, int sender, char *why, size_t len)
 {
 	const struct wk_hdr *h = &x->h;
 
@@ -446,7 +499,18 @@ static int xfer_check(struct worker *w, const struct xfer *x, unsigned round,
 			 (unsigned long long)h->length);
 		return -EBADMSG;
 	}
-	if (fl_digest(x->buf, w->wire) != h->digest) {
+	return 0;
+}
+
+/* A received message from `sender` for `round`: check everything. */
+static int xfer_check(struct worker *w, const struct xfer *x, unsigned round,
+		      int sender, char *why, size_t len)
+{
+	int err = xfer_check_head(w, x, round, sender, why, len);
+
+	if (err)
+		return err;
+	if (fl_digest(x->buf, w->wire) != x->h.digest) {
 		snprintf(why, len, "payload checksum mismatch");
 		return -EBADMSG;
 	}
@@ -792,6 +856,9 @@ static int arm_deadline(struct worker *w, uint64_t at)
 struct rstate {
 	unsigned r;
 	bool have, training, trained, due, sent_up;
+	bool forwarding;	/* pipelined relay: forwarding the broadcast */
+	bool streaming;		/* pipelined aggregator: sending its mean */
+	size_t summed;		/* of that mean: payload bytes made */
 	int uploads;		/* upload children in */
 	uint64_t deadline;
 	char why[160];
@@ -812,6 +879,17 @@ static double round_train_s(struct worker *w, unsigned r)
 	return w->train_s;
 }
 
+/* Move broadcast child i's message on; why it could not, in s. */
+static int bout_step(struct worker *w, struct rstate *s, int i)
+{
+	int err = xfer_step(w, &w->bout[i], true);
+
+	if (err)
+		snprintf(s->why, sizeof(s->why), "broadcast to model %d: %s",
+			 w->c->bcast_out[i].peer, strerror(-err));
+	return err;
+}
+
 /* Got the model (local): forward it, start training, arm the deadline. */
 static int on_model(struct worker *w, struct rstate *s)
 {
@@ -821,18 +899,16 @@ static int on_model(struct worker *w, struct rstate *s)
 
 	s->have = true;
 	w->rep.t_start = now_ns();
-	/* forwarded as received, before the host's time goes into decoding */
-	w->rep.t_send = w->rep.t_start;
-	for (int i = 0; i < c->nbc; i++) {
+	/* forwarded as received, before the host's time goes into decoding
+	 * (pipelined, it is on its way already) */
+	if (!s->forwarding)
+		w->rep.t_send = w->rep.t_start;
+	for (int i = 0; i < c->nbc && !s->forwarding; i++) {
 		xfer_send(w, &w->bout[i], s->r, w->bcast, w->bcast_digest,
-			  0);
-		err = xfer_step(w, &w->bout[i], true);
-		if (err) {
-			snprintf(s->why, sizeof(s->why), "broadcast to model "
-				 "%d: %s", c->bcast_out[i].peer,
-				 strerror(-err));
+			  0, false);
+		err = bout_step(w, s, i);
+		if (err)
 			return err;
-		}
 	}
 	if (c->model == 0)
 		return 0;
@@ -871,13 +947,130 @@ static int up_step(struct worker *w, struct rstate *s)
 	return err;
 }
 
+/*
+ * Pipelined, a relay: forward what has come of the broadcast, in whole
+ * chunks, once its header checks out (the digest is checked when all of
+ * it is in; each child checks it too).
+ */
+static int relay_chunks(struct worker *w, struct rstate *s)
+{
+	const struct wk_conf *c = w->c;
+	size_t hdr = sizeof(struct wk_hdr), avail;
+	int err;
+
+	if (w->bin.off < hdr)
+		return 0;
+	if (!s->forwarding) {
+		err = xfer_check_head(w, &w->bin, s->r, c->bcast_in.peer,
+				      s->why, sizeof(s->why));
+		if (err)
+			return err;
+		s->forwarding = true;
+		w->rep.t_send = now_ns();
+		for (int i = 0; i < c->nbc; i++) {
+			xfer_send(w, &w->bout[i], s->r, w->bcast,
+				  w->bin.h.digest, 0, false);
+			w->bout[i].avail = 0;
+		}
+	}
+	avail = whole_segments(hdr + (w->bin.done ? w->wire :
+				      (w->bin.off - hdr) / c->chunk *
+					      c->chunk), hdr + w->wire);
+	for (int i = 0; i < c->nbc; i++) {
+		if (avail <= w->bout[i].avail)
+			continue;
+		w->bout[i].avail = avail;
+		err = bout_step(w, s, i);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * Pipelined, an aggregator, trained and due: its mean of its own model and
+ * its children's, made chunk by chunk as every child's chunk is in and
+ * sent up as it is made (fl_mean_range: the same bits as aggregate()); the
+ * children's weights come first, the digest goes last.
+ */
+static int stream_up(struct worker *w, struct rstate *s)
+{
+	const struct wk_conf *c = w->c;
+	const float *m[WK_MAX_CHILDREN + 1];
+	double wt[WK_MAX_CHILDREN + 1];
+	size_t ready = w->wire, end;
+	int err = 0;
+
+	for (int i = 0; i < c->nuc; i++) {
+		size_t off = w->uin[i].off;
+
+		if (off < WK_SPLIT_HEAD)
+			return 0;	/* its weight is not in yet */
+		if (off - WK_SPLIT_HEAD < ready)
+			ready = off - WK_SPLIT_HEAD;
+	}
+	end = ready == w->wire ? ready : ready / c->chunk * c->chunk;
+	m[0] = w->model.w;
+	wt[0] = w->own_weight;
+	for (int i = 0; i < c->nuc; i++) {
+		m[i + 1] = w->tmp[i];
+		wt[i + 1] = w->uin[i].h.weight;
+	}
+	if (!s->streaming) {
+		double total = 0;
+
+		for (int i = 0; i <= c->nuc; i++)
+			total += wt[i];
+		s->streaming = true;
+		w->rep.t_ready = s->deadline > w->rep.t_train1 ?
+					 s->deadline : w->rep.t_train1;
+		w->rep.t_up0 = now_ns();
+		xfer_send(w, &w->uout, s->r, w->payload, 0, total, true);
+		w->uout.avail = 0;
+	}
+	if (end > s->summed) {
+		size_t lo = s->summed / c->bpp, hi = end / c->bpp;
+		size_t len = end - s->summed;
+
+		for (int i = 0; i < c->nuc && !err; i++)
+			err = fl_decode(w->inbuf[i] + s->summed, len, c->bpp,
+					w->tmp[i] + lo, hi - lo);
+		if (!err)
+			err = fl_mean_range(m, wt, c->nuc + 1, lo, hi,
+					    w->model.w);
+		if (!err)
+			err = fl_encode(w->model.w + lo, hi - lo, c->bpp,
+					w->payload + s->summed, len);
+		if (err) {
+			snprintf(s->why, sizeof(s->why), "cannot aggregate: "
+				 "%s", strerror(-err));
+			return err;
+		}
+		s->summed = end;
+		w->uout.avail = whole_segments(WK_SPLIT_HEAD + end,
+					       sizeof(struct wk_hdr) +
+						       w->wire);
+		if (end == w->wire) {
+			w->rep.digest = fl_digest(w->payload, w->wire);
+			w->uout.h.digest = w->rep.digest;
+			w->uout.avail = SIZE_MAX;
+			s->sent_up = true;
+		}
+	}
+	return up_step(w, s);
+}
+
 /* Trained, due and every child's aggregate in: send one aggregate up. */
 static int maybe_upload(struct worker *w, struct rstate *s)
 {
 	const struct wk_conf *c = w->c;
 	int err = 0;
 
-	if (s->sent_up || !s->trained || !s->due || s->uploads < c->nuc)
+	if (s->sent_up || !s->trained || !s->due)
+		return 0;
+	if (c->piped && c->nuc)
+		return stream_up(w, s);
+	if (s->uploads < c->nuc)
 		return 0;
 	s->sent_up = true;
 	w->rep.t_ready = s->deadline > w->rep.t_train1 ? s->deadline
@@ -895,7 +1088,7 @@ static int maybe_upload(struct worker *w, struct rstate *s)
 	}
 	w->rep.t_up0 = now_ns();
 	xfer_send(w, &w->uout, s->r, w->payload, w->rep.digest,
-		  w->agg.weight);
+		  w->agg.weight, c->piped);
 	return up_step(w, s);
 }
 
@@ -984,6 +1177,11 @@ static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
 				 "%d: %s", c->bcast_in.peer, strerror(-err));
 			return err;
 		}
+		if (c->piped && c->nbc) {
+			err = relay_chunks(w, s);
+			if (err)
+				return err;
+		}
 		if (!w->bin.done)
 			return 0;
 		err = xfer_check(w, &w->bin, s->r, c->bcast_in.peer, s->why,
@@ -1035,15 +1233,20 @@ static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
 		if (!x->busy)	/* next round's data: leave it */
 			return 0;
 		err = xfer_step(w, x, false);
+		/* pipelined, an aggregator sums what has come */
+		if (!err && !x->done && c->piped && c->model)
+			return maybe_upload(w, s);
 		if (!err && x->done) {
 			w->rep.t_child[i] = now_ns();
 			err = xfer_check(w, x, s->r, c->up_in[i].peer, s->why,
 					 sizeof(s->why));
 			if (err)
 				return err;
-			/* decoded now, while the others are still coming */
-			err = fl_decode(w->inbuf[i], w->wire, c->bpp,
-					w->tmp[i], w->model.nparams);
+			/* decoded now, while the others are still coming
+			 * (pipelined, an aggregator decodes as it sums) */
+			if (!(c->piped && c->model))
+				err = fl_decode(w->inbuf[i], w->wire, c->bpp,
+						w->tmp[i], w->model.nparams);
 			if (err) {
 				snprintf(s->why, sizeof(s->why), "cannot decode "
 					 "model %d's upload: %s",
@@ -1061,16 +1264,7 @@ static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
 				 "%d: %s", c->up_in[i].peer, strerror(-err));
 		return err;
 	}
-	{
-		int i = (int)(tag - EV_BOUT);
-
-		err = xfer_step(w, &w->bout[i], true);
-		if (err)
-			snprintf(s->why, sizeof(s->why), "broadcast to model "
-				 "%d: %s", c->bcast_out[i].peer,
-				 strerror(-err));
-	}
-	return err;
+	return bout_step(w, s, (int)(tag - EV_BOUT));
 }
 
 static int round_once(struct worker *w, unsigned r)
@@ -1086,7 +1280,7 @@ static int round_once(struct worker *w, unsigned r)
 	for (int i = 0; i < c->nbc; i++)
 		w->bout[i].done = w->bout[i].busy = false;
 	for (int i = 0; i < c->nuc; i++)
-		xfer_recv(&w->uin[i], w->inbuf[i]);
+		xfer_recv(&w->uin[i], w->inbuf[i], c->piped);
 	if (c->model == 0) {
 		struct wk_go go;
 		struct timespec ts;
@@ -1109,7 +1303,7 @@ static int round_once(struct worker *w, unsigned r)
 		w->rep.t_go = go.t0;
 		err = on_model(w, &s);
 	} else {
-		xfer_recv(&w->bin, w->bcast);
+		xfer_recv(&w->bin, w->bcast, false);
 		/* the model may be waiting in the socket already */
 		err = on_event(w, &s, EV_BIN);
 	}

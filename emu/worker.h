@@ -74,6 +74,15 @@ struct wk_conf {
 	int samples;		/* data set size over all locals */
 	int classes, dim;
 	unsigned bpp;		/* bytes per parameter on the wire */
+	/*
+	 * Relays pipelined (scenarios/README.md "Relays"): a relay forwards
+	 * the broadcast chunk by chunk as it comes, an aggregator sends its
+	 * mean up chunk by chunk as every child's chunk is in; chunk is
+	 * payload bytes, a multiple of bpp. Uploads then carry the digest
+	 * after the payload (it is known only at the end).
+	 */
+	bool piped;
+	size_t chunk;
 	int64_t train_samples;	/* SGD samples per round (local models) */
 	/*
 	 * The task's rounds its workers run: first_round .. rounds (the

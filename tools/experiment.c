@@ -747,7 +747,7 @@ int cmd_experiment(int argc, char **argv)
 		scenario_free(sc);
 		return rc;
 	}
-	if (refuse_relay(sc, x.base, stderr)) {
+	if (refuse_relay(sc, x.base, stderr, predict)) {
 		scenario_free(sc);
 		return EXIT_USAGE;
 	}

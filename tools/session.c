@@ -1624,7 +1624,7 @@ int session_run(const struct session_opts *o, struct session_result *res)
 			return 1;
 		}
 	}
-	if (refuse_relay(sc, o->scenario, x.out) ||
+	if (refuse_relay(sc, o->scenario, x.out, o->predict) ||
 	    refuse_events(sc, o->events ? o->events : o->scenario, x.out,
 			  o->follow)) {
 		free(x.scenario_text);

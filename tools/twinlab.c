@@ -129,15 +129,36 @@ void set_rounds(struct scenario *sc, unsigned r)
 			sc->events[k].task.rounds = r;
 }
 
-bool refuse_relay(const struct scenario *sc, const char *path, FILE *f)
+bool refuse_relay(const struct scenario *sc, const char *path, FILE *f,
+		  predict_fn predict)
 {
 	if (sc->relay == SCN_RELAY_STORE)
 		return false;
-	fprintf(f, "%s:%d:%d: '%s' pipelines its relays: the twin predicts "
-		"that ('twinlab plan'), the emulation's workers store and "
-		"forward whole models only; set 'relay: store' to run it\n",
-		path, sc->relay_line, sc->relay_col, sc->name);
-	return true;
+	if (predict == predict_round_packets) {
+		fprintf(f, "%s:%d:%d: '%s' pipelines its relays, which the "
+			"packet model does not predict: use '--predictor "
+			"fluid' (the default) or 'relay: store'\n", path,
+			sc->relay_line, sc->relay_col, sc->name);
+		return true;
+	}
+	for (int t = 0; t < sc->ntasks + sc->nevents; t++) {
+		const struct scn_task *st = t < sc->ntasks ? &sc->tasks[t] :
+					    &sc->events[t - sc->ntasks].task;
+
+		if (t >= sc->ntasks &&
+		    sc->events[t - sc->ntasks].kind != SCN_EV_ARRIVE)
+			continue;
+		if (st->bytes_per_parameter != 1)
+			continue;
+		fprintf(f, "%s:%d:%d: '%s' pipelines its relays, but task "
+			"'%s' (line %d) sends int8 parameters, whose one scale "
+			"for the whole model an aggregator knows only at the "
+			"end: use 2, 4 or 8 bytes per parameter, or 'relay: "
+			"store'\n", path, sc->relay_line, sc->relay_col,
+			sc->name, st->name, st->line);
+		return true;
+	}
+	return false;
 }
 
 bool refuse_events(const struct scenario *sc, const char *path, FILE *f,

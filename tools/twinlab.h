@@ -75,10 +75,14 @@ uint64_t mono_ns(void);
 struct scenario *load_scenario(const char *path);
 
 /*
- * refuse_relay - whether sc pipelines its relays, which the emulation's
- * workers do not; if so, says so on f at the setting.
+ * refuse_relay - whether sc pipelines its relays where the emulation
+ * cannot: predicted by predict, the packet model (which does not model
+ * pipelined relays), or with a task of int8 parameters (one scale for the
+ * whole model: an aggregator cannot send its mean chunk by chunk). If so,
+ * says so on f at the setting.
  */
-bool refuse_relay(const struct scenario *sc, const char *path, FILE *f);
+bool refuse_relay(const struct scenario *sc, const char *path, FILE *f,
+		  predict_fn predict);
 
 /*
  * refuse_events - whether sc (read from path) has events the emulation

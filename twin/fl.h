@@ -335,6 +335,17 @@ int fl_agg_finish(const struct fl_agg *a, float *mean)
 	__attribute__((warn_unused_result));
 void fl_agg_release(struct fl_agg *a);
 
+/*
+ * fl_mean_range - parameters [lo, hi) of the weighted mean of the models
+ * w[0..n) with weights wt[0..n), into mean[lo..hi) (mean may be w[0]): the
+ * same sums in the same order as fl_agg_add of each in turn and then
+ * fl_agg_finish, so the same bits, a range at a time (an aggregator that
+ * streams its mean up chunk by chunk). 0, -ENODATA (n 0) or -EINVAL (a
+ * weight fl_agg_add refuses).
+ */
+int fl_mean_range(const float *const *w, const double *wt, int n, size_t lo,
+		  size_t hi, float *mean) __attribute__((warn_unused_result));
+
 /* ---- Wire encoding ------------------------------------------------------ */
 
 /*

@@ -282,6 +282,28 @@ int fl_agg_finish(const struct fl_agg *a, float *mean)
 	return 0;
 }
 
+int fl_mean_range(const float *const *w, const double *wt, int n, size_t lo,
+		  size_t hi, float *mean)
+{
+	double total = 0;
+
+	if (n <= 0)
+		return -ENODATA;
+	for (int i = 0; i < n; i++) {
+		if (!(wt[i] > 0) || wt[i] == HUGE_VAL)
+			return -EINVAL;
+		total += wt[i];
+	}
+	for (size_t k = lo; k < hi; k++) {
+		double sum = 0;
+
+		for (int i = 0; i < n; i++)
+			sum += wt[i] * w[i][k];
+		mean[k] = (float)(sum / total);
+	}
+	return 0;
+}
+
 void fl_agg_release(struct fl_agg *a)
 {
 	if (!a)

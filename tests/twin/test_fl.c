@@ -801,3 +801,61 @@ Test(fl_digest, every_byte_counts)
 	cr_assert_eq(fl_digest(buf, sizeof(buf)), h0);
 	cr_assert_neq(fl_digest(buf, sizeof(buf) - 1), h0);
 }
+
+/*
+ * An aggregator that streams (relays pipelined) sums chunk by chunk: the
+ * mean of three models by ranges of every size, encoded range by range,
+ * is the same bytes as fl_agg's whole mean encoded at once, for each wire
+ * format a range can be encoded in on its own (int8 has one scale for the
+ * whole model).
+ */
+Test(fl, streamed_mean_is_bit_identical)
+{
+	enum { NP = 1001, NM = 3 };
+	static float m[NM][NP], whole[NP], part[NP];
+	const float *w[NM] = { m[0], m[1], m[2] };
+	const double wt[NM] = { 17, 3.5, 250 };
+	static const unsigned bpp[] = { 2, 4, 8 };
+	struct fl_rng r;
+	struct fl_agg agg;
+
+	fl_rng_seed(&r, 99);
+	for (int i = 0; i < NM; i++)
+		for (int k = 0; k < NP; k++)
+			m[i][k] = (float)(fl_rng_uniform(&r) * 4 - 2) /
+				  (float)(1 + k % 7);
+	cr_assert_eq(fl_agg_init(&agg, NP), 0);
+	for (int i = 0; i < NM; i++)
+		cr_assert_eq(fl_agg_add(&agg, w[i], wt[i]), 0);
+	cr_assert_eq(fl_agg_finish(&agg, whole), 0);
+	for (size_t b = 0; b < sizeof(bpp) / sizeof(bpp[0]); b++) {
+		size_t len = fl_wire_size(NP, bpp[b]);
+		unsigned char *a = malloc(len), *c = malloc(len);
+
+		cr_assert(a && c);
+		cr_assert_eq(fl_encode(whole, NP, bpp[b], a, len), 0);
+		for (size_t chunk = 1; chunk <= NP; chunk = chunk * 3 + 1) {
+			memset(c, 0, len);
+			for (size_t lo = 0; lo < NP; lo += chunk) {
+				size_t hi = lo + chunk < NP ? lo + chunk : NP;
+
+				cr_assert_eq(fl_mean_range(w, wt, NM, lo, hi,
+							   part), 0);
+				cr_assert_eq(fl_encode(part + lo, hi - lo,
+						       bpp[b], c + lo * bpp[b],
+						       (hi - lo) * bpp[b]), 0);
+			}
+			cr_assert(!memcmp(a, c, len), "%u bytes a parameter, "
+				  "chunks of %zu", bpp[b], chunk);
+		}
+		free(a);
+		free(c);
+	}
+	{
+		const double bad[NM] = { 1, 0, 1 };
+
+		cr_expect_eq(fl_mean_range(w, bad, NM, 0, NP, part), -EINVAL);
+		cr_expect_eq(fl_mean_range(w, wt, 0, 0, NP, part), -ENODATA);
+	}
+	fl_agg_release(&agg);
+}
