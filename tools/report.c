@@ -72,6 +72,8 @@ static void num(FILE *f, char conv, int prec, double v)
 {
 	if (conv == 'g')
 		fprintf(f, "%.*g", prec, v);
+	else if (conv == '+')	/* a difference: signed */
+		fprintf(f, "%+.*f", prec, v);
 	else
 		fprintf(f, "%.*f", prec, v);
 }
@@ -212,6 +214,100 @@ void report_exec_fail(struct report *r, const char *bin, int err,
 /* ---- the data ------------------------------------------------------------ */
 
 /* Fibres of every lightpath, from the plan JSON (lightpaths[].roadms). */
+/* A task's broadcast depth from its edges (JSON), or -1. */
+static int bcast_depth(struct json_object *task)
+{
+	struct json_object *edges, *e, *g, *from, *to;
+	const char *root;
+	int n, depth = 0;
+
+	if (!json_object_object_get_ex(task, "broadcast", &edges) ||
+	    !json_object_is_type(edges, json_type_array) ||
+	    !json_object_object_get_ex(task, "global", &g) ||
+	    !(root = json_object_get_string(g)))
+		return -1;
+	n = (int)json_object_array_length(edges);
+	if (n > 1000)		/* a walk per model: bounded work */
+		return -1;
+	for (int i = 0; i < n; i++) {
+		const char *at;
+		int d = 0;
+
+		e = json_object_array_get_idx(edges, i);
+		if (!json_object_object_get_ex(e, "to", &to) ||
+		    !(at = json_object_get_string(to)))
+			return -1;
+		/* up the tree to the root: at most n steps, or it is bad */
+		while (strcmp(at, root)) {
+			int j;
+
+			for (j = 0; j < n; j++) {
+				struct json_object *ej =
+					json_object_array_get_idx(edges, j);
+
+				if (json_object_object_get_ex(ej, "to", &to) &&
+				    json_object_get_string(to) &&
+				    !strcmp(json_object_get_string(to), at))
+					break;
+			}
+			if (j == n || ++d > n ||
+			    !json_object_object_get_ex(
+				    json_object_array_get_idx(edges, j), "from",
+				    &from) ||
+			    !(at = json_object_get_string(from)))
+				return -1;
+		}
+		depth = d > depth ? d : depth;
+	}
+	return depth;
+}
+
+/* The plan's shape: struct rrun's depth, stars, aggs and busiest. */
+static void parse_shape(struct rrun *x, struct json_object *o)
+{
+	struct json_object *tasks, *links, *v, *agg;
+	int placed = 0, n;
+	double depth = 0, aggs = 0;
+
+	x->depth = x->stars = x->aggs = x->busiest = NAN;
+	if (!json_object_object_get_ex(o, "tasks", &tasks) ||
+	    !json_object_is_type(tasks, json_type_array))
+		return;
+	x->stars = 0;
+	n = (int)json_object_array_length(tasks);
+	for (int i = 0; i < n && n <= 100000; i++) {
+		struct json_object *t = json_object_array_get_idx(tasks, i);
+		int d;
+
+		if (json_object_object_get_ex(t, "blocked", &v) &&
+		    json_object_get_boolean(v))
+			continue;
+		d = bcast_depth(t);
+		if (d < 1)
+			continue;
+		placed++;
+		depth += d;
+		x->stars += d == 1;
+		if (json_object_object_get_ex(t, "aggregation", &agg) &&
+		    json_object_is_type(agg, json_type_array))
+			aggs += (double)json_object_array_length(agg);
+	}
+	if (placed) {
+		x->depth = depth / placed;
+		x->aggs = aggs / placed;
+	}
+	if (!json_object_object_get_ex(o, "links", &links) ||
+	    !json_object_is_type(links, json_type_array))
+		return;
+	x->busiest = 0;
+	n = (int)json_object_array_length(links);
+	for (int i = 0; i < n; i++)
+		if (json_object_object_get_ex(
+			    json_object_array_get_idx(links, i), "bytes", &v))
+			x->busiest = fmax(x->busiest,
+					  json_object_get_double(v));
+}
+
 static void parse_fibres(struct rrun *x, const char *json)
 {
 	struct json_object *o = json ? json_tokener_parse(json) : NULL;
@@ -219,6 +315,9 @@ static void parse_fibres(struct rrun *x, const char *json)
 	size_t n;
 	int max = -1;
 
+	x->depth = x->stars = x->aggs = x->busiest = NAN;
+	if (o)
+		parse_shape(x, o);
 	if (!o || !json_object_object_get_ex(o, "lightpaths", &lps) ||
 	    !json_object_is_type(lps, json_type_array))
 		goto out;

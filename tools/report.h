@@ -61,6 +61,10 @@ struct rrun {
 	int *nfib;			/* lightpath id -> fibres (plan JSON) */
 	int nlp;
 	bool json_ok;
+	/* the plan's shape (plan JSON; NAN if unknown): its placed tasks'
+	 * broadcast depth, mean; tasks whose broadcast is a star; models
+	 * that aggregate, mean a task; bytes a round on its busiest link */
+	double depth, stars, aggs, busiest;
 	/* computed from tasks, rounds and links */
 	int ntasks, nblocked, nfailed, nmeasured, max_rounds;
 	long nrounds, nheld;
@@ -81,6 +85,7 @@ struct point {
 	double lat_med, lat_min, lat_max, lat_pred;
 	double ph_med[NPH], ph_pred[NPH];
 	double plan_bf, bf_med, bf_min, bf_max, ip_med, wl;
+	double depth, stars, aggs, busiest;	/* the runs' (rrun), mean */
 };
 
 struct badcheck {

@@ -111,6 +111,33 @@ static bool reading_experiment(const struct report *r, FILE *f,
 			   "%.3f vs %.3f ms).\n", n, phase_name[gk],
 			a->ph_med[gk] * 1e3, frole, b->ph_med[gk] * 1e3, xrole,
 			a->ph_pred[gk] * 1e3, b->ph_pred[gk] * 1e3);
+	if (isfinite(a->depth) && isfinite(b->depth)) {
+		double db = a->ph_med[PH_BCAST] - b->ph_med[PH_BCAST];
+		bool lighter = a->busiest < b->busiest;
+
+		fprintf(f, "- Why, at %d local models (the plans' shapes; "
+			   "table below): the %s plan's broadcast trees are "
+			   "%.2f levels deep on average against %.2f, %.0f "
+			   "of its tasks are stars against %.0f, %.2f models "
+			   "aggregate a task against %.2f, and its busiest "
+			   "link carries %.1f MB a round against %.1f. ",
+			n, frole, a->depth, b->depth, a->stars, b->stars,
+			a->aggs, b->aggs, a->busiest / 1e6, b->busiest / 1e6);
+		if (isfinite(db) && db < 0 && lighter)
+			fputs("Hypothesis: less sharing on the busiest links "
+			      "gains more in the broadcast than the extra "
+			      "levels cost", f);
+		else if (isfinite(db) && db > 0 && a->depth > b->depth)
+			fputs("Hypothesis: each extra level costs the "
+			      "broadcast more than the sharing it saves", f);
+		else
+			fputs("The broadcast differs little", f);
+		fprintf(f, "; training differs by %+.3f ms (where the "
+			   "aggregations are and the CPU they share), the "
+			   "upload by %+.3f ms.\n",
+			(a->ph_med[PH_COMPUTE] - b->ph_med[PH_COMPUTE]) * 1e3,
+			(a->ph_med[PH_UPLOAD] - b->ph_med[PH_UPLOAD]) * 1e3);
+	}
 	if (isfinite(a->plan_bf) && isfinite(b->plan_bf))
 		fprintf(f, "- Bandwidth at %d local models: the %s plan "
 			   "uses %.2f times the %s plan's bytes x fibres "
@@ -480,6 +507,67 @@ static void write_latency_table(const struct report *r, FILE *f,
 	}
 }
 
+/* A table cell "a / b". */
+static void pair_cell(FILE *f, int prec, double a, double b)
+{
+	fputs(" | ", f);
+	md_num(f, 'f', prec, a);
+	fputs(" / ", f);
+	md_num(f, 'f', prec, b);
+}
+
+/*
+ * Each scheduler against the baseline, local-model count by count: what
+ * each phase gains or loses, measured and predicted, beside the plans'
+ * shapes that make it (depth, stars, aggregators, the busiest link).
+ */
+static void write_phase_diff(const struct report *r, FILE *f, const char *exp,
+			     const struct sched_ops *base)
+{
+	bool head = false;
+
+	for (int i = 0; base && i < r->npoints; i++) {
+		const struct point *p = &r->points[i], *q;
+
+		if (strcmp(p->experiment, exp) ||
+		    !strcmp(p->scheduler, base->name))
+			continue;
+		q = find_point(r, exp, base->name, p->nlocals);
+		if (!q)
+			continue;
+		if (!head)
+			fprintf(f, "\nWhere each scheduler gains (-) or loses "
+				   "(+) against `%s`, by phase: measured "
+				   "median difference, ms (predicted in "
+				   "brackets), and the plans' shapes, the "
+				   "scheduler's / `%s`'s: broadcast depth "
+				   "(levels, mean over tasks), tasks whose "
+				   "broadcast is a star, models that aggregate "
+				   "(mean a task), the busiest link's MB a "
+				   "round:\n\n"
+				   "| scheduler | local models | broadcast | "
+				   "training | upload | depth | stars | "
+				   "aggregating | busiest link |\n"
+				   "|---|---:|---:|---:|---:|---:|---:|---:|"
+				   "---:|\n", base->name, base->name);
+		head = true;
+		row_head(f, p);
+		for (int k = PH_BCAST; k < NPH; k++) {
+			fputs(" | ", f);
+			md_num(f, '+', 3, (p->ph_med[k] - q->ph_med[k]) * 1e3);
+			fputs(" (", f);
+			md_num(f, '+', 3,
+			       (p->ph_pred[k] - q->ph_pred[k]) * 1e3);
+			fputc(')', f);
+		}
+		pair_cell(f, 2, p->depth, q->depth);
+		pair_cell(f, 0, p->stars, q->stars);
+		pair_cell(f, 2, p->aggs, q->aggs);
+		pair_cell(f, 1, p->busiest / 1e6, q->busiest / 1e6);
+		fputs(" |\n", f);
+	}
+}
+
 static void write_bandwidth_table(const struct report *r, FILE *f,
 				  const char *exp)
 {
@@ -757,7 +845,13 @@ int write_md(struct report *r, const struct picture *pic, int nfid)
 	if (r->nruns)
 		write_reading(r, f);
 	for (int e = 0; e < r->nexps; e++) {
+		const struct sched_ops *base = NULL;
+
+		for (int j = 0; sched_list[j]; j++)
+			if (sched_list[j]->baseline)
+				base = sched_list[j];
 		write_latency_table(r, f, r->exps[e]);
+		write_phase_diff(r, f, r->exps[e], base);
 		write_bandwidth_table(r, f, r->exps[e]);
 	}
 	if (!r->npoints && r->nruns)

@@ -200,7 +200,8 @@ static void point_stats(struct report *r, struct point *p)
 {
 	double *v = calloc((size_t)p->n * 4 + 1, sizeof(*v)), *w, *u, *z;
 	double psum[NPH] = { 0 }, bfp = 0, wl = 0;
-	int np = 0, nb = 0, nw = 0;
+	double shape[4] = { 0 };	/* depth, stars, aggs, busiest */
+	int np = 0, nb = 0, nw = 0, ns = 0;
 
 	if (!v) {
 		p->lat_med = NAN;
@@ -237,7 +238,18 @@ static void point_stats(struct report *r, struct point *p)
 			wl += x->wl;
 			nw++;
 		}
+		if (isfinite(x->depth) && isfinite(x->busiest)) {
+			shape[0] += x->depth;
+			shape[1] += x->stars;
+			shape[2] += x->aggs;
+			shape[3] += x->busiest;
+			ns++;
+		}
 	}
+	p->depth = ns ? shape[0] / ns : NAN;
+	p->stars = ns ? shape[1] / ns : NAN;
+	p->aggs = ns ? shape[2] / ns : NAN;
+	p->busiest = ns ? shape[3] / ns : NAN;
 	p->lat_med = rp_median(v, p->n);
 	p->bf_med = rp_median(w, p->n);
 	p->ip_med = rp_median(u, p->n);

@@ -105,6 +105,26 @@ static void make_db(const char *path, bool with_points)
 {
 	static const char *const sched[2] = { "spff", "mst" };
 	static const int nl[2] = { 3, 5 };
+	/*
+	 * The plans' shapes: spff's two tasks are stars; mst relays one
+	 * task's broadcast over L1 (depth 2, two models aggregate), and its
+	 * busiest link carries 2 MB a round against spff's 3.
+	 */
+#define STAR(agg) "{\"global\": \"G\", \"blocked\": false, " \
+		"\"broadcast\": [{\"from\": \"G\", \"to\": \"L1\"}, " \
+		"{\"from\": \"G\", \"to\": \"L2\"}], \"aggregation\": " agg "}"
+#define CHAIN "{\"global\": \"G\", \"blocked\": false, " \
+		"\"broadcast\": [{\"from\": \"G\", \"to\": \"L1\"}, " \
+		"{\"from\": \"L1\", \"to\": \"L2\"}], \"aggregation\": " \
+		"[\"G\", \"L1\"]}"
+	static const char *const shape[2] = {
+		"\"tasks\": [" STAR("[\"G\"]") ", " STAR("[\"G\"]") "], "
+		"\"links\": [{\"bytes\": 3e6}, {\"bytes\": 1000}]",
+		"\"tasks\": [" CHAIN ", " STAR("[\"G\"]") "], "
+		"\"links\": [{\"bytes\": 2e6}, {\"bytes\": 1000}]",
+	};
+#undef STAR
+#undef CHAIN
 	sqlite3 *db;
 	int id = 0;
 
@@ -132,10 +152,12 @@ static void make_db(const char *path, bool with_points)
 					 " wavelength_links, status%s) VALUES "
 					 "(%d, 'synthetic-test', '%s', 2, 1000,"
 					 " '{\"lightpaths\": [{\"id\": 0, "
-					 "\"roadms\": [\"A\", \"B\", \"C\"]}]}',"
+					 "\"roadms\": [\"A\", \"B\", \"C\"]}], "
+					 "%s}',"
 					 " %g, %g, %d, '%s'%s)",
 					 with_points ? ", plan_dot" : "", id,
-					 sched[s], pred / 1e3, nl[n] * 2e6,
+					 sched[s], shape[s], pred / 1e3,
+					 nl[n] * 2e6,
 					 nl[n] + (s ? 0 : 1),
 					 bad ? "failed" : "ok",
 					 with_points ?
@@ -231,6 +253,14 @@ Test(report, synthetic_sweep)
 		"31 of 32 completed task-rounds held",
 		"synthetic failure",
 		"| 8 | 1 | 2 |",
+		/* by phase, against spff: medians of the per-run means */
+		"| flexible (mst) | 3 | -0.250 (-0.250) | -0.500 (-0.500) | "
+		"-0.250 (-0.250) | 1.50 / 1.00 | 1 / 2 | 1.50 / 1.00 | "
+		"2.0 / 3.0 |",
+		"broadcast trees are 1.50 levels deep on average against "
+		"1.00, 1 of its tasks are stars against 2, 1.50 models "
+		"aggregate a task against 1.00, and its busiest link carries "
+		"2.0 MB a round against 3.0.",
 	};
 	static const char *const files[] = {
 		"report.md", "runs.csv", "latency-spff.dat", "latency-mst.dat",
