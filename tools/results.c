@@ -158,6 +158,68 @@ static void mark_stale(struct results *r)
 	sqlite3_finalize(st);
 }
 
+static bool has_table(sqlite3 *db, const char *name, int *rc);
+
+/* The tables a database must have to be read as twinlab's results. */
+static const char *const need[] = { "runs", "tasks", "rounds", "links" };
+
+/*
+ * What is at a database's path: 0 a regular file, 1 nothing, -1 anything
+ * else or an error (why in err). follow: a symbolic link is what it names
+ * (reading), else refused (writing).
+ */
+static int db_path_kind(const char *path, bool follow, char *err, size_t len)
+{
+	struct stat sb;
+
+	if (follow ? stat(path, &sb) : lstat(path, &sb)) {
+		if (errno == ENOENT && !follow)
+			return 1;
+		snprintf(err, len, "cannot open results database '%s': %s",
+			 path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		snprintf(err, len, "cannot open results database '%s': not a "
+			 "regular file", path);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Whether the database at path may be written: a new path, or a regular
+ * file (not a device, whose journal would be made beside it, a FIFO or a
+ * symbolic link) that is empty or already twinlab's results. Else why in
+ * err.
+ */
+static bool writable_results(sqlite3 *db, const char *path, char *err,
+			     size_t len)
+{
+	int kind = db_path_kind(path, false, err, len), rc;
+	sqlite3_stmt *st;
+	bool any = false;
+
+	if (kind)
+		return kind > 0;
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master", -1, &st,
+			       NULL) != SQLITE_OK) {
+		snprintf(err, len, "'%s' is not a twinlab results database: "
+			 "%s", path, sqlite3_errmsg(db));
+		return false;
+	}
+	any = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	for (size_t i = 0; any && i < sizeof(need) / sizeof(need[0]); i++)
+		if (!has_table(db, need[i], &rc)) {
+			snprintf(err, len, "'%s' is not a twinlab results "
+				 "database (no table '%s'): name a new file or "
+				 "one twinlab wrote", path, need[i]);
+			return false;
+		}
+	return true;
+}
+
 struct results *results_open(const char *path, char *err, size_t len)
 {
 	struct results *r = calloc(1, sizeof(*r));
@@ -167,6 +229,11 @@ struct results *results_open(const char *path, char *err, size_t len)
 		snprintf(err, len, "out of memory");
 		return NULL;
 	}
+	/* nothing is made at a path that is not a regular file */
+	if (db_path_kind(path, false, err, len) < 0) {
+		results_close(r);
+		return NULL;
+	}
 	if (sqlite3_open(path, &r->db) != SQLITE_OK) {
 		snprintf(err, len, "cannot open results database '%s': %s",
 			 path, r->db ? sqlite3_errmsg(r->db) : "out of memory");
@@ -174,6 +241,10 @@ struct results *results_open(const char *path, char *err, size_t len)
 		return NULL;
 	}
 	sqlite3_busy_timeout(r->db, 5000);
+	if (!writable_results(r->db, path, err, len)) {
+		results_close(r);
+		return NULL;
+	}
 	if (sqlite3_exec(r->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
 		snprintf(err, len, "cannot set up results database '%s': %s",
 			 path, msg ? msg : "?");
@@ -813,22 +884,11 @@ static bool has_column(sqlite3 *db, const char *table, const char *col)
 struct results_reader *results_read_open(const char *path, char *err,
 					  size_t len)
 {
-	static const char *const need[] = { "runs", "tasks", "rounds",
-					    "links" };
 	struct results_reader *rd;
-	struct stat sb;
 	int rc;
 
-	if (stat(path, &sb)) {
-		snprintf(err, len, "cannot open results database '%s': %s",
-			 path, strerror(errno));
+	if (db_path_kind(path, true, err, len))
 		return NULL;
-	}
-	if (!S_ISREG(sb.st_mode)) {
-		snprintf(err, len, "cannot open results database '%s': not a "
-			 "regular file", path);
-		return NULL;
-	}
 	rd = calloc(1, sizeof(*rd));
 	if (!rd) {
 		snprintf(err, len, "out of memory");

@@ -3,12 +3,14 @@
 #include "yamlf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void yf_err(struct yf *c, const yaml_node_t *at, const char *fmt, ...)
 {
@@ -344,29 +346,42 @@ int yf_read_file(const char *path, char **out, size_t *outlen,
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
 	struct stat st;
-	int saved;
+	int saved, fd;
 	FILE *f;
 
 	*out = NULL;
 	*outlen = 0;
 	memset(err, 0, sizeof(*err));
 	snprintf(err->file, sizeof(err->file), "%s", path);
-	f = fopen(path, "rb");
-	if (!f) {
+	/*
+	 * A regular file of bounded size: never a device, a pipe or a
+	 * directory, read in full or refused at once. Opened without
+	 * waiting (a FIFO with no writer would block the open itself),
+	 * checked before the first read.
+	 */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
 		saved = errno;
 		snprintf(err->msg, sizeof(err->msg), "cannot open: %s",
 			 strerror(saved));
 		return -saved;
 	}
-	/* a regular file of bounded size: never a device, a pipe or a
-	 * directory, read in full or refused at once */
-	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode) ||
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
 	    st.st_size > YF_FILE_MAX) {
-		saved = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
+		bool reg = !fstat(fd, &st) && S_ISREG(st.st_mode);
+
 		snprintf(err->msg, sizeof(err->msg), "%s",
-			 !S_ISREG(st.st_mode) ? "not a regular file" :
+			 !reg ? "not a regular file" :
 			 "larger than " YF_FILE_MAX_TEXT);
-		fclose(f);
+		close(fd);
+		return reg ? -EFBIG : -EINVAL;
+	}
+	f = fdopen(fd, "rb");
+	if (!f) {
+		saved = errno;
+		close(fd);
+		snprintf(err->msg, sizeof(err->msg), "cannot open: %s",
+			 strerror(saved));
 		return -saved;
 	}
 	for (;;) {

@@ -4,9 +4,11 @@
  * JSON and DOT it writes. The binary comes from $TWINLAB (set by make).
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <spawn.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -843,4 +845,109 @@ Test(cli, run_reschedule_refuses_bad_input)
 		cr_assert_neq(access("/run/netns/tqrs-A", F_OK), 0);
 		tl_run_free(&r);
 	}
+}
+
+/*
+ * A FIFO named as any YAML input (a scenario, an events file, select's
+ * scenario, an experiment's base) is refused at once as not a regular
+ * file: opening one for reading used to wait for a writer for ever.
+ */
+Test(cli, a_fifo_is_refused_by_every_loader, .timeout = 30)
+{
+	char dir[] = "/tmp/tl-cli-fifoXXXXXX", fifo[64], exp[64], want[96];
+	const char *plan[] = { "plan", fifo, NULL };
+	const char *events[] = { "plan", "scenarios/teaching-ring.yaml",
+				 "--events", fifo, NULL };
+	const char *sel[] = { "select", fifo, "--task", "t1", "--k", "1",
+			      NULL };
+	const char *ex[] = { "experiment", exp, "--twin-only", NULL };
+	const char *const *cmds[] = { plan, events, sel, ex };
+	FILE *f;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo.yaml", dir);
+	snprintf(exp, sizeof(exp), "%s/exp.yaml", dir);
+	cr_assert_eq(mkfifo(fifo, 0600), 0, "%s", strerror(errno));
+	f = fopen(exp, "w");
+	cr_assert_not_null(f);
+	fputs("name: x\nbase: fifo.yaml\nschedulers: [spff, mst]\n"
+	      "locals: [2]\ntasks: 2\nseeds: [1]\nrounds: 1\n"
+	      "parameters: 1000\nbytes_per_parameter: 4\n"
+	      "work_core_s: 0.001\n", f);
+	cr_assert_eq(fclose(f), 0);
+	snprintf(want, sizeof(want), "%s: not a regular file", fifo);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		struct tl_run r = tl_run(cmds[i]);
+
+		cr_expect_eq(tl_code(&r), 2, "%s: %s", cmds[i][0], r.err);
+		cr_expect(strstr(r.err, want), "%s %s: %s", cmds[i][0],
+			  cmds[i][1], r.err);
+		tl_run_free(&r);
+	}
+	unlink(exp);
+	unlink(fifo);
+	rmdir(dir);
+}
+
+/*
+ * --db names where results are written: a device (whose journal SQLite
+ * would make beside it), or another program's database, is refused before
+ * anything is written to it; a new path or twinlab's own is taken.
+ */
+Test(cli, a_database_that_is_not_ours_is_refused)
+{
+	char dir[] = "/tmp/tl-cli-dbXXXXXX", other[64], want[160];
+	const char *gap_other[] = { "experiment",
+				    "scenarios/experiments/poster-gap.yaml",
+				    "--db", other, NULL };
+	const char *gap_null[] = { "experiment",
+				   "scenarios/experiments/poster-gap.yaml",
+				   "--db", "/dev/null", NULL };
+	const char *run_other[] = { "run", "scenarios/teaching-ring.yaml",
+				    "--db", other, "--prefix", "tqdb", NULL };
+	struct tl_run r;
+	sqlite3 *h;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(other, sizeof(other), "%s/other.db", dir);
+	cr_assert_eq(sqlite3_open(other, &h), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(h, "CREATE TABLE theirs (x);", NULL, NULL,
+				  NULL), SQLITE_OK);
+	sqlite3_close(h);
+	snprintf(want, sizeof(want), "'%s' is not a twinlab results database "
+		 "(no table 'runs')", other);
+	r = tl_run(gap_other);
+	cr_expect_neq(tl_code(&r), 0);
+	cr_expect(strstr(r.err, want), "%s", r.err);
+	tl_run_free(&r);
+	if (geteuid() == 0) {
+		r = tl_run(run_other);
+		cr_expect_neq(tl_code(&r), 0);
+		cr_expect(strstr(r.err, want) || strstr(r.out, want),
+			  "%s%s", r.out, r.err);
+		tl_run_free(&r);
+	}
+	cr_assert_eq(sqlite3_open(other, &h), SQLITE_OK);
+	{
+		sqlite3_stmt *st;
+		int n = -1;
+
+		cr_assert_eq(sqlite3_prepare_v2(h, "SELECT count(*) FROM "
+						"sqlite_master", -1, &st,
+						NULL), SQLITE_OK);
+		cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+		n = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+		cr_expect_eq(n, 1, "%d tables: twinlab's were added", n);
+	}
+	sqlite3_close(h);
+	r = tl_run(gap_null);
+	cr_expect_neq(tl_code(&r), 0);
+	cr_expect(strstr(r.err, "cannot open results database '/dev/null': "
+			 "not a regular file"), "%s", r.err);
+	tl_run_free(&r);
+	cr_expect_neq(access("/dev/null-journal", F_OK), 0,
+		      "/dev/null-journal made");
+	unlink(other);
+	rmdir(dir);
 }
