@@ -31,6 +31,10 @@
 
 #define PKT_PHASES 8
 #define PKT_BG_FRAMES_MAX 4194304	/* per pass: bounds the work */
+/* Segments times the links they cross, over a round's transfers: the
+ * work of a pass (NSFNET near the cap: 1.9 s a pass here; background
+ * traffic makes eight) */
+#define PKT_SEG_HOPS_MAX 16777216
 #define PKT_STR(x) PKT_STR_(x)
 #define PKT_STR_(x) #x
 
@@ -49,6 +53,11 @@ const char *predict_strerror(int err)
 		return "more background traffic than the packet predictor "
 		       "simulates in a round (" PKT_STR(PKT_BG_FRAMES_MAX)
 		       " frames): use the fluid predictor";
+	if (err == EFBIG)
+		return "more TCP segments than the packet predictor simulates "
+		       "in a round (at most " PKT_STR(PKT_SEG_HOPS_MAX)
+		       " segments x links crossed, over every transfer): use "
+		       "the fluid predictor";
 	return strerror(err);
 }
 
@@ -542,6 +551,33 @@ out:
 	return err;
 }
 
+/*
+ * Whether a pass stays within PKT_SEG_HOPS_MAX: each transfer's segments
+ * times the links it crosses, counted before anything is simulated.
+ * 0, -EFBIG, or wire_message's error.
+ */
+static int bounded(const struct plan *p)
+{
+	double work = 0;
+
+	for (int t = 0; t < p->ntasks; t++) {
+		const struct task_plan *tp = &p->tasks[t];
+		struct wire_msg wm;
+		int err;
+
+		if (tp->blocked)
+			continue;
+		err = wire_message(p->sc, tp->task, &wm);
+		if (err)
+			return err;
+		for (int m = 1; m < tp->nmodels; m++)
+			work += (double)wm.segments *
+				(tp->bcast.path[m].nhops +
+				 tp->up.path[m].nhops);
+	}
+	return work > PKT_SEG_HOPS_MAX ? -EFBIG : 0;
+}
+
 int predict_round_packets(struct plan *p)
 {
 	struct pround *one, *sum;
@@ -553,6 +589,9 @@ int predict_round_packets(struct plan *p)
 	/* link_bytes, validation, the plan's shape, background traffic
 	 * routed: the fluid pass */
 	err = predict_round(p);
+	if (err)
+		return err;
+	err = bounded(p);
 	if (err)
 		return err;
 	p->predicted = false;

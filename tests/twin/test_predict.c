@@ -639,3 +639,30 @@ Test(predict, a_transfer_over_no_link_is_refused)
 	plan_free(p);
 	scenario_free(sc);
 }
+
+/*
+ * The packet model's work is bounded before it starts: NSFNET's tasks
+ * with a trillion parameters each (about 10^12 segments x links) are
+ * refused at once with what to use instead, while the same network at
+ * its shipped size is simulated.
+ */
+Test(predict, packets_refuse_more_work_than_their_bound, .timeout = 20)
+{
+	struct scn_error err;
+	struct scenario *sc = scenario_load("scenarios/nsfnet.yaml", &err);
+	struct plan *p;
+
+	cr_assert_not_null(sc, "%s", err.msg);
+	p = sched_plan(sc, &sched_spff);
+	cr_assert_not_null(p);
+	cr_assert_eq(predict_round_packets(p), 0);
+	plan_free(p);
+	for (int t = 0; t < sc->ntasks; t++)
+		sc->tasks[t].parameters = 1000000000000ull;
+	p = sched_plan(sc, &sched_spff);
+	cr_assert_not_null(p);
+	cr_expect_eq(predict_round_packets(p), -EFBIG);
+	cr_expect(strstr(predict_strerror(-EFBIG), "use the fluid predictor"));
+	plan_free(p);
+	scenario_free(sc);
+}
