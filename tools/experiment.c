@@ -49,7 +49,7 @@ static int write_point(const struct experiment *x, const struct scenario *sc,
 		errno = -err;
 		return err;
 	}
-	out = fopen(path, "w");
+	out = open_output(path, false);
 	if (!out) {
 		err = -errno;
 		experiment_point_release(&pt);
@@ -774,9 +774,9 @@ int cmd_experiment(int argc, char **argv)
 		p_err("cannot create '%s': %s", dir, strerror(errno));
 		goto out;
 	}
-	logf = fopen(log, "ae");
+	logf = open_output(log, true);
 	if (!logf) {
-		p_err("cannot open '%s': %s", log, strerror(errno));
+		p_err("cannot open '%s': %s", log, output_strerror(errno));
 		goto out;
 	}
 	w = (struct sweep){ .log = logf, .n = n, .auto_n = auto_n,

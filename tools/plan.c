@@ -49,12 +49,13 @@ static void plan_usage(FILE *f)
 
 static int write_dot(const struct plan *p, const char *path, int task)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = open_output(path, false);
 	int err;
 
 	if (!f) {
-		p_err("cannot create '%s': %s", path, strerror(errno));
-		return -errno;
+		err = -errno;
+		p_err("cannot create '%s': %s", path, output_strerror(err));
+		return err;
 	}
 	err = task < 0 ? plan_dot(p, f) : plan_dot_task(p, task, f);
 	if (fclose(f) && !err)

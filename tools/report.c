@@ -127,12 +127,22 @@ FILE *out_open(struct report *r, const char *name)
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", r->dir, name);
-	f = fopen(path, "w");
+	f = open_output(path, false);
 	if (!f) {
-		p_err("cannot create '%s': %s", path, strerror(errno));
+		p_err("cannot create '%s': %s", path, output_strerror(errno));
 		r->nfail++;
 	}
 	return f;
+}
+
+int out_clear(struct report *r, const char *name)
+{
+	FILE *f = out_open(r, name);
+
+	if (!f)
+		return -EINVAL;
+	fclose(f);
+	return 0;
 }
 
 int out_close(struct report *r, FILE *f, const char *name)
@@ -170,7 +180,8 @@ int report_exec(struct report *r, const char *bin, char *const argv[],
 {
 	struct spawn sp = { .path = bin, .argv = argv, .dir = r->dir,
 			    .nsfd = -1, .timeout_ms = REPORT_EXEC_S * 1000 };
-	int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+			      O_NOFOLLOW | O_NONBLOCK, 0644);
 	int err;
 
 	if (fd < 0)

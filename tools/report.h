@@ -186,6 +186,12 @@ void csv_num(FILE *f, char conv, int prec, double v);
 void dat_num(FILE *f, double v);
 /* A file of the report's directory: failures said and counted. */
 FILE *out_open(struct report *r, const char *name);
+/*
+ * out_clear - make sure name in the output directory is a regular file a
+ * program may write (out_open's refusals, said as it says them): what a
+ * renderer writes is never a link planted there. 0 or -EINVAL.
+ */
+int out_clear(struct report *r, const char *name);
 int out_close(struct report *r, FILE *f, const char *name);
 /* A file rendered, for the summary. */
 void made(struct report *r, const char *name);

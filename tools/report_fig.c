@@ -172,6 +172,12 @@ void gp_run(struct report *r, const char *script, const char *stem)
 
 	if (!r->gnuplot)
 		return;
+	snprintf(path, sizeof(path), "%s.png", stem);
+	if (out_clear(r, path))
+		return;
+	snprintf(path, sizeof(path), "%s.svg", stem);
+	if (out_clear(r, path))
+		return;
 	snprintf(log, sizeof(log), "%s/gnuplot.log", r->dir);
 	err = report_exec(r, GNUPLOT, argv, log, &res);
 	if (err || !spawn_ok(&res)) {

@@ -60,6 +60,10 @@ static void render_picture(struct report *r, struct picture *pc,
 
 		snprintf(opt, sizeof(opt), "-T%s", fmt[k]);
 		snprintf(out, sizeof(out), "%s.%s", pc->stem, fmt[k]);
+		if (out_clear(r, out)) {
+			ok = false;
+			continue;
+		}
 		for (int try = pc->straight ? 2 : 0; try < 3; try++) {
 			if (try == 2) {
 				argv[4] = straight;

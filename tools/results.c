@@ -895,14 +895,31 @@ struct results_reader *results_read_open(const char *path, char *err,
 		return NULL;
 	}
 	rd->path = path;
-	if (sqlite3_open_v2(path, &rd->db, SQLITE_OPEN_READONLY, NULL) !=
+	/*
+	 * Read-write where it may be, but only ever queried: a read-only
+	 * connection to a database in WAL mode leaves its -wal and -shm
+	 * files beside it when it closes; the last connection that may
+	 * write removes them. Read-only where the file or its directory is.
+	 */
+	if (sqlite3_open_v2(path, &rd->db, SQLITE_OPEN_READWRITE, NULL) !=
 	    SQLITE_OK) {
-		snprintf(err, len, "cannot open results database '%s': %s",
-			 path, rd->db ? sqlite3_errmsg(rd->db) :
-					"out of memory");
-		goto fail;
+		sqlite3_close(rd->db);
+		rd->db = NULL;
+		if (sqlite3_open_v2(path, &rd->db, SQLITE_OPEN_READONLY,
+				    NULL) != SQLITE_OK) {
+			snprintf(err, len, "cannot open results database "
+				 "'%s': %s", path, rd->db ?
+				 sqlite3_errmsg(rd->db) : "out of memory");
+			goto fail;
+		}
 	}
 	sqlite3_busy_timeout(rd->db, 5000);
+	if (sqlite3_exec(rd->db, "PRAGMA query_only = 1", NULL, NULL, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, len, "cannot open results database '%s': %s",
+			 path, sqlite3_errmsg(rd->db));
+		goto fail;
+	}
 	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
 		if (has_table(rd->db, need[i], &rc))
 			continue;

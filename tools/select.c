@@ -180,10 +180,10 @@ static int write_subset(const struct scenario *sc, int t,
 		err = -ENAMETOOLONG;
 		goto done;
 	}
-	f = fopen(path, "w");
+	f = open_output(path, false);
 	if (!f) {
 		err = -errno;
-		p_err("cannot write '%s': %s", path, strerror(errno));
+		p_err("cannot write '%s': %s", path, output_strerror(err));
 		goto done;
 	}
 	err = scenario_write(&one, f);

@@ -4,12 +4,15 @@
 #include "twin/sched.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 const char *prog = "twinlab";
 
@@ -100,6 +103,49 @@ void print_scn_error(FILE *f, const struct scn_error *e)
 		fprintf(f, "%s:%d:%d: %s\n", e->file, e->line, e->col, e->msg);
 	else
 		fprintf(f, "%s: %s\n", e->file, e->msg);
+}
+
+FILE *open_output(const char *path, bool append)
+{
+	/* no waiting for a FIFO's reader, no following a link at path */
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+			    O_NOCTTY | O_CLOEXEC | (append ? O_APPEND : 0),
+		      0644), saved;
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((!append && ftruncate(fd, 0)) ||
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return NULL;
+	}
+	f = fdopen(fd, append ? "a" : "w");
+	if (!f) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+	}
+	return f;
+}
+
+const char *output_strerror(int err)
+{
+	if (err < 0)
+		err = -err;
+	if (err == ELOOP)
+		return "a symbolic link (name a regular file or a new path)";
+	if (err == EINVAL || err == ENXIO)
+		return "not a regular file (name a regular file or a new path)";
+	return strerror(err);
 }
 
 struct scenario *load_scenario(const char *path)

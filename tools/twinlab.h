@@ -71,6 +71,17 @@ void set_rounds(struct scenario *sc, unsigned r);
 /* mono_ns - CLOCK_MONOTONIC now, in nanoseconds. */
 uint64_t mono_ns(void);
 
+/*
+ * open_output - path opened for writing ("w"), if it is a regular file or
+ * nothing yet: never through a symbolic link at it, never a FIFO, device
+ * or directory (refused before anything is written, errno ELOOP for a
+ * link, EINVAL for the rest). NULL and errno otherwise.
+ */
+FILE *open_output(const char *path, bool append);
+
+/* output_strerror - why open_output refused, for "cannot create 'F': ...". */
+const char *output_strerror(int err);
+
 /* load_scenario - load or print "file:line:col: msg" and return NULL. */
 struct scenario *load_scenario(const char *path);
 

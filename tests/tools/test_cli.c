@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <json-c/json.h>
 #include <spawn.h>
 #include <sqlite3.h>
@@ -950,4 +951,104 @@ Test(cli, a_database_that_is_not_ours_is_refused)
 		      "/dev/null-journal made");
 	unlink(other);
 	rmdir(dir);
+}
+
+/* Remove a directory tree (links removed, never followed). */
+static int rm_one(const char *path, const struct stat *sb, int flag,
+		  struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path) ? -1 : 0;
+}
+
+static void rm_tree(const char *dir)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/*
+ * What twinlab writes goes to regular files or new paths only: a link
+ * planted at plan --dot's path, at one of select --write's files or at
+ * report.md in report --out is refused and what it names is untouched; a
+ * FIFO there is refused at once.
+ */
+Test(cli, outputs_never_follow_a_link_or_open_a_fifo, .timeout = 60)
+{
+	char dir[] = "/tmp/tl-cli-outXXXXXX", target[64], dot[64], fifo[64];
+	char prefix[64], sel[80], rep[64], md[80], db[80], *text;
+	const char *plan[] = { "plan", "scenarios/teaching-ring.yaml",
+			       "--dot", dot, NULL };
+	const char *plan_fifo[] = { "plan", "scenarios/teaching-ring.yaml",
+				    "--dot", fifo, NULL };
+	const char *select[] = { "select", "scenarios/teaching-ring.yaml",
+				 "--task", "t1", "--k", "1", "--write", prefix,
+				 NULL };
+	const char *gap[] = { "experiment",
+			      "scenarios/experiments/poster-gap.yaml",
+			      "--db", db, NULL };
+	const char *report[] = { "report", db, "--out", rep, NULL };
+	const char *const *cmds[] = { plan, plan_fifo, select, report };
+	static const char *const want[] = {
+		"a symbolic link (name a regular file or a new path)",
+		"not a regular file (name a regular file or a new path)",
+		"a symbolic link (name a regular file or a new path)",
+		"a symbolic link (name a regular file or a new path)",
+	};
+	struct tl_run r;
+	FILE *f;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(target, sizeof(target), "%s/target", dir);
+	snprintf(dot, sizeof(dot), "%s/plan.dot", dir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo.dot", dir);
+	snprintf(prefix, sizeof(prefix), "%s/sub", dir);
+	snprintf(sel, sizeof(sel), "%s-selected.yaml", prefix);
+	snprintf(rep, sizeof(rep), "%s/rep", dir);
+	snprintf(md, sizeof(md), "%s/report.md", rep);
+	snprintf(db, sizeof(db), "%s/gap.db", dir);
+	f = fopen(target, "w");
+	cr_assert_not_null(f);
+	fputs("theirs\n", f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(symlink(target, dot), 0);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	cr_assert_eq(symlink(target, sel), 0);
+	cr_assert_eq(mkdir(rep, 0755), 0);
+	cr_assert_eq(symlink(target, md), 0);
+	r = tl_run(gap);
+	cr_assert_eq(tl_code(&r), 0, "%s", r.err);
+	tl_run_free(&r);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		r = tl_run(cmds[i]);
+		cr_expect_neq(tl_code(&r), 0, "%s", cmds[i][0]);
+		cr_expect(strstr(r.err, want[i]), "%s: %s", cmds[i][0],
+			  r.err);
+		tl_run_free(&r);
+	}
+	f = fopen(target, "r");
+	cr_assert_not_null(f);
+	text = tl_slurp(fileno(f));
+	fclose(f);
+	cr_expect_str_eq(text, "theirs\n", "the link's target was written");
+	free(text);
+	/* what the test made; the links themselves, not what they name */
+	{
+		static const char *const made[] = {
+			"plan.dot", "fifo.dot", "sub-selected.yaml",
+			"sub-all.yaml", "sub-random.yaml", "gap.db",
+			"gap.db.log", "target",
+		};
+		char path[128];
+
+		for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++) {
+			snprintf(path, sizeof(path), "%s/%s", dir, made[i]);
+			unlink(path);
+		}
+		snprintf(path, sizeof(path), "%s/gap.db.scenarios", dir);
+		rmdir(path);
+	}
+	rm_tree(rep);
+	cr_expect_eq(rmdir(dir), 0, "%s left: %s", dir, strerror(errno));
 }
