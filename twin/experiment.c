@@ -102,6 +102,18 @@ static bool relative(const char *name, const char *path, char *out,
 }
 
 /* A list of whole numbers in [1, 1e6] (out) or of scheduler names. */
+/* An entry listed twice would run (and count) the same points twice. */
+static int twice(struct yf *c, yaml_node_t *x, const char *key, const char *s,
+		 yaml_node_t *v, int first)
+{
+	yaml_node_t *at = yf_seq_at(c, v, (size_t)first);
+
+	yf_err(c, x, "'%s' twice in '%s' (first at line %lu): each would "
+	       "run the same points again", s, key,
+	       at ? (unsigned long)at->start_mark.line + 1 : 0ul);
+	return -EINVAL;
+}
+
 static int list(struct yf *c, yaml_node_t *v, const char *key, long *out,
 		char (*names)[16], int *n)
 {
@@ -130,6 +142,9 @@ static int list(struct yf *c, yaml_node_t *v, const char *key, long *out,
 				       s, key);
 				return -EINVAL;
 			}
+			for (int k = 0; k < *n; k++)
+				if (!strcmp(names[k], s))
+					return twice(c, x, key, s, v, k);
 			snprintf(names[(*n)++], 16, "%s", s);
 			continue;
 		}
@@ -139,6 +154,9 @@ static int list(struct yf *c, yaml_node_t *v, const char *key, long *out,
 			       "got '%s'", key, s);
 			return -EINVAL;
 		}
+		for (int k = 0; k < *n; k++)
+			if (out[k] == atol(s))
+				return twice(c, x, key, s, v, k);
 		out[(*n)++] = atol(s);
 	}
 	return 0;

@@ -170,6 +170,40 @@ Test(experiment, each_kind_needs_its_fields)
 	}
 }
 
+/* A scheduler, local-model count or seed listed twice is refused where
+ * it is listed again. */
+Test(experiment, an_entry_listed_twice_is_refused)
+{
+	static const struct {
+		const char *sched, *locals, *seeds;
+		int line, col;
+		const char *msg;
+	} bad[] = {
+		{ "[spff, mst, spff]", "[2]", "[1]", 3, 25,
+		  "'spff' twice in 'schedulers' (first at line 3)" },
+		{ "[mst]", "[2, 4,\n  2]", "[1]", 5, 3,
+		  "'2' twice in 'locals' (first at line 4)" },
+		{ "[mst]", "[2]", "[7, 7]", 5, 12,
+		  "'7' twice in 'seeds' (first at line 5)" },
+	};
+	char y[512];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct experiment x;
+		struct scn_error err;
+
+		snprintf(y, sizeof(y), "name: b\nbase: n.yaml\nschedulers: %s\n"
+			 "locals: %s\nseeds: %s\n", bad[i].sched,
+			 bad[i].locals, bad[i].seeds);
+		cr_expect_eq(parse(y, &x, &err), -EINVAL, "%s", y);
+		cr_expect(strstr(err.msg, bad[i].msg), "%s: %s", y, err.msg);
+		cr_expect_eq(err.line, bad[i].line, "%s: %d:%d: %s", y,
+			     err.line, err.col, err.msg);
+		cr_expect_eq(err.col, bad[i].col, "%s: %d:%d: %s", y,
+			     err.line, err.col, err.msg);
+	}
+}
+
 /*
  * A dynamics experiment: the base's tasks through a file of events, once
  * per scheduler and policy; its files resolved as the base is, its
