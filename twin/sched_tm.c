@@ -4,9 +4,11 @@
  * step joining the terminal nearest to anything the tree already holds —
  * its servers and every router and ROADM its paths cross — on the
  * auxiliary graph of the moment. A terminal joined at a node some path
- * crosses hangs from the model that path belongs to (who sends through
- * that node); its edge is routed as mst routes one (route_edge), so it
- * reuses the stretch it shares. Broadcast, then upload, as mst.
+ * crosses hangs from a model of the tree at that node's site (a router or
+ * its ROADM), which can relay where a router cannot, else from the model
+ * that path belongs to (who sends through that node); its edge is routed
+ * as mst routes one (route_edge), so it reuses the stretch it shares.
+ * Broadcast, then upload, as mst.
  */
 #include "sched_impl.h"
 
@@ -49,15 +51,17 @@ static int tm_tree(struct sched *s, struct task_plan *tp, int ti,
 	int k = tp->nmodels, n = s->n, err = 0;
 	int *owner = malloc((size_t)n * sizeof(*owner));
 	int *srcs = malloc((size_t)n * sizeof(*srcs));
+	int *at = malloc((size_t)n * sizeof(*at));	/* router -> model */
 	bool *in = calloc((size_t)k, sizeof(*in));
 
-	if (!owner || !srcs || !in) {
+	if (!owner || !srcs || !at || !in) {
 		err = -ENOMEM;
 		goto out;
 	}
 	for (int i = 0; i < n; i++)
-		owner[i] = -1;
+		owner[i] = at[i] = -1;
 	owner[tp->server[0]] = 0;
+	at[s->sc->nodes[tp->server[0]].attach] = 0;
 	in[0] = true;
 	t->parent[0] = -1;
 	for (int joined = 1; joined < k && !err; joined++) {
@@ -86,12 +90,26 @@ static int tm_tree(struct sched *s, struct task_plan *tp, int ti,
 		v = path_to(s, tp->server[m], &st) ? st[0].from :
 						     tp->server[m];
 		t->parent[m] = owner[v];
-		a = tp->server[upload ? m : owner[v]];
-		b = tp->server[upload ? owner[v] : m];
+		/*
+		 * Joined at a site (a router or its ROADM) where a model of
+		 * the tree sits: that model relays, as a router cannot.
+		 */
+		{
+			const struct scn_node *nv = &s->sc->nodes[v];
+			int site = nv->kind == NODE_ROUTER ? v :
+				   nv->kind == NODE_ROADM ? nv->router : -1;
+
+			if (site >= 0 && at[site] >= 0)
+				t->parent[m] = at[site];
+		}
+		a = tp->server[upload ? m : t->parent[m]];
+		b = tp->server[upload ? t->parent[m] : m];
 		err = route_edge(s, tp, ti, a, b, &t->path[m]);
 		if (err)
 			break;
 		in[m] = true;
+		if (at[s->sc->nodes[tp->server[m]].attach] < 0)
+			at[s->sc->nodes[tp->server[m]].attach] = m;
 		owner[tp->server[m]] = m;
 		own_path(s, &t->path[m], t->parent[m], owner);
 		owner[tp->server[m]] = m;
@@ -99,6 +117,7 @@ static int tm_tree(struct sched *s, struct task_plan *tp, int ti,
 out:
 	free(owner);
 	free(srcs);
+	free(at);
 	free(in);
 	return err;
 }

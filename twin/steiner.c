@@ -156,11 +156,13 @@ int terminal_kmb(struct sched *s, const int *term, int k, double demand,
 	int *tix = malloc((size_t)n * sizeof(*tix));	/* node -> terminal */
 	int *anc = malloc((size_t)n * sizeof(*anc));
 	int *queue = malloc((size_t)n * sizeof(*queue));
+	int *at = malloc((size_t)n * sizeof(*at));	/* router -> terminal */
 	bool *keep = NULL;
 	struct kedge *e = NULL;
 	double w;
 
-	err = cpar && cord && uf && deg && tix && anc && queue ? 0 : -ENOMEM;
+	err = cpar && cord && uf && deg && tix && anc && queue && at ? 0 :
+									 -ENOMEM;
 	/* 1. the MST of the metric closure */
 	if (!err)
 		err = terminal_mst(s, term, k, demand, true, cpar, cord, &w);
@@ -223,14 +225,39 @@ int terminal_kmb(struct sched *s, const int *term, int k, double demand,
 			cut = true;
 		}
 	}
-	/* 5. hung from term[0]: each terminal under the nearest one above */
+	/*
+	 * 5. hung from term[0]: each terminal under the nearest one above.
+	 * Servers are never transit, so a terminal is a leaf at its router
+	 * and none lies on another's way up: at each site (a ROADM and its
+	 * router) the tree crosses, a terminal at that router (the first;
+	 * the one above, if it is there) relays for the site, and the
+	 * others and everything below hang from it — where the tree
+	 * branches at a server, as models can relay, not at the router or
+	 * the ROADM, which cannot. at[r]: the first terminal at router r.
+	 */
+	for (int i = 0; i < n; i++)
+		at[i] = -1;
+	for (int i = k - 1; i >= 0; i--)
+		at[s->sc->nodes[term[i]].attach] = i;
 	parent[0] = -1;
 	order[nt++] = 0;
 	anc[term[0]] = 0;
 	queue[0] = term[0];
 	for (int qh = 0, qt = 1; qh < qt; qh++) {
-		int x = queue[qh];
+		int x = queue[qh], head = tix[x] >= 0 ? tix[x] : anc[x];
+		const struct scn_node *nx = &s->sc->nodes[x];
+		int site = nx->kind == NODE_ROUTER ? x :
+			   nx->kind == NODE_ROADM ? nx->router : -1;
+		int h = site >= 0 ? at[site] : -1;
 
+		if (tix[x] < 0 && h >= 0 && anc[term[h]] == -2 &&
+		    s->sc->nodes[term[head]].attach != site) {
+			anc[term[h]] = head;
+			parent[h] = head;
+			order[nt++] = h;
+			queue[qt++] = term[h];
+			head = h;
+		}
 		for (int i = 0; i < ne; i++) {
 			int y;
 
@@ -239,7 +266,7 @@ int terminal_kmb(struct sched *s, const int *term, int k, double demand,
 			y = e[i].u == x ? e[i].v : e[i].u;
 			if (anc[y] != -2)
 				continue;
-			anc[y] = tix[x] >= 0 ? tix[x] : anc[x];
+			anc[y] = head;
 			if (tix[y] >= 0) {
 				parent[tix[y]] = anc[y];
 				order[nt++] = tix[y];
@@ -257,6 +284,7 @@ out:
 	free(tix);
 	free(anc);
 	free(queue);
+	free(at);
 	free(keep);
 	free(e);
 	return err;

@@ -1069,3 +1069,56 @@ Test(sched_known, a_branch_at_a_router_without_a_model_lights_each_fibre_once)
 	}
 	scenario_free(sc);
 }
+
+/*
+ * A Steiner tree joins routers and ROADMs; terminals are servers, leaves
+ * at their routers, so none lies on another's way up, and kmb hung every
+ * terminal from the global model (tm too, from whoever's path it met): a
+ * star, each copy crossing every fibre on its way. Now a terminal at each
+ * site (a router and its ROADM) the tree crosses relays for it, as mst's
+ * trees do: on a line A-B-C with the global model on A, b1 and b2 on B
+ * and c1 on C, b1 hangs from g and b2 and c1 from b1 — two fibres crossed
+ * a tree, not four.
+ */
+Test(sched_known, steiner_trees_relay_at_a_server_where_they_cross_a_site)
+{
+	static const char y[] =
+		"name: line\nnever_slower: false\nwavelength_gbps: 100\n"
+		"wavelengths: 4\ndemand_gbps: 10\nroadms: [A, B, C]\n"
+		"fibres: [{a: A, b: B, km: 100}, {a: B, b: C, km: 100}]\n"
+		"routers: [{name: rA, roadm: A}, {name: rB, roadm: B},"
+		" {name: rC, roadm: C}]\n"
+		"servers:\n"
+		"  - {name: g, router: rA, access_gbps: 100, cpu: 1, "
+		"memory_mib: 64}\n"
+		"  - {name: b1, router: rB, access_gbps: 100, cpu: 1, "
+		"memory_mib: 64}\n"
+		"  - {name: b2, router: rB, access_gbps: 100, cpu: 1, "
+		"memory_mib: 64}\n"
+		"  - {name: c1, router: rC, access_gbps: 100, cpu: 1, "
+		"memory_mib: 64}\n"
+		"tasks:\n"
+		"  - {name: t, global: g, locals: [b1, b2, c1], "
+		"parameters: 1000,\n     bytes_per_parameter: 4, "
+		"work_core_s: 0}\n";
+	struct scenario *sc = parse(y);
+	const struct sched_ops *ops[] = { &sched_kmb, &sched_tm, &sched_mst };
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		struct plan *p = plan_of(sc, ops[i]);
+		const struct task_plan *tp = &p->tasks[0];
+		int hops = 0;
+
+		cr_assert_eq(p->blocked, 0);
+		cr_expect_eq(tp->bcast.parent[1], 0, "%s", ops[i]->name);
+		cr_expect_eq(tp->bcast.parent[2], 1, "%s: b2 under model %d",
+			     ops[i]->name, tp->bcast.parent[2]);
+		cr_expect_eq(tp->bcast.parent[3], 1, "%s: c1 under model %d",
+			     ops[i]->name, tp->bcast.parent[3]);
+		for (int m = 1; m < 4; m++)
+			hops += tp->bcast.path[m].fibre_hops;
+		cr_expect_eq(hops, 2, "%s", ops[i]->name);
+		plan_free(p);
+	}
+	scenario_free(sc);
+}
