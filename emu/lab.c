@@ -41,6 +41,7 @@
 #include "netns.h"
 #include "nl.h"
 #include "proc.h"
+#include "twin/fl.h"
 #include "twin/lpset.h"
 
 struct lab_node {
@@ -370,8 +371,109 @@ static int open_state(struct lab *lab, const struct lab_opts *o)
 			    strerror(-err));
 	}
 	return record(lab, "twinlab-state 1\nscenario %s\nscheduler %s\n"
-		      "dilation %.17g", o->scenario_path ? o->scenario_path :
-		      "-", lab->p->scheduler, lab->dilation);
+		      "dilation %.17g\ndigest %016llx",
+		      o->scenario_path ? o->scenario_path : "-",
+		      lab->p->scheduler, lab->dilation,
+		      (unsigned long long)lab_digest(lab->p, lab->a, o->set));
+}
+
+uint64_t lab_digest(const struct plan *p, const struct addressing *a,
+		    const struct lpset *set)
+{
+	const struct scenario *sc = p->sc;
+	char *text = NULL;
+	size_t len = 0;
+	uint64_t d;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return 0;
+	/* %a: every number exactly */
+	fprintf(f, "%a %a %s %d\n", sc->scale, sc->wavelength_gbps,
+		sc->addressing, set ? set->nepochs : 0);
+	for (int i = 0; i < sc->nnodes; i++) {
+		const struct scn_node *n = &sc->nodes[i];
+
+		fprintf(f, "n %s %d %d %a %a\n", n->name, n->kind, n->attach,
+			n->access_gbps, n->access_km);
+	}
+	for (int i = 0; i < sc->nfibres; i++) {
+		const struct scn_fibre *fb = &sc->fibres[i];
+
+		fprintf(f, "f %d %d %a %a %d\n", fb->a, fb->b, fb->km, fb->loss,
+			fb->wavelengths);
+	}
+	for (int l = 0; l < p->net->nlp; l++) {
+		const struct lightpath *lp = &p->net->lp[l];
+
+		fprintf(f, "l %d %d %d %a %u", lp->a, lp->b, lp->lambda,
+			lp->cap_gbps, a->lightpath[l]);
+		for (int k = 0; k < lp->nfib; k++)
+			fprintf(f, " %d", lp->fib[k]);
+		fputc('\n', f);
+	}
+	for (int t = 0; t < p->ntasks; t++) {
+		const struct task_plan *tp = &p->tasks[t];
+
+		fprintf(f, "t %s %d %d\n", tp->task->name, tp->blocked,
+			tp->nmodels);
+		for (int m = 0; m < tp->nmodels && !tp->blocked; m++) {
+			fprintf(f, " m %d %u", tp->server[m],
+				a->access[tp->server[m]]);
+			for (int u = 0; m && u < 2; u++) {
+				const struct ppath *pp = u ? &tp->up.path[m] :
+							     &tp->bcast.path[m];
+				const struct endpoint *ep = &a->ep[t][2 * m + u];
+
+				fprintf(f, " %u>%u:", ep->src, ep->dst);
+				for (int h = 0; h < pp->nhops; h++)
+					fprintf(f, " %d.%d.%d", pp->hops[h].kind,
+						pp->hops[h].idx,
+						pp->hops[h].dir);
+			}
+			fputc('\n', f);
+		}
+	}
+	if (fclose(f) || !text) {
+		free(text);
+		return 0;
+	}
+	d = fl_digest(text, len);
+	free(text);
+	return d ? d : 1;
+}
+
+int lab_same(const char *prefix, const struct plan *p,
+	     const struct addressing *a, const struct lpset *set,
+	     double dilation, char *err, size_t len)
+{
+	struct lab_state st;
+	uint64_t want = lab_digest(p, a, set);
+	int e = lab_state_read(prefix, &st);
+
+	if (e) {
+		snprintf(err, len, "cannot read the state of the emulation up "
+			 "under prefix '%s': %s", prefix, strerror(-e));
+		return e;
+	}
+	e = !want ? -ENOMEM :
+	    strcmp(st.scheduler, p->scheduler) ? -ESTALE :
+	    st.dilation != (dilation > 0 ? dilation : 1) ? -ESTALE :
+	    st.digest != want ? -ESTALE : 0;
+	if (e == -ESTALE)
+		snprintf(err, len, "the emulation up under prefix '%s' is not "
+			 "the network this run plans (it was built from '%s' "
+			 "with scheduler %s at dilation %g%s): 'twinlab down "
+			 "--prefix %s' first, or use another prefix", prefix,
+			 st.scenario[0] ? st.scenario : "?",
+			 st.scheduler[0] ? st.scheduler : "?", st.dilation,
+			 !st.digest ? ", and records no digest" :
+			 st.digest != want ? "; its network differs" : "",
+			 prefix);
+	else if (e)
+		snprintf(err, len, "out of memory");
+	lab_state_release(&st);
+	return e;
 }
 
 static void free_lab(struct lab *lab)

@@ -55,6 +55,25 @@ int lab_up(const struct plan *p, const struct addressing *a,
 	   const struct lab_opts *o, struct lab **out, char *err, size_t len)
 	__attribute__((warn_unused_result));
 
+/*
+ * lab_digest - a digest of everything lab_up builds from p, a and set:
+ * the nodes, fibres and their lengths, losses and wavelengths, the
+ * lightpaths, every task's routes and the addresses (the dilation is
+ * recorded beside it). An emulation that is up is the one a run plans
+ * only if the two agree. 0 when out of memory.
+ */
+uint64_t lab_digest(const struct plan *p, const struct addressing *a,
+		    const struct lpset *set);
+
+/*
+ * lab_same - whether the emulation up under prefix is the one lab_up
+ * would build from p, a and set at dilation: 0, or -ESTALE with what
+ * differs in err (-errno when its state cannot be read).
+ */
+int lab_same(const char *prefix, const struct plan *p,
+	     const struct addressing *a, const struct lpset *set,
+	     double dilation, char *err, size_t len);
+
 /* Forget the in-memory handle; the emulation stays up. */
 void lab_free(struct lab *lab);
 

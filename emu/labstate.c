@@ -116,6 +116,16 @@ static bool take(struct lab_state *st, const char *prefix, const char *line,
 		memcpy(st->scheduler, line + 10, strlen(line + 10) + 1);
 		return true;
 	}
+	if (!strncmp(line, "digest ", 7)) {
+		unsigned long long d;
+		int off = 0;
+
+		if (sscanf(line + 7, "%16llx%n", &d, &off) != 1 ||
+		    off != 16 || line[7 + off] || !d)
+			return false;
+		st->digest = d;
+		return true;
+	}
 	if (!strncmp(line, "dilation ", 9)) {
 		char *end;
 		double n = strtod(line + 9, &end);

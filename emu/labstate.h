@@ -9,6 +9,8 @@
  *   scenario PATH                     the scenario file it was built from
  *   scheduler NAME
  *   dilation N                        1 <= N <= LAB_DILATION_MAX
+ *   digest HEX                        lab_digest of what was built: 16
+ *                                     hex digits, not 0
  *   netns <prefix>-<node>             node: a scenario node name
  *   pid PID START NAME EXE            a process of the emulation: NAME
  *                                     is lab_delay_name(prefix) (the delay
@@ -25,6 +27,7 @@
 #define EMU_LABSTATE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define LAB_STATE_FILE_MAX (1 << 20)	/* bytes read of a state file */
@@ -41,6 +44,7 @@ struct lab_state {
 	char scenario[1024];		/* "" if absent */
 	char scheduler[64];		/* "" if absent */
 	double dilation;		/* 0 if absent */
+	uint64_t digest;		/* lab_digest; 0 if absent */
 	char (*netns)[64];
 	int nnetns;
 	struct lab_state_pid *pids;

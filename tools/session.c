@@ -1697,11 +1697,6 @@ int session_run(const struct session_opts *o, struct session_result *res)
 		x.json_text = j ? strdup(json_object_to_json_string(j)) : NULL;
 		json_object_put(j);
 	}
-	x.res = results_open(o->db, err, sizeof(err));
-	if (!x.res || !x.json_text) {
-		say(&x, "%s", x.json_text ? err : "out of memory");
-		goto out;
-	}
 	if (x.set && lab_exists(x.lo.prefix)) {
 		say(&x, "prefix '%s' is up: a run that re-places tasks builds "
 		    "its own emulation (with every lightpath of its epochs); "
@@ -1739,7 +1734,22 @@ int session_run(const struct session_opts *o, struct session_result *res)
 			    x.lo.prefix, was_n, x.lo.dilation);
 			goto out;
 		}
+		/* the same file may have been edited since: the network it
+		 * built must be the one this run plans, or nothing measured
+		 * on it is this plan's */
+		if (lab_same(x.lo.prefix, x.p, x.a, NULL, was_n, err,
+			     sizeof(err))) {
+			say(&x, "%s", err);
+			goto out;
+		}
 		x.lo.dilation = was_n;
+	}
+	/* opened once the emulation to use is known good: a refused run
+	 * leaves no database behind */
+	x.res = results_open(o->db, err, sizeof(err));
+	if (!x.res || !x.json_text) {
+		say(&x, "%s", x.json_text ? err : "out of memory");
+		goto out;
 	}
 	if (!(x.lo.dilation >= 1))
 		x.lo.dilation = 1;

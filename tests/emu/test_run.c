@@ -2177,3 +2177,58 @@ Test(run, pipelined_relays_are_measured_as_predicted_and_average_the_same)
 	scenario_free(psc);
 	nothing_left();
 }
+
+/*
+ * An emulation that is up is used only for the network it is: `up` the
+ * teaching ring, edit a fibre's length in the same file, and `run` it on
+ * that prefix: refused, saying so, before a database is made, and the
+ * emulation is left as it was (the same file unedited runs on it).
+ */
+Test(run, an_emulation_edited_since_up_is_not_measured)
+{
+	char *bin = getenv("TWINLAB"), text[16384], *at;
+	char *up[] = { bin, "up", yaml, "--prefix", prefix, NULL };
+	char want[512];
+	struct stat sb;
+	FILE *f;
+	char *o;
+
+	cr_assert_not_null(bin, "TWINLAB is not set");
+	cr_assert_not_null(nt_read_file("scenarios/teaching-ring.yaml", text,
+					sizeof(text)));
+	f = fopen(yaml, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(wait_run(nt_spawn_to(up, out)), 0, "%s", output());
+	/* the A-B fibre, 40 km, made 400 */
+	at = strstr(text, "km: 40}");
+	cr_assert_not_null(at);
+	memmove(at + 6, at + 5, strlen(at + 5) + 1);
+	at[5] = '0';
+	f = fopen(yaml, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_neq(wait_run(start_run_at(yaml, "mst", 1, "1")), 0);
+	o = output();
+	snprintf(want, sizeof(want), "the emulation up under prefix '%s' is "
+		 "not the network this run plans (it was built from '%s' "
+		 "with scheduler mst at dilation 1; its network differs)",
+		 prefix, yaml);
+	cr_assert(strstr(o, want), "%s", o);
+	cr_assert_neq(stat(db, &sb), 0, "a database was made");
+	cr_assert(lab_exists(prefix), "the emulation was taken down");
+	/* the file as it was built runs on it */
+	memmove(at + 5, at + 6, strlen(at + 6) + 1);
+	f = fopen(yaml, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(wait_run(start_run_at(yaml, "mst", 1, "1")), 0, "%s",
+		     output());
+	cr_assert(strstr(output(), "using the emulation that is up"), "%s",
+		  output());
+	lab_down(prefix, NULL, NULL);
+	nothing_left();
+}
