@@ -18,6 +18,55 @@
 #include "emu/lab.h"
 #include "twin/scenario.h"
 
+/* The change itself, the prefix held. */
+static int fibre_change(const char *prefix, char **names, bool up,
+			const char *what, char *path, size_t plen)
+{
+	char err[512];
+	struct scenario *sc;
+	int a, b, f, n, e;
+
+	if (lab_state_get(prefix, "scenario", path, plen)) {
+		p_err("prefix '%s' records no scenario: take it down and build "
+		      "it again", prefix);
+		return 1;
+	}
+	sc = load_scenario(path);
+	if (!sc)
+		return 1;
+	a = scenario_find(sc, names[0]);
+	b = scenario_find(sc, names[1]);
+	for (int i = 0; i < 2; i++) {
+		int x = i ? b : a;
+
+		if (x < 0 || sc->nodes[x].kind != NODE_ROADM) {
+			p_err("'%s' is not a ROADM of '%s' (%s)",
+			      names[i], sc->name, path);
+			scenario_free(sc);
+			return EXIT_USAGE;
+		}
+	}
+	f = scenario_fibre(sc, a, b);
+	if (f < 0) {
+		p_err("no fibre joins '%s' and '%s' in '%s'", names[0],
+		      names[1], sc->name);
+		scenario_free(sc);
+		return EXIT_USAGE;
+	}
+	e = lab_fibre_set(prefix, sc, f, up, &n, err, sizeof(err));
+	if (e) {
+		p_err("%s", err);
+		scenario_free(sc);
+		return 1;
+	}
+	printf("%s: fibre %s-%s (%g km) in prefix '%s': %d lit wavelength%s "
+	       "%s\n", what, sc->nodes[a].name, sc->nodes[b].name,
+	       sc->fibres[f].km, prefix, n / 2, n / 2 == 1 ? "" : "s",
+	       up ? "up again" : "down");
+	scenario_free(sc);
+	return 0;
+}
+
 static int fibre_cmd(int argc, char **argv, bool up)
 {
 	static const struct option opts[] = {
@@ -27,8 +76,7 @@ static int fibre_cmd(int argc, char **argv, bool up)
 	};
 	const char *prefix = "tl", *what = up ? "repair" : "cut";
 	char path[1024], err[512];
-	struct scenario *sc;
-	int c, a, b, f, n, e;
+	int c, lock, rc;
 
 	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -61,49 +109,25 @@ static int fibre_cmd(int argc, char **argv, bool up)
 		      "namespaces", what);
 		return 1;
 	}
+	/*
+	 * The prefix's one owner for the change: a run that owns it plays
+	 * its own cuts and records them; one made behind its back would be
+	 * measured as TCP's trouble.
+	 */
+	lock = lab_lock(prefix, up ? "twinlab repair" : "twinlab cut", err,
+			sizeof(err));
+	if (lock < 0) {
+		p_err("%s", err);
+		return 1;
+	}
 	if (!lab_exists(prefix)) {
+		lab_unlock(prefix, lock);
 		p_err("prefix '%s' is not up ('twinlab up' builds it)", prefix);
 		return 1;
 	}
-	if (lab_state_get(prefix, "scenario", path, sizeof(path))) {
-		p_err("prefix '%s' records no scenario: take it down and build "
-		      "it again", prefix);
-		return 1;
-	}
-	sc = load_scenario(path);
-	if (!sc)
-		return 1;
-	a = scenario_find(sc, argv[optind]);
-	b = scenario_find(sc, argv[optind + 1]);
-	for (int i = 0; i < 2; i++) {
-		int x = i ? b : a;
-
-		if (x < 0 || sc->nodes[x].kind != NODE_ROADM) {
-			p_err("'%s' is not a ROADM of '%s' (%s)",
-			      argv[optind + i], sc->name, path);
-			scenario_free(sc);
-			return EXIT_USAGE;
-		}
-	}
-	f = scenario_fibre(sc, a, b);
-	if (f < 0) {
-		p_err("no fibre joins '%s' and '%s' in '%s'", argv[optind],
-		      argv[optind + 1], sc->name);
-		scenario_free(sc);
-		return EXIT_USAGE;
-	}
-	e = lab_fibre_set(prefix, sc, f, up, &n, err, sizeof(err));
-	if (e) {
-		p_err("%s", err);
-		scenario_free(sc);
-		return 1;
-	}
-	printf("%s: fibre %s-%s (%g km) in prefix '%s': %d lit wavelength%s "
-	       "%s\n", what, sc->nodes[a].name, sc->nodes[b].name,
-	       sc->fibres[f].km, prefix, n / 2, n / 2 == 1 ? "" : "s",
-	       up ? "up again" : "down");
-	scenario_free(sc);
-	return 0;
+	rc = fibre_change(prefix, argv + optind, up, what, path, sizeof(path));
+	lab_unlock(prefix, lock);
+	return rc;
 }
 
 int cmd_cut(int argc, char **argv)

@@ -1086,18 +1086,21 @@ Test(run, a_closed_stdout_tears_down)
 
 /*
  * One prefix, one owner: while another process holds the prefix, `run`,
- * `up`, `down` and `clean` refuse at once, naming it, and touch nothing;
+ * `up`, `down`, `clean`, `cut` and `repair` refuse at once, naming it,
+ * and touch nothing;
  * when it ends (as a crash would end it), the prefix is free again and
  * the lock file goes with its next owner.
  */
 Test(run, a_prefix_has_one_owner)
 {
 	char *bin = getenv("TWINLAB"), err[512], path[160], want[128];
-	static const char *const cmd[][2] = {
-		{ "run", "scenarios/teaching-ring.yaml" },
-		{ "up", "scenarios/teaching-ring.yaml" },
-		{ "down", NULL },
-		{ "clean", NULL },
+	static const char *const cmd[][3] = {
+		{ "run", "scenarios/teaching-ring.yaml", NULL },
+		{ "up", "scenarios/teaching-ring.yaml", NULL },
+		{ "down", NULL, NULL },
+		{ "clean", NULL, NULL },
+		{ "cut", "A", "B" },
+		{ "repair", "A", "B" },
 	};
 	int ready[2], hold[2], fd, st;
 	struct stat sb;
@@ -1132,7 +1135,7 @@ Test(run, a_prefix_has_one_owner)
 	cr_expect(strstr(err, want), "%s", err);
 	for (size_t i = 0; i < sizeof(cmd) / sizeof(cmd[0]); i++) {
 		char *argv[] = { bin, (char *)cmd[i][0], "--prefix", prefix,
-				 (char *)cmd[i][1], NULL };
+				 (char *)cmd[i][1], (char *)cmd[i][2], NULL };
 		posix_spawn_file_actions_t fa;
 		pid_t pid;
 
