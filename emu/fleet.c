@@ -376,19 +376,20 @@ static void reap(struct fleet *f, bool final, bool signals_only)
 	}
 }
 
-/*
- * Worker m of task t's cgroup: the task's name and the model; a task that
- * carries an earlier one on (the same name: twin/lpset.h) adds its index.
- */
+void fleet_cgroup_name(const char *task, int t, bool carried, int m,
+		       char *buf, size_t len)
+{
+	if (carried)
+		snprintf(buf, len, "%s+%d-%d", task, t, m);
+	else
+		snprintf(buf, len, "%s-%d", task, m);
+}
+
 static void worker_cg(const struct fleet *f, int t, int m, char *buf,
 		    size_t len)
 {
-	const char *name = f->p->tasks[t].task->name;
-
-	if (scenario_task_first(f->p->sc, t) != t)
-		snprintf(buf, len, "%s.%d-%d", name, t, m);
-	else
-		snprintf(buf, len, "%s-%d", name, m);
+	fleet_cgroup_name(f->p->tasks[t].task->name, t,
+			  scenario_task_first(f->p->sc, t) != t, m, buf, len);
 }
 
 static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,

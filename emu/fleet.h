@@ -207,4 +207,13 @@ double fleet_cpu_share(const struct plan *p, int t, int m);
 /* fleet_stop - end every worker still running (by PID), reap, free. */
 void fleet_stop(struct fleet *f);
 
+/*
+ * fleet_cgroup_name - worker m of task t's cgroup: the task's name and the
+ * model ("t1-0"); a task that carries an earlier one on (the same name:
+ * twin/lpset.h) adds its index after a '+', which no task name holds, so
+ * no two workers' names meet ("t1+3-0" is not task "t1.3"'s "t1.3-0").
+ */
+void fleet_cgroup_name(const char *task, int t, bool carried, int m,
+		       char *buf, size_t len);
+
 #endif

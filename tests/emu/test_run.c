@@ -2235,3 +2235,24 @@ Test(run, an_emulation_edited_since_up_is_not_measured)
 	lab_down(prefix, NULL, NULL);
 	nothing_left();
 }
+
+/*
+ * Workers' cgroups are named after their task and model; a task carried
+ * on over new trees (the same name) adds its index after a '+', which no
+ * task name may hold: task "t1.3"'s first worker and the first worker of
+ * task 3 carrying "t1" on no longer share "t1.3-0".
+ */
+Test(fleet, cgroup_names_of_carried_tasks_cannot_collide)
+{
+	char a[64], b[64], c[64];
+
+	fleet_cgroup_name("t1.3", 0, false, 0, a, sizeof(a));
+	fleet_cgroup_name("t1", 3, true, 0, b, sizeof(b));
+	fleet_cgroup_name("t1", 0, false, 0, c, sizeof(c));
+	cr_expect_str_eq(a, "t1.3-0");
+	cr_expect_str_eq(b, "t1+3-0");
+	cr_expect_str_eq(c, "t1-0");
+	cr_expect_str_neq(a, b);
+	/* and '+' is not a task name's */
+	cr_expect_not(scn_name_ok("t1+3", SCN_TASK_NAME_MAX, true));
+}
