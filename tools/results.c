@@ -417,7 +417,8 @@ int results_round(struct results *r, const struct plan *p, unsigned round,
 {
 	sqlite3_stmt *rs = NULL, *ts = NULL, *ls = NULL;
 
-	if (sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+	if (sqlite3_exec(r->db, "SAVEPOINT rnd", NULL, NULL, NULL) !=
+		    SQLITE_OK ||
 	    sqlite3_prepare_v2(r->db, "INSERT INTO rounds (run, task, round, "
 			       "round_s, bcast_s, compute_s, upload_s, "
 			       "accuracy, loss, cpu_s, check_ok, check_err, "
@@ -514,7 +515,7 @@ int results_round(struct results *r, const struct plan *p, unsigned round,
 	sqlite3_finalize(rs);
 	sqlite3_finalize(ts);
 	sqlite3_finalize(ls);
-	if (sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+	if (sqlite3_exec(r->db, "RELEASE rnd", NULL, NULL, NULL) != SQLITE_OK)
 		return db_err(r, err, len, "store a round");
 	return 0;
 fail:
@@ -522,8 +523,24 @@ fail:
 	sqlite3_finalize(rs);
 	sqlite3_finalize(ts);
 	sqlite3_finalize(ls);
-	sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_exec(r->db, "ROLLBACK TO rnd; RELEASE rnd", NULL, NULL, NULL);
 	return -EIO;
+}
+
+int results_round_begin(struct results *r)
+{
+	return sqlite3_exec(r->db, "SAVEPOINT whole_round", NULL, NULL,
+			    NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+int results_round_end(struct results *r, bool keep)
+{
+	if (keep && sqlite3_exec(r->db, "RELEASE whole_round", NULL, NULL,
+				 NULL) == SQLITE_OK)
+		return 0;
+	sqlite3_exec(r->db, "ROLLBACK TO whole_round; RELEASE whole_round",
+		     NULL, NULL, NULL);
+	return keep ? -EIO : 0;
 }
 
 int results_task_failed(struct results *r, int task, const char *why)

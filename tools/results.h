@@ -61,6 +61,15 @@ int results_round(struct results *r, const struct plan *p, unsigned round,
 
 /* The fidelity of one round: what the monitor saw and its verdict
  * ("faithful" or "degraded: ..."). */
+/*
+ * results_round_begin, results_round_end - what is stored of a round
+ * between them (results_round, results_fidelity, results_round_time) is
+ * kept whole (keep, and it could be written) or not at all. 0 or -EIO
+ * (keep asked, nothing kept).
+ */
+int results_round_begin(struct results *r);
+int results_round_end(struct results *r, bool keep);
+
 int results_fidelity(struct results *r, unsigned round,
 		     const struct mon_round *m, const char *verdict);
 

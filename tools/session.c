@@ -1357,12 +1357,18 @@ static int attempt(struct run_ctx *x)
 			x->suggest = fmax(x->suggest, sug);
 		}
 		note_recovery(x->set, pl, f, ran, rr, t_end, first);
-		if (results_round(x->res, pr, r, rr, ls, nctr, err,
-				  sizeof(err)) ||
-		    results_fidelity(x->res, r, &mr, verdict) ||
-		    results_round_time(x->res, r, t_r, t_end)) {
+		/* a round is stored whole or not at all */
+		err[0] = '\0';
+		e = results_round_begin(x->res);
+		if (!e && (results_round(x->res, pr, r, rr, ls, nctr, err,
+					 sizeof(err)) ||
+			   results_fidelity(x->res, r, &mr, verdict) ||
+			   results_round_time(x->res, r, t_r, t_end)))
+			e = -EIO;
+		if (results_round_end(x->res, !e) || e) {
 			say(x, "round %u not stored: %s", r,
-			    err[0] ? err : "cannot store the round's fidelity");
+			    err[0] ? err : "cannot store the round's fidelity "
+			    "and times");
 			unstored++;
 		}
 		fprintf(x->out,

@@ -1225,6 +1225,11 @@ Test(run, a_round_not_stored_makes_the_run_partial)
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
 	cr_expect_eq(q1(h, "SELECT count(*) FROM runs WHERE status = "
 			"'partial'"), 1);
+	/* what is stored of a round is all of it: rounds 1 and 3 */
+	cr_expect_eq(q1(h, "SELECT count(DISTINCT round) FROM rounds"), 2);
+	cr_expect_eq(q1(h, "SELECT count(*) FROM fidelity"), 2);
+	cr_expect_eq(q1(h, "SELECT count(*) FROM round_times"), 2);
+	cr_expect_eq(q1(h, "SELECT count(*) FROM rounds WHERE round = 2"), 0);
 	/* a stale 'running' row: no process has its pid and start time */
 	cr_assert_eq(sqlite3_exec(h, "INSERT INTO runs (id, status, owner_pid,"
 				  " owner_start) VALUES (77, 'running', 1, 1)",
