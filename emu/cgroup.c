@@ -203,7 +203,8 @@ static bool part_ok(const char *s)
 		if (!((s[i] >= 'a' && s[i] <= 'z') ||
 		      (s[i] >= 'A' && s[i] <= 'Z') ||
 		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_' ||
-		      s[i] == '-' || s[i] == '.'))
+		      s[i] == '-' || s[i] == '.' ||
+		      s[i] == '+'))	/* a carried task's (fleet.h) */
 			return false;
 	return true;
 }
