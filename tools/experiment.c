@@ -747,6 +747,16 @@ int cmd_experiment(int argc, char **argv)
 		scenario_free(sc);
 		return rc;
 	}
+	if (sc->relay == SCN_RELAY_PIPELINED && x.bpp == 1) {
+		p_err("%s:%d:%d: '%s' pipelines its relays, but the experiment "
+		      "sends int8 parameters (bytes_per_parameter: 1), whose "
+		      "one scale for the whole model an aggregator knows only "
+		      "at the end: use 2, 4 or 8 bytes per parameter, or "
+		      "'relay: store'", x.base, sc->relay_line, sc->relay_col,
+		      sc->name);
+		scenario_free(sc);
+		return EXIT_USAGE;
+	}
 	if (refuse_relay(sc, x.base, stderr, predict)) {
 		scenario_free(sc);
 		return EXIT_USAGE;

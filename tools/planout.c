@@ -716,8 +716,8 @@ static void plan_shapes(const struct plan *p, FILE *f)
 				tp->task->name, tp->star_sum_s * 1e3,
 				tp->tree_sum_s * 1e3);
 		else
-			fprintf(f, "  %-12s its tree could not be placed\n",
-				tp->task->name);
+			fprintf(f, "  %-12s its tree could not be placed or "
+				   "predicted\n", tp->task->name);
 	}
 }
 

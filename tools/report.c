@@ -225,12 +225,24 @@ void report_exec_fail(struct report *r, const char *bin, int err,
 /* ---- the data ------------------------------------------------------------ */
 
 /* Fibres of every lightpath, from the plan JSON (lightpaths[].roadms). */
-/* A task's broadcast depth from its edges (JSON), or -1. */
+/* Edge indices sorted by the model each edge goes to. */
+static const char *const *cmp_names;
+
+static int cmp_to(const void *x, const void *y)
+{
+	return strcmp(cmp_names[*(const int *)x], cmp_names[*(const int *)y]);
+}
+
+/*
+ * A task's broadcast depth from its edges (JSON), or -1: each edge's
+ * parent edge found by a binary search over the edges sorted by where
+ * they go, each depth once (O(n log n)); a loop or a broken edge is -1.
+ */
 static int bcast_depth(struct json_object *task)
 {
-	struct json_object *edges, *e, *g, *from, *to;
-	const char *root;
-	int n, depth = 0;
+	struct json_object *edges, *g, *v;
+	const char *root, **from = NULL, **to = NULL;
+	int *by = NULL, *up = NULL, *d = NULL, n, depth = -1;
 
 	if (!json_object_object_get_ex(task, "broadcast", &edges) ||
 	    !json_object_is_type(edges, json_type_array) ||
@@ -238,38 +250,72 @@ static int bcast_depth(struct json_object *task)
 	    !(root = json_object_get_string(g)))
 		return -1;
 	n = (int)json_object_array_length(edges);
-	if (n > 1000)		/* a walk per model: bounded work */
+	if (n > 100000)
 		return -1;
+	from = calloc((size_t)n + 1, sizeof(*from));
+	to = calloc((size_t)n + 1, sizeof(*to));
+	by = calloc((size_t)n + 1, sizeof(*by));
+	up = calloc((size_t)n + 1, sizeof(*up));
+	d = calloc((size_t)n + 1, sizeof(*d));
+	if (!from || !to || !by || !up || !d)
+		goto out;
 	for (int i = 0; i < n; i++) {
-		const char *at;
-		int d = 0;
+		struct json_object *e = json_object_array_get_idx(edges, i);
 
-		e = json_object_array_get_idx(edges, i);
-		if (!json_object_object_get_ex(e, "to", &to) ||
-		    !(at = json_object_get_string(to)))
-			return -1;
-		/* up the tree to the root: at most n steps, or it is bad */
-		while (strcmp(at, root)) {
-			int j;
-
-			for (j = 0; j < n; j++) {
-				struct json_object *ej =
-					json_object_array_get_idx(edges, j);
-
-				if (json_object_object_get_ex(ej, "to", &to) &&
-				    json_object_get_string(to) &&
-				    !strcmp(json_object_get_string(to), at))
-					break;
-			}
-			if (j == n || ++d > n ||
-			    !json_object_object_get_ex(
-				    json_object_array_get_idx(edges, j), "from",
-				    &from) ||
-			    !(at = json_object_get_string(from)))
-				return -1;
-		}
-		depth = d > depth ? d : depth;
+		if (!json_object_object_get_ex(e, "from", &v) ||
+		    !(from[i] = json_object_get_string(v)) ||
+		    !json_object_object_get_ex(e, "to", &v) ||
+		    !(to[i] = json_object_get_string(v)))
+			goto out;
+		by[i] = i;
 	}
+	cmp_names = to;
+	qsort(by, (size_t)n, sizeof(*by), cmp_to);
+	for (int i = 0; i < n; i++) {
+		int lo = 0, hi = n;
+
+		up[i] = -1;
+		if (!strcmp(from[i], root))
+			continue;
+		while (lo < hi) {
+			int mid = lo + (hi - lo) / 2;
+
+			if (strcmp(to[by[mid]], from[i]) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == n || strcmp(to[by[lo]], from[i]))
+			goto out;	/* from a model no edge reaches */
+		up[i] = by[lo];
+	}
+	depth = 0;
+	for (int i = 0; i < n && depth >= 0; i++) {
+		int k = 0, at = i, base;
+
+		/* up to an edge of known depth (or the root's), at most n */
+		while (at >= 0 && !d[at] && k <= n) {
+			at = up[at];
+			k++;
+		}
+		if (k > n) {
+			depth = -1;	/* a loop */
+			break;
+		}
+		base = at >= 0 ? d[at] : 0;
+		/* then down again, each edge's depth once */
+		for (int j = i, m = k; m > 0; m--) {
+			d[j] = base + m;
+			j = up[j];
+		}
+		depth = d[i] > depth ? d[i] : depth;
+	}
+out:
+	free(from);
+	free(to);
+	free(by);
+	free(up);
+	free(d);
 	return depth;
 }
 
@@ -286,7 +332,7 @@ static void parse_shape(struct rrun *x, struct json_object *o)
 		return;
 	x->stars = 0;
 	n = (int)json_object_array_length(tasks);
-	for (int i = 0; i < n && n <= 100000; i++) {
+	for (int i = 0; i < n && n <= 1000000; i++) {
 		struct json_object *t = json_object_array_get_idx(tasks, i);
 		int d;
 

@@ -208,15 +208,26 @@ static bool writable_results(sqlite3 *db, const char *path, char *err,
 			 "%s", path, sqlite3_errmsg(db));
 		return false;
 	}
-	any = sqlite3_step(st) == SQLITE_ROW;
+	rc = sqlite3_step(st);
+	any = rc == SQLITE_ROW;
 	sqlite3_finalize(st);
-	for (size_t i = 0; any && i < sizeof(need) / sizeof(need[0]); i++)
-		if (!has_table(db, need[i], &rc)) {
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		snprintf(err, len, "cannot read results database '%s': %s",
+			 path, sqlite3_errmsg(db));
+		return false;
+	}
+	for (size_t i = 0; any && i < sizeof(need) / sizeof(need[0]); i++) {
+		if (has_table(db, need[i], &rc))
+			continue;
+		if (rc != SQLITE_OK)
+			snprintf(err, len, "cannot read results database "
+				 "'%s': %s", path, sqlite3_errmsg(db));
+		else
 			snprintf(err, len, "'%s' is not a twinlab results "
 				 "database (no table '%s'): name a new file or "
 				 "one twinlab wrote", path, need[i]);
-			return false;
-		}
+		return false;
+	}
 	return true;
 }
 
@@ -540,6 +551,9 @@ int results_round_end(struct results *r, bool keep)
 		return 0;
 	sqlite3_exec(r->db, "ROLLBACK TO whole_round; RELEASE whole_round",
 		     NULL, NULL, NULL);
+	/* never leave it open: later rounds would be lost inside it */
+	if (!sqlite3_get_autocommit(r->db))
+		sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
 	return keep ? -EIO : 0;
 }
 

@@ -1668,11 +1668,25 @@ int session_run(const struct session_opts *o, struct session_result *res)
 			goto out;
 		rc = 1;
 	} else {
+		int e = 0;
+
 		x.p = sched_plan(sc, x.ops);
-		if (!x.p || plan_traffic_windows(x.p, 0) ||
-		    plan_cut_windows(x.p, 0) || x.predict(x.p)) {
+		if (!x.p)
+			e = -errno;
+		if (!e)
+			e = plan_traffic_windows(x.p, 0);
+		if (!e)
+			e = plan_cut_windows(x.p, 0);
+		if (e) {
 			say(&x, "cannot schedule '%s': %s", sc->name,
-			    strerror(errno));
+			    strerror(-e));
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		e = x.predict(x.p);
+		if (e) {
+			say(&x, "cannot predict a round of '%s': %s", sc->name,
+			    predict_strerror(e));
 			rc = EXIT_USAGE;
 			goto out;
 		}

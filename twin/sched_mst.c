@@ -319,7 +319,7 @@ static int mst_place(struct sched *s, struct task_plan *tp, int ti)
 			return err;
 		if (!err && placed_rounds(s->plan, ti, &sum[sh]))
 			sum[sh] = NAN;
-		if (sum[sh] < sum[best] || isnan(sum[best]))
+		if (!isnan(sum[sh]) && (isnan(sum[best]) || sum[sh] < sum[best]))
 			best = sh;
 		if (!why[0])
 			memcpy(why, tp->why, sizeof(why));
