@@ -197,9 +197,10 @@ static int mst_choose(struct sched *s, const int *term, int k, double demand,
 	return terminal_mst(s, term, k, demand, false, parent, order, &weight);
 }
 
-static int trees_place(struct sched *s, struct task_plan *tp, int ti,
-		       double stretch)
+/* mst's two trees, bounded by the scenario's stretch (0: none) */
+static int trees_place(struct sched *s, struct task_plan *tp, int ti)
 {
+	double stretch = s->sc->weights.stretch;
 	int err = place_terminal_tree(s, tp, ti, &tp->bcast, false, stretch,
 				      mst_choose);
 
@@ -207,22 +208,10 @@ static int trees_place(struct sched *s, struct task_plan *tp, int ti,
 					       stretch, mst_choose);
 }
 
-static int plain_trees(struct sched *s, struct task_plan *tp, int ti)
-{
-	return trees_place(s, tp, ti, 0);
-}
-
-static int bounded_trees(struct sched *s, struct task_plan *tp, int ti)
-{
-	return trees_place(s, tp, ti, s->sc->weights.stretch);
-}
-
 /* mst's trees, each fibre lit once where the trees branch at a router */
-static int tree_place(struct sched *s, struct task_plan *tp, int ti,
-		      double stretch)
+static int tree_place(struct sched *s, struct task_plan *tp, int ti)
 {
-	return sched_lit_once(s, tp, ti, stretch > 0 ? bounded_trees :
-						       plain_trees);
+	return sched_lit_once(s, tp, ti, trees_place);
 }
 
 /* Whether task i of p has been placed, while ti is being placed. */
@@ -293,7 +282,7 @@ static const char *const shape_name[NSHAPES] = { "tree", "star" };
 static int shape_place(struct sched *s, struct task_plan *tp, int ti,
 		       enum shape sh)
 {
-	return sh == SH_TREE ? tree_place(s, tp, ti, s->sc->weights.stretch) :
+	return sh == SH_TREE ? tree_place(s, tp, ti) :
 			       sched_spff.place(s, tp, ti);
 }
 
@@ -306,7 +295,7 @@ static int mst_place(struct sched *s, struct task_plan *tp, int ti)
 
 	if (!s->sc->never_slower ||
 	    placed_transfers(s->plan, ti) > SCHED_STAR_CHECK_TRANSFERS)
-		return tree_place(s, tp, ti, s->sc->weights.stretch);
+		return tree_place(s, tp, ti);
 	/*
 	 * Each shape placed on the same state and the plan so far predicted
 	 * with it. One that cannot be placed, or not predicted (out of
