@@ -39,7 +39,7 @@
 
 #define EXP_LIST_MAX 32		/* entries of a list */
 #define EXP_TASKS_MAX 10000	/* tasks per point */
-#define EXP_RANDOM_MAX 64	/* ROADMs of a random base */
+#define EXP_RANDOM_MAX 128	/* ROADMs of a random base */
 
 enum exp_kind { EXP_EMULATION, EXP_BLOCKING, EXP_GAP, EXP_DYNAMICS };
 

@@ -58,7 +58,7 @@ static const enum step_kind step_of[] = {
 /* heap.pos[] of a key that left the heap; label.bucket of a final label. */
 #define FINAL (-1)
 
-static int heap_init(struct heap *h, int n)
+int heap_init(struct heap *h, int n)
 {
 	h->item = malloc((size_t)(n + 1) * sizeof(*h->item));
 	h->pos = malloc((size_t)(n + 1) * sizeof(*h->pos));
@@ -66,7 +66,7 @@ static int heap_init(struct heap *h, int n)
 	return h->item && h->pos ? 0 : -ENOMEM;
 }
 
-static void heap_release(struct heap *h)
+void heap_release(struct heap *h)
 {
 	free(h->item);
 	free(h->pos);
@@ -166,12 +166,12 @@ static void heap_up(struct heap *h, int i, double d, int v)
 }
 
 /* Insert v, or lower its key to d if it is in the heap already. */
-static void heap_set(struct heap *h, double d, int v, bool in)
+void heap_set(struct heap *h, double d, int v, bool in)
 {
 	heap_up(h, in ? h->pos[v] : h->n++, d, v);
 }
 
-static int heap_pop(struct heap *h)
+int heap_pop(struct heap *h)
 {
 	int top = h->item[0].v, n = --h->n, i = 0;
 	struct heap_item last = h->item[n];

@@ -41,6 +41,12 @@ struct heap {
 	int n;
 };
 
+int heap_init(struct heap *h, int n);
+void heap_release(struct heap *h);
+/* Insert v (in: false), or lower its key to d (in: it is in the heap). */
+void heap_set(struct heap *h, double d, int v, bool in);
+int heap_pop(struct heap *h);	/* the key of least d; h->n > 0 */
+
 /*
  * A node's label in one side of a search, valid where stamp == gen; the
  * fields a relaxation reads side by side.

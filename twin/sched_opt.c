@@ -42,7 +42,7 @@
  * network's free wavelengths allow. A plan says which program placed each
  * task (task_plan.program).
  */
-#include "sched_impl.h"
+#include "opt_impl.h"
 
 #include <errno.h>
 #include <glpk.h>
@@ -50,42 +50,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Largest program solved, in columns: NSFNET's largest task needs 8,184. */
-#define OPT_MAX_COLS 200000
-/* Seconds GLPK may take for one task before opt gives up. */
-#define OPT_TIME_LIMIT_S 120
-/* Most candidate lightpaths of the joint program (see the top). */
-#define OPT_JOINT_MAX 1000
-/* Most steps the search for them may take before giving up on it. */
-#define OPT_JOINT_STEPS 200000
-
-enum oedge_kind { OE_ACCESS, OE_LIT, OE_NEW };
-
-/* An edge of the IP-layer graph, between vertices u and v. */
-struct oedge {
-	enum oedge_kind kind;
-	int u, v;		/* vertices; OE_ACCESS: u is the server */
-	int idx;		/* OE_ACCESS: server; OE_LIT: lightpath */
-	double w;		/* weight of buying it (lighting it, for new) */
-	double w_reuse;		/* OE_NEW: as a lit lightpath, once lit */
-	bool room[2];		/* OE_LIT: data may cross u->v, v->u */
-	int nfib;		/* OE_NEW: fibres from u's ROADM to v's */
-	int *fib;
-	int *roadm;		/* nfib + 1 ROADMs along them */
-	int lambda;		/* OE_NEW, joint program: its wavelength */
-};
-
-struct ograph {
-	bool joint;		/* the joint program (see the top) */
-	int nfibres, nlambda;	/* fibres, wavelengths a fibre may have */
-	int nv, ne, cap;
-	int *node;		/* vertex -> scenario node */
-	int *vert;		/* scenario node -> vertex, or -1 */
-	int nserv;		/* the task's servers: vertices 0..nserv-1 */
-	int *access;		/* per server vertex: its access edge */
-	struct oedge *e;
-};
 
 static void ograph_release(struct ograph *g)
 {
@@ -127,20 +91,48 @@ static int add_vertex(struct ograph *g, int node)
 /*
  * The cheapest lightpath that could be lit from router a to every other
  * router: Dijkstra over the ROADMs, fibres up with wavelength l free, for
- * each l; best[r] keeps the lowest cost (lowest l on a tie) with the run
- * of fibres behind it. The cost is lighting it, or (both) lighting it and
- * crossing it once more as a lit lightpath: the cheapest run for a
- * lightpath the broadcast lights and the upload reuses may be another.
+ * each l that differs (skip[l]: free on exactly the fibres an earlier one
+ * is, or on none: its runs are the earlier one's, and the lowest l wins a
+ * tie); best[r] keeps the lowest cost with the run of fibres behind it.
+ * The cost is lighting it, or (both) lighting it and crossing it once more
+ * as a lit lightpath: the cheapest run for a lightpath the broadcast
+ * lights and the upload reuses may be another.
  */
 struct runs {
 	double *best;		/* per node: weight, INFINITY if none */
 	int **fib, **roadm;	/* per node: the run, owned */
 	int *nfib;
+	bool *skip;		/* per wavelength */
 	/* Dijkstra workspace over nodes */
 	double *d;
 	int *pred;		/* fibre into the node */
-	bool *done;
+	struct heap q;
 };
+
+/* runs.skip[]: wavelengths whose runs an earlier one already gives. */
+static void distinct_lambdas(const struct sched *s, bool *skip)
+{
+	const struct net *net = s->net;
+	int nl = net->words * 64, nf = s->sc->nfibres;
+
+	for (int l = 0; l < nl; l++) {
+		bool any = false;
+
+		for (int f = 0; f < nf && !any; f++)
+			any = net_lambda_free(net, f, l);
+		skip[l] = !any;
+		for (int k = 0; k < l && !skip[l]; k++) {
+			int f = 0;
+
+			if (skip[k])
+				continue;
+			while (f < nf && net_lambda_free(net, f, l) ==
+						 net_lambda_free(net, f, k))
+				f++;
+			skip[l] = f == nf;
+		}
+	}
+}
 
 static int runs_from(const struct sched *s, struct runs *r, int a, bool both)
 {
@@ -151,21 +143,17 @@ static int runs_from(const struct sched *s, struct runs *r, int a, bool both)
 	for (int v = 0; v < n; v++)
 		r->best[v] = INFINITY;
 	for (int l = 0; l < net->words * 64; l++) {
+		if (r->skip[l])
+			continue;
 		for (int v = 0; v < n; v++) {
 			r->d[v] = INFINITY;
-			r->done[v] = false;
+			r->q.pos[v] = -1;
 		}
 		r->d[src] = 2 * weight_adddrop(sc);
-		for (;;) {
-			int u = -1;
+		heap_set(&r->q, r->d[src], src, false);
+		while (r->q.n) {
+			int u = heap_pop(&r->q);
 
-			for (int v = 0; v < n; v++)
-				if (!r->done[v] && isfinite(r->d[v]) &&
-				    (u < 0 || r->d[v] < r->d[u]))
-					u = v;
-			if (u < 0)
-				break;
-			r->done[u] = true;
 			for (int e = net->adj_start[u]; e < net->adj_start[u + 1];
 			     e++) {
 				const struct adj *x = &net->adj[e];
@@ -183,6 +171,8 @@ static int runs_from(const struct sched *s, struct runs *r, int a, bool both)
 					nd += weight_lightpath(sc, &one);
 				}
 				if (nd < r->d[x->to]) {
+					heap_set(&r->q, nd, x->to,
+						 isfinite(r->d[x->to]));
 					r->d[x->to] = nd;
 					r->pred[x->to] = x->idx;
 				}
@@ -393,11 +383,124 @@ static int joint_edges(const struct sched *s, struct ograph *g)
 }
 
 /*
+ * Drop the new edges some router in between makes useless: u-v goes when
+ * new edges u-c and c-v, each lighter than it, together weigh no more, to
+ * light and to reuse alike. A tree lighting u-v does as well with u-c and
+ * c-v instead (and those, if dropped too, by lighter ones again: the
+ * weights strictly fall, so the replacing ends), so the least tree weight
+ * is unchanged; with free add/drops (weights.adddrop 0) only the runs
+ * between routers adjacent over fibre are left, a handful per router
+ * where there were as many as routers. The new edges are the graph's
+ * last; the others keep their places. 0 or -ENOMEM.
+ */
+static int prune_dominated(struct ograph *g)
+{
+	int first = g->ne, nr, k;
+	int *pair, *rank;	/* two edges per ordered pair of routers */
+	bool *drop;
+
+	while (first > 0 && g->e[first - 1].kind == OE_NEW)
+		first--;
+	nr = g->nv - g->nserv;
+	if (first == g->ne || nr < 3)
+		return 0;
+	pair = malloc((size_t)nr * (size_t)nr * 2 * sizeof(*pair));
+	rank = malloc((size_t)g->nv * sizeof(*rank));
+	drop = calloc((size_t)g->ne, sizeof(*drop));
+	if (!pair || !rank || !drop) {
+		free(pair);
+		free(rank);
+		free(drop);
+		return -ENOMEM;
+	}
+	for (long i = 0; i < (long)nr * nr * 2; i++)
+		pair[i] = -1;
+	for (int v = 0; v < g->nv; v++)
+		rank[v] = v - g->nserv;
+	for (int e = first; e < g->ne; e++) {
+		int u = rank[g->e[e].u], v = rank[g->e[e].v];
+		int *at = &pair[((long)u * nr + v) * 2];
+		int *ta = &pair[((long)v * nr + u) * 2];
+
+		at[at[0] >= 0] = e;
+		ta[ta[0] >= 0] = e;
+	}
+	for (int e = first; e < g->ne; e++) {
+		const struct oedge *x = &g->e[e];
+		int u = rank[x->u], v = rank[x->v];
+
+		for (int c = 0; c < nr && !drop[e]; c++) {
+			const int *uc = &pair[((long)u * nr + c) * 2];
+			const int *cv = &pair[((long)c * nr + v) * 2];
+
+			if (c == u || c == v)
+				continue;
+			for (int i = 0; i < 4 && !drop[e]; i++) {
+				int a = uc[i & 1], b = cv[i >> 1];
+
+				if (a < 0 || b < 0)
+					continue;
+				drop[e] = g->e[a].w < x->w && g->e[b].w < x->w &&
+					  g->e[a].w + g->e[b].w <= x->w &&
+					  g->e[a].w_reuse + g->e[b].w_reuse <=
+						  x->w_reuse;
+			}
+		}
+	}
+	k = first;
+	for (int e = first; e < g->ne; e++) {
+		if (drop[e]) {
+			free(g->e[e].fib);
+			free(g->e[e].roadm);
+			continue;
+		}
+		g->e[k++] = g->e[e];
+	}
+	g->ne = k;
+	free(pair);
+	free(rank);
+	free(drop);
+	return 0;
+}
+
+/*
+ * A lightpath left out of a task's graph: one its trees crossed more
+ * often than it has room for. OE_LIT: lit lightpath idx; OE_NEW: the run
+ * of fibres fib[] between routers a and b (scenario nodes).
+ */
+struct oban {
+	enum oedge_kind kind;
+	int idx, a, b, nfib;
+	int *fib;
+};
+
+static bool banned_lit(const struct oban *ban, int nban, int l)
+{
+	for (int i = 0; i < nban; i++)
+		if (ban[i].kind == OE_LIT && ban[i].idx == l)
+			return true;
+	return false;
+}
+
+static bool banned_run(const struct oban *ban, int nban, int a, int b,
+		       const int *fib, int nfib)
+{
+	for (int i = 0; i < nban; i++)
+		if (ban[i].kind == OE_NEW && ban[i].nfib == nfib &&
+		    ((ban[i].a == a && ban[i].b == b) ||
+		     (ban[i].a == b && ban[i].b == a)) &&
+		    !memcmp(ban[i].fib, fib, (size_t)nfib * sizeof(int)))
+			return true;
+	return false;
+}
+
+/*
  * The IP-layer graph of the moment for task tp (see the top), with the
  * joint program's candidates or (not joint) the cheapest runs.
  */
 static int build_graph(const struct sched *s, const struct task_plan *tp,
-		       bool joint, struct ograph *g)
+		       bool joint, const struct oban *ban, int nban,
+		       struct ograph *g)
 {
 	const struct scenario *sc = s->sc;
 	const struct net *net = s->net;
@@ -414,11 +517,12 @@ static int build_graph(const struct sched *s, const struct task_plan *tp,
 	r.nfib = calloc((size_t)n, sizeof(*r.nfib));
 	r.d = malloc((size_t)n * sizeof(*r.d));
 	r.pred = malloc((size_t)n * sizeof(*r.pred));
-	r.done = malloc((size_t)n * sizeof(*r.done));
+	r.skip = malloc((size_t)net->words * 64 * sizeof(*r.skip));
 	if (!g->node || !g->vert || !g->access || !r.best || !r.fib ||
-	    !r.roadm || !r.nfib ||
-	    !r.d || !r.pred || !r.done)
+	    !r.roadm || !r.nfib || !r.d || !r.pred || !r.skip ||
+	    heap_init(&r.q, n))
 		goto out;
+	distinct_lambdas(s, r.skip);
 	for (int i = 0; i < n; i++)
 		g->vert[i] = -1;
 	g->joint = joint;
@@ -447,7 +551,8 @@ static int build_graph(const struct sched *s, const struct task_plan *tp,
 		const struct lightpath *lp = &net->lp[l];
 		struct oedge *e;
 
-		if (!room(lp, lp->a, demand) && !room(lp, lp->b, demand))
+		if ((!room(lp, lp->a, demand) && !room(lp, lp->b, demand)) ||
+		    banned_lit(ban, nban, l))
 			continue;
 		e = add_edge(g);
 		if (!e)
@@ -472,14 +577,16 @@ static int build_graph(const struct sched *s, const struct task_plan *tp,
 			err = -ENOMEM;
 			for (int b = a + 1; b < n; b++) {
 				if (!isfinite(r.best[b]) ||
-				    (both && same_run(g, a, b, &r)))
+				    (both && same_run(g, a, b, &r)) ||
+				    banned_run(ban, nban, a, b, r.fib[b],
+					       r.nfib[b]))
 					continue;
 				if (!new_edge(g, sc, a, b, &r))
 					goto out;
 			}
 		}
 	}
-	err = 0;
+	err = prune_dominated(g);
 out:
 	for (int i = 0; r.fib && i < n; i++)
 		free(r.fib[i]);
@@ -491,278 +598,8 @@ out:
 	free(r.nfib);
 	free(r.d);
 	free(r.pred);
-	free(r.done);
-	return err;
-}
-
-/* Columns the program has for ne edges and nt terminals. */
-static long program_cols(long ne, long nt)
-{
-	/* per procedure, per arc: buy, and a flow per terminal; reuse */
-	return 2 * (2 * ne) * (1 + nt) + 2 * ne;
-}
-
-/*
- * Column layout: per procedure P (0 broadcast, 1 upload), x[P][a] at
- * col_x(P, a), the flow of terminal t on arc a at col_f(P, t, a); the
- * upload's reuse of a broadcast lightpath at col_r(a). 1-based for GLPK.
- */
-struct layout {
-	int na, nt;
-};
-
-static int col_x(const struct layout *L, int P, int a)
-{
-	return 1 + P * L->na * (1 + L->nt) + a;
-}
-
-static int col_f(const struct layout *L, int P, int t, int a)
-{
-	return 1 + P * L->na * (1 + L->nt) + L->na * (1 + t) + a;
-}
-
-static int col_r(const struct layout *L, int a)
-{
-	return 1 + 2 * L->na * (1 + L->nt) + a;
-}
-
-/* Arc a of edge a / 2: from u to v when even. */
-static int arc_tail(const struct ograph *g, int a)
-{
-	return a & 1 ? g->e[a / 2].v : g->e[a / 2].u;
-}
-
-static int arc_head(const struct ograph *g, int a)
-{
-	return a & 1 ? g->e[a / 2].u : g->e[a / 2].v;
-}
-
-/* Whether procedure P's tree may buy arc a (data crosses it, or back). */
-static bool arc_open(const struct ograph *g, int P, int a)
-{
-	const struct oedge *e = &g->e[a / 2];
-	int dir = a & 1;
-
-	if (e->kind != OE_LIT)
-		return true;
-	/* the upload's data crosses the arc against it */
-	return e->room[P ? 1 - dir : dir];
-}
-
-/* Triplets of the constraint matrix, 1-based as GLPK wants them. */
-struct triplets {
-	int n, cap;
-	int *i, *j;
-	double *v;
-};
-
-static int put(struct triplets *m, int i, int j, double v)
-{
-	if (m->n + 1 >= m->cap) {
-		int cap = m->cap * 2 + 1024;
-		int *ni = realloc(m->i, (size_t)cap * sizeof(int));
-		int *nj = ni ? realloc(m->j, (size_t)cap * sizeof(int)) : NULL;
-		double *nv = nj ? realloc(m->v, (size_t)cap * sizeof(double)) :
-				  NULL;
-
-		if (ni)
-			m->i = ni;
-		if (nj)
-			m->j = nj;
-		if (!nv)
-			return -ENOMEM;
-		m->v = nv;
-		m->cap = cap;
-	}
-	m->n++;
-	m->i[m->n] = i;
-	m->j[m->n] = j;
-	m->v[m->n] = v;
-	return 0;
-}
-
-static int new_row(glp_prob *lp, int type, double lb, double ub)
-{
-	int r = glp_add_rows(lp, 1);
-
-	glp_set_row_bnds(lp, r, type, lb, ub);
-	return r;
-}
-
-/*
- * The joint program's wavelength capacity: a wavelength on a fibre carries
- * at most one of the new lightpaths either tree lights. 0 or -ENOMEM.
- */
-static int wavelength_rows(const struct ograph *g, const bool *closed,
-			   glp_prob *lp, const struct layout *L,
-			   struct triplets *m)
-{
-	int *row = calloc((size_t)g->nfibres * (size_t)g->nlambda + 1,
-			  sizeof(*row));
-	int err = row ? 0 : -ENOMEM;
-
-	for (int e = 0; e < g->ne && !err; e++) {
-		const struct oedge *x = &g->e[e];
-
-		if (x->kind != OE_NEW || closed[e])
-			continue;
-		for (int i = 0; i < x->nfib && !err; i++) {
-			long k = (long)x->fib[i] * g->nlambda + x->lambda;
-
-			if (!row[k])
-				row[k] = new_row(lp, GLP_UP, 0, 1);
-			for (int P = 0; P < 2 && !err; P++)
-				for (int d = 0; d < 2 && !err; d++)
-					err = put(m, row[k],
-						  col_x(L, P, 2 * e + d), 1);
-		}
-	}
-	free(row);
-	return err;
-}
-
-/*
- * Solve without the edges closed: bought[P][a] gets whether procedure P's
- * tree buys arc a, reused[a] whether the upload crosses arc a on the
- * broadcast's lightpath. 0,
- * -ENOSPC if the servers are not connected, -ETIMEDOUT, -ENOMEM.
- */
-static int solve(const struct ograph *g, const bool *closed, const int *term,
-		 int nt, bool *bought[2], bool *reused)
-{
-	struct layout L = { .na = 2 * g->ne, .nt = nt };
-	int ncols = col_r(&L, L.na) - 1, err = -ENOMEM, r;
-	struct triplets m = { 0 };
-	glp_prob *lp = glp_create_prob();
-	glp_smcp smcp;
-	glp_iocp parm;
-
-	glp_term_out(GLP_OFF);	/* nothing on stdout: plan --json is there */
-	glp_set_obj_dir(lp, GLP_MIN);
-	glp_add_cols(lp, ncols);
-	for (int P = 0; P < 2; P++)
-		for (int a = 0; a < L.na; a++) {
-			const struct oedge *e = &g->e[a / 2];
-			int x = col_x(&L, P, a);
-
-			glp_set_col_kind(lp, x, GLP_BV);
-			glp_set_obj_coef(lp, x, e->w);
-			if (!arc_open(g, P, a) || closed[a / 2])
-				glp_set_col_bnds(lp, x, GLP_FX, 0, 0);
-			for (int t = 0; t < nt; t++)
-				glp_set_col_bnds(lp, col_f(&L, P, t, a),
-						 GLP_DB, 0, 1);
-		}
-	for (int a = 0; a < L.na; a++) {
-		int c = col_r(&L, a);
-
-		glp_set_col_kind(lp, c, GLP_BV);
-		if (g->e[a / 2].kind == OE_NEW && !closed[a / 2])
-			glp_set_obj_coef(lp, c, g->e[a / 2].w_reuse);
-		else
-			glp_set_col_bnds(lp, c, GLP_FX, 0, 0);
-	}
-	for (int P = 0; P < 2; P++) {
-		/* a unit from the root to each terminal */
-		for (int t = 0; t < nt; t++)
-			for (int v = 0; v < g->nv; v++) {
-				double b = (v == term[t]) - (v == 0);
-
-				r = new_row(lp, GLP_FX, b, b);
-				for (int a = 0; a < L.na; a++) {
-					int c = col_f(&L, P, t, a);
-
-					if (arc_head(g, a) == v &&
-					    put(&m, r, c, 1))
-						goto out;
-					if (arc_tail(g, a) == v &&
-					    put(&m, r, c, -1))
-						goto out;
-				}
-			}
-		/* on arcs the tree buys (or, up, reuses) */
-		for (int t = 0; t < nt; t++)
-			for (int a = 0; a < L.na; a++) {
-				r = new_row(lp, GLP_UP, 0, 0);
-				if (put(&m, r, col_f(&L, P, t, a), 1) ||
-				    put(&m, r, col_x(&L, P, a), -1) ||
-				    (P && put(&m, r, col_r(&L, a), -1)))
-					goto out;
-			}
-		/* one way per edge */
-		for (int e = 0; e < g->ne; e++) {
-			r = new_row(lp, GLP_UP, 0, 1);
-			for (int d = 0; d < 2; d++)
-				if (put(&m, r, col_x(&L, P, 2 * e + d), 1) ||
-				    (P && put(&m, r, col_r(&L, 2 * e + d), 1)))
-					goto out;
-		}
-	}
-	/* the upload reuses only what the broadcast lit */
-	for (int e = 0; e < g->ne; e++) {
-		if (g->e[e].kind != OE_NEW)
-			continue;
-		r = new_row(lp, GLP_UP, 0, 0);
-		for (int d = 0; d < 2; d++)
-			if (put(&m, r, col_r(&L, 2 * e + d), 1) ||
-			    put(&m, r, col_x(&L, 0, 2 * e + d), -1))
-				goto out;
-	}
-	if (g->joint && wavelength_rows(g, closed, lp, &L, &m))
-		goto out;
-	glp_load_matrix(lp, m.n, m.i, m.j, m.v);
-	/*
-	 * The relaxation by the dual simplex: the flows make it highly
-	 * degenerate, and the primal simplex stalls for tens of thousands of
-	 * iterations on NSFNET-sized programs (60x slower here). It is
-	 * usually integral already; branch and bound does the rest.
-	 */
-	glp_init_smcp(&smcp);
-	smcp.msg_lev = GLP_MSG_OFF;
-	smcp.meth = GLP_DUALP;
-	smcp.presolve = GLP_ON;
-	smcp.tm_lim = OPT_TIME_LIMIT_S * 1000;
-	r = glp_simplex(lp, &smcp);
-	if (r == GLP_ENOPFS || r == GLP_ENODFS ||
-	    (!r && glp_get_status(lp) == GLP_NOFEAS)) {
-		err = -ENOSPC;
-		goto out;
-	}
-	if (r == GLP_ETMLIM) {
-		err = -ETIMEDOUT;
-		goto out;
-	}
-	if (r || glp_get_status(lp) != GLP_OPT) {
-		err = -EPROTO;
-		goto out;
-	}
-	glp_init_iocp(&parm);
-	parm.msg_lev = GLP_MSG_OFF;
-	parm.tm_lim = OPT_TIME_LIMIT_S * 1000;
-	r = glp_intopt(lp, &parm);
-	if (!r && glp_mip_status(lp) == GLP_NOFEAS) {
-		err = -ENOSPC;
-		goto out;
-	}
-	if (r == GLP_ETMLIM || (!r && glp_mip_status(lp) != GLP_OPT)) {
-		err = -ETIMEDOUT;
-		goto out;
-	}
-	if (r) {
-		err = -EPROTO;
-		goto out;
-	}
-	for (int P = 0; P < 2; P++)
-		for (int a = 0; a < L.na; a++)
-			bought[P][a] = glp_mip_col_val(lp, col_x(&L, P, a)) > 0.5;
-	for (int a = 0; a < L.na; a++)
-		reused[a] = glp_mip_col_val(lp, col_r(&L, a)) > 0.5;
-	err = 0;
-out:
-	glp_delete_prob(lp);
-	free(m.i);
-	free(m.j);
-	free(m.v);
+	free(r.skip);
+	heap_release(&r.q);
 	return err;
 }
 
@@ -1028,7 +865,7 @@ static int opt_fits(const struct scenario *sc, char *why, size_t n)
 		if (sc->events[i].kind == SCN_EV_ARRIVE &&
 		    sc->events[i].task.nlocals + 1 > models)
 			models = sc->events[i].task.nlocals + 1;
-	cols = program_cols(routers * (routers - 1) / 2 + models, models - 1);
+	cols = program_cols(routers * (routers - 1) / 2 + models);
 	if (cols <= OPT_MAX_COLS)
 		return 0;
 	snprintf(why, n,
@@ -1071,91 +908,78 @@ static int light_joint(struct sched *s, struct task_plan *tp, int ti,
 	return 0;
 }
 
-static int opt_place(struct sched *s, struct task_plan *tp, int ti)
+/*
+ * Place task tp on graph g: solve and realize. A lightpath the trees
+ * cross more often than it has room for is left out and the program
+ * solved again (the tree found is then the best without it: exact only
+ * where every crossing fits). In the joint program it is closed in g;
+ * otherwise (own) nothing is placed and -EXFULL returned with *full the
+ * edge, for the caller to build the graph without it: the edges pruned
+ * for being no better than a way over it may be what the task needs then.
+ * retried: lightpaths were left out before (for the message).
+ */
+static int place_on(struct sched *s, struct task_plan *tp, int ti,
+		    const struct ograph *g, bool own, bool retried, int *full)
 {
-	struct ograph g = { 0 };
-	int nv, nt, na, n, err;
+	int nv = g->nv, na = 2 * g->ne, nt, n, err;
 	int *term = NULL, *in = NULL, *order = NULL, *lit = NULL,
 	    *up_lit = NULL;
 	bool *bought[2] = { NULL, NULL }, *reused = NULL, *closed = NULL;
 
-	/* the joint program where the network is small enough for it */
-	err = build_graph(s, tp, true, &g);
-	if (!err && program_cols(g.ne, g.nserv - 1) > OPT_MAX_COLS)
-		err = -E2BIG;
-	if (err == -E2BIG) {
-		ograph_release(&g);
-		err = build_graph(s, tp, false, &g);
-	}
-	if (err)
-		goto out;
-	tp->program = g.joint ? "joint" : "runs";
-	nv = g.nv;
-	na = 2 * g.ne;
 	term = malloc((size_t)nv * sizeof(*term));
 	in = malloc((size_t)nv * sizeof(*in));
 	order = malloc((size_t)nv * sizeof(*order));
-	lit = malloc((size_t)(g.ne + 1) * sizeof(*lit));
-	up_lit = malloc((size_t)(g.ne + 1) * sizeof(*up_lit));
+	lit = malloc((size_t)(g->ne + 1) * sizeof(*lit));
+	up_lit = malloc((size_t)(g->ne + 1) * sizeof(*up_lit));
 	bought[0] = calloc((size_t)na + 1, sizeof(bool));
 	bought[1] = calloc((size_t)na + 1, sizeof(bool));
 	reused = calloc((size_t)na + 1, sizeof(bool));
-	closed = calloc((size_t)g.ne + 1, sizeof(bool));
+	closed = calloc((size_t)g->ne + 1, sizeof(bool));
 	err = -ENOMEM;
 	if (!term || !in || !order || !lit || !up_lit || !bought[0] ||
 	    !bought[1] || !reused || !closed)
 		goto out;
 	/* the terminals: the task's servers but the root's */
-	nt = g.nserv - 1;
+	nt = g->nserv - 1;
 	for (int i = 0; i < nt; i++)
 		term[i] = i + 1;
-	if (program_cols(g.ne, nt) > OPT_MAX_COLS) {
-		snprintf(tp->why, sizeof(tp->why),
-			 "opt's program would have %ld columns, more than %d",
-			 program_cols(g.ne, nt), OPT_MAX_COLS);
-		err = -E2BIG;
-		goto out;
-	}
-	/*
-	 * A lightpath the tree crosses more often than it has room for is
-	 * left out and the program solved again: the tree found is then the
-	 * best without it (exact only where every crossing fits).
-	 */
 	for (int tries = 0;; tries++) {
-		int full = -1, mark = net_mark(s->net), lit0 = tp->lit.n;
+		int mark = net_mark(s->net), lit0 = tp->lit.n;
 
-		err = solve(&g, closed, term, nt, bought, reused);
+		*full = -1;
+		err = opt_solve(g, closed, term, nt, bought, reused);
 		if (err == -ENOSPC)
 			snprintf(tp->why, sizeof(tp->why),
 				 "the auxiliary graph does not connect the "
-				 "task's servers%s%s", g.joint ? " on "
+				 "task's servers%s%s", g->joint ? " on "
 				 "wavelengths free for all its lightpaths" : "",
-				 tries ? " with room for the transfers of its "
-				 "trees" : "");
+				 tries || retried ? " with room for the "
+				 "transfers of its trees" : "");
 		if (err)
 			break;
-		for (int e = 0; e < g.ne; e++)
+		for (int e = 0; e < g->ne; e++)
 			lit[e] = up_lit[e] = -1;
 		for (int P = 0; P < 2 && !err; P++) {
-			n = tree_of(&g, bought[P], P ? reused : NULL, term, nt,
+			n = tree_of(g, bought[P], P ? reused : NULL, term, nt,
 				    in, order);
-			err = n < 0 ? n : !g.joint ? 0 :
-			      light_joint(s, tp, ti, &g, in, P, reused, lit,
+			err = n < 0 ? n : !g->joint ? 0 :
+			      light_joint(s, tp, ti, g, in, P, reused, lit,
 					  up_lit);
 			if (!err)
-				err = realize_tree(s, tp, ti, &g, in, order, n,
+				err = realize_tree(s, tp, ti, g, in, order, n,
 						   P, reused, lit, up_lit,
 						   P ? &tp->up : &tp->bcast,
-						   &full);
+						   full);
 		}
 		if (err != -EXFULL)
 			break;
 		net_rollback(s->net, mark);
 		tp->lit.n = lit0;
-		closed[full] = true;
+		if (own)
+			break;
+		closed[*full] = true;
 	}
 out:
-	ograph_release(&g);
 	free(term);
 	free(in);
 	free(order);
@@ -1165,6 +989,81 @@ out:
 	free(bought[1]);
 	free(reused);
 	free(closed);
+	return err;
+}
+
+/* Most lightpaths left out of one task's graph before opt gives up. */
+#define OPT_BANS_MAX 4096
+
+static int opt_place(struct sched *s, struct task_plan *tp, int ti)
+{
+	struct ograph g = { 0 };
+	struct oban *ban = NULL;
+	int nban = 0, full, err;
+
+	/* the joint program where the network is small enough for it */
+	err = build_graph(s, tp, true, NULL, 0, &g);
+	if (!err && program_cols(g.ne) > OPT_MAX_COLS)
+		err = -E2BIG;
+	if (!err) {
+		tp->program = "joint";
+		err = place_on(s, tp, ti, &g, false, false, &full);
+		goto out;
+	}
+	tp->program = "runs";
+	while (err == -E2BIG || err == -EXFULL) {
+		struct oban *nb;
+		const struct oedge *x;
+
+		if (err == -EXFULL) {
+			/* build the graph again without the full lightpath */
+			x = &g.e[full];
+			nb = nban < OPT_BANS_MAX ?
+			     realloc(ban, (size_t)(nban + 1) * sizeof(*ban)) :
+			     NULL;
+			if (!nb) {
+				err = nban < OPT_BANS_MAX ? -ENOMEM : -ENOSPC;
+				snprintf(tp->why, sizeof(tp->why),
+					 "opt left %d lightpaths too full for "
+					 "the task's trees out and gave up",
+					 nban);
+				break;
+			}
+			ban = nb;
+			ban[nban] = (struct oban){
+				.kind = x->kind, .idx = x->idx,
+				.a = g.node[x->u], .b = g.node[x->v],
+				.nfib = x->nfib };
+			if (x->nfib) {
+				ban[nban].fib = malloc((size_t)x->nfib *
+						       sizeof(int));
+				if (!ban[nban].fib) {
+					err = -ENOMEM;
+					break;
+				}
+				memcpy(ban[nban].fib, x->fib,
+				       (size_t)x->nfib * sizeof(int));
+			}
+			nban++;
+		}
+		ograph_release(&g);
+		err = build_graph(s, tp, false, ban, nban, &g);
+		if (err)
+			break;
+		if (program_cols(g.ne) > OPT_MAX_COLS) {
+			snprintf(tp->why, sizeof(tp->why),
+				 "opt's program would have %ld columns, more "
+				 "than %d", program_cols(g.ne), OPT_MAX_COLS);
+			err = -E2BIG;
+			break;
+		}
+		err = place_on(s, tp, ti, &g, true, nban > 0, &full);
+	}
+out:
+	ograph_release(&g);
+	for (int i = 0; i < nban; i++)
+		free(ban[i].fib);
+	free(ban);
 	return err;
 }
 

@@ -48,7 +48,7 @@ Test(experiment, a_gap_experiment)
 	cr_assert_eq(parse("name: g\nkind: gap\nbase: random\nroadms: 3\n"
 			   "schedulers: [mst]\nlocals: [2]\nseeds: [1]\n", &x,
 			   &err), -EINVAL);
-	cr_assert(strstr(err.msg, "'roadms' must be 4 to 64, got 3"), "%s",
+	cr_assert(strstr(err.msg, "'roadms' must be 4 to 128, got 3"), "%s",
 		  err.msg);
 	cr_assert_eq(parse("name: g\nkind: gap\nbase: n.yaml\n"
 			   "schedulers: [mst, opt]\nlocals: [2]\nseeds: [1]\n",

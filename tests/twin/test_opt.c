@@ -339,22 +339,22 @@ Test(sched_opt, refuses_what_is_too_large_before_planning)
 	n += snprintf(y + n, sizeof(y) - n,
 		      "name: big\nwavelength_gbps: 100\nwavelengths: 4\n"
 		      "demand_gbps: 10\nroadms: [");
-	for (int i = 0; i < 120; i++)
+	for (int i = 0; i < 300; i++)
 		n += snprintf(y + n, sizeof(y) - n, "%sR%d", i ? ", " : "", i);
 	n += snprintf(y + n, sizeof(y) - n, "]\nfibres:\n");
-	for (int i = 0; i < 120; i++)
+	for (int i = 0; i < 300; i++)
 		n += snprintf(y + n, sizeof(y) - n,
-			      "  - {a: R%d, b: R%d, km: 10}\n", i, (i + 1) % 120);
+			      "  - {a: R%d, b: R%d, km: 10}\n", i, (i + 1) % 300);
 	n += snprintf(y + n, sizeof(y) - n, "routers:\n");
-	for (int i = 0; i < 120; i++)
+	for (int i = 0; i < 300; i++)
 		n += snprintf(y + n, sizeof(y) - n,
 			      "  - {name: r%d, roadm: R%d}\n", i, i);
-	/* a task of eight models: 2 x 2 x 7,148 arcs x 8 flows > 200,000 */
+	/* six columns per edge, 44,850 router pairs: 269,100 > 200,000 */
 	n += snprintf(y + n, sizeof(y) - n, "servers:\n");
 	for (int i = 0; i < 8; i++)
 		n += snprintf(y + n, sizeof(y) - n,
 			      "  - {name: s%d, router: r%d, access_gbps: 100, "
-			      "cpu: 1, memory_mib: 64}\n", i, i * 15);
+			      "cpu: 1, memory_mib: 64}\n", i, i * 37);
 	n += snprintf(y + n, sizeof(y) - n,
 		      "tasks:\n  - {name: t, global: s0, locals: [s1, s2, s3, "
 		      "s4, s5, s6, s7], parameters: 10, bytes_per_parameter: 4, "
@@ -362,7 +362,7 @@ Test(sched_opt, refuses_what_is_too_large_before_planning)
 	sc = scenario_parse(y, strlen(y), "big", &err);
 	cr_assert_not_null(sc, "%d:%d: %s", err.line, err.col, err.msg);
 	cr_assert_eq(sched_fits(&sched_opt, sc, why, sizeof(why)), -E2BIG);
-	cr_assert(strstr(why, "120 routers") && strstr(why, "use mst"), "%s",
+	cr_assert(strstr(why, "300 routers") && strstr(why, "use mst"), "%s",
 		  why);
 	cr_assert_eq(sched_fits(&sched_mst, sc, why, sizeof(why)), 0);
 	cr_assert_null(sched_plan(sc, &sched_opt));
@@ -677,6 +677,163 @@ Test(sched_opt, says_which_program_placed_each_task)
 		p = sched_plan(sc, &sched_mst);
 		cr_assert_not_null(p);
 		cr_assert_null(p->tasks[0].program);
+		plan_free(p);
+		scenario_free(sc);
+	}
+}
+
+/*
+ * The program over runs, its dominated runs pruned, against the Steiner
+ * tree's known minimum. A random graph of SV vertices (a ROADM, a router
+ * and a server each) whose edge of weight w is a chain of w 1-km fibres,
+ * free add/drops, beta and reuse 0: a tree's weight is the fibres its
+ * broadcast lights, and its least is the Steiner minimum, found here as
+ * the lightest spanning tree over the terminals and any subset of the
+ * other vertices (shortest-path distances). 64 wavelengths, so that the
+ * joint program has too many candidates and the runs decide.
+ */
+#define SV 9
+#define STERM 4
+
+static double steiner_min(double d[SV][SV], const int *term)
+{
+	double best = INFINITY;
+	bool is_term[SV] = { false };
+
+	for (int i = 0; i < STERM; i++)
+		is_term[term[i]] = true;
+	for (unsigned sub = 0; sub < 1u << SV; sub++) {
+		bool in[SV], done[SV] = { false };
+		double key[SV], w = 0;
+		int n = 0;
+
+		for (int v = 0; v < SV; v++) {
+			in[v] = is_term[v] || (sub >> v & 1);
+			key[v] = INFINITY;
+			n += in[v];
+		}
+		if (sub & (1u << term[0] | 1u << term[1]))
+			continue;	/* each subset of non-terminals once */
+		key[term[0]] = 0;
+		for (int k = 0; k < n; k++) {	/* Prim */
+			int u = -1;
+
+			for (int v = 0; v < SV; v++)
+				if (in[v] && !done[v] && (u < 0 || key[v] < key[u]))
+					u = v;
+			done[u] = true;
+			w += key[u];
+			for (int v = 0; v < SV; v++)
+				if (in[v] && !done[v] && d[u][v] < key[v])
+					key[v] = d[u][v];
+		}
+		best = fmin(best, w);
+	}
+	return best;
+}
+
+Test(sched_opt, runs_program_is_the_steiner_minimum)
+{
+	for (uint64_t seed = 1; seed <= 40; seed++) {
+		char y[32768];
+		double d[SV][SV], want;
+		int w[SV][SV] = { { 0 } }, term[STERM], n = 0, chain = 0;
+		struct scn_error err;
+		struct scenario *sc;
+		struct plan *p;
+
+		rng_state = seed * 0x9e3779b97f4a7c15ull;
+		for (int v = 1; v < SV; v++) {	/* a random tree, then chords */
+			int u = below(v);
+
+			w[u][v] = w[v][u] = 1 + below(4);
+		}
+		for (int k = 0; k < SV; k++) {
+			int u = below(SV), v = below(SV);
+
+			if (u != v && !w[u][v])
+				w[u][v] = w[v][u] = 1 + below(4);
+		}
+		for (int i = 0; i < STERM; i++) {
+			bool again;
+
+			do {
+				term[i] = below(SV);
+				again = false;
+				for (int j = 0; j < i; j++)
+					again |= term[j] == term[i];
+			} while (again);
+		}
+		for (int u = 0; u < SV; u++)
+			for (int v = 0; v < SV; v++)
+				d[u][v] = u == v ? 0 : w[u][v] ? w[u][v] :
+								 INFINITY;
+		for (int k = 0; k < SV; k++)
+			for (int u = 0; u < SV; u++)
+				for (int v = 0; v < SV; v++)
+					d[u][v] = fmin(d[u][v], d[u][k] + d[k][v]);
+		want = steiner_min(d, term);
+
+		n += snprintf(y + n, sizeof(y) - n,
+			      "name: steiner\nwavelength_gbps: 100\n"
+			      "wavelengths: 64\ndemand_gbps: 10\n"
+			      "weights: {alpha: 1, beta: 0, reuse: 0, "
+			      "adddrop: 0}\nnever_slower: false\nroadms: [");
+		for (int v = 0; v < SV; v++)
+			n += snprintf(y + n, sizeof(y) - n, "%sV%d", v ? ", " : "",
+				      v);
+		for (int u = 0; u < SV; u++)
+			for (int v = u + 1; v < SV; v++)
+				for (int k = 1; k < w[u][v]; k++)
+					n += snprintf(y + n, sizeof(y) - n,
+						      ", C%d", chain++);
+		n += snprintf(y + n, sizeof(y) - n, "]\nfibres:\n");
+		chain = 0;
+		for (int u = 0; u < SV; u++)
+			for (int v = u + 1; v < SV; v++) {
+				char at[16];
+
+				if (!w[u][v])
+					continue;
+				snprintf(at, sizeof(at), "V%d", u);
+				for (int k = 1; k < w[u][v]; k++) {
+					n += snprintf(y + n, sizeof(y) - n,
+						      "  - {a: %s, b: C%d, km: 1}\n",
+						      at, chain);
+					snprintf(at, sizeof(at), "C%d", chain++);
+				}
+				n += snprintf(y + n, sizeof(y) - n,
+					      "  - {a: %s, b: V%d, km: 1}\n", at, v);
+			}
+		n += snprintf(y + n, sizeof(y) - n, "routers:\n");
+		for (int v = 0; v < SV; v++)
+			n += snprintf(y + n, sizeof(y) - n,
+				      "  - {name: r%d, roadm: V%d}\n", v, v);
+		n += snprintf(y + n, sizeof(y) - n, "servers:\n");
+		for (int v = 0; v < SV; v++)
+			n += snprintf(y + n, sizeof(y) - n,
+				      "  - {name: s%d, router: r%d, access_gbps: "
+				      "100, cpu: 1, memory_mib: 64}\n", v, v);
+		n += snprintf(y + n, sizeof(y) - n,
+			      "tasks:\n  - {name: t, global: s%d, locals: [s%d, "
+			      "s%d, s%d], parameters: 10, bytes_per_parameter: "
+			      "4, work_core_s: 0}\n", term[0], term[1], term[2],
+			      term[3]);
+		cr_assert_lt(n, (int)sizeof(y));
+		sc = scenario_parse(y, (size_t)n, "steiner", &err);
+		cr_assert_not_null(sc, "%d:%d: %s", err.line, err.col, err.msg);
+		p = sched_plan(sc, &sched_opt);
+		cr_assert_not_null(p, "seed %d: %s", (int)seed, strerror(errno));
+		cr_assert_not(p->tasks[0].blocked, "seed %d: %s", (int)seed,
+			      p->tasks[0].why);
+		cr_assert_str_eq(p->tasks[0].program, "runs", "seed %d",
+				 (int)seed);
+		cr_assert_float_eq(p->tasks[0].tree_weight, want, 1e-9,
+				   "seed %d: opt %g, the Steiner minimum %g",
+				   (int)seed, p->tasks[0].tree_weight, want);
+		/* a fibre lit once, however the tree branches */
+		cr_assert_eq(p->wavelength_links, (long)want, "seed %d: %ld",
+			     (int)seed, (long)p->wavelength_links);
 		plan_free(p);
 		scenario_free(sc);
 	}
