@@ -325,6 +325,32 @@ static int check_story(struct ctx *c)
 	return rc;
 }
 
+/*
+ * The timeline's cells, bounded (SCN_TIMELINE_CELLS_MAX): epochs times
+ * the tasks and flows a run plays in each, counted before anything is
+ * planned, so that a file of many tasks or flows at once is refused at
+ * once rather than after minutes and gigabytes.
+ */
+static int check_cells(struct ctx *c, yaml_node_t *seq)
+{
+	const struct scenario *sc = c->sc;
+	long epochs = 1 + sc->nevents, tasks = sc->ntasks, flows = 0;
+
+	for (int k = 0; k < sc->nevents; k++) {
+		epochs += sc->events[k].kind == SCN_EV_TRAFFIC;
+		flows += sc->events[k].kind == SCN_EV_TRAFFIC;
+		tasks += sc->events[k].kind == SCN_EV_ARRIVE;
+	}
+	if (epochs * (tasks + flows) <= SCN_TIMELINE_CELLS_MAX)
+		return 0;
+	yf_err(&c->y, seq, "%d events make %ld epochs (one per event and per "
+	       "end of traffic), each planned with up to %ld tasks and %ld "
+	       "background flows: %ld cells, more than the %d the twin plans; "
+	       "use fewer events, arrivals or flows", sc->nevents, epochs,
+	       tasks, flows, epochs * (tasks + flows), SCN_TIMELINE_CELLS_MAX);
+	return -E2BIG;
+}
+
 int scn_load_events(struct ctx *c, yaml_node_t *seq)
 {
 	struct scenario *sc = c->sc;
@@ -352,7 +378,8 @@ int scn_load_events(struct ctx *c, yaml_node_t *seq)
 	}
 	qsort(sc->events, (size_t)sc->nevents, sizeof(*sc->events),
 	      cmp_event);
-	return check_story(c);
+	err = check_story(c);
+	return err ? err : check_cells(c, seq);
 }
 
 static const struct yf_field events_file_fields[] = {

@@ -95,6 +95,14 @@ enum scn_event_kind {
 };
 
 #define SCN_EVENTS_MAX 10000
+/*
+ * Most cells of a timeline: every epoch (one at t = 0, one per event and
+ * per end of traffic) is planned with the tasks and flows there are; a
+ * run plays each epoch with every task and flow the timeline ever has.
+ * epochs x (tasks + flows) past this is refused: time and memory grow
+ * with it (about 1 kB a cell).
+ */
+#define SCN_TIMELINE_CELLS_MAX 200000
 #define SCN_RECONFIG_MS 100	/* default reconfig_ms */
 #define SCN_EVENT_AT_MAX 1e6	/* seconds of scenario time */
 

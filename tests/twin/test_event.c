@@ -189,6 +189,42 @@ Test(event, too_many_events_are_refused)
 	free(yaml);
 }
 
+/*
+ * Many flows at once: each of 2 x 2,000 + 1 epochs would be planned with
+ * every flow (the memory quadratic in them); refused before any is, at
+ * the events' line, with the count. 300 flows (601 x 301 cells) pass.
+ */
+Test(event, a_timeline_too_large_to_plan_is_refused)
+{
+	size_t per = strlen("  - {at_s: 0.05, traffic: {from: sA, to: sC, "
+			    "gbps: 1, for_s: 0.3}}\n");
+	size_t n = strlen(NET) + 2000 * per + 1;
+	char *yaml = malloc(n), *p;
+	struct scn_error err;
+	struct scenario *sc;
+
+	cr_assert_not_null(yaml);
+	p = yaml + sprintf(yaml, "%s", NET);
+	for (int i = 0; i < 2000; i++)
+		p += sprintf(p, "  - {at_s: 0.05, traffic: {from: sA, to: sC, "
+			     "gbps: 1, for_s: 0.3}}\n");
+	cr_assert_null(parse(yaml, &err));
+	cr_assert_str_eq(err.msg, "2000 events make 4001 epochs (one per "
+			 "event and per end of traffic), each planned with up "
+			 "to 1 tasks and 2000 background flows: 8006001 "
+			 "cells, more than the 200000 the twin plans; use "
+			 "fewer events, arrivals or flows");
+	cr_assert_eq(err.line, 15, "%d", err.line);
+	p = yaml + sprintf(yaml, "%s", NET);
+	for (int i = 0; i < 300; i++)
+		p += sprintf(p, "  - {at_s: 0.05, traffic: {from: sA, to: sC, "
+			     "gbps: 1, for_s: 0.3}}\n");
+	sc = parse(yaml, &err);
+	cr_assert_not_null(sc, "%s", err.msg);
+	scenario_free(sc);
+	free(yaml);
+}
+
 /* Written and read back: the same events, numbers exact. */
 Test(event, written_back_the_same)
 {
