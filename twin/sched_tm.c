@@ -6,9 +6,13 @@
  * auxiliary graph of the moment. A terminal joined at a node some path
  * crosses hangs from a model of the tree at that node's site (a router or
  * its ROADM), which can relay where a router cannot, else from the model
- * that path belongs to (who sends through that node); its edge is routed
- * as mst routes one (route_edge), so it reuses the stretch it shares.
- * Broadcast, then upload, as mst.
+ * that path belongs to: in the broadcast the one who sends through that
+ * node, in the upload the one whose update goes through it, which then
+ * aggregates the newcomer's before the shared stretch (hung from the
+ * receiver instead, every update crossed the stretch on its own and,
+ * past a lightpath's room, lit another: a star's upload). Its edge is
+ * routed as mst routes one (route_edge), so it reuses the stretch it
+ * shares. Broadcast, then upload, as mst.
  */
 #include "sched_impl.h"
 
@@ -111,7 +115,7 @@ static int tm_tree(struct sched *s, struct task_plan *tp, int ti,
 		if (at[s->sc->nodes[tp->server[m]].attach] < 0)
 			at[s->sc->nodes[tp->server[m]].attach] = m;
 		owner[tp->server[m]] = m;
-		own_path(s, &t->path[m], t->parent[m], owner);
+		own_path(s, &t->path[m], upload ? m : t->parent[m], owner);
 		owner[tp->server[m]] = m;
 	}
 out:

@@ -1122,3 +1122,61 @@ Test(sched_known, steiner_trees_relay_at_a_server_where_they_cross_a_site)
 	}
 	scenario_free(sc);
 }
+
+/*
+ * A fan: the global model at A, one local at each of eight ROADMs hung
+ * off B (no model at B). Every local joins tm's upload at router B on
+ * the first one's way up: it hangs from that one, which aggregates before
+ * A-B, so one update crosses A-B, not eight (a star's upload: hung from
+ * the receiver, each crossed it on its own, and past a lightpath's room
+ * lit another). The lit fibres are the tree's: A-B and the eight.
+ */
+Test(sched_known, tm_uploads_aggregate_where_they_join)
+{
+	char y[4096];
+	int n = 0;
+	struct scenario *sc;
+	struct plan *p;
+	const struct task_plan *tp;
+	int at_root = 0;
+
+	n += snprintf(y + n, sizeof(y) - n,
+		      "name: fan\nnever_slower: false\nwavelength_gbps: 100\n"
+		      "wavelengths: 4\ndemand_gbps: 10\nweights: {alpha: 1, "
+		      "beta: 0, reuse: 0, adddrop: 0}\nroadms: [A, B");
+	for (int i = 0; i < 8; i++)
+		n += snprintf(y + n, sizeof(y) - n, ", C%d", i);
+	n += snprintf(y + n, sizeof(y) - n,
+		      "]\nfibres:\n  - {a: A, b: B, km: 1}\n");
+	for (int i = 0; i < 8; i++)
+		n += snprintf(y + n, sizeof(y) - n,
+			      "  - {a: B, b: C%d, km: 1}\n", i);
+	n += snprintf(y + n, sizeof(y) - n, "routers:\n  - {name: rA, roadm: "
+		      "A}\n  - {name: rB, roadm: B}\n");
+	for (int i = 0; i < 8; i++)
+		n += snprintf(y + n, sizeof(y) - n,
+			      "  - {name: r%d, roadm: C%d}\n", i, i);
+	n += snprintf(y + n, sizeof(y) - n, "servers:\n  - {name: g, router: "
+		      "rA, access_gbps: 100, cpu: 1, memory_mib: 64}\n");
+	for (int i = 0; i < 8; i++)
+		n += snprintf(y + n, sizeof(y) - n,
+			      "  - {name: s%d, router: r%d, access_gbps: 100, "
+			      "cpu: 1, memory_mib: 64}\n", i, i);
+	n += snprintf(y + n, sizeof(y) - n, "tasks:\n  - {name: t, global: "
+		      "g, locals: [s0, s1, s2, s3, s4, s5, s6, s7], "
+		      "parameters: 10, bytes_per_parameter: 4, "
+		      "work_core_s: 0}\n");
+	cr_assert_lt(n, (int)sizeof(y));
+	sc = parse(y);
+	p = plan_of(sc, &sched_tm);
+	tp = &p->tasks[0];
+	cr_assert_not(tp->blocked, "%s", tp->why);
+	for (int m = 1; m < tp->nmodels; m++)
+		at_root += tp->up.parent[m] == 0;
+	cr_expect_eq(at_root, 1, "%d updates go straight to the global "
+		     "model", at_root);
+	cr_expect_eq(p->wavelength_links, 9, "%ld", p->wavelength_links);
+	cr_expect_float_eq(tp->tree_weight, 9, 1e-9, "%g", tp->tree_weight);
+	plan_free(p);
+	scenario_free(sc);
+}
