@@ -165,6 +165,15 @@ endif
 bench: $(BENCH_SCHED)
 	$(BENCH_SCHED)
 
+# opt, mst, kmb and tm on random instances of SteinLib's set B shapes
+# (tests/bench/steinlib.py; STEINER_SEEDS draws of the 18): opt's time,
+# each heuristic's gap to it. No root.
+STEINER_SEEDS ?= 2
+.PHONY: bench-steiner
+bench-steiner: $(TWINLAB)
+	python3 tests/bench/steinlib.py bench $(TWINLAB) $(STEINER_SEEDS)
+bench: bench-steiner
+
 # Kill points (root): up, run and experiment killed at 60 seeded moments
 # (TWINLAB_CHAOS_POINTS, TWINLAB_CHAOS_SEED); `make check` tries 12.
 .PHONY: chaos
