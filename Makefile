@@ -3,6 +3,7 @@
 #   make                 build build/bin/twinlab
 #   make check           build and run the Criterion tests
 #   make bench           build and run the benchmarks (tests/bench/)
+#   make install         binary, man pages, bash completion (PREFIX, DESTDIR)
 #   make V=1             show the commands
 #   make SANITIZE=address,undefined   build with sanitizers (own build dir)
 #   make DEVELOPER=1     warnings are errors
@@ -124,6 +125,19 @@ $(EMU_LIB): $(EMU_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# The version 'twinlab --version' prints: git's description of the
+# checkout (tag, commits since, commit; '-dirty' with changes), else
+# VERSION as given. The header is rewritten only when it changes.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || \
+	echo unknown)
+.PHONY: FORCE
+$(O)/version.h: FORCE
+	@mkdir -p $(@D)
+	@v='#define TWINLAB_VERSION "$(VERSION)"'; \
+	[ -f $@ ] && [ "$$(cat $@)" = "$$v" ] || echo "$$v" > $@
+$(O)/tools/twinlab.o: $(O)/version.h
+$(O)/tools/twinlab.o: ALL_CFLAGS += -I$(O)
+
 $(TWINLAB): $(TOOLS_OBJ) $(EMU_LIB) $(TWIN_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
@@ -149,6 +163,7 @@ $(BENCH_SCHED): $(BENCH_OBJ) $(TWIN_LIB)
 # without root they are skipped with a notice.
 check: $(TWINLAB) $(TWIN_TESTS) $(if $(EMU_TEST_SRC),$(EMU_TESTS))
 	TWINLAB=$(abspath $(TWINLAB)) $(TWIN_TESTS) --jobs 2
+	@$(MAKE) --no-print-directory install-check
 	@if command -v $(FUZZ_CC) >/dev/null 2>&1; then \
 		$(MAKE) --no-print-directory fuzz-smoke; \
 	else \
@@ -161,6 +176,52 @@ ifneq ($(EMU_TEST_SRC),)
 		echo "check: emulation tests skipped: they need root"; \
 	fi
 endif
+
+# ---- install ---------------------------------------------------------------
+#   make install [PREFIX=/usr/local] [DESTDIR=]   binary, man pages, bash
+#   make uninstall                                completion; and removes them
+# The man pages are made by help2man from each command's --help
+# (tools/dist/man.sh), so they say what the binary says.
+PREFIX ?= /usr/local
+MAN_DIR := $(O)/man
+INSTALLED = $(DESTDIR)$(PREFIX)/bin/twinlab \
+	$(DESTDIR)$(PREFIX)/share/man/man1/twinlab.1 \
+	$(DESTDIR)$(PREFIX)/share/man/man1/twinlab-*.1 \
+	$(DESTDIR)$(PREFIX)/share/bash-completion/completions/twinlab
+
+$(MAN_DIR)/twinlab.1: $(TWINLAB) tools/dist/man.sh
+	@$(if $(Q),echo "  MAN     $(MAN_DIR)")
+	$(Q)rm -rf $(MAN_DIR) && bash tools/dist/man.sh $(TWINLAB) $(MAN_DIR)
+
+.PHONY: man install uninstall install-check
+man: $(MAN_DIR)/twinlab.1
+
+install: $(TWINLAB) man
+	install -D -m 0755 $(TWINLAB) $(DESTDIR)$(PREFIX)/bin/twinlab
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0644 $(MAN_DIR)/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -D -m 0644 tools/dist/completion.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/twinlab
+
+uninstall:
+	rm -f $(INSTALLED)
+
+# Installed into a scratch DESTDIR: it runs, every command has its page,
+# the completion parses; uninstalled: no file is left.
+install-check: $(TWINLAB)
+	$(Q)rm -rf $(O)/install-test
+	$(Q)$(MAKE) --no-print-directory install DESTDIR=$(abspath $(O))/install-test PREFIX=/usr >/dev/null
+	$(Q)d=$(O)/install-test/usr; $$d/bin/twinlab --version >/dev/null && \
+	for c in $$($$d/bin/twinlab help | awk '/^  [a-z]/ { print $$1 }'); do \
+		[ $$c = help ] || [ $$c = version ] || \
+		grep -q '^\.SH NAME' $$d/share/man/man1/twinlab-$$c.1 || \
+		{ echo "install-check: no man page for $$c"; exit 1; }; \
+	done && \
+	bash -n $$d/share/bash-completion/completions/twinlab && \
+	$(MAKE) --no-print-directory uninstall DESTDIR=$(abspath $(O))/install-test PREFIX=/usr >/dev/null && \
+	left=$$(find $(O)/install-test -type f) && \
+	{ [ -z "$$left" ] || { echo "install-check: uninstall left $$left"; exit 1; }; } && \
+	rm -rf $(O)/install-test && echo "install-check: install and uninstall ok"
 
 bench: $(BENCH_SCHED)
 	$(BENCH_SCHED)

@@ -16,7 +16,7 @@ packages=(
 	libmnl-dev libnetfilter-queue-dev libcgroup-dev libsqlite3-dev
 	libglpk-dev
 	iproute2 iptables
-	graphviz gnuplot-nox
+	graphviz gnuplot-nox help2man
 	clang libclang-rt-14-dev
 )
 

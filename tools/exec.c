@@ -31,7 +31,12 @@ int cmd_exec(int argc, char **argv)
 			break;
 		case 'h':
 			printf("usage: %s exec [--prefix P] NODE -- CMD "
-			       "[ARGS...]\n", prog);
+			       "[ARGS...]\n\nRuns CMD with its arguments in "
+			       "the network namespace of NODE (a router,\n"
+			       "a server or a ROADM of the emulation that is "
+			       "up), and exits with its status.\n\n"
+			       "  --prefix P  the emulation's prefix (default "
+			       "'tl')\n", prog);
 			return 0;
 		default:
 			return EXIT_USAGE;

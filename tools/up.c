@@ -171,8 +171,22 @@ static int down_or_clean(int argc, char **argv, bool clean)
 			prefix = optarg;
 			break;
 		case 'h':
-			printf("usage: %s %s [--prefix P]\n", prog,
-			       clean ? "clean" : "down");
+			printf("usage: %s %s [--prefix P]\n\n%s\n\n"
+			       "  --prefix P  the emulation's prefix (default "
+			       "'%s'): its namespaces\n"
+			       "              are '<P>-<node>'\n"
+			       "\nNeeds root; refused while another twinlab "
+			       "command (a run) holds the prefix.\n", prog,
+			       clean ? "clean" : "down",
+			       clean ? "Removes whatever a crashed 'up' or 'run' "
+				       "with that prefix left: namespaces,\n"
+				       "processes and cgroups named by the "
+				       "prefix's state file, and the state file."
+				     : "Removes what 'up' built with that prefix "
+				       "(namespaces, links, delay lines,\n"
+				       "cgroups), as its state file records it, "
+				       "and the state file.",
+			       DEFAULT_PREFIX);
 			return 0;
 		default:
 			return EXIT_USAGE;

@@ -1052,3 +1052,110 @@ Test(cli, outputs_never_follow_a_link_or_open_a_fifo, .timeout = 60)
 	rm_tree(rep);
 	cr_expect_eq(rmdir(dir), 0, "%s left: %s", dir, strerror(errno));
 }
+
+/*
+ * Help cannot drift from the options: every long option in a command's
+ * getopt table (read from its source, table `block` of the file) is named
+ * as --option in what 'twinlab COMMAND --help' prints; 'twinlab help
+ * COMMAND' prints the same; the command list names every command.
+ */
+static int options_of(const char *file, int block, char names[][32], int max)
+{
+	FILE *f = fopen(file, "r");
+	char line[512];
+	int seen = -1, n = 0;
+	bool in = false;
+
+	cr_assert_not_null(f, "%s (make check runs from the source tree)",
+			   file);
+	while (fgets(line, sizeof(line), f)) {
+		char *q;
+
+		if (strstr(line, "static const struct option opts[] = {")) {
+			in = ++seen == block;
+			continue;
+		}
+		if (!in)
+			continue;
+		if (strstr(line, "{ 0 }")) {
+			in = false;
+			continue;
+		}
+		q = strstr(line, "{ \"");
+		if (q && n < max && sscanf(q, "{ \"%31[^\"]\"", names[n]) == 1)
+			n++;
+	}
+	fclose(f);
+	cr_assert_gt(n, 0, "no options read from %s table %d", file, block);
+	return n;
+}
+
+Test(cli, help_names_every_option_each_command_takes)
+{
+	static const struct {
+		const char *cmd, *file;
+		int block;
+	} c[] = {
+		{ "plan", "tools/plan.c", 0 },
+		{ "up", "tools/up.c", 0 },
+		{ "down", "tools/up.c", 1 },
+		{ "clean", "tools/up.c", 1 },
+		{ "run", "tools/run.c", 0 },
+		{ "experiment", "tools/experiment.c", 0 },
+		{ "report", "tools/report.c", 0 },
+		{ "exec", "tools/exec.c", 0 },
+		{ "cut", "tools/fibre.c", 0 },
+		{ "repair", "tools/fibre.c", 0 },
+		{ "select", "tools/select.c", 0 },
+	};
+	const char *list[] = { "help", NULL };
+	struct tl_run all = tl_run(list);
+
+	cr_assert_eq(tl_code(&all), 0);
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		const char *a[] = { c[i].cmd, "--help", NULL };
+		const char *h[] = { "help", c[i].cmd, NULL };
+		char names[64][32], want[48], usage[64];
+		int n = options_of(c[i].file, c[i].block, names, 64);
+		struct tl_run r = tl_run(a), r2 = tl_run(h);
+
+		cr_assert_eq(tl_code(&r), 0, "%s --help", c[i].cmd);
+		snprintf(usage, sizeof(usage), "usage: twinlab %s", c[i].cmd);
+		cr_assert(!strncmp(r.out, usage, strlen(usage)), "%s", r.out);
+		for (int k = 0; k < n; k++) {
+			if (!strcmp(names[k], "help"))
+				continue;	/* what prints it */
+			snprintf(want, sizeof(want), "--%.31s", names[k]);
+			cr_expect(strstr(r.out, want), "'%s --help' does not "
+				  "name %s", c[i].cmd, want);
+		}
+		cr_assert_eq(tl_code(&r2), 0);
+		cr_assert_str_eq(r2.out, r.out, "help %s", c[i].cmd);
+		snprintf(want, sizeof(want), "\n  %s ", c[i].cmd);
+		cr_assert(strstr(all.out, want), "'twinlab help' lacks %s",
+			  c[i].cmd);
+		tl_run_free(&r);
+		tl_run_free(&r2);
+	}
+	tl_run_free(&all);
+}
+
+Test(cli, version_and_help_of_help)
+{
+	const char *v1[] = { "--version", NULL };
+	const char *v2[] = { "version", NULL };
+	const char *bad[] = { "help", "frobnicate", NULL };
+	struct tl_run r = tl_run(v1), r2 = tl_run(v2);
+
+	cr_assert_eq(tl_code(&r), 0);
+	cr_assert(!strncmp(r.out, "twinlab ", 8) && strlen(r.out) > 9 &&
+		  r.out[strlen(r.out) - 1] == '\n', "'%s'", r.out);
+	cr_assert_eq(tl_code(&r2), 0);
+	cr_assert_str_eq(r.out, r2.out);
+	tl_run_free(&r);
+	tl_run_free(&r2);
+	r = tl_run(bad);
+	cr_assert_eq(tl_code(&r), 2);
+	cr_assert(strstr(r.err, "no command 'frobnicate'"), "%s", r.err);
+	tl_run_free(&r);
+}
