@@ -1605,8 +1605,23 @@ int lab_record_pid(const char *prefix, pid_t pid, unsigned long long start,
 	return err;
 }
 
+static int down(const char *prefix, bool sweep,
+		void (*report)(const char *what, void *arg), void *arg);
+
 int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
 	     void *arg)
+{
+	return down(prefix, true, report, arg);
+}
+
+int lab_down_recorded(const char *prefix,
+		      void (*report)(const char *what, void *arg), void *arg)
+{
+	return down(prefix, false, report, arg);
+}
+
+static int down(const char *prefix, bool sweep,
+		void (*report)(const char *what, void *arg), void *arg)
 {
 	struct down_ctx c = { report, arg, 0, 0 };
 	char path[256], dir[256];
@@ -1640,8 +1655,12 @@ int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
 	if (valid)
 		del_all(st.netns, st.nnetns, &c);
 	lab_state_release(&st);
-	/* what a crash may have left unrecorded */
-	n = netns_each(prefix, del_ns, &c);
+	/*
+	 * What a crash may have left unrecorded (made, then killed before
+	 * the state said so): only when asked (clean), as a namespace that
+	 * merely carries the prefix's name is not proved ours.
+	 */
+	n = sweep ? netns_each(prefix, del_ns, &c) : 0;
 	if (n < 0 && !c.first_err)
 		c.first_err = n;
 	/* the workers' cgroups (and any process still in one) */

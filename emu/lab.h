@@ -86,6 +86,14 @@ int lab_down(const char *prefix, void (*report)(const char *what, void *arg),
 	     void *arg);
 
 /*
+ * lab_down_recorded - as lab_down, but only what the state file records
+ * (and the prefix's cgroups): a namespace that carries the prefix's name
+ * without being recorded is left (twinlab down; clean sweeps them).
+ */
+int lab_down_recorded(const char *prefix,
+		      void (*report)(const char *what, void *arg), void *arg);
+
+/*
  * lab_lock - make the calling process the prefix's one owner until
  * lab_unlock (or its exit: the lock is a POSIX record lock on
  * LAB_STATE_DIR/<prefix>.lock, which dies with its process and which no

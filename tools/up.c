@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "emu/lab.h"
+#include "emu/netns.h"
 #include "twin/addr.h"
 #include "twin/sched.h"
 
@@ -154,6 +155,16 @@ static void print_removed(const char *what, void *arg)
 	printf("removed %s\n", what);
 }
 
+/* A namespace carrying the prefix that down left: not recorded. */
+static void say_kept(const char *name, void *arg)
+{
+	const char *prefix = arg;
+
+	fprintf(stderr, "%s: kept namespace '%s': the state of prefix '%s' "
+		"does not record it ('%s clean --prefix %s' removes whatever "
+		"carries the prefix)\n", prog, name, prefix, prog, prefix);
+}
+
 static int down_or_clean(int argc, char **argv, bool clean)
 {
 	static const struct option opts[] = {
@@ -179,13 +190,17 @@ static int down_or_clean(int argc, char **argv, bool clean)
 			       "command (a run) holds the prefix.\n", prog,
 			       clean ? "clean" : "down",
 			       clean ? "Removes whatever a crashed 'up' or 'run' "
-				       "with that prefix left: namespaces,\n"
-				       "processes and cgroups named by the "
-				       "prefix's state file, and the state file."
+				       "with that prefix left: what its state\n"
+				       "file records, every namespace named "
+				       "'<P>-*' (made and not yet recorded\n"
+				       "when it was killed), its cgroups, and "
+				       "the state file."
 				     : "Removes what 'up' built with that prefix "
 				       "(namespaces, links, delay lines,\n"
 				       "cgroups), as its state file records it, "
-				       "and the state file.",
+				       "and the state file; a namespace\n"
+				       "named '<P>-*' that it does not record is "
+				       "kept, and named.",
 			       DEFAULT_PREFIX);
 			return 0;
 		default:
@@ -217,7 +232,10 @@ static int down_or_clean(int argc, char **argv, bool clean)
 		p_err("no emulation with prefix '%s' is up", prefix);
 		return 1;
 	}
-	n = lab_down(prefix, clean ? print_removed : NULL, NULL);
+	n = clean ? lab_down(prefix, print_removed, NULL) :
+		    lab_down_recorded(prefix, NULL, NULL);
+	if (!clean && n >= 0)
+		netns_each(prefix, say_kept, (void *)prefix);
 	lab_unlock(prefix, lock);
 	if (n < 0) {
 		p_err("cannot remove everything of prefix '%s': %s", prefix,

@@ -881,6 +881,31 @@ Test(lab, clean_after_a_crash)
 	assert_nothing_left(pid);
 }
 
+/*
+ * down acts on what the state records only: a namespace that carries the
+ * prefix without being recorded (made by hand, or by someone else) is
+ * kept and named; everything recorded goes.
+ */
+Test(lab, down_keeps_a_namespace_it_never_recorded)
+{
+	char ns[64], *bin = getenv("TWINLAB");
+	char *argv[] = { bin, "down", "--prefix", prefix, NULL };
+	char out[4096];
+	pid_t pid;
+
+	cr_assert_not_null(bin, "TWINLAB not set");
+	build(line3_at("1000"), &sched_mst, true);
+	pid = delay_pid();
+	ns_of("handmade", ns, sizeof(ns));
+	cr_assert_eq(netns_add(ns, 0), 0);
+	cr_assert_eq(run_argv_output(argv, out, sizeof(out)), 0, "%s", out);
+	cr_expect(netns_exists(ns), "down removed '%s'", ns);
+	cr_expect(strstr(out, "kept namespace") && strstr(out, "handmade"),
+		  "%s", out);
+	cr_assert_eq(netns_del(ns), 0);
+	assert_nothing_left(pid);
+}
+
 /* A copy of src at dst with the given mode: 0 or -errno. */
 static int copy_file(const char *src, const char *dst, mode_t mode)
 {
