@@ -869,6 +869,8 @@ struct results_reader {
 	bool has_points, has_dot, has_verdict, has_predictor, has_pictures;
 	bool has_moves;		/* events: policy, live_s, first_round_s */
 	bool has_round_bl;	/* rounds: pred_bytes_links */
+	bool has_owner;		/* runs: owner_pid, owner_start (and the
+				 * owner_alive function registered) */
 };
 
 static int read_err(struct results_reader *rd, char *err, size_t len,
@@ -877,6 +879,18 @@ static int read_err(struct results_reader *rd, char *err, size_t len,
 	snprintf(err, len, "cannot read %s from '%s': %s", what, rd->path,
 		 sqlite3_errmsg(rd->db));
 	return -EIO;
+}
+
+/*
+ * owner_alive(pid, start) in the reader's SQL: whether a run's recorded
+ * owner still runs (results_owner_alive), so that a 'running' run whose
+ * process is gone is said to be aborted by a report that only reads.
+ */
+static void sql_owner_alive(sqlite3_context *cx, int n, sqlite3_value **v)
+{
+	(void)n;
+	sqlite3_result_int(cx, results_owner_alive(sqlite3_value_int64(v[0]),
+						   sqlite3_value_int64(v[1])));
 }
 
 static bool has_table(sqlite3 *db, const char *name, int *rc)
@@ -970,6 +984,13 @@ struct results_reader *results_read_open(const char *path, char *err,
 	rd->has_moves = has_column(rd->db, "events", "live_s");
 	rd->has_round_bl = has_column(rd->db, "rounds", "pred_bytes_links");
 	rd->has_pictures = has_column(rd->db, "pictures", "dot");
+	rd->has_owner = has_column(rd->db, "runs", "owner_pid") &&
+			has_column(rd->db, "runs", "owner_start");
+	if (rd->has_owner &&
+	    sqlite3_create_function(rd->db, "owner_alive", 2,
+				    SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL,
+				    sql_owner_alive, NULL, NULL) != SQLITE_OK)
+		rd->has_owner = false;
 	return rd;
 fail:
 	results_read_close(rd);
@@ -1465,7 +1486,15 @@ int results_read_left_out(struct results_reader *rd, int *nrecal, int *nleft,
 	if (sqlite3_step(st) == SQLITE_ROW)
 		*nrecal = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
-	if (sqlite3_prepare_v2(rd->db, "SELECT coalesce(status, 'unknown'), "
+	if (sqlite3_prepare_v2(rd->db, rd->has_owner ?
+			       "SELECT CASE WHEN status = 'running' AND NOT "
+			       "owner_alive(owner_pid, owner_start) THEN "
+			       "'aborted (its process is gone)' ELSE "
+			       "coalesce(status, 'unknown') END, count(*), "
+			       "group_concat(id, ', ') FROM runs WHERE status "
+			       "IS NULL OR status NOT IN ('ok', 'failed', "
+			       "'recalibrated') GROUP BY 1 ORDER BY 1" :
+			       "SELECT coalesce(status, 'unknown'), "
 			       "count(*), group_concat(id, ', ') FROM runs "
 			       "WHERE status IS NULL OR status NOT IN ('ok', "
 			       "'failed', 'recalibrated') GROUP BY 1 ORDER BY "

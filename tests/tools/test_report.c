@@ -393,6 +393,65 @@ Test(report, incomplete_runs_are_left_out)
 	rm_rf(t.dir);
 }
 
+/* This process's start time in clock ticks (/proc/self/stat, field 22). */
+static long long self_start(void)
+{
+	char buf[1024], *p;
+	long long start = 0;
+	FILE *f = fopen("/proc/self/stat", "r");
+	size_t n;
+
+	cr_assert_not_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	cr_assert_not_null(p);
+	/* after ") S": fields 3.. ; start is the 20th of them */
+	cr_assert_eq(sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+			    "%*s %*s %*s %*s %*s %*s %*s %*s %*s %lld",
+			    &start), 1);
+	return start;
+}
+
+/*
+ * A run marked 'running' whose recorded owner is gone (here: this pid
+ * with another start time) is said to be aborted; one whose owner still
+ * runs (this very process) is running.
+ */
+Test(report, a_running_run_whose_process_is_gone_is_said_aborted)
+{
+	struct tmp t;
+	const char *a[] = { "report", t.db, "--out", t.out, NULL };
+	struct tl_run r;
+	sqlite3 *db;
+	char *md, path[256], sql[512];
+
+	tmp_init(&t);
+	make_db(t.db, true);
+	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
+	snprintf(sql, sizeof(sql),
+		 "ALTER TABLE runs ADD COLUMN owner_pid INTEGER;"
+		 "ALTER TABLE runs ADD COLUMN owner_start INTEGER;"
+		 "INSERT INTO runs (id, scenario, scheduler, rounds, scale,"
+		 " status, owner_pid, owner_start) VALUES"
+		 " (101, 'synthetic-test', 'spff', 2, 1000, 'running', %d, 1),"
+		 " (102, 'synthetic-test', 'spff', 2, 1000, 'running', %d, %lld);",
+		 (int)getpid(), (int)getpid(), self_start());
+	exec_sql(db, sql);
+	sqlite3_close(db);
+	r = tl_run(a);
+	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
+	snprintf(path, sizeof(path), "%s/report.md", t.out);
+	md = slurp_path(path);
+	cr_expect(strstr(md, "2 runs did not complete and are left out of "
+			     "this report: 1 aborted (its process is gone) "
+			     "(run 101); 1 running (run 102)."), "%s", md);
+	free(md);
+	tl_run_free(&r);
+	rm_rf(t.dir);
+}
+
 /*
  * Each task's trees, stored with its run, become their own pictures next
  * to the network's; --task keeps only the tasks named.
