@@ -19,7 +19,8 @@
 
 
 const struct sched_ops *const sched_list[] = {
-	&sched_spff, &sched_mst, &sched_kmb, &sched_tm, &sched_opt, NULL
+	&sched_spff, &sched_mst, &sched_kmb, &sched_tm, &sched_svi, &sched_opt,
+	NULL
 };
 
 int sched_fits(const struct sched_ops *ops, const struct scenario *sc,

@@ -40,7 +40,7 @@ struct sched_ops {
 #define SCHED_STAR_CHECK_TRANSFERS 1000
 
 extern const struct sched_ops sched_spff, sched_mst, sched_kmb, sched_tm,
-	sched_opt;
+	sched_svi, sched_opt;
 
 /* sched_fits - ops->fits, if it has one: 0 or -E2BIG with why set. */
 int sched_fits(const struct sched_ops *ops, const struct scenario *sc,

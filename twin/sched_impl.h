@@ -218,6 +218,17 @@ int terminal_kmb(struct sched *s, const int *term, int k, double demand,
 		 int *parent, int *order);
 
 /*
+ * terminal_svi - terminal_kmb's tree improved by Steiner-vertex insertion
+ * (Minoux 1990): each router that holds no model is tried as a vertex
+ * the tree must also reach, and kept where the tree (pruned of leaves
+ * that are no models) weighs less on the auxiliary graph; until a round
+ * keeps none. parent and order over the models as terminal_kmb.
+ */
+int terminal_svi(struct sched *s, const int *term, int k, double demand,
+		 int *parent, int *order);
+
+
+/*
  * place_terminal_tree - a task's broadcast (upload false) or upload tree:
  * parent[] over its models chosen by choose (terminal_mst's or
  * terminal_kmb's contract, weight unused), then each edge routed on the

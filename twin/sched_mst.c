@@ -357,6 +357,79 @@ const struct sched_ops sched_kmb = {
 	.place = kmb_place,
 };
 
+static int svi_trees(struct sched *s, struct task_plan *tp, int ti)
+{
+	int err = place_terminal_tree(s, tp, ti, &tp->bcast, false, 0,
+				      terminal_svi);
+
+	return err ? err : place_terminal_tree(s, tp, ti, &tp->up, true, 0,
+					       terminal_svi);
+}
+
+/* The tree weight of what tp has placed (NAN: out of memory). */
+static double placed_weight(struct sched *s, struct task_plan *tp)
+{
+	return plan_tree_weight(s->plan, tp, &tp->bcast, NULL) +
+	       plan_tree_weight(s->plan, tp, &tp->up, &tp->bcast);
+}
+
+/*
+ * svi's trees, or kmb's or mst's where those weigh less once placed: the
+ * insertion judges a tree on the auxiliary graph, and what its transfers
+ * light can come out otherwise (NSFNET, 2 locals: 2.3 % over opt on
+ * average, 30 % at worst, where mst's are 1.9 and 19 %). A tie keeps the
+ * first: svi's.
+ */
+static int svi_place(struct sched *s, struct task_plan *tp, int ti)
+{
+	int (*const way[])(struct sched *, struct task_plan *, int) = {
+		svi_trees, kmb_trees, trees_place,
+	};
+	int mark = net_mark(s->net), lit = tp->lit.n, best = -1, err = 0;
+	double w, least = INFINITY;
+	char why[sizeof(tp->why)] = "";
+
+	for (int i = 0; i < (int)(sizeof(way) / sizeof(way[0])); i++) {
+		err = sched_lit_once(s, tp, ti, way[i]);
+		if (err && err != -ENOSPC)
+			return err;
+		w = err ? NAN : placed_weight(s, tp);
+		if (!err && isnan(w))
+			return -ENOMEM;
+		if (!err && w < least) {
+			least = w;
+			best = i;
+		}
+		if (!why[0])
+			memcpy(why, tp->why, sizeof(why));
+		unplace_since(s, tp, mark, lit);
+		tp->why[0] = '\0';
+	}
+	if (best < 0) {
+		memcpy(tp->why, why, sizeof(why));
+		return -ENOSPC;
+	}
+	err = sched_lit_once(s, tp, ti, way[best]);
+	if (err)
+		unplace_since(s, tp, mark, lit);
+	return err;
+}
+
+/*
+ * Steiner-vertex insertion: kmb's trees, with the routers that make them
+ * lighter added as vertices they must reach (terminal_svi); routed as mst,
+ * and kept unless kmb's or mst's own weigh less.
+ */
+const struct sched_ops sched_svi = {
+	.name = "svi",
+	.help = "Steiner heuristic: kmb's trees improved by Steiner-vertex "
+		"insertion (routers that lighten them), routed as mst; "
+		"never heavier than kmb's or mst's",
+	.role = "Steiner heuristic",
+	.baseline = false,
+	.place = svi_place,
+};
+
 const struct sched_ops sched_mst = {
 	.name = "mst",
 	.help = "flexible: MST over G and the Li on the auxiliary graphs, "

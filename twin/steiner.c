@@ -145,8 +145,18 @@ static int kedge_add(struct kedge **e, int *n, int *cap,
 	return 0;
 }
 
-int terminal_kmb(struct sched *s, const int *term, int k, double demand,
-		 int *parent, int *order)
+/* Whether node x is a model's server (not only a Steiner vertex). */
+#define IS_MODEL(x) (tix[x] >= 0 && tix[x] < nmod)
+
+/*
+ * KMB over term[0..k): the first nmod are models, the rest routers the
+ * tree may branch at (Steiner vertices: kept only where they join
+ * something). *weight: the pruned tree's, on the auxiliary graph. With
+ * parent (and order) the models' tree as terminal_kmb says, over the
+ * first nmod; without, the weight alone.
+ */
+static int kmb_tree(struct sched *s, const int *term, int k, int nmod,
+		    double demand, int *parent, int *order, double *weight)
 {
 	int n = s->n, ne = 0, cap = 0, nt = 0, err;
 	int *cpar = malloc((size_t)k * sizeof(*cpar));
@@ -205,7 +215,7 @@ int terminal_kmb(struct sched *s, const int *term, int k, double demand,
 		deg[e[i].u]++;
 		deg[e[i].v]++;
 	}
-	/* 4. leaves that are not terminals go, until none is left */
+	/* 4. leaves that are not models go, until none is left */
 	for (bool cut = true; cut;) {
 		cut = false;
 		for (int i = 0; i < ne; i++) {
@@ -213,9 +223,9 @@ int terminal_kmb(struct sched *s, const int *term, int k, double demand,
 
 			if (!keep[i])
 				continue;
-			if (deg[e[i].u] == 1 && tix[e[i].u] < 0)
+			if (deg[e[i].u] == 1 && !IS_MODEL(e[i].u))
 				leaf = e[i].u;
-			else if (deg[e[i].v] == 1 && tix[e[i].v] < 0)
+			else if (deg[e[i].v] == 1 && !IS_MODEL(e[i].v))
 				leaf = e[i].v;
 			if (leaf < 0)
 				continue;
@@ -225,6 +235,12 @@ int terminal_kmb(struct sched *s, const int *term, int k, double demand,
 			cut = true;
 		}
 	}
+	*weight = 0;
+	for (int i = 0; i < ne; i++)
+		if (keep[i])
+			*weight += e[i].w;
+	if (!parent)
+		goto out;
 	/*
 	 * 5. hung from term[0]: each terminal under the nearest one above.
 	 * Servers are never transit, so a terminal is a leaf at its router
@@ -237,20 +253,20 @@ int terminal_kmb(struct sched *s, const int *term, int k, double demand,
 	 */
 	for (int i = 0; i < n; i++)
 		at[i] = -1;
-	for (int i = k - 1; i >= 0; i--)
+	for (int i = nmod - 1; i >= 0; i--)
 		at[s->sc->nodes[term[i]].attach] = i;
 	parent[0] = -1;
 	order[nt++] = 0;
 	anc[term[0]] = 0;
 	queue[0] = term[0];
 	for (int qh = 0, qt = 1; qh < qt; qh++) {
-		int x = queue[qh], head = tix[x] >= 0 ? tix[x] : anc[x];
+		int x = queue[qh], head = IS_MODEL(x) ? tix[x] : anc[x];
 		const struct scn_node *nx = &s->sc->nodes[x];
 		int site = nx->kind == NODE_ROUTER ? x :
 			   nx->kind == NODE_ROADM ? nx->router : -1;
 		int h = site >= 0 ? at[site] : -1;
 
-		if (tix[x] < 0 && h >= 0 && anc[term[h]] == -2 &&
+		if (!IS_MODEL(x) && h >= 0 && anc[term[h]] == -2 &&
 		    s->sc->nodes[term[head]].attach != site) {
 			anc[term[h]] = head;
 			parent[h] = head;
@@ -267,14 +283,14 @@ int terminal_kmb(struct sched *s, const int *term, int k, double demand,
 			if (anc[y] != -2)
 				continue;
 			anc[y] = head;
-			if (tix[y] >= 0) {
+			if (IS_MODEL(y)) {
 				parent[tix[y]] = anc[y];
 				order[nt++] = tix[y];
 			}
 			queue[qt++] = y;
 		}
 	}
-	if (nt != k)
+	if (nt != nmod)
 		err = -ENOSPC;
 out:
 	free(cpar);
@@ -287,5 +303,70 @@ out:
 	free(at);
 	free(keep);
 	free(e);
+	return err;
+}
+
+#undef IS_MODEL
+
+int terminal_kmb(struct sched *s, const int *term, int k, double demand,
+		 int *parent, int *order)
+{
+	double w;
+
+	return kmb_tree(s, term, k, k, demand, parent, order, &w);
+}
+
+/* Most KMB trees one Steiner-vertex insertion search may weigh. */
+#define SVI_TRIES_MAX 4000
+
+int terminal_svi(struct sched *s, const int *term, int k, double demand,
+		 int *parent, int *order)
+{
+	const struct scenario *sc = s->sc;
+	int n = s->n, ns = 0, tries = 0, err;
+	int *t = malloc(((size_t)k + (size_t)n) * sizeof(*t));
+	bool *held = calloc((size_t)n, sizeof(*held));	/* router: a model */
+	double best, w;
+
+	if (!t || !held) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < k; i++) {
+		t[i] = term[i];
+		held[sc->nodes[term[i]].attach] = true;
+	}
+	err = kmb_tree(s, t, k, k, demand, NULL, NULL, &best);
+	/*
+	 * Routers without a model, each tried as one more vertex the tree
+	 * must reach (pruned again if it ends a leaf); kept where the tree
+	 * gets lighter, and the round repeated while one was kept.
+	 */
+	for (bool better = !err; better && tries < SVI_TRIES_MAX;) {
+		better = false;
+		for (int r = 0; r < n && !err && tries < SVI_TRIES_MAX; r++) {
+			if (sc->nodes[r].kind != NODE_ROUTER || held[r])
+				continue;
+			t[k + ns] = r;
+			tries++;
+			err = kmb_tree(s, t, k + ns + 1, k, demand, NULL, NULL,
+				       &w);
+			if (err == -ENOSPC) {
+				err = 0;	/* cut off: not a way */
+				continue;
+			}
+			if (!err && w < best - 1e-9 * fabs(best)) {
+				best = w;
+				held[r] = true;
+				ns++;
+				better = true;
+			}
+		}
+	}
+	if (!err)
+		err = kmb_tree(s, t, k + ns, k, demand, parent, order, &w);
+out:
+	free(t);
+	free(held);
 	return err;
 }

@@ -118,7 +118,7 @@ SET_B = [(n, m, t) for n, ms, ts in
          ((50, (63, 100), (9, 13, 25)), (75, (94, 150), (13, 19, 38)),
           (100, (125, 200), (17, 25, 50)))
          for m in ms for t in ts]
-SCHEDULERS = ("opt", "mst", "kmb", "tm")
+SCHEDULERS = ("opt", "mst", "kmb", "tm", "svi")
 
 
 def plan(twinlab, path, sched):

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "twin/experiment.h"
@@ -331,4 +332,40 @@ Test(experiment, a_heavier_load_adds_tasks_and_never_blocks_fewer)
 			     sched_list[s]->name);
 	}
 	scenario_free(base);
+}
+
+/*
+ * Steiner-vertex insertion pays: on random 24-ROADM networks with tasks
+ * of 8 local models, svi's tree weight is never above mst's or kmb's (it
+ * keeps theirs where they weigh less) nor below opt's, and is below
+ * both somewhere — where a router with no model joins the tree.
+ */
+Test(experiment, steiner_vertex_insertion_lightens_trees)
+{
+	struct experiment x;
+	struct scn_error err;
+	int lighter = 0;
+
+	cr_assert_eq(parse("name: g\nkind: gap\nbase: random\nroadms: 24\n"
+			   "schedulers: [mst]\nlocals: [8]\nseeds: [1]\n", &x,
+			   &err), 0, "%s", err.msg);
+	for (long seed = 1; seed <= 25; seed++) {
+		struct scenario *a, pt;
+		struct exp_gap o, m, k, v;
+
+		cr_assert_eq(experiment_random_base(24, seed, &a), 0);
+		cr_assert_eq(experiment_point(&x, a, 8, seed, 1, &pt), 0);
+		cr_assert_eq(experiment_gap_point(&pt, &sched_opt, &o), 0);
+		cr_assert_eq(experiment_gap_point(&pt, &sched_mst, &m), 0);
+		cr_assert_eq(experiment_gap_point(&pt, &sched_kmb, &k), 0);
+		cr_assert_eq(experiment_gap_point(&pt, &sched_svi, &v), 0);
+		cr_assert(!o.blocked && !m.blocked && !k.blocked && !v.blocked);
+		cr_expect_leq(v.weight, m.weight * (1 + 1e-12), "seed %ld", seed);
+		cr_expect_leq(v.weight, k.weight * (1 + 1e-12), "seed %ld", seed);
+		cr_expect_geq(v.weight, o.weight * (1 - 1e-9), "seed %ld", seed);
+		lighter += v.weight < fmin(m.weight, k.weight) * (1 - 1e-9);
+		experiment_point_release(&pt);
+		scenario_free(a);
+	}
+	cr_expect_gt(lighter, 0, "svi never lighter than both mst and kmb");
 }
