@@ -15,7 +15,12 @@
  * terminals need about 60,000.
  */
 #define OPT_MAX_COLS 200000
-/* Seconds opt may take for one task before it gives up. */
+/*
+ * Most routers of a network opt takes: its graph has a candidate edge per
+ * pair of them before pruning (about 180,000 pairs at most).
+ */
+#define OPT_ROUTERS_MAX 600
+/* Seconds opt may take for one task, all its programs, before it gives up. */
 #define OPT_TIME_LIMIT_S 120
 /* Most candidate lightpaths of the joint program (see the top). */
 #define OPT_JOINT_MAX 1000
@@ -66,7 +71,9 @@ static inline int arc_head(const struct ograph *g, int a)
 	return a & 1 ? g->e[a / 2].u : g->e[a / 2].v;
 }
 
+/* Seconds on CLOCK_MONOTONIC: what opt_solve's deadline counts in. */
+double opt_now_s(void);
 int opt_solve(const struct ograph *g, const bool *closed, const int *term,
-	      int nt, bool *bought[2], bool *reused);
+	      int nt, bool *bought[2], bool *reused, double deadline);
 
 #endif

@@ -69,7 +69,7 @@ static int col_r(const struct prog *p, int a)
 	return 1 + 2 * p->na + a;
 }
 
-static double now_s(void)
+double opt_now_s(void)
 {
 	struct timespec t;
 
@@ -484,7 +484,7 @@ static int load(struct prog *p, glp_prob *lp)
 /* Milliseconds left before the deadline, at least 1. */
 static int left_ms(const struct prog *p)
 {
-	double ms = (p->deadline - now_s()) * 1000;
+	double ms = (p->deadline - opt_now_s()) * 1000;
 
 	return ms < 1 ? 1 : ms > 1e9 ? 1000000000 : (int)ms;
 }
@@ -504,7 +504,7 @@ static int relax(struct prog *p, glp_prob *lp)
 	for (;;) {
 		int r, n;
 
-		if (now_s() >= p->deadline)
+		if (opt_now_s() >= p->deadline)
 			return -ETIMEDOUT;
 		smcp.tm_lim = left_ms(p);
 		r = glp_simplex(lp, &smcp);
@@ -530,15 +530,14 @@ static int relax(struct prog *p, glp_prob *lp)
 /*
  * Solve without the edges closed: bought[P][a] gets whether procedure P's
  * tree buys arc a, reused[a] whether the upload crosses arc a on the
- * broadcast's lightpath. 0, -ENOSPC if the servers are not connected,
- * -ETIMEDOUT, -ENOMEM, -EPROTO.
+ * broadcast's lightpath, by deadline (opt_now_s). 0, -ENOSPC if the
+ * servers are not connected, -ETIMEDOUT, -ENOMEM, -EPROTO.
  */
 int opt_solve(const struct ograph *g, const bool *closed, const int *term,
-	      int nt, bool *bought[2], bool *reused)
+	      int nt, bool *bought[2], bool *reused, double deadline)
 {
 	struct prog p = { .g = g, .closed = closed, .term = term, .nt = nt,
-			  .na = 2 * g->ne,
-			  .deadline = now_s() + OPT_TIME_LIMIT_S };
+			  .na = 2 * g->ne, .deadline = deadline };
 	glp_prob *lp = NULL;
 	glp_iocp parm;
 	int err = prog_init(&p), r;

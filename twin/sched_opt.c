@@ -851,27 +851,23 @@ out:
 	return err;
 }
 
-/* The program's size for the largest task of sc, before any is placed. */
+/*
+ * Whether opt takes sc at all, before any task is placed: its graph has
+ * a candidate edge per pair of routers before pruning (prune_dominated),
+ * so the routers are bounded; the program's own size is known, and
+ * bounded, only once a task's graph is pruned (opt_place).
+ */
 static int opt_fits(const struct scenario *sc, char *why, size_t n)
 {
-	long routers = 0, models = 0, cols;
+	long routers = 0;
 
 	for (int i = 0; i < sc->nnodes; i++)
 		routers += sc->nodes[i].kind == NODE_ROUTER;
-	for (int i = 0; i < sc->ntasks; i++)
-		if (sc->tasks[i].nlocals + 1 > models)
-			models = sc->tasks[i].nlocals + 1;
-	for (int i = 0; i < sc->nevents; i++)
-		if (sc->events[i].kind == SCN_EV_ARRIVE &&
-		    sc->events[i].task.nlocals + 1 > models)
-			models = sc->events[i].task.nlocals + 1;
-	cols = program_cols(routers * (routers - 1) / 2 + models);
-	if (cols <= OPT_MAX_COLS)
+	if (routers <= OPT_ROUTERS_MAX)
 		return 0;
 	snprintf(why, n,
-		 "opt solves integer programs of at most %d columns; '%s' "
-		 "(%ld routers, tasks of up to %ld models) needs %ld: use mst, "
-		 "kmb or tm", OPT_MAX_COLS, sc->name, routers, models, cols);
+		 "opt takes networks of at most %d routers; '%s' has %ld: use "
+		 "mst, kmb, tm or svi", OPT_ROUTERS_MAX, sc->name, routers);
 	return -E2BIG;
 }
 
@@ -919,7 +915,8 @@ static int light_joint(struct sched *s, struct task_plan *tp, int ti,
  * retried: lightpaths were left out before (for the message).
  */
 static int place_on(struct sched *s, struct task_plan *tp, int ti,
-		    const struct ograph *g, bool own, bool retried, int *full)
+		    const struct ograph *g, bool own, bool retried, int *full,
+		    double deadline)
 {
 	int nv = g->nv, na = 2 * g->ne, nt, n, err;
 	int *term = NULL, *in = NULL, *order = NULL, *lit = NULL,
@@ -947,7 +944,7 @@ static int place_on(struct sched *s, struct task_plan *tp, int ti,
 		int mark = net_mark(s->net), lit0 = tp->lit.n;
 
 		*full = -1;
-		err = opt_solve(g, closed, term, nt, bought, reused);
+		err = opt_solve(g, closed, term, nt, bought, reused, deadline);
 		if (err == -ENOSPC)
 			snprintf(tp->why, sizeof(tp->why),
 				 "the auxiliary graph does not connect the "
@@ -1000,6 +997,7 @@ static int opt_place(struct sched *s, struct task_plan *tp, int ti)
 	struct ograph g = { 0 };
 	struct oban *ban = NULL;
 	int nban = 0, full, err;
+	double deadline = opt_now_s() + OPT_TIME_LIMIT_S;
 
 	/* the joint program where the network is small enough for it */
 	err = build_graph(s, tp, true, NULL, 0, &g);
@@ -1007,7 +1005,7 @@ static int opt_place(struct sched *s, struct task_plan *tp, int ti)
 		err = -E2BIG;
 	if (!err) {
 		tp->program = "joint";
-		err = place_on(s, tp, ti, &g, false, false, &full);
+		err = place_on(s, tp, ti, &g, false, false, &full, deadline);
 		goto out;
 	}
 	tp->program = "runs";
@@ -1051,15 +1049,25 @@ static int opt_place(struct sched *s, struct task_plan *tp, int ti)
 		if (err)
 			break;
 		if (program_cols(g.ne) > OPT_MAX_COLS) {
+			/* the task, not the plan: it blocks, saying why */
 			snprintf(tp->why, sizeof(tp->why),
 				 "opt's program would have %ld columns, more "
-				 "than %d", program_cols(g.ne), OPT_MAX_COLS);
-			err = -E2BIG;
+				 "than %d: use mst, kmb, tm or svi",
+				 program_cols(g.ne), OPT_MAX_COLS);
+			err = -ENOSPC;
 			break;
 		}
-		err = place_on(s, tp, ti, &g, true, nban > 0, &full);
+		err = place_on(s, tp, ti, &g, true, nban > 0, &full,
+			       deadline);
 	}
 out:
+	if (err == -ETIMEDOUT) {
+		/* the task, not the plan: it blocks, saying why */
+		snprintf(tp->why, sizeof(tp->why),
+			 "opt found no proven optimum within %d s: use mst, "
+			 "kmb, tm or svi", OPT_TIME_LIMIT_S);
+		err = -ENOSPC;
+	}
 	ograph_release(&g);
 	for (int i = 0; i < nban; i++)
 		free(ban[i].fib);
