@@ -2117,7 +2117,14 @@ static long chain_run(const char *relay, struct plan **pp,
 	cr_assert_not_null(f);
 	fputs(y, f);
 	cr_assert_eq(fclose(f), 0);
-	run_faithful(yaml, "mst", 3, "auto:4");
+	/*
+	 * From 16: with another process keeping a core busy, the run found
+	 * N = 4 faithful while its relays, woken late, forwarded each chunk
+	 * behind time: the pipelined broadcast measured 13.3 ms against
+	 * 11.4 (the monitor does not yet judge a relay's lateness); at 16,
+	 * 11.7 ms.
+	 */
+	run_faithful(yaml, "mst", 3, "auto:16");
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
 	id = (long)q1(h, "SELECT max(id) FROM runs");
 	sqlite3_close(h);
