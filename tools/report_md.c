@@ -265,7 +265,7 @@ static void write_reading(const struct report *r, FILE *f)
 	if (off)
 		fputs("- Where measurement and prediction differ by more than "
 		      "10%: the twin models neither TCP dynamics nor headers, "
-		      "and takes aggregation as instantaneous (README, "
+		      "and takes aggregation as instantaneous (twin/README.md, "
 		      "Prediction). These are hypotheses for the gap, not "
 		      "tested here.\n", f);
 	for (int s = 0; s < r->nscheds; s++) {
@@ -334,7 +334,7 @@ static void write_runs_table(const struct report *r, FILE *f)
 	fputs("\nrounds: most completed by a task / asked for; checks held: "
 	      "completed task-rounds whose correctness check held; dilation: "
 	      "the emulation ran this many times slower than the scenario; "
-	      "fidelity: the monitor's verdict (README, Fidelity); model: the "
+	      "fidelity: the monitor's verdict (emu/README.md, Fidelity); model: the "
 	      "twin's model that predicted the run.\n", f);
 	if (r->nleft)
 		fprintf(f, "\n%d run%s did not complete and %s left out of "

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * An experiment file: a sweep over numbers of local models, seeds and
- * schedulers on one base topology (README, "Experiments"). Read with the
+ * schedulers on one base topology (tools/README.md, "Experiments and reports"). Read with the
  * scenario's machinery: bounded, strict numbers, errors at file:line:col.
  *
  *   name: poster-fig3                 names files: [A-Za-z0-9_.-]

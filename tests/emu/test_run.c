@@ -815,7 +815,7 @@ Test(run, a_transfer_is_measured_as_the_twin_predicts)
  * its fair share) the traffic takes 4 and leaves 6; at 8 it gets its
  * fair share, 5, and leaves 5: the broadcast takes 1.5 or 1.9 x as long.
  * The upload, the other way, is not slowed: within the fidelity target
- * for a single round (p95 of |error| <= 10 %, README "Benchmarks") of the
+ * for a single round (p95 of |error| <= 10 %, tests/README.md "Benchmarks") of the
  * twin's prediction, where the broadcast is 1.5-1.9 x as long (quiet:
  * 9.15-9.36 ms against 9.353; with another process keeping a core busy
  * 9.27-10.05 ms, up to 7.4 % over, which a 5 % bound failed once in
@@ -977,7 +977,7 @@ Test(run, a_cut_mid_round_is_waited_out_and_measured)
 	/*
 	 * The rounds after the repair as the twin predicts them without the
 	 * cut, within what fidelity allows a single round (p95 of |error|
-	 * <= 10 %, the targets in README "Benchmarks"): TCP leaves its
+	 * <= 10 %, the targets in tests/README.md "Benchmarks"): TCP leaves its
 	 * recovery with a smaller window, and with another process keeping
 	 * a core busy the two rounds after measured 6.8 % over (quiet:
 	 * 0.6-1.5 % under).
@@ -1482,7 +1482,7 @@ Test(run, a_cut_never_repaired_is_rescheduled_live)
 		    "live %.3f s", n, pred_before * 1e3, after * 1e3, nafter,
 		    pred_after * 1e3, live);
 	cr_assert(pred_after > pred_before + 0.004, "the long way is longer");
-	/* a single round's fidelity bound (README "Benchmarks") */
+	/* a single round's fidelity bound (tests/README.md "Benchmarks") */
 	cr_assert(fabs(after / pred_after - 1) <= 0.10,
 		  "after the move: %.3f ms measured, %.3f predicted",
 		  after * 1e3, pred_after * 1e3);
@@ -1632,7 +1632,7 @@ Test(run, tasks_that_arrive_and_leave_are_run_live)
 	sqlite3_close(h);
 	cr_log_info("t3: %.3f ms measured, %.3f predicted", m3 * 1e3,
 		    p3 * 1e3);
-	/* a single round's fidelity bound (README "Benchmarks") */
+	/* a single round's fidelity bound (tests/README.md "Benchmarks") */
 	cr_assert(fabs(m3 / p3 - 1) <= 0.10, "t3: %.3f ms, predicted %.3f",
 		  m3 * 1e3, p3 * 1e3);
 	nothing_left();
@@ -2060,7 +2060,7 @@ Test(run, trees_that_change_are_followed_live)
 		    "on them over %.3f s after it; rounds on them %.3f ms "
 		    "measured, %.3f predicted", live, first, m * 1e3,
 		    pm * 1e3);
-	/* a single round's fidelity bound (README "Benchmarks") */
+	/* a single round's fidelity bound (tests/README.md "Benchmarks") */
 	cr_assert(fabs(m / pm - 1) <= 0.10, "on the new trees: %.3f ms "
 		  "measured, %.3f predicted", m * 1e3, pm * 1e3);
 	nothing_left();
