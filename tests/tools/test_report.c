@@ -232,6 +232,18 @@ static void tmp_init(struct tmp *t)
 	snprintf(t->out, sizeof(t->out), "%s/out", t->dir);
 }
 
+/* Run `twinlab report` with args (exit 0 asserted); its report.md, owned. */
+static char *report_md(const char *const *args, const struct tmp *t)
+{
+	struct tl_run r = tl_run(args);
+	char path[256];
+
+	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
+	tl_run_free(&r);
+	snprintf(path, sizeof(path), "%s/report.md", t->out);
+	return slurp_path(path);
+}
+
 TestSuite(report, .timeout = 60);
 
 Test(report, synthetic_sweep)
@@ -315,9 +327,8 @@ Test(report, degraded_runs_are_kept_out)
 {
 	struct tmp t;
 	const char *a[] = { "report", t.db, "--out", t.out, NULL };
-	struct tl_run r;
 	sqlite3 *db;
-	char *md, path[256];
+	char *md;
 
 	tmp_init(&t);
 	make_db(t.db, true);
@@ -333,10 +344,7 @@ Test(report, degraded_runs_are_kept_out)
 		     " status, dilation, verdict) VALUES (100, 'synthetic-test',"
 		     " 'spff', 2, 1000, 'recalibrated', 1, 'degraded: x');");
 	sqlite3_close(db);
-	r = tl_run(a);
-	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
-	snprintf(path, sizeof(path), "%s/report.md", t.out);
-	md = slurp_path(path);
+	md = report_md(a, &t);
 	/* spff, 3 locals: only seed 2 (run 2, 5.5 ms) is measured */
 	cr_expect(strstr(md, "| fixed (spff) | 3 | 1 | 5.500 | 5.500 | 5.500 "
 			     "| 4.000 |"), "%s", md);
@@ -351,7 +359,6 @@ Test(report, degraded_runs_are_kept_out)
 		  md);
 	cr_expect(strstr(md, "1 run judged degraded"), "%s", md);
 	free(md);
-	tl_run_free(&r);
 	rm_rf(t.dir);
 }
 
@@ -364,9 +371,8 @@ Test(report, incomplete_runs_are_left_out)
 {
 	struct tmp t;
 	const char *a[] = { "report", t.db, "--out", t.out, NULL };
-	struct tl_run r;
 	sqlite3 *db;
-	char *md, path[256];
+	char *md;
 
 	tmp_init(&t);
 	make_db(t.db, true);
@@ -377,10 +383,7 @@ Test(report, incomplete_runs_are_left_out)
 		     " status) VALUES (101, 'synthetic-test', 'spff', 2, 1000,"
 		     " 'running');");
 	sqlite3_close(db);
-	r = tl_run(a);
-	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
-	snprintf(path, sizeof(path), "%s/report.md", t.out);
-	md = slurp_path(path);
+	md = report_md(a, &t);
 	cr_expect(strstr(md, "| fixed (spff) | 3 | 1 | 5.500 | 5.500 | 5.500 "
 			     "| 4.000 |"), "%s", md);
 	cr_expect(!strstr(md, "| 1 | synthetic-test |"), "%s", md);
@@ -389,7 +392,6 @@ Test(report, incomplete_runs_are_left_out)
 			     "this report: 1 aborted (run 1); 1 running (run "
 			     "101)."), "%s", md);
 	free(md);
-	tl_run_free(&r);
 	rm_rf(t.dir);
 }
 
@@ -423,9 +425,8 @@ Test(report, a_running_run_whose_process_is_gone_is_said_aborted)
 {
 	struct tmp t;
 	const char *a[] = { "report", t.db, "--out", t.out, NULL };
-	struct tl_run r;
 	sqlite3 *db;
-	char *md, path[256], sql[512];
+	char *md, sql[512];
 
 	tmp_init(&t);
 	make_db(t.db, true);
@@ -440,15 +441,11 @@ Test(report, a_running_run_whose_process_is_gone_is_said_aborted)
 		 (int)getpid(), (int)getpid(), self_start());
 	exec_sql(db, sql);
 	sqlite3_close(db);
-	r = tl_run(a);
-	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
-	snprintf(path, sizeof(path), "%s/report.md", t.out);
-	md = slurp_path(path);
+	md = report_md(a, &t);
 	cr_expect(strstr(md, "2 runs did not complete and are left out of "
 			     "this report: 1 aborted (its process is gone) "
 			     "(run 101); 1 running (run 102)."), "%s", md);
 	free(md);
-	tl_run_free(&r);
 	rm_rf(t.dir);
 }
 
@@ -461,7 +458,6 @@ Test(report, task_pictures_and_task_filter)
 	struct tmp t;
 	const char *a[] = { "report", t.db, "--out", t.out, "--task", "t1",
 			    NULL };
-	struct tl_run r;
 	sqlite3 *db;
 	char *md, path[256];
 
@@ -475,10 +471,7 @@ Test(report, task_pictures_and_task_filter)
 		     "INSERT INTO pictures SELECT id, 't1', 'digraph t1 { G ->"
 		     " L2 }' FROM runs;");
 	sqlite3_close(db);
-	r = tl_run(a);
-	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
-	snprintf(path, sizeof(path), "%s/report.md", t.out);
-	md = slurp_path(path);
+	md = report_md(a, &t);
 	cr_expect(strstr(md, "  - task t1: ") && !strstr(md, "  - task t0"),
 		  "%s", md);
 	snprintf(path, sizeof(path), "%s/plan-mst-run7-t1.dot", t.out);
@@ -490,7 +483,6 @@ Test(report, task_pictures_and_task_filter)
 		cr_expect_eq(access(path, F_OK), 0, "no %s", path);
 	}
 	free(md);
-	tl_run_free(&r);
 	rm_rf(t.dir);
 }
 
@@ -500,15 +492,11 @@ Test(report, runs_without_points)
 {
 	struct tmp t;
 	const char *a[] = { "report", t.db, "--out", t.out, NULL };
-	struct tl_run r;
-	char *md, path[256];
+	char *md;
 
 	tmp_init(&t);
 	make_db(t.db, false);
-	r = tl_run(a);
-	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
-	snprintf(path, sizeof(path), "%s/report.md", t.out);
-	md = slurp_path(path);
+	md = report_md(a, &t);
 	cr_expect(strstr(md, "No experiment points"), "%s", md);
 	/* spff runs 1-4: latencies 4.5, 5.5, 6.5, 7.5 ms, median 6 */
 	cr_expect(strstr(md, "| fixed (spff) | 4 | 6.000 | 4.500 | 7.500 "
@@ -520,7 +508,6 @@ Test(report, runs_without_points)
 	if (access("/usr/bin/gnuplot", X_OK) == 0)
 		cr_expect(exists(t.out, "fig-fidelity.png"));
 	free(md);
-	tl_run_free(&r);
 	rm_rf(t.dir);
 }
 
@@ -533,7 +520,6 @@ Test(report, subsets_side_by_side)
 {
 	struct tmp t;
 	const char *a[] = { "report", t.db, "--out", t.out, NULL };
-	struct tl_run r;
 	char *md, path[256], *sec;
 	sqlite3 *db;
 
@@ -546,10 +532,7 @@ Test(report, subsets_side_by_side)
 		     "UPDATE rounds SET accuracy = 0.25 WHERE run = 1;"
 		     "UPDATE rounds SET accuracy = 0.125 WHERE run = 3;");
 	sqlite3_close(db);
-	r = tl_run(a);
-	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
-	snprintf(path, sizeof(path), "%s/report.md", t.out);
-	md = slurp_path(path);
+	md = report_md(a, &t);
 	sec = strstr(md, "## Local-model subsets");
 	cr_assert_not_null(sec, "%s", md);
 	cr_expect(strstr(sec, "### ring, spff"), "%s", sec);
@@ -570,7 +553,6 @@ Test(report, subsets_side_by_side)
 	free(md);
 	cr_expect(exists(t.out, "fig-subsets-ring-spff-selected.dat"));
 	cr_expect(!exists(t.out, "fig-subsets-ring-spff-random.dat"));
-	tl_run_free(&r);
 	rm_rf(t.dir);
 }
 
@@ -618,7 +600,6 @@ Test(report, a_run_with_events_gets_its_timeline)
 {
 	struct tmp t;
 	const char *a[] = { "report", t.db, "--out", t.out, NULL };
-	struct tl_run r;
 	sqlite3 *db;
 	char *md, *dat, path[256];
 
@@ -641,10 +622,7 @@ Test(report, a_run_with_events_gets_its_timeline)
 		     " (1, 0.005, 'lp0:r1>r2', 5, 10),"
 		     " (1, 0.025, 'lp0:r1>r2', 10, 10);");
 	sqlite3_close(db);
-	r = tl_run(a);
-	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
-	snprintf(path, sizeof(path), "%s/report.md", t.out);
-	md = slurp_path(path);
+	md = report_md(a, &t);
 	cr_expect(strstr(md, "## Timelines"), "%s", md);
 	cr_expect(strstr(md, "### Run 1: synthetic-test, spff"), "%s", md);
 	cr_expect(strstr(md, "| 15.000 | traffic | s1 -> s2, 5 Gbit/s for 1 s "
@@ -667,7 +645,6 @@ Test(report, a_run_with_events_gets_its_timeline)
 	snprintf(path, sizeof(path), "%s/fig-timeline-run1.png", t.out);
 	if (access("/usr/bin/gnuplot", X_OK) == 0)
 		cr_expect_eq(access(path, F_OK), 0, "no %s", path);
-	tl_run_free(&r);
 	rm_rf(t.dir);
 }
 
@@ -726,9 +703,8 @@ Test(report, a_replaced_cut_is_measured_in_its_table)
 {
 	struct tmp t;
 	const char *a[] = { "report", t.db, "--out", t.out, NULL };
-	struct tl_run r;
 	sqlite3 *db;
-	char *md, path[256];
+	char *md;
 
 	tmp_init(&t);
 	make_db(t.db, true);
@@ -751,10 +727,7 @@ Test(report, a_replaced_cut_is_measured_in_its_table)
 		     " (1, 0.005, 'lp0:r1>r2', 5, 10),"
 		     " (1, 0.025, 'lp0:r1>r2', 10, 10);");
 	sqlite3_close(db);
-	r = tl_run(a);
-	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
-	snprintf(path, sizeof(path), "%s/report.md", t.out);
-	md = slurp_path(path);
+	md = report_md(a, &t);
 	cr_expect(strstr(md, "### Re-placement, measured"), "%s", md);
 	cr_expect(strstr(md, "| 1 | synthetic-test | spff | none | cut at "
 			     "1.000 ms | t0 | 9.0 | 25.0 | 1.5 / 1.5 | 2: "
@@ -762,7 +735,6 @@ Test(report, a_replaced_cut_is_measured_in_its_table)
 	cr_expect(strstr(md, "Rounds a cut fell in: 2, measured 4.000 ms"),
 		  "%s", md);
 	free(md);
-	tl_run_free(&r);
 	rm_rf(t.dir);
 }
 
@@ -777,9 +749,8 @@ Test(report, a_round_lost_to_new_trees_is_counted_in_the_cost)
 {
 	struct tmp t;
 	const char *a[] = { "report", t.db, "--out", t.out, NULL };
-	struct tl_run r;
 	sqlite3 *db;
-	char *md, path[256];
+	char *md;
 
 	tmp_init(&t);
 	make_db(t.db, true);
@@ -803,15 +774,11 @@ Test(report, a_round_lost_to_new_trees_is_counted_in_the_cost)
 		     " 'fibre A-B (40 km); moved t0', 't0', 0, 'full',"
 		     " 0.030, 0.043);");
 	sqlite3_close(db);
-	r = tl_run(a);
-	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
-	snprintf(path, sizeof(path), "%s/report.md", t.out);
-	md = slurp_path(path);
+	md = report_md(a, &t);
 	cr_expect(strstr(md, "| 1 | synthetic-test | spff | full | cut at "
 			     "21.000 ms | t0 | 9.0 | 22.0 | 21.5 / 21.5 | 1: "
 			     "3.000 / 1.500 |"), "%s", md);
 	free(md);
-	tl_run_free(&r);
 	rm_rf(t.dir);
 }
 
