@@ -7,6 +7,7 @@
  * has its own pipe that starts a round.
  */
 #include "fleet.h"
+#include "twin/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +21,6 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "emu/cgroup.h"
@@ -74,14 +74,6 @@ struct fleet {
 	struct ftask *t;
 	bool watch_gone;	/* the watched process ended */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 double fleet_cpu_share(const struct plan *p, int t, int m)
 {
@@ -523,7 +515,7 @@ static void collect(struct fleet *f, uint32_t kind, unsigned r,
 			{ .fd = f->o.watch ? f->o.watch_fd : -1,
 			  .events = POLLIN },
 		};
-		uint64_t now = now_ns();
+		uint64_t now = mono_ns();
 		bool waiting = false;
 		int ms;
 
@@ -759,7 +751,7 @@ int fleet_start(const struct plan *p, const struct addressing *a,
 		return e;
 	}
 	reset_round(f);
-	collect(f, WK_READY, 0, now_ns() + (uint64_t)(o->timeout_s * 1e9));
+	collect(f, WK_READY, 0, mono_ns() + (uint64_t)(o->timeout_s * 1e9));
 	*out = f;
 	return 0;
 }
@@ -787,7 +779,7 @@ static int task_start(struct fleet *f, const struct plan *q, int t,
 	/* the others have their last round's reports: it counts READY */
 	task_reset(ft);
 	ft->starting = true;
-	ft->start_by = now_ns() + (uint64_t)(f->o.timeout_s * 1e9);
+	ft->start_by = mono_ns() + (uint64_t)(f->o.timeout_s * 1e9);
 	return 0;
 }
 
@@ -803,7 +795,7 @@ int fleet_ready(struct fleet *f, char *err, size_t len)
 	/* all at once: their workers connect to each other meanwhile */
 	if (any)
 		collect(f, WK_READY, 0,
-			now_ns() + (uint64_t)(f->o.timeout_s * 1e9));
+			mono_ns() + (uint64_t)(f->o.timeout_s * 1e9));
 	for (int t = 0; t < f->p->ntasks; t++) {
 		struct ftask *ft = &f->t[t];
 
@@ -826,7 +818,7 @@ int fleet_admit(struct fleet *f, unsigned r, bool *joined)
 		take_report(f, WK_READY, 0);
 	if (child_exited())
 		reap(f, false, false);
-	now = now_ns();
+	now = mono_ns();
 	for (int t = 0; t < f->p->ntasks; t++) {
 		struct ftask *ft = &f->t[t];
 
@@ -976,7 +968,7 @@ static void check(const struct ftask *ft, struct fleet_task_round *res)
 int fleet_round(struct fleet *f, unsigned r, uint64_t at,
 		struct fleet_task_round *res)
 {
-	uint64_t now = now_ns();
+	uint64_t now = mono_ns();
 	/* too soon for the roots to be woken in time: the usual margin */
 	struct wk_go go = { .round = r,
 			    .t0 = at >= now + FLEET_GO_MARGIN_NS / 2 ? at :
@@ -1009,7 +1001,7 @@ int fleet_round(struct fleet *f, unsigned r, uint64_t at,
 			kill_task(f, t, "cannot start the round");
 	}
 	collect(f, WK_ROUND, r,
-		now_ns() + (uint64_t)(f->o.timeout_s * 1e9));
+		mono_ns() + (uint64_t)(f->o.timeout_s * 1e9));
 	for (int t = 0; t < f->p->ntasks; t++) {
 		struct ftask *ft = &f->t[t];
 		struct fleet_task_round *x = &res[t];

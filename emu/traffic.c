@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The traffic generator; see traffic.h. */
 #include "traffic.h"
+#include "twin/clock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -50,14 +51,6 @@ static void on_term(int sig)
 {
 	(void)sig;
 	tg_stopping = 1;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static struct sockaddr_in sin_of(uint32_t addr, uint16_t port)
@@ -138,7 +131,7 @@ static void drain(int fd, struct tg_count *c)
 static void receive_until(struct pollfd *pfd, int n, const int *rx,
 			  struct tg_count *count, uint64_t until)
 {
-	uint64_t t = now_ns(), wait = until > t ? until - t : 0;
+	uint64_t t = mono_ns(), wait = until > t ? until - t : 0;
 	struct timespec ts = { (time_t)(wait / 1000000000u),
 			       (long)(wait % 1000000000u) };
 
@@ -163,7 +156,7 @@ static int generate(const struct tg_flow *f, int n, const int *tx,
 		next[i] = t0 + (uint64_t)(fmax(f[i].start_s, 0) * 1e9);
 	}
 	while (!err && !tg_stopping) {
-		uint64_t t = now_ns(), wake = UINT64_MAX;
+		uint64_t t = mono_ns(), wake = UINT64_MAX;
 		bool left = false;
 
 		for (int i = 0; i < n; i++) {
@@ -193,7 +186,7 @@ static int generate(const struct tg_flow *f, int n, const int *tx,
 	 * then while it keeps coming */
 	for (int i = 0; i < n; i++)
 		last = fmax(last, f[i].stop_s + f[i].linger_s);
-	while (!err && !tg_stopping && now_ns() < t0 + (uint64_t)(last * 1e9))
+	while (!err && !tg_stopping && mono_ns() < t0 + (uint64_t)(last * 1e9))
 		receive_until(pfd, n, rx, count, t0 + (uint64_t)(last * 1e9));
 	for (int k = 0; k < 10 && !tg_stopping; k++) {
 		if (poll(pfd, (nfds_t)n, 20) <= 0)

@@ -7,6 +7,7 @@
  * is the scenario's (train_s x dilation) whatever this host's speed.
  */
 #include "worker.h"
+#include "twin/clock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -105,14 +106,6 @@ struct worker {
 	double own_weight;
 	struct xfer bin, uout, bout[WK_MAX_CHILDREN], uin[WK_MAX_CHILDREN];
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static const char *ip(uint32_t a, char *b)
 {
@@ -300,7 +293,7 @@ static int dial_end(struct dial *d, int err, uint64_t now)
  */
 static int tcp_connect_all(struct dial *d, int n, double timeout, int *bad)
 {
-	uint64_t end = now_ns() + (uint64_t)(timeout * 1e9);
+	uint64_t end = mono_ns() + (uint64_t)(timeout * 1e9);
 	struct pollfd p[WK_MAX_CHILDREN + 1];
 	int at[WK_MAX_CHILDREN + 1];
 
@@ -312,7 +305,7 @@ static int tcp_connect_all(struct dial *d, int n, double timeout, int *bad)
 		d[i].again = 0;
 	}
 	for (;;) {
-		uint64_t now = now_ns(), next = end;
+		uint64_t now = mono_ns(), next = end;
 		int np = 0, left = 0, err;
 
 		for (int i = 0; i < n; i++) {
@@ -346,7 +339,7 @@ static int tcp_connect_all(struct dial *d, int n, double timeout, int *bad)
 		err = poll(p, (nfds_t)np, (int)((next - now) / 1000000u) + 1);
 		if (err < 0 && errno != EINTR)
 			return -errno;
-		now = now_ns();
+		now = mono_ns();
 		for (int k = 0; k < np; k++) {
 			int i = at[k], so = 0;
 			socklen_t sl = sizeof(so);
@@ -898,7 +891,7 @@ static int on_model(struct worker *w, struct rstate *s)
 	int err;
 
 	s->have = true;
-	w->rep.t_start = now_ns();
+	w->rep.t_start = mono_ns();
 	/* forwarded as received, before the host's time goes into decoding
 	 * (pipelined, it is on its way already) */
 	if (!s->forwarding)
@@ -926,7 +919,7 @@ static int on_model(struct worker *w, struct rstate *s)
 	if (err)
 		return err;
 	w->train_round = s->r;
-	w->rep.t_train0 = now_ns();
+	w->rep.t_train0 = mono_ns();
 	s->training = true;
 	if (write(w->train_go, &one, sizeof(one)) != (ssize_t)sizeof(one))
 		return -errno;
@@ -938,7 +931,7 @@ static int up_step(struct worker *w, struct rstate *s)
 	int err = xfer_step(w, &w->uout, true);
 
 	if (!err && w->uout.done && !w->rep.t_up1) {
-		w->rep.t_up1 = now_ns();
+		w->rep.t_up1 = mono_ns();
 		w->rep.bytes_out += w->wire + sizeof(struct wk_hdr);
 	}
 	if (err)
@@ -966,7 +959,7 @@ static int relay_chunks(struct worker *w, struct rstate *s)
 		if (err)
 			return err;
 		s->forwarding = true;
-		w->rep.t_send = now_ns();
+		w->rep.t_send = mono_ns();
 		for (int i = 0; i < c->nbc; i++) {
 			xfer_send(w, &w->bout[i], s->r, w->bcast,
 				  w->bin.h.digest, 0, false);
@@ -1024,7 +1017,7 @@ static int stream_up(struct worker *w, struct rstate *s)
 		s->streaming = true;
 		w->rep.t_ready = s->deadline > w->rep.t_train1 ?
 					 s->deadline : w->rep.t_train1;
-		w->rep.t_up0 = now_ns();
+		w->rep.t_up0 = mono_ns();
 		xfer_send(w, &w->uout, s->r, w->payload, 0, total, true);
 		w->uout.avail = 0;
 	}
@@ -1086,7 +1079,7 @@ static int maybe_upload(struct worker *w, struct rstate *s)
 		}
 		w->rep.digest = fl_digest(w->payload, w->wire);
 	}
-	w->rep.t_up0 = now_ns();
+	w->rep.t_up0 = mono_ns();
 	xfer_send(w, &w->uout, s->r, w->payload, w->rep.digest,
 		  w->agg.weight, c->piped);
 	return up_step(w, s);
@@ -1122,7 +1115,7 @@ static int finish_root(struct worker *w, struct rstate *s)
 	 * host's arithmetic, which the twin does not time (as training is
 	 * the deadline's, not the host's).
 	 */
-	w->rep.t_end = now_ns();
+	w->rep.t_end = mono_ns();
 	err = aggregate(w, false);
 	w->rep.digest = fl_digest(w->payload, w->wire);
 	/* the new global model, as the next round will send it */
@@ -1197,7 +1190,7 @@ static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
 	if (tag == EV_TRAIN) {
 		if (read(w->train_done, &v, sizeof(v)) != (ssize_t)sizeof(v))
 			return 0;
-		w->rep.t_train1 = now_ns();
+		w->rep.t_train1 = mono_ns();
 		s->training = false;
 		s->trained = true;
 		if (w->trained < 0) {
@@ -1221,7 +1214,7 @@ static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
 		 * how late the host lets it act (schedstat's waiting time is
 		 * no measure: this kernel counts sleeps in it now and then).
 		 */
-		now = now_ns();
+		now = mono_ns();
 		w->rep.late_ns = now > s->deadline ? now - s->deadline : 0;
 		s->due = true;
 		return maybe_upload(w, s);
@@ -1237,7 +1230,7 @@ static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
 		if (!err && !x->done && c->piped && c->model)
 			return maybe_upload(w, s);
 		if (!err && x->done) {
-			w->rep.t_child[i] = now_ns();
+			w->rep.t_child[i] = mono_ns();
 			err = xfer_check(w, x, s->r, c->up_in[i].peer, s->why,
 					 sizeof(s->why));
 			if (err)

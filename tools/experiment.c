@@ -10,6 +10,7 @@
  * The experiment file is read by the twin (twin/experiment.h).
  */
 #include "twinlab.h"
+#include "twin/clock.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -21,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -66,14 +66,6 @@ static int write_point(const struct experiment *x, const struct scenario *sc,
 	if (err)
 		errno = -err;
 	return err;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* ---- a sweep in the twin alone (--twin-only) ----------------------------- */
@@ -360,10 +352,10 @@ static int run_blocking(const struct experiment *x, const struct scenario *sc,
 static int gap_point(const struct scenario *pt, const struct sched_ops *ops,
 		     struct exp_gap *g, double *seconds)
 {
-	double t = now_s();
+	double t = mono_s();
 	int e = experiment_gap_point(pt, ops, g);
 
-	*seconds = now_s() - t;
+	*seconds = mono_s() - t;
 	return e;
 }
 
@@ -526,7 +518,7 @@ static int64_t sweep_point(struct sweep *w, struct session_opts *so,
 			   const char *what)
 {
 	struct session_result sr;
-	double t1 = now_s(), left;
+	double t1 = mono_s(), left;
 	int prc;
 	char nn[48] = "";
 
@@ -547,11 +539,11 @@ static int64_t sweep_point(struct sweep *w, struct session_opts *so,
 	/* auto: the next point calibrates from here */
 	if (sr.run > 0 && sr.dilation >= 1 && w->auto_n)
 		w->n = sr.dilation;
-	left = (now_s() - w->t0) / w->done * (w->total - w->done);
+	left = (mono_s() - w->t0) / w->done * (w->total - w->done);
 	printf("[%d/%d] %s: %s%s%s%s in %.1f s; about %.0f s left\n", w->done,
 	       w->total, what, prc == 0 ? "ok" : stop_sig ? "interrupted" :
 	       sr.status ? sr.status : "FAILED (see the log)", nn,
-	       sr.verdict[0] ? ", " : "", sr.verdict, now_s() - t1, left);
+	       sr.verdict[0] ? ", " : "", sr.verdict, mono_s() - t1, left);
 	fflush(stdout);
 	return sr.run;
 }
@@ -790,7 +782,7 @@ int cmd_experiment(int argc, char **argv)
 		goto out;
 	}
 	w = (struct sweep){ .log = logf, .n = n, .auto_n = auto_n,
-			    .t0 = now_s() };
+			    .t0 = mono_s() };
 	on_stop_signals(on_signal);
 	if (x.kind == EXP_DYNAMICS) {
 		w.total = x.nsched * x.npolicies;
@@ -866,7 +858,7 @@ int cmd_experiment(int argc, char **argv)
 	}
 	printf("experiment %s: %d points in %.0f s, %d with failures; "
 	       "results in %s ('twinlab report %s' makes the figures)\n",
-	       x.name, w.total, now_s() - w.t0, w.failed, db, db);
+	       x.name, w.total, mono_s() - w.t0, w.failed, db, db);
 	rc = w.failed ? 1 : 0;
 out:
 	if (logf)

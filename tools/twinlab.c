@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 const char *prog = "twinlab";
@@ -163,14 +162,6 @@ struct scenario *load_scenario(const char *path)
 	if (!sc)
 		print_scn_error(stderr, &err);
 	return sc;
-}
-
-uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 void set_rounds(struct scenario *sc, unsigned r)

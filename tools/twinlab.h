@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include "twin/clock.h"
 #include "twin/scenario.h"
 
 /* Exit statuses: 0 success, 1 failure, 2 bad usage or bad scenario. */
@@ -67,9 +68,6 @@ void print_scn_error(FILE *f, const struct scn_error *e);
  * asks for), so the twin's timeline counts the rounds the run plays.
  */
 void set_rounds(struct scenario *sc, unsigned r);
-
-/* mono_ns - CLOCK_MONOTONIC now, in nanoseconds. */
-uint64_t mono_ns(void);
 
 /*
  * open_output - path opened for writing ("w"), if it is a regular file or

@@ -71,8 +71,7 @@ static inline int arc_head(const struct ograph *g, int a)
 	return a & 1 ? g->e[a / 2].u : g->e[a / 2].v;
 }
 
-/* Seconds on CLOCK_MONOTONIC: what opt_solve's deadline counts in. */
-double opt_now_s(void);
+/* deadline: in mono_s() seconds (clock.h). */
 int opt_solve(const struct ograph *g, const bool *closed, const int *term,
 	      int nt, bool *bought[2], bool *reused, double deadline);
 

@@ -27,13 +27,13 @@
  * receive (x(in(v)) >= x(a) for each arc a out of v).
  */
 #include "opt_impl.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <glpk.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* A row is added when the relaxation violates it by more than this. */
 #define CUT_EPS 1e-4
@@ -45,7 +45,7 @@ struct prog {
 	const bool *closed;
 	const int *term;
 	int nt, na, ncols;
-	double deadline;	/* CLOCK_MONOTONIC seconds */
+	double deadline;	/* mono_s() seconds */
 	int err;		/* from inside GLPK's callback */
 	bool *is_term;		/* per vertex */
 	/* the open arcs out of and into each vertex (CSR) */
@@ -67,14 +67,6 @@ static int col_x(const struct prog *p, int P, int a)
 static int col_r(const struct prog *p, int a)
 {
 	return 1 + 2 * p->na + a;
-}
-
-double opt_now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 /*
@@ -484,7 +476,7 @@ static int load(struct prog *p, glp_prob *lp)
 /* Milliseconds left before the deadline, at least 1. */
 static int left_ms(const struct prog *p)
 {
-	double ms = (p->deadline - opt_now_s()) * 1000;
+	double ms = (p->deadline - mono_s()) * 1000;
 
 	return ms < 1 ? 1 : ms > 1e9 ? 1000000000 : (int)ms;
 }
@@ -504,7 +496,7 @@ static int relax(struct prog *p, glp_prob *lp)
 	for (;;) {
 		int r, n;
 
-		if (opt_now_s() >= p->deadline)
+		if (mono_s() >= p->deadline)
 			return -ETIMEDOUT;
 		smcp.tm_lim = left_ms(p);
 		r = glp_simplex(lp, &smcp);
@@ -530,7 +522,7 @@ static int relax(struct prog *p, glp_prob *lp)
 /*
  * Solve without the edges closed: bought[P][a] gets whether procedure P's
  * tree buys arc a, reused[a] whether the upload crosses arc a on the
- * broadcast's lightpath, by deadline (opt_now_s). 0, -ENOSPC if the
+ * broadcast's lightpath, by deadline (mono_s). 0, -ENOSPC if the
  * servers are not connected, -ETIMEDOUT, -ENOMEM, -EPROTO.
  */
 int opt_solve(const struct ograph *g, const bool *closed, const int *term,

@@ -43,6 +43,7 @@
  * task (task_plan.program).
  */
 #include "opt_impl.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <glpk.h>
@@ -997,7 +998,7 @@ static int opt_place(struct sched *s, struct task_plan *tp, int ti)
 	struct ograph g = { 0 };
 	struct oban *ban = NULL;
 	int nban = 0, full, err;
-	double deadline = opt_now_s() + OPT_TIME_LIMIT_S;
+	double deadline = mono_s() + OPT_TIME_LIMIT_S;
 
 	/* the joint program where the network is small enough for it */
 	err = build_graph(s, tp, true, NULL, 0, &g);
