@@ -386,6 +386,59 @@ static int prog_init(struct prog *p)
 	return no == p->ostart[nv] && ni == p->istart[nv] ? 0 : -EPROTO;
 }
 
+/*
+ * The joint program's rows: a wavelength on a fibre carries one new
+ * lightpath at most. The open new edges are bucketed by (fibre,
+ * wavelength) first, so each row is written from its own edges. 0 or
+ * -ENOMEM.
+ */
+static int wavelength_rows(struct prog *p, glp_prob *lp)
+{
+	const struct ograph *g = p->g;
+	long nkeys = (long)g->nfibres * g->nlambda, npairs = 0;
+	int *start = calloc((size_t)nkeys + 2, sizeof(*start)), *edge;
+
+	if (!start)
+		return -ENOMEM;
+	for (int e = 0; e < g->ne; e++)
+		if (g->e[e].kind == OE_NEW && !p->closed[e])
+			for (int i = 0; i < g->e[e].nfib; i++) {
+				start[(long)g->e[e].fib[i] * g->nlambda +
+				      g->e[e].lambda + 2]++;
+				npairs++;
+			}
+	edge = malloc(((size_t)npairs + 1) * sizeof(*edge));
+	if (!edge) {
+		free(start);
+		return -ENOMEM;
+	}
+	for (long k = 2; k <= nkeys + 1; k++)
+		start[k] += start[k - 1];
+	/* start[k + 1]: where key k's edges go next; then where they end */
+	for (int e = 0; e < g->ne; e++)
+		if (g->e[e].kind == OE_NEW && !p->closed[e])
+			for (int i = 0; i < g->e[e].nfib; i++)
+				edge[start[(long)g->e[e].fib[i] * g->nlambda +
+					   g->e[e].lambda + 1]++] = e;
+	for (long k = 0; k < nkeys; k++) {
+		int n = 0;
+
+		for (int j = start[k]; j < start[k + 1]; j++)
+			for (int P = 0; P < 2; P++)
+				for (int d = 0; d < 2; d++)
+					if (usable(p, P, 2 * edge[j] + d)) {
+						p->ind[++n] =
+							col_x(p, P, 2 * edge[j] + d);
+						p->val[n] = 1;
+					}
+		if (n > 1)
+			add_row(lp, p, n, GLP_UP, 0, 1);
+	}
+	free(edge);
+	free(start);
+	return 0;
+}
+
 /* The columns and the rows written up front (see the top). */
 static int load(struct prog *p, glp_prob *lp)
 {
@@ -447,30 +500,7 @@ static int load(struct prog *p, glp_prob *lp)
 	}
 	if (!g->joint)
 		return 0;
-	/* a wavelength on a fibre carries one new lightpath at most */
-	for (int f = 0; f < g->nfibres; f++)
-		for (int l = 0; l < g->nlambda; l++) {
-			n = 0;
-			for (int e = 0; e < g->ne; e++) {
-				const struct oedge *x = &g->e[e];
-				bool on = false;
-
-				if (x->kind != OE_NEW || x->lambda != l ||
-				    p->closed[e])
-					continue;
-				for (int i = 0; i < x->nfib && !on; i++)
-					on = x->fib[i] == f;
-				for (int P = 0; P < 2 && on; P++)
-					for (int d = 0; d < 2; d++)
-						if (usable(p, P, 2 * e + d)) {
-							p->ind[++n] = col_x(p, P, 2 * e + d);
-							p->val[n] = 1;
-						}
-			}
-			if (n > 1)
-				add_row(lp, p, n, GLP_UP, 0, 1);
-		}
-	return 0;
+	return wavelength_rows(p, lp);
 }
 
 /* Milliseconds left before the deadline, at least 1. */
