@@ -155,6 +155,7 @@ static struct json_object *task_json(const struct plan *p,
 		if (isfinite(tp->star_sum_s))
 			J(!add(o, "star_rounds_sum_s",
 			       json_object_new_double(tp->star_sum_s)));
+		J(!add(o, "reshaped", json_object_new_boolean(tp->reshaped)));
 	}
 	if (p->predicted) {
 		J(!add(o, "round_s", json_object_new_double(tp->round_s)));
@@ -280,6 +281,22 @@ struct json_object *plan_json(const struct plan *p)
 		       json_object_new_double(p->mean_round_s)));
 	if (p->predicted)
 		J(!add(sum, "predictor", json_object_new_string(p->predictor)));
+	if (p->polish.evals) {
+		const struct plan_polish *po = &p->polish;
+		struct json_object *x = json_object_new_object();
+
+		J(x);
+		if (add(sum, "polish", x))
+			goto fail;
+		J(!add(x, "plans_predicted", json_object_new_int(po->evals)));
+		J(!add(x, "greedy_rounds_sum_s",
+		       json_object_new_double(po->greedy_s)));
+		J(!add(x, "all_star_rounds_sum_s",
+		       json_object_new_double(po->stars_s)));
+		J(!add(x, "all_star_blocked",
+		       json_object_new_int(po->stars_blocked)));
+		J(!add(x, "rounds_sum_s", json_object_new_double(po->final_s)));
+	}
 	for (int l = 0; l < p->net->nlp; l++)
 		J(!push(lps, lightpath_json(p, l)));
 	for (int l = 0; p->predicted && l < plan_nlinks(p); l++) {
@@ -705,10 +722,24 @@ static void plan_shapes(const struct plan *p, FILE *f)
 		   "(the first, while the tasks placed have at most %d "
 		   "transfers), %d sent as a star:\n", checked, p->ntasks,
 		SCHED_STAR_CHECK_TRANSFERS, stars);
+	if (p->polish.evals)
+		fprintf(f, "then the whole plan judged a shape at a time (%d "
+			   "plans predicted), rounds summed: %.4f ms as placed, "
+			   "%.4f ms with every task a star%s, %.4f ms polished"
+			   "%s\n", p->polish.evals, p->polish.greedy_s * 1e3,
+			p->polish.stars_s * 1e3,
+			p->polish.stars_blocked > p->blocked ?
+				" (blocking more)" : "",
+			p->polish.final_s * 1e3,
+			stars ? "; the stars:" : "");
 	for (int i = 0; i < p->ntasks; i++) {
 		const struct task_plan *tp = &p->tasks[i];
 
-		if (!tp->shape || strcmp(tp->shape, "star"))
+		if (tp->reshaped)
+			fprintf(f, "  %-12s %s: the whole plan's rounds end "
+				   "sooner (or send fewer bytes within the "
+				   "margin) so\n", tp->task->name, tp->shape);
+		if (!tp->shape || strcmp(tp->shape, "star") || tp->reshaped)
 			continue;
 		if (isfinite(tp->tree_sum_s))
 			fprintf(f, "  %-12s rounds placed so far, summed: "

@@ -70,6 +70,8 @@ struct task_plan {
 	double tree_sum_s, star_sum_s;	/* with shape: the predicted rounds
 				 * of the tasks placed so far, summed, with
 				 * the tree and with the star */
+	bool reshaped;		/* mst's polish gave it the other shape
+				 * than the greedy check did */
 	/* prediction, seconds */
 	double bcast_s, compute_s, upload_s, round_s;
 };
@@ -96,6 +98,15 @@ struct fibre_down {
 	double on_s, off_s;	/* from the round's start; off inf: no repair */
 };
 
+/* What mst's polish did (twin/sched_mst.c); evals 0: it did not run. */
+struct plan_polish {
+	int evals;		/* plans placed and predicted */
+	double greedy_s;	/* rounds summed: as the greedy check left it, */
+	double stars_s;		/* with every task a star, */
+	double final_s;		/* and as polished */
+	int stars_blocked;	/* tasks the all-star plan blocks */
+};
+
 struct plan {
 	const struct scenario *sc;
 	const char *scheduler;
@@ -107,6 +118,7 @@ struct plan {
 	long wavelength_links;
 	double bytes_links;
 	double mean_round_s;		/* over scheduled tasks */
+	struct plan_polish polish;
 	bool predicted;
 	const char *predictor;		/* "fluid" or "packet" once predicted */
 	/* predicted bytes per round on each directed IP link, see plan_link */

@@ -1098,10 +1098,10 @@ static const struct task_plan *kept(const struct scenario *sc, int i,
 	return old && !old->blocked && still_whole(sc, prev, old) ? old : NULL;
 }
 
-struct plan *sched_plan_keep(const struct scenario *sc,
-			     const struct sched_ops *ops,
-			     const struct plan *prev, const bool *replan,
-			     bool *moved)
+struct plan *sched_plan_forced(const struct scenario *sc,
+			       const struct sched_ops *ops,
+			       const struct plan *prev, const bool *replan,
+			       bool *moved, const char *force)
 {
 	struct plan *p = plan_new(sc, ops->name);
 	struct sched s;
@@ -1121,6 +1121,7 @@ struct plan *sched_plan_keep(const struct scenario *sc,
 	err = sched_init(&s, p);
 	if (err)
 		goto fail;
+	s.force = force;
 	/*
 	 * The tasks that keep their placement first, exactly as they had it:
 	 * they held those resources together before, and since then
@@ -1193,6 +1194,25 @@ fail:
 	plan_free(p);
 	errno = -err;
 	return NULL;
+}
+
+struct plan *sched_plan_keep(const struct scenario *sc,
+			     const struct sched_ops *ops,
+			     const struct plan *prev, const bool *replan,
+			     bool *moved)
+{
+	struct plan *p = sched_plan_forced(sc, ops, prev, replan, moved, NULL);
+	int err;
+
+	if (!p || !ops->polish)
+		return p;
+	err = ops->polish(sc, prev, replan, &p);
+	if (err) {
+		plan_free(p);
+		errno = -err;
+		return NULL;
+	}
+	return p;
 }
 
 struct plan *sched_plan(const struct scenario *sc, const struct sched_ops *ops)

@@ -31,6 +31,13 @@ struct sched_ops {
 	/* Whether it can plan sc at all (NULL: always): 0, or -E2BIG with
 	 * why saying what is too large. */
 	int (*fits)(const struct scenario *sc, char *why, size_t n);
+	/*
+	 * After every task is placed (NULL: nothing): may replace *p with a
+	 * better plan of the same tasks (sched_plan_forced), freeing the old
+	 * one. 0 or -errno (*p is then still a valid plan).
+	 */
+	int (*polish)(const struct scenario *sc, const struct plan *prev,
+		      const bool *replan, struct plan **p);
 };
 
 /*
@@ -38,6 +45,14 @@ struct sched_ops {
  * placed have at most this many transfers (twin/sched_mst.c).
  */
 #define SCHED_STAR_CHECK_TRANSFERS 1000
+
+/*
+ * mst's polish trades time for bytes only while the plan's rounds stay
+ * this fraction under those of every task a star (twin/sched_mst.c): the
+ * twin's mst/spff ratios agree with the emulation's to 0.015 on the
+ * poster testbed's sweep.
+ */
+#define SCHED_POLISH_MARGIN 0.02
 
 extern const struct sched_ops sched_spff, sched_mst, sched_kmb, sched_tm,
 	sched_svi, sched_opt;

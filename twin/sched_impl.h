@@ -114,9 +114,25 @@ struct sched {
 	 * branches (sched_lit_once). NULL: nowhere.
 	 */
 	bool *split;
+	/*
+	 * Per task: 0, or the shape mst places without comparing ('t' its
+	 * trees, 's' a star), as its polish asks (sched_plan_forced). NULL:
+	 * none forced.
+	 */
+	const char *force;
 };
 
 int sched_init(struct sched *s, struct plan *p) __attribute__((warn_unused_result));
+
+/*
+ * sched_plan_forced - sched_plan_keep with force (see struct sched) given
+ * to ops->place, and no polish. A plan or NULL with errno set.
+ */
+struct plan *sched_plan_forced(const struct scenario *sc,
+			       const struct sched_ops *ops,
+			       const struct plan *prev, const bool *replan,
+			       bool *moved, const char *force)
+	__attribute__((warn_unused_result));
 void sched_release(struct sched *s);
 
 /*

@@ -293,6 +293,19 @@ static int mst_place(struct sched *s, struct task_plan *tp, int ti)
 	enum shape best = SH_TREE;
 	char why[sizeof(tp->why)] = "";
 
+	if (s->force && s->force[ti]) {
+		/* the polish's choice; the other shape if it cannot be had */
+		best = s->force[ti] == 's' ? SH_STAR : SH_TREE;
+		err = shape_place(s, tp, ti, best);
+		if (err == -ENOSPC) {
+			unplace_since(s, tp, mark, lit);
+			best = best == SH_STAR ? SH_TREE : SH_STAR;
+			err = shape_place(s, tp, ti, best);
+		}
+		if (!err)
+			tp->shape = shape_name[best];
+		return err;
+	}
 	if (!s->sc->never_slower ||
 	    placed_transfers(s->plan, ti) > SCHED_STAR_CHECK_TRANSFERS)
 		return tree_place(s, tp, ti);
@@ -325,6 +338,189 @@ static int mst_place(struct sched *s, struct task_plan *tp, int ti)
 		tp->tree_sum_s = sum[SH_TREE];
 		tp->star_sum_s = sum[SH_STAR];
 	}
+	return err;
+}
+
+/*
+ * The polish (sched_ops.polish): mst's greedy check judges each task on
+ * the tasks before it, and a tree that pays then can slow the tasks
+ * placed after it (the poster testbed's mixed sizes: 2 % slower than
+ * spff, pipelined, beta 2, stretch 1.1). So once every task is placed,
+ * the whole plan is judged, a shape at a time:
+ *
+ *  1. each task in turn takes the other shape, kept where the plan's
+ *     rounds, summed, end sooner (one pass);
+ *  2. the plan with every task a star (spff's, but for a task whose star
+ *     cannot be placed) is predicted; where it ends sooner, it is kept
+ *     and step 1 runs on it — so the plan is never slower than that one;
+ *  3. with the time left under the stars' (a margin of
+ *     SCHED_POLISH_MARGIN of their rounds), each star in turn becomes a
+ *     tree, kept where that sends fewer bytes and the rounds stay in it.
+ *
+ * A plan that blocks fewer tasks is always worth more. Each step places
+ * and predicts the whole plan again, so it runs only while the plan has
+ * at most SCHED_STAR_CHECK_TRANSFERS transfers, and not on a plan made
+ * as the network changes (sched_plan_keep's prev: a timeline of many
+ * epochs), where the greedy check stands alone.
+ */
+struct worth {
+	int blocked;
+	double sum_s, bytes;
+};
+
+static int plan_worth(struct plan *p, struct worth *w)
+{
+	int err = predict_round(p);
+
+	w->blocked = p->blocked;
+	w->bytes = p->bytes_links;
+	w->sum_s = 0;
+	for (int i = 0; !err && i < p->ntasks; i++)
+		if (!p->tasks[i].blocked)
+			w->sum_s += p->tasks[i].round_s;
+	plan_prediction_forget(p);
+	return err;
+}
+
+/*
+ * Whether a is worth more than b: with cap NAN, when its rounds end
+ * sooner; else when it sends fewer bytes and its rounds stay within cap.
+ */
+static bool worth_more(const struct worth *a, const struct worth *b,
+		       double cap, double bytes_cap)
+{
+	if (a->blocked != b->blocked)
+		return a->blocked < b->blocked;
+	if (isnan(cap))
+		return a->sum_s < b->sum_s * (1 - 1e-9) && a->bytes <= bytes_cap;
+	return a->sum_s <= cap && a->bytes < b->bytes * (1 - 1e-9);
+}
+
+/* The plan with these shapes, and its worth. 0 or -errno. */
+static int forced(const struct scenario *sc, const bool *replan,
+		  const char *force, struct plan **out, struct worth *w)
+{
+	int err;
+
+	*out = sched_plan_forced(sc, &sched_mst, NULL, replan, NULL, force);
+	if (!*out)
+		return -errno;
+	err = plan_worth(*out, w);
+	if (err) {
+		plan_free(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
+/*
+ * One pass of flips over the tasks (with a cap, only stars become trees),
+ * each kept where it is worth more; *best and *w follow. 0 or -errno.
+ */
+static int flips(const struct scenario *sc, const bool *replan, char *force,
+		 double cap, double bytes_cap, struct plan **best,
+		 struct worth *w, int *evals)
+{
+	for (int i = 0; i < (*best)->ntasks; i++) {
+		struct plan *q;
+		struct worth wq;
+		int err;
+
+		if (!force[i] || (!isnan(cap) && force[i] != 's'))
+			continue;
+		force[i] = force[i] == 's' ? 't' : 's';
+		err = forced(sc, replan, force, &q, &wq);
+		if (err)
+			return err;
+		++*evals;
+		if (worth_more(&wq, w, cap, bytes_cap)) {
+			plan_free(*best);
+			*best = q;
+			*w = wq;
+			continue;
+		}
+		plan_free(q);
+		force[i] = force[i] == 's' ? 't' : 's';
+	}
+	return 0;
+}
+
+static int mst_polish(const struct scenario *sc, const struct plan *prev,
+		      const bool *replan, struct plan **p)
+{
+	struct plan *greedy = *p, *best = NULL, *stars = NULL;
+	struct worth wg, wb, ws;
+	char *force = NULL, *allstar = NULL;
+	long transfers = 0;
+	int n = greedy->ntasks, err, evals = 0;
+
+	if (!sc->never_slower || prev)
+		return 0;
+	for (int i = 0; i < n; i++)
+		transfers += 2L * (greedy->tasks[i].nmodels - 1);
+	if (transfers > SCHED_STAR_CHECK_TRANSFERS)
+		return 0;
+	force = calloc((size_t)n + 1, 1);
+	allstar = calloc((size_t)n + 1, 1);
+	if (!force || !allstar) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *sh = greedy->tasks[i].shape;
+
+		force[i] = !sh ? 0 : !strcmp(sh, "star") ? 's' : 't';
+		allstar[i] = force[i] ? 's' : 0;
+	}
+	/* the greedy plan made again with its shapes, and its worth */
+	err = forced(sc, replan, force, &best, &wb);
+	if (err)
+		goto out;
+	wg = wb;
+	evals++;
+	err = flips(sc, replan, force, NAN, INFINITY, &best, &wb, &evals);
+	if (err)
+		goto out;
+	err = forced(sc, replan, allstar, &stars, &ws);
+	if (err)
+		goto out;
+	evals++;
+	if (worth_more(&ws, &wb, NAN, INFINITY)) {
+		plan_free(best);
+		best = stars;
+		stars = NULL;
+		wb = ws;
+		memcpy(force, allstar, (size_t)n);
+		err = flips(sc, replan, force, NAN, INFINITY, &best, &wb,
+			    &evals);
+		if (err)
+			goto out;
+	}
+	err = flips(sc, replan, force,
+		    fmax(wb.sum_s, (1 - SCHED_POLISH_MARGIN) * ws.sum_s),
+		    INFINITY, &best, &wb, &evals);
+	if (err)
+		goto out;
+	for (int i = 0; i < n; i++) {
+		struct task_plan *tp = &best->tasks[i];
+		const struct task_plan *g = &greedy->tasks[i];
+
+		tp->tree_sum_s = g->tree_sum_s;
+		tp->star_sum_s = g->star_sum_s;
+		tp->reshaped = tp->shape && g->shape && strcmp(tp->shape, g->shape);
+	}
+	best->polish = (struct plan_polish){
+		.evals = evals, .greedy_s = wg.sum_s, .stars_s = ws.sum_s,
+		.final_s = wb.sum_s, .stars_blocked = ws.blocked,
+	};
+	plan_free(greedy);
+	*p = best;
+	best = NULL;
+out:
+	plan_free(best);
+	plan_free(stars);
+	free(force);
+	free(allstar);
 	return err;
 }
 
@@ -437,4 +633,5 @@ const struct sched_ops sched_mst = {
 	.role = "flexible",
 	.baseline = false,
 	.place = mst_place,
+	.polish = mst_polish,
 };

@@ -667,6 +667,7 @@ Test(sched_props, mst_not_worse_than_spff_on_shipped_scenarios)
 		struct scenario *sc = scenario_load(g.gl_pathv[i], &err);
 		struct plan *ps, *pm;
 		double bs = 0, bm = 0;
+		long ws = 0, wm = 0;
 
 		cr_assert_not_null(sc, "%s:%d: %s", g.gl_pathv[i], err.line,
 				   err.msg);
@@ -680,11 +681,15 @@ Test(sched_props, mst_not_worse_than_spff_on_shipped_scenarios)
 			if (!ps->tasks[t].blocked && !pm->tasks[t].blocked) {
 				bs += ps->tasks[t].bytes_links;
 				bm += pm->tasks[t].bytes_links;
+				ws += ps->tasks[t].wavelength_links;
+				wm += pm->tasks[t].wavelength_links;
 			}
 		cr_assert_leq(bm, bs, "%s: mst %g > spff %g byte-links",
 			      g.gl_pathv[i], bm, bs);
-		cr_assert_leq(pm->wavelength_links, ps->wavelength_links, "%s",
-			      g.gl_pathv[i]);
+		/* nobel-germany: mst also places the task spff blocks, and
+		 * lights 380 wavelength-links to spff's 375 for it */
+		cr_assert_leq(wm, ws, "%s: mst %ld > spff %ld wavelength-links",
+			      g.gl_pathv[i], wm, ws);
 		plan_free(ps);
 		plan_free(pm);
 		scenario_free(sc);
