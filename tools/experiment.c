@@ -703,6 +703,9 @@ int cmd_experiment(int argc, char **argv)
 	sc = load_scenario(x.base);
 	if (!sc)
 		return EXIT_USAGE;
+	/* the base's default, as if its tasks sent what the sweep's do */
+	if (x.bpp == 1 && !sc->relay_line)
+		sc->relay = SCN_RELAY_STORE;
 	if (x.kind == EXP_DYNAMICS) {
 		if (sc->nevents) {
 			p_err("%s: a dynamics experiment's events are those of "

@@ -86,9 +86,11 @@ struct scenario *load_scenario(const char *path);
 /*
  * refuse_relay - whether sc pipelines its relays where the emulation
  * cannot: predicted by predict, the packet model (which does not model
- * pipelined relays), or with a task of int8 parameters (one scale for the
- * whole model: an aggregator cannot send its mean chunk by chunk). If so,
- * says so on f at the setting.
+ * pipelined relays; refused here where the file says pipelined and a task
+ * could relay, else by the predictor once a plan does relay), or with a
+ * task of int8 parameters (one scale for the whole model: an aggregator
+ * cannot send its mean chunk by chunk). If so, says so on f at the
+ * setting, or at the file where pipelined is the default.
  */
 bool refuse_relay(const struct scenario *sc, const char *path, FILE *f,
 		  predict_fn predict);

@@ -47,7 +47,8 @@ const char *predict_strerror(int err)
 		       "that is never repaired)";
 	if (err == EOPNOTSUPP)
 		return "the packet predictor models relays that store and "
-		       "forward whole models only ('relay: store'): use the "
+		       "forward whole models only: add 'relay: store' to the "
+		       "scenario (pipelined is the default), or use the "
 		       "fluid predictor";
 	if (err == E2BIG)
 		return "more background traffic than the packet predictor "
@@ -578,13 +579,27 @@ static int bounded(const struct plan *p)
 	return work > PKT_SEG_HOPS_MAX ? -EFBIG : 0;
 }
 
+/* Whether a model of p relays or aggregates for another (has a child). */
+static bool relays(const struct plan *p)
+{
+	for (int t = 0; t < p->ntasks; t++) {
+		const struct task_plan *tp = &p->tasks[t];
+
+		for (int m = 1; !tp->blocked && m < tp->nmodels; m++)
+			if (tp->bcast.parent[m] > 0 || tp->up.parent[m] > 0)
+				return true;
+	}
+	return false;
+}
+
 int predict_round_packets(struct plan *p)
 {
 	struct pround *one, *sum;
 	int err, done = 0, phases = 1;
 	double mean = 0;
 
-	if (p->sc->relay != SCN_RELAY_STORE)
+	/* pipelining changes nothing where nothing relays (stars) */
+	if (p->sc->relay != SCN_RELAY_STORE && relays(p))
 		return -EOPNOTSUPP;
 	/* link_bytes, validation, the plan's shape, background traffic
 	 * routed: the fluid pass */

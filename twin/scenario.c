@@ -806,14 +806,14 @@ static int load_top(struct ctx *c, yaml_node_t *root)
 			sc->wavelength_gbps);
 		return -EINVAL;
 	}
-	sc->relay = SCN_RELAY_STORE;
+	sc->relay = SCN_RELAY_PIPELINED;
 	if (seen[T_RELAY]) {
 		sc->relay_line = (int)any[T_RELAY]->start_mark.line + 1;
 		sc->relay_col = (int)any[T_RELAY]->start_mark.column + 1;
 	}
-	if (seen[T_RELAY] && !strcmp(r.relay, "pipelined")) {
-		sc->relay = SCN_RELAY_PIPELINED;
-	} else if (seen[T_RELAY] && strcmp(r.relay, "store")) {
+	if (seen[T_RELAY] && !strcmp(r.relay, "store")) {
+		sc->relay = SCN_RELAY_STORE;
+	} else if (seen[T_RELAY] && strcmp(r.relay, "pipelined")) {
 		yf_err(&c->y, any[T_RELAY], "'relay' must be 'store' or "
 			"'pipelined', got '%s'", r.relay);
 		return -EINVAL;
@@ -827,7 +827,7 @@ static int load_top(struct ctx *c, yaml_node_t *root)
 			"true or false, got '%s'", r.never_slower);
 		return -EINVAL;
 	}
-	sc->weights = (struct scn_weights){ 1.0, 0.1, 0.1, 0.05,
+	sc->weights = (struct scn_weights){ 1.0, SCN_BETA, 0.1, 0.05,
 					    SCN_STRETCH };
 	if (any[T_WEIGHTS]) {
 		bool wseen[NFIELDS(weight_fields)];
@@ -879,8 +879,26 @@ static int load_top(struct ctx *c, yaml_node_t *root)
 		if (err)
 			return err;
 	}
-	if (any[T_EVENTS])
-		return scn_load_events(c, any[T_EVENTS]);
+	if (any[T_EVENTS]) {
+		err = scn_load_events(c, any[T_EVENTS]);
+		if (err)
+			return err;
+	}
+	/*
+	 * Pipelined by default, but an aggregator cannot stream a mean of
+	 * int8 parameters, whose one scale it knows only at the end: a file
+	 * with such a task relays that store unless it says otherwise.
+	 */
+	for (int i = 0; !seen[T_RELAY] && i < sc->ntasks + sc->nevents; i++) {
+		const struct scn_event *e = i < sc->ntasks ? NULL :
+					    &sc->events[i - sc->ntasks];
+
+		if (e && e->kind != SCN_EV_ARRIVE)
+			continue;
+		if ((e ? e->task.bytes_per_parameter :
+			 sc->tasks[i].bytes_per_parameter) == 1)
+			sc->relay = SCN_RELAY_STORE;
+	}
 	return 0;
 }
 

@@ -118,8 +118,14 @@ struct scn_event {
 	int line, col;
 };
 
-/* mst's default bound on a model's arrival, against a direct path's. */
-#define SCN_STRETCH 0
+/*
+ * mst's default bound on a model's arrival, against a direct path's, and
+ * weight per millisecond of propagation: with pipelined relays these keep
+ * trees as fast as stars on long-haul networks (scenarios/README.md,
+ * "Defaults, and why").
+ */
+#define SCN_STRETCH 1.1
+#define SCN_BETA 2.0
 
 /* MST weight coefficients; see scenarios/README.md "Scheduler weights". */
 struct scn_weights {
@@ -163,7 +169,8 @@ struct scenario {
 	double reconfig_s;	/* setting up or taking down a lightpath
 				 * (ROADM switching, path set-up) */
 	struct scn_weights weights;
-	enum scn_relay relay;
+	enum scn_relay relay;	/* default pipelined, or store where a task
+				 * of the file sends int8 parameters */
 	int relay_line, relay_col;	/* where the file said so, or 0 */
 	double chunk_bytes;	/* physical bytes of one chunk (pipelined) */
 	bool never_slower;	/* mst compares its trees with a star

@@ -361,7 +361,7 @@ Test(cli, doctor_json)
 
 /*
  * Pipelined relays: planned by the fluid model, refused by the packet
- * model; run takes them, but not with --predictor packet, nor with a task
+ * model (by default only a plan that relays); run takes them, but not with --predictor packet, nor with a task
  * of int8 parameters (an aggregator cannot stream a mean whose one scale
  * it knows only at the end): refused at the setting, nothing made.
  */
@@ -371,6 +371,11 @@ Test(cli, pipelined_relays_are_planned_and_refused_where_they_cannot_run)
 	char db[64], want[200], text[16384];
 	const char *plan[] = { "plan", sc, NULL };
 	const char *pkt[] = { "plan", sc, "--predictor", "packet", NULL };
+	const char *pkt_default[] = { "plan", "scenarios/poster-testbed.yaml",
+				      "--predictor", "packet", NULL };
+	const char *pkt_spff[] = { "plan", "scenarios/poster-testbed.yaml",
+				   "--predictor", "packet", "--scheduler",
+				   "spff", NULL };
 	const char *run_pkt[] = { "run", sc, "--predictor", "packet", "--db",
 				  db, "--prefix", "tqpipe", NULL };
 	const char *run_i8[] = { "run", i8, "--db", db, "--prefix", "tqpipe",
@@ -404,6 +409,16 @@ Test(cli, pipelined_relays_are_planned_and_refused_where_they_cannot_run)
 	cr_assert_neq(tl_code(&r), 0);
 	cr_assert(strstr(r.err, "relays that store and forward whole models "
 				"only"), "%s", r.err);
+	tl_run_free(&r);
+	/* pipelined by default: mst's trees relay, spff's stars do not */
+	r = tl_run(pkt_default);
+	cr_assert_eq(tl_code(&r), 1, "%s", r.err);
+	cr_assert(strstr(r.err, "add 'relay: store' to the scenario "
+				"(pipelined is the default)"), "%s", r.err);
+	tl_run_free(&r);
+	r = tl_run(pkt_spff);
+	cr_assert_eq(tl_code(&r), 0, "%s", r.err);
+	cr_assert(strstr(r.out, "(packet model)"), "%s", r.out);
 	tl_run_free(&r);
 	if (geteuid() == 0) {
 		snprintf(db, sizeof(db), "%s.db", sc);

@@ -84,7 +84,7 @@ Test(predict, one_local)
  */
 Test(predict, shared_access_link)
 {
-	static const char y[] = HEAD "servers:\n" SRV("g", "rA")
+	static const char y[] = HEAD "relay: store\nservers:\n" SRV("g", "rA")
 		SRV("l1", "rB") SRV("l2", "rB") TASK("[l1, l2]");
 	struct scenario *sc;
 	struct plan *p = predicted(y, &sched_spff, &sc);
@@ -234,7 +234,8 @@ Test(predict, pipelined_stars_unchanged)
  */
 Test(predict, never_slower_takes_the_star)
 {
-	static const char head[] = HEAD "never_slower: %s\nservers:\n"
+	static const char head[] = HEAD "never_slower: %s\nrelay: store\n"
+		"weights: {stretch: 0}\nservers:\n"
 		SRV("g", "rA")
 		"  - {name: l1, router: rB, access_gbps: 1, cpu: 1, "
 		"memory_mib: 1}\n"
@@ -273,20 +274,28 @@ Test(predict, never_slower_takes_the_star)
 }
 
 /*
- * The poster testbed as shipped, with never_slower, relays storing or
- * pipelined: mst's predicted mean round is below spff's, on well under
- * its bytes x fibres (measured: 15.12 and 15.29 ms against 15.34, 0.53
- * and 0.51 of spff's byte-links), and not every task is a star.
+ * The poster testbed as shipped, with never_slower: mst's predicted mean
+ * round is below spff's, on well under its bytes x fibres, and not every
+ * task is a star — with the defaults (pipelined relays, beta 2, stretch
+ * 1.1; measured 15.26 ms against 15.34, 0.65 of spff's byte-links), and
+ * with the weights of old, relays storing (15.02 ms, 0.54).
  */
+struct testbed_case {
+	enum scn_relay relay;
+	double beta, stretch, bytes_max;
+};
+
 ParameterizedTestParameters(predict, never_slower_beats_spff_on_the_testbed)
 {
-	static enum scn_relay relay[] = { SCN_RELAY_STORE,
-					  SCN_RELAY_PIPELINED };
+	static struct testbed_case c[] = {
+		{ SCN_RELAY_PIPELINED, SCN_BETA, SCN_STRETCH, 0.7 },
+		{ SCN_RELAY_STORE, 0.1, 0, 0.6 },
+	};
 
-	return cr_make_param_array(enum scn_relay, relay, 2);
+	return cr_make_param_array(struct testbed_case, c, 2);
 }
 
-ParameterizedTest(enum scn_relay *relay, predict,
+ParameterizedTest(struct testbed_case *c, predict,
 		  never_slower_beats_spff_on_the_testbed)
 {
 	struct scn_error err;
@@ -296,7 +305,9 @@ ParameterizedTest(enum scn_relay *relay, predict,
 	int stars = 0;
 
 	cr_assert_not_null(sc, "%s", err.msg);
-	sc->relay = *relay;
+	sc->relay = c->relay;
+	sc->weights.beta = c->beta;
+	sc->weights.stretch = c->stretch;
 	sc->never_slower = true;
 	fixed = sched_plan(sc, &sched_spff);
 	flex = sched_plan(sc, &sched_mst);
@@ -308,7 +319,7 @@ ParameterizedTest(enum scn_relay *relay, predict,
 		stars += !strcmp(flex->tasks[t].shape, "star");
 	}
 	cr_expect_lt(flex->mean_round_s, fixed->mean_round_s);
-	cr_expect_leq(flex->bytes_links, 0.6 * fixed->bytes_links);
+	cr_expect_leq(flex->bytes_links, c->bytes_max * fixed->bytes_links);
 	cr_expect_lt(stars, flex->ntasks, "not every task a star");
 	cr_log_info("mst %.3f ms (%d stars), spff %.3f ms; bytes x fibres "
 		    "%.3f of spff's", flex->mean_round_s * 1e3, stars,
@@ -321,7 +332,8 @@ ParameterizedTest(enum scn_relay *relay, predict,
 
 /*
  * mst's polish on the poster testbed with pipelined relays, beta 2 and
- * stretch 1.1: the greedy check leaves the plan slower than every task a
+ * stretch 1.1 (the defaults, set here so that the case stays): the greedy
+ * check leaves the plan slower than every task a
  * star (469.8 against 460.3 ms summed), the whole-plan flips end below
  * both (457.9), and so below spff's mean; the plan handed back is the
  * one the polish predicted.
@@ -369,9 +381,10 @@ Test(predict, polish_ends_below_the_greedy_plan_and_every_star)
 }
 
 /*
- * On every shipped scenario, both relays: the polish never ends slower
- * than the greedy plan, nor than every task a star where that blocks no
- * fewer tasks.
+ * On every shipped scenario, both relays: the polish ends slower than the
+ * greedy plan only to send fewer bytes, and then at most at the margin
+ * under every task a star; it never blocks more than every task a star,
+ * and never ends slower than that where it blocks as many.
  */
 Test(predict, polish_never_ends_slower_on_shipped_scenarios)
 {
@@ -393,11 +406,19 @@ Test(predict, polish_never_ends_slower_on_shipped_scenarios)
 			cr_assert_not_null(p);
 			po = &p->polish;
 			cr_expect_gt(po->evals, 0, "%s", g.gl_pathv[i]);
-			cr_expect_leq(po->final_s, po->greedy_s, "%s %d",
+			/* past the greedy plan only to send fewer bytes, and
+			 * then not past the margin under every star */
+			cr_expect_leq(po->final_s,
+				      fmax(po->greedy_s, (1 - SCHED_POLISH_MARGIN) *
+							 po->stars_s) *
+					      (1 + 1e-12),
+				      "%s %d", g.gl_pathv[i], k);
+			if (po->stars_blocked == p->blocked)
+				cr_expect_leq(po->final_s, po->stars_s,
+					      "%s %d: %g > %g", g.gl_pathv[i],
+					      k, po->final_s, po->stars_s);
+			cr_expect_leq(p->blocked, po->stars_blocked, "%s %d",
 				      g.gl_pathv[i], k);
-			if (po->stars_blocked >= p->blocked)
-				cr_expect_leq(po->final_s, po->stars_s, "%s %d",
-					      g.gl_pathv[i], k);
 			plan_free(p);
 			scenario_free(sc);
 		}

@@ -542,6 +542,37 @@ static int node(const struct scenario *sc, const char *name)
 	return i;
 }
 
+/*
+ * Relays pipeline by default, but store where a task of the file sends
+ * int8 parameters (one scale for the whole model, known at the end); a
+ * file that says pipelined keeps it (run refuses it there, at the line).
+ */
+Test(scenario, int8_tasks_relay_by_storing_unless_told)
+{
+	static const char i8[] = NET L_TASKS_HEAD L_TNAME L_TGLOBAL L_TLOCALS
+		L_TPARAMS "    bytes_per_parameter: 1\n" L_TWORK;
+	struct scenario *sc = parse_ok(i8);
+
+	cr_expect_eq(sc->relay, SCN_RELAY_STORE);
+	cr_expect_eq(sc->relay_line, 0);
+	scenario_free(sc);
+	sc = parse_ok("relay: pipelined\n" BASE);
+	cr_expect_eq(sc->relay, SCN_RELAY_PIPELINED);
+	cr_expect_eq(sc->relay_line, 1);
+	scenario_free(sc);
+	{
+		char y[2048];
+
+		snprintf(y, sizeof(y), "relay: pipelined\n%s", i8);
+		sc = parse_ok(y);
+		cr_expect_eq(sc->relay, SCN_RELAY_PIPELINED);
+		scenario_free(sc);
+	}
+	sc = parse_ok("relay: store\n" BASE);
+	cr_expect_eq(sc->relay, SCN_RELAY_STORE);
+	scenario_free(sc);
+}
+
 Test(scenario, base_and_defaults)
 {
 	struct scenario *sc = parse_ok(BASE);
@@ -559,12 +590,13 @@ Test(scenario, base_and_defaults)
 	cr_expect_float_eq(sc->wavelength_gbps, 100, 1e-12);
 	cr_expect_float_eq(sc->demand_gbps, 10, 1e-12);
 	cr_expect_float_eq(sc->weights.alpha, 1.0, 1e-12);
-	cr_expect_float_eq(sc->weights.beta, 0.1, 1e-12);
+	cr_expect_float_eq(sc->weights.beta, 2, 1e-12);
 	cr_expect_float_eq(sc->weights.reuse, 0.1, 1e-12);
 	cr_expect_float_eq(sc->weights.adddrop, 0.05, 1e-12);
-	cr_expect_eq(sc->relay, SCN_RELAY_STORE);
+	cr_expect_eq(sc->relay, SCN_RELAY_PIPELINED);
+	cr_expect_eq(sc->relay_line, 0);
 	cr_expect(sc->never_slower);
-	cr_expect_eq(sc->weights.stretch, 0);
+	cr_expect_float_eq(sc->weights.stretch, 1.1, 1e-12);
 	cr_expect_float_eq(sc->chunk_bytes, SCN_CHUNK_KB * 1e3, 1e-9);
 
 	cr_expect_eq(sc->nodes[a].kind, NODE_ROADM);

@@ -39,9 +39,10 @@ static struct plan *plan_of(const struct scenario *sc,
  * 300 km); first fit gives A-C wavelength 1 since A-B's 0 is taken.
  * MST: the chain A-B-C-D (1.149 per ring step vs 1.2225 for D-A).
  */
-/* never_slower off: these check mst's own trees */
+/* never_slower off, no stretch and beta 0.1 as worked by hand: these
+ * check mst's own trees */
 static const char ring4[] =
-	"name: ring4\nnever_slower: false\n"
+	"name: ring4\nnever_slower: false\nweights: {beta: 0.1, stretch: 0}\n"
 	"wavelength_gbps: 100\nwavelengths: 4\ndemand_gbps: 10\n"
 	"roadms: [A, B, C, D]\n"
 	"fibres:\n"
@@ -862,7 +863,8 @@ Test(sched, the_ops_table_names_one_baseline)
  * from G, whose transfers then each cross A-H: a heavier tree here.
  */
 static const char hub[] =
-	"name: hub\nnever_slower: false\nwavelength_gbps: 100\nwavelengths: 4\ndemand_gbps: 10\n"
+	"name: hub\nnever_slower: false\nweights: {beta: 0.1, stretch: 0}\n"
+	"wavelength_gbps: 100\nwavelengths: 4\ndemand_gbps: 10\n"
 	"roadms: [A, H, B, C]\n"
 	"fibres: [{a: A, b: H, km: 300}, {a: H, b: B, km: 100},"
 	" {a: H, b: C, km: 120}]\n"
