@@ -125,6 +125,16 @@ static double quantile(const struct gapr *g, double q)
 	return g->n ? g->gap[k < 0 ? 0 : k] : NAN;
 }
 
+/*
+ * A gap in per cent as the table shows it (one decimal): a heuristic's
+ * weight can come out a rounding error under opt's, which is no gap, not
+ * "-0.0 %".
+ */
+static double shown(double gap)
+{
+	return fabs(gap) < 5e-4 ? 0 : 100 * gap;
+}
+
 static double mean(const struct gapr *g)
 {
 	double s = 0;
@@ -213,9 +223,9 @@ static void figure(struct report *r, FILE *md, int f0, int f1)
 				fputs(" blocked |", md);
 			else
 				fprintf(md, " %.1f / %.1f / %.1f %%, %d of %d "
-					    "|", 100 * mean(g),
-					100 * quantile(g, 0.95),
-					100 * g->gap[g->n - 1], g->optimal,
+					    "|", shown(mean(g)),
+					shown(quantile(g, 0.95)),
+					shown(g->gap[g->n - 1]), g->optimal,
 					g->n);
 		}
 	}

@@ -514,13 +514,15 @@ int experiment_gap_point(const struct scenario *pt,
 			 const struct sched_ops *ops, struct exp_gap *out)
 {
 	/*
-	 * The trees as each scheduler builds them: the gap is their weight,
-	 * so mst does not trade its tree for a faster star here.
+	 * The trees as each scheduler builds them for their weight: the gap
+	 * is that weight, so mst trades its tree neither for a faster star
+	 * nor, bounding its depth (stretch), for a shallower tree here.
 	 */
 	struct scenario trees = *pt;
 	struct plan *p;
 
 	trees.never_slower = false;
+	trees.weights.stretch = 0;
 	p = sched_plan(&trees, ops);
 
 	memset(out, 0, sizeof(*out));

@@ -344,8 +344,8 @@ static int mst_place(struct sched *s, struct task_plan *tp, int ti)
 /*
  * The polish (sched_ops.polish): mst's greedy check judges each task on
  * the tasks before it, and a tree that pays then can slow the tasks
- * placed after it (the poster testbed's mixed sizes: 2 % slower than
- * spff, pipelined, beta 2, stretch 1.1). So once every task is placed,
+ * placed after it (the poster testbed with the defaults: 2 % slower than
+ * spff, greedy alone). So once every task is placed,
  * the whole plan is judged, a shape at a time:
  *
  *  1. each task in turn takes the other shape, kept where the plan's
@@ -387,22 +387,22 @@ static int plan_worth(struct plan *p, struct worth *w)
  * sooner; else when it sends fewer bytes and its rounds stay within cap.
  */
 static bool worth_more(const struct worth *a, const struct worth *b,
-		       double cap, double bytes_cap)
+		       double cap)
 {
 	if (a->blocked != b->blocked)
 		return a->blocked < b->blocked;
 	if (isnan(cap))
-		return a->sum_s < b->sum_s * (1 - 1e-9) && a->bytes <= bytes_cap;
+		return a->sum_s < b->sum_s * (1 - 1e-9);
 	return a->sum_s <= cap && a->bytes < b->bytes * (1 - 1e-9);
 }
 
 /* The plan with these shapes, and its worth. 0 or -errno. */
-static int forced(const struct scenario *sc, const bool *replan,
-		  const char *force, struct plan **out, struct worth *w)
+static int forced(const struct scenario *sc, const char *force,
+		  struct plan **out, struct worth *w)
 {
 	int err;
 
-	*out = sched_plan_forced(sc, &sched_mst, NULL, replan, NULL, force);
+	*out = sched_plan_forced(sc, &sched_mst, NULL, NULL, NULL, force);
 	if (!*out)
 		return -errno;
 	err = plan_worth(*out, w);
@@ -417,9 +417,8 @@ static int forced(const struct scenario *sc, const bool *replan,
  * One pass of flips over the tasks (with a cap, only stars become trees),
  * each kept where it is worth more; *best and *w follow. 0 or -errno.
  */
-static int flips(const struct scenario *sc, const bool *replan, char *force,
-		 double cap, double bytes_cap, struct plan **best,
-		 struct worth *w, int *evals)
+static int flips(const struct scenario *sc, char *force, double cap,
+		 struct plan **best, struct worth *w, int *evals)
 {
 	for (int i = 0; i < (*best)->ntasks; i++) {
 		struct plan *q;
@@ -429,11 +428,11 @@ static int flips(const struct scenario *sc, const bool *replan, char *force,
 		if (!force[i] || (!isnan(cap) && force[i] != 's'))
 			continue;
 		force[i] = force[i] == 's' ? 't' : 's';
-		err = forced(sc, replan, force, &q, &wq);
+		err = forced(sc, force, &q, &wq);
 		if (err)
 			return err;
 		++*evals;
-		if (worth_more(&wq, w, cap, bytes_cap)) {
+		if (worth_more(&wq, w, cap)) {
 			plan_free(*best);
 			*best = q;
 			*w = wq;
@@ -454,6 +453,7 @@ static int mst_polish(const struct scenario *sc, const struct plan *prev,
 	long transfers = 0;
 	int n = greedy->ntasks, err, evals = 0;
 
+	(void)replan;	/* what to place anew after prev: there is none */
 	if (!sc->never_slower || prev)
 		return 0;
 	for (int i = 0; i < n; i++)
@@ -473,32 +473,31 @@ static int mst_polish(const struct scenario *sc, const struct plan *prev,
 		allstar[i] = force[i] ? 's' : 0;
 	}
 	/* the greedy plan made again with its shapes, and its worth */
-	err = forced(sc, replan, force, &best, &wb);
+	err = forced(sc, force, &best, &wb);
 	if (err)
 		goto out;
 	wg = wb;
 	evals++;
-	err = flips(sc, replan, force, NAN, INFINITY, &best, &wb, &evals);
+	err = flips(sc, force, NAN, &best, &wb, &evals);
 	if (err)
 		goto out;
-	err = forced(sc, replan, allstar, &stars, &ws);
+	err = forced(sc, allstar, &stars, &ws);
 	if (err)
 		goto out;
 	evals++;
-	if (worth_more(&ws, &wb, NAN, INFINITY)) {
+	if (worth_more(&ws, &wb, NAN)) {
 		plan_free(best);
 		best = stars;
 		stars = NULL;
 		wb = ws;
 		memcpy(force, allstar, (size_t)n);
-		err = flips(sc, replan, force, NAN, INFINITY, &best, &wb,
-			    &evals);
+		err = flips(sc, force, NAN, &best, &wb, &evals);
 		if (err)
 			goto out;
 	}
-	err = flips(sc, replan, force,
+	err = flips(sc, force,
 		    fmax(wb.sum_s, (1 - SCHED_POLISH_MARGIN) * ws.sum_s),
-		    INFINITY, &best, &wb, &evals);
+		    &best, &wb, &evals);
 	if (err)
 		goto out;
 	for (int i = 0; i < n; i++) {

@@ -21,7 +21,9 @@
  *   - 1,000 tasks "t<i>", arrival i: a global model and 15 local models on
  *     16 distinct servers drawn uniformly; 1e6 parameters x 4 bytes,
  *     work_core_s 0.01, one round, demand 1 Gbit/s.
- *   - MST weights at their defaults {1.0, 0.1, 0.1, 0.05}.
+ *   - MST weights {1.0, 0.1, 0.1, 0.05}, no stretch bound, never_slower
+ *     off (the defaults before pipelined relays): the tree search and its
+ *     routing alone, what networkx's Steiner tree is measured against.
  *
  * Each (N, scheduler) case runs in its own child process, pinned to CPU 0,
  * so the peak RSS that wait4() returns belongs to that case alone. The
