@@ -41,7 +41,7 @@ int counters_open(const struct plan *p, const struct lpset *set,
 {
 	struct counter *c = calloc((size_t)plan_nlinks(p) + 1, sizeof(*c));
 	struct nscache *nc = calloc((size_t)p->sc->nnodes + 1, sizeof(*nc));
-	int k = 0, m = 0;
+	int k = 0, m = 0, err;
 
 	*out = c;
 	*cache = nc;
@@ -66,8 +66,9 @@ int counters_open(const struct plan *p, const struct lpset *set,
 			*ncache = ++m;
 		}
 		x->nl = nc[j].nl;
-		if (netns_enter(x->ns, &saved))
-			return -ENOENT;
+		err = netns_enter(x->ns, &saved);
+		if (err)
+			return err;	/* what failed: EMFILE is not ENOENT */
 		x->ifindex = (int)if_nametoindex(x->ifname);
 		netns_leave(saved);
 		if (!x->ifindex)

@@ -905,7 +905,7 @@ static int attempt(struct run_ctx *x)
 	double dl_late = 0, dl_max = 0, rq_sum = 0;
 	struct timespec drain;
 	uint64_t dl_pk = 0, rq_max = 0;
-	unsigned rounds_run = 0, degraded = 0, unstored = 0;
+	unsigned rounds_run = 0, degraded = 0, unstored = 0, compared = 0;
 	pid_t sup = 0, line0;
 	int watch_fd = -1;
 	char watch_what[200];
@@ -1280,6 +1280,7 @@ static int attempt(struct run_ctx *x)
 		dl_max = fmax(dl_max, mr.dl_late_max_s);
 		rq_sum += mr.runq_mean;
 		rq_max = rq_max > mr.runq_max ? rq_max : mr.runq_max;
+		compared += ok == live && whole && nctr > 0;
 		for (int i = 0; i < nctr; i++) {
 			const struct counter *c = &ctr[i];
 			struct nl_qstats q = counters_read(c);
@@ -1448,13 +1449,18 @@ static int attempt(struct run_ctx *x)
 	}
 	summary(x->out, p, x->set, f, meas, pm, done, acc0, acc1, checks, ran);
 	fprintf(x->out, "prediction: the twin's %s model\n", p->predictor);
-	if (rounds_run)
+	if (compared && link_pred > 0)
 		fprintf(x->out,
 			"bandwidth: %.0f bytes per round sent on the IP links "
 			"that carry transfers; the twin predicts %.0f bytes on "
-			"the wire there (measured/predicted %.3f)\n",
-			link_meas / rounds_run, link_pred / rounds_run,
-			link_pred > 0 ? link_meas / link_pred : 0);
+			"the wire there (measured/predicted %.3f, %u of %u "
+			"rounds compared)\n", link_meas / compared,
+			link_pred / compared, link_meas / link_pred, compared,
+			rounds_run);
+	else if (rounds_run)
+		fprintf(x->out, "bandwidth: not compared (no round had every "
+			"task done in whole, or the links' counters could not "
+			"be read)\n");
 	if (degraded)
 		snprintf(x->verdict, sizeof(x->verdict),
 			 "degraded: %u of %u rounds; %s; about dilation %g "

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -538,6 +539,33 @@ Test(run, a_model_too_large_for_its_server_is_refused_first)
 			    "'g1' needs about "), "%s", o);
 	cr_expect(strstr(o, "more than the server's memory_mib 256"), "%s", o);
 	cr_expect_neq(stat(db, &st), 0, "the database was written");
+	nothing_left();
+}
+
+/*
+ * Out of file descriptors (ulimit -n 64, as a user might have it): the
+ * run fails the task whose worker could not start, says why with the
+ * right errno ("Too many open files", where the links' counters said "No
+ * such file or directory"), compares no bandwidth instead of printing
+ * "measured/predicted 0.000", and leaves nothing behind.
+ */
+Test(run, too_few_file_descriptors_are_said_as_such)
+{
+	struct rlimit was, low = { 64, 64 };
+	pid_t pid;
+	char *o;
+
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &was), 0);
+	low.rlim_max = was.rlim_max;	/* the test's own limit comes back */
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	pid = start_run_at("scenarios/teaching-ring.yaml", "mst", 1, "1");
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &was), 0);
+	cr_assert_neq(wait_run(pid), 0);
+	o = output();
+	cr_assert(strstr(o, "Too many open files"), "%s", o);
+	cr_assert_null(strstr(o, "No such file or directory"), "%s", o);
+	cr_assert_null(strstr(o, "measured/predicted 0.000"), "%s", o);
+	cr_assert(strstr(o, "bandwidth: not compared"), "%s", o);
 	nothing_left();
 }
 
