@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <json-c/json.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,14 +20,129 @@
 static void up_usage(FILE *f)
 {
 	fprintf(f, "usage: %s up SCENARIO [--scheduler NAME] [--prefix P] "
-		   "[--no-delay]\n\n"
+		   "[--no-delay] [--json]\n\n"
 		   "Builds the scheduled network in namespaces '<P>-<node>' "
 		   "(default prefix '%s').\n"
 		   "  --no-delay   do not start the delay line (no propagation "
-		   "delay)\n", prog, DEFAULT_PREFIX);
+		   "delay)\n"
+		   "  --json       say what was built as JSON: each server's "
+		   "namespace and access\n"
+		   "               addresses, and each transfer's pair of "
+		   "addresses (from, to)\n", prog, DEFAULT_PREFIX);
 }
 
 static volatile sig_atomic_t stopped;
+
+static int jadd(struct json_object *o, const char *k, struct json_object *v)
+{
+	if (!v)
+		return -1;
+	if (json_object_object_add(o, k, v)) {
+		json_object_put(v);
+		return -1;
+	}
+	return 0;
+}
+
+static int jpush(struct json_object *a, struct json_object *v)
+{
+	if (!v)
+		return -1;
+	if (json_object_array_add(a, v)) {
+		json_object_put(v);
+		return -1;
+	}
+	return 0;
+}
+
+static struct json_object *jaddr(uint32_t a)
+{
+	char buf[32];
+
+	return json_object_new_string(addr_str(a, buf));
+}
+
+/*
+ * What up built, for machines and for a teacher's ping: every server's
+ * namespace and access /31, and every transfer's own pair of addresses
+ * (a transfer is sent from src on its sender's access interface to dst on
+ * its receiver's; a ping between servers works from src to dst). NULL:
+ * out of memory.
+ */
+static struct json_object *up_json(const struct plan *p,
+				   const struct addressing *a,
+				   const struct lab_opts *lo)
+{
+	struct json_object *o = json_object_new_object(), *srv, *tr;
+	char ns[128];
+
+	if (!o)
+		return NULL;
+	srv = json_object_new_array();
+	if (jadd(o, "scenario", json_object_new_string(p->sc->name)) ||
+	    jadd(o, "scheduler", json_object_new_string(p->scheduler)) ||
+	    jadd(o, "prefix", json_object_new_string(lo->prefix)) ||
+	    jadd(o, "namespaces", json_object_new_int(p->sc->nnodes)) ||
+	    jadd(o, "lightpaths", json_object_new_int(p->net->nlp)) ||
+	    jadd(o, "routes", json_object_new_int(a->nroutes)) ||
+	    jadd(o, "delay_line", json_object_new_boolean(lo->delay)) ||
+	    jadd(o, "servers", srv))
+		goto fail;
+	for (int i = 0; i < p->sc->nnodes; i++) {
+		const struct scn_node *n = &p->sc->nodes[i];
+		struct json_object *x;
+
+		if (n->kind != NODE_SERVER)
+			continue;
+		x = json_object_new_object();
+		lab_ns_name(lo->prefix, n->name, ns, sizeof(ns));
+		if (jpush(srv, x) ||
+		    jadd(x, "name", json_object_new_string(n->name)) ||
+		    jadd(x, "namespace", json_object_new_string(ns)) ||
+		    jadd(x, "router", json_object_new_string(
+					      p->sc->nodes[n->attach].name)) ||
+		    jadd(x, "address", jaddr(a->access[i] + 1)) ||
+		    jadd(x, "router_address", jaddr(a->access[i])))
+			goto fail;
+	}
+	tr = json_object_new_array();
+	if (jadd(o, "transfers", tr))
+		goto fail;
+	for (int t = 0; t < p->ntasks; t++) {
+		const struct task_plan *tp = &p->tasks[t];
+
+		for (int m = 1; !tp->blocked && m < tp->nmodels; m++)
+			for (int up = 0; up < 2; up++) {
+				const struct tree *tree = up ? &tp->up :
+							       &tp->bcast;
+				const struct endpoint *e =
+					&a->ep[t][2 * m + up];
+				int from = up ? m : tree->parent[m];
+				int to = up ? tree->parent[m] : m;
+				struct json_object *x =
+					json_object_new_object();
+
+				if (jpush(tr, x) ||
+				    jadd(x, "task", json_object_new_string(
+							    tp->task->name)) ||
+				    jadd(x, "phase", json_object_new_string(
+							     up ? "upload" :
+								  "broadcast")) ||
+				    jadd(x, "from", json_object_new_string(
+					    p->sc->nodes[tp->server[from]]
+						    .name)) ||
+				    jadd(x, "to", json_object_new_string(
+					    p->sc->nodes[tp->server[to]].name)) ||
+				    jadd(x, "src", jaddr(e->src)) ||
+				    jadd(x, "dst", jaddr(e->dst)))
+					goto fail;
+			}
+	}
+	return o;
+fail:
+	json_object_put(o);
+	return NULL;
+}
 
 static void on_signal(int sig)
 {
@@ -40,10 +156,12 @@ int cmd_up(int argc, char **argv)
 		{ "scheduler", required_argument, NULL, 's' },
 		{ "prefix", required_argument, NULL, 'p' },
 		{ "no-delay", no_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const struct sched_ops *ops = &sched_mst;
+	bool json = false;
 	struct lab_opts lo = { .prefix = DEFAULT_PREFIX, .delay = true };
 	struct addressing *a = NULL;
 	struct scenario *sc;
@@ -52,7 +170,7 @@ int cmd_up(int argc, char **argv)
 	char err[512];
 	int c, rc = 1, e, lock = -1;
 
-	while ((c = getopt_long(argc, argv, "s:p:nh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:p:njh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			ops = sched_arg(optarg);
@@ -64,6 +182,9 @@ int cmd_up(int argc, char **argv)
 			break;
 		case 'n':
 			lo.delay = false;
+			break;
+		case 'j':
+			json = true;
 			break;
 		case 'h':
 			up_usage(stdout);
@@ -135,10 +256,25 @@ int cmd_up(int argc, char **argv)
 		p_err("interrupted: what was built is removed");
 		goto out;
 	}
-	printf("up: scenario %s, scheduler %s, prefix '%s': %d namespaces, "
-	       "%d lightpaths, %d routes%s\n", sc->name, ops->name, lo.prefix,
-	       sc->nnodes, p->net->nlp, a->nroutes,
-	       lo.delay ? "" : ", no delay line");
+	if (json) {
+		struct json_object *o = up_json(p, a, &lo);
+
+		if (!o) {
+			/* it is up: say so, and that the JSON is missing */
+			p_err("up, but out of memory for the JSON ('%s down "
+			      "--prefix %s' removes it)", prog, lo.prefix);
+			lab_free(lab);
+			goto out;
+		}
+		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(o);
+	} else {
+		printf("up: scenario %s, scheduler %s, prefix '%s': %d "
+		       "namespaces, %d lightpaths, %d routes%s\n", sc->name,
+		       ops->name, lo.prefix, sc->nnodes, p->net->nlp,
+		       a->nroutes, lo.delay ? "" : ", no delay line");
+	}
 	lab_free(lab);
 	rc = 0;
 out:
@@ -149,43 +285,66 @@ out:
 	return rc;
 }
 
+/* What down or clean did, said as text or gathered for --json. */
+struct teardown {
+	const char *prefix;
+	struct json_object *removed, *kept;	/* NULL: say it as text */
+	bool lost;				/* out of memory gathering */
+};
+
 static void print_removed(const char *what, void *arg)
 {
-	(void)arg;
-	printf("removed %s\n", what);
+	struct teardown *td = arg;
+
+	if (!td->removed)
+		printf("removed %s\n", what);
+	else if (jpush(td->removed, json_object_new_string(what)))
+		td->lost = true;
 }
 
 /* A namespace carrying the prefix that down left: not recorded. */
 static void say_kept(const char *name, void *arg)
 {
-	const char *prefix = arg;
+	struct teardown *td = arg;
 
+	if (td->kept && jpush(td->kept, json_object_new_string(name)))
+		td->lost = true;
 	fprintf(stderr, "%s: kept namespace '%s': the state of prefix '%s' "
 		"does not record it ('%s clean --prefix %s' removes whatever "
-		"carries the prefix)\n", prog, name, prefix, prog, prefix);
+		"carries the prefix)\n", prog, name, td->prefix, prog,
+		td->prefix);
 }
 
 static int down_or_clean(int argc, char **argv, bool clean)
 {
 	static const struct option opts[] = {
 		{ "prefix", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *prefix = DEFAULT_PREFIX;
+	struct teardown td = { 0 };
+	struct json_object *o = NULL;
+	bool json = false;
 	char err[512];
 	int c, n, lock;
 
-	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			prefix = optarg;
 			break;
+		case 'j':
+			json = true;
+			break;
 		case 'h':
-			printf("usage: %s %s [--prefix P]\n\n%s\n\n"
+			printf("usage: %s %s [--prefix P] [--json]\n\n%s\n\n"
 			       "  --prefix P  the emulation's prefix (default "
 			       "'%s'): its namespaces\n"
 			       "              are '<P>-<node>'\n"
+			       "  --json      say what was removed (and, down, "
+			       "the namespaces kept) as JSON\n"
 			       "\nNeeds root; refused while another twinlab "
 			       "command (a run) holds the prefix.\n", prog,
 			       clean ? "clean" : "down",
@@ -232,21 +391,47 @@ static int down_or_clean(int argc, char **argv, bool clean)
 		p_err("no emulation with prefix '%s' is up", prefix);
 		return 1;
 	}
-	n = clean ? lab_down(prefix, print_removed, NULL) :
-		    lab_down_recorded(prefix, NULL, NULL);
+	td.prefix = prefix;
+	if (json) {
+		o = json_object_new_object();
+		td.removed = json_object_new_array();
+		td.kept = json_object_new_array();
+		if (!o || jadd(o, "removed", td.removed) ||
+		    jadd(o, "kept", td.kept))
+			td.lost = true;
+	}
+	n = clean ? lab_down(prefix, print_removed, &td) :
+		    lab_down_recorded(prefix, json ? print_removed : NULL,
+				      &td);
 	if (!clean && n >= 0)
-		netns_each(prefix, say_kept, (void *)prefix);
+		netns_each(prefix, say_kept, &td);
 	lab_unlock(prefix, lock);
 	if (n < 0) {
+		json_object_put(o);
 		p_err("cannot remove everything of prefix '%s': %s", prefix,
 		      strerror(-n));
 		return 1;
 	}
-	if (clean)
+	if (json && (td.lost ||
+		     jadd(o, "command", json_object_new_string(
+					       clean ? "clean" : "down")) ||
+		     jadd(o, "prefix", json_object_new_string(prefix)) ||
+		     jadd(o, "objects", json_object_new_int(n)))) {
+		json_object_put(o);
+		p_err("%s: prefix '%s': %d objects removed, but out of memory "
+		      "for the JSON", clean ? "clean" : "down", prefix, n);
+		return 1;
+	}
+	if (json) {
+		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(o);
+	} else if (clean) {
 		printf("clean: prefix '%s': %d object%s removed\n", prefix, n,
 		       n == 1 ? "" : "s");
-	else
+	} else {
 		printf("down: prefix '%s' removed (%d objects)\n", prefix, n);
+	}
 	return 0;
 }
 

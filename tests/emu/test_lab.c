@@ -6,6 +6,7 @@
  * has its own prefix and removes what it built in .fini, even on failure.
  */
 #include <criterion/criterion.h>
+#include <json-c/json.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -903,6 +904,75 @@ Test(lab, down_keeps_a_namespace_it_never_recorded)
 	cr_expect(strstr(out, "kept namespace") && strstr(out, "handmade"),
 		  "%s", out);
 	cr_assert_eq(netns_del(ns), 0);
+	assert_nothing_left(pid);
+}
+
+/* Member k of o, asserted present. */
+static struct json_object *member(struct json_object *o, const char *k)
+{
+	struct json_object *v = NULL;
+
+	cr_assert(json_object_object_get_ex(o, k, &v), "no '%s'", k);
+	return v;
+}
+
+/*
+ * up --json says what it built: each server's namespace (made) and
+ * addresses, each transfer's own pair of addresses (all distinct), as
+ * many as the plan's transfers; down --json lists every object it
+ * removed and the namespaces it kept, and nothing is left.
+ */
+Test(lab, up_and_down_say_what_they_did_as_json)
+{
+	char *bin = getenv("TWINLAB"), out[32768], ns[64];
+	char *up[] = { bin, "up", "scenarios/teaching-ring.yaml", "--prefix",
+		       prefix, "--json", NULL };
+	char *down[] = { bin, "down", "--prefix", prefix, "--json", NULL };
+	struct json_object *o, *a;
+	pid_t pid;
+	size_t n;
+
+	cr_assert_not_null(bin, "TWINLAB not set");
+	cr_assert_eq(run_argv_output(up, out, sizeof(out)), 0, "%s", out);
+	pid = delay_pid();
+	o = json_tokener_parse(out);
+	cr_assert_not_null(o, "not JSON: %s", out);
+	cr_expect_str_eq(json_object_get_string(member(o, "prefix")), prefix);
+	a = member(o, "servers");
+	cr_assert_eq(json_object_array_length(a), 6);
+	for (size_t i = 0; i < 6; i++) {
+		struct json_object *x = json_object_array_get_idx(a, i);
+
+		ns_of(json_object_get_string(member(x, "name")), ns,
+		      sizeof(ns));
+		cr_expect_str_eq(json_object_get_string(member(x, "namespace")),
+				 ns);
+		cr_expect(netns_exists(ns), "%s", ns);
+	}
+	a = member(o, "transfers");
+	n = json_object_array_length(a);
+	cr_assert_eq(n, 2 * (3 + 2), "two tasks of 3 and 2 locals");
+	for (size_t i = 0; i < 2 * n; i++)
+		for (size_t j = i + 1; j < 2 * n; j++) {
+			const char *ki = i % 2 ? "dst" : "src";
+			const char *kj = j % 2 ? "dst" : "src";
+			const char *x = json_object_get_string(member(
+				json_object_array_get_idx(a, i / 2), ki));
+			const char *y = json_object_get_string(member(
+				json_object_array_get_idx(a, j / 2), kj));
+
+			cr_expect_str_neq(x, y);
+		}
+	json_object_put(o);
+	cr_assert_eq(run_argv_output(down, out, sizeof(out)), 0, "%s", out);
+	o = json_tokener_parse(out);
+	cr_assert_not_null(o, "not JSON: %s", out);
+	cr_expect_str_eq(json_object_get_string(member(o, "command")), "down");
+	cr_expect_gt(json_object_get_int(member(o, "objects")), 6);
+	cr_expect_eq((int)json_object_array_length(member(o, "removed")),
+		     json_object_get_int(member(o, "objects")));
+	cr_expect_eq(json_object_array_length(member(o, "kept")), 0);
+	json_object_put(o);
 	assert_nothing_left(pid);
 }
 
