@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,8 +20,40 @@
 #include "twin/scenario.h"
 
 /* The change itself, the prefix held. */
+/* The change said as one JSON object: 0, or -1 out of memory. */
+static int say_json(const char *what, const char *prefix,
+		    const struct scenario *sc, int f, int lit)
+{
+	const struct scn_fibre *fb = &sc->fibres[f];
+	struct json_object *o = json_object_new_object();
+	const struct {
+		const char *k;
+		struct json_object *v;
+	} kv[] = {
+		{ "command", json_object_new_string(what) },
+		{ "prefix", json_object_new_string(prefix) },
+		{ "a", json_object_new_string(sc->nodes[fb->a].name) },
+		{ "b", json_object_new_string(sc->nodes[fb->b].name) },
+		{ "km", json_object_new_double(fb->km) },
+		{ "lit_wavelengths", json_object_new_int(lit) },
+	};
+	int err = o ? 0 : -1;
+
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
+		if (!err && (!kv[i].v ||
+			     json_object_object_add(o, kv[i].k, kv[i].v)))
+			err = -1;
+		if (err)
+			json_object_put(kv[i].v);
+	}
+	if (!err)
+		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
+	json_object_put(o);
+	return err;
+}
+
 static int fibre_change(const char *prefix, char **names, bool up,
-			const char *what, char *path, size_t plen)
+			const char *what, bool json, char *path, size_t plen)
 {
 	char err[512];
 	struct scenario *sc;
@@ -59,10 +92,17 @@ static int fibre_change(const char *prefix, char **names, bool up,
 		scenario_free(sc);
 		return 1;
 	}
-	printf("%s: fibre %s-%s (%g km) in prefix '%s': %d lit wavelength%s "
-	       "%s\n", what, sc->nodes[a].name, sc->nodes[b].name,
-	       sc->fibres[f].km, prefix, n / 2, n / 2 == 1 ? "" : "s",
-	       up ? "up again" : "down");
+	if (json && say_json(what, prefix, sc, f, n / 2)) {
+		p_err("%s: fibre %s-%s done, but out of memory for the JSON",
+		      what, sc->nodes[a].name, sc->nodes[b].name);
+		scenario_free(sc);
+		return 1;
+	}
+	if (!json)
+		printf("%s: fibre %s-%s (%g km) in prefix '%s': %d lit "
+		       "wavelength%s %s\n", what, sc->nodes[a].name,
+		       sc->nodes[b].name, sc->fibres[f].km, prefix, n / 2,
+		       n / 2 == 1 ? "" : "s", up ? "up again" : "down");
 	scenario_free(sc);
 	return 0;
 }
@@ -71,23 +111,32 @@ static int fibre_cmd(int argc, char **argv, bool up)
 {
 	static const struct option opts[] = {
 		{ "prefix", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *prefix = "tl", *what = up ? "repair" : "cut";
 	char path[1024], err[512];
+	bool json = false;
 	int c, lock, rc;
 
-	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			prefix = optarg;
 			break;
+		case 'j':
+			json = true;
+			break;
 		case 'h':
-			printf("usage: %s %s ROADM ROADM [--prefix P]\n\n%s the "
-			       "fibre between two ROADMs of the emulation that "
-			       "is up:\nevery wavelength lit on it %s at both "
-			       "ends. Needs root.\n", prog, what,
+			printf("usage: %s %s ROADM ROADM [--prefix P] [--json]"
+			       "\n\n%s the fibre between two ROADMs of the "
+			       "emulation that is up:\nevery wavelength lit on "
+			       "it %s at both ends. Needs root.\n\n"
+			       "  --prefix P  the emulation's prefix (default "
+			       "'tl')\n"
+			       "  --json      say the fibre and the wavelengths "
+			       "changed as JSON\n", prog, what,
 			       up ? "Repairs" : "Cuts",
 			       up ? "comes back up" : "goes down");
 			return 0;
@@ -96,7 +145,8 @@ static int fibre_cmd(int argc, char **argv, bool up)
 		}
 	}
 	if (argc - optind != 2) {
-		p_err("usage: %s %s ROADM ROADM [--prefix P]", prog, what);
+		p_err("usage: %s %s ROADM ROADM [--prefix P] [--json]", prog,
+		      what);
 		return EXIT_USAGE;
 	}
 	if (!lab_prefix_ok(prefix)) {
@@ -125,7 +175,8 @@ static int fibre_cmd(int argc, char **argv, bool up)
 		p_err("prefix '%s' is not up ('twinlab up' builds it)", prefix);
 		return 1;
 	}
-	rc = fibre_change(prefix, argv + optind, up, what, path, sizeof(path));
+	rc = fibre_change(prefix, argv + optind, up, what, json, path,
+			  sizeof(path));
 	lab_unlock(prefix, lock);
 	return rc;
 }

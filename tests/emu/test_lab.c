@@ -919,8 +919,9 @@ static struct json_object *member(struct json_object *o, const char *k)
 /*
  * up --json says what it built: each server's namespace (made) and
  * addresses, each transfer's own pair of addresses (all distinct), as
- * many as the plan's transfers; down --json lists every object it
- * removed and the namespaces it kept, and nothing is left.
+ * many as the plan's transfers; cut --json names the fibre and the
+ * wavelengths it took down; down --json lists every object it removed
+ * and the namespaces it kept, and nothing is left.
  */
 Test(lab, up_and_down_say_what_they_did_as_json)
 {
@@ -928,6 +929,8 @@ Test(lab, up_and_down_say_what_they_did_as_json)
 	char *up[] = { bin, "up", "scenarios/teaching-ring.yaml", "--prefix",
 		       prefix, "--json", NULL };
 	char *down[] = { bin, "down", "--prefix", prefix, "--json", NULL };
+	char *cut[] = { bin, "cut", "A", "B", "--prefix", prefix, "--json",
+			NULL };
 	struct json_object *o, *a;
 	pid_t pid;
 	size_t n;
@@ -963,6 +966,15 @@ Test(lab, up_and_down_say_what_they_did_as_json)
 
 			cr_expect_str_neq(x, y);
 		}
+	json_object_put(o);
+	/* the teaching ring's A-B carries its lightpaths' wavelengths */
+	cr_assert_eq(run_argv_output(cut, out, sizeof(out)), 0, "%s", out);
+	o = json_tokener_parse(out);
+	cr_assert_not_null(o, "not JSON: %s", out);
+	cr_expect_str_eq(json_object_get_string(member(o, "command")), "cut");
+	cr_expect_str_eq(json_object_get_string(member(o, "a")), "A");
+	cr_expect_float_eq(json_object_get_double(member(o, "km")), 40, 1e-9);
+	cr_expect_gt(json_object_get_int(member(o, "lit_wavelengths")), 0);
 	json_object_put(o);
 	cr_assert_eq(run_argv_output(down, out, sizeof(out)), 0, "%s", out);
 	o = json_tokener_parse(out);
