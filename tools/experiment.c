@@ -504,11 +504,28 @@ static int record_point(const char *db, int64_t run,
 /* A sweep of sessions on the emulation: where it stands. */
 struct sweep {
 	FILE *log;
+	FILE *say;		/* progress: stdout, or stderr under --json */
+	json_object *points;	/* --json: a record per point, else NULL */
+	json_object *last;	/* the last point's record, or NULL */
+	bool lost;		/* out of memory for a record */
 	int total, done, failed;
 	double t0;
 	double n;		/* the dilation the next point starts from */
 	bool auto_n;
 };
+
+/* Add k: v to the sweep's last record (none: nothing). */
+static void point_add(struct sweep *w, const char *k, json_object *v)
+{
+	if (!w->last) {
+		json_object_put(v);
+		return;
+	}
+	if (!v || json_object_object_add(w->last, k, v)) {
+		json_object_put(v);
+		w->lost = true;
+	}
+}
 
 /*
  * One point of a sweep, said as what: its session (so, its dilation set
@@ -540,11 +557,29 @@ static int64_t sweep_point(struct sweep *w, struct session_opts *so,
 	if (sr.run > 0 && sr.dilation >= 1 && w->auto_n)
 		w->n = sr.dilation;
 	left = (mono_s() - w->t0) / w->done * (w->total - w->done);
-	printf("[%d/%d] %s: %s%s%s%s in %.1f s; about %.0f s left\n", w->done,
-	       w->total, what, prc == 0 ? "ok" : stop_sig ? "interrupted" :
-	       sr.status ? sr.status : "FAILED (see the log)", nn,
-	       sr.verdict[0] ? ", " : "", sr.verdict, mono_s() - t1, left);
-	fflush(stdout);
+	fprintf(w->say, "[%d/%d] %s: %s%s%s%s in %.1f s; about %.0f s left\n",
+		w->done, w->total, what, prc == 0 ? "ok" : stop_sig ?
+		"interrupted" : sr.status ? sr.status : "FAILED (see the log)",
+		nn, sr.verdict[0] ? ", " : "", sr.verdict, mono_s() - t1, left);
+	fflush(w->say);
+	w->last = NULL;
+	if (w->points) {
+		w->last = json_object_new_object();
+		if (!w->last || json_object_array_add(w->points, w->last)) {
+			json_object_put(w->last);
+			w->last = NULL;
+			w->lost = true;
+		}
+		point_add(w, "status", json_object_new_string(
+			prc == 0 ? "ok" : stop_sig ? "interrupted" : "failed"));
+		if (sr.run > 0)
+			point_add(w, "run", json_object_new_int64(sr.run));
+		if (sr.run > 0 && sr.dilation >= 1)
+			point_add(w, "dilation",
+				  json_object_new_double(sr.dilation));
+		point_add(w, "verdict", json_object_new_string(sr.verdict));
+		point_add(w, "seconds", json_object_new_double(mono_s() - t1));
+	}
 	return sr.run;
 }
 
@@ -604,7 +639,7 @@ int cmd_experiment(int argc, char **argv)
 	char dir[600], log[700], path[800], why[512];
 	int c, lock = -1, rc = 1;
 	double n = 0;
-	struct sweep w;
+	struct sweep w = { 0 };
 	bool auto_n = true, twin_only = false, json = false;
 	FILE *logf = NULL;
 
@@ -634,7 +669,7 @@ int cmd_experiment(int argc, char **argv)
 		case 'h':
 			printf("usage: %s experiment FILE [--db FILE] "
 			       "[--prefix P] [--dilation N|auto[:N]]\n"
-			       "       [--predictor fluid|packet]\n"
+			       "       [--predictor fluid|packet] [--json]\n"
 			       "       %s experiment FILE --twin-only [--json] "
 			       "[--predictor fluid|packet]\n\nRuns every "
 			       "point of the sweep in FILE on the emulation and "
@@ -656,8 +691,11 @@ int cmd_experiment(int argc, char **argv)
 			       "root,\nno database): per local-model count and "
 			       "scheduler the medians over seeds\nof the "
 			       "predicted round, its phases and bandwidth, and "
-			       "their ratios to the\nbaseline's; --json for "
-			       "machines.\n",
+			       "their ratios to the\nbaseline's. --json, for "
+			       "machines: a sweep or dynamics run on the\n"
+			       "emulation ends with a record per point (its run, "
+			       "dilation, verdict), its\nprogress on stderr; "
+			       "with --twin-only, the medians.\n",
 			       prog, prog);
 			return 0;
 		default:
@@ -690,14 +728,15 @@ int cmd_experiment(int argc, char **argv)
 			}
 		return run_gap(&x, NULL, db);
 	}
-	if ((twin_only || json) && x.kind != EXP_EMULATION) {
-		p_err("%s: --twin-only and --json are for sweeps (no 'kind'): "
-		      "'blocking' and 'gap' run in the twin already",
-		      argv[optind]);
+	if (twin_only && x.kind != EXP_EMULATION) {
+		p_err("%s: --twin-only is for sweeps (no 'kind'): 'blocking' "
+		      "and 'gap' run in the twin already", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (json && !twin_only) {
-		p_err("--json goes with --twin-only");
+	if (json && x.kind != EXP_EMULATION && x.kind != EXP_DYNAMICS) {
+		p_err("%s: --json is for sweeps and 'kind: dynamics' ('twinlab "
+		      "report' reads what 'blocking' and 'gap' store)",
+		      argv[optind]);
 		return EXIT_USAGE;
 	}
 	sc = load_scenario(x.base);
@@ -785,15 +824,22 @@ int cmd_experiment(int argc, char **argv)
 		goto out;
 	}
 	w = (struct sweep){ .log = logf, .n = n, .auto_n = auto_n,
-			    .t0 = mono_s() };
+			    .t0 = mono_s(), .say = json ? stderr : stdout };
+	if (json) {
+		w.points = json_object_new_array();
+		if (!w.points) {
+			p_err("out of memory");
+			goto out;
+		}
+	}
 	on_stop_signals(on_signal);
 	if (x.kind == EXP_DYNAMICS) {
 		w.total = x.nsched * x.npolicies;
-		printf("experiment %s (dynamics): %d runs (%d schedulers x %d "
-		       "policies) of '%s' through %s, %ld rounds; log %s\n",
-		       x.name, w.total, x.nsched, x.npolicies, sc->name,
-		       x.events, x.rounds, log);
-		fflush(stdout);
+		fprintf(w.say, "experiment %s (dynamics): %d runs (%d "
+			"schedulers x %d policies) of '%s' through %s, %ld "
+			"rounds; log %s\n", x.name, w.total, x.nsched,
+			x.npolicies, sc->name, x.events, x.rounds, log);
+		fflush(w.say);
 	}
 	for (int k = 0; x.kind == EXP_DYNAMICS && k < x.nsched && !stop_sig;
 	     k++)
@@ -811,14 +857,18 @@ int cmd_experiment(int argc, char **argv)
 			snprintf(what, sizeof(what), "%s, --reschedule %s",
 				 x.sched[k], resched_name(x.policy[j]));
 			sweep_point(&w, &so, what);
+			point_add(&w, "scheduler",
+				  json_object_new_string(x.sched[k]));
+			point_add(&w, "reschedule", json_object_new_string(
+					  resched_name(x.policy[j])));
 		}
 	if (x.kind != EXP_DYNAMICS) {
 		w.total = x.nlocals * x.nseeds * x.nsched;
-		printf("experiment %s: %d points (%d local-model counts x %d "
-		       "seeds x %d schedulers), %ld tasks, %ld rounds; log "
-		       "%s\n", x.name, w.total, x.nlocals, x.nseeds, x.nsched,
-		       x.tasks, x.rounds, log);
-		fflush(stdout);
+		fprintf(w.say, "experiment %s: %d points (%d local-model "
+			"counts x %d seeds x %d schedulers), %ld tasks, %ld "
+			"rounds; log %s\n", x.name, w.total, x.nlocals,
+			x.nseeds, x.nsched, x.tasks, x.rounds, log);
+		fflush(w.say);
 	}
 	for (int i = 0; x.kind != EXP_DYNAMICS && i < x.nlocals && !stop_sig;
 	     i++)
@@ -845,6 +895,12 @@ int cmd_experiment(int argc, char **argv)
 					 "%ld, %s", x.locals[i], x.seeds[s],
 					 x.sched[k]);
 				run = sweep_point(&w, &so, what);
+				point_add(&w, "locals",
+					  json_object_new_int64(x.locals[i]));
+				point_add(&w, "seed",
+					  json_object_new_int64(x.seeds[s]));
+				point_add(&w, "scheduler",
+					  json_object_new_string(x.sched[k]));
 				if (run > 0 &&
 				    record_point(db, run, &x, x.sched[k],
 						 x.locals[i], x.seeds[s]))
@@ -854,16 +910,41 @@ int cmd_experiment(int argc, char **argv)
 			}
 		}
 	if (stop_sig) {
-		printf("experiment %s: stopped by signal %d after %d of %d "
-		       "points; results so far in %s\n", x.name, (int)stop_sig,
-		       w.done, w.total, db);
+		fprintf(w.say, "experiment %s: stopped by signal %d after %d "
+			"of %d points; results so far in %s\n", x.name,
+			(int)stop_sig, w.done, w.total, db);
 		goto out;
 	}
-	printf("experiment %s: %d points in %.0f s, %d with failures; "
-	       "results in %s ('twinlab report %s' makes the figures)\n",
-	       x.name, w.total, mono_s() - w.t0, w.failed, db, db);
+	fprintf(w.say, "experiment %s: %d points in %.0f s, %d with "
+		"failures; results in %s ('twinlab report %s' makes the "
+		"figures)\n", x.name, w.total, mono_s() - w.t0, w.failed, db,
+		db);
 	rc = w.failed ? 1 : 0;
+	if (json) {
+		json_object *o = json_object_new_object();
+
+		if (!o || w.lost ||
+		    json_object_object_add(o, "experiment",
+					   json_object_new_string(x.name)) ||
+		    json_object_object_add(o, "db", json_object_new_string(db)) ||
+		    json_object_object_add(o, "failed",
+					   json_object_new_int(w.failed)) ||
+		    json_object_object_add(o, "seconds", json_object_new_double(
+					       mono_s() - w.t0)) ||
+		    json_object_object_add(o, "points",
+					   json_object_get(w.points))) {
+			p_err("out of memory for the JSON; the results are in "
+			      "%s", db);
+			rc = 1;
+		} else {
+			puts(json_object_to_json_string_ext(o,
+				JSON_C_TO_STRING_PRETTY |
+				JSON_C_TO_STRING_NOSLASHESCAPE));
+		}
+		json_object_put(o);
+	}
 out:
+	json_object_put(w.points);
 	if (logf)
 		fclose(logf);
 	lab_unlock(prefix, lock);

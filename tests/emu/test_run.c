@@ -1776,14 +1776,17 @@ static void rm_flat(const char *dir)
  * traffic and a departure, run live under two policies, one after the
  * other under the experiment's prefix; each run stores its events with
  * its policy and each task-round its byte-links, and the report sets the
- * policies side by side with a reading. Nothing is left behind.
+ * policies side by side with a reading; --json ends with a record per
+ * run. Nothing is left behind.
  */
 Test(run, a_dynamics_experiment_compares_the_policies)
 {
 	char *bin = getenv("TWINLAB"), base[160], ev[160], exp[160], rep[160];
 	char *a[] = { bin, "experiment", exp, "--db", db, "--prefix", prefix,
-		      "--dilation", "auto:16", NULL };
+		      "--dilation", "auto:16", "--json", NULL };
 	char *r[] = { bin, "report", db, "--out", rep, NULL };
+	struct json_object *j, *pts, *v;
+	int last = 0;
 	const char *events = strstr(ring4_comings, "events:\n");
 	char buf[65536], *o;
 	sqlite3 *h;
@@ -1817,6 +1820,26 @@ Test(run, a_dynamics_experiment_compares_the_policies)
 			    "2 policies)"), "%s", o);
 	cr_assert(strstr(o, "[1/2] spff, --reschedule none: ok"), "%s", o);
 	cr_assert(strstr(o, "[2/2] spff, --reschedule auto: ok"), "%s", o);
+	/* --json: progress on stderr, then one record per run on stdout */
+	cr_assert_not_null(strstr(o, "\n{\n"), "%s", o);
+	j = json_tokener_parse(strstr(o, "\n{\n") + 1);
+	cr_assert_not_null(j, "%s", o);
+	cr_assert(json_object_object_get_ex(j, "points", &pts), "%s", o);
+	cr_assert_eq(json_object_array_length(pts), 2);
+	for (size_t i = 0; i < 2; i++) {
+		struct json_object *pt = json_object_array_get_idx(pts, i);
+
+		cr_assert(json_object_object_get_ex(pt, "status", &v));
+		cr_expect_str_eq(json_object_get_string(v), "ok");
+		cr_assert(json_object_object_get_ex(pt, "reschedule", &v));
+		cr_expect_str_eq(json_object_get_string(v),
+				 i ? "auto" : "none");
+		/* its stored run: the last of the point's attempts */
+		cr_assert(json_object_object_get_ex(pt, "run", &v));
+		cr_expect_gt(json_object_get_int(v), last);
+		last = json_object_get_int(v);
+	}
+	json_object_put(j);
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
 	cr_assert_eq(q1(h, "SELECT count(DISTINCT e.run) FROM events e JOIN "
 			   "runs r ON r.id = e.run WHERE r.status = 'ok' AND "

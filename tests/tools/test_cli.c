@@ -460,9 +460,9 @@ Test(cli, experiment_twin_only)
 	const char *gap[] = { "experiment",
 			      "scenarios/experiments/poster-gap.yaml",
 			      "--twin-only", NULL };
-	const char *lone[] = { "experiment",
-			       "scenarios/experiments/poster-quick.yaml",
-			       "--json", NULL };
+	const char *gap_json[] = { "experiment",
+				   "scenarios/experiments/poster-gap.yaml",
+				   "--json", NULL };
 	json_object *o, *pts;
 	struct tl_run r = tl_run(ok);
 	int n, base = 0;
@@ -506,12 +506,13 @@ Test(cli, experiment_twin_only)
 	tl_run_free(&r);
 	r = tl_run(gap);
 	cr_assert_eq(tl_code(&r), 2);
-	cr_assert(strstr(r.err, "--twin-only and --json are for sweeps"), "%s",
+	cr_assert(strstr(r.err, "--twin-only is for sweeps (no 'kind')"), "%s",
 		  r.err);
 	tl_run_free(&r);
-	r = tl_run(lone);
+	r = tl_run(gap_json);
 	cr_assert_eq(tl_code(&r), 2);
-	cr_assert(strstr(r.err, "--json goes with --twin-only"), "%s", r.err);
+	cr_assert(strstr(r.err, "--json is for sweeps and 'kind: dynamics'"),
+		  "%s", r.err);
 	tl_run_free(&r);
 }
 
