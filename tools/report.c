@@ -629,9 +629,54 @@ static void report_release(struct report *r)
 	results_read_close(r->rd);
 }
 
+/* What the report wrote, as one JSON object on stdout: 0, or -1. */
+static int report_json(const struct report *r, const char *abs)
+{
+	json_object *o = json_object_new_object(), *made = NULL;
+	char path[PATH_MAX + 16];
+	int err = o ? 0 : -1;
+
+	snprintf(path, sizeof(path), "%s/report.md", abs);
+	if (!err)
+		err = json_object_object_add(o, "report",
+					     json_object_new_string(path)) ||
+		      json_object_object_add(o, "dir",
+					     json_object_new_string(abs)) ||
+		      json_object_object_add(o, "runs",
+					     json_object_new_int(r->nruns)) ||
+		      json_object_object_add(o, "points",
+					     json_object_new_int(r->npoints)) ||
+		      json_object_object_add(o, "not_written",
+					     json_object_new_int(r->nfail));
+	if (!err) {
+		made = json_object_new_array();
+		err = !made || json_object_object_add(o, "made", made);
+		if (err)
+			json_object_put(made);
+	}
+	for (int i = 0; !err && i < r->nmade; i++) {
+		json_object *v;
+
+		snprintf(path, sizeof(path), "%s/%s", abs, r->made[i]);
+		v = json_object_new_string(path);
+		err = !v || json_object_array_add(made, v);
+		if (err)
+			json_object_put(v);
+	}
+	if (err)
+		p_err("report written in %s, but out of memory for the JSON",
+		      abs);
+	else
+		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return err ? -1 : 0;
+}
+
 static void report_usage(FILE *f)
 {
-	fprintf(f, "usage: %s report DB [--out DIR] [--task NAME]...\n\n"
+	fprintf(f, "usage: %s report DB [--out DIR] [--task NAME]... "
+		   "[--json]\n\n"
 		   "Makes figures and report.md from the results database DB "
 		   "alone: latency and\nbandwidth against the number of local "
 		   "models per scheduler (from 'twinlab\nexperiment' points), "
@@ -642,6 +687,10 @@ static void report_usage(FILE *f)
 		   "plus '-report')\n"
 		   "  --task NAME  draw only this task's trees (repeatable; "
 		   "default: every task's)\n"
+		   "  --json       say what was written as JSON: report.md, the "
+		   "figures and\n"
+		   "               pictures, the data, and how many runs and "
+		   "points\n"
 		   "Figures need gnuplot (Debian package gnuplot-nox), "
 		   "pictures Graphviz (graphviz).\n", prog);
 }
@@ -651,18 +700,23 @@ int cmd_report(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "out", required_argument, NULL, 'o' },
 		{ "task", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct report r = { 0 };
+	bool json = false;
 	struct picture *pic = NULL;
 	char dflt[PATH_MAX], abs[PATH_MAX], err[512];
 	int c, e, nfid, rc = 1;
 
-	while ((c = getopt_long(argc, argv, "o:t:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:t:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			r.dir = optarg;
+			break;
+		case 'j':
+			json = true;
 			break;
 		case 't':
 			if (r.nwant == (int)(sizeof(r.want_task) /
@@ -761,6 +815,12 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!realpath(r.dir, abs))
 		snprintf(abs, sizeof(abs), "%s", r.dir);
+	rc = r.nfail ? 1 : 0;
+	if (json) {
+		if (report_json(&r, abs))
+			rc = 1;
+		goto out;
+	}
 	printf("report: %s/report.md (%d runs, %d experiment points)\n", abs,
 	       r.nruns, r.npoints);
 	if (r.nmade) {
@@ -770,7 +830,6 @@ int cmd_report(int argc, char **argv)
 	}
 	printf("data: %s/{runs.csv,*.dat}, gnuplot scripts %s/*.gp\n", abs,
 	       abs);
-	rc = r.nfail ? 1 : 0;
 out:
 	for (int i = 0; pic && i < r.nscheds; i++)
 		free(pic[i].tasks);

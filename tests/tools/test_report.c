@@ -6,6 +6,7 @@
  * None of these numbers is a measurement. The binary comes from $TWINLAB.
  */
 #include <criterion/criterion.h>
+#include <json-c/json.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <sqlite3.h>
@@ -314,6 +315,55 @@ Test(report, synthetic_sweep)
 		for (size_t i = 0; i < sizeof(pics) / sizeof(pics[0]); i++)
 			cr_expect(exists(t.out, pics[i]), "no '%s'", pics[i]);
 	free(md);
+	tl_run_free(&r);
+	rm_rf(t.dir);
+}
+
+/*
+ * report --json says what it wrote: report.md's path, the counts the text
+ * line gives, and every figure and picture made, each a file that exists.
+ */
+Test(report, json_names_what_it_wrote)
+{
+	struct tmp t;
+	const char *text[] = { "report", t.db, "--out", t.out, NULL };
+	const char *js[] = { "report", t.db, "--out", t.out, "--json", NULL };
+	struct json_object *o, *v, *made;
+	struct tl_run r;
+	char want[160];
+	struct stat st;
+	int runs, points;
+
+	tmp_init(&t);
+	make_db(t.db, true);
+	r = tl_run(text);
+	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
+	cr_assert_eq(sscanf(strstr(r.out, "report.md (") +
+				    strlen("report.md ("),
+			    "%d runs, %d experiment points", &runs, &points), 2,
+		     "%s", r.out);
+	tl_run_free(&r);
+	r = tl_run(js);
+	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
+	o = json_tokener_parse(r.out);
+	cr_assert_not_null(o, "not JSON: %s", r.out);
+	cr_assert(json_object_object_get_ex(o, "report", &v));
+	snprintf(want, sizeof(want), "/report.md");
+	cr_expect(strstr(json_object_get_string(v), want), "%s",
+		  json_object_get_string(v));
+	cr_expect_eq(stat(json_object_get_string(v), &st), 0);
+	cr_assert(json_object_object_get_ex(o, "runs", &v));
+	cr_expect_eq(json_object_get_int(v), runs);
+	cr_assert(json_object_object_get_ex(o, "points", &v));
+	cr_expect_eq(json_object_get_int(v), points);
+	cr_assert(json_object_object_get_ex(o, "made", &made));
+	for (size_t i = 0; i < json_object_array_length(made); i++)
+		cr_expect_eq(stat(json_object_get_string(
+				       json_object_array_get_idx(made, i)), &st),
+			     0);
+	if (access("/usr/bin/dot", X_OK) == 0)
+		cr_expect_gt(json_object_array_length(made), 0);
+	json_object_put(o);
 	tl_run_free(&r);
 	rm_rf(t.dir);
 }
