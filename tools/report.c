@@ -92,6 +92,17 @@ void csv_num(FILE *f, char conv, int prec, double v)
 		num(f, conv, prec, v);
 }
 
+const char *dat_safe(const char *s, char *buf, size_t n)
+{
+	size_t i = 0;
+
+	for (; s && s[i] && i + 1 < n; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' :
+								      s[i];
+	buf[i] = '\0';
+	return buf;
+}
+
 void dat_num(FILE *f, double v)
 {
 	if (isfinite(v))

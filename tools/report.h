@@ -184,6 +184,13 @@ void md_text(FILE *f, const char *s);
 void md_num(FILE *f, char conv, int prec, double v);
 void csv_num(FILE *f, char conv, int prec, double v);
 void dat_num(FILE *f, double v);
+/*
+ * dat_safe - s for a .dat file's comment line, control characters (a
+ * stored name's newline would start a data line) made spaces; in buf.
+ */
+const char *dat_safe(const char *s, char *buf, size_t n);
+/* a name's room in dat_safe's buffer */
+#define DAT_NAME 160
 /* A file of the report's directory: failures said and counted. */
 FILE *out_open(struct report *r, const char *name);
 /*

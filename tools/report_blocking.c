@@ -109,7 +109,7 @@ static bool same_fig(const struct blk *a, const struct blk *b)
 static void figure(struct report *r, FILE *md, int f0, int f1)
 {
 	const struct blk *b0 = &r->blk[f0];
-	char stem[160], part[48], name[240];
+	char stem[160], part[48], name[240], e1[DAT_NAME], e2[DAT_NAME];
 	const char *sched[16];
 	int ns = 0;
 	FILE *f;
@@ -128,7 +128,8 @@ static void figure(struct report *r, FILE *md, int f0, int f1)
 		fprintf(f, "# twinlab report: blocking under load, %s, %ld "
 			   "local models, scheduler %s\n# tasks seeds "
 			   "blocked_pct min_pct max_pct wavelength_links_pct\n",
-			b0->experiment, b0->nlocals, sched[k]);
+			dat_safe(b0->experiment, e1, sizeof(e1)), b0->nlocals,
+			dat_safe(sched[k], e2, sizeof(e2)));
 		for (int i = f0; i < f1; i++) {
 			const struct blk *b = &r->blk[i];
 

@@ -196,6 +196,8 @@ void gp_run(struct report *r, const char *script, const char *stem)
 static void latency_data(struct report *r, FILE *f, const char *exp,
 			 const char *sc, struct unit u, int *rows)
 {
+	char e1[DAT_NAME], e2[DAT_NAME];
+
 	(void)u;
 	fprintf(f, "# twinlab report: figure (a), scheduler %s, "
 		   "experiment %s\n"
@@ -204,7 +206,7 @@ static void latency_data(struct report *r, FILE *f, const char *exp,
 		   "# nlocals runs measured_runs median_ms min_ms "
 		   "max_ms predicted_ms bcast_ms train_ms upload_ms "
 		   "pred_bcast_ms pred_train_ms pred_upload_ms\n",
-		sc, exp);
+		dat_safe(sc, e1, sizeof(e1)), dat_safe(exp, e2, sizeof(e2)));
 	for (int i = 0; i < r->npoints; i++) {
 		const struct point *p = &r->points[i];
 
@@ -227,6 +229,8 @@ static void latency_data(struct report *r, FILE *f, const char *exp,
 static void bandwidth_data(struct report *r, FILE *f, const char *exp,
 			   const char *sc, struct unit u, int *rows)
 {
+	char e1[DAT_NAME], e2[DAT_NAME];
+
 	fprintf(f, "# twinlab report: figure (b), scheduler %s, "
 		   "experiment %s; bytes per round in %s, physical "
 		   "(emulated x scale)\n"
@@ -240,7 +244,8 @@ static void bandwidth_data(struct report *r, FILE *f, const char *exp,
 		   "# nlocals runs plan_bytes_fibres "
 		   "measured_bytes_fibres min max "
 		   "measured_bytes_ip_links wavelength_links\n",
-		sc, exp, u.name);
+		dat_safe(sc, e1, sizeof(e1)), dat_safe(exp, e2, sizeof(e2)),
+		u.name);
 	for (int i = 0; i < r->npoints; i++) {
 		const struct point *p = &r->points[i];
 
@@ -261,7 +266,7 @@ static void bandwidth_data(struct report *r, FILE *f, const char *exp,
 static void fidelity_data(struct report *r, FILE *f, const char *exp,
 			  const char *sc, struct unit u, int *rows)
 {
-	char part[48];
+	char part[48], e1[DAT_NAME];
 
 	(void)exp;
 	(void)u;
@@ -270,7 +275,7 @@ static void fidelity_data(struct report *r, FILE *f, const char *exp,
 		   "round latency vs the mean measured round_s over "
 		   "its completed rounds\n"
 		   "# run task name nlocals rounds predicted_ms "
-		   "measured_ms\n", sc);
+		   "measured_ms\n", dat_safe(sc, e1, sizeof(e1)));
 	for (int i = 0; i < r->ntasks; i++) {
 		const struct rtask *t = &r->tasks[i];
 		const struct rrun *x = &r->runs[t->run];

@@ -148,7 +148,7 @@ static double mean(const struct gapr *g)
 static void figure(struct report *r, FILE *md, int f0, int f1)
 {
 	const struct gapr *g0 = &r->gap[f0];
-	char stem[160], part[48], name[240];
+	char stem[160], part[48], name[240], e1[DAT_NAME], e2[DAT_NAME];
 	const char *sched[16];
 	long nl[64];
 	int ns = 0, nn = 0, inst = 0;
@@ -178,8 +178,9 @@ static void figure(struct report *r, FILE *md, int f0, int f1)
 			continue;
 		fprintf(f, "# twinlab report: optimality gap, %s, scheduler "
 			   "%s\n# local_models instances mean_pct median_pct "
-			   "p95_pct max_pct optimal_pct\n", g0->experiment,
-			sched[k]);
+			   "p95_pct max_pct optimal_pct\n",
+			dat_safe(g0->experiment, e1, sizeof(e1)),
+			dat_safe(sched[k], e2, sizeof(e2)));
 		for (int i = f0; i < f1; i++) {
 			const struct gapr *g = &r->gap[i];
 

@@ -77,6 +77,7 @@ static void figure(struct report *r, FILE *md, const struct rrun *x,
 		   size_t stem, const int *last, const struct acc *acc, int t)
 {
 	char name[240], part[96], fig[200], title[200];
+	char e1[DAT_NAME], e2[DAT_NAME];
 	const char *names[NSUB];
 	int ns = 0;
 
@@ -97,7 +98,8 @@ static void figure(struct report *r, FILE *md, const struct rrun *x,
 		fprintf(f, "# twinlab report: local-model subset %s of %.*s "
 			   "(%s), run %" PRId64 ", task %d\n# round time_ms "
 			   "byte_links accuracy\n", subset_name[q], (int)stem,
-			x->scenario, x->scheduler, y->id, t);
+			dat_safe(x->scenario, e1, sizeof(e1)),
+			dat_safe(x->scheduler, e2, sizeof(e2)), y->id, t);
 		for (int k = 0; k < acc[q].nrounds; k++) {
 			fprintf(f, "%d", k + 1);
 			dat_num(f, (k + 1) * y->meas[PH_ROUND] * 1e3);

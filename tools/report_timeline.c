@@ -453,7 +453,7 @@ static void write_policies(FILE *md, struct tl_policy *pol, int n)
 static void write_data(struct report *r, struct tl *t, int64_t id,
 		       const char *stem)
 {
-	char name[200];
+	char name[200], e1[DAT_NAME];
 	FILE *f;
 
 	snprintf(name, sizeof(name), "%s-rounds.dat", stem);
@@ -466,7 +466,9 @@ static void write_data(struct report *r, struct tl *t, int64_t id,
 			if (i && t->rd[i].task != t->rd[i - 1].task)
 				fputs("\n\n", f);
 			if (!i || t->rd[i].task != t->rd[i - 1].task)
-				fprintf(f, "# task %s\n", t->rd[i].name);
+				fprintf(f, "# task %s\n",
+					dat_safe(t->rd[i].name, e1,
+						 sizeof(e1)));
 			fprintf(f, "%.6f", t->rd[i].start_s * 1e3);
 			dat_num(f, t->rd[i].round_s * 1e3);
 			dat_num(f, t->rd[i].pred_s * 1e3);
@@ -484,7 +486,8 @@ static void write_data(struct report *r, struct tl *t, int64_t id,
 	for (int k = 0; k < t->nlk && k < TL_LINKS; k++) {
 		const struct tl_link *l = &t->lk[k];
 
-		fprintf(f, "%s# link %s\n", k ? "\n\n" : "", l->name);
+		fprintf(f, "%s# link %s\n", k ? "\n\n" : "",
+			dat_safe(l->name, e1, sizeof(e1)));
 		for (int j = l->first; j < l->first + l->n; j++) {
 			const struct tl_load *x = &t->ld[j];
 

@@ -369,6 +369,37 @@ Test(report, json_names_what_it_wrote)
 }
 
 /*
+ * A stored name with a newline (a hostile or damaged database: twinlab's
+ * own names have none) cannot add a data line to a .dat file: comment
+ * lines stay one line each.
+ */
+Test(report, a_newline_in_a_stored_name_stays_in_its_comment)
+{
+	struct tmp t;
+	const char *a[] = { "report", t.db, "--out", t.out, NULL };
+	sqlite3 *db;
+	char path[300], *dat, *l;
+
+	tmp_init(&t);
+	make_db(t.db, true);
+	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
+	exec_sql(db, "UPDATE points SET experiment = experiment || char(10) "
+		     "|| '999 1 1 1 1 1 1';");
+	sqlite3_close(db);
+	free(report_md(a, &t));
+	snprintf(path, sizeof(path), "%s/latency-spff.dat", t.out);
+	dat = slurp_path(path);
+	for (l = dat; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 :
+						       NULL)
+		cr_expect(strncmp(l, "999 ", 4), "a data line from a name:\n%s",
+			  dat);
+	cr_expect(strstr(dat, "experiment synthetic 999 1 1 1 1 1 1\n"), "%s",
+		  dat);
+	free(dat);
+	rm_rf(t.dir);
+}
+
+/*
  * A run the fidelity monitor judged degraded is listed with its verdict
  * and kept out of the medians and the fidelity comparison; an attempt
  * that --dilation auto abandoned is counted, not listed.
