@@ -521,10 +521,8 @@ static void point_add(struct sweep *w, const char *k, json_object *v)
 		json_object_put(v);
 		return;
 	}
-	if (!v || json_object_object_add(w->last, k, v)) {
-		json_object_put(v);
+	if (json_add(w->last, k, v))
 		w->lost = true;
-	}
 }
 
 /*
@@ -565,8 +563,7 @@ static int64_t sweep_point(struct sweep *w, struct session_opts *so,
 	w->last = NULL;
 	if (w->points) {
 		w->last = json_object_new_object();
-		if (!w->last || json_object_array_add(w->points, w->last)) {
-			json_object_put(w->last);
+		if (json_push(w->points, w->last)) {
 			w->last = NULL;
 			w->lost = true;
 		}
@@ -924,22 +921,17 @@ int cmd_experiment(int argc, char **argv)
 		json_object *o = json_object_new_object();
 
 		if (!o || w.lost ||
-		    json_object_object_add(o, "experiment",
-					   json_object_new_string(x.name)) ||
-		    json_object_object_add(o, "db", json_object_new_string(db)) ||
-		    json_object_object_add(o, "failed",
-					   json_object_new_int(w.failed)) ||
-		    json_object_object_add(o, "seconds", json_object_new_double(
-					       mono_s() - w.t0)) ||
-		    json_object_object_add(o, "points",
-					   json_object_get(w.points))) {
+		    json_add(o, "experiment", json_object_new_string(x.name)) ||
+		    json_add(o, "db", json_object_new_string(db)) ||
+		    json_add(o, "failed", json_object_new_int(w.failed)) ||
+		    json_add(o, "seconds",
+			     json_object_new_double(mono_s() - w.t0)) ||
+		    json_add(o, "points", json_object_get(w.points))) {
 			p_err("out of memory for the JSON; the results are in "
 			      "%s", db);
 			rc = 1;
 		} else {
-			puts(json_object_to_json_string_ext(o,
-				JSON_C_TO_STRING_PRETTY |
-				JSON_C_TO_STRING_NOSLASHESCAPE));
+			json_print(o);
 		}
 		json_object_put(o);
 	}

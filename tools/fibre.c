@@ -19,39 +19,27 @@
 #include "emu/lab.h"
 #include "twin/scenario.h"
 
-/* The change itself, the prefix held. */
-/* The change said as one JSON object: 0, or -1 out of memory. */
+/* The change said as one JSON object: 0, or -ENOMEM. */
 static int say_json(const char *what, const char *prefix,
 		    const struct scenario *sc, int f, int lit)
 {
 	const struct scn_fibre *fb = &sc->fibres[f];
+	const char *a = sc->nodes[fb->a].name, *b = sc->nodes[fb->b].name;
 	struct json_object *o = json_object_new_object();
-	const struct {
-		const char *k;
-		struct json_object *v;
-	} kv[] = {
-		{ "command", json_object_new_string(what) },
-		{ "prefix", json_object_new_string(prefix) },
-		{ "a", json_object_new_string(sc->nodes[fb->a].name) },
-		{ "b", json_object_new_string(sc->nodes[fb->b].name) },
-		{ "km", json_object_new_double(fb->km) },
-		{ "lit_wavelengths", json_object_new_int(lit) },
-	};
-	int err = o ? 0 : -1;
+	bool ok = o && !json_add(o, "command", json_object_new_string(what)) &&
+		  !json_add(o, "prefix", json_object_new_string(prefix)) &&
+		  !json_add(o, "a", json_object_new_string(a)) &&
+		  !json_add(o, "b", json_object_new_string(b)) &&
+		  !json_add(o, "km", json_object_new_double(fb->km)) &&
+		  !json_add(o, "lit_wavelengths", json_object_new_int(lit));
 
-	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
-		if (!err && (!kv[i].v ||
-			     json_object_object_add(o, kv[i].k, kv[i].v)))
-			err = -1;
-		if (err)
-			json_object_put(kv[i].v);
-	}
-	if (!err)
-		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
+	if (ok)
+		json_print(o);
 	json_object_put(o);
-	return err;
+	return ok ? 0 : -ENOMEM;
 }
 
+/* The change itself, the prefix held. */
 static int fibre_change(const char *prefix, char **names, bool up,
 			const char *what, bool json, char *path, size_t plen)
 {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "planout.h"
+#include "twinlab.h"
 
 #include <errno.h>
 #include <math.h>
@@ -39,28 +40,6 @@ void link_name(const struct plan *p, int link, char *buf, size_t len)
 			goto fail;                                          \
 	} while (0)
 
-static int add(struct json_object *o, const char *k, struct json_object *v)
-{
-	if (!v)
-		return -ENOMEM;
-	if (json_object_object_add(o, k, v)) {
-		json_object_put(v);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static int push(struct json_object *a, struct json_object *v)
-{
-	if (!v)
-		return -ENOMEM;
-	if (json_object_array_add(a, v)) {
-		json_object_put(v);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 static struct json_object *path_json(const struct plan *p,
 				     const struct ppath *pp)
 {
@@ -74,13 +53,13 @@ static struct json_object *path_json(const struct plan *p,
 		json_object_put(via);
 		goto fail;
 	}
-	if (add(o, "nodes", nodes)) {
+	if (json_add(o, "nodes", nodes)) {
 		json_object_put(via);
 		goto fail;
 	}
-	if (add(o, "via", via))
+	if (json_add(o, "via", via))
 		goto fail;
-	J(!push(nodes, json_object_new_string(nm(p, at))));
+	J(!json_push(nodes, json_object_new_string(nm(p, at))));
 	for (int h = 0; h < pp->nhops; h++) {
 		const struct hop *x = &pp->hops[h];
 		char buf[32];
@@ -89,14 +68,14 @@ static struct json_object *path_json(const struct plan *p,
 			snprintf(buf, sizeof(buf), "access");
 		else
 			snprintf(buf, sizeof(buf), "lp%d", x->idx);
-		J(!push(via, json_object_new_string(buf)));
+		J(!json_push(via, json_object_new_string(buf)));
 		at = hop_next(p, at, x);
-		J(!push(nodes, json_object_new_string(nm(p, at))));
+		J(!json_push(nodes, json_object_new_string(nm(p, at))));
 	}
-	J(!add(o, "from", json_object_new_string(nm(p, pp->from))));
-	J(!add(o, "to", json_object_new_string(nm(p, pp->to))));
-	J(!add(o, "km", json_object_new_double(pp->km)));
-	J(!add(o, "fibre_hops", json_object_new_int(pp->fibre_hops)));
+	J(!json_add(o, "from", json_object_new_string(nm(p, pp->from))));
+	J(!json_add(o, "to", json_object_new_string(nm(p, pp->to))));
+	J(!json_add(o, "km", json_object_new_double(pp->km)));
+	J(!json_add(o, "fibre_hops", json_object_new_int(pp->fibre_hops)));
 	return o;
 fail:
 	json_object_put(o);
@@ -112,7 +91,7 @@ static struct json_object *tree_json(const struct plan *p,
 	if (!a)
 		return NULL;
 	for (int m = 1; m < tp->nmodels; m++)
-		J(!push(a, path_json(p, &t->path[m])));
+		J(!json_push(a, path_json(p, &t->path[m])));
 	return a;
 fail:
 	json_object_put(a);
@@ -127,50 +106,56 @@ static struct json_object *task_json(const struct plan *p,
 	struct json_object *locals = json_object_new_array();
 	struct json_object *agg;
 
-	if (!o || add(o, "locals", locals))
+	if (!o || json_add(o, "locals", locals))
 		goto fail;
-	J(!add(o, "name", json_object_new_string(t->name)));
-	J(!add(o, "global", json_object_new_string(nm(p, t->global))));
+	J(!json_add(o, "name", json_object_new_string(t->name)));
+	J(!json_add(o, "global", json_object_new_string(nm(p, t->global))));
 	for (int i = 0; i < t->nlocals; i++)
-		J(!push(locals, json_object_new_string(nm(p, t->locals[i]))));
-	J(!add(o, "model_bytes", json_object_new_int64(
-					 (int64_t)scn_task_bytes(t))));
-	J(!add(o, "demand_gbps", json_object_new_double(t->demand_gbps)));
-	J(!add(o, "blocked", json_object_new_boolean(tp->blocked)));
+		J(!json_push(locals,
+			     json_object_new_string(nm(p, t->locals[i]))));
+	J(!json_add(o, "model_bytes",
+		    json_object_new_int64((int64_t)scn_task_bytes(t))));
+	J(!json_add(o, "demand_gbps", json_object_new_double(t->demand_gbps)));
+	J(!json_add(o, "blocked", json_object_new_boolean(tp->blocked)));
 	if (tp->blocked) {
-		J(!add(o, "why", json_object_new_string(tp->why)));
+		J(!json_add(o, "why", json_object_new_string(tp->why)));
 		return o;
 	}
-	J(!add(o, "wavelength_links",
-	       json_object_new_int64(tp->wavelength_links)));
-	J(!add(o, "bytes_links", json_object_new_double(tp->bytes_links)));
-	J(!add(o, "tree_weight", json_object_new_double(tp->tree_weight)));
+	J(!json_add(o, "wavelength_links",
+		    json_object_new_int64(tp->wavelength_links)));
+	J(!json_add(o, "bytes_links", json_object_new_double(tp->bytes_links)));
+	J(!json_add(o, "tree_weight", json_object_new_double(tp->tree_weight)));
 	if (tp->program)
-		J(!add(o, "opt_program", json_object_new_string(tp->program)));
+		J(!json_add(o, "opt_program",
+			    json_object_new_string(tp->program)));
 	if (tp->shape) {
-		J(!add(o, "shape", json_object_new_string(tp->shape)));
+		J(!json_add(o, "shape", json_object_new_string(tp->shape)));
 		if (isfinite(tp->tree_sum_s))
-			J(!add(o, "tree_rounds_sum_s",
-			       json_object_new_double(tp->tree_sum_s)));
+			J(!json_add(o, "tree_rounds_sum_s",
+				    json_object_new_double(tp->tree_sum_s)));
 		if (isfinite(tp->star_sum_s))
-			J(!add(o, "star_rounds_sum_s",
-			       json_object_new_double(tp->star_sum_s)));
-		J(!add(o, "reshaped", json_object_new_boolean(tp->reshaped)));
+			J(!json_add(o, "star_rounds_sum_s",
+				    json_object_new_double(tp->star_sum_s)));
+		J(!json_add(o, "reshaped",
+			    json_object_new_boolean(tp->reshaped)));
 	}
 	if (p->predicted) {
-		J(!add(o, "round_s", json_object_new_double(tp->round_s)));
-		J(!add(o, "broadcast_s", json_object_new_double(tp->bcast_s)));
-		J(!add(o, "compute_s", json_object_new_double(tp->compute_s)));
-		J(!add(o, "upload_s", json_object_new_double(tp->upload_s)));
+		J(!json_add(o, "round_s", json_object_new_double(tp->round_s)));
+		J(!json_add(o, "broadcast_s",
+			    json_object_new_double(tp->bcast_s)));
+		J(!json_add(o, "compute_s",
+			    json_object_new_double(tp->compute_s)));
+		J(!json_add(o, "upload_s",
+			    json_object_new_double(tp->upload_s)));
 	}
 	agg = json_object_new_array();
-	J(!add(o, "aggregation", agg));
+	J(!json_add(o, "aggregation", agg));
 	for (int m = 0; m < tp->nmodels; m++)
 		if (task_aggregates(tp, m))
-			J(!push(agg, json_object_new_string(
-					     nm(p, tp->server[m]))));
-	J(!add(o, "broadcast", tree_json(p, tp, &tp->bcast)));
-	J(!add(o, "upload", tree_json(p, tp, &tp->up)));
+			J(!json_push(agg, json_object_new_string(
+						  nm(p, tp->server[m]))));
+	J(!json_add(o, "broadcast", tree_json(p, tp, &tp->bcast)));
+	J(!json_add(o, "upload", tree_json(p, tp, &tp->up)));
 	return o;
 fail:
 	json_object_put(o);
@@ -185,23 +170,26 @@ static struct json_object *lightpath_json(const struct plan *p, int l)
 	struct json_object *roadms = json_object_new_array();
 	int at = sc->nodes[lp->a].attach;
 
-	if (!o || add(o, "roadms", roadms))
+	if (!o || json_add(o, "roadms", roadms))
 		goto fail;
-	J(!add(o, "id", json_object_new_int(l)));
-	J(!add(o, "a", json_object_new_string(nm(p, lp->a))));
-	J(!add(o, "b", json_object_new_string(nm(p, lp->b))));
-	J(!add(o, "wavelength", json_object_new_int(lp->lambda)));
-	J(!add(o, "km", json_object_new_double(lp->km)));
-	J(!add(o, "capacity_gbps", json_object_new_double(lp->cap_gbps)));
-	J(!add(o, "residual_gbps_ab", json_object_new_double(lp->resid[0])));
-	J(!add(o, "residual_gbps_ba", json_object_new_double(lp->resid[1])));
-	J(!add(o, "lit_by", json_object_new_string(sc->tasks[lp->task].name)));
-	J(!push(roadms, json_object_new_string(nm(p, at))));
+	J(!json_add(o, "id", json_object_new_int(l)));
+	J(!json_add(o, "a", json_object_new_string(nm(p, lp->a))));
+	J(!json_add(o, "b", json_object_new_string(nm(p, lp->b))));
+	J(!json_add(o, "wavelength", json_object_new_int(lp->lambda)));
+	J(!json_add(o, "km", json_object_new_double(lp->km)));
+	J(!json_add(o, "capacity_gbps", json_object_new_double(lp->cap_gbps)));
+	J(!json_add(o, "residual_gbps_ab",
+		    json_object_new_double(lp->resid[0])));
+	J(!json_add(o, "residual_gbps_ba",
+		    json_object_new_double(lp->resid[1])));
+	J(!json_add(o, "lit_by",
+		    json_object_new_string(sc->tasks[lp->task].name)));
+	J(!json_push(roadms, json_object_new_string(nm(p, at))));
 	for (int i = 0; i < lp->nfib; i++) {
 		const struct scn_fibre *f = &sc->fibres[lp->fib[i]];
 
 		at = f->a == at ? f->b : f->a;
-		J(!push(roadms, json_object_new_string(nm(p, at))));
+		J(!json_push(roadms, json_object_new_string(nm(p, at))));
 	}
 	return o;
 fail:
@@ -217,24 +205,28 @@ static struct json_object *event_json(const struct scenario *sc,
 	const struct scn_fibre *fb = &sc->fibres[e->fibre];
 
 	J(o);
-	J(!add(o, "at_s", json_object_new_double(e->at_s)));
-	J(!add(o, "kind",
-	       json_object_new_string(scn_event_kind_name(e->kind))));
+	J(!json_add(o, "at_s", json_object_new_double(e->at_s)));
+	J(!json_add(o, "kind",
+		    json_object_new_string(scn_event_kind_name(e->kind))));
 	switch (e->kind) {
 	case SCN_EV_CUT:
 	case SCN_EV_REPAIR:
-		J(!add(o, "a", json_object_new_string(sc->nodes[fb->a].name)));
-		J(!add(o, "b", json_object_new_string(sc->nodes[fb->b].name)));
+		J(!json_add(o, "a",
+			    json_object_new_string(sc->nodes[fb->a].name)));
+		J(!json_add(o, "b",
+			    json_object_new_string(sc->nodes[fb->b].name)));
 		break;
 	case SCN_EV_ARRIVE:
 	case SCN_EV_LEAVE:
-		J(!add(o, "task", json_object_new_string(e->task.name)));
+		J(!json_add(o, "task", json_object_new_string(e->task.name)));
 		break;
 	case SCN_EV_TRAFFIC:
-		J(!add(o, "from", json_object_new_string(sc->nodes[e->from].name)));
-		J(!add(o, "to", json_object_new_string(sc->nodes[e->to].name)));
-		J(!add(o, "gbps", json_object_new_double(e->gbps)));
-		J(!add(o, "for_s", json_object_new_double(e->for_s)));
+		J(!json_add(o, "from",
+			    json_object_new_string(sc->nodes[e->from].name)));
+		J(!json_add(o, "to",
+			    json_object_new_string(sc->nodes[e->to].name)));
+		J(!json_add(o, "gbps", json_object_new_double(e->gbps)));
+		J(!json_add(o, "for_s", json_object_new_double(e->for_s)));
 		break;
 	}
 	return o;
@@ -251,54 +243,58 @@ struct json_object *plan_json(const struct plan *p)
 	struct json_object *links = json_object_new_array();
 	struct json_object *tasks = json_object_new_array();
 
-	if (!o || add(o, "summary", sum)) {
+	if (!o || json_add(o, "summary", sum)) {
 		json_object_put(lps);
 		json_object_put(links);
 		json_object_put(tasks);
 		goto fail;
 	}
-	if (add(o, "lightpaths", lps)) {
+	if (json_add(o, "lightpaths", lps)) {
 		json_object_put(links);
 		json_object_put(tasks);
 		goto fail;
 	}
-	if (add(o, "links", links)) {
+	if (json_add(o, "links", links)) {
 		json_object_put(tasks);
 		goto fail;
 	}
-	if (add(o, "tasks", tasks))
+	if (json_add(o, "tasks", tasks))
 		goto fail;
-	J(!add(o, "scenario", json_object_new_string(p->sc->name)));
-	J(!add(o, "scheduler", json_object_new_string(p->scheduler)));
-	J(!add(sum, "tasks", json_object_new_int(p->ntasks)));
-	J(!add(sum, "blocked", json_object_new_int(p->blocked)));
-	J(!add(sum, "lightpaths", json_object_new_int(p->net->nlp)));
-	J(!add(sum, "wavelength_links",
-	       json_object_new_int64(p->wavelength_links)));
-	J(!add(sum, "bytes_links", json_object_new_double(p->bytes_links)));
+	J(!json_add(o, "scenario", json_object_new_string(p->sc->name)));
+	J(!json_add(o, "scheduler", json_object_new_string(p->scheduler)));
+	J(!json_add(sum, "tasks", json_object_new_int(p->ntasks)));
+	J(!json_add(sum, "blocked", json_object_new_int(p->blocked)));
+	J(!json_add(sum, "lightpaths", json_object_new_int(p->net->nlp)));
+	J(!json_add(sum, "wavelength_links",
+		    json_object_new_int64(p->wavelength_links)));
+	J(!json_add(sum, "bytes_links",
+		    json_object_new_double(p->bytes_links)));
 	if (p->predicted)
-		J(!add(sum, "mean_round_s",
-		       json_object_new_double(p->mean_round_s)));
+		J(!json_add(sum, "mean_round_s",
+			    json_object_new_double(p->mean_round_s)));
 	if (p->predicted)
-		J(!add(sum, "predictor", json_object_new_string(p->predictor)));
+		J(!json_add(sum, "predictor",
+			    json_object_new_string(p->predictor)));
 	if (p->polish.evals) {
 		const struct plan_polish *po = &p->polish;
 		struct json_object *x = json_object_new_object();
 
 		J(x);
-		if (add(sum, "polish", x))
+		if (json_add(sum, "polish", x))
 			goto fail;
-		J(!add(x, "plans_predicted", json_object_new_int(po->evals)));
-		J(!add(x, "greedy_rounds_sum_s",
-		       json_object_new_double(po->greedy_s)));
-		J(!add(x, "all_star_rounds_sum_s",
-		       json_object_new_double(po->stars_s)));
-		J(!add(x, "all_star_blocked",
-		       json_object_new_int(po->stars_blocked)));
-		J(!add(x, "rounds_sum_s", json_object_new_double(po->final_s)));
+		J(!json_add(x, "plans_predicted",
+			    json_object_new_int(po->evals)));
+		J(!json_add(x, "greedy_rounds_sum_s",
+			    json_object_new_double(po->greedy_s)));
+		J(!json_add(x, "all_star_rounds_sum_s",
+			    json_object_new_double(po->stars_s)));
+		J(!json_add(x, "all_star_blocked",
+			    json_object_new_int(po->stars_blocked)));
+		J(!json_add(x, "rounds_sum_s",
+			    json_object_new_double(po->final_s)));
 	}
 	for (int l = 0; l < p->net->nlp; l++)
-		J(!push(lps, lightpath_json(p, l)));
+		J(!json_push(lps, lightpath_json(p, l)));
 	for (int l = 0; p->predicted && l < plan_nlinks(p); l++) {
 		struct json_object *x;
 		char buf[64];
@@ -307,19 +303,21 @@ struct json_object *plan_json(const struct plan *p)
 			continue;
 		link_name(p, l, buf, sizeof(buf));
 		x = json_object_new_object();
-		J(!push(links, x));
-		J(!add(x, "link", json_object_new_string(buf)));
-		J(!add(x, "gbps", json_object_new_double(plan_link_gbps(p, l))));
-		J(!add(x, "bytes", json_object_new_double(p->link_bytes[l])));
+		J(!json_push(links, x));
+		J(!json_add(x, "link", json_object_new_string(buf)));
+		J(!json_add(x, "gbps",
+			    json_object_new_double(plan_link_gbps(p, l))));
+		J(!json_add(x, "bytes",
+			    json_object_new_double(p->link_bytes[l])));
 	}
 	for (int i = 0; i < p->ntasks; i++)
-		J(!push(tasks, task_json(p, &p->tasks[i])));
+		J(!json_push(tasks, task_json(p, &p->tasks[i])));
 	if (p->sc->nevents) {
 		struct json_object *ev = json_object_new_array();
 
-		J(!add(o, "events", ev));
+		J(!json_add(o, "events", ev));
 		for (int k = 0; k < p->sc->nevents; k++)
-			J(!push(ev, event_json(p->sc, &p->sc->events[k])));
+			J(!json_push(ev, event_json(p->sc, &p->sc->events[k])));
 	}
 	return o;
 fail:
@@ -338,18 +336,21 @@ static struct json_object *background_json(const struct scenario *sc,
 		const struct bg_flow *f = &p->bg[i];
 		struct json_object *o = json_object_new_object();
 
-		J(!push(a, o));
-		J(!add(o, "from", json_object_new_string(
-			sc->nodes[f->bg->from].name)));
-		J(!add(o, "to", json_object_new_string(
-			sc->nodes[f->bg->to].name)));
-		J(!add(o, "gbps", json_object_new_double(f->bg->gbps)));
-		J(!add(o, "routed", json_object_new_boolean(f->routed)));
+		J(!json_push(a, o));
+		J(!json_add(
+			o, "from",
+			json_object_new_string(sc->nodes[f->bg->from].name)));
+		J(!json_add(o, "to",
+			    json_object_new_string(sc->nodes[f->bg->to].name)));
+		J(!json_add(o, "gbps", json_object_new_double(f->bg->gbps)));
+		J(!json_add(o, "routed", json_object_new_boolean(f->routed)));
 		if (f->routed) {
-			J(!add(o, "hops", json_object_new_int(f->path.nhops)));
-			J(!add(o, "km", json_object_new_double(f->path.km)));
+			J(!json_add(o, "hops",
+				    json_object_new_int(f->path.nhops)));
+			J(!json_add(o, "km",
+				    json_object_new_double(f->path.km)));
 		} else {
-			J(!add(o, "why", json_object_new_string(f->why)));
+			J(!json_add(o, "why", json_object_new_string(f->why)));
 		}
 	}
 	return a;
@@ -367,23 +368,28 @@ struct json_object *timeline_json(const struct timeline *tl)
 		const struct epoch *e = &tl->e[i];
 		struct json_object *o = json_object_new_object(), *moved;
 
-		J(!push(a, o));
-		J(!add(o, "at_s", json_object_new_double(e->at_s)));
-		J(!add(o, "event", json_object_new_string(epoch_name(tl, e))));
-		J(!add(o, "background", background_json(tl->sc, e->plan)));
-		J(!add(o, "tasks", json_object_new_int(e->plan->ntasks)));
-		J(!add(o, "blocked", json_object_new_int(e->plan->blocked)));
+		J(!json_push(a, o));
+		J(!json_add(o, "at_s", json_object_new_double(e->at_s)));
+		J(!json_add(o, "event",
+			    json_object_new_string(epoch_name(tl, e))));
+		J(!json_add(o, "background", background_json(tl->sc, e->plan)));
+		J(!json_add(o, "tasks", json_object_new_int(e->plan->ntasks)));
+		J(!json_add(o, "blocked",
+			    json_object_new_int(e->plan->blocked)));
 		moved = json_object_new_array();
-		J(!add(o, "moved", moved));
+		J(!json_add(o, "moved", moved));
 		for (int t = 0; t < e->plan->ntasks; t++)
 			if (e->moved[t])
-				J(!push(moved, json_object_new_string(
-					e->plan->tasks[t].task->name)));
-		J(!add(o, "lightpaths", json_object_new_int(e->plan->net->nlp)));
-		J(!add(o, "lit", json_object_new_int(e->lit)));
-		J(!add(o, "unlit", json_object_new_int(e->unlit)));
-		J(!add(o, "mean_round_s",
-		       json_object_new_double(e->plan->mean_round_s)));
+				J(!json_push(
+					moved,
+					json_object_new_string(
+						e->plan->tasks[t].task->name)));
+		J(!json_add(o, "lightpaths",
+			    json_object_new_int(e->plan->net->nlp)));
+		J(!json_add(o, "lit", json_object_new_int(e->lit)));
+		J(!json_add(o, "unlit", json_object_new_int(e->unlit)));
+		J(!json_add(o, "mean_round_s",
+			    json_object_new_double(e->plan->mean_round_s)));
 	}
 	return a;
 fail:
@@ -399,19 +405,22 @@ struct json_object *policies_json(const struct tl_outcome *out, int n)
 	for (int k = 0; k < n; k++) {
 		struct json_object *o = json_object_new_object();
 
-		J(!push(a, o));
-		J(!add(o, "policy",
-		       json_object_new_string(resched_name((enum resched)k))));
-		J(!add(o, "tasks", json_object_new_int(out[k].ntasks)));
-		J(!add(o, "finished", json_object_new_int(out[k].finished)));
-		J(!add(o, "rounds", json_object_new_int64(out[k].rounds_done)));
-		J(!add(o, "mean_completion_s",
-		       json_object_new_double(out[k].mean_completion_s)));
-		J(!add(o, "moves", json_object_new_int(out[k].moves)));
-		J(!add(o, "interrupted_s",
-		       json_object_new_double(out[k].interrupted_s)));
-		J(!add(o, "bytes_links",
-		       json_object_new_double(out[k].bytes_links)));
+		J(!json_push(a, o));
+		J(!json_add(
+			o, "policy",
+			json_object_new_string(resched_name((enum resched)k))));
+		J(!json_add(o, "tasks", json_object_new_int(out[k].ntasks)));
+		J(!json_add(o, "finished",
+			    json_object_new_int(out[k].finished)));
+		J(!json_add(o, "rounds",
+			    json_object_new_int64(out[k].rounds_done)));
+		J(!json_add(o, "mean_completion_s",
+			    json_object_new_double(out[k].mean_completion_s)));
+		J(!json_add(o, "moves", json_object_new_int(out[k].moves)));
+		J(!json_add(o, "interrupted_s",
+			    json_object_new_double(out[k].interrupted_s)));
+		J(!json_add(o, "bytes_links",
+			    json_object_new_double(out[k].bytes_links)));
 	}
 	return a;
 fail:

@@ -643,43 +643,30 @@ static void report_release(struct report *r)
 /* What the report wrote, as one JSON object on stdout: 0, or -1. */
 static int report_json(const struct report *r, const char *abs)
 {
-	json_object *o = json_object_new_object(), *made = NULL;
+	json_object *o = json_object_new_object();
+	json_object *made = json_object_new_array();
 	char path[PATH_MAX + 16];
-	int err = o ? 0 : -1;
+	bool err;
 
 	snprintf(path, sizeof(path), "%s/report.md", abs);
-	if (!err)
-		err = json_object_object_add(o, "report",
-					     json_object_new_string(path)) ||
-		      json_object_object_add(o, "dir",
-					     json_object_new_string(abs)) ||
-		      json_object_object_add(o, "runs",
-					     json_object_new_int(r->nruns)) ||
-		      json_object_object_add(o, "points",
-					     json_object_new_int(r->npoints)) ||
-		      json_object_object_add(o, "not_written",
-					     json_object_new_int(r->nfail));
-	if (!err) {
-		made = json_object_new_array();
-		err = !made || json_object_object_add(o, "made", made);
-		if (err)
-			json_object_put(made);
-	}
+	err = !o || json_add(o, "report", json_object_new_string(path)) ||
+	      json_add(o, "dir", json_object_new_string(abs)) ||
+	      json_add(o, "runs", json_object_new_int(r->nruns)) ||
+	      json_add(o, "points", json_object_new_int(r->npoints)) ||
+	      json_add(o, "not_written", json_object_new_int(r->nfail));
+	if (err)
+		json_object_put(made);
+	else
+		err = json_add(o, "made", made);
 	for (int i = 0; !err && i < r->nmade; i++) {
-		json_object *v;
-
 		snprintf(path, sizeof(path), "%s/%s", abs, r->made[i]);
-		v = json_object_new_string(path);
-		err = !v || json_object_array_add(made, v);
-		if (err)
-			json_object_put(v);
+		err = json_push(made, json_object_new_string(path));
 	}
 	if (err)
 		p_err("report written in %s, but out of memory for the JSON",
 		      abs);
 	else
-		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-						       JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_print(o);
 	json_object_put(o);
 	return err ? -1 : 0;
 }

@@ -33,33 +33,38 @@ static void up_usage(FILE *f)
 
 static volatile sig_atomic_t stopped;
 
-static int jadd(struct json_object *o, const char *k, struct json_object *v)
-{
-	if (!v)
-		return -1;
-	if (json_object_object_add(o, k, v)) {
-		json_object_put(v);
-		return -1;
-	}
-	return 0;
-}
-
-static int jpush(struct json_object *a, struct json_object *v)
-{
-	if (!v)
-		return -1;
-	if (json_object_array_add(a, v)) {
-		json_object_put(v);
-		return -1;
-	}
-	return 0;
-}
-
 static struct json_object *jaddr(uint32_t a)
 {
 	char buf[32];
 
 	return json_object_new_string(addr_str(a, buf));
+}
+
+/* A task's transfers as addr_task_transfers walks them, into an array. */
+struct transfers_json {
+	const struct plan *p;
+	int task, k;		/* the k-th: broadcast first, then upload */
+	struct json_object *arr;
+};
+
+static int transfer_json(void *ctx, const struct ppath *pp,
+			 const struct endpoint *ep)
+{
+	struct transfers_json *tj = ctx;
+	const struct task_plan *tp = &tj->p->tasks[tj->task];
+	const struct scn_node *nodes = tj->p->sc->nodes;
+	struct json_object *x = json_object_new_object();
+	bool up = tj->k++ >= tp->nmodels - 1;
+
+	return json_push(tj->arr, x) ||
+	       json_add(x, "task", json_object_new_string(tp->task->name)) ||
+	       json_add(x, "phase",
+			json_object_new_string(up ? "upload" : "broadcast")) ||
+	       json_add(x, "from",
+			json_object_new_string(nodes[pp->from].name)) ||
+	       json_add(x, "to", json_object_new_string(nodes[pp->to].name)) ||
+	       json_add(x, "src", jaddr(ep->src)) ||
+	       json_add(x, "dst", jaddr(ep->dst)) ? -ENOMEM : 0;
 }
 
 /*
@@ -79,14 +84,14 @@ static struct json_object *up_json(const struct plan *p,
 	if (!o)
 		return NULL;
 	srv = json_object_new_array();
-	if (jadd(o, "scenario", json_object_new_string(p->sc->name)) ||
-	    jadd(o, "scheduler", json_object_new_string(p->scheduler)) ||
-	    jadd(o, "prefix", json_object_new_string(lo->prefix)) ||
-	    jadd(o, "namespaces", json_object_new_int(p->sc->nnodes)) ||
-	    jadd(o, "lightpaths", json_object_new_int(p->net->nlp)) ||
-	    jadd(o, "routes", json_object_new_int(a->nroutes)) ||
-	    jadd(o, "delay_line", json_object_new_boolean(lo->delay)) ||
-	    jadd(o, "servers", srv))
+	if (json_add(o, "scenario", json_object_new_string(p->sc->name)) ||
+	    json_add(o, "scheduler", json_object_new_string(p->scheduler)) ||
+	    json_add(o, "prefix", json_object_new_string(lo->prefix)) ||
+	    json_add(o, "namespaces", json_object_new_int(p->sc->nnodes)) ||
+	    json_add(o, "lightpaths", json_object_new_int(p->net->nlp)) ||
+	    json_add(o, "routes", json_object_new_int(a->nroutes)) ||
+	    json_add(o, "delay_line", json_object_new_boolean(lo->delay)) ||
+	    json_add(o, "servers", srv))
 		goto fail;
 	for (int i = 0; i < p->sc->nnodes; i++) {
 		const struct scn_node *n = &p->sc->nodes[i];
@@ -96,47 +101,23 @@ static struct json_object *up_json(const struct plan *p,
 			continue;
 		x = json_object_new_object();
 		lab_ns_name(lo->prefix, n->name, ns, sizeof(ns));
-		if (jpush(srv, x) ||
-		    jadd(x, "name", json_object_new_string(n->name)) ||
-		    jadd(x, "namespace", json_object_new_string(ns)) ||
-		    jadd(x, "router", json_object_new_string(
+		if (json_push(srv, x) ||
+		    json_add(x, "name", json_object_new_string(n->name)) ||
+		    json_add(x, "namespace", json_object_new_string(ns)) ||
+		    json_add(x, "router", json_object_new_string(
 					      p->sc->nodes[n->attach].name)) ||
-		    jadd(x, "address", jaddr(a->access[i] + 1)) ||
-		    jadd(x, "router_address", jaddr(a->access[i])))
+		    json_add(x, "address", jaddr(a->access[i] + 1)) ||
+		    json_add(x, "router_address", jaddr(a->access[i])))
 			goto fail;
 	}
 	tr = json_object_new_array();
-	if (jadd(o, "transfers", tr))
+	if (json_add(o, "transfers", tr))
 		goto fail;
 	for (int t = 0; t < p->ntasks; t++) {
-		const struct task_plan *tp = &p->tasks[t];
+		struct transfers_json tj = { .p = p, .task = t, .arr = tr };
 
-		for (int m = 1; !tp->blocked && m < tp->nmodels; m++)
-			for (int up = 0; up < 2; up++) {
-				const struct tree *tree = up ? &tp->up :
-							       &tp->bcast;
-				const struct endpoint *e =
-					&a->ep[t][2 * m + up];
-				int from = up ? m : tree->parent[m];
-				int to = up ? tree->parent[m] : m;
-				struct json_object *x =
-					json_object_new_object();
-
-				if (jpush(tr, x) ||
-				    jadd(x, "task", json_object_new_string(
-							    tp->task->name)) ||
-				    jadd(x, "phase", json_object_new_string(
-							     up ? "upload" :
-								  "broadcast")) ||
-				    jadd(x, "from", json_object_new_string(
-					    p->sc->nodes[tp->server[from]]
-						    .name)) ||
-				    jadd(x, "to", json_object_new_string(
-					    p->sc->nodes[tp->server[to]].name)) ||
-				    jadd(x, "src", jaddr(e->src)) ||
-				    jadd(x, "dst", jaddr(e->dst)))
-					goto fail;
-			}
+		if (addr_task_transfers(p, a, t, transfer_json, &tj))
+			goto fail;
 	}
 	return o;
 fail:
@@ -266,8 +247,7 @@ int cmd_up(int argc, char **argv)
 			lab_free(lab);
 			goto out;
 		}
-		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-						       JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_print(o);
 		json_object_put(o);
 	} else {
 		printf("up: scenario %s, scheduler %s, prefix '%s': %d "
@@ -298,7 +278,7 @@ static void print_removed(const char *what, void *arg)
 
 	if (!td->removed)
 		printf("removed %s\n", what);
-	else if (jpush(td->removed, json_object_new_string(what)))
+	else if (json_push(td->removed, json_object_new_string(what)))
 		td->lost = true;
 }
 
@@ -307,7 +287,7 @@ static void say_kept(const char *name, void *arg)
 {
 	struct teardown *td = arg;
 
-	if (td->kept && jpush(td->kept, json_object_new_string(name)))
+	if (td->kept && json_push(td->kept, json_object_new_string(name)))
 		td->lost = true;
 	fprintf(stderr, "%s: kept namespace '%s': the state of prefix '%s' "
 		"does not record it ('%s clean --prefix %s' removes whatever "
@@ -396,8 +376,8 @@ static int down_or_clean(int argc, char **argv, bool clean)
 		o = json_object_new_object();
 		td.removed = json_object_new_array();
 		td.kept = json_object_new_array();
-		if (!o || jadd(o, "removed", td.removed) ||
-		    jadd(o, "kept", td.kept))
+		if (!o || json_add(o, "removed", td.removed) ||
+		    json_add(o, "kept", td.kept))
 			td.lost = true;
 	}
 	n = clean ? lab_down(prefix, print_removed, &td) :
@@ -413,18 +393,17 @@ static int down_or_clean(int argc, char **argv, bool clean)
 		return 1;
 	}
 	if (json && (td.lost ||
-		     jadd(o, "command", json_object_new_string(
+		     json_add(o, "command", json_object_new_string(
 					       clean ? "clean" : "down")) ||
-		     jadd(o, "prefix", json_object_new_string(prefix)) ||
-		     jadd(o, "objects", json_object_new_int(n)))) {
+		     json_add(o, "prefix", json_object_new_string(prefix)) ||
+		     json_add(o, "objects", json_object_new_int(n)))) {
 		json_object_put(o);
 		p_err("%s: prefix '%s': %d objects removed, but out of memory "
 		      "for the JSON", clean ? "clean" : "down", prefix, n);
 		return 1;
 	}
 	if (json) {
-		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-						       JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_print(o);
 		json_object_put(o);
 	} else if (clean) {
 		printf("clean: prefix '%s': %d object%s removed\n", prefix, n,
