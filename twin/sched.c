@@ -1204,9 +1204,9 @@ struct plan *sched_plan_keep(const struct scenario *sc,
 	struct plan *p = sched_plan_forced(sc, ops, prev, replan, moved, NULL);
 	int err;
 
-	if (!p || !ops->polish)
+	if (!p || !ops->polish || prev)
 		return p;
-	err = ops->polish(sc, prev, replan, &p);
+	err = ops->polish(sc, &p);
 	if (err) {
 		plan_free(p);
 		errno = -err;

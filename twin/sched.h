@@ -32,12 +32,12 @@ struct sched_ops {
 	 * why saying what is too large. */
 	int (*fits)(const struct scenario *sc, char *why, size_t n);
 	/*
-	 * After every task is placed (NULL: nothing): may replace *p with a
-	 * better plan of the same tasks (sched_plan_forced), freeing the old
-	 * one. 0 or -errno (*p is then still a valid plan).
+	 * After every task of a plan made afresh (not from a previous one:
+	 * a timeline's epochs) is placed (NULL: nothing): may replace *p
+	 * with a better plan of the same tasks (sched_plan_forced), freeing
+	 * the old one. 0 or -errno (*p is then still a valid plan).
 	 */
-	int (*polish)(const struct scenario *sc, const struct plan *prev,
-		      const bool *replan, struct plan **p);
+	int (*polish)(const struct scenario *sc, struct plan **p);
 };
 
 /*

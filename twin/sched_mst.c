@@ -415,10 +415,13 @@ static int forced(const struct scenario *sc, const char *force,
 
 /*
  * One pass of flips over the tasks (with a cap, only stars become trees),
- * each kept where it is worth more; *best and *w follow. 0 or -errno.
+ * each kept where it is worth more; *best and *w follow. A plan left
+ * behind is freed, but for keep (the greedy plan, which the caller
+ * holds). 0 or -errno.
  */
 static int flips(const struct scenario *sc, char *force, double cap,
-		 struct plan **best, struct worth *w, int *evals)
+		 const struct plan *keep, struct plan **best, struct worth *w,
+		 int *evals)
 {
 	for (int i = 0; i < (*best)->ntasks; i++) {
 		struct plan *q;
@@ -433,7 +436,8 @@ static int flips(const struct scenario *sc, char *force, double cap,
 			return err;
 		++*evals;
 		if (worth_more(&wq, w, cap)) {
-			plan_free(*best);
+			if (*best != keep)
+				plan_free(*best);
 			*best = q;
 			*w = wq;
 			continue;
@@ -444,17 +448,15 @@ static int flips(const struct scenario *sc, char *force, double cap,
 	return 0;
 }
 
-static int mst_polish(const struct scenario *sc, const struct plan *prev,
-		      const bool *replan, struct plan **p)
+static int mst_polish(const struct scenario *sc, struct plan **p)
 {
-	struct plan *greedy = *p, *best = NULL, *stars = NULL;
+	struct plan *greedy = *p, *best = greedy, *stars = NULL;
 	struct worth wg, wb, ws;
 	char *force = NULL, *allstar = NULL;
 	long transfers = 0;
-	int n = greedy->ntasks, err, evals = 0;
+	int n = greedy->ntasks, err, evals = 1;
 
-	(void)replan;	/* what to place anew after prev: there is none */
-	if (!sc->never_slower || prev)
+	if (!sc->never_slower)
 		return 0;
 	for (int i = 0; i < n; i++)
 		transfers += 2L * (greedy->tasks[i].nmodels - 1);
@@ -472,13 +474,11 @@ static int mst_polish(const struct scenario *sc, const struct plan *prev,
 		force[i] = !sh ? 0 : !strcmp(sh, "star") ? 's' : 't';
 		allstar[i] = force[i] ? 's' : 0;
 	}
-	/* the greedy plan made again with its shapes, and its worth */
-	err = forced(sc, force, &best, &wb);
+	err = plan_worth(greedy, &wg);
 	if (err)
 		goto out;
-	wg = wb;
-	evals++;
-	err = flips(sc, force, NAN, &best, &wb, &evals);
+	wb = wg;
+	err = flips(sc, force, NAN, greedy, &best, &wb, &evals);
 	if (err)
 		goto out;
 	err = forced(sc, allstar, &stars, &ws);
@@ -486,21 +486,22 @@ static int mst_polish(const struct scenario *sc, const struct plan *prev,
 		goto out;
 	evals++;
 	if (worth_more(&ws, &wb, NAN)) {
-		plan_free(best);
+		if (best != greedy)
+			plan_free(best);
 		best = stars;
 		stars = NULL;
 		wb = ws;
 		memcpy(force, allstar, (size_t)n);
-		err = flips(sc, force, NAN, &best, &wb, &evals);
+		err = flips(sc, force, NAN, greedy, &best, &wb, &evals);
 		if (err)
 			goto out;
 	}
 	err = flips(sc, force,
 		    fmax(wb.sum_s, (1 - SCHED_POLISH_MARGIN) * ws.sum_s),
-		    &best, &wb, &evals);
+		    greedy, &best, &wb, &evals);
 	if (err)
 		goto out;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; best != greedy && i < n; i++) {
 		struct task_plan *tp = &best->tasks[i];
 		const struct task_plan *g = &greedy->tasks[i];
 
@@ -512,11 +513,14 @@ static int mst_polish(const struct scenario *sc, const struct plan *prev,
 		.evals = evals, .greedy_s = wg.sum_s, .stars_s = ws.sum_s,
 		.final_s = wb.sum_s, .stars_blocked = ws.blocked,
 	};
-	plan_free(greedy);
-	*p = best;
-	best = NULL;
+	if (best != greedy) {
+		plan_free(greedy);
+		*p = best;
+	}
+	best = NULL;	/* it is *p now */
 out:
-	plan_free(best);
+	if (best && best != greedy)
+		plan_free(best);
 	plan_free(stars);
 	free(force);
 	free(allstar);
