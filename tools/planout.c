@@ -128,6 +128,9 @@ static struct json_object *task_json(const struct plan *p,
 	if (tp->program)
 		J(!json_add(o, "opt_program",
 			    json_object_new_string(tp->program)));
+	if (tp->trees_by)
+		J(!json_add(o, "trees_by",
+			    json_object_new_string(tp->trees_by)));
 	if (tp->shape) {
 		J(!json_add(o, "shape", json_object_new_string(tp->shape)));
 		if (isfinite(tp->tree_sum_s))
@@ -761,6 +764,35 @@ static void plan_shapes(const struct plan *p, FILE *f)
 	}
 }
 
+/*
+ * Whose trees kmb, tm and svi kept (sched_lightest): each name, with the
+ * tasks that got its trees, in the order first met.
+ */
+static void plan_trees_by(const struct plan *p, FILE *f)
+{
+	const char *sep = "\ntrees kept as the lightest once lit: ";
+
+	for (int i = 0; i < p->ntasks; i++) {
+		const char *by = p->tasks[i].trees_by;
+		int n = 0;
+		bool seen = false;
+
+		for (int j = 0; by && j < i && !seen; j++)
+			seen = p->tasks[j].trees_by &&
+			       !strcmp(p->tasks[j].trees_by, by);
+		if (!by || seen)
+			continue;
+		for (int j = i; j < p->ntasks; j++)
+			n += p->tasks[j].trees_by &&
+			     !strcmp(p->tasks[j].trees_by, by);
+		fprintf(f, "%s%s's for %d task%s", sep, by, n,
+			n == 1 ? "" : "s");
+		sep = ", ";
+	}
+	if (sep[0] == ',')
+		fputc('\n', f);
+}
+
 void plan_summary(const struct plan *p, FILE *f)
 {
 	fprintf(f, "scenario %s, scheduler %s: %d tasks, %d blocked, "
@@ -791,5 +823,6 @@ void plan_summary(const struct plan *p, FILE *f)
 			tp->round_s * 1e3, tp->bcast_s * 1e3,
 			tp->compute_s * 1e3, tp->upload_s * 1e3);
 	}
+	plan_trees_by(p, f);
 	plan_shapes(p, f);
 }

@@ -64,6 +64,9 @@ struct task_plan {
 	const char *program;	/* opt: the integer program that placed it,
 				 * "joint" (tree and wavelengths) or "runs"
 				 * (see sched_opt.c); NULL otherwise */
+	const char *trees_by;	/* kmb, tm, svi: the heuristic whose trees
+				 * were kept as the lightest once placed
+				 * (sched_lightest); NULL otherwise */
 	const char *shape;	/* mst: "tree", or "star" where its tree was
 				 * predicted slower (sched_mst.c); NULL when
 				 * not compared */

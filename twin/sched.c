@@ -1151,6 +1151,7 @@ struct plan *sched_plan_forced(const struct scenario *sc,
 		 * by whichever kept task comes first */
 		p->tasks[i].tree_weight = old->tree_weight;
 		p->tasks[i].shape = old->shape;
+		p->tasks[i].trees_by = old->trees_by;
 		p->tasks[i].tree_sum_s = old->tree_sum_s;
 		p->tasks[i].star_sum_s = old->star_sum_s;
 	}

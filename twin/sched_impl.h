@@ -205,6 +205,26 @@ int sched_lit_once(struct sched *s, struct task_plan *tp, int ti,
 		   int (*place)(struct sched *s, struct task_plan *tp,
 				int ti));
 
+/* A way to place a task's two trees, by the name plan shows. */
+struct sched_way {
+	const char *name;
+	int (*trees)(struct sched *s, struct task_plan *tp, int ti);
+};
+
+/*
+ * sched_lightest - place tp with each of way[0..nway) in turn (each lit
+ * once, sched_lit_once), undo it, and place it again with the one whose
+ * trees weigh least once placed (plan_tree_weight); a tie keeps the
+ * earlier. tp->trees_by names it. 0, -ENOSPC (no way placed it: tp->why
+ * the first way's reason) or -errno.
+ */
+int sched_lightest(struct sched *s, struct task_plan *tp, int ti,
+		   const struct sched_way *way, int nway);
+
+/* The two trees of mst (sched_mst.c) and of tm (sched_tm.c), unlit. */
+int sched_mst_trees(struct sched *s, struct task_plan *tp, int ti);
+int sched_tm_trees(struct sched *s, struct task_plan *tp, int ti);
+
 /* task_unplace - forget tp's placement (its resources are the caller's
  * to undo: net_rollback). */
 void task_unplace(struct task_plan *tp);

@@ -198,7 +198,7 @@ static int mst_choose(struct sched *s, const int *term, int k, double demand,
 }
 
 /* mst's two trees, bounded by the scenario's stretch (0: none) */
-static int trees_place(struct sched *s, struct task_plan *tp, int ti)
+int sched_mst_trees(struct sched *s, struct task_plan *tp, int ti)
 {
 	double stretch = s->sc->weights.stretch;
 	int err = place_terminal_tree(s, tp, ti, &tp->bcast, false, stretch,
@@ -211,7 +211,7 @@ static int trees_place(struct sched *s, struct task_plan *tp, int ti)
 /* mst's trees, each fibre lit once where the trees branch at a router */
 static int tree_place(struct sched *s, struct task_plan *tp, int ti)
 {
-	return sched_lit_once(s, tp, ti, trees_place);
+	return sched_lit_once(s, tp, ti, sched_mst_trees);
 }
 
 /* Whether task i of p has been placed, while ti is being placed. */
@@ -536,26 +536,6 @@ static int kmb_trees(struct sched *s, struct task_plan *tp, int ti)
 					       terminal_kmb);
 }
 
-static int kmb_place(struct sched *s, struct task_plan *tp, int ti)
-{
-	return sched_lit_once(s, tp, ti, kmb_trees);
-}
-
-/*
- * Kou-Markowsky-Berman: the same auxiliary graphs and the same routing of
- * each edge as mst, only the tree differs — the MST of the subgraph the
- * closure's shortest paths span, so terminals whose paths share a stretch
- * hang from the one that reaches it first.
- */
-const struct sched_ops sched_kmb = {
-	.name = "kmb",
-	.help = "Steiner baseline: Kou-Markowsky-Berman trees on the "
-		"auxiliary graphs, routed as mst",
-	.role = "Steiner heuristic",
-	.baseline = false,
-	.place = kmb_place,
-};
-
 static int svi_trees(struct sched *s, struct task_plan *tp, int ti)
 {
 	int err = place_terminal_tree(s, tp, ti, &tp->bcast, false, 0,
@@ -572,30 +552,21 @@ static double placed_weight(struct sched *s, struct task_plan *tp)
 	       plan_tree_weight(s->plan, tp, &tp->up, &tp->bcast);
 }
 
-/*
- * svi's trees, or kmb's or mst's where those weigh less once placed: the
- * insertion judges a tree on the auxiliary graph, and what its transfers
- * light can come out otherwise (NSFNET, 2 locals: 2.3 % over opt on
- * average, 30 % at worst, where mst's are 1.9 and 19 %). A tie keeps the
- * first: svi's.
- */
-static int svi_place(struct sched *s, struct task_plan *tp, int ti)
+int sched_lightest(struct sched *s, struct task_plan *tp, int ti,
+		   const struct sched_way *way, int nway)
 {
-	int (*const way[])(struct sched *, struct task_plan *, int) = {
-		svi_trees, kmb_trees, trees_place,
-	};
 	int mark = net_mark(s->net), lit = tp->lit.n, best = -1, err = 0;
 	double w, least = INFINITY;
 	char why[sizeof(tp->why)] = "";
 
-	for (int i = 0; i < (int)(sizeof(way) / sizeof(way[0])); i++) {
-		err = sched_lit_once(s, tp, ti, way[i]);
+	for (int i = 0; i < nway; i++) {
+		err = sched_lit_once(s, tp, ti, way[i].trees);
 		if (err && err != -ENOSPC)
 			return err;
 		w = err ? NAN : placed_weight(s, tp);
 		if (!err && isnan(w))
 			return -ENOMEM;
-		if (!err && w < least) {
+		if (!err && (best < 0 || w < least - 1e-9 * fabs(least))) {
 			least = w;
 			best = i;
 		}
@@ -608,22 +579,77 @@ static int svi_place(struct sched *s, struct task_plan *tp, int ti)
 		memcpy(tp->why, why, sizeof(why));
 		return -ENOSPC;
 	}
-	err = sched_lit_once(s, tp, ti, way[best]);
+	err = sched_lit_once(s, tp, ti, way[best].trees);
 	if (err)
 		unplace_since(s, tp, mark, lit);
+	else
+		tp->trees_by = way[best].name;
 	return err;
+}
+
+/*
+ * kmb's trees, or mst's where those weigh less once placed: KMB's tree is
+ * never heavier than the closure's MST on the auxiliary graph, but the
+ * lightpaths each edge lights, and the stretch it grooms onto, depend on
+ * the order the edges are routed in, so once lit it can come out heavier
+ * (SteinLib B shapes, two draws: 3 of 36, by one to three fibres).
+ */
+static int kmb_place(struct sched *s, struct task_plan *tp, int ti)
+{
+	const struct sched_way way[] = {
+		{"kmb", kmb_trees},
+		{"mst", sched_mst_trees},
+	};
+
+	return sched_lightest(s, tp, ti, way, 2);
+}
+
+/*
+ * Kou-Markowsky-Berman: the same auxiliary graphs and the same routing of
+ * each edge as mst, only the tree differs — the MST of the subgraph the
+ * closure's shortest paths span, so terminals whose paths share a stretch
+ * hang from the one that reaches it first; mst's where they weigh less once
+ * lit.
+ */
+const struct sched_ops sched_kmb = {
+	.name = "kmb",
+	.help = "Steiner baseline: Kou-Markowsky-Berman trees on the "
+		"auxiliary graphs, routed as mst; never heavier than mst's",
+	.role = "Steiner heuristic",
+	.baseline = false,
+	.place = kmb_place,
+};
+
+/*
+ * svi's trees, or kmb's, tm's or mst's where those weigh less once
+ * placed: the insertion judges a tree on the auxiliary graph, and what
+ * its transfers light can come out otherwise (NSFNET, 2 locals: 2.3 %
+ * over opt on average, 30 % at worst, where mst's are 1.9 and 19 %); tm
+ * grows another tree altogether, lighter on some graphs (SteinLib B
+ * shapes, two draws: 3 of 36). A tie keeps the first: svi's.
+ */
+static int svi_place(struct sched *s, struct task_plan *tp, int ti)
+{
+	const struct sched_way way[] = {
+		{"svi", svi_trees},
+		{"kmb", kmb_trees},
+		{"tm", sched_tm_trees},
+		{"mst", sched_mst_trees},
+	};
+
+	return sched_lightest(s, tp, ti, way, 4);
 }
 
 /*
  * Steiner-vertex insertion: kmb's trees, with the routers that make them
  * lighter added as vertices they must reach (terminal_svi); routed as mst,
- * and kept unless kmb's or mst's own weigh less.
+ * and kept unless kmb's, tm's or mst's own weigh less.
  */
 const struct sched_ops sched_svi = {
 	.name = "svi",
 	.help = "Steiner heuristic: kmb's trees improved by Steiner-vertex "
 		"insertion (routers that lighten them), routed as mst; "
-		"never heavier than kmb's or mst's",
+		"never heavier than kmb's, tm's or mst's",
 	.role = "Steiner heuristic",
 	.baseline = false,
 	.place = svi_place,

@@ -369,3 +369,52 @@ Test(experiment, steiner_vertex_insertion_lightens_trees)
 	}
 	cr_expect_gt(lighter, 0, "svi never lighter than both mst and kmb");
 }
+
+/*
+ * No Steiner heuristic is heavier than mst: on random 12-ROADM networks
+ * with tasks of 2 to 8 local models, kmb and tm keep mst's trees where
+ * their own weigh more once lit, and svi tm's; tm's own are lighter than
+ * mst's somewhere, so the rule is not mst under another name.
+ */
+Test(experiment, no_steiner_heuristic_is_heavier_than_mst)
+{
+	struct experiment x;
+	struct scn_error err;
+	int tm_lighter = 0;
+
+	cr_assert_eq(parse("name: g\nkind: gap\nbase: random\nroadms: 12\n"
+			   "schedulers: [mst]\nlocals: [2]\nseeds: [1]\n",
+			   &x, &err),
+		     0, "%s", err.msg);
+	for (long seed = 1; seed <= 25; seed++) {
+		for (int locals = 2; locals <= 8; locals += 2) {
+			struct scenario *a, pt;
+			struct exp_gap m, k, t, v;
+
+			cr_assert_eq(experiment_random_base(12, seed, &a), 0);
+			cr_assert_eq(
+				experiment_point(&x, a, locals, seed, 1, &pt),
+				0);
+			cr_assert_eq(experiment_gap_point(&pt, &sched_mst, &m),
+				     0);
+			cr_assert_eq(experiment_gap_point(&pt, &sched_kmb, &k),
+				     0);
+			cr_assert_eq(experiment_gap_point(&pt, &sched_tm, &t),
+				     0);
+			cr_assert_eq(experiment_gap_point(&pt, &sched_svi, &v),
+				     0);
+			cr_assert(!m.blocked && !k.blocked && !t.blocked &&
+				  !v.blocked);
+			cr_expect_leq(k.weight, m.weight * (1 + 1e-12),
+				      "kmb, seed %ld, %d locals", seed, locals);
+			cr_expect_leq(t.weight, m.weight * (1 + 1e-12),
+				      "tm, seed %ld, %d locals", seed, locals);
+			cr_expect_leq(v.weight, t.weight * (1 + 1e-12),
+				      "svi, seed %ld, %d locals", seed, locals);
+			tm_lighter += t.weight < m.weight * (1 - 1e-9);
+			experiment_point_release(&pt);
+			scenario_free(a);
+		}
+	}
+	cr_expect_gt(tm_lighter, 0, "tm's trees never lighter than mst's");
+}
