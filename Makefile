@@ -62,7 +62,7 @@ EMU_PKGS := libmnl libnetfilter_queue libcgroup sqlite3
 
 TWIN_SRC := $(wildcard twin/*.c)
 EMU_SRC := $(wildcard emu/*.c)
-TOOLS_SRC := $(wildcard tools/*.c)
+TOOLS_SRC := $(wildcard tools/*.c tools/*/*.c)
 TEST_SRC := $(wildcard tests/twin/*.c tests/tools/*.c)
 EMU_TEST_SRC := $(wildcard tests/emu/*.c)
 BENCH_SRC := $(wildcard tests/bench/*.c)
@@ -339,7 +339,7 @@ FUZZ_SEEDS_state := tests/fuzz/state/*
 FUZZ_SEEDS_args := tests/fuzz/args/*
 
 $(FUZZ_DIR)/fuzz-%: tests/fuzz/fuzz_%.c $(TWIN_SRC) emu/labstate.c \
-		tools/args.c $(wildcard twin/*.h emu/*.h tools/*.h)
+		tools/args.c $(wildcard twin/*.h emu/*.h tools/*.h tools/*/*.h)
 	@mkdir -p $(@D)
 	$(call need,yaml-0.1)
 	@$(if $(Q),echo "  FUZZCC  $@")

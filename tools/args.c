@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "args.h"
+#include "tools/args.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-#include "planout.h"
-#include "twinlab.h"
+#include "tools/planout.h"
+#include "tools/twinlab.h"
 
 #include <errno.h>
 #include <math.h>

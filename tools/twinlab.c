@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "twinlab.h"
+#include "tools/twinlab.h"
 #include "twin/predict.h"
 #include "version.h"
 #include "twin/sched.h"

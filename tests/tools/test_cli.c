@@ -1112,17 +1112,17 @@ Test(cli, help_names_every_option_each_command_takes)
 		const char *cmd, *file;
 		int block;
 	} c[] = {
-		{ "plan", "tools/plan.c", 0 },
-		{ "up", "tools/up.c", 0 },
-		{ "down", "tools/up.c", 1 },
-		{ "clean", "tools/up.c", 1 },
-		{ "run", "tools/run.c", 0 },
-		{ "experiment", "tools/experiment.c", 0 },
-		{ "report", "tools/report.c", 0 },
-		{ "exec", "tools/exec.c", 0 },
-		{ "cut", "tools/fibre.c", 0 },
-		{ "repair", "tools/fibre.c", 0 },
-		{ "select", "tools/select.c", 0 },
+		{ "plan", "tools/cmd/plan.c", 0 },
+		{ "up", "tools/cmd/up.c", 0 },
+		{ "down", "tools/cmd/up.c", 1 },
+		{ "clean", "tools/cmd/up.c", 1 },
+		{ "run", "tools/cmd/run.c", 0 },
+		{ "experiment", "tools/cmd/experiment.c", 0 },
+		{ "report", "tools/report/report.c", 0 },
+		{ "exec", "tools/cmd/exec.c", 0 },
+		{ "cut", "tools/cmd/fibre.c", 0 },
+		{ "repair", "tools/cmd/fibre.c", 0 },
+		{ "select", "tools/cmd/select.c", 0 },
 	};
 	const char *list[] = { "help", NULL };
 	struct tl_run all = tl_run(list);

@@ -20,7 +20,7 @@
 #include "tlrun.h"
 
 
-/* The tables of tools/results.c, as `twinlab run` and `experiment` make
+/* The tables of tools/results/results.c, as `twinlab run` and `experiment` make
  * them. */
 static const char schema[] =
 	"CREATE TABLE runs ("

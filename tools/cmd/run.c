@@ -4,7 +4,7 @@
  * line: build the emulation (unless it is up), run every task's workers
  * for R rounds, measure, store, summarize, tear down.
  */
-#include "twinlab.h"
+#include "tools/twinlab.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -17,10 +17,10 @@
 #include <json-c/json.h>
 #include <math.h>
 
-#include "args.h"
+#include "tools/args.h"
 #include "emu/lab.h"
-#include "results.h"
-#include "session.h"
+#include "tools/results/results.h"
+#include "tools/session/session.h"
 #include "twin/predict.h"
 #include "twin/sched.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "results.h"
+#include "tools/results/results.h"
 
 #include <errno.h>
 #include <math.h>

@@ -5,7 +5,7 @@
  * (fig_write) into a script kept next to its data, so a figure can be
  * re-plotted by hand. Also runs.csv.
  */
-#include "report.h"
+#include "tools/report/report.h"
 
 #include <limits.h>
 #include <string.h>

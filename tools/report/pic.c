@@ -4,8 +4,8 @@
  * fibre with its lit wavelengths) and each task's two trees alone, as the
  * run stored them (DOT text), drawn by Graphviz as SVG and PNG.
  */
-#include "report.h"
-#include "twinlab.h"
+#include "tools/report/report.h"
+#include "tools/twinlab.h"
 
 #include <errno.h>
 #include <limits.h>

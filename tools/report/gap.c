@@ -6,14 +6,14 @@
  * 95th percentile and largest gap, and how often the scheduler found the
  * optimum — one figure of two panels and a table.
  */
-#include "report.h"
+#include "tools/report/report.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "twinlab.h"
+#include "tools/twinlab.h"
 
 /* One experiment x scheduler x local-model count: its instances. */
 struct gapr {

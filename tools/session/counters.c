@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The links' shapers; see counters.h. */
-#include "counters.h"
+#include "tools/session/counters.h"
 
 #include <errno.h>
 #include <net/if.h>

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * twinlab report, in parts. The data come from the results database
- * through tools/results.h (report.c, which also holds the command and the
+ * through tools/results/results.h (report.c, which also holds the command and the
  * output helpers); statistics over runs, points and tasks
- * (report_stats.c); the figures from a table of figure descriptions drawn
+ * (tools/report/stats.c); the figures from a table of figure descriptions drawn
  * by one gnuplot writer, with their data files and runs.csv
- * (report_fig.c); the plan pictures (report_pic.c); report.md
- * (report_md.c). Schedulers are known by the twin's ops table
+ * (tools/report/fig.c); the plan pictures (tools/report/pic.c); report.md
+ * (tools/report/md.c). Schedulers are known by the twin's ops table
  * (twin/sched.h): its order, role and baseline, never by name. External
  * programs run through emu/spawn.h.
  */
@@ -19,7 +19,7 @@
 #include <stdio.h>
 
 #include "emu/spawn.h"
-#include "results.h"
+#include "tools/results/results.h"
 
 #define MAX_BAD_CHECKS 20
 #define GNUPLOT "/usr/bin/gnuplot"
@@ -218,7 +218,7 @@ void report_exec_fail(struct report *r, const char *bin, int err,
 		      const struct spawn_result *res, const char *what,
 		      const char *log);
 
-/* ---- report_stats.c ---------------------------------------------------- */
+/* ---- tools/report/stats.c ---------------------------------------------------- */
 
 /* The q-quantile of v[0..n) (nearest rank), NAN if empty; sorts v. */
 double rp_quantile(double *v, int n, double q);
@@ -248,11 +248,11 @@ struct fid fidelity_stats(const struct report *r, const char *sched);
 int common_max_n(const struct report *r, const char *exp, const char *a,
 		 const char *b);
 
-/* ---- report_fig.c, report_pic.c, report_md.c --------------------------- */
+/* ---- tools/report/fig.c, tools/report/pic.c, tools/report/md.c --------------------------- */
 
 /* Every figure with its data files; returns the tasks on the fidelity
  * figure. */
-/* gnuplot scaffolding (report_fig.c): a script's head, its png and svg
+/* gnuplot scaffolding (tools/report/fig.c): a script's head, its png and svg
  * outputs, and running it (the files it made are listed). */
 void gp_head(FILE *f, const char *what);
 void gp_terminal_loop(FILE *f, const char *stem, int w, int h);
@@ -285,14 +285,14 @@ void md_sched_header(FILE *md, const char *first, const char *const *sched,
 		     int ns);
 
 int write_figures(struct report *r);
-/* Blocking under load (report_blocking.c): read, drawn, released. */
+/* Blocking under load (tools/report/blocking.c): read, drawn, released. */
 int load_blocking(struct report *r);
 void write_blocking(struct report *r);
 void release_blocking(struct report *r);
-/* Runs of select's subsets side by side (report_subsets.c). */
+/* Runs of select's subsets side by side (tools/report/subsets.c). */
 void write_subsets(struct report *r);
 
-/* Optimality gaps (report_gap.c): read, drawn, released. */
+/* Optimality gaps (tools/report/gap.c): read, drawn, released. */
 int load_gap(struct report *r);
 void write_gap(struct report *r);
 void release_gap(struct report *r);

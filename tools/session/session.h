@@ -16,7 +16,7 @@
 #include <stdio.h>
 
 #include "twin/timeline.h"
-#include "twinlab.h"
+#include "tools/twinlab.h"
 
 struct sched_ops;
 

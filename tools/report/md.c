@@ -4,7 +4,7 @@
  * only), the tables of figures (a) and (b), the twin's fidelity, the
  * pictures, the runs, failures and correctness checks.
  */
-#include "report.h"
+#include "tools/report/report.h"
 
 #include <errno.h>
 #include <stdlib.h>

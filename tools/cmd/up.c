@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* twinlab up / down / clean: build and remove the emulation. */
-#include "twinlab.h"
+#include "tools/twinlab.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The links' load over time; see linkload.h. */
-#include "linkload.h"
+#include "tools/session/linkload.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -9,9 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "counters.h"
-#include "planout.h"
-#include "twinlab.h"
+#include "tools/session/counters.h"
+#include "tools/planout.h"
+#include "tools/twinlab.h"
 
 struct linkload {
 	const struct plan *p;

@@ -6,13 +6,13 @@
  * tasks offered, per scheduler (mean, min and max over the seeds) — one
  * figure of two panels and a table.
  */
-#include "report.h"
+#include "tools/report/report.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "twinlab.h"
+#include "tools/twinlab.h"
 
 struct blk {
 	char *experiment, *scheduler;

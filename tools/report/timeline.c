@@ -8,14 +8,14 @@
  * how the rounds under background traffic compare with the others,
  * measured and predicted.
  */
-#include "report.h"
+#include "tools/report/report.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "twinlab.h"
+#include "tools/twinlab.h"
 
 #define TL_LINKS 6		/* links drawn: the most used */
 #define TL_TASKS 8		/* tasks drawn: the most slowed by traffic */

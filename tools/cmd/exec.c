@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* twinlab exec NODE -- CMD...: run a command in a node's namespace. */
-#include "twinlab.h"
+#include "tools/twinlab.h"
 
 #include <errno.h>
 #include <getopt.h>

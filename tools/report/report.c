@@ -4,15 +4,15 @@
  * results database alone.
  *
  * Everything is computed from the tables `twinlab run` and `twinlab
- * experiment` write, read through tools/results.h; the figures are drawn
+ * experiment` write, read through tools/results/results.h; the figures are drawn
  * by gnuplot from data files and scripts written next to them, so they
  * can be re-plotted by hand, and the plan pictures by Graphviz from the
  * DOT text stored with each run. Both programs run through emu/spawn.h;
  * when one is missing the report and the data are still written. The
  * parts: report.h. Here: the command, the data, the output helpers.
  */
-#include "twinlab.h"
-#include "report.h"
+#include "tools/twinlab.h"
+#include "tools/report/report.h"
 
 #include <errno.h>
 #include <fcntl.h>

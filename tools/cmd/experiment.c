@@ -9,7 +9,7 @@
  *
  * The experiment file is read by the twin (twin/experiment.h).
  */
-#include "twinlab.h"
+#include "tools/twinlab.h"
 #include "twin/clock.h"
 
 #include <errno.h>
@@ -27,8 +27,8 @@
 #include <json-c/json.h>
 
 #include "emu/lab.h"
-#include "results.h"
-#include "session.h"
+#include "tools/results/results.h"
+#include "tools/session/session.h"
 #include "twin/experiment.h"
 #include "twin/fl.h"
 #include "twin/lpset.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The cuts and repairs a run plays; see play.h. */
-#include "play.h"
+#include "tools/session/play.h"
 
 #include <errno.h>
 #include <math.h>
@@ -13,7 +13,7 @@
 
 #include "emu/fleet.h"
 #include "emu/lab.h"
-#include "twinlab.h"
+#include "tools/twinlab.h"
 
 struct play {
 	const struct plan *p;

@@ -5,8 +5,8 @@
  * fidelity), and the schedulers' order, names and colours from the twin's
  * ops table.
  */
-#include "report.h"
-#include "twinlab.h"
+#include "tools/report/report.h"
+#include "tools/twinlab.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -7,7 +7,7 @@
  * from (its state file, read as input); only the prefix's own namespaces
  * are touched. The twin's view of a cut is `twinlab plan --events`.
  */
-#include "twinlab.h"
+#include "tools/twinlab.h"
 
 #include <errno.h>
 #include <getopt.h>

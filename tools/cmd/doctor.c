@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* twinlab doctor: what this kernel offers and which paths twinlab uses. */
-#include "twinlab.h"
+#include "tools/twinlab.h"
 
 #include <json-c/json.h>
 #include <stddef.h>

@@ -7,7 +7,7 @@
  * round: what training fewer local models costs in learning and saves in
  * latency and bandwidth.
  */
-#include "report.h"
+#include "tools/report/report.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "twinlab.h"
+#include "tools/twinlab.h"
 
 static const char *const subset_name[] = { "all", "selected", "random" };
 #define NSUB 3

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* twinlab plan: schedule a scenario and show the plan and its prediction. */
-#include "twinlab.h"
+#include "tools/twinlab.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "args.h"
-#include "planout.h"
+#include "tools/args.h"
+#include "tools/planout.h"
 #include "twin/predict.h"
 #include "twin/sched.h"
 #include "twin/timeline.h"

@@ -5,7 +5,7 @@
  * attempt whose first round is degraded is stored as 'recalibrated' and
  * the session tries again at the dilation the monitor suggests).
  */
-#include "session.h"
+#include "tools/session/session.h"
 
 #include <errno.h>
 #include <time.h>
@@ -25,17 +25,17 @@
 #include "emu/netns.h"
 #include "emu/nl.h"
 #include "emu/traffic.h"
-#include "counters.h"
-#include "linkload.h"
-#include "planout.h"
-#include "play.h"
-#include "results.h"
+#include "tools/session/counters.h"
+#include "tools/session/linkload.h"
+#include "tools/planout.h"
+#include "tools/session/play.h"
+#include "tools/results/results.h"
 #include "twin/addr.h"
 #include "twin/lpset.h"
 #include "twin/predict.h"
 #include "twin/sched.h"
 #include "twin/wire.h"
-#include "twinlab.h"
+#include "tools/twinlab.h"
 
 static void summary(FILE *out, const struct plan *p, const struct lpset *set,
 		    const struct fleet *f, double (*meas)[4],

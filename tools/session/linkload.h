@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "results.h"
+#include "tools/results/results.h"
 #include "twin/plan.h"
 
 /* Readings kept at most (links x steps); later ones are counted, not kept. */

@@ -8,7 +8,7 @@
  * held-out accuracy after each round of FedAvg over them — the workers'
  * own arithmetic with their seeds, their data split over all n locals.
  */
-#include "twinlab.h"
+#include "tools/twinlab.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
+#include "tools/args.h"
 #include "emu/fleet.h"
 #include "twin/predict.h"
 #include "twin/sched.h"
