@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "tools/planout.h"
 #include "tools/twinlab.h"
+#include "tools/json.h"
 
 #include <errno.h>
 #include <math.h>
@@ -33,12 +34,6 @@ void link_name(const struct plan *p, int link, char *buf, size_t len)
 			 link % 2 ? nm(p, lp->a) : nm(p, lp->b));
 	}
 }
-
-#define J(x)                                                                \
-	do {                                                                \
-		if (!(x))                                                   \
-			goto fail;                                          \
-	} while (0)
 
 static struct json_object *path_json(const struct plan *p,
 				     const struct ppath *pp)

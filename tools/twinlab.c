@@ -3,9 +3,9 @@
 #include "twin/predict.h"
 #include "version.h"
 #include "twin/sched.h"
+#include "emu/lab.h"
 
 #include <errno.h>
-#include <json-c/json.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -84,6 +84,16 @@ const struct sched_ops *sched_arg(const char *name)
 	return ops;
 }
 
+bool prefix_arg(const char *prefix)
+{
+	if (lab_prefix_ok(prefix))
+		return true;
+	p_err("bad prefix '%s': use 1-%d characters of [a-z0-9] starting with "
+	      "a letter",
+	      prefix, LAB_PREFIX_MAX);
+	return false;
+}
+
 void on_stop_signals(void (*fn)(int))
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
@@ -153,34 +163,6 @@ const char *output_strerror(int err)
 	if (err == EINVAL || err == ENXIO)
 		return "not a regular file (name a regular file or a new path)";
 	return strerror(err);
-}
-
-int json_add(struct json_object *o, const char *k, struct json_object *v)
-{
-	if (!v)
-		return -ENOMEM;
-	if (json_object_object_add(o, k, v)) {
-		json_object_put(v);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-int json_push(struct json_object *a, struct json_object *v)
-{
-	if (!v)
-		return -ENOMEM;
-	if (json_object_array_add(a, v)) {
-		json_object_put(v);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-void json_print(struct json_object *o)
-{
-	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-					       JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
 struct scenario *load_scenario(const char *path)

@@ -56,6 +56,12 @@ int dilation_arg(const char *arg, double *n, bool *auto_n);
 /* sched_arg - the scheduler named on the command line, or NULL (said). */
 const struct sched_ops *sched_arg(const char *name);
 
+/*
+ * prefix_arg - whether prefix is one an emulation can have (lab_prefix_ok);
+ * false after saying what one looks like.
+ */
+bool prefix_arg(const char *prefix);
+
 /* print_scn_error - "file:line:col: msg" (or "file: msg") on f. */
 void print_scn_error(FILE *f, const struct scn_error *e);
 
@@ -126,16 +132,6 @@ void note_loss(const struct scenario *sc, FILE *f);
 
 /* print_events - sc's events, one line each, in time order. */
 void print_events(const struct scenario *sc, FILE *f);
-
-/*
- * json_add, json_push - add v to object o under k, or to array a, taking
- * v (NULL: the allocation that made it failed) and putting it back on
- * failure: 0 or -ENOMEM. json_print - o on stdout, indented, '/' as is.
- */
-struct json_object;
-int json_add(struct json_object *o, const char *k, struct json_object *v);
-int json_push(struct json_object *a, struct json_object *v);
-void json_print(struct json_object *o);
 
 int cmd_plan(int argc, char **argv);
 int cmd_up(int argc, char **argv);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* twinlab doctor: what this kernel offers and which paths twinlab uses. */
 #include "tools/twinlab.h"
+#include "tools/json.h"
 
 #include <json-c/json.h>
 #include <stddef.h>
@@ -61,47 +62,41 @@ static struct paths paths_of(const struct probe *pr)
 	};
 }
 
-static struct json_object *str_or_null(const char *s)
-{
-	return s ? json_object_new_string(s) : NULL;
-}
-
 static int doctor_json(const struct probe *pr)
 {
-	struct json_object *o = json_object_new_object(), *f, *u;
+	struct json_object *o = json_object_new_object(), *f = NULL, *u = NULL;
 	struct paths p = paths_of(pr);
+	int e;
 
 	if (!o)
-		return 1;
-	json_object_object_add(o, "kernel", json_object_new_string(pr->kernel));
-	json_object_object_add(o, "root", json_object_new_boolean(pr->root));
-	f = json_object_new_object();
-	for (size_t i = 0; f && pr->root && i < sizeof(found) / sizeof(found[0]);
-	     i++)
-		json_object_object_add(f, found[i].key,
-				       json_object_new_boolean(has(pr, i)));
-	json_object_object_add(o, "found", pr->root ? f : NULL);
-	if (!pr->root)
-		json_object_put(f);
-	u = json_object_new_object();
-	if (u && pr->root) {
-		json_object_object_add(u, "shaping", str_or_null(p.shaping));
-		json_object_object_add(u, "roadm_switching",
-				       str_or_null(p.switching));
-		json_object_object_add(u, "delay", str_or_null(p.delay));
-		json_object_object_add(u, "loss", str_or_null(p.loss));
-		json_object_object_add(u, "cgroups", str_or_null(p.cgroups));
+		goto fail;
+	J(!json_add(o, "kernel", json_object_new_string(pr->kernel)));
+	J(!json_add(o, "root", json_object_new_boolean(pr->root)));
+	if (pr->root) {
+		f = json_object_new_object();
+		J(!json_add(o, "found", f));
+		for (size_t i = 0; i < sizeof(found) / sizeof(found[0]); i++)
+			J(!json_add(f, found[i].key,
+				    json_object_new_boolean(has(pr, i))));
+		u = json_object_new_object();
+		J(!json_add(o, "uses", u));
+		J(!json_add_str(u, "shaping", p.shaping));
+		J(!json_add_str(u, "roadm_switching", p.switching));
+		J(!json_add_str(u, "delay", p.delay));
+		J(!json_add_str(u, "loss", p.loss));
+		J(!json_add_str(u, "cgroups", p.cgroups));
+	} else {
+		J(!json_add_null(o, "found"));
+		J(!json_add_null(o, "uses"));
 	}
-	json_object_object_add(o, "uses", pr->root ? u : NULL);
-	if (!pr->root)
-		json_object_put(u);
-	json_object_object_add(o, "ready", json_object_new_boolean(p.ready));
-	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	J(!json_add(o, "ready", json_object_new_boolean(p.ready)));
+	e = json_print(o);
 	json_object_put(o);
-	if (fflush(stdout))
-		return 1;
-	return p.ready ? 0 : 1;
+	return e || !p.ready ? 1 : 0;
+fail:
+	p_err("out of memory");
+	json_object_put(o);
+	return 1;
 }
 
 int cmd_doctor(int argc, char **argv)

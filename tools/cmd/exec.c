@@ -48,9 +48,7 @@ int cmd_exec(int argc, char **argv)
 		p_err("usage: %s exec [--prefix P] NODE -- CMD [ARGS...]", prog);
 		return EXIT_USAGE;
 	}
-	if (!lab_prefix_ok(prefix)) {
-		p_err("bad prefix '%s': use 1-%d characters of [a-z0-9] "
-		      "starting with a letter", prefix, LAB_PREFIX_MAX);
+	if (!prefix_arg(prefix)) {
 		return EXIT_USAGE;
 	}
 	if (!scn_name_ok(argv[optind], SCN_NODE_NAME_MAX, false)) {

@@ -10,6 +10,7 @@
  * The experiment file is read by the twin (twin/experiment.h).
  */
 #include "tools/twinlab.h"
+#include "tools/json.h"
 #include "twin/clock.h"
 
 #include <errno.h>
@@ -155,6 +156,28 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* One point's medians (m, TF_N of them) on arr: 0, or 1 (said). */
+static int twin_point_json(json_object *arr, long locals, const char *sched,
+			   const double *m)
+{
+	json_object *o = json_object_new_object();
+
+	if (!o || json_add(o, "locals", json_object_new_int64(locals)) ||
+	    json_add(o, "scheduler", json_object_new_string(sched)))
+		goto fail;
+	for (int j = 0; j < TF_N; j++)
+		if (isfinite(m[j]) &&
+		    json_add(o, tf_key[j], json_object_new_double(m[j])))
+			goto fail;
+	if (!json_push(arr, o))
+		return 0;
+	o = NULL; /* json_push put it back */
+fail:
+	json_object_put(o);
+	p_err("out of memory");
+	return 1;
+}
+
 /*
  * Every local-model count x seed x scheduler of a sweep, scheduled and
  * predicted by the twin: no root, no emulation, no database. Per count
@@ -218,17 +241,8 @@ static int run_twin_sweep(const struct experiment *x,
 				m[j] = median(v, ns);
 			}
 			if (json) {
-				json_object *o = json_object_new_object();
-
-				json_object_object_add(o, "locals",
-					json_object_new_int64(x->locals[i]));
-				json_object_object_add(o, "scheduler",
-					json_object_new_string(x->sched[k]));
-				for (int j = 0; j < TF_N; j++)
-					if (isfinite(m[j]))
-						json_object_object_add(o, tf_key[j],
-							json_object_new_double(m[j]));
-				json_object_array_add(arr, o);
+				rc = twin_point_json(arr, x->locals[i],
+						     x->sched[k], m);
 				continue;
 			}
 			printf("%-6s %9.3f %9.3f %9.3f %9.3f %11.4g %8.0f %8.3f "
@@ -240,16 +254,22 @@ static int run_twin_sweep(const struct experiment *x,
 	if (json && !rc) {
 		json_object *o = json_object_new_object();
 
-		json_object_object_add(o, "experiment",
-				       json_object_new_string(x->name));
-		json_object_object_add(o, "relay", json_object_new_string(
-			sc->relay == SCN_RELAY_PIPELINED ? "pipelined" :
-							   "store"));
-		json_object_object_add(o, "never_slower",
-				       json_object_new_boolean(sc->never_slower));
-		json_object_object_add(o, "points", json_object_get(arr));
-		puts(json_object_to_json_string_ext(o,
-						    JSON_C_TO_STRING_PRETTY));
+		if (!o ||
+		    json_add(o, "experiment",
+			     json_object_new_string(x->name)) ||
+		    json_add(o, "relay",
+			     json_object_new_string(
+				     sc->relay == SCN_RELAY_PIPELINED
+					     ? "pipelined"
+					     : "store")) ||
+		    json_add(o, "never_slower",
+			     json_object_new_boolean(sc->never_slower)) ||
+		    json_add(o, "points", json_object_get(arr))) {
+			p_err("out of memory");
+			rc = 1;
+		} else {
+			rc = json_print(o) ? 1 : 0;
+		}
 		json_object_put(o);
 	}
 out:
@@ -792,9 +812,7 @@ int cmd_experiment(int argc, char **argv)
 		scenario_free(sc);
 		return EXIT_USAGE;
 	}
-	if (!lab_prefix_ok(prefix)) {
-		p_err("bad prefix '%s': use 1-%d characters of [a-z0-9] "
-		      "starting with a letter", prefix, LAB_PREFIX_MAX);
+	if (!prefix_arg(prefix)) {
 		scenario_free(sc);
 		return EXIT_USAGE;
 	}
@@ -930,8 +948,8 @@ int cmd_experiment(int argc, char **argv)
 			p_err("out of memory for the JSON; the results are in "
 			      "%s", db);
 			rc = 1;
-		} else {
-			json_print(o);
+		} else if (json_print(o)) {
+			rc = 1;
 		}
 		json_object_put(o);
 	}

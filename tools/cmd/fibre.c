@@ -8,6 +8,7 @@
  * are touched. The twin's view of a cut is `twinlab plan --events`.
  */
 #include "tools/twinlab.h"
+#include "tools/json.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -19,7 +20,7 @@
 #include "emu/lab.h"
 #include "twin/scenario.h"
 
-/* The change said as one JSON object: 0, or -ENOMEM. */
+/* The change said as one JSON object: 0, or -errno. */
 static int say_json(const char *what, const char *prefix,
 		    const struct scenario *sc, int f, int lit)
 {
@@ -33,10 +34,10 @@ static int say_json(const char *what, const char *prefix,
 		  !json_add(o, "km", json_object_new_double(fb->km)) &&
 		  !json_add(o, "lit_wavelengths", json_object_new_int(lit));
 
-	if (ok)
-		json_print(o);
+	int err = ok ? json_print(o) : -ENOMEM;
+
 	json_object_put(o);
-	return ok ? 0 : -ENOMEM;
+	return err;
 }
 
 /* The change itself, the prefix held. */
@@ -81,8 +82,8 @@ static int fibre_change(const char *prefix, char **names, bool up,
 		return 1;
 	}
 	if (json && say_json(what, prefix, sc, f, n / 2)) {
-		p_err("%s: fibre %s-%s done, but out of memory for the JSON",
-		      what, sc->nodes[a].name, sc->nodes[b].name);
+		p_err("%s: fibre %s-%s done, but its JSON not written", what,
+		      sc->nodes[a].name, sc->nodes[b].name);
 		scenario_free(sc);
 		return 1;
 	}
@@ -137,9 +138,7 @@ static int fibre_cmd(int argc, char **argv, bool up)
 		      what);
 		return EXIT_USAGE;
 	}
-	if (!lab_prefix_ok(prefix)) {
-		p_err("bad prefix '%s': use 1-%d characters of [a-z0-9] "
-		      "starting with a letter", prefix, LAB_PREFIX_MAX);
+	if (!prefix_arg(prefix)) {
 		return EXIT_USAGE;
 	}
 	if (geteuid() != 0) {

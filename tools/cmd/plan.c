@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* twinlab plan: schedule a scenario and show the plan and its prediction. */
 #include "tools/twinlab.h"
+#include "tools/json.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -286,14 +287,15 @@ int cmd_plan(int argc, char **argv)
 	}
 	if (json) {
 		struct json_object *o = plan_json(p);
+		int e;
 
 		if (o && tl &&
-		    (json_object_object_add(o, "reschedule",
-			json_object_new_string(resched_name(policy))) ||
-		     json_object_object_add(o, "timeline",
-					    timeline_json(tl)) ||
-		     (compared && json_object_object_add(o, "policies",
-			     policies_json(out, RESCHED_AUTO + 1))))) {
+		    (json_add(o, "reschedule",
+			      json_object_new_string(resched_name(policy))) ||
+		     json_add(o, "timeline", timeline_json(tl)) ||
+		     (compared &&
+		      json_add(o, "policies",
+			       policies_json(out, RESCHED_AUTO + 1))))) {
 			json_object_put(o);
 			o = NULL;
 		}
@@ -301,9 +303,10 @@ int cmd_plan(int argc, char **argv)
 			p_err("cannot build JSON: out of memory");
 			goto out_plan;
 		}
-		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-							     JSON_C_TO_STRING_NOSLASHESCAPE));
+		e = json_print(o);
 		json_object_put(o);
+		if (e)
+			goto out_plan;
 	} else {
 		plan_summary(p, stdout);
 		if (tl)

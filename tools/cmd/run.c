@@ -5,6 +5,7 @@
  * for R rounds, measure, store, summarize, tear down.
  */
 #include "tools/twinlab.h"
+#include "tools/json.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -67,11 +68,6 @@ static void run_usage(FILE *f)
 
 /* ---- --json: the run as stored ----------------------------------------- */
 
-static struct json_object *json_num(double v)
-{
-	return isfinite(v) ? json_object_new_double(v) : NULL;
-}
-
 /* round, broadcast, training, upload: seconds of scenario time */
 static struct json_object *json_phases(const double *v)
 {
@@ -80,28 +76,29 @@ static struct json_object *json_phases(const double *v)
 	struct json_object *o = json_object_new_object();
 
 	for (int k = 0; o && k < RES_NPHASES; k++)
-		json_object_object_add(o, name[k], json_num(v[k]));
+		J(!json_add_num(o, name[k], v[k]));
 	return o;
+fail:
+	json_object_put(o);
+	return NULL;
 }
 
 static int json_run(void *ctx, const struct results_run_row *r)
 {
 	struct json_object *o = ctx;
 
-	json_object_object_add(o, "run", json_object_new_int64(r->id));
-	json_object_object_add(o, "scenario",
-			       json_object_new_string(r->scenario));
-	json_object_object_add(o, "scheduler",
-			       json_object_new_string(r->scheduler));
-	json_object_object_add(o, "status", json_object_new_string(r->status));
-	json_object_object_add(o, "rounds", json_object_new_int(r->rounds));
-	json_object_object_add(o, "dilation", json_num(r->dilation));
-	json_object_object_add(o, "verdict", r->verdict[0] ?
-			       json_object_new_string(r->verdict) : NULL);
-	json_object_object_add(o, "predictor",
-			       json_object_new_string(r->predictor));
-	json_object_object_add(o, "tasks", json_object_new_array());
+	J(!json_add(o, "run", json_object_new_int64(r->id)));
+	J(!json_add(o, "scenario", json_object_new_string(r->scenario)));
+	J(!json_add(o, "scheduler", json_object_new_string(r->scheduler)));
+	J(!json_add(o, "status", json_object_new_string(r->status)));
+	J(!json_add(o, "rounds", json_object_new_int(r->rounds)));
+	J(!json_add_num(o, "dilation", r->dilation));
+	J(!json_add_str(o, "verdict", r->verdict));
+	J(!json_add(o, "predictor", json_object_new_string(r->predictor)));
+	J(!json_add(o, "tasks", json_object_new_array()));
 	return 0;
+fail:
+	return -ENOMEM;
 }
 
 static int json_task(void *ctx, const struct results_task_row *t)
@@ -109,21 +106,20 @@ static int json_task(void *ctx, const struct results_task_row *t)
 	struct json_object *o = ctx, *tasks, *x = json_object_new_object();
 
 	if (!x || !json_object_object_get_ex(o, "tasks", &tasks))
-		return -ENOMEM;
-	json_object_object_add(x, "name", json_object_new_string(t->name));
-	json_object_object_add(x, "local_models",
-			       json_object_new_int(t->nlocals));
-	json_object_object_add(x, "blocked",
-			       json_object_new_boolean(t->blocked));
-	json_object_object_add(x, "failed", json_object_new_boolean(t->failed));
-	json_object_object_add(x, "why", t->why[0] ?
-			       json_object_new_string(t->why) : NULL);
-	json_object_object_add(x, "rounds", json_object_new_int(t->nrounds));
-	json_object_object_add(x, "checks_held",
-			       json_object_new_int(t->nheld));
-	json_object_object_add(x, "predicted_s", json_phases(t->pred));
-	json_object_object_add(x, "measured_s", json_phases(t->meas));
-	return json_object_array_add(tasks, x) ? -ENOMEM : 0;
+		goto fail;
+	J(!json_add(x, "name", json_object_new_string(t->name)));
+	J(!json_add(x, "local_models", json_object_new_int(t->nlocals)));
+	J(!json_add(x, "blocked", json_object_new_boolean(t->blocked)));
+	J(!json_add(x, "failed", json_object_new_boolean(t->failed)));
+	J(!json_add_str(x, "why", t->why));
+	J(!json_add(x, "rounds", json_object_new_int(t->nrounds)));
+	J(!json_add(x, "checks_held", json_object_new_int(t->nheld)));
+	J(!json_add(x, "predicted_s", json_phases(t->pred)));
+	J(!json_add(x, "measured_s", json_phases(t->meas)));
+	return json_push(tasks, x);
+fail:
+	json_object_put(x);
+	return -ENOMEM;
 }
 
 /* Print run id of db as stored: 0, or 1 after saying why not. */
@@ -140,21 +136,18 @@ static int print_run_json(const char *db, int64_t id)
 		json_object_put(o);
 		return 1;
 	}
-	if (o) {
-		json_object_object_add(o, "db", json_object_new_string(db));
+	if (o && !json_add(o, "db", json_object_new_string(db)))
 		e = results_read_one(rd, id, json_run, json_task, o, err,
 				     sizeof(err));
-	}
 	results_read_close(rd);
 	if (e) {
 		p_err("%s", e == -ENOMEM ? "out of memory" : err);
 		json_object_put(o);
 		return 1;
 	}
-	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	e = json_print(o);
 	json_object_put(o);
-	return fflush(stdout) ? 1 : 0;
+	return e ? 1 : 0;
 }
 
 int dilation_arg(const char *arg, double *n, bool *auto_n)
@@ -260,8 +253,7 @@ int cmd_run(int argc, char **argv)
 		run_usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (!lab_prefix_ok(o.prefix)) {
-		p_err("bad prefix '%s'", o.prefix);
+	if (!prefix_arg(o.prefix)) {
 		return EXIT_USAGE;
 	}
 	if (geteuid() != 0) {

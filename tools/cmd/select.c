@@ -9,6 +9,7 @@
  * own arithmetic with their seeds, their data split over all n locals.
  */
 #include "tools/twinlab.h"
+#include "tools/json.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -252,52 +253,63 @@ static void print_text(const struct scenario *sc, const struct scn_task *tk,
 	       lambda);
 }
 
+/* Subset s (its servers, accuracy per round, round and byte-links). */
+static json_object *subset_json(const struct scenario *sc,
+				const struct scn_task *tk, int rounds,
+				const struct subset *s)
+{
+	json_object *x = json_object_new_object(), *names, *acc;
+
+	if (!x)
+		return NULL;
+	J(!json_add(x, "subset", json_object_new_string(s->name)));
+	names = json_object_new_array();
+	J(!json_add(x, "servers", names));
+	for (int j = 0; j < s->k; j++)
+		J(!json_push(
+			names,
+			json_object_new_string(
+				sc->nodes[tk->locals[s->chosen[j]]].name)));
+	J(!json_add(x, "label_tv", json_object_new_double(s->tv)));
+	if (s->why[0]) {
+		J(!json_add(x, "why", json_object_new_string(s->why)));
+	} else {
+		J(!json_add(x, "round_s", json_object_new_double(s->round_s)));
+		J(!json_add(x, "bytes_links",
+			    json_object_new_double(s->bytes_links)));
+	}
+	acc = json_object_new_array();
+	J(!json_add(x, "accuracy", acc));
+	for (int r = 0; r < rounds; r++)
+		J(!json_push(acc, json_object_new_double(s->acc[r])));
+	return x;
+fail:
+	json_object_put(x);
+	return NULL;
+}
+
 static int print_json(const struct scenario *sc, const struct scn_task *tk,
 		      double lambda, int rounds, const struct subset *s)
 {
 	json_object *o = json_object_new_object(), *subs;
-	int err = 0;
+	int err;
 
+	if (!o)
+		return -ENOMEM;
+	J(!json_add(o, "task", json_object_new_string(tk->name)));
+	J(!json_add(o, "locals", json_object_new_int(tk->nlocals)));
+	J(!json_add(o, "lambda", json_object_new_double(lambda)));
+	J(!json_add(o, "rounds", json_object_new_int(rounds)));
 	subs = json_object_new_array();
-	err |= json_object_object_add(o, "task", json_object_new_string(tk->name));
-	err |= json_object_object_add(o, "locals",
-				      json_object_new_int(tk->nlocals));
-	err |= json_object_object_add(o, "lambda",
-				      json_object_new_double(lambda));
-	err |= json_object_object_add(o, "rounds", json_object_new_int(rounds));
-	for (int i = 0; i < 3; i++) {
-		json_object *x = json_object_new_object();
-		json_object *names = json_object_new_array();
-		json_object *acc = json_object_new_array();
-
-		for (int j = 0; j < s[i].k; j++)
-			json_object_array_add(names, json_object_new_string(
-				sc->nodes[tk->locals[s[i].chosen[j]]].name));
-		for (int r = 0; r < rounds; r++)
-			json_object_array_add(acc,
-					      json_object_new_double(s[i].acc[r]));
-		json_object_object_add(x, "subset",
-				       json_object_new_string(s[i].name));
-		json_object_object_add(x, "servers", names);
-		json_object_object_add(x, "label_tv",
-				       json_object_new_double(s[i].tv));
-		if (s[i].why[0])
-			json_object_object_add(x, "why",
-					       json_object_new_string(s[i].why));
-		else {
-			json_object_object_add(x, "round_s",
-				json_object_new_double(s[i].round_s));
-			json_object_object_add(x, "bytes_links",
-				json_object_new_double(s[i].bytes_links));
-		}
-		json_object_object_add(x, "accuracy", acc);
-		json_object_array_add(subs, x);
-	}
-	err |= json_object_object_add(o, "subsets", subs);
-	if (!err)
-		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
+	J(!json_add(o, "subsets", subs));
+	for (int i = 0; i < 3; i++)
+		J(!json_push(subs, subset_json(sc, tk, rounds, &s[i])));
+	err = json_print(o);
 	json_object_put(o);
-	return err ? -ENOMEM : 0;
+	return err;
+fail:
+	json_object_put(o);
+	return -ENOMEM;
 }
 
 int cmd_select(int argc, char **argv)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* twinlab up / down / clean: build and remove the emulation. */
 #include "tools/twinlab.h"
+#include "tools/json.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -179,9 +180,7 @@ int cmd_up(int argc, char **argv)
 		up_usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (!lab_prefix_ok(lo.prefix)) {
-		p_err("bad prefix '%s': use 1-%d characters of [a-z0-9] "
-		      "starting with a letter", lo.prefix, LAB_PREFIX_MAX);
+	if (!prefix_arg(lo.prefix)) {
 		return EXIT_USAGE;
 	}
 	if (geteuid() != 0) {
@@ -247,8 +246,15 @@ int cmd_up(int argc, char **argv)
 			lab_free(lab);
 			goto out;
 		}
-		json_print(o);
+		e = json_print(o);
 		json_object_put(o);
+		if (e) {
+			p_err("up, but the JSON was not written ('%s down "
+			      "--prefix %s' removes it)",
+			      prog, lo.prefix);
+			lab_free(lab);
+			goto out;
+		}
 	} else {
 		printf("up: scenario %s, scheduler %s, prefix '%s': %d "
 		       "namespaces, %d lightpaths, %d routes%s\n", sc->name,
@@ -350,8 +356,7 @@ static int down_or_clean(int argc, char **argv, bool clean)
 		p_err("unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (!lab_prefix_ok(prefix)) {
-		p_err("bad prefix '%s'", prefix);
+	if (!prefix_arg(prefix)) {
 		return EXIT_USAGE;
 	}
 	if (geteuid() != 0) {
@@ -403,8 +408,11 @@ static int down_or_clean(int argc, char **argv, bool clean)
 		return 1;
 	}
 	if (json) {
-		json_print(o);
+		int e = json_print(o);
+
 		json_object_put(o);
+		if (e)
+			return 1;
 	} else if (clean) {
 		printf("clean: prefix '%s': %d object%s removed\n", prefix, n,
 		       n == 1 ? "" : "s");

@@ -12,6 +12,7 @@
  * parts: report.h. Here: the command, the data, the output helpers.
  */
 #include "tools/twinlab.h"
+#include "tools/json.h"
 #include "tools/report/report.h"
 
 #include <errno.h>
@@ -666,7 +667,7 @@ static int report_json(const struct report *r, const char *abs)
 		p_err("report written in %s, but out of memory for the JSON",
 		      abs);
 	else
-		json_print(o);
+		err = json_print(o);
 	json_object_put(o);
 	return err ? -1 : 0;
 }
