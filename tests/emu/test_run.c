@@ -933,6 +933,41 @@ static void traffic_run(const char *gbps, double slower, double left)
 }
 
 /*
+ * A cut whose repair comes so late that the tasks over it would wait past
+ * any reasonable time (1,000 s of scenario time, 2,000 s at dilation 2)
+ * is refused before anything is built, naming the fibre, the times and
+ * the wait; at dilation 1 the same cut is within the bound, and would be
+ * waited out (not run here: it takes 17 minutes).
+ */
+Test(run, a_repair_too_late_to_wait_for_is_refused_before_building)
+{
+	static const char ev[] = "events:\n"
+				 "  - {at_s: 0.05, cut: {a: A, b: B}}\n"
+				 "  - {at_s: 1000, repair: {a: A, b: B}}\n";
+	char y[2048];
+	FILE *f;
+	char *o;
+
+	snprintf(y, sizeof(y), one_transfer, "10", "10");
+	strncat(y, ev, sizeof(y) - strlen(y) - 1);
+	f = fopen(yaml, "w");
+	cr_assert_not_null(f);
+	fputs(y, f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(wait_run(start_run_at(yaml, "mst", 3, "2")), 1, "%s",
+		     output());
+	o = output();
+	cr_assert(strstr(o, "fibre A-B is cut from 0.05 s to 1000 s of "
+			    "scenario time: at dilation 2 the tasks over it "
+			    "would wait 2000 s for the repair, more than "
+			    "1800 s (repair it sooner, or run at a lower "
+			    "--dilation)"),
+		  "%s", o);
+	cr_assert_null(strstr(o, "building"), "%s", o);
+	nothing_left();
+}
+
+/*
  * A cut played during a run: the pair's only fibre is cut 5 ms into round
  * 1, mid-broadcast, and repaired 5 ms later. Nothing is re-placed; the
  * broadcast's TCP connection carries on once the fibre is back, at its

@@ -878,6 +878,46 @@ static int open_monitor(const struct plan *p, const char *prefix,
 	return err;
 }
 
+/*
+ * The longest a fibre stays cut (to its repair), scenario seconds, over
+ * every cut of the scenario (0: none; a cut never repaired is refused by
+ * the timeline); of those, the longest over a fibre the plan lit
+ * lightpaths over, in *used, with its fibre and times.
+ */
+static double longest_outage(const struct plan *p, double *used, int *fib,
+			     double *from, double *to)
+{
+	const struct scenario *sc = p->sc;
+	double any = 0;
+
+	*used = 0;
+	for (int i = 0; i < sc->nevents; i++) {
+		const struct scn_event *c = &sc->events[i];
+		double w = INFINITY;
+		bool lit = false;
+
+		if (c->kind != SCN_EV_CUT)
+			continue;
+		for (int j = i + 1; j < sc->nevents && isinf(w); j++)
+			if (sc->events[j].kind == SCN_EV_REPAIR &&
+			    sc->events[j].fibre == c->fibre)
+				w = sc->events[j].at_s - c->at_s;
+		if (isinf(w))
+			continue;
+		any = fmax(any, w);
+		for (int l = 0; l < p->net->nlp && !lit; l++)
+			for (int f = 0; f < p->net->lp[l].nfib && !lit; f++)
+				lit = p->net->lp[l].fib[f] == c->fibre;
+		if (lit && w > *used) {
+			*used = w;
+			*fib = c->fibre;
+			*from = c->at_s;
+			*to = c->at_s + w;
+		}
+	}
+	return any;
+}
+
 /* One run at x->lo.dilation: build, start, rounds, verdict, tear down. */
 static int attempt(struct run_ctx *x)
 {
@@ -920,11 +960,26 @@ static int attempt(struct run_ctx *x)
 	struct plan *own = NULL;	/* the epoch's without them */
 	char (*lost_why)[256] = NULL;	/* per task: why it is lost */
 	char err[512] = "", first_why[240] = "";
+	double outage, used, ofrom = 0, oto = 0;
+	int ofib = 0;
 
 	x->built = x->retry = false;
 	x->status = NULL;
 	x->suggest = 0;
 	snprintf(x->verdict, sizeof(x->verdict), "faithful");
+	outage = longest_outage(p, &used, &ofib, &ofrom, &oto);
+	if (used * n > SESSION_OUTAGE_WAIT_MAX_S) {
+		const struct scn_fibre *fb = &p->sc->fibres[ofib];
+
+		say(x,
+		    "fibre %s-%s is cut from %g s to %g s of scenario "
+		    "time: at dilation %g the tasks over it would wait %.0f s "
+		    "for the repair, more than %d s (repair it sooner, or "
+		    "run at a lower --dilation)",
+		    p->sc->nodes[fb->a].name, p->sc->nodes[fb->b].name, ofrom,
+		    oto, n, used * n, SESSION_OUTAGE_WAIT_MAX_S);
+		goto out;
+	}
 	if (lab_exists(x->lo.prefix)) {
 		fprintf(x->out,
 			"run: %s, scheduler %s, %u rounds, prefix '%s', "
@@ -1039,7 +1094,8 @@ static int attempt(struct run_ctx *x)
 	x->fo.carried = x->set ? carried : NULL;
 	x->fo.dilation = n;
 	x->fo.stop = x->stop;
-	x->fo.timeout_s = 60 + 2 * n;
+	/* a task over a cut fibre waits for its repair, not past it */
+	x->fo.timeout_s = 60 + 2 * n + outage * n;
 	/*
 	 * The delay line is watched: if its supervisor ends, every task
 	 * fails at once, naming it (not after the workers' timeout); if the
@@ -1348,6 +1404,16 @@ static int attempt(struct run_ctx *x)
 			mr.round_min_s = 0;
 		mr.min_segments = x->min_segments;
 		fine = monitor_verdict(&mr, why, sizeof(why), &sug);
+		/* a round its tasks failed, none done, measured nothing */
+		for (int t = 0; fine && !nt && t < p->ntasks; t++)
+			if (ran[t] && rr[t].failed) {
+				fine = false;
+				sug = 0;
+				snprintf(why, sizeof(why),
+					 "no task completed "
+					 "the round (%.60s: %.100s)",
+					 p->tasks[t].task->name, rr[t].why);
+			}
 		snprintf(verdict, sizeof(verdict), "%s%s", fine ? "faithful" :
 			 "degraded: ", fine ? "" : why);
 		if (!fine) {

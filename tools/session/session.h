@@ -20,6 +20,15 @@
 
 struct sched_ops;
 
+/*
+ * The longest, in seconds of wall time, the tasks over a cut fibre may be
+ * made to wait for its repair (the cut's scenario seconds times the
+ * dilation): a round's deadline is stretched by the longest outage, so a
+ * task waits for the repair instead of timing out; past this, the run is
+ * refused before anything is built.
+ */
+#define SESSION_OUTAGE_WAIT_MAX_S 1800
+
 struct session_opts {
 	const char *scenario;		/* the scenario file */
 	const char *events;		/* its events from this file, or NULL */
