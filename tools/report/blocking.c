@@ -95,7 +95,6 @@ void release_blocking(struct report *r)
 		free(r->blk[i].scheduler);
 	}
 	free(r->blk);
-	free(r->blocking_md);
 }
 
 /* Whether rows a and b are of one figure (experiment, local models). */
@@ -181,7 +180,7 @@ static void figure(struct report *r, FILE *md, int f0, int f1)
 		fputc('\n', md);
 }
 
-void write_blocking(struct report *r)
+void write_blocking(struct report *r, char **out)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -207,5 +206,5 @@ void write_blocking(struct report *r)
 		i = j;
 	}
 	fclose(md);
-	r->blocking_md = text;
+	*out = text;
 }

@@ -114,7 +114,6 @@ void release_gap(struct report *r)
 		free(r->gap[i].gap);
 	}
 	free(r->gap);
-	free(r->gap_md);
 }
 
 /* The q-quantile of g's sorted gaps (nearest rank). */
@@ -237,7 +236,7 @@ static void figure(struct report *r, FILE *md, int f0, int f1)
 		fputc('\n', md);
 }
 
-void write_gap(struct report *r)
+void write_gap(struct report *r, char **out)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -264,5 +263,5 @@ void write_gap(struct report *r)
 		i = j;
 	}
 	fclose(md);
-	r->gap_md = text;
+	*out = text;
 }

@@ -858,14 +858,9 @@ int write_md(struct report *r, const struct picture *pic, int nfid)
 		write_sched_table(r, f);
 	if (r->nruns)
 		write_fidelity_table(r, f, nfid);
-	if (r->blocking_md)
-		fputs(r->blocking_md, f);
-	if (r->gap_md)
-		fputs(r->gap_md, f);
-	if (r->subsets_md)
-		fputs(r->subsets_md, f);
-	if (r->timeline_md)
-		fputs(r->timeline_md, f);
+	for (int i = 0; i < report_nsections; i++)
+		if (r->section_md[i])
+			fputs(r->section_md[i], f);
 	/* a database of blocking points or gaps alone has no runs to list */
 	if (r->nruns) {
 		write_pictures_md(r, f, pic);

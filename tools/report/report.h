@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * twinlab report, in parts. The data come from the results database
- * through tools/results/results.h (report.c, which also holds the command and the
- * output helpers); statistics over runs, points and tasks
- * (tools/report/stats.c); the figures from a table of figure descriptions drawn
- * by one gnuplot writer, with their data files and runs.csv
- * (tools/report/fig.c); the plan pictures (tools/report/pic.c); report.md
- * (tools/report/md.c). Schedulers are known by the twin's ops table
- * (twin/sched.h): its order, role and baseline, never by name. External
- * programs run through emu/spawn.h.
+ * twinlab report, in parts, called one way: the command and the data
+ * (report.c: the runs, tasks, links and checks read through
+ * tools/results/results.h) call the parts; the parts call the output
+ * helpers (out.c: safe names, numbers per format, the directory's files,
+ * the renderers run through emu/spawn.h) and the statistics (stats.c),
+ * never the command. The parts: the figures from a table of figure
+ * descriptions, drawn by one gnuplot writer, with their data files and
+ * runs.csv (fig.c); the plan pictures (pic.c); report.md (md.c); and the
+ * sections after the runs' own, an ops table (sections.c: blocking.c,
+ * gap.c, subsets.c, timeline.c). Schedulers are known by the twin's ops
+ * table (twin/sched.h): its order, role and baseline, never by name.
  */
 #ifndef TOOLS_REPORT_H
 #define TOOLS_REPORT_H
@@ -130,14 +132,12 @@ struct report {
 	int nbad;
 	bool gnuplot, dot;
 	int nfail;
-	char *timeline_md;		/* the timelines' section, or NULL */
 	struct blk *blk;		/* blocking points, by figure */
 	int nblk;
-	char *blocking_md;		/* their section, or NULL */
 	struct gapr *gap;		/* gap instances, by experiment */
 	int ngap;
-	char *gap_md;			/* their section, or NULL */
-	char *subsets_md;		/* local-model subsets, or NULL */
+	char *section_md[8];		/* each section's markdown, or NULL,
+					 * by its place in report_sections */
 	char *made[256];		/* files rendered, for the summary */
 	int nmade;
 };
@@ -168,11 +168,10 @@ static inline double ratio(double a, double b)
 	return isfinite(a) && isfinite(b) && b != 0 ? a / b : NAN;
 }
 
-/* ---- report.c: the data and the output ------------------------------- */
+/* ---- report.c: the data; out.c: the output helpers -------------------- */
 
 struct blk;
 
-struct rrun *run_by_id(struct report *r, int64_t id, int *idx);
 /* A name made safe for a file name: [A-Za-z0-9_.-], at most 40 chars. */
 void fname_part(char *dst, size_t len, const char *s);
 /* Text for a gnuplot single-quoted string: no quotes, no control chars. */
@@ -220,6 +219,8 @@ void report_exec_fail(struct report *r, const char *bin, int err,
 
 /* ---- tools/report/stats.c ---------------------------------------------------- */
 
+/* The run of id among r->runs (sorted by id), its index in *idx; NULL. */
+struct rrun *run_by_id(struct report *r, int64_t id, int *idx);
 /* The q-quantile of v[0..n) (nearest rank), NAN if empty; sorts v. */
 double rp_quantile(double *v, int n, double q);
 /* The median of the finite values of v[0..n) (reorders v); NAN if none. */
@@ -285,21 +286,37 @@ void md_sched_header(FILE *md, const char *first, const char *const *sched,
 		     int ns);
 
 int write_figures(struct report *r);
-/* Blocking under load (tools/report/blocking.c): read, drawn, released. */
+
+/*
+ * The sections of report.md after the runs' own, each a file of its own:
+ * load reads its rows from the database (NULL: it needs only what every
+ * section has, the runs); write draws its figures and leaves its
+ * markdown in r->section_md[i] (or nothing, when it has nothing to say);
+ * release frees what load read (NULL: nothing; section_md is freed by
+ * the command). report.md holds them in this order. A new section is a
+ * new file and a line in the table (sections.c).
+ */
+struct report_section {
+	const char *name;
+	int (*load)(struct report *r);
+	void (*write)(struct report *r, char **md);
+	void (*release)(struct report *r);
+};
+
+extern const struct report_section report_sections[];
+extern const int report_nsections;
+
+/* blocking under load (blocking.c), optimality gaps (gap.c), select's
+ * subsets side by side (subsets.c), the runs' timelines (timeline.c) */
 int load_blocking(struct report *r);
-void write_blocking(struct report *r);
+void write_blocking(struct report *r, char **md);
 void release_blocking(struct report *r);
-/* Runs of select's subsets side by side (tools/report/subsets.c). */
-void write_subsets(struct report *r);
-
-/* Optimality gaps (tools/report/gap.c): read, drawn, released. */
 int load_gap(struct report *r);
-void write_gap(struct report *r);
+void write_gap(struct report *r, char **md);
 void release_gap(struct report *r);
+void write_subsets(struct report *r, char **md);
+void write_timelines(struct report *r, char **md);
 
-/* The timeline of each run with events (figure and its section of the
- * report, kept in r->timeline_md). */
-void write_timelines(struct report *r);
 void write_runs_csv(struct report *r);
 /* pic[] has one picture per scheduler of r->scheds. */
 void write_pictures(struct report *r, struct picture *pic);

@@ -426,3 +426,23 @@ int common_max_n(const struct report *r, const char *exp,
 	}
 	return best;
 }
+
+struct rrun *run_by_id(struct report *r, int64_t id, int *idx)
+{
+	int lo = 0, hi = r->nruns - 1;
+
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+
+		if (r->runs[mid].id == id) {
+			if (idx)
+				*idx = mid;
+			return &r->runs[mid];
+		}
+		if (r->runs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return NULL;
+}

@@ -127,7 +127,7 @@ static void figure(struct report *r, FILE *md, const struct rrun *x,
 			t, fig, fig);
 }
 
-void write_subsets(struct report *r)
+void write_subsets(struct report *r, char **out)
 {
 	char *text = NULL, err[256];
 	size_t len = 0;
@@ -211,7 +211,7 @@ void write_subsets(struct report *r)
 	}
 	fclose(md);
 	if (any)
-		r->subsets_md = text;
+		*out = text;
 	else
 		free(text);
 }

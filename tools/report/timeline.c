@@ -700,7 +700,7 @@ static void write_section(struct report *r, FILE *md, const struct rrun *x,
 	fputc('\n', md);
 }
 
-void write_timelines(struct report *r)
+void write_timelines(struct report *r, char **out)
 {
 	struct tl t = { 0 };
 	char err[256], stem[96];
@@ -795,7 +795,7 @@ void write_timelines(struct report *r)
 	free(pol);
 	fclose(md);
 	if (any)
-		r->timeline_md = text;
+		*out = text;
 	else
 		free(text);
 	for (int i = 0; i < t.nev; i++) {
