@@ -637,6 +637,229 @@ static bool dynamics_refused(const struct experiment *x, struct scenario *sc,
 	return false;
 }
 
+static void experiment_usage(void)
+{
+	printf("usage: %s experiment FILE [--db FILE] "
+	       "[--prefix P] [--dilation N|auto[:N]]\n"
+	       "       [--predictor fluid|packet] [--json]\n"
+	       "       %s experiment FILE --twin-only [--json] "
+	       "[--predictor fluid|packet]\n\nRuns every "
+	       "point of the sweep in FILE on the emulation and "
+	       "stores it in the\nresults database (default "
+	       "twinlab.db); each point as 'twinlab run' with the "
+	       "same\n--dilation; with auto, each point starts from "
+	       "the dilation the last one\nfound faithful. Needs "
+	       "root. With 'kind: blocking' the twin alone "
+	       "schedules each\nload (no root): blocked tasks "
+	       "and lit wavelength-links per scheduler. With\n"
+	       "'kind: gap' it schedules one task per instance "
+	       "(no root): each scheduler's tree\nweight against "
+	       "opt's.\nWith 'kind: dynamics' it runs the base's "
+	       "tasks through a file of events once\nper "
+	       "scheduler and re-scheduling policy, live (as "
+	       "'twinlab run --reschedule');\nthe report compares "
+	       "the policies.\nWith --twin-only a sweep is "
+	       "scheduled and predicted by the twin alone (no "
+	       "root,\nno database): per local-model count and "
+	       "scheduler the medians over seeds\nof the "
+	       "predicted round, its phases and bandwidth, and "
+	       "their ratios to the\nbaseline's. --json, for "
+	       "machines: a sweep or dynamics run on the\n"
+	       "emulation ends with a record per point (its run, "
+	       "dilation, verdict), its\nprogress on stderr; "
+	       "with --twin-only, the medians.\n",
+	       prog, prog);
+}
+
+/*
+ * The experiment's base scenario, as its points will run it (its relays
+ * as the sweep's tasks need, a dynamics run's events added), or NULL
+ * after saying why it cannot serve.
+ */
+static struct scenario *experiment_base(struct experiment *x, const char *file,
+					predict_fn predict)
+{
+	struct scenario *sc;
+
+	sc = load_scenario(x->base);
+	if (!sc)
+		return NULL;
+	/* the base's default, as if its tasks sent what the sweep's do */
+	if (x->bpp == 1 && !sc->relay_line)
+		sc->relay = SCN_RELAY_STORE;
+	if (x->kind == EXP_DYNAMICS) {
+		if (sc->nevents) {
+			p_err("%s: a dynamics experiment's events are those of "
+			      "'%s': its base has its own",
+			      x->base, x->events);
+			scenario_free(sc);
+			return NULL;
+		}
+		if (load_events(sc, x->events) ||
+		    dynamics_refused(x, sc, predict)) {
+			scenario_free(sc);
+			return NULL;
+		}
+	} else if (refuse_events(sc, x->base, stderr, false)) {
+		scenario_free(sc);
+		return NULL;
+	}
+	for (int i = 0; i < x->nlocals; i++) {
+		int servers = 0;
+
+		for (int k = 0; k < sc->nnodes; k++)
+			servers += sc->nodes[k].kind == NODE_SERVER;
+		if (x->locals[i] + 1 > servers) {
+			p_err("%s: %ld local models need %ld servers; '%s' has "
+			      "%d",
+			      file, x->locals[i], x->locals[i] + 1, x->base,
+			      servers);
+			scenario_free(sc);
+			return NULL;
+		}
+	}
+	return sc;
+}
+
+/* A dynamics experiment's runs: each scheduler with each policy. */
+static void dynamics_points(struct sweep *w, const struct experiment *x,
+			    const char *db, const char *prefix,
+			    predict_fn predict)
+{
+	for (int k = 0; k < x->nsched && !stop_sig; k++)
+		for (int j = 0; j < x->npolicies && !stop_sig; j++) {
+			struct session_opts so = {
+				.scenario = x->base,
+				.events = x->events,
+				.ops = sched_arg(x->sched[k]),
+				.predict = predict,
+				.rounds = (unsigned)x->rounds,
+				.db = db,
+				.prefix = prefix,
+				.follow = true,
+				.resched = x->policy[j],
+			};
+			char what[64];
+
+			snprintf(what, sizeof(what), "%s, --reschedule %s",
+				 x->sched[k], resched_name(x->policy[j]));
+			sweep_point(w, &so, what);
+			point_add(w, "scheduler",
+				  json_object_new_string(x->sched[k]));
+			point_add(w, "reschedule",
+				  json_object_new_string(
+					  resched_name(x->policy[j])));
+		}
+}
+
+/*
+ * A sweep's points: each (local-model count, seed) written as a scenario
+ * in dir, run with each scheduler and recorded as its point. 0, or -1
+ * when a point's scenario cannot be written (said).
+ */
+static int sweep_points(struct sweep *w, const struct experiment *x,
+			const struct scenario *sc, const char *dir,
+			const char *db, const char *prefix, predict_fn predict)
+{
+	char path[800];
+
+	for (int i = 0; i < x->nlocals && !stop_sig; i++)
+		for (int s = 0; s < x->nseeds && !stop_sig; s++) {
+			snprintf(path, sizeof(path), "%s/%s-l%ld-s%ld.yaml",
+				 dir, x->name, x->locals[i], x->seeds[s]);
+			if (write_point(x, sc, x->locals[i], x->seeds[s],
+					path)) {
+				p_err("cannot write '%s': %s", path,
+				      strerror(errno));
+				return -1;
+			}
+			for (int k = 0; k < x->nsched && !stop_sig; k++) {
+				struct session_opts so = {
+					.scenario = path,
+					.ops = sched_arg(x->sched[k]),
+					.predict = predict,
+					.rounds = (unsigned)x->rounds,
+					.db = db,
+					.prefix = prefix,
+				};
+				char what[160];
+				int64_t run;
+
+				snprintf(what, sizeof(what),
+					 "%ld locals, seed "
+					 "%ld, %s",
+					 x->locals[i], x->seeds[s],
+					 x->sched[k]);
+				run = sweep_point(w, &so, what);
+				point_add(w, "locals",
+					  json_object_new_int64(x->locals[i]));
+				point_add(w, "seed",
+					  json_object_new_int64(x->seeds[s]));
+				point_add(w, "scheduler",
+					  json_object_new_string(x->sched[k]));
+				if (run > 0 &&
+				    record_point(db, run, x, x->sched[k],
+						 x->locals[i], x->seeds[s]))
+					fprintf(w->log,
+						"%s: cannot record run %lld "
+						"as this point\n",
+						prog, (long long)run);
+			}
+		}
+	return 0;
+}
+
+/*
+ * Whether the experiment cannot run on the emulation as it stands
+ * (said): relays it cannot pipeline, a predictor that cannot follow
+ * them, a bad prefix, no root. 0, or the exit status.
+ */
+static int emulation_refused(const struct experiment *x,
+			     const struct scenario *sc, const char *prefix,
+			     predict_fn predict)
+{
+	if (sc->relay == SCN_RELAY_PIPELINED && x->bpp == 1) {
+		p_err("%s:%d:%d: '%s' pipelines its relays, but the experiment "
+		      "sends int8 parameters (bytes_per_parameter: 1), whose "
+		      "one scale for the whole model an aggregator knows only "
+		      "at the end: use 2, 4 or 8 bytes per parameter, or "
+		      "'relay: store'",
+		      x->base, sc->relay_line, sc->relay_col, sc->name);
+		return EXIT_USAGE;
+	}
+	if (refuse_relay(sc, x->base, stderr, predict) || !prefix_arg(prefix))
+		return EXIT_USAGE;
+	if (geteuid() != 0) {
+		p_err("'experiment' needs root: it runs the emulation");
+		return 1;
+	}
+	return 0;
+}
+
+/* The sweep's record on stdout: 0, or -1 (said). */
+static int print_sweep_json(const struct sweep *w, const struct experiment *x,
+			    const char *db)
+{
+	json_object *o = json_object_new_object();
+	int err = 0;
+
+	if (!o || w->lost ||
+	    json_add(o, "experiment", json_object_new_string(x->name)) ||
+	    json_add(o, "db", json_object_new_string(db)) ||
+	    json_add(o, "failed", json_object_new_int(w->failed)) ||
+	    json_add(o, "seconds", json_object_new_double(mono_s() - w->t0)) ||
+	    json_add(o, "points", json_object_get(w->points))) {
+		p_err("out of memory for the JSON; the results are in "
+		      "%s",
+		      db);
+		err = -1;
+	} else if (json_print(o)) {
+		err = -1;
+	}
+	json_object_put(o);
+	return err;
+}
+
 int cmd_experiment(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -653,7 +876,7 @@ int cmd_experiment(int argc, char **argv)
 	predict_fn predict = predict_round;
 	struct experiment x;
 	struct scenario *sc;
-	char dir[600], log[700], path[800], why[512];
+	char dir[600], log[700], why[512];
 	int c, lock = -1, rc = 1;
 	double n = 0;
 	struct sweep w = { 0 };
@@ -684,36 +907,7 @@ int cmd_experiment(int argc, char **argv)
 			json = true;
 			break;
 		case 'h':
-			printf("usage: %s experiment FILE [--db FILE] "
-			       "[--prefix P] [--dilation N|auto[:N]]\n"
-			       "       [--predictor fluid|packet] [--json]\n"
-			       "       %s experiment FILE --twin-only [--json] "
-			       "[--predictor fluid|packet]\n\nRuns every "
-			       "point of the sweep in FILE on the emulation and "
-			       "stores it in the\nresults database (default "
-			       "twinlab.db); each point as 'twinlab run' with the "
-			       "same\n--dilation; with auto, each point starts from "
-			       "the dilation the last one\nfound faithful. Needs "
-			       "root. With 'kind: blocking' the twin alone "
-			       "schedules each\nload (no root): blocked tasks "
-			       "and lit wavelength-links per scheduler. With\n"
-			       "'kind: gap' it schedules one task per instance "
-			       "(no root): each scheduler's tree\nweight against "
-			       "opt's.\nWith 'kind: dynamics' it runs the base's "
-			       "tasks through a file of events once\nper "
-			       "scheduler and re-scheduling policy, live (as "
-			       "'twinlab run --reschedule');\nthe report compares "
-			       "the policies.\nWith --twin-only a sweep is "
-			       "scheduled and predicted by the twin alone (no "
-			       "root,\nno database): per local-model count and "
-			       "scheduler the medians over seeds\nof the "
-			       "predicted round, its phases and bandwidth, and "
-			       "their ratios to the\nbaseline's. --json, for "
-			       "machines: a sweep or dynamics run on the\n"
-			       "emulation ends with a record per point (its run, "
-			       "dilation, verdict), its\nprogress on stderr; "
-			       "with --twin-only, the medians.\n",
-			       prog, prog);
+			experiment_usage();
 			return 0;
 		default:
 			return EXIT_USAGE;
@@ -756,41 +950,9 @@ int cmd_experiment(int argc, char **argv)
 		      argv[optind]);
 		return EXIT_USAGE;
 	}
-	sc = load_scenario(x.base);
+	sc = experiment_base(&x, argv[optind], predict);
 	if (!sc)
 		return EXIT_USAGE;
-	/* the base's default, as if its tasks sent what the sweep's do */
-	if (x.bpp == 1 && !sc->relay_line)
-		sc->relay = SCN_RELAY_STORE;
-	if (x.kind == EXP_DYNAMICS) {
-		if (sc->nevents) {
-			p_err("%s: a dynamics experiment's events are those of "
-			      "'%s': its base has its own", x.base, x.events);
-			scenario_free(sc);
-			return EXIT_USAGE;
-		}
-		if (load_events(sc, x.events) ||
-		    dynamics_refused(&x, sc, predict)) {
-			scenario_free(sc);
-			return EXIT_USAGE;
-		}
-	} else if (refuse_events(sc, x.base, stderr, false)) {
-		scenario_free(sc);
-		return EXIT_USAGE;
-	}
-	for (int i = 0; i < x.nlocals; i++) {
-		int servers = 0;
-
-		for (int k = 0; k < sc->nnodes; k++)
-			servers += sc->nodes[k].kind == NODE_SERVER;
-		if (x.locals[i] + 1 > servers) {
-			p_err("%s: %ld local models need %ld servers; '%s' has "
-			      "%d", argv[optind], x.locals[i],
-			      x.locals[i] + 1, x.base, servers);
-			scenario_free(sc);
-			return EXIT_USAGE;
-		}
-	}
 	if (x.kind == EXP_BLOCKING || x.kind == EXP_GAP || twin_only) {
 		rc = twin_only ? run_twin_sweep(&x, sc, predict, json) :
 		     x.kind == EXP_GAP ? run_gap(&x, sc, db) :
@@ -798,29 +960,12 @@ int cmd_experiment(int argc, char **argv)
 		scenario_free(sc);
 		return rc;
 	}
-	if (sc->relay == SCN_RELAY_PIPELINED && x.bpp == 1) {
-		p_err("%s:%d:%d: '%s' pipelines its relays, but the experiment "
-		      "sends int8 parameters (bytes_per_parameter: 1), whose "
-		      "one scale for the whole model an aggregator knows only "
-		      "at the end: use 2, 4 or 8 bytes per parameter, or "
-		      "'relay: store'", x.base, sc->relay_line, sc->relay_col,
-		      sc->name);
+	rc = emulation_refused(&x, sc, prefix, predict);
+	if (rc) {
 		scenario_free(sc);
-		return EXIT_USAGE;
+		return rc;
 	}
-	if (refuse_relay(sc, x.base, stderr, predict)) {
-		scenario_free(sc);
-		return EXIT_USAGE;
-	}
-	if (!prefix_arg(prefix)) {
-		scenario_free(sc);
-		return EXIT_USAGE;
-	}
-	if (geteuid() != 0) {
-		p_err("'experiment' needs root: it runs the emulation");
-		scenario_free(sc);
-		return 1;
-	}
+	rc = 1;
 	/* the prefix is the experiment's for the whole sweep */
 	lock = lab_lock(prefix, "twinlab experiment", why, sizeof(why));
 	if (lock < 0) {
@@ -856,27 +1001,8 @@ int cmd_experiment(int argc, char **argv)
 			x.npolicies, sc->name, x.events, x.rounds, log);
 		fflush(w.say);
 	}
-	for (int k = 0; x.kind == EXP_DYNAMICS && k < x.nsched && !stop_sig;
-	     k++)
-		for (int j = 0; j < x.npolicies && !stop_sig; j++) {
-			struct session_opts so = {
-				.scenario = x.base, .events = x.events,
-				.ops = sched_arg(x.sched[k]),
-				.predict = predict,
-				.rounds = (unsigned)x.rounds,
-				.db = db, .prefix = prefix,
-				.follow = true, .resched = x.policy[j],
-			};
-			char what[64];
-
-			snprintf(what, sizeof(what), "%s, --reschedule %s",
-				 x.sched[k], resched_name(x.policy[j]));
-			sweep_point(&w, &so, what);
-			point_add(&w, "scheduler",
-				  json_object_new_string(x.sched[k]));
-			point_add(&w, "reschedule", json_object_new_string(
-					  resched_name(x.policy[j])));
-		}
+	if (x.kind == EXP_DYNAMICS)
+		dynamics_points(&w, &x, db, prefix, predict);
 	if (x.kind != EXP_DYNAMICS) {
 		w.total = x.nlocals * x.nseeds * x.nsched;
 		fprintf(w.say, "experiment %s: %d points (%d local-model "
@@ -885,45 +1011,9 @@ int cmd_experiment(int argc, char **argv)
 			x.nseeds, x.nsched, x.tasks, x.rounds, log);
 		fflush(w.say);
 	}
-	for (int i = 0; x.kind != EXP_DYNAMICS && i < x.nlocals && !stop_sig;
-	     i++)
-		for (int s = 0; s < x.nseeds && !stop_sig; s++) {
-			snprintf(path, sizeof(path), "%s/%s-l%ld-s%ld.yaml", dir,
-				 x.name, x.locals[i], x.seeds[s]);
-			if (write_point(&x, sc, x.locals[i], x.seeds[s], path)) {
-				p_err("cannot write '%s': %s", path,
-				      strerror(errno));
-				goto out;
-			}
-			for (int k = 0; k < x.nsched && !stop_sig; k++) {
-				struct session_opts so = {
-					.scenario = path,
-					.ops = sched_arg(x.sched[k]),
-					.predict = predict,
-					.rounds = (unsigned)x.rounds,
-					.db = db, .prefix = prefix,
-				};
-				char what[160];
-				int64_t run;
-
-				snprintf(what, sizeof(what), "%ld locals, seed "
-					 "%ld, %s", x.locals[i], x.seeds[s],
-					 x.sched[k]);
-				run = sweep_point(&w, &so, what);
-				point_add(&w, "locals",
-					  json_object_new_int64(x.locals[i]));
-				point_add(&w, "seed",
-					  json_object_new_int64(x.seeds[s]));
-				point_add(&w, "scheduler",
-					  json_object_new_string(x.sched[k]));
-				if (run > 0 &&
-				    record_point(db, run, &x, x.sched[k],
-						 x.locals[i], x.seeds[s]))
-					fprintf(logf, "%s: cannot record run %lld "
-						"as this point\n", prog,
-						(long long)run);
-			}
-		}
+	if (x.kind != EXP_DYNAMICS &&
+	    sweep_points(&w, &x, sc, dir, db, prefix, predict))
+		goto out;
 	if (stop_sig) {
 		fprintf(w.say, "experiment %s: stopped by signal %d after %d "
 			"of %d points; results so far in %s\n", x.name,
@@ -935,24 +1025,8 @@ int cmd_experiment(int argc, char **argv)
 		"figures)\n", x.name, w.total, mono_s() - w.t0, w.failed, db,
 		db);
 	rc = w.failed ? 1 : 0;
-	if (json) {
-		json_object *o = json_object_new_object();
-
-		if (!o || w.lost ||
-		    json_add(o, "experiment", json_object_new_string(x.name)) ||
-		    json_add(o, "db", json_object_new_string(db)) ||
-		    json_add(o, "failed", json_object_new_int(w.failed)) ||
-		    json_add(o, "seconds",
-			     json_object_new_double(mono_s() - w.t0)) ||
-		    json_add(o, "points", json_object_get(w.points))) {
-			p_err("out of memory for the JSON; the results are in "
-			      "%s", db);
-			rc = 1;
-		} else if (json_print(o)) {
-			rc = 1;
-		}
-		json_object_put(o);
-	}
+	if (json && print_sweep_json(&w, &x, db))
+		rc = 1;
 out:
 	json_object_put(w.points);
 	if (logf)

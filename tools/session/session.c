@@ -918,67 +918,101 @@ static double longest_outage(const struct plan *p, double *used, int *fib,
 	return any;
 }
 
-/* One run at x->lo.dilation: build, start, rounds, verdict, tear down. */
-static int attempt(struct run_ctx *x)
-{
-	const struct plan *p = x->p;
-	struct fleet *f = NULL;
-	struct lab *lab = NULL;
-	struct monitor *mon = NULL;
-	struct dl_live *dlc = NULL;
-	struct counter *ctr = NULL;
-	struct nscache *nsc = NULL;
-	struct fleet_task_round *rr = NULL;
-	struct link_sample *ls = NULL;
-	double (*meas)[4] = NULL, (*pm)[4] = NULL, *acc0 = NULL, *acc1 = NULL;
-	struct tg *tg = NULL;
-	struct linkload *ll = NULL;
-	struct play *pl = NULL;
-	double *quiet = NULL, *interr = NULL, *first = NULL;
-	uint64_t t0 = 0;
-	int said = 0, nmo = 0, shown = 0;
-	bool unstored_events = false;
-	struct scn_moment *mo = NULL;	/* the scenario's, in time order */
-	double t_end = 0;
-	bool *busy = NULL;
-	double link_meas = 0, link_pred = 0, n = x->lo.dilation;
-	double dl_late = 0, dl_max = 0, rq_sum = 0;
+/*
+ * One attempt at x->lo.dilation, its state shared by the phases below:
+ * begin (build or use the emulation, open the run's record), prepare
+ * (counters, the monitor, the workers' options), start (the workers and
+ * the traffic), each round (wait, open, predict, measure, tally, judge),
+ * finish (summaries, verdict, status) and release.
+ */
+struct attempt {
+	struct run_ctx *x;
+	const struct plan *p;
+	double n; /* the dilation */
+	struct fleet *f;
+	struct lab *lab;
+	struct monitor *mon;
+	struct dl_live *dlc;
+	struct counter *ctr;
+	struct nscache *nsc;
+	struct fleet_task_round *rr;
+	struct link_sample *ls;
+	double (*meas)[4], (*pm)[4], *acc0, *acc1;
+	struct tg *tg;
+	struct linkload *ll;
+	struct play *pl;
+	double *quiet, *interr, *first;
+	uint64_t t0;
+	int said, nmo, shown;
+	bool unstored_events;
+	struct scn_moment *mo; /* the scenario's, in time order */
+	double t_end;
+	bool *busy;
+	double link_meas, link_pred;
+	double dl_late, dl_max, rq_sum;
 	struct timespec drain;
-	uint64_t dl_pk = 0, rq_max = 0;
-	unsigned rounds_run = 0, degraded = 0, unstored = 0, compared = 0;
-	pid_t sup = 0, line0;
-	int watch_fd = -1;
+	uint64_t dl_pk, rq_max;
+	unsigned rounds_run, degraded, unstored, compared;
+	pid_t sup, line0;
+	int watch_fd;
 	char watch_what[200];
-	int *done = NULL, nctr = 0, nnsc = 0, rc = ATTEMPT_FAILED, e,
-	    failed = 0;
-	bool *checks = NULL, *ran = NULL;	/* ran: its workers started */
-	char *told = NULL;	/* said: its wait to start (1), lost (2) */
-	atomic_int *leave = NULL;	/* per task: left mid-round (play) */
-	bool *joined = NULL, *absent = NULL;	/* per task: fleet_admit's;
-						 * starting, not in the round */
-	bool *carried = NULL;	/* per task: a later one carries it on */
-	struct plan *own = NULL;	/* the epoch's without them */
-	char (*lost_why)[256] = NULL;	/* per task: why it is lost */
-	char err[512] = "", first_why[240] = "";
-	double outage, used, ofrom = 0, oto = 0;
-	int ofib = 0;
+	int *done, nctr, nnsc, rc, failed;
+	bool *checks, *ran;    /* ran: its workers started */
+	char *told;	       /* said: its wait to start (1), lost (2) */
+	atomic_int *leave;     /* per task: left mid-round (play) */
+	bool *joined, *absent; /* per task: fleet_admit's; starting,
+				* not in the round */
+	bool *carried;	       /* per task: a later one carries it on */
+	struct plan *own;      /* the epoch's without them */
+	char (*lost_why)[256]; /* per task: why it is lost */
+	char err[512], first_why[240];
+	double outage, used, ofrom, oto; /* longest_outage's */
+	int ofib;
+};
+
+/* One round's own state. */
+struct att_round {
+	int ok, nt, live, ein;
+	double sum, psum, acc, sug, t_r;
+	const struct plan *pr; /* predicts the round */
+	uint64_t now;
+	struct mon_sample s0, s1;
+	struct mon_round mr;
+	char why[200], verdict[240];
+	bool fine, whole;
+};
+
+#define ATT_LOCALS                                                             \
+	struct run_ctx *x = a->x;                                              \
+	const struct plan *p = a->p;                                           \
+	double n = a->n;                                                       \
+	(void)x;                                                               \
+	(void)p;                                                               \
+	(void)n
+
+/* Build the emulation or use the one up; the run's record and pictures. */
+static int att_begin(struct attempt *a)
+{
+	ATT_LOCALS;
+	int e;
 
 	x->built = x->retry = false;
 	x->status = NULL;
 	x->suggest = 0;
 	snprintf(x->verdict, sizeof(x->verdict), "faithful");
-	outage = longest_outage(p, &used, &ofib, &ofrom, &oto);
-	if (used * n > SESSION_OUTAGE_WAIT_MAX_S) {
-		const struct scn_fibre *fb = &p->sc->fibres[ofib];
+	a->outage = longest_outage(p, &a->used, &a->ofib, &a->ofrom, &a->oto);
+	if (a->used * n > SESSION_OUTAGE_WAIT_MAX_S) {
+		const struct scn_fibre *fb = &p->sc->fibres[a->ofib];
 
 		say(x,
 		    "fibre %s-%s is cut from %g s to %g s of scenario "
 		    "time: at dilation %g the tasks over it would wait %.0f s "
 		    "for the repair, more than %d s (repair it sooner, or "
 		    "run at a lower --dilation)",
-		    p->sc->nodes[fb->a].name, p->sc->nodes[fb->b].name, ofrom,
-		    oto, n, used * n, SESSION_OUTAGE_WAIT_MAX_S);
-		goto out;
+		    p->sc->nodes[fb->a].name, p->sc->nodes[fb->b].name,
+		    a->ofrom, a->oto, n, a->used * n,
+		    SESSION_OUTAGE_WAIT_MAX_S);
+		return -1;
 	}
 	if (lab_exists(x->lo.prefix)) {
 		fprintf(x->out,
@@ -993,10 +1027,10 @@ static int attempt(struct run_ctx *x)
 			p->sc->name, x->ops->name, x->fo.rounds, x->lo.prefix,
 			n);
 		fflush(x->out);
-		e = lab_up(p, x->a, &x->lo, &lab, err, sizeof(err));
+		e = lab_up(p, x->a, &x->lo, &a->lab, a->err, sizeof(a->err));
 		if (e) {
-			say(x, "%s", err);
-			goto out;
+			say(x, "%s", a->err);
+			return -1;
 		}
 		x->built = true;
 	}
@@ -1015,14 +1049,14 @@ static int attempt(struct run_ctx *x)
 			fclose(mf);
 		}
 		e = results_begin_run(x->res, p, x->scenario_path,
-				      x->scenario_text, x->json_text,
-				      dot, x->lo.prefix, x->fo.rounds, err,
-				      sizeof(err));
+				      x->scenario_text, x->json_text, dot,
+				      x->lo.prefix, x->fo.rounds, a->err,
+				      sizeof(a->err));
 		free(dot);
 	}
 	if (e) {
-		say(x, "%s", err);
-		goto out;
+		say(x, "%s", a->err);
+		return -1;
 	}
 	/* each task's trees, drawn from the plan that runs (report) */
 	for (int t = 0; t < p->ntasks; t++) {
@@ -1042,502 +1076,613 @@ static int attempt(struct run_ctx *x)
 			    p->tasks[t].task->name);
 		free(dot);
 	}
-	e = counters_open(p, x->set, x->lo.prefix, false, &ctr, &nctr, &nsc,
-			  &nnsc);
+	return 0;
+}
+
+/* The counters, the monitor, the per-task state, the workers' options. */
+static int att_prepare(struct attempt *a)
+{
+	ATT_LOCALS;
+	int e;
+
+	e = counters_open(p, x->set, x->lo.prefix, false, &a->ctr, &a->nctr,
+			  &a->nsc, &a->nnsc);
 	if (!e)
-		e = open_monitor(p, x->lo.prefix, &mon);
+		e = open_monitor(p, x->lo.prefix, &a->mon);
 	if (e) {
 		say(x, "cannot open the link counters: %s", strerror(-e));
-		goto out;
+		return -1;
 	}
-	rr = calloc((size_t)p->ntasks + 1, sizeof(*rr));
-	ls = calloc((size_t)nctr + 1, sizeof(*ls));
-	meas = calloc((size_t)p->ntasks + 1, sizeof(*meas));
-	pm = calloc((size_t)p->ntasks + 1, sizeof(*pm));
-	quiet = calloc((size_t)p->ntasks + 1, sizeof(*quiet));
-	interr = calloc((size_t)p->sc->nevents + 1, sizeof(*interr));
-	first = malloc(((size_t)(x->set ? x->set->nepochs : 0) + 1) *
-		       sizeof(*first));
-	for (int k = 0; first && x->set && k < x->set->nepochs; k++)
-		first[k] = NAN;
-	busy = calloc((size_t)plan_nlinks(p) + 1, sizeof(*busy));
-	acc0 = calloc((size_t)p->ntasks + 1, sizeof(*acc0));
-	acc1 = calloc((size_t)p->ntasks + 1, sizeof(*acc1));
-	done = calloc((size_t)p->ntasks + 1, sizeof(*done));
-	checks = calloc((size_t)p->ntasks + 1, sizeof(*checks));
-	ran = calloc((size_t)p->ntasks + 1, sizeof(*ran));
-	told = calloc((size_t)p->ntasks + 1, sizeof(*told));
-	joined = calloc((size_t)p->ntasks + 1, sizeof(*joined));
-	absent = calloc((size_t)p->ntasks + 1, sizeof(*absent));
-	carried = calloc((size_t)p->ntasks + 1, sizeof(*carried));
-	leave = calloc((size_t)p->ntasks + 1, sizeof(*leave));
-	lost_why = calloc((size_t)p->ntasks + 1, sizeof(*lost_why));
+	a->rr = calloc((size_t)p->ntasks + 1, sizeof(*a->rr));
+	a->ls = calloc((size_t)a->nctr + 1, sizeof(*a->ls));
+	a->meas = calloc((size_t)p->ntasks + 1, sizeof(*a->meas));
+	a->pm = calloc((size_t)p->ntasks + 1, sizeof(*a->pm));
+	a->quiet = calloc((size_t)p->ntasks + 1, sizeof(*a->quiet));
+	a->interr = calloc((size_t)p->sc->nevents + 1, sizeof(*a->interr));
+	a->first = malloc(((size_t)(x->set ? x->set->nepochs : 0) + 1) *
+			  sizeof(*a->first));
+	for (int k = 0; a->first && x->set && k < x->set->nepochs; k++)
+		a->first[k] = NAN;
+	a->busy = calloc((size_t)plan_nlinks(p) + 1, sizeof(*a->busy));
+	a->acc0 = calloc((size_t)p->ntasks + 1, sizeof(*a->acc0));
+	a->acc1 = calloc((size_t)p->ntasks + 1, sizeof(*a->acc1));
+	a->done = calloc((size_t)p->ntasks + 1, sizeof(*a->done));
+	a->checks = calloc((size_t)p->ntasks + 1, sizeof(*a->checks));
+	a->ran = calloc((size_t)p->ntasks + 1, sizeof(*a->ran));
+	a->told = calloc((size_t)p->ntasks + 1, sizeof(*a->told));
+	a->joined = calloc((size_t)p->ntasks + 1, sizeof(*a->joined));
+	a->absent = calloc((size_t)p->ntasks + 1, sizeof(*a->absent));
+	a->carried = calloc((size_t)p->ntasks + 1, sizeof(*a->carried));
+	a->leave = calloc((size_t)p->ntasks + 1, sizeof(*a->leave));
+	a->lost_why = calloc((size_t)p->ntasks + 1, sizeof(*a->lost_why));
 	if (p->sc->nevents)
-		nmo = scn_moments(p->sc, &mo);
-	if (!rr || !ls || !meas || !pm || !busy || !acc0 || !acc1 || !done ||
-	    !checks || !ran || !told || !joined || !absent || !carried ||
-	    !leave || !lost_why || !quiet || !interr || !first || nmo < 0) {
+		a->nmo = scn_moments(p->sc, &a->mo);
+	if (!a->rr || !a->ls || !a->meas || !a->pm || !a->busy || !a->acc0 ||
+	    !a->acc1 || !a->done || !a->checks || !a->ran || !a->told ||
+	    !a->joined || !a->absent || !a->carried || !a->leave ||
+	    !a->lost_why || !a->quiet || !a->interr || !a->first ||
+	    a->nmo < 0) {
 		say(x, "out of memory");
-		goto out;
+		return -1;
 	}
 	for (int t = 0; t < p->ntasks; t++) {
-		checks[t] = true;
-		ran[t] = !p->tasks[t].blocked;
-		carried[t] = !slot_at_end(x->set, t);
-		atomic_init(&leave[t], 0);
+		a->checks[t] = true;
+		a->ran[t] = !p->tasks[t].blocked;
+		a->carried[t] = !slot_at_end(x->set, t);
+		atomic_init(&a->leave[t], 0);
 		if (x->set)
-			lpset_lost_why(x->set, t, lost_why[t],
-				       sizeof(lost_why[t]));
+			lpset_lost_why(x->set, t, a->lost_why[t],
+				       sizeof(a->lost_why[t]));
 	}
-	x->fo.leave = x->set ? leave : NULL;
-	x->fo.lost_why = x->set ? lost_why : NULL;
-	x->fo.carried = x->set ? carried : NULL;
+	x->fo.leave = x->set ? a->leave : NULL;
+	x->fo.lost_why = x->set ? a->lost_why : NULL;
+	x->fo.carried = x->set ? a->carried : NULL;
 	x->fo.dilation = n;
 	x->fo.stop = x->stop;
 	/* a task over a cut fibre waits for its repair, not past it */
-	x->fo.timeout_s = 60 + 2 * n + outage * n;
+	x->fo.timeout_s = 60 + 2 * n + a->outage * n;
 	/*
 	 * The delay line is watched: if its supervisor ends, every task
 	 * fails at once, naming it (not after the workers' timeout); if the
 	 * line itself restarts during a round, that round is degraded.
 	 */
 	x->fo.watch = false;
-	if (!lab_delay_pid(x->lo.prefix, &sup)) {
-		watch_fd = (int)syscall(SYS_pidfd_open, sup, 0);
-		snprintf(watch_what, sizeof(watch_what), "the delay line's "
+	if (!lab_delay_pid(x->lo.prefix, &a->sup)) {
+		a->watch_fd = (int)syscall(SYS_pidfd_open, a->sup, 0);
+		snprintf(a->watch_what, sizeof(a->watch_what),
+			 "the delay line's "
 			 "supervisor (pid %d) ended: packets would no longer "
 			 "be delayed ('twinlab down --prefix %s' and run "
-			 "again)", (int)sup, x->lo.prefix);
-		x->fo.watch = watch_fd >= 0;
-		x->fo.watch_fd = watch_fd;
-		x->fo.watch_what = watch_what;
+			 "again)",
+			 (int)a->sup, x->lo.prefix);
+		x->fo.watch = a->watch_fd >= 0;
+		x->fo.watch_fd = a->watch_fd;
+		x->fo.watch_what = a->watch_what;
 		/* how late it lets packets go, round by round */
-		e = lab_delay_live_open(x->lo.prefix, &dlc);
+		e = lab_delay_live_open(x->lo.prefix, &a->dlc);
 		if (e)
 			say(x, "warning: the delay line's counters in %s/%s "
 			    "cannot be read (%s): its lateness is not judged",
 			    LAB_STATE_DIR, x->lo.prefix, strerror(-e));
 		else
-			monitor_watch_delay(mon, dlc);
+			monitor_watch_delay(a->mon, a->dlc);
 	}
 	{
 		double d = drain_s(p, n);
 
-		drain.tv_sec = (time_t)d;
-		drain.tv_nsec = (long)((d - floor(d)) * 1e9);
+		a->drain.tv_sec = (time_t)d;
+		a->drain.tv_nsec = (long)((d - floor(d)) * 1e9);
 	}
+	return 0;
+}
+
+/* The workers, and the background traffic's generator. */
+static int att_start(struct attempt *a)
+{
+	ATT_LOCALS;
+	int e;
+
 	fprintf(x->out, "run: starting the workers\n");
 	fflush(x->out);
-	e = fleet_start(p, x->a, &x->fo, &f, err, sizeof(err));
+	e = fleet_start(p, x->a, &x->fo, &a->f, a->err, sizeof(a->err));
 	if (e) {
-		say(x, "%s", err);
-		goto out;
+		say(x, "%s", a->err);
+		return -1;
 	}
 	/* background traffic: its generator, ready before the first round */
 	if (p->nbg) {
-		e = lab_traffic_start(p, x->set, x->a, x->lo.prefix, n, &tg,
-				      err, sizeof(err));
+		e = lab_traffic_start(p, x->set, x->a, x->lo.prefix, n, &a->tg,
+				      a->err, sizeof(a->err));
 		if (e) {
-			say(x, "%s", err);
-			goto out;
+			say(x, "%s", a->err);
+			return -1;
 		}
 	}
+	return 0;
+}
+
+/*
+ * Round r's wait: for the epoch that starts someone when nobody runs,
+ * and for the tasks whose workers got ready to join.
+ */
+static void round_wait(struct attempt *a, unsigned r, struct att_round *R)
+{
+	ATT_LOCALS;
+
+	/*
+	 * Nobody runs, some will (the tasks a cut moves to new
+	 * trees, arrivals): the next round waits for the epoch
+	 * that starts them, not run empty.
+	 */
+	while (x->set && r > 1) {
+		say_events(x->out, p, x->set, a->mo, a->nmo, &a->said,
+			   since_s(a->t0, n));
+		say_moves(x->out, x->set, a->pl, &a->shown);
+		comings(x, a->f, a->pl, R->ein, r, a->ran, a->told);
+		if (*x->stop || any_running(a->f, p->ntasks) ||
+		    !to_come(x->set, a->ran, R->ein) ||
+		    !play_wait_epoch(a->pl, R->ein + 1, x->stop))
+			break;
+		R->ein = epoch_in(a->pl, x->set, since_s(a->t0, n));
+	}
+	/*
+	 * Tasks whose workers started (arrivals, tasks carried on
+	 * over new trees) join the rounds once ready: the others'
+	 * rounds do not wait for their handshakes, unless nobody
+	 * else runs.
+	 */
+	if (x->set && r > 1) {
+		char why[320];
+
+		if (!in_rounds(a->f, p->ntasks) &&
+		    fleet_ready(a->f, why, sizeof(why)))
+			say(x, "%s", why);
+		fleet_admit(a->f, r, a->joined);
+		for (int t = 0; t < p->ntasks; t++)
+			if (a->joined[t])
+				fprintf(x->out,
+					"run: task '%s' joins "
+					"the rounds at round %u: its "
+					"workers are ready\n",
+					p->tasks[t].task->name, r);
+	}
+}
+
+/* Round r's start time, and on the first the clocks of what plays. */
+static int round_open(struct attempt *a, unsigned r, struct att_round *R)
+{
+	ATT_LOCALS;
+	int e;
+
+	/*
+	 * The round starts when chosen here, so it can be predicted
+	 * as it will fall: two go margins ahead, for what comes
+	 * before the go (the first round's threads, the counters),
+	 * so the roots still have about one to wake in.
+	 */
+	R->now = mono_ns() + 2 * FLEET_GO_MARGIN_NS;
+	R->mr = (struct mon_round){.dilation = n, .round_min_s = INFINITY};
+
+	for (int t = 0; t < p->ntasks; t++)
+		R->live += task_in_rounds(a->f, t);
+	/* scenario time starts with the first round */
+	if (r == 1) {
+		double step = p->mean_round_s > 0
+				      ? fmin(0.1, p->mean_round_s / 5)
+				      : 0.1;
+
+		a->t0 = R->now;
+		if (a->tg && tg_go(a->tg, a->t0)) {
+			say(x, "cannot start the traffic generator");
+			return -1;
+		}
+		/* the links' load, read every step of scenario time */
+		e = linkload_start(p, x->set, x->lo.prefix, n, a->t0, step,
+				   &a->ll);
+		if (e)
+			say(x,
+			    "warning: the links' load is not "
+			    "recorded: %s",
+			    strerror(-e));
+		/* cuts and repairs, each at its time */
+		e = play_start(p, x->set, x->lo.prefix, n, a->t0, a->leave,
+			       &a->pl);
+		if (e) {
+			say(x, "cannot play the cuts: %s", strerror(-e));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Round r predicted as it falls (traffic, cuts, tasks still starting). */
+static int round_predict(struct attempt *a, unsigned r, struct att_round *R)
+{
+	ATT_LOCALS;
+	int e;
+
+	R->t_r = (double)(R->now - a->t0) / 1e9 / n;
+	/*
+	 * Each round predicted as it falls: traffic in its window,
+	 * the lightpaths over a cut fibre dark in theirs; and as if
+	 * nothing were cut, for what the cuts cost.
+	 */
+	if (x->set) {
+		/*
+		 * the epoch in force at the round's start: predicted
+		 * as scheduled, quiet (the latest live now: starting
+		 * arrivals' workers may have taken a while since ein
+		 * was read, and traffic due by the start with it)
+		 */
+		say_events(x->out, p, x->set, a->mo, a->nmo, &a->said, R->t_r);
+		say_moves(x->out, x->set, a->pl, &a->shown);
+		if (r > 1)
+			R->ein = epoch_due(
+				x->set,
+				epoch_in(a->pl, x->set, since_s(a->t0, n)),
+				R->t_r);
+		R->pr = x->set->plan[R->ein];
+		/* tasks still starting are not in this round */
+		plan_free(a->own);
+		a->own = NULL;
+		for (int t = 0; t < p->ntasks; t++)
+			a->absent[t] = fleet_starting(a->f, t) &&
+				       !R->pr->tasks[t].blocked;
+		for (int t = 0; t < p->ntasks && !a->own; t++)
+			if (a->absent[t]) {
+				a->own = lpset_plan_without(x->set, R->ein,
+							    a->absent);
+				e = a->own ? x->predict(a->own) : -errno;
+				if (e) {
+					say(x,
+					    "cannot predict round "
+					    "%u: %s",
+					    r, predict_strerror(e));
+					return -1;
+				}
+				R->pr = a->own;
+			}
+		/* who shares a server's cores may have changed */
+		fleet_train_from(a->f, R->pr);
+		for (int t = 0; t < p->ntasks; t++)
+			a->quiet[t] = R->pr->tasks[t].round_s;
+	} else if (p->sc->nevents) {
+		say_events(x->out, p, NULL, a->mo, a->nmo, &a->said, R->t_r);
+		e = plan_traffic_windows(x->p, R->t_r);
+		if (!e && has_cut(p->sc)) {
+			x->p->ndown = 0;
+			e = x->predict(x->p);
+			for (int t = 0; !e && t < p->ntasks; t++)
+				a->quiet[t] = p->tasks[t].round_s;
+		}
+		if (!e)
+			e = plan_cut_windows(x->p, R->t_r);
+		if (!e)
+			e = x->predict(x->p);
+		if (e) {
+			say(x, "cannot predict round %u: %s", r,
+			    predict_strerror(e));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Round r run and measured: the host's counters, the links' bytes. */
+static int round_measure(struct attempt *a, unsigned r, struct att_round *R)
+{
+	ATT_LOCALS;
+	int e;
+
+	/* every task pr places runs: the links carry its bytes (not
+	 * so while tasks that moved to new trees wait for them) */
+	R->whole = true;
+	for (int t = 0; t < p->ntasks; t++)
+		R->whole = R->whole &&
+			   (R->pr->tasks[t].blocked || fleet_running(a->f, t));
+	for (int i = 0; i < a->nctr; i++)
+		a->ctr[i].before = counters_read(&a->ctr[i]);
+	e = monitor_sample(a->mon, &R->s0);
+	a->line0 = x->fo.watch ? lab_delay_line(a->sup) : 0;
+	R->ok = fleet_round(a->f, r, R->now, a->rr);
+	R->mr.delay_restarted =
+		x->fo.watch && lab_delay_line(a->sup) != a->line0;
+	if (!e)
+		e = monitor_sample(a->mon, &R->s1);
+	if (e) {
+		say(x, "cannot read the host's counters: %s", strerror(-e));
+		return -1;
+	}
+	/* the round's last ACKs reach their links before they count */
+	{
+		struct timespec ts = a->drain;
+
+		while (nanosleep(&ts, &ts) && errno == EINTR && !*x->stop)
+			;
+	}
+	a->t_end = since_s(a->t0, n);
+	/* links background traffic crossed during the round carry
+	 * more than the tasks' bytes: not compared */
+	memset(a->busy, 0, (size_t)plan_nlinks(p) * sizeof(*a->busy));
+	traffic_links(p, x->set, R->t_r, a->t_end, a->busy);
+	/* and links over a fibre cut during it: TCP resent there;
+	 * the scenario's losses are not the host's */
+	R->mr.lossy = scenario_has_loss(p->sc) ||
+		      cut_in(p, R->t_r, a->t_end, a->busy);
+	monitor_diff(&R->s0, &R->s1, &R->mr);
+	a->dl_pk += R->mr.dl_packets;
+	a->dl_late += R->mr.dl_late_mean_s * (double)R->mr.dl_packets;
+	a->dl_max = fmax(a->dl_max, R->mr.dl_late_max_s);
+	a->rq_sum += R->mr.runq_mean;
+	a->rq_max = a->rq_max > R->mr.runq_max ? a->rq_max : R->mr.runq_max;
+	a->compared += R->ok == R->live && R->whole && a->nctr > 0;
+	for (int i = 0; i < a->nctr; i++) {
+		const struct counter *c = &a->ctr[i];
+		struct nl_qstats q = counters_read(c);
+
+		link_name(p, c->link, a->ls[i].name, sizeof(a->ls[i].name));
+		a->ls[i].bytes = q.bytes - c->before.bytes;
+		R->mr.drops += q.drops - c->before.drops;
+		/* the twin's bytes on the wire, in emulated bytes;
+		 * a task that failed this round sent only part */
+		a->ls[i].pred_bytes =
+			R->ok == R->live && R->whole && !a->busy[c->link]
+				? R->pr->link_bytes[c->link] / p->sc->scale
+				: 0;
+		/* a round a task failed or left in is not compared */
+		if (a->busy[c->link] || R->ok != R->live || !R->whole)
+			continue;
+		a->link_meas += (double)a->ls[i].bytes;
+		a->link_pred += a->ls[i].pred_bytes;
+	}
+	return 0;
+}
+
+/* What round r's tasks measured, summed for the run and the monitor. */
+static void round_tally(struct attempt *a, struct att_round *R)
+{
+	ATT_LOCALS;
+
+	a->rounds_run++;
+	for (int t = 0; t < p->ntasks; t++) {
+		struct fleet_task_round *q = &a->rr[t];
+
+		int b = line_of(x->set, t); /* counted as */
+
+		if (!q->done)
+			continue;
+		a->done[b]++;
+		a->meas[b][0] += q->round_s;
+		a->meas[b][1] += q->bcast_s;
+		a->meas[b][2] += q->compute_s;
+		a->meas[b][3] += q->upload_s;
+		a->pm[b][0] += R->pr->tasks[t].round_s;
+		/* what each cut cost the tasks over its fibre */
+		charge_cuts(R->pr, t, R->t_r, q->round_s - a->quiet[t],
+			    a->interr);
+		a->pm[b][1] += R->pr->tasks[t].bcast_s;
+		a->pm[b][2] += R->pr->tasks[t].compute_s;
+		a->pm[b][3] += R->pr->tasks[t].upload_s;
+		if (a->done[b] == 1) /* its first (it may arrive) */
+			a->acc0[b] = q->rep[0].accuracy;
+		a->acc1[b] = q->rep[0].accuracy;
+		a->checks[t] = a->checks[t] && q->check_ok;
+		R->sum += q->round_s;
+		R->psum += R->pr->tasks[t].round_s;
+		R->acc += q->rep[0].accuracy;
+		R->nt++;
+		R->mr.overruns += q->overruns;
+		R->mr.phases += p->tasks[t].nmodels - 1;
+		R->mr.overrun_max_s =
+			fmax(R->mr.overrun_max_s, q->overrun_max_s);
+		R->mr.skew_max_s = fmax(R->mr.skew_max_s, q->skew_s);
+		R->mr.late_max_s = fmax(R->mr.late_max_s, q->late_max_s);
+		R->mr.round_min_s = fmin(R->mr.round_min_s, q->round_s);
+	}
+	/*
+	 * No task completed the round (those in flight moved to
+	 * new trees, or left): the host's lateness is judged against
+	 * the shortest round the twin has for a task placed then.
+	 */
+	for (int t = 0; !R->nt && t < p->ntasks; t++)
+		if (a->ran[t] && !R->pr->tasks[t].blocked)
+			R->mr.round_min_s = fmin(R->mr.round_min_s,
+						 R->pr->tasks[t].round_s);
+	if (!isfinite(R->mr.round_min_s))
+		R->mr.round_min_s = 0;
+	R->mr.min_segments = x->min_segments;
+}
+
+/* Round r's verdict, stored and said; 1 when auto tries another dilation. */
+static int round_judge(struct attempt *a, unsigned r, struct att_round *R)
+{
+	ATT_LOCALS;
+	int e;
+
+	R->fine = monitor_verdict(&R->mr, R->why, sizeof(R->why), &R->sug);
+	/* a round its tasks failed, none done, measured nothing */
+	for (int t = 0; R->fine && !R->nt && t < p->ntasks; t++)
+		if (a->ran[t] && a->rr[t].failed) {
+			R->fine = false;
+			R->sug = 0;
+			snprintf(R->why, sizeof(R->why),
+				 "no task completed "
+				 "the round (%.60s: %.100s)",
+				 p->tasks[t].task->name, a->rr[t].why);
+		}
+	snprintf(R->verdict, sizeof(R->verdict), "%s%s",
+		 R->fine ? "faithful" : "degraded: ", R->fine ? "" : R->why);
+	if (!R->fine) {
+		a->degraded++;
+		if (!a->first_why[0])
+			snprintf(a->first_why, sizeof(a->first_why),
+				 "%s (round %u)", R->why, r);
+		x->suggest = fmax(x->suggest, R->sug);
+	}
+	note_recovery(x->set, a->pl, a->f, a->ran, a->rr, a->t_end, a->first);
+	/* a round is stored whole or not at all */
+	a->err[0] = '\0';
+	e = results_round_begin(x->res);
+	if (!e && (results_round(x->res, R->pr, r, a->rr, a->ls, a->nctr,
+				 a->err, sizeof(a->err)) ||
+		   results_fidelity(x->res, r, &R->mr, R->verdict) ||
+		   results_round_time(x->res, r, R->t_r, a->t_end)))
+		e = -EIO;
+	if (results_round_end(x->res, !e) || e) {
+		say(x, "round %u not stored: %s", r,
+		    a->err[0] ? a->err
+			      : "cannot store the round's fidelity "
+				"and times");
+		a->unstored++;
+	}
+	fprintf(x->out,
+		"round %u/%u: %d tasks done, mean round %.2f ms "
+		"(predicted %.2f ms), mean accuracy %.3f; %s\n",
+		r, x->fo.rounds, R->ok, R->nt ? R->sum / R->nt * 1e3 : 0,
+		R->nt ? R->psum / R->nt * 1e3 : 0, R->nt ? R->acc / R->nt : 0,
+		R->verdict);
+	fflush(x->out);
+	/* auto: the first round calibrates; a degraded one retries */
+	if (!R->fine && x->auto_n && r == 1 && R->sug > n &&
+	    x->suggest <= LAB_DILATION_MAX && x->built) {
+		x->retry = true;
+		results_end_run(x->res, "recalibrated");
+		results_verdict(x->res, n, R->verdict);
+		fprintf(x->out,
+			"run: dilation %g is not faithful (%s); trying "
+			"%g\n",
+			n, R->why, x->suggest);
+		a->rc = ATTEMPT_RETRY;
+		return 1;
+	}
+	return 0;
+}
+
+/* The rounds; 0, or -1 to end the attempt (a->rc says how). */
+static int att_rounds(struct attempt *a)
+{
+	struct run_ctx *x = a->x;
+	const struct plan *p = a->p;
+
 	for (unsigned r = 1; r <= x->fo.rounds && !*x->stop; r++) {
-		int ok, nt = 0, live = 0;
-		double sum = 0, psum = 0, acc = 0, sug = 0, t_r;
-		const struct plan *pr = p;	/* predicts the round */
+		struct att_round rd = {.pr = p}, *R = &rd;
+
 		/*
 		 * A followed timeline's epoch in force: its arrivals' workers
 		 * start (before the round's time is chosen: starting them is
 		 * the host's time), who has left is ended.
 		 */
-		int ein = x->set && r > 1 ?
-			  epoch_in(pl, x->set, since_s(t0, n)) : 0;
-
-		/*
-		 * Nobody runs, some will (the tasks a cut moves to new
-		 * trees, arrivals): the next round waits for the epoch
-		 * that starts them, not run empty.
-		 */
-		while (x->set && r > 1) {
-			say_events(x->out, p, x->set, mo, nmo, &said,
-				   since_s(t0, n));
-			say_moves(x->out, x->set, pl, &shown);
-			comings(x, f, pl, ein, r, ran, told);
-			if (*x->stop || any_running(f, p->ntasks) ||
-			    !to_come(x->set, ran, ein) ||
-			    !play_wait_epoch(pl, ein + 1, x->stop))
-				break;
-			ein = epoch_in(pl, x->set, since_s(t0, n));
+		R->ein = x->set && r > 1
+				 ? epoch_in(a->pl, x->set, since_s(a->t0, a->n))
+				 : 0;
+		round_wait(a, r, R);
+		if (round_open(a, r, R) || round_predict(a, r, R) ||
+		    round_measure(a, r, R))
+			return -1;
+		round_tally(a, R);
+		if (round_judge(a, r, R)) {
+			a->rc = ATTEMPT_RETRY;
+			return -1;
 		}
-		/*
-		 * Tasks whose workers started (arrivals, tasks carried on
-		 * over new trees) join the rounds once ready: the others'
-		 * rounds do not wait for their handshakes, unless nobody
-		 * else runs.
-		 */
-		if (x->set && r > 1) {
-			char why[320];
-
-			if (!in_rounds(f, p->ntasks) &&
-			    fleet_ready(f, why, sizeof(why)))
-				say(x, "%s", why);
-			fleet_admit(f, r, joined);
-			for (int t = 0; t < p->ntasks; t++)
-				if (joined[t])
-					fprintf(x->out, "run: task '%s' joins "
-						"the rounds at round %u: its "
-						"workers are ready\n",
-						p->tasks[t].task->name, r);
-		}
-		/*
-		 * The round starts when chosen here, so it can be predicted
-		 * as it will fall: two go margins ahead, for what comes
-		 * before the go (the first round's threads, the counters),
-		 * so the roots still have about one to wake in.
-		 */
-		uint64_t now = mono_ns() + 2 * FLEET_GO_MARGIN_NS;
-		struct mon_sample s0, s1;
-		struct mon_round mr = { .dilation = n,
-				       .round_min_s = INFINITY };
-		char why[200], verdict[240];
-		bool fine, whole;
-
-		for (int t = 0; t < p->ntasks; t++)
-			live += task_in_rounds(f, t);
-		/* scenario time starts with the first round */
-		if (r == 1) {
-			double step = p->mean_round_s > 0 ?
-				fmin(0.1, p->mean_round_s / 5) : 0.1;
-
-			t0 = now;
-			if (tg && tg_go(tg, t0)) {
-				say(x, "cannot start the traffic generator");
-				goto out;
-			}
-			/* the links' load, read every step of scenario time */
-			e = linkload_start(p, x->set, x->lo.prefix, n, t0,
-					   step, &ll);
-			if (e)
-				say(x, "warning: the links' load is not "
-				    "recorded: %s", strerror(-e));
-			/* cuts and repairs, each at its time */
-			e = play_start(p, x->set, x->lo.prefix, n, t0, leave,
-				       &pl);
-			if (e) {
-				say(x, "cannot play the cuts: %s",
-				    strerror(-e));
-				goto out;
-			}
-		}
-		t_r = (double)(now - t0) / 1e9 / n;
-		/*
-		 * Each round predicted as it falls: traffic in its window,
-		 * the lightpaths over a cut fibre dark in theirs; and as if
-		 * nothing were cut, for what the cuts cost.
-		 */
-		if (x->set) {
-			/*
-			 * the epoch in force at the round's start: predicted
-			 * as scheduled, quiet (the latest live now: starting
-			 * arrivals' workers may have taken a while since ein
-			 * was read, and traffic due by the start with it)
-			 */
-			say_events(x->out, p, x->set, mo, nmo, &said, t_r);
-			say_moves(x->out, x->set, pl, &shown);
-			if (r > 1)
-				ein = epoch_due(x->set,
-						epoch_in(pl, x->set,
-							 since_s(t0, n)),
-						t_r);
-			pr = x->set->plan[ein];
-			/* tasks still starting are not in this round */
-			plan_free(own);
-			own = NULL;
-			for (int t = 0; t < p->ntasks; t++)
-				absent[t] = fleet_starting(f, t) &&
-					    !pr->tasks[t].blocked;
-			for (int t = 0; t < p->ntasks && !own; t++)
-				if (absent[t]) {
-					own = lpset_plan_without(x->set, ein,
-								 absent);
-					e = own ? x->predict(own) : -errno;
-					if (e) {
-						say(x, "cannot predict round "
-						    "%u: %s", r,
-						    predict_strerror(e));
-						goto out;
-					}
-					pr = own;
-				}
-			/* who shares a server's cores may have changed */
-			fleet_train_from(f, pr);
-			for (int t = 0; t < p->ntasks; t++)
-				quiet[t] = pr->tasks[t].round_s;
-		} else if (p->sc->nevents) {
-			say_events(x->out, p, NULL, mo, nmo, &said, t_r);
-			e = plan_traffic_windows(x->p, t_r);
-			if (!e && has_cut(p->sc)) {
-				x->p->ndown = 0;
-				e = x->predict(x->p);
-				for (int t = 0; !e && t < p->ntasks; t++)
-					quiet[t] = p->tasks[t].round_s;
-			}
-			if (!e)
-				e = plan_cut_windows(x->p, t_r);
-			if (!e)
-				e = x->predict(x->p);
-			if (e) {
-				say(x, "cannot predict round %u: %s", r,
-				    predict_strerror(e));
-				goto out;
-			}
-		}
-		/* every task pr places runs: the links carry its bytes (not
-		 * so while tasks that moved to new trees wait for them) */
-		whole = true;
-		for (int t = 0; t < p->ntasks; t++)
-			whole = whole && (pr->tasks[t].blocked ||
-					  fleet_running(f, t));
-		for (int i = 0; i < nctr; i++)
-			ctr[i].before = counters_read(&ctr[i]);
-		e = monitor_sample(mon, &s0);
-		line0 = x->fo.watch ? lab_delay_line(sup) : 0;
-		ok = fleet_round(f, r, now, rr);
-		mr.delay_restarted = x->fo.watch &&
-				     lab_delay_line(sup) != line0;
-		if (!e)
-			e = monitor_sample(mon, &s1);
-		if (e) {
-			say(x, "cannot read the host's counters: %s",
-			      strerror(-e));
-			goto out;
-		}
-		/* the round's last ACKs reach their links before they count */
-		{
-			struct timespec ts = drain;
-
-			while (nanosleep(&ts, &ts) && errno == EINTR &&
-			       !*x->stop)
-				;
-		}
-		t_end = since_s(t0, n);
-		/* links background traffic crossed during the round carry
-		 * more than the tasks' bytes: not compared */
-		memset(busy, 0, (size_t)plan_nlinks(p) * sizeof(*busy));
-		traffic_links(p, x->set, t_r, t_end, busy);
-		/* and links over a fibre cut during it: TCP resent there;
-		 * the scenario's losses are not the host's */
-		mr.lossy = scenario_has_loss(p->sc) ||
-			   cut_in(p, t_r, t_end, busy);
-		monitor_diff(&s0, &s1, &mr);
-		dl_pk += mr.dl_packets;
-		dl_late += mr.dl_late_mean_s * (double)mr.dl_packets;
-		dl_max = fmax(dl_max, mr.dl_late_max_s);
-		rq_sum += mr.runq_mean;
-		rq_max = rq_max > mr.runq_max ? rq_max : mr.runq_max;
-		compared += ok == live && whole && nctr > 0;
-		for (int i = 0; i < nctr; i++) {
-			const struct counter *c = &ctr[i];
-			struct nl_qstats q = counters_read(c);
-
-			link_name(p, c->link, ls[i].name, sizeof(ls[i].name));
-			ls[i].bytes = q.bytes - c->before.bytes;
-			mr.drops += q.drops - c->before.drops;
-			/* the twin's bytes on the wire, in emulated bytes;
-			 * a task that failed this round sent only part */
-			ls[i].pred_bytes = ok == live && whole &&
-						   !busy[c->link] ?
-					   pr->link_bytes[c->link] /
-						   p->sc->scale : 0;
-			/* a round a task failed or left in is not compared */
-			if (busy[c->link] || ok != live || !whole)
-				continue;
-			link_meas += (double)ls[i].bytes;
-			link_pred += ls[i].pred_bytes;
-		}
-		rounds_run++;
-		for (int t = 0; t < p->ntasks; t++) {
-			struct fleet_task_round *q = &rr[t];
-
-			int b = line_of(x->set, t);	/* counted as */
-
-			if (!q->done)
-				continue;
-			done[b]++;
-			meas[b][0] += q->round_s;
-			meas[b][1] += q->bcast_s;
-			meas[b][2] += q->compute_s;
-			meas[b][3] += q->upload_s;
-			pm[b][0] += pr->tasks[t].round_s;
-			/* what each cut cost the tasks over its fibre */
-			charge_cuts(pr, t, t_r, q->round_s - quiet[t], interr);
-			pm[b][1] += pr->tasks[t].bcast_s;
-			pm[b][2] += pr->tasks[t].compute_s;
-			pm[b][3] += pr->tasks[t].upload_s;
-			if (done[b] == 1)	/* its first (it may arrive) */
-				acc0[b] = q->rep[0].accuracy;
-			acc1[b] = q->rep[0].accuracy;
-			checks[t] = checks[t] && q->check_ok;
-			sum += q->round_s;
-			psum += pr->tasks[t].round_s;
-			acc += q->rep[0].accuracy;
-			nt++;
-			mr.overruns += q->overruns;
-			mr.phases += p->tasks[t].nmodels - 1;
-			mr.overrun_max_s = fmax(mr.overrun_max_s,
-						q->overrun_max_s);
-			mr.skew_max_s = fmax(mr.skew_max_s, q->skew_s);
-			mr.late_max_s = fmax(mr.late_max_s, q->late_max_s);
-			mr.round_min_s = fmin(mr.round_min_s, q->round_s);
-		}
-		/*
-		 * No task completed the round (those in flight moved to
-		 * new trees, or left): the host's lateness is judged against
-		 * the shortest round the twin has for a task placed then.
-		 */
-		for (int t = 0; !nt && t < p->ntasks; t++)
-			if (ran[t] && !pr->tasks[t].blocked)
-				mr.round_min_s = fmin(mr.round_min_s,
-						      pr->tasks[t].round_s);
-		if (!isfinite(mr.round_min_s))
-			mr.round_min_s = 0;
-		mr.min_segments = x->min_segments;
-		fine = monitor_verdict(&mr, why, sizeof(why), &sug);
-		/* a round its tasks failed, none done, measured nothing */
-		for (int t = 0; fine && !nt && t < p->ntasks; t++)
-			if (ran[t] && rr[t].failed) {
-				fine = false;
-				sug = 0;
-				snprintf(why, sizeof(why),
-					 "no task completed "
-					 "the round (%.60s: %.100s)",
-					 p->tasks[t].task->name, rr[t].why);
-			}
-		snprintf(verdict, sizeof(verdict), "%s%s", fine ? "faithful" :
-			 "degraded: ", fine ? "" : why);
-		if (!fine) {
-			degraded++;
-			if (!first_why[0])
-				snprintf(first_why, sizeof(first_why),
-					 "%s (round %u)", why, r);
-			x->suggest = fmax(x->suggest, sug);
-		}
-		note_recovery(x->set, pl, f, ran, rr, t_end, first);
-		/* a round is stored whole or not at all */
-		err[0] = '\0';
-		e = results_round_begin(x->res);
-		if (!e && (results_round(x->res, pr, r, rr, ls, nctr, err,
-					 sizeof(err)) ||
-			   results_fidelity(x->res, r, &mr, verdict) ||
-			   results_round_time(x->res, r, t_r, t_end)))
-			e = -EIO;
-		if (results_round_end(x->res, !e) || e) {
-			say(x, "round %u not stored: %s", r,
-			    err[0] ? err : "cannot store the round's fidelity "
-			    "and times");
-			unstored++;
-		}
-		fprintf(x->out,
-			"round %u/%u: %d tasks done, mean round %.2f ms "
-			"(predicted %.2f ms), mean accuracy %.3f; %s\n",
-			r, x->fo.rounds, ok, nt ? sum / nt * 1e3 : 0,
-			nt ? psum / nt * 1e3 : 0, nt ? acc / nt : 0, verdict);
-		fflush(x->out);
-		/* auto: the first round calibrates; a degraded one retries */
-		if (!fine && x->auto_n && r == 1 && sug > n &&
-		    x->suggest <= LAB_DILATION_MAX && x->built) {
-			x->retry = true;
-			results_end_run(x->res, "recalibrated");
-			results_verdict(x->res, n, verdict);
-			fprintf(x->out,
-				"run: dilation %g is not faithful (%s); trying "
-				"%g\n", n, why, x->suggest);
-			rc = ATTEMPT_RETRY;
-			goto out;
-		}
-		if (ok == 0 && !any_running(f, p->ntasks) &&
-		    !to_come(x->set, ran, ein))
+		if (R->ok == 0 && !any_running(a->f, p->ntasks) &&
+		    !to_come(x->set, a->ran, R->ein))
 			break;
 	}
+	return 0;
+}
+
+/* The run's summaries, verdict and status: a->rc. */
+static void att_finish(struct attempt *a)
+{
+	ATT_LOCALS;
+
 	for (int t = 0; t < p->ntasks; t++) {
 		const char *why;
 
-		if (ran[t] && fleet_failed(f, t, &why)) {
-			failed++;
+		if (a->ran[t] && fleet_failed(a->f, t, &why)) {
+			a->failed++;
 			results_task_failed(x->res, t, why);
-		} else if (ran[t] && !checks[t]) {
-			failed++;
+		} else if (a->ran[t] && !a->checks[t]) {
+			a->failed++;
 			results_task_failed(x->res, t,
 					    "correctness check failed");
 		}
 	}
-	if (ll) {
-		long lost, stored = linkload_stop(ll, x->res, &lost);
+	if (a->ll) {
+		long lost, stored = linkload_stop(a->ll, x->res, &lost);
 
-		ll = NULL;
+		a->ll = NULL;
 		if (stored < 0)
 			say(x, "warning: the links' load is not stored");
 		else
-			fprintf(x->out, "links: %ld readings of their load over "
-				"%.6f s of scenario time%s\n", stored, t_end,
+			fprintf(x->out,
+				"links: %ld readings of their load over "
+				"%.6f s of scenario time%s\n",
+				stored, a->t_end,
 				lost ? " (more were not kept)" : "");
 	}
 	if (p->sc->nevents)
-		say_events(x->out, p, x->set, mo, nmo, &said, t_end);
-	say_moves(x->out, x->set, pl, &shown);
-	if (pl && x->set) {
+		say_events(x->out, p, x->set, a->mo, a->nmo, &a->said,
+			   a->t_end);
+	say_moves(x->out, x->set, a->pl, &a->shown);
+	if (a->pl && x->set) {
 		char why[320];
 
-		follow_summary(x->out, x->res, x->set, pl, first, interr,
-			       t_end, &unstored_events);
-		if (play_stop(pl, why, sizeof(why)) < 0)
+		follow_summary(x->out, x->res, x->set, a->pl, a->first,
+			       a->interr, a->t_end, &a->unstored_events);
+		if (play_stop(a->pl, why, sizeof(why)) < 0)
 			say(x, "%s", why);
-		pl = NULL;
-		if (unstored_events)
+		a->pl = NULL;
+		if (a->unstored_events)
 			say(x, "warning: the events are not stored");
-	} else if (pl) {
+	} else if (a->pl) {
 		char why[320];
-		int played = play_stop(pl, why, sizeof(why));
+		int played = play_stop(a->pl, why, sizeof(why));
 
-		pl = NULL;
+		a->pl = NULL;
 		if (played < 0)
 			say(x, "%s", why);
-		cut_summary(x->out, p, t_end, interr);
-		if (store_cuts(x->res, p, t_end, interr))
+		cut_summary(x->out, p, a->t_end, a->interr);
+		if (store_cuts(x->res, p, a->t_end, a->interr))
 			say(x, "warning: the cuts are not stored");
 	}
 	if (p->nbg) {
-		tg_summary(x->out, p, x->set, tg, t_end);
+		tg_summary(x->out, p, x->set, a->tg, a->t_end);
 		/* a followed timeline stores them as its epochs */
-		if (!x->set && store_traffic(x->res, p, t_end))
+		if (!x->set && store_traffic(x->res, p, a->t_end))
 			say(x, "warning: the traffic's events are not stored");
 	}
-	summary(x->out, p, x->set, f, meas, pm, done, acc0, acc1, checks, ran);
+	summary(x->out, p, x->set, a->f, a->meas, a->pm, a->done, a->acc0,
+		a->acc1, a->checks, a->ran);
 	fprintf(x->out, "prediction: the twin's %s model\n", p->predictor);
-	if (compared && link_pred > 0)
+	if (a->compared && a->link_pred > 0)
 		fprintf(x->out,
 			"bandwidth: %.0f bytes per round sent on the IP links "
 			"that carry transfers; the twin predicts %.0f bytes on "
 			"the wire there (measured/predicted %.3f, %u of %u "
-			"rounds compared)\n", link_meas / compared,
-			link_pred / compared, link_meas / link_pred, compared,
-			rounds_run);
-	else if (rounds_run)
+			"rounds compared)\n",
+			a->link_meas / a->compared, a->link_pred / a->compared,
+			a->link_meas / a->link_pred, a->compared,
+			a->rounds_run);
+	else if (a->rounds_run)
 		fprintf(x->out, "bandwidth: not compared (no round had every "
 			"task done in whole, or the links' counters could not "
 			"be read)\n");
-	if (degraded)
+	if (a->degraded)
 		snprintf(x->verdict, sizeof(x->verdict),
-			 "degraded: %u of %u rounds; %s; about dilation %g "
-			 "would be faithful",
-			 degraded, rounds_run, first_why, x->suggest);
-	if (rounds_run)
-		fprintf(x->out, "host: the delay line held %" PRIu64 " packets, "
+			 "degraded: %u of %u rounds; %.150s; about dilation "
+			 "%g would be faithful",
+			 a->degraded, a->rounds_run, a->first_why, x->suggest);
+	if (a->rounds_run)
+		fprintf(x->out,
+			"host: the delay line held %" PRIu64 " packets, "
 			"late %.2f us on average, %.2f us at worst; runnable "
-			"threads %.1f on average, %" PRIu64 " at most (scenario "
-			"time)\n", dl_pk, dl_pk ? dl_late / (double)dl_pk * 1e6
-			: 0, dl_max * 1e6, rq_sum / rounds_run, rq_max);
+			"threads %.1f on average, %" PRIu64
+			" at most (scenario "
+			"time)\n",
+			a->dl_pk,
+			a->dl_pk ? a->dl_late / (double)a->dl_pk * 1e6 : 0,
+			a->dl_max * 1e6, a->rq_sum / a->rounds_run, a->rq_max);
 	fprintf(x->out, "fidelity: dilation %g, %s\n", n, x->verdict);
 	results_verdict(x->res, n, x->verdict);
 	/*
@@ -1545,90 +1690,116 @@ static int attempt(struct run_ctx *x)
 	 * (a task failed), partial (rounds ran but not all were stored),
 	 * ok. Only ok runs are results; `report` leaves the others out.
 	 */
-	x->status = *x->stop ? "aborted" : failed ? "failed" :
-		    unstored ? "partial" : "ok";
+	x->status = *x->stop	  ? "aborted"
+		    : a->failed	  ? "failed"
+		    : a->unstored ? "partial"
+				  : "ok";
 	/*
 	 * auto means a faithful run: one degraded after its calibration
 	 * round (the host slowed later, or round 1 was faithful by a hair)
 	 * is run again at the dilation the monitor names, twice at most.
 	 */
-	if (degraded && x->auto_n && x->built && !strcmp(x->status, "ok") &&
+	if (a->degraded && x->auto_n && x->built && !strcmp(x->status, "ok") &&
 	    x->late_retries < SESSION_LATE_RETRIES && x->suggest > n &&
 	    x->suggest <= LAB_DILATION_MAX) {
 		x->late_retries++;
 		x->retry = true;
 		results_end_run(x->res, "recalibrated");
-		fprintf(x->out, "run: dilation %g was not faithful in %u of %u "
-			"rounds (%s); running again at %g\n", n, degraded,
-			rounds_run, first_why, x->suggest);
-		rc = ATTEMPT_RETRY;
-		goto out;
+		fprintf(x->out,
+			"run: dilation %g was not faithful in %u of %u "
+			"rounds (%s); running again at %g\n",
+			n, a->degraded, a->rounds_run, a->first_why,
+			x->suggest);
+		a->rc = ATTEMPT_RETRY;
+		return;
 	}
-	if (unstored)
+	if (a->unstored)
 		say(x, "stored %u of %u rounds in %s: the run is partial",
-		    rounds_run - unstored, rounds_run, x->db);
+		    a->rounds_run - a->unstored, a->rounds_run, x->db);
 	if (results_end_run(x->res, x->status)) {
 		say(x, "cannot store the run's status in %s", x->db);
 		x->status = "partial";
 	}
 	fprintf(x->out, "results: %s (run %lld, %s)\n", x->db,
 		(long long)results_run_id(x->res), x->status);
-	rc = strcmp(x->status, "ok") ? ATTEMPT_FAILED : ATTEMPT_DONE;
+	a->rc = strcmp(x->status, "ok") ? ATTEMPT_FAILED : ATTEMPT_DONE;
 	if (*x->stop)
 		say(x, "interrupted");
-out:
-	if (pl) {
+}
+
+/* What the attempt holds, released; the emulation down unless kept. */
+static void att_release(struct attempt *a)
+{
+	ATT_LOCALS;
+
+	if (a->pl) {
 		char why[320];
 
-		play_stop(pl, why, sizeof(why));
+		play_stop(a->pl, why, sizeof(why));
 	}
-	if (ll) {
+	if (a->ll) {
 		long lost;
 
-		linkload_stop(ll, NULL, &lost);
+		linkload_stop(a->ll, NULL, &lost);
 	}
-	tg_stop(tg);
-	fleet_stop(f);
-	if (watch_fd >= 0)
-		close(watch_fd);
-	monitor_free(mon);
-	lab_delay_live_close(dlc);
-	counters_close(ctr, nsc, nnsc);
-	lab_free(lab);
-	if (x->built && (!x->keep || rc == ATTEMPT_RETRY))
+	tg_stop(a->tg);
+	fleet_stop(a->f);
+	if (a->watch_fd >= 0)
+		close(a->watch_fd);
+	monitor_free(a->mon);
+	lab_delay_live_close(a->dlc);
+	counters_close(a->ctr, a->nsc, a->nnsc);
+	lab_free(a->lab);
+	if (x->built && (!x->keep || a->rc == ATTEMPT_RETRY))
 		lab_down(x->lo.prefix, NULL, NULL);
 	else if (x->built)
 		fprintf(x->out,
 			"kept: the emulation stays up under prefix '%s' "
 			"('twinlab down --prefix %s' removes it)\n",
 			x->lo.prefix, x->lo.prefix);
-	free(rr);
-	free(ls);
-	free(meas);
-	free(pm);
-	free(quiet);
-	free(interr);
-	free(first);
-	free(mo);
-	free(busy);
-	free(acc0);
-	free(acc1);
-	free(done);
-	free(checks);
-	free(ran);
-	free(told);
-	free(joined);
-	free(absent);
-	free(carried);
-	plan_free(own);
-	free(leave);
-	free(lost_why);
+	free(a->rr);
+	free(a->ls);
+	free(a->meas);
+	free(a->pm);
+	free(a->quiet);
+	free(a->interr);
+	free(a->first);
+	free(a->mo);
+	free(a->busy);
+	free(a->acc0);
+	free(a->acc1);
+	free(a->done);
+	free(a->checks);
+	free(a->ran);
+	free(a->told);
+	free(a->joined);
+	free(a->absent);
+	free(a->carried);
+	plan_free(a->own);
+	free(a->leave);
+	free(a->lost_why);
 	x->fo.leave = NULL;
 	x->fo.lost_why = NULL;
 	x->fo.carried = NULL;
-	return rc;
 }
 
+/* One run at x->lo.dilation: build, start, rounds, verdict, tear down. */
+static int attempt(struct run_ctx *x)
+{
+	struct attempt a = {
+		.x = x,
+		.p = x->p,
+		.n = x->lo.dilation,
+		.watch_fd = -1,
+		.rc = ATTEMPT_FAILED,
+	};
+
+	if (!att_begin(&a) && !att_prepare(&a) && !att_start(&a) &&
+	    !att_rounds(&a))
+		att_finish(&a);
+	att_release(&a);
+	return a.rc;
+}
 
 /*
  * A run that follows its timeline: every epoch scheduled by the policy
@@ -1662,26 +1833,20 @@ static int follow(struct run_ctx *x, const struct scenario *sc,
 	return 0;
 }
 
-int session_run(const struct session_opts *o, struct session_result *res)
+/*
+ * A run's scenario, its events added (the text the run stores then holds
+ * them, in x->scenario_text), refused where the run could not play it
+ * (said on x->out). 0 and *out, or the exit status.
+ */
+static int run_scenario(struct run_ctx *x, const struct session_opts *o,
+			struct scenario **out)
 {
-	struct run_ctx x = {
-		.ops = o->ops, .auto_n = o->auto_n, .predict = o->predict,
-		.keep = o->keep, .out = o->out, .stop = o->stop, .db = o->db,
-		.lo = { .prefix = o->prefix, .delay = true,
-			.dilation = o->dilation },
-		.fo = { .timeout_s = 60, .cgroups = true },
-	};
 	struct scn_error se;
 	struct scenario *sc;
-	int rc = 1;
-	char err[512] = "";
-	unsigned rounds = o->rounds;
 
-	memset(res, 0, sizeof(*res));
-	x.scenario_path = x.lo.scenario_path = o->scenario;
 	sc = scenario_load(o->scenario, &se);
 	if (!sc) {
-		print_scn_error(x.out, &se);
+		print_scn_error(x->out, &se);
 		return EXIT_USAGE;
 	}
 	if (o->events) {
@@ -1689,34 +1854,115 @@ int session_run(const struct session_opts *o, struct session_result *res)
 		FILE *tf;
 
 		if (scenario_load_events(sc, o->events, &se)) {
-			print_scn_error(x.out, &se);
+			print_scn_error(x->out, &se);
 			scenario_free(sc);
 			return EXIT_USAGE;
 		}
 		/* the run's record holds the events it played */
-		tf = open_memstream(&x.scenario_text, &tlen);
+		tf = open_memstream(&x->scenario_text, &tlen);
 		if (!tf || scenario_write(sc, tf) || fclose(tf)) {
-			say(&x, "out of memory");
-			free(x.scenario_text);
+			say(x, "out of memory");
+			free(x->scenario_text);
+			x->scenario_text = NULL;
 			scenario_free(sc);
 			return 1;
 		}
 	}
-	if (refuse_relay(sc, o->scenario, x.out, o->predict) ||
-	    refuse_events(sc, o->events ? o->events : o->scenario, x.out,
+	if (refuse_relay(sc, o->scenario, x->out, o->predict) ||
+	    refuse_events(sc, o->events ? o->events : o->scenario, x->out,
 			  o->follow)) {
-		free(x.scenario_text);
+		free(x->scenario_text);
+		x->scenario_text = NULL;
 		scenario_free(sc);
 		return EXIT_USAGE;
 	}
-	note_loss(sc, x.out);
-	if (sc->nevents) {
-		if (scenario_traffic_all(sc)) {
-			say(&x, "out of memory");
-			scenario_free(sc);
-			return 1;
-		}
+	note_loss(sc, x->out);
+	if (sc->nevents && scenario_traffic_all(sc)) {
+		say(x, "out of memory");
+		free(x->scenario_text);
+		x->scenario_text = NULL;
+		scenario_free(sc);
+		return 1;
 	}
+	*out = sc;
+	return 0;
+}
+
+/*
+ * The emulation up under the run's prefix, used as it is where it is
+ * the network of this run's plan (the same scenario file and scheduler,
+ * and the digest it recorded), at the dilation it was built with. 0, or
+ * -1 after saying why not.
+ */
+static int use_up(struct run_ctx *x, const char *scenario)
+{
+	char was[512] = "", how[64] = "", dv[64] = "", err[512];
+	double was_n = 0;
+
+	/* an emulation of the same plan (same scenario file and
+	 * scheduler: the plan is deterministic) is used as it is,
+	 * at the dilation it was built with */
+	if (lab_state_get(x->lo.prefix, "scenario", was, sizeof(was)) ||
+	    lab_state_get(x->lo.prefix, "scheduler", how, sizeof(how)) ||
+	    strcmp(was, scenario) || strcmp(how, x->ops->name)) {
+		say(x,
+		    "prefix '%s' is up with another plan (scenario "
+		    "'%s', scheduler '%s'): take it down first or "
+		    "choose another --prefix",
+		    x->lo.prefix, was[0] ? was : "?", how[0] ? how : "?");
+		return -1;
+	}
+	if (lab_state_get(x->lo.prefix, "dilation", dv, sizeof(dv)) ||
+	    sscanf(dv, "%lf", &was_n) != 1 ||
+	    !(was_n >= 1 && was_n <= LAB_DILATION_MAX)) {
+		say(x,
+		    "prefix '%s' records no valid dilation: take it "
+		    "down first",
+		    x->lo.prefix);
+		return -1;
+	}
+	if (!x->auto_n && x->lo.dilation != was_n) {
+		say(x, "prefix '%s' is up at dilation %g, not %g", x->lo.prefix,
+		    was_n, x->lo.dilation);
+		return -1;
+	}
+	/* the same file may have been edited since: the network it
+	 * built must be the one this run plans, or nothing measured
+	 * on it is this plan's */
+	if (lab_same(x->lo.prefix, x->p, x->a, NULL, was_n, err, sizeof(err))) {
+		say(x, "%s", err);
+		return -1;
+	}
+	x->lo.dilation = was_n;
+	return 0;
+}
+
+int session_run(const struct session_opts *o, struct session_result *res)
+{
+	struct run_ctx x = {
+		.ops = o->ops,
+		.auto_n = o->auto_n,
+		.predict = o->predict,
+		.keep = o->keep,
+		.out = o->out,
+		.stop = o->stop,
+		.db = o->db,
+		.lo = {.prefix = o->prefix,
+		       .delay = true,
+		       .dilation = o->dilation},
+		.fo = {.timeout_s = 60, .cgroups = true},
+	};
+	struct scenario *sc;
+	int rc = 1;
+	char err[512] = "";
+	unsigned rounds = o->rounds;
+
+	memset(res, 0, sizeof(*res));
+	x.scenario_path = x.lo.scenario_path = o->scenario;
+	rc = run_scenario(&x, o, &sc);
+	if (rc)
+		return rc;
+	rc = 1;
 	x.fo.prefix = x.lo.prefix;
 	if (!rounds)
 		for (int t = 0; t < sc->ntasks; t++)
@@ -1796,46 +2042,8 @@ int session_run(const struct session_opts *o, struct session_result *res)
 		    x.lo.prefix);
 		goto out;
 	}
-	if (lab_exists(x.lo.prefix)) {
-		char was[512] = "", how[64] = "", dv[64] = "";
-		double was_n = 0;
-
-		/* an emulation of the same plan (same scenario file and
-		 * scheduler: the plan is deterministic) is used as it is,
-		 * at the dilation it was built with */
-		if (lab_state_get(x.lo.prefix, "scenario", was, sizeof(was)) ||
-		    lab_state_get(x.lo.prefix, "scheduler", how, sizeof(how)) ||
-		    strcmp(was, o->scenario) || strcmp(how, x.ops->name)) {
-			say(&x, "prefix '%s' is up with another plan (scenario "
-			    "'%s', scheduler '%s'): take it down first or "
-			    "choose another --prefix", x.lo.prefix,
-			    was[0] ? was : "?", how[0] ? how : "?");
-			goto out;
-		}
-		if (lab_state_get(x.lo.prefix, "dilation", dv, sizeof(dv)) ||
-		    sscanf(dv, "%lf", &was_n) != 1 ||
-		    !(was_n >= 1 && was_n <= LAB_DILATION_MAX)) {
-			say(&x,
-			    "prefix '%s' records no valid dilation: take it "
-			    "down first",
-			    x.lo.prefix);
-			goto out;
-		}
-		if (!x.auto_n && x.lo.dilation != was_n) {
-			say(&x, "prefix '%s' is up at dilation %g, not %g",
-			    x.lo.prefix, was_n, x.lo.dilation);
-			goto out;
-		}
-		/* the same file may have been edited since: the network it
-		 * built must be the one this run plans, or nothing measured
-		 * on it is this plan's */
-		if (lab_same(x.lo.prefix, x.p, x.a, NULL, was_n, err,
-			     sizeof(err))) {
-			say(&x, "%s", err);
-			goto out;
-		}
-		x.lo.dilation = was_n;
-	}
+	if (lab_exists(x.lo.prefix) && use_up(&x, o->scenario))
+		goto out;
 	/* opened once the emulation to use is known good: a refused run
 	 * leaves no database behind */
 	x.res = results_open(o->db, err, sizeof(err));
