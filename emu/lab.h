@@ -135,6 +135,15 @@ int lab_traffic_start(const struct plan *p, const struct lpset *set,
 	__attribute__((warn_unused_result));
 
 /*
+ * lab_fibre_state - how many of fibre's wavelength segments (veth ends
+ * f<fibre>w<lambda> in its two ROADMs' namespaces) are up and how many
+ * down in prefix's running emulation: a fibre cut has none up. 0, or
+ * -errno with err naming the namespace.
+ */
+int lab_fibre_state(const char *prefix, const struct scenario *sc, int fibre,
+		    int *up, int *down, char *err, size_t len);
+
+/*
  * lab_fibre_set - cut (up false) or repair fibre `fibre` of sc (the
  * scenario prefix's running emulation was built from): every wavelength
  * segment on it (the veths f<fibre>w<lambda> between its two ROADMs'

@@ -12,7 +12,9 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <stdarg.h>
@@ -108,13 +110,24 @@ int lab_traffic_start(const struct plan *p, const struct lpset *set,
 	return e;
 }
 
+/* Whether if_name is exactly f<fibre>w<lambda> (not f<fibre>1w..). */
+static bool is_segment(const char *if_name, int fibre)
+{
+	char want[16];
+	int lambda, end = 0;
+
+	snprintf(want, sizeof(want), "f%dw", fibre);
+	return !strncmp(if_name, want, strlen(want)) &&
+	       sscanf(if_name + strlen(want), "%d%n", &lambda, &end) == 1 &&
+	       !if_name[strlen(want) + end];
+}
+
 /* In netns ns, every interface named f<fibre>w<lambda> taken down or up. */
 static int segments_set(const char *ns, int fibre, bool up, int *count,
 			char *err, size_t len)
 {
 	struct if_nameindex *ifs;
 	struct nl *nl;
-	char want[16];
 	int saved, e, n = 0;
 
 	e = netns_enter(ns, &saved);
@@ -141,15 +154,8 @@ static int segments_set(const char *ns, int fibre, bool up, int *count,
 		if_freenameindex(ifs);
 		return e;
 	}
-	snprintf(want, sizeof(want), "f%dw", fibre);
 	for (struct if_nameindex *x = ifs; x->if_index && !e; x++) {
-		int lambda, end = 0;
-
-		/* exactly f<fibre>w<lambda>: not f<fibre>1w.. */
-		if (strncmp(x->if_name, want, strlen(want)) ||
-		    sscanf(x->if_name + strlen(want), "%d%n", &lambda, &end) !=
-			    1 ||
-		    x->if_name[strlen(want) + end])
+		if (!is_segment(x->if_name, fibre))
 			continue;
 		e = nl_link_set(nl, (int)x->if_index, x->if_name, up);
 		n++;
@@ -161,6 +167,68 @@ static int segments_set(const char *ns, int fibre, bool up, int *count,
 	nl_close(nl);
 	if_freenameindex(ifs);
 	*count += n;
+	return e;
+}
+
+/* In netns ns, fibre's segments counted by whether they are up. */
+static int segments_count(const char *ns, int fibre, int *up, int *down,
+			  char *err, size_t len)
+{
+	struct if_nameindex *ifs = NULL;
+	int saved, e, fd = -1;
+
+	e = netns_enter(ns, &saved);
+	if (e) {
+		snprintf(err, len, "cannot enter netns '%s': %s", ns,
+			 strerror(-e));
+		return e;
+	}
+	ifs = if_nameindex();
+	fd = ifs ? socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0) : -1;
+	e = fd < 0 ? -errno : 0;
+	for (struct if_nameindex *x = ifs; !e && x->if_index; x++) {
+		struct ifreq ifr = {0};
+
+		if (!is_segment(x->if_name, fibre))
+			continue;
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", x->if_name);
+		if (ioctl(fd, SIOCGIFFLAGS, &ifr))
+			e = -errno;
+		else if (ifr.ifr_flags & IFF_UP)
+			(*up)++;
+		else
+			(*down)++;
+	}
+	netns_leave(saved);
+	if (e)
+		snprintf(err, len,
+			 "cannot read the interfaces of netns '%s': "
+			 "%s",
+			 ns, strerror(-e));
+	if (fd >= 0)
+		close(fd);
+	if (ifs)
+		if_freenameindex(ifs);
+	return e;
+}
+
+int lab_fibre_state(const char *prefix, const struct scenario *sc, int fibre,
+		    int *up, int *down, char *err, size_t len)
+{
+	char ns[80];
+	int e = 0;
+
+	*up = *down = 0;
+	if (!lab_prefix_ok(prefix) || fibre < 0 || fibre >= sc->nfibres) {
+		snprintf(err, len, "bad prefix or fibre");
+		return -EINVAL;
+	}
+	for (int i = 0; i < 2 && !e; i++) {
+		int end = i ? sc->fibres[fibre].b : sc->fibres[fibre].a;
+
+		lab_ns_name(prefix, sc->nodes[end].name, ns, sizeof(ns));
+		e = segments_count(ns, fibre, up, down, err, len);
+	}
 	return e;
 }
 

@@ -920,7 +920,8 @@ static struct json_object *member(struct json_object *o, const char *k)
  * up --json says what it built: each server's namespace (made) and
  * addresses, each transfer's own pair of addresses (all distinct), as
  * many as the plan's transfers; cut --json names the fibre and the
- * wavelengths it took down; down --json lists every object it removed
+ * wavelengths it took down (a second cut, and a second repair, are
+ * refused); down --json lists every object it removed
  * and the namespaces it kept, and nothing is left.
  */
 Test(lab, up_and_down_say_what_they_did_as_json)
@@ -931,6 +932,8 @@ Test(lab, up_and_down_say_what_they_did_as_json)
 	char *down[] = { bin, "down", "--prefix", prefix, "--json", NULL };
 	char *cut[] = { bin, "cut", "A", "B", "--prefix", prefix, "--json",
 			NULL };
+	char *repair[] = {bin, "repair", "A", "B", "--prefix", prefix, NULL};
+	char msg[256];
 	struct json_object *o, *a;
 	pid_t pid;
 	size_t n;
@@ -976,6 +979,22 @@ Test(lab, up_and_down_say_what_they_did_as_json)
 	cr_expect_float_eq(json_object_get_double(member(o, "km")), 40, 1e-9);
 	cr_expect_gt(json_object_get_int(member(o, "lit_wavelengths")), 0);
 	json_object_put(o);
+	/* the story a cut and a repair tell, as an events file's: no cut
+	 * of a fibre cut, no repair of one that is not */
+	cr_assert_eq(run_argv_output(cut, out, sizeof(out)), 1, "%s", out);
+	snprintf(msg, sizeof(msg),
+		 "twinlab: fibre A-B in prefix '%s' is "
+		 "already cut ('twinlab repair A B --prefix %s' brings it "
+		 "back)\n",
+		 prefix, prefix);
+	cr_expect_str_eq(out, msg);
+	cr_assert_eq(run_argv_output(repair, out, sizeof(out)), 0, "%s", out);
+	cr_assert_eq(run_argv_output(repair, out, sizeof(out)), 1, "%s", out);
+	snprintf(msg, sizeof(msg),
+		 "twinlab: fibre A-B in prefix '%s' is not "
+		 "cut: nothing to repair\n",
+		 prefix);
+	cr_expect_str_eq(out, msg);
 	cr_assert_eq(run_argv_output(down, out, sizeof(out)), 0, "%s", out);
 	o = json_tokener_parse(out);
 	cr_assert_not_null(o, "not JSON: %s", out);

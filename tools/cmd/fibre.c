@@ -46,7 +46,7 @@ static int fibre_change(const char *prefix, char **names, bool up,
 {
 	char err[512];
 	struct scenario *sc;
-	int a, b, f, n, e;
+	int a, b, f, n, e, nup, ndown;
 
 	if (lab_state_get(prefix, "scenario", path, plen)) {
 		p_err("prefix '%s' records no scenario: take it down and build "
@@ -75,7 +75,25 @@ static int fibre_change(const char *prefix, char **names, bool up,
 		scenario_free(sc);
 		return EXIT_USAGE;
 	}
-	e = lab_fibre_set(prefix, sc, f, up, &n, err, sizeof(err));
+	/* the story a cut and a repair tell, as an events file's */
+	e = lab_fibre_state(prefix, sc, f, &nup, &ndown, err, sizeof(err));
+	if (!e && up && nup && !ndown) {
+		p_err("fibre %s-%s in prefix '%s' is not cut: nothing to "
+		      "repair",
+		      sc->nodes[a].name, sc->nodes[b].name, prefix);
+		scenario_free(sc);
+		return 1;
+	}
+	if (!e && !up && ndown && !nup) {
+		p_err("fibre %s-%s in prefix '%s' is already cut ('%s repair "
+		      "%s %s --prefix %s' brings it back)",
+		      sc->nodes[a].name, sc->nodes[b].name, prefix, prog,
+		      sc->nodes[a].name, sc->nodes[b].name, prefix);
+		scenario_free(sc);
+		return 1;
+	}
+	if (!e)
+		e = lab_fibre_set(prefix, sc, f, up, &n, err, sizeof(err));
 	if (e) {
 		p_err("%s", err);
 		scenario_free(sc);
