@@ -323,7 +323,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_DIR := $(O)/fuzz
-FUZZ_NAMES := scenario experiment state args
+FUZZ_NAMES := scenario experiment state args timeline
 FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz-%)
 FUZZ_CFLAGS := -std=c17 -D_GNU_SOURCE $(WARN) -g -O1 -I. \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
@@ -333,10 +333,12 @@ FUZZ_SRC_scenario := $(TWIN_SRC)
 FUZZ_SRC_experiment := $(TWIN_SRC)
 FUZZ_SRC_state := emu/labstate.c $(TWIN_SRC)
 FUZZ_SRC_args := tools/args.c
+FUZZ_SRC_timeline := $(TWIN_SRC)
 FUZZ_SEEDS_scenario := scenarios/*.yaml tests/fuzz/scenario/*
 FUZZ_SEEDS_experiment := scenarios/experiments/*.yaml
 FUZZ_SEEDS_state := tests/fuzz/state/*
 FUZZ_SEEDS_args := tests/fuzz/args/*
+FUZZ_SEEDS_timeline := tests/fuzz/timeline/*
 
 $(FUZZ_DIR)/fuzz-%: tests/fuzz/fuzz_%.c $(TWIN_SRC) emu/labstate.c \
 		tools/args.c $(wildcard twin/*.h emu/*.h tools/*.h tools/*/*.h)
@@ -355,10 +357,12 @@ fuzz: $(FUZZ_BINS)
 	cp $(FUZZ_SEEDS_experiment) $(FUZZ_DIR)/experiment/seed/
 	cp $(FUZZ_SEEDS_state) $(FUZZ_DIR)/state/seed/
 	cp $(FUZZ_SEEDS_args) $(FUZZ_DIR)/args/seed/
+	cp $(FUZZ_SEEDS_timeline) $(FUZZ_DIR)/timeline/seed/
 	@set -e; for n in $(FUZZ_NAMES); do \
 		echo "== fuzz-$$n, $(FUZZ_SECONDS) s"; \
 		$(FUZZ_DIR)/fuzz-$$n -max_total_time=$(FUZZ_SECONDS) \
-			-timeout=1 -artifact_prefix=$(FUZZ_DIR)/ \
+			-timeout=1 -rss_limit_mb=1024 \
+			-artifact_prefix=$(FUZZ_DIR)/ \
 			$(FUZZ_DIR)/$$n/corpus $(FUZZ_DIR)/$$n/seed; \
 	done
 
@@ -370,10 +374,12 @@ fuzz-smoke: $(FUZZ_BINS)
 	@cp $(FUZZ_SEEDS_experiment) $(FUZZ_DIR)/experiment/smoke/
 	@cp $(FUZZ_SEEDS_state) $(FUZZ_DIR)/state/smoke/
 	@cp $(FUZZ_SEEDS_args) $(FUZZ_DIR)/args/smoke/
+	@cp $(FUZZ_SEEDS_timeline) $(FUZZ_DIR)/timeline/smoke/
 	@set -e; for n in $(FUZZ_NAMES); do \
 		log=$(FUZZ_DIR)/$$n/smoke.log; \
 		$(FUZZ_DIR)/fuzz-$$n -max_total_time=$(FUZZ_SMOKE_SECONDS) \
-			-seed=1 -timeout=1 -artifact_prefix=$(FUZZ_DIR)/ \
+			-seed=1 -timeout=1 -rss_limit_mb=1024 \
+			-artifact_prefix=$(FUZZ_DIR)/ \
 			$(FUZZ_DIR)/$$n/smoke > $$log 2>&1 || \
 			{ tail -40 $$log; echo "fuzz-$$n: FAILED"; exit 1; }; \
 		echo "fuzz-$$n: $$(grep -o 'Done [0-9]* runs in [0-9]* second' \

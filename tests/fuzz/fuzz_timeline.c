@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer harness for the timeline: a scenario with events that loads
+ * is followed through its epochs (twin/timeline.h) under the policy the
+ * input's first byte names, scheduled by mst and predicted, within the
+ * time and memory every input gets (make fuzz: -timeout=1,
+ * -rss_limit_mb=1024), and what comes out holds: epochs in time order
+ * from t = 0, each with a plan of its scenario's tasks, a placed task
+ * never over a fibre that is down then, the moves counted as marked.
+ * Seeds: the scenarios with events in tests/fuzz/timeline/.
+ *
+ *   make fuzz [FUZZ_SECONDS=60]
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "twin/net.h"
+#include "twin/predict.h"
+#include "twin/scenario.h"
+#include "twin/sched.h"
+#include "twin/timeline.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Whether a lightpath one of tree t's paths crosses has a fibre down. */
+static bool tree_over_a_cut(const struct plan *p, const struct task_plan *tp,
+			    const struct tree *t)
+{
+	for (int m = 1; m < tp->nmodels; m++) {
+		const struct ppath *pp = &t->path[m];
+
+		for (int h = 0; h < pp->nhops; h++) {
+			const struct lightpath *lp;
+
+			if (pp->hops[h].kind != HOP_LIGHTPATH)
+				continue;
+			lp = &p->net->lp[pp->hops[h].idx];
+			for (int f = 0; f < lp->nfib; f++)
+				if (p->sc->fibres[lp->fib[f]].down)
+					return true;
+		}
+	}
+	return false;
+}
+
+/* Whether task tp of p is carried over a fibre its scenario has down. */
+static bool over_a_cut(const struct plan *p, const struct task_plan *tp)
+{
+	return tree_over_a_cut(p, tp, &tp->bcast) ||
+	       tree_over_a_cut(p, tp, &tp->up);
+}
+
+static void check(const struct timeline *tl)
+{
+	if (tl->n < 1 || tl->e[0].at_s != 0 || tl->e[0].event != -1)
+		abort();
+	for (int i = 0; i < tl->n; i++) {
+		const struct epoch *e = &tl->e[i];
+		int moved = 0;
+
+		if (!e->sc || !e->plan || e->plan->sc != e->sc ||
+		    e->plan->ntasks != e->sc->ntasks)
+			abort();
+		if (i && (e->at_s < tl->e[i - 1].at_s || e->event < 0 ||
+			  e->event >= tl->sc->nevents))
+			abort();
+		for (int t = 0; t < e->plan->ntasks; t++) {
+			const struct task_plan *tp = &e->plan->tasks[t];
+
+			moved += e->moved && e->moved[t];
+			if (!tp->blocked && over_a_cut(e->plan, tp))
+				abort();
+		}
+		if (moved != e->nmoved)
+			abort();
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const enum resched policy[] = {RESCHED_NONE, RESCHED_FULL,
+					      RESCHED_AUTO};
+	struct scn_error err;
+	struct scenario *sc;
+	struct timeline *tl;
+
+	if (size < 1)
+		return 0;
+	sc = scenario_parse((const char *)data + 1, size - 1, "fuzz", &err);
+	if (!sc || !sc->nevents) {
+		scenario_free(sc);
+		return 0;
+	}
+	tl = timeline_new(sc, &sched_mst, policy[data[0] % 3], predict_round);
+	if (tl)
+		check(tl);
+	timeline_free(tl);
+	scenario_free(sc);
+	return 0;
+}
