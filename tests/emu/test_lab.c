@@ -1007,6 +1007,68 @@ Test(lab, up_and_down_say_what_they_did_as_json)
 	assert_nothing_left(pid);
 }
 
+/*
+ * up --dilation 10 builds a network ten times slower than the scenario:
+ * up --json says so, the state records it (a run on the prefix runs at
+ * it), and a ping's smallest RTT is ten times the planned propagation,
+ * within 2 % + 0.1 ms of it in scenario time; auto is refused (it is
+ * run's, which measures).
+ */
+Test(lab, up_at_a_dilation)
+{
+	char *bin = getenv("TWINLAB"), yaml[64], out[32768], v[64];
+	char ns[64], src[16], dst[16];
+	char *up[] = {bin,	    "up", yaml,	    "--prefix", prefix,
+		      "--dilation", "10", "--json", NULL};
+	char *bad[] = {bin,    "up",	     yaml,   "--prefix",
+		       prefix, "--dilation", "auto", NULL};
+	const struct ppath *pp;
+	struct scn_error err;
+	struct json_object *o;
+	double rtt[20], want, min;
+	int got;
+	FILE *f;
+
+	cr_assert_not_null(bin, "TWINLAB not set");
+	snprintf(yaml, sizeof(yaml), "/tmp/tl-lab-%d.yaml", (int)getpid());
+	f = fopen(yaml, "w");
+	cr_assert_not_null(f);
+	fputs(line3_at("1000"), f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(run_argv_output(bad, out, sizeof(out)), 2, "%s", out);
+	cr_expect(strstr(out, "bad --dilation 'auto': a number in [1, "), "%s",
+		  out);
+	cr_assert_not(lab_exists(prefix), "built after a refusal");
+	cr_assert_eq(run_argv_output(up, out, sizeof(out)), 0, "%s", out);
+	unlink(yaml);
+	o = json_tokener_parse(out);
+	cr_assert_not_null(o, "not JSON: %s", out);
+	cr_expect_float_eq(json_object_get_double(member(o, "dilation")), 10,
+			   1e-12);
+	json_object_put(o);
+	cr_assert_eq(lab_state_get(prefix, "dilation", v, sizeof(v)), 0);
+	cr_expect_float_eq(atof(v), 10, 1e-12, "%s", v);
+	/* the same plan in this process, for the path and its addresses */
+	sc = scenario_parse(line3_at("1000"), strlen(line3_at("1000")), "test",
+			    &err);
+	cr_assert_not_null(sc, "%d: %s", err.line, err.msg);
+	plan = sched_plan(sc, &sched_mst);
+	cr_assert_not_null(plan);
+	addrs = addressing_new(plan);
+	cr_assert_not_null(addrs);
+	pp = transfer(1, 1, false, ns, src, dst);
+	cr_assert_eq(pp->nhops, 4, "expected a path over two lightpaths");
+	want = 2 * pp->km * FIBRE_S_PER_KM * 1e3;
+	cr_assert_eq(nt_ping_from(ns, src, dst, 20, 1, rtt, &got), 0);
+	cr_assert_geq(got, 18, "%d of 20 replies", got);
+	nt_median(rtt, got); /* sorts */
+	min = rtt[0] / 10;
+	cr_log_info("RTT min %.3f ms / 10 = %.4f ms, plan %.3f ms", rtt[0], min,
+		    want);
+	cr_assert(min >= want && min - want <= 0.02 * want + 0.1,
+		  "min RTT / 10 %.4f ms, plan %.3f ms", min, want);
+}
+
 /* A copy of src at dst with the given mode: 0 or -errno. */
 static int copy_file(const char *src, const char *dst, mode_t mode)
 {

@@ -2,6 +2,7 @@
 /* twinlab up / down / clean: build and remove the emulation. */
 #include "tools/twinlab.h"
 #include "tools/json.h"
+#include "tools/args.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -20,16 +21,27 @@
 
 static void up_usage(FILE *f)
 {
-	fprintf(f, "usage: %s up SCENARIO [--scheduler NAME] [--prefix P] "
-		   "[--no-delay] [--json]\n\n"
-		   "Builds the scheduled network in namespaces '<P>-<node>' "
-		   "(default prefix '%s').\n"
-		   "  --no-delay   do not start the delay line (no propagation "
-		   "delay)\n"
-		   "  --json       say what was built as JSON: each server's "
-		   "namespace and access\n"
-		   "               addresses, and each transfer's pair of "
-		   "addresses (from, to)\n", prog, DEFAULT_PREFIX);
+	fprintf(f,
+		"usage: %s up SCENARIO [--scheduler NAME] [--prefix P] "
+		"[--dilation N]\n"
+		"       [--no-delay] [--json]\n\n"
+		"Builds the scheduled network in namespaces '<P>-<node>' "
+		"(default prefix '%s').\n"
+		"  --dilation N time runs N times slower than the "
+		"scenario's (1 to %g,\n"
+		"               default 1): rates / N, delays and TCP's "
+		"clocks x N, so this\n"
+		"               host keeps up with fast links; a ping's "
+		"RTT is N times the\n"
+		"               scenario's; 'twinlab run' on this prefix "
+		"runs at N\n"
+		"  --no-delay   do not start the delay line (no propagation "
+		"delay)\n"
+		"  --json       say what was built as JSON: each server's "
+		"namespace and access\n"
+		"               addresses, and each transfer's pair of "
+		"addresses (from, to)\n",
+		prog, DEFAULT_PREFIX, LAB_DILATION_MAX);
 }
 
 static volatile sig_atomic_t stopped;
@@ -92,6 +104,7 @@ static struct json_object *up_json(const struct plan *p,
 	    json_add(o, "lightpaths", json_object_new_int(p->net->nlp)) ||
 	    json_add(o, "routes", json_object_new_int(a->nroutes)) ||
 	    json_add(o, "delay_line", json_object_new_boolean(lo->delay)) ||
+	    json_add(o, "dilation", json_object_new_double(lo->dilation)) ||
 	    json_add(o, "servers", srv))
 		goto fail;
 	for (int i = 0; i < p->sc->nnodes; i++) {
@@ -138,13 +151,15 @@ int cmd_up(int argc, char **argv)
 		{ "scheduler", required_argument, NULL, 's' },
 		{ "prefix", required_argument, NULL, 'p' },
 		{ "no-delay", no_argument, NULL, 'n' },
+		{ "dilation", required_argument, NULL, 'D' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const struct sched_ops *ops = &sched_mst;
 	bool json = false;
-	struct lab_opts lo = { .prefix = DEFAULT_PREFIX, .delay = true };
+	struct lab_opts lo = {
+		.prefix = DEFAULT_PREFIX, .delay = true, .dilation = 1};
 	struct addressing *a = NULL;
 	struct scenario *sc;
 	struct plan *p = NULL;
@@ -152,7 +167,7 @@ int cmd_up(int argc, char **argv)
 	char err[512];
 	int c, rc = 1, e, lock = -1;
 
-	while ((c = getopt_long(argc, argv, "s:p:njh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:p:nD:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			ops = sched_arg(optarg);
@@ -164,6 +179,17 @@ int cmd_up(int argc, char **argv)
 			break;
 		case 'n':
 			lo.delay = false;
+			break;
+		case 'D':
+			if (parse_real(optarg, 1, LAB_DILATION_MAX,
+				       &lo.dilation)) {
+				p_err("bad --dilation '%s': a number in [1, "
+				      "%g] "
+				      "('auto' is for run, which measures "
+				      "whether a dilation is faithful)",
+				      optarg, LAB_DILATION_MAX);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'j':
 			json = true;
@@ -257,9 +283,13 @@ int cmd_up(int argc, char **argv)
 		}
 	} else {
 		printf("up: scenario %s, scheduler %s, prefix '%s': %d "
-		       "namespaces, %d lightpaths, %d routes%s\n", sc->name,
-		       ops->name, lo.prefix, sc->nnodes, p->net->nlp,
+		       "namespaces, %d lightpaths, %d routes%s",
+		       sc->name, ops->name, lo.prefix, sc->nnodes, p->net->nlp,
 		       a->nroutes, lo.delay ? "" : ", no delay line");
+		if (lo.dilation != 1)
+			printf(", dilation %g (time runs %g times slower)",
+			       lo.dilation, lo.dilation);
+		putchar('\n');
 	}
 	lab_free(lab);
 	rc = 0;
