@@ -114,6 +114,30 @@ static int wait_run(pid_t pid)
 	return WEXITSTATUS(status);
 }
 
+/*
+ * Start argv with its stdout and stderr into a pipe, read through *rd
+ * line by line as it runs (its lines are the events a test waits for),
+ * and `out` opened as *copy for what was read. The child's pid.
+ */
+static pid_t start_piped(char *const argv[], FILE **rd, FILE **copy)
+{
+	posix_spawn_file_actions_t fa;
+	int fds[2];
+	pid_t pid;
+
+	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+	cr_assert_eq(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[1]);
+	*rd = fdopen(fds[0], "r");
+	*copy = fopen(out, "w");
+	cr_assert(*rd && *copy);
+	return pid;
+}
+
 static char *output(void)
 {
 	static char buf[16384];
@@ -576,27 +600,17 @@ Test(run, too_few_file_descriptors_are_said_as_such)
 Test(run, a_killed_worker_fails_its_task_cleanly)
 {
 	pid_t run, pids[16], victim = 0;
-	int n, code, fds[2];
+	int n, code;
 	char *bin = getenv("TWINLAB"), line[512], *o;
 	char *argv[] = { bin, "run", yaml, "--scheduler", "mst", "--rounds",
 			 "6", "--db", db, "--prefix", prefix, NULL };
-	posix_spawn_file_actions_t fa;
 	FILE *rd, *copy;
 	bool round2 = false;
 
 	cr_assert_not_null(bin, "TWINLAB is not set");
 	write_yaml("1", "1", "0.2");
 	/* the run's output through a pipe: its lines are the events */
-	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-	cr_assert_eq(posix_spawn(&run, bin, &fa, NULL, argv, environ), 0);
-	posix_spawn_file_actions_destroy(&fa);
-	close(fds[1]);
-	rd = fdopen(fds[0], "r");
-	copy = fopen(out, "w");
-	cr_assert(rd && copy);
+	run = start_piped(argv, &rd, &copy);
 	/*
 	 * After round 2's line the workers are the run's last (--dilation
 	 * auto rebuilds only after round 1) and are waiting for round 3.
@@ -1240,24 +1254,14 @@ Test(run, a_round_not_stored_makes_the_run_partial)
 	char *argv[] = { bin, "run", "scenarios/teaching-ring.yaml",
 			 "--rounds", "3", "--dilation", "1", "--db", db,
 			 "--prefix", prefix, NULL };
-	posix_spawn_file_actions_t fa;
 	bool locked = false, failed_seen = false;
 	sqlite3 *h, *w;
 	FILE *rd, *copy;
 	pid_t pid;
-	int fds[2], status;
+	int status;
 
 	cr_assert_not_null(bin, "TWINLAB is not set");
-	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-	cr_assert_eq(posix_spawn(&pid, bin, &fa, NULL, argv, environ), 0);
-	posix_spawn_file_actions_destroy(&fa);
-	close(fds[1]);
-	rd = fdopen(fds[0], "r");
-	copy = fopen(out, "w");
-	cr_assert(rd && copy);
+	pid = start_piped(argv, &rd, &copy);
 	while (fgets(line, sizeof(line), rd)) {
 		fputs(line, copy);
 		fflush(copy);
@@ -1317,24 +1321,14 @@ Test(run, a_dead_delay_line_is_named_at_once)
 	char *argv[] = { bin, "run", "scenarios/teaching-ring.yaml",
 			 "--rounds", "1000", "--dilation", "1", "--db", db,
 			 "--prefix", prefix, NULL };
-	posix_spawn_file_actions_t fa;
 	bool killed = false;
 	pid_t pid, sup = 0;
 	FILE *rd, *copy;
-	int fds[2], status;
+	int status;
 	struct timespec t0, t1;
 
 	cr_assert_not_null(bin, "TWINLAB is not set");
-	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-	cr_assert_eq(posix_spawn(&pid, bin, &fa, NULL, argv, environ), 0);
-	posix_spawn_file_actions_destroy(&fa);
-	close(fds[1]);
-	rd = fdopen(fds[0], "r");
-	copy = fopen(out, "w");
-	cr_assert(rd && copy);
+	pid = start_piped(argv, &rd, &copy);
 	while (fgets(line, sizeof(line), rd)) {
 		fputs(line, copy);
 		fflush(copy);
