@@ -122,59 +122,16 @@ static bool is_segment(const char *if_name, int fibre)
 	       !if_name[strlen(want) + end];
 }
 
-/* In netns ns, every interface named f<fibre>w<lambda> taken down or up. */
-static int segments_set(const char *ns, int fibre, bool up, int *count,
-			char *err, size_t len)
+/*
+ * In netns ns, fibre's segments (f<fibre>w<lambda>): with set 0 or 1,
+ * each taken down or brought up (*n counts them); with set -1, counted
+ * by whether they are up (*n) or down (*down). 0, or -errno with err.
+ */
+static int segments(const char *ns, int fibre, int set, int *n, int *down,
+		    char *err, size_t len)
 {
 	struct if_nameindex *ifs;
-	struct nl *nl;
-	int saved, e, n = 0;
-
-	e = netns_enter(ns, &saved);
-	if (e) {
-		snprintf(err, len, "cannot enter netns '%s': %s", ns,
-			 strerror(-e));
-		return e;
-	}
-	ifs = if_nameindex();
-	netns_leave(saved);
-	if (!ifs) {
-		e = -errno;
-		snprintf(err, len,
-			 "cannot list the interfaces of netns '%s': "
-			 "%s",
-			 ns, strerror(errno));
-		return e;
-	}
-	nl = nl_open(ns);
-	if (!nl) {
-		e = -errno;
-		snprintf(err, len, "cannot open rtnetlink in netns '%s': %s",
-			 ns, strerror(errno));
-		if_freenameindex(ifs);
-		return e;
-	}
-	for (struct if_nameindex *x = ifs; x->if_index && !e; x++) {
-		if (!is_segment(x->if_name, fibre))
-			continue;
-		e = nl_link_set(nl, (int)x->if_index, x->if_name, up);
-		n++;
-	}
-	if (!e)
-		e = nl_commit(nl);
-	if (e)
-		snprintf(err, len, "%s", nl_error(nl));
-	nl_close(nl);
-	if_freenameindex(ifs);
-	*count += n;
-	return e;
-}
-
-/* In netns ns, fibre's segments counted by whether they are up. */
-static int segments_count(const char *ns, int fibre, int *up, int *down,
-			  char *err, size_t len)
-{
-	struct if_nameindex *ifs = NULL;
+	struct nl *nl = NULL;
 	int saved, e, fd = -1;
 
 	e = netns_enter(ns, &saved);
@@ -184,27 +141,48 @@ static int segments_count(const char *ns, int fibre, int *up, int *down,
 		return e;
 	}
 	ifs = if_nameindex();
-	fd = ifs ? socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0) : -1;
-	e = fd < 0 ? -errno : 0;
-	for (struct if_nameindex *x = ifs; !e && x->if_index; x++) {
-		struct ifreq ifr = {0};
-
-		if (!is_segment(x->if_name, fibre))
-			continue;
-		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", x->if_name);
-		if (ioctl(fd, SIOCGIFFLAGS, &ifr))
-			e = -errno;
-		else if (ifr.ifr_flags & IFF_UP)
-			(*up)++;
-		else
-			(*down)++;
-	}
+	/* a socket made here asks about this namespace's interfaces */
+	if (ifs && set < 0)
+		fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	e = !ifs || (set < 0 && fd < 0) ? -errno : 0;
 	netns_leave(saved);
+	if (!e && set >= 0) {
+		nl = nl_open(ns);
+		e = nl ? 0 : -errno;
+	}
 	if (e)
 		snprintf(err, len,
 			 "cannot read the interfaces of netns '%s': "
 			 "%s",
 			 ns, strerror(-e));
+	for (struct if_nameindex *x = ifs; !e && x->if_index; x++) {
+		struct ifreq ifr = {0};
+
+		if (!is_segment(x->if_name, fibre))
+			continue;
+		if (set >= 0) {
+			e = nl_link_set(nl, (int)x->if_index, x->if_name, set);
+			(*n)++;
+			continue;
+		}
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", x->if_name);
+		if (ioctl(fd, SIOCGIFFLAGS, &ifr)) {
+			e = -errno;
+			snprintf(err, len,
+				 "cannot read interface %s of netns "
+				 "'%s': %s",
+				 x->if_name, ns, strerror(errno));
+		} else {
+			(*(ifr.ifr_flags & IFF_UP ? n : down))++;
+		}
+	}
+	if (nl) {
+		if (!e)
+			e = nl_commit(nl);
+		if (e)
+			snprintf(err, len, "%s", nl_error(nl));
+		nl_close(nl);
+	}
 	if (fd >= 0)
 		close(fd);
 	if (ifs)
@@ -227,19 +205,19 @@ int lab_fibre_state(const char *prefix, const struct scenario *sc, int fibre,
 		int end = i ? sc->fibres[fibre].b : sc->fibres[fibre].a;
 
 		lab_ns_name(prefix, sc->nodes[end].name, ns, sizeof(ns));
-		e = segments_count(ns, fibre, up, down, err, len);
+		e = segments(ns, fibre, -1, up, down, err, len);
 	}
 	return e;
 }
 
 int lab_fibre_set(const char *prefix, const struct scenario *sc, int fibre,
-		  bool up, int *segments, char *err, size_t len)
+		  bool up, int *count, char *err, size_t len)
 {
 	const char *a, *b;
 	char ns[2][80];
 	int e = 0;
 
-	*segments = 0;
+	*count = 0;
 	if (!lab_prefix_ok(prefix) || fibre < 0 || fibre >= sc->nfibres) {
 		snprintf(err, len, "bad prefix or fibre");
 		return -EINVAL;
@@ -253,8 +231,8 @@ int lab_fibre_set(const char *prefix, const struct scenario *sc, int fibre,
 	lab_ns_name(prefix, a, ns[0], sizeof(ns[0]));
 	lab_ns_name(prefix, b, ns[1], sizeof(ns[1]));
 	for (int i = 0; i < 2 && !e; i++)
-		e = segments_set(ns[i], fibre, up, segments, err, len);
-	if (!e && !*segments) {
+		e = segments(ns[i], fibre, up, count, NULL, err, len);
+	if (!e && !*count) {
 		snprintf(err, len,
 			 "no wavelength is lit on the fibre %s-%s in "
 			 "prefix '%s': nothing to %s",
