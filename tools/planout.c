@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "twin/addr.h"
 #include "twin/predict.h"
 #include "twin/sched.h"
 
@@ -36,7 +37,8 @@ void link_name(const struct plan *p, int link, char *buf, size_t len)
 }
 
 static struct json_object *path_json(const struct plan *p,
-				     const struct ppath *pp)
+				     const struct ppath *pp,
+				     const struct endpoint *ep)
 {
 	struct json_object *o = json_object_new_object();
 	struct json_object *nodes = json_object_new_array();
@@ -71,22 +73,35 @@ static struct json_object *path_json(const struct plan *p,
 	J(!json_add(o, "to", json_object_new_string(nm(p, pp->to))));
 	J(!json_add(o, "km", json_object_new_double(pp->km)));
 	J(!json_add(o, "fibre_hops", json_object_new_int(pp->fibre_hops)));
+	if (ep) {
+		char buf[32];
+
+		J(!json_add(o, "src",
+			    json_object_new_string(addr_str(ep->src, buf))));
+		J(!json_add(o, "dst",
+			    json_object_new_string(addr_str(ep->dst, buf))));
+	}
 	return o;
 fail:
 	json_object_put(o);
 	return NULL;
 }
 
+/* A tree's paths, each with its transfer's addresses where ep (the
+ * task's endpoints) is given. */
 static struct json_object *tree_json(const struct plan *p,
 				     const struct task_plan *tp,
-				     const struct tree *t)
+				     const struct tree *t,
+				     const struct endpoint *ep)
 {
 	struct json_object *a = json_object_new_array();
+	int up = t == &tp->up;
 
 	if (!a)
 		return NULL;
 	for (int m = 1; m < tp->nmodels; m++)
-		J(!json_push(a, path_json(p, &t->path[m])));
+		J(!json_push(a, path_json(p, &t->path[m],
+					  ep ? &ep[2 * m + up] : NULL)));
 	return a;
 fail:
 	json_object_put(a);
@@ -94,7 +109,8 @@ fail:
 }
 
 static struct json_object *task_json(const struct plan *p,
-				     const struct task_plan *tp)
+				     const struct task_plan *tp,
+				     const struct endpoint *ep)
 {
 	const struct scn_task *t = tp->task;
 	struct json_object *o = json_object_new_object();
@@ -152,8 +168,8 @@ static struct json_object *task_json(const struct plan *p,
 		if (task_aggregates(tp, m))
 			J(!json_push(agg, json_object_new_string(
 						  nm(p, tp->server[m]))));
-	J(!json_add(o, "broadcast", tree_json(p, tp, &tp->bcast)));
-	J(!json_add(o, "upload", tree_json(p, tp, &tp->up)));
+	J(!json_add(o, "broadcast", tree_json(p, tp, &tp->bcast, ep)));
+	J(!json_add(o, "upload", tree_json(p, tp, &tp->up, ep)));
 	return o;
 fail:
 	json_object_put(o);
@@ -235,6 +251,12 @@ fail:
 
 struct json_object *plan_json(const struct plan *p)
 {
+	return plan_json_addressed(p, NULL);
+}
+
+struct json_object *plan_json_addressed(const struct plan *p,
+					const struct addressing *a)
+{
 	struct json_object *o = json_object_new_object();
 	struct json_object *sum = json_object_new_object();
 	struct json_object *lps = json_object_new_array();
@@ -309,7 +331,8 @@ struct json_object *plan_json(const struct plan *p)
 			    json_object_new_double(p->link_bytes[l])));
 	}
 	for (int i = 0; i < p->ntasks; i++)
-		J(!json_push(tasks, task_json(p, &p->tasks[i])));
+		J(!json_push(tasks, task_json(p, &p->tasks[i],
+						  a ? a->ep[i] : NULL)));
 	if (p->sc->nevents) {
 		struct json_object *ev = json_object_new_array();
 

@@ -12,6 +12,11 @@
 
 /* plan_json - the whole plan as one JSON object, or NULL (ENOMEM). */
 struct json_object *plan_json(const struct plan *p);
+/* plan_json_addressed - the same, each transfer's path with the source
+ * and destination addresses a gives it (src, dst). */
+struct addressing;
+struct json_object *plan_json_addressed(const struct plan *p,
+					const struct addressing *a);
 
 /*
  * timeline_json - the epochs of tl as a JSON array: at_s, event ("start"

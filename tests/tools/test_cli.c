@@ -66,6 +66,66 @@ Test(cli, nsfnet_json_both_schedulers)
 		     bytes[0]);
 }
 
+/*
+ * plan --json gives each transfer the addresses up gives it: every path
+ * of every tree has a src and a dst, the 20 addresses of the teaching ring's
+ * ten transfers all different, a transfer's src and dst a /31 pair (the
+ * addresses a teacher's ping -I uses).
+ */
+Test(cli, plan_json_gives_each_transfer_its_addresses)
+{
+	const char *a[] = { "plan", "scenarios/teaching-ring.yaml", "--json",
+			    NULL };
+	struct tl_run r = tl_run(a);
+	char seen[20][32];
+	json_object *o, *tasks;
+	int n = 0;
+
+	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
+	o = json_tokener_parse(r.out);
+	cr_assert_not_null(o, "not JSON");
+	cr_assert(json_object_object_get_ex(o, "tasks", &tasks));
+	for (size_t t = 0; t < json_object_array_length(tasks); t++)
+		for (int k = 0; k < 2; k++) {
+			json_object *tree, *x, *v;
+
+			cr_assert(json_object_object_get_ex(
+				json_object_array_get_idx(tasks, t),
+				k ? "upload" : "broadcast", &tree));
+			for (size_t i = 0; i < json_object_array_length(tree);
+			     i++) {
+				unsigned s[4], d[4];
+
+				x = json_object_array_get_idx(tree, i);
+				cr_assert(json_object_object_get_ex(x, "src",
+								    &v));
+				cr_assert_lt(n, 20);
+				snprintf(seen[n++], 32, "%s",
+					 json_object_get_string(v));
+				cr_assert_eq(sscanf(seen[n - 1], "%u.%u.%u.%u",
+						    &s[0], &s[1], &s[2], &s[3]),
+					     4, "%s", seen[n - 1]);
+				cr_assert(json_object_object_get_ex(x, "dst",
+								    &v));
+				snprintf(seen[n++], 32, "%s",
+					 json_object_get_string(v));
+				cr_assert_eq(sscanf(seen[n - 1], "%u.%u.%u.%u",
+						    &d[0], &d[1], &d[2], &d[3]),
+					     4, "%s", seen[n - 1]);
+				cr_expect(s[3] % 2 == 0 && d[3] == s[3] + 1 &&
+					  !memcmp(s, d, 3 * sizeof(*s)),
+					  "%s -> %s is not a /31 pair",
+					  seen[n - 2], seen[n - 1]);
+			}
+		}
+	cr_assert_eq(n, 20, "ten transfers, two addresses each");
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			cr_expect_str_neq(seen[i], seen[j]);
+	json_object_put(o);
+	tl_run_free(&r);
+}
+
 Test(cli, bad_scenario_exit_2_with_position)
 {
 	char path[] = "/tmp/tl-cli-bad-XXXXXX";

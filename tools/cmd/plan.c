@@ -10,6 +10,7 @@
 
 #include "tools/args.h"
 #include "tools/planout.h"
+#include "twin/addr.h"
 #include "twin/predict.h"
 #include "twin/sched.h"
 #include "twin/timeline.h"
@@ -286,8 +287,12 @@ int cmd_plan(int argc, char **argv)
 		compared = true;
 	}
 	if (json) {
-		struct json_object *o = plan_json(p);
+		/* each transfer's addresses, as up gives them */
+		struct addressing *a = addressing_new(p);
+		struct json_object *o = a ? plan_json_addressed(p, a) : NULL;
 		int e;
+
+		addressing_free(a);
 
 		if (o && tl &&
 		    (json_add(o, "reschedule",
