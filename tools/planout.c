@@ -249,6 +249,58 @@ fail:
 	return NULL;
 }
 
+struct json_object *json_addr(uint32_t a)
+{
+	char buf[32];
+
+	return json_object_new_string(addr_str(a, buf));
+}
+
+/* A task's transfers as addr_task_transfers walks them, into an array. */
+struct transfers_ctx {
+	const struct plan *p;
+	int task, node, k;	/* the k-th: broadcast first, then upload */
+	struct json_object *arr;
+};
+
+static int transfer_json(void *ctx, const struct ppath *pp,
+			 const struct endpoint *ep)
+{
+	struct transfers_ctx *tj = ctx;
+	const struct task_plan *tp = &tj->p->tasks[tj->task];
+	const struct scn_node *nodes = tj->p->sc->nodes;
+	struct json_object *x;
+	bool up = tj->k++ >= tp->nmodels - 1;
+
+	if (tj->node >= 0 && pp->from != tj->node && pp->to != tj->node)
+		return 0;
+	x = json_object_new_object();
+	return json_push(tj->arr, x) ||
+	       json_add(x, "task", json_object_new_string(tp->task->name)) ||
+	       json_add(x, "phase",
+			json_object_new_string(up ? "upload" : "broadcast")) ||
+	       json_add(x, "from",
+			json_object_new_string(nodes[pp->from].name)) ||
+	       json_add(x, "to", json_object_new_string(nodes[pp->to].name)) ||
+	       json_add(x, "src", json_addr(ep->src)) ||
+	       json_add(x, "dst", json_addr(ep->dst)) ? -ENOMEM : 0;
+}
+
+int transfers_json(const struct plan *p, const struct addressing *a,
+		   int task, int node, struct json_object *arr)
+{
+	int err = 0;
+
+	for (int t = task < 0 ? 0 : task;
+	     !err && t < (task < 0 ? p->ntasks : task + 1); t++) {
+		struct transfers_ctx tj = { .p = p, .task = t, .node = node,
+					    .arr = arr };
+
+		err = addr_task_transfers(p, a, t, transfer_json, &tj);
+	}
+	return err;
+}
+
 struct json_object *plan_json(const struct plan *p)
 {
 	return plan_json_addressed(p, NULL);

@@ -3,6 +3,7 @@
 #ifndef TOOLS_PLANOUT_H
 #define TOOLS_PLANOUT_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include <json-c/json.h>
@@ -12,9 +13,20 @@
 
 /* plan_json - the whole plan as one JSON object, or NULL (ENOMEM). */
 struct json_object *plan_json(const struct plan *p);
+/* json_addr - an address as a JSON string ("198.18.0.1"). */
+struct json_object *json_addr(uint32_t a);
+
+/*
+ * transfers_json - onto arr, a record (task, phase, from, to, src, dst)
+ * for each transfer of task (every task's where task < 0), broadcast
+ * then upload, with node at one end (any where node < 0). 0 or -ENOMEM.
+ */
+struct addressing;
+int transfers_json(const struct plan *p, const struct addressing *a,
+		   int task, int node, struct json_object *arr);
+
 /* plan_json_addressed - the same, each transfer's path with the source
  * and destination addresses a gives it (src, dst). */
-struct addressing;
 struct json_object *plan_json_addressed(const struct plan *p,
 					const struct addressing *a);
 

@@ -1069,6 +1069,78 @@ Test(lab, up_at_a_dilation)
 		  "min RTT / 10 %.4f ms, plan %.3f ms", min, want);
 }
 
+/*
+ * addr: a server's addresses and transfers in the emulation that is up,
+ * the same as up --json says (s3 of the teaching ring: in t1's trees,
+ * four transfers); the ping it prints along a transfer is answered; a
+ * router, an unknown name and a prefix not up are refused, naming them.
+ */
+Test(lab, addr_names_a_servers_transfers_and_the_ping_along_one)
+{
+	char *bin = getenv("TWINLAB"), out[32768], msg[256], *line;
+	char *up[] = { bin, "up", "scenarios/teaching-ring.yaml", "--prefix",
+		       prefix, NULL };
+	char *js[] = { bin, "addr", "s3", "--prefix", prefix, "--json", NULL };
+	char *text[] = { bin, "addr", "s3", "--prefix", prefix, NULL };
+	char *router[] = { bin, "addr", "r1", "--prefix", prefix, NULL };
+	char *none[] = { bin, "addr", "zz", "--prefix", prefix, NULL };
+	char *gone[] = { bin, "addr", "s3", "--prefix", "tqnone", NULL };
+	char *ping[16] = { 0 }, w[8][64];
+	struct json_object *o, *tr;
+	int n = 0;
+
+	cr_assert_not_null(bin, "TWINLAB not set");
+	cr_assert_eq(run_argv_output(up, out, sizeof(out)), 0, "%s", out);
+	cr_assert_eq(run_argv_output(js, out, sizeof(out)), 0, "%s", out);
+	o = json_tokener_parse(out);
+	cr_assert_not_null(o, "not JSON: %s", out);
+	cr_expect_str_eq(json_object_get_string(member(o, "router")), "r2");
+	tr = member(o, "transfers");
+	cr_assert_eq(json_object_array_length(tr), 4, "%s", out);
+	for (size_t i = 0; i < 4; i++) {
+		struct json_object *x = json_object_array_get_idx(tr, i);
+
+		cr_expect(!strcmp(json_object_get_string(member(x, "from")),
+				  "s3") ||
+			  !strcmp(json_object_get_string(member(x, "to")),
+				  "s3"), "%s", out);
+	}
+	json_object_put(o);
+	/* the ping printed under the first transfer, run as printed */
+	cr_assert_eq(run_argv_output(text, out, sizeof(out)), 0, "%s", out);
+	line = strstr(out, " exec --prefix ");
+	cr_assert_not_null(line, "%s", out);
+	/* exec --prefix P NODE -- ping -I SRC DST */
+	cr_assert_eq(sscanf(line, " %63s %63s %63s %63s -- %63s %63s %63s %63s",
+			    w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]), 8,
+		     "%s", line);
+	cr_assert_str_eq(w[0], "exec");
+	cr_assert_str_eq(w[4], "ping");
+	ping[n++] = bin;
+	for (int k = 0; k < 4; k++)
+		ping[n++] = w[k];
+	ping[n++] = "--";
+	ping[n++] = w[4];
+	ping[n++] = "-c";
+	ping[n++] = "2";
+	ping[n++] = "-W";
+	ping[n++] = "5";
+	for (int k = 5; k < 8; k++)
+		ping[n++] = w[k];
+	cr_assert_eq(run_argv_output(ping, out, sizeof(out)), 0, "%s", out);
+	cr_expect(strstr(out, "2 received"), "%s", out);
+	cr_assert_eq(run_argv_output(router, out, sizeof(out)), 2, "%s", out);
+	cr_expect_str_eq(out, "twinlab: 'r1' is a router of 'teaching-ring': "
+			 "addr names a server or a task\n");
+	cr_assert_eq(run_argv_output(none, out, sizeof(out)), 2, "%s", out);
+	cr_expect_str_eq(out, "twinlab: no server or task 'zz' in "
+			 "'teaching-ring'\n");
+	cr_assert_eq(run_argv_output(gone, out, sizeof(out)), 1, "%s", out);
+	snprintf(msg, sizeof(msg), "twinlab: prefix 'tqnone' is not up "
+		 "('twinlab up SCENARIO --prefix tqnone' builds it)\n");
+	cr_expect_str_eq(out, msg);
+}
+
 /* A copy of src at dst with the given mode: 0 or -errno. */
 static int copy_file(const char *src, const char *dst, mode_t mode)
 {

@@ -1180,6 +1180,7 @@ Test(cli, help_names_every_option_each_command_takes)
 		{ "experiment", "tools/cmd/experiment.c", 0 },
 		{ "report", "tools/report/report.c", 0 },
 		{ "exec", "tools/cmd/exec.c", 0 },
+		{ "addr", "tools/cmd/addr.c", 0 },
 		{ "cut", "tools/cmd/fibre.c", 0 },
 		{ "repair", "tools/cmd/fibre.c", 0 },
 		{ "select", "tools/cmd/select.c", 0 },

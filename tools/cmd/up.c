@@ -3,6 +3,7 @@
 #include "tools/twinlab.h"
 #include "tools/json.h"
 #include "tools/args.h"
+#include "tools/planout.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -46,40 +47,6 @@ static void up_usage(FILE *f)
 
 static volatile sig_atomic_t stopped;
 
-static struct json_object *jaddr(uint32_t a)
-{
-	char buf[32];
-
-	return json_object_new_string(addr_str(a, buf));
-}
-
-/* A task's transfers as addr_task_transfers walks them, into an array. */
-struct transfers_json {
-	const struct plan *p;
-	int task, k;		/* the k-th: broadcast first, then upload */
-	struct json_object *arr;
-};
-
-static int transfer_json(void *ctx, const struct ppath *pp,
-			 const struct endpoint *ep)
-{
-	struct transfers_json *tj = ctx;
-	const struct task_plan *tp = &tj->p->tasks[tj->task];
-	const struct scn_node *nodes = tj->p->sc->nodes;
-	struct json_object *x = json_object_new_object();
-	bool up = tj->k++ >= tp->nmodels - 1;
-
-	return json_push(tj->arr, x) ||
-	       json_add(x, "task", json_object_new_string(tp->task->name)) ||
-	       json_add(x, "phase",
-			json_object_new_string(up ? "upload" : "broadcast")) ||
-	       json_add(x, "from",
-			json_object_new_string(nodes[pp->from].name)) ||
-	       json_add(x, "to", json_object_new_string(nodes[pp->to].name)) ||
-	       json_add(x, "src", jaddr(ep->src)) ||
-	       json_add(x, "dst", jaddr(ep->dst)) ? -ENOMEM : 0;
-}
-
 /*
  * What up built, for machines and for a teacher's ping: every server's
  * namespace and access /31, and every transfer's own pair of addresses
@@ -120,17 +87,15 @@ static struct json_object *up_json(const struct plan *p,
 		    json_add(x, "namespace", json_object_new_string(ns)) ||
 		    json_add(x, "router", json_object_new_string(
 					      p->sc->nodes[n->attach].name)) ||
-		    json_add(x, "address", jaddr(a->access[i] + 1)) ||
-		    json_add(x, "router_address", jaddr(a->access[i])))
+		    json_add(x, "address", json_addr(a->access[i] + 1)) ||
+		    json_add(x, "router_address", json_addr(a->access[i])))
 			goto fail;
 	}
 	tr = json_object_new_array();
 	if (json_add(o, "transfers", tr))
 		goto fail;
 	for (int t = 0; t < p->ntasks; t++) {
-		struct transfers_json tj = { .p = p, .task = t, .arr = tr };
-
-		if (addr_task_transfers(p, a, t, transfer_json, &tj))
+		if (transfers_json(p, a, t, -1, tr))
 			goto fail;
 	}
 	return o;
