@@ -6,6 +6,7 @@
  * (dlsup.h) once every hop is known.
  */
 #include "impair.h"
+#include "twin/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -31,15 +32,10 @@ static int delay_add(void *priv, const struct impair_hop *h, char *err,
 
 	if (ns == 0)
 		return 0;
-	if (d->n == d->cap) {
-		int ncap = d->cap ? 2 * d->cap : 64;
-
-		x = realloc(d->q, (size_t)ncap * sizeof(*x));
-		if (!x)
-			return -ENOMEM;
-		d->q = x;
-		d->cap = ncap;
-	}
+	x = grow_array(d->q, &d->cap, d->n, sizeof(*x), 64);
+	if (!x)
+		return -ENOMEM;
+	d->q = x;
 	x = &d->q[d->n];
 	memset(x, 0, sizeof(*x));
 	snprintf(x->netns, sizeof(x->netns), "%s", h->netns);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The emulation's rates and shapers: what each link serves, and how. */
 #include "lab_impl.h"
+#include "twin/grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,18 +77,15 @@ uint64_t lab_rate_bps(const struct lab *lab, double gbps)
 #define LAB_QUANTUM 1514u /* one Ethernet frame per turn */
 static int dst_add(struct dsts *d, uint32_t a)
 {
+	uint32_t *x;
+
 	for (int i = 0; i < d->n; i++)
 		if (d->a[i] == a)
 			return 0;
-	if (d->n == d->cap) {
-		int cap = d->cap ? 2 * d->cap : 8;
-		uint32_t *x = realloc(d->a, (size_t)cap * sizeof(*x));
-
-		if (!x)
-			return -ENOMEM;
-		d->a = x;
-		d->cap = cap;
-	}
+	x = grow_array(d->a, &d->cap, d->n, sizeof(*x), 8);
+	if (!x)
+		return -ENOMEM;
+	d->a = x;
 	d->a[d->n++] = a;
 	return 0;
 }

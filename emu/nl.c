@@ -7,6 +7,7 @@
  * (NLMSGERR_ATTR_MSG); NETLINK_CAP_ACK keeps acknowledgements small.
  */
 #include "nl.h"
+#include "twin/grow.h"
 #include "netns.h"
 
 #include <arpa/inet.h>
@@ -134,6 +135,7 @@ static struct nlmsghdr *put(struct nl *nl, int *errp, uint16_t type,
 			    uint16_t flags, const char *fmt, ...)
 {
 	struct nlmsghdr *nlh;
+	struct nl_op *no;
 	va_list ap;
 
 	*errp = 0;
@@ -142,17 +144,12 @@ static struct nlmsghdr *put(struct nl *nl, int *errp, uint16_t type,
 		if (*errp)
 			return NULL;
 	}
-	if (nl->nops == nl->capops) {
-		int ncap = nl->capops ? nl->capops * 2 : 64;
-		struct nl_op *no = realloc(nl->ops, (size_t)ncap * sizeof(*no));
-
-		if (!no) {
-			*errp = -ENOMEM;
-			return NULL;
-		}
-		nl->ops = no;
-		nl->capops = ncap;
+	no = grow_array(nl->ops, &nl->capops, nl->nops, sizeof(*no), 64);
+	if (!no) {
+		*errp = -ENOMEM;
+		return NULL;
 	}
+	nl->ops = no;
 	va_start(ap, fmt);
 	vsnprintf(nl->ops[nl->nops].what, sizeof(nl->ops[0].what), fmt, ap);
 	va_end(ap);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "net.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -7,15 +8,11 @@
 
 int int_vec_push(struct int_vec *v, int x)
 {
-	if (v->n == v->cap) {
-		int ncap = v->cap ? v->cap * 2 : 4;
-		int *nv = realloc(v->v, (size_t)ncap * sizeof(*nv));
+	int *nv = grow_array(v->v, &v->cap, v->n, sizeof(*nv), 4);
 
-		if (!nv)
-			return -ENOMEM;
-		v->v = nv;
-		v->cap = ncap;
-	}
+	if (!nv)
+		return -ENOMEM;
+	v->v = nv;
 	v->v[v->n++] = x;
 	return 0;
 }
@@ -137,15 +134,12 @@ int net_first_fit(const struct net *net, const int *fib, int n)
 
 static int push_undo(struct net *net, struct undo u)
 {
-	if (net->nundo == net->capundo) {
-		int ncap = net->capundo ? net->capundo * 2 : 64;
-		struct undo *nu = realloc(net->undo, (size_t)ncap * sizeof(*nu));
+	struct undo *nu = grow_array(net->undo, &net->capundo, net->nundo,
+				     sizeof(*nu), 64);
 
-		if (!nu)
-			return -ENOMEM;
-		net->undo = nu;
-		net->capundo = ncap;
-	}
+	if (!nu)
+		return -ENOMEM;
+	net->undo = nu;
 	net->undo[net->nundo++] = u;
 	return 0;
 }
@@ -155,16 +149,11 @@ static int push_end(struct net *net, const struct lightpath *lp, int id,
 		    int d)
 {
 	struct lp_ends *e = &net->router_ends[d ? lp->b : lp->a];
+	struct lp_end *nv = grow_array(e->v, &e->cap, e->n, sizeof(*nv), 4);
 
-	if (e->n == e->cap) {
-		int ncap = e->cap ? e->cap * 2 : 4;
-		struct lp_end *nv = realloc(e->v, (size_t)ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		e->v = nv;
-		e->cap = ncap;
-	}
+	if (!nv)
+		return -ENOMEM;
+	e->v = nv;
 	e->v[e->n] = (struct lp_end){ .lp = id, .to = d ? lp->a : lp->b,
 				      .w = weight_lightpath(net->sc, lp),
 				      .out = lp->resid[d],
@@ -190,16 +179,10 @@ int net_light(struct net *net, int a, int b, const int *fib, int n,
 	struct lightpath *lp;
 	int id = net->nlp, err;
 
-	if (net->nlp == net->caplp) {
-		int ncap = net->caplp ? net->caplp * 2 : 64;
-		struct lightpath *nl = realloc(net->lp,
-					       (size_t)ncap * sizeof(*nl));
-
-		if (!nl)
-			return -ENOMEM;
-		net->lp = nl;
-		net->caplp = ncap;
-	}
+	lp = grow_array(net->lp, &net->caplp, net->nlp, sizeof(*lp), 64);
+	if (!lp)
+		return -ENOMEM;
+	net->lp = lp;
 	lp = &net->lp[id];
 	memset(lp, 0, sizeof(*lp));
 	lp->fib = malloc((size_t)n * sizeof(*lp->fib));

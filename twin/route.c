@@ -1,22 +1,19 @@
 // SPDX-License-Identifier: MIT
 /* The routes of every transfer; see route.h. */
 #include "route.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
 static int push_route(struct addressing *a, int *cap, struct route r)
 {
-	if (a->nroutes == *cap) {
-		int ncap = *cap ? *cap * 2 : 256;
-		struct route *nr = realloc(a->routes,
-					   (size_t)ncap * sizeof(*nr));
+	struct route *nr =
+		grow_array(a->routes, cap, a->nroutes, sizeof(*nr), 256);
 
-		if (!nr)
-			return -ENOMEM;
-		a->routes = nr;
-		*cap = ncap;
-	}
+	if (!nr)
+		return -ENOMEM;
+	a->routes = nr;
 	a->routes[a->nroutes++] = r;
 	return 0;
 }

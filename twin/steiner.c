@@ -7,6 +7,7 @@
  * heuristics of the Steiner problem belong here.
  */
 #include "sched_impl.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <math.h>
@@ -126,20 +127,16 @@ static int kedge_add(struct kedge **e, int *n, int *cap,
 {
 	int u = st->from < st->to ? st->from : st->to;
 	int v = st->from < st->to ? st->to : st->from;
+	struct kedge *m;
 
 	for (int i = 0; i < *n; i++)
 		if ((*e)[i].u == u && (*e)[i].v == v &&
 		    (*e)[i].kind == st->kind && (*e)[i].idx == st->idx)
 			return 0;
-	if (*n == *cap) {
-		int c = *cap ? 2 * *cap : 64;
-		struct kedge *m = realloc(*e, (size_t)c * sizeof(*m));
-
-		if (!m)
-			return -ENOMEM;
-		*e = m;
-		*cap = c;
-	}
+	m = grow_array(*e, cap, *n, sizeof(*m), 64);
+	if (!m)
+		return -ENOMEM;
+	*e = m;
 	(*e)[(*n)++] = (struct kedge){ u, v, aux_weight(s, st), st->kind,
 				       st->idx };
 	return 0;

@@ -13,6 +13,7 @@
  * every part writes with are out.c's.
  */
 #include "tools/twinlab.h"
+#include "twin/grow.h"
 #include "tools/json.h"
 #include "tools/report/report.h"
 
@@ -239,15 +240,10 @@ out:
 
 static int grow(void **v, int n, int *cap, size_t size)
 {
-	void *m;
+	void *m = grow_array(*v, cap, n, size, 16);
 
-	if (n < *cap)
-		return 0;
-	m = realloc(*v, size * (size_t)(*cap ? *cap * 2 : 16));
 	if (!m)
 		return -ENOMEM;
-	*cap = *cap ? *cap * 2 : 16;
-	memset((char *)m + size * (size_t)n, 0, size * (size_t)(*cap - n));
 	*v = m;
 	return 0;
 }

@@ -9,6 +9,7 @@
  * measured and predicted.
  */
 #include "tools/report/report.h"
+#include "twin/grow.h"
 
 #include <errno.h>
 #include <math.h>
@@ -68,16 +69,11 @@ struct tl {
 
 static bool grow(void **v, int *cap, int n, size_t size)
 {
-	void *m;
+	void *m = grow_array(*v, cap, n, size, 64);
 
-	if (n < *cap)
-		return true;
-	m = realloc(*v, (size_t)(*cap ? 2 * *cap : 64) * size);
-	if (!m)
-		return false;
-	*v = m;
-	*cap = *cap ? 2 * *cap : 64;
-	return true;
+	if (m)
+		*v = m;
+	return m;
 }
 
 static int on_event(void *ctx, const struct results_event_row *row)
