@@ -43,6 +43,9 @@ static const struct command commands[] = {
 	  "remove whatever a crashed run with that prefix left (root)" },
 	{ "exec", cmd_exec, "[OPTIONS] NODE -- CMD [ARGS...]",
 	  "run a command in a node's namespace" },
+	{ "status", cmd_status, "[OPTIONS]",
+	  "how the emulation that is up keeps its promises under its traffic: "
+	  "the delay line's lateness, drops, the monitor's verdict (root)" },
 	{ "addr", cmd_addr, "NAME [OPTIONS]",
 	  "a server's or a task's addresses in the emulation that is up, "
 	  "and the ping along each transfer" },

@@ -139,6 +139,7 @@ int cmd_down(int argc, char **argv);
 int cmd_clean(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_addr(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 int cmd_cut(int argc, char **argv);
 int cmd_repair(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);

@@ -1141,6 +1141,95 @@ Test(lab, addr_names_a_servers_transfers_and_the_ping_along_one)
 	cr_expect_str_eq(out, msg);
 }
 
+/* `twinlab status --prefix P --json` run: its exit status, output in out. */
+static int status_json(char *out, size_t size, struct json_object **o)
+{
+	char *bin = getenv("TWINLAB");
+	char *st[] = { bin, "status", "--prefix", prefix, "--interval", "0.2",
+		       "--json", NULL };
+	int rc = run_argv_output(st, out, size);
+
+	*o = json_tokener_parse(out);
+	cr_assert_not_null(*o, "not JSON: %s", out);
+	return rc;
+}
+
+/*
+ * status judges a hand experiment as a run's monitor would: on a quiet
+ * network at dilation 4, faithful (exit 0); once the delay line was
+ * stalled (stopped while a datagram waited in it, then let go),
+ * degraded (exit 3), naming the delay line and how late it let it go:
+ * at least 10 of the 12.5 ms it was held, in scenario time.
+ */
+Test(lab, status_judges_a_stalled_delay_line_degraded)
+{
+	char *bin = getenv("TWINLAB"), out[8192], ns[64], src[16], dst[16];
+	char *up[] = { bin, "up", "scenarios/teaching-ring.yaml", "--prefix",
+		       prefix, "--dilation", "4", NULL };
+	struct scn_error err;
+	struct sockaddr_in from = { .sin_family = AF_INET };
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_port = htons(9) };
+	struct json_object *o;
+	double rtt[2];
+	pid_t sup, line;
+	int got, fd;
+
+	cr_assert_not_null(bin, "TWINLAB not set");
+	cr_assert_eq(run_argv_output(up, out, sizeof(out)), 0, "%s", out);
+	/* a first look ends what counted since the build */
+	status_json(out, sizeof(out), &o);
+	json_object_put(o);
+	cr_assert_eq(status_json(out, sizeof(out), &o), 0, "%s", out);
+	cr_expect_str_eq(json_object_get_string(member(o, "verdict")),
+			 "faithful");
+	cr_expect_float_eq(json_object_get_double(member(o, "dilation")), 4,
+			   1e-12);
+	cr_expect(json_object_get_boolean(member(member(o, "delay_line"),
+						 "running")));
+	json_object_put(o);
+	/* the plan in this process, for a transfer's addresses */
+	sc = scenario_load("scenarios/teaching-ring.yaml", &err);
+	cr_assert_not_null(sc, "%s", err.msg);
+	plan = sched_plan(sc, &sched_mst);
+	cr_assert_not_null(plan);
+	addrs = addressing_new(plan);
+	cr_assert_not_null(addrs);
+	transfer(0, 1, false, ns, src, dst);
+	cr_assert_eq(lab_delay_pid(prefix, &sup), 0);
+	line = lab_delay_line(sup);
+	cr_assert_gt(line, 0);
+	/*
+	 * A datagram along t1's first transfer waits in the stopped line
+	 * for 50 ms of wall time (12.5 ms of scenario time, thirty times the
+	 * tolerance; under a second, past which a packet's arrival stamp is
+	 * not believed and its wait not counted).
+	 */
+	fd = nt_socket(ns, AF_INET, SOCK_DGRAM, 0);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(inet_pton(AF_INET, src, &from.sin_addr), 1);
+	cr_assert_eq(inet_pton(AF_INET, dst, &to.sin_addr), 1);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&from, sizeof(from)), 0);
+	cr_assert_eq(kill(line, SIGSTOP), 0);
+	cr_assert_eq(sendto(fd, "x", 1, 0, (struct sockaddr *)&to, sizeof(to)),
+		     1);
+	nanosleep(&(struct timespec){ .tv_nsec = 50000000 }, NULL);
+	cr_assert_eq(kill(line, SIGCONT), 0);
+	close(fd);
+	/* what it held goes first: once these are answered, it went */
+	cr_assert_eq(nt_ping_from(ns, src, dst, 2, 10, rtt, &got), 0);
+	cr_assert_eq(got, 2);
+	cr_assert_eq(status_json(out, sizeof(out), &o), 3, "%s", out);
+	cr_expect_str_eq(json_object_get_string(member(o, "verdict")),
+			 "degraded");
+	cr_expect(strstr(json_object_get_string(member(o, "why")),
+			 "the delay line let a packet go"), "%s", out);
+	cr_expect_geq(json_object_get_double(member(member(o, "delay_line"),
+						    "late_max_s")),
+		      0.010, "%s", out);
+	json_object_put(o);
+}
+
 /* A copy of src at dst with the given mode: 0 or -errno. */
 static int copy_file(const char *src, const char *dst, mode_t mode)
 {

@@ -8,6 +8,7 @@
 #include "tools/twinlab.h"
 #include "tools/json.h"
 #include "tools/planout.h"
+#include "tools/uplan.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -32,59 +33,6 @@ static void addr_usage(FILE *f)
 		   "  --prefix P  the emulation's prefix (default 'tl')\n"
 		   "  --json      the same as JSON: each transfer's task, "
 		   "phase, from, to, src, dst\n", prog);
-}
-
-/*
- * The plan and addresses of the emulation up under prefix, as up made
- * them, proven the ones built. 0, or 1 after saying why not.
- */
-static int plan_of(const char *prefix, struct scenario **sc, struct plan **p,
-		   struct addressing **a)
-{
-	char path[1024], sched[64], dv[64], err[512];
-	const struct sched_ops *ops;
-	double n;
-
-	*sc = NULL;
-	*p = NULL;
-	*a = NULL;
-	if (!lab_exists(prefix)) {
-		p_err("prefix '%s' is not up ('%s up SCENARIO --prefix %s' "
-		      "builds it)", prefix, prog, prefix);
-		return 1;
-	}
-	if (lab_state_get(prefix, "scenario", path, sizeof(path)) ||
-	    lab_state_get(prefix, "scheduler", sched, sizeof(sched)) ||
-	    lab_state_get(prefix, "dilation", dv, sizeof(dv)) ||
-	    sscanf(dv, "%lf", &n) != 1) {
-		p_err("prefix '%s' records no scenario, scheduler or dilation: "
-		      "take it down and build it again", prefix);
-		return 1;
-	}
-	ops = sched_find(sched);
-	if (!ops) {
-		p_err("prefix '%s' was built by scheduler '%s', which this "
-		      "twinlab does not have", prefix, sched);
-		return 1;
-	}
-	if (plan_scenario(path, NULL, ops, sc, p))
-		return 1;
-	/* as up: the routes and addresses of its traffic too */
-	if ((*sc)->nevents &&
-	    (scenario_traffic_all(*sc) || plan_background(*p))) {
-		p_err("out of memory");
-		return 1;
-	}
-	*a = addressing_new(*p);
-	if (!*a) {
-		p_err("cannot address '%s': %s", (*sc)->name, strerror(errno));
-		return 1;
-	}
-	if (lab_same(prefix, *p, *a, NULL, n, err, sizeof(err))) {
-		p_err("%s", err);
-		return 1;
-	}
-	return 0;
 }
 
 static void say_transfers(struct json_object *arr, const char *prefix)
@@ -178,7 +126,7 @@ int cmd_addr(int argc, char **argv)
 	name = argv[optind];
 	if (!prefix_arg(prefix))
 		return EXIT_USAGE;
-	if (plan_of(prefix, &sc, &p, &a))
+	if (up_plan(prefix, &sc, &p, &a, NULL))
 		goto out;
 	node = scenario_find(sc, name);
 	if (node >= 0 && sc->nodes[node].kind != NODE_SERVER) {
