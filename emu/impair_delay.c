@@ -42,7 +42,7 @@ static int delay_add(void *priv, const struct impair_hop *h, char *err,
 	x->num = h->num;
 	x->delay_ns = ns;
 	x->maxlen = dl_queue_maxlen((uint64_t)h->rate_bps, ns);
-	e = nfqrule_set(h->netns, true, h->in ? "PREROUTING" : "FORWARD",
+	e = nfqrule_set(h->netns, true, h->in ? "PREROUTING" : "POSTROUTING",
 			h->in, h->ifname, h->num);
 	if (e) {
 		snprintf(err, len, "cannot add the delay rule for '%s' in "
