@@ -332,7 +332,8 @@ Test(report, json_names_what_it_wrote)
 	struct tl_run r;
 	char want[160];
 	struct stat st;
-	int runs, points;
+	int runs, points, listed = 0, svg = 0, plans = 0;
+	const char *and;
 
 	tmp_init(&t);
 	make_db(t.db, true);
@@ -342,6 +343,13 @@ Test(report, json_names_what_it_wrote)
 				    strlen("report.md ("),
 			    "%d runs, %d experiment points", &runs, &points), 2,
 		     "%s", r.out);
+	/* the text names the figures and counts the rest */
+	for (const char *x = r.out; (x = strstr(x, "\n  ")); x++)
+		listed++;
+	if ((and = strstr(r.out, "\nand ")))
+		cr_assert_eq(sscanf(and, "\nand %d figure%*[^,], %d picture",
+				    &svg, &plans), 2, "%s", r.out);
+	cr_expect_null(strstr(r.out, "/plan-mst"), "%s", r.out);
 	tl_run_free(&r);
 	r = tl_run(js);
 	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
@@ -363,6 +371,8 @@ Test(report, json_names_what_it_wrote)
 			     0);
 	if (access("/usr/bin/dot", X_OK) == 0)
 		cr_expect_gt(json_object_array_length(made), 0);
+	cr_expect_eq((int)json_object_array_length(made), listed + svg + plans,
+		     "%d named, %d and %d counted", listed, svg, plans);
 	json_object_put(o);
 	tl_run_free(&r);
 	rm_rf(t.dir);

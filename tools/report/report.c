@@ -617,10 +617,31 @@ int cmd_report(int argc, char **argv)
 	}
 	printf("report: %s/report.md (%d runs, %d experiment points)\n", abs,
 	       r.nruns, r.npoints);
-	if (r.nmade) {
-		printf("figures and pictures:\n");
-		for (int i = 0; i < r.nmade; i++)
-			printf("  %s/%s\n", abs, r.made[i]);
+	/* the figures by name; the rest (each figure's .svg, the plans'
+	 * pictures) counted, as --json lists them all */
+	for (int i = 0, figs = 0; i < r.nmade; i++) {
+		const char *m = r.made[i];
+		size_t n = strlen(m);
+
+		if (strncmp(m, "fig-", 4) || n < 4 || strcmp(m + n - 4, ".png"))
+			continue;
+		if (!figs++)
+			printf("figures:\n");
+		printf("  %s/%s\n", abs, m);
+	}
+	{
+		int svg = 0, plans = 0;
+
+		for (int i = 0; i < r.nmade; i++) {
+			svg += !strncmp(r.made[i], "fig-", 4) &&
+			       strstr(r.made[i], ".svg");
+			plans += !strncmp(r.made[i], "plan-", 5);
+		}
+		if (svg || plans)
+			printf("and %d figure%s as SVG (%s/fig-*.svg), %d "
+			       "picture%s of the plans (%s/plan-*)\n", svg,
+			       svg == 1 ? "" : "s", abs, plans,
+			       plans == 1 ? "" : "s", abs);
 	}
 	printf("data: %s/{runs.csv,*.dat}, gnuplot scripts %s/*.gp\n", abs,
 	       abs);
