@@ -42,8 +42,17 @@ static int delay_add(void *priv, const struct impair_hop *h, char *err,
 	x->num = h->num;
 	x->delay_ns = ns;
 	x->maxlen = dl_queue_maxlen((uint64_t)h->rate_bps, ns);
-	e = nfqrule_set(h->netns, true, h->in ? "PREROUTING" : "POSTROUTING",
+	/*
+	 * Out of a router: what it forwards in FORWARD, where the packet
+	 * still has the stamp of its arrival (forwarding clears it before
+	 * POSTROUTING), and what it sends itself (a ping's reply, an ICMP
+	 * error) in OUTPUT, into the same queue.
+	 */
+	e = nfqrule_set(h->netns, true, h->in ? "PREROUTING" : "FORWARD",
 			h->in, h->ifname, h->num);
+	if (!e && !h->in)
+		e = nfqrule_set(h->netns, true, "OUTPUT", false, h->ifname,
+				h->num);
 	if (e) {
 		snprintf(err, len, "cannot add the delay rule for '%s' in "
 			 "netns '%s': %s", h->ifname, h->netns, strerror(-e));

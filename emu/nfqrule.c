@@ -124,7 +124,8 @@ int nfqrule_set(const char *netns, bool add, const char *chain,
 		return -EINVAL;
 	if (strcmp(chain, "FORWARD") &&
 	    !(match_in && !strcmp(chain, "PREROUTING")) &&
-	    !(!match_in && !strcmp(chain, "POSTROUTING")))
+	    !(!match_in && !strcmp(chain, "POSTROUTING")) &&
+	    !(!match_in && !strcmp(chain, "OUTPUT")))
 		return -EINVAL;
 	snprintf(numbuf, sizeof(numbuf), "%u", (unsigned int)num);
 	return rule_set(netns, add, argv);

@@ -15,8 +15,8 @@
  *
  *   iptables -t mangle -A|-D CHAIN -i|-o IFNAME -j NFQUEUE --queue-num NUM
  *
- * chain is "FORWARD" (either direction), "PREROUTING" (match_in only) or
- * "POSTROUTING" (!match_in only). No --queue-bypass: a packet must never
+ * chain is "FORWARD" (either direction), "PREROUTING" (match_in only),
+ * "POSTROUTING" or "OUTPUT" (!match_in only). No --queue-bypass: a packet must never
  * skip its delay, so with no delay line bound the kernel drops it.
  * Runs /usr/sbin/iptables-nft (else /usr/sbin/iptables) through
  * emu/spawn.h, entering the namespace, with a 10 s limit.

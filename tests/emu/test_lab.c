@@ -1171,6 +1171,49 @@ Test(lab, addr_names_a_servers_transfers_and_the_ping_along_one)
 	cr_expect_str_eq(out, msg);
 }
 
+/*
+ * Whether every thread of pid is stopped (state T in its stat): SIGSTOP
+ * takes effect some time after kill() returns, at each thread's next
+ * return to user space. Waits for it, up to 10 s.
+ */
+static bool all_stopped(pid_t pid)
+{
+	for (int tries = 0; tries < 10000; tries++) {
+		char dir[64], path[128], buf[512], *close_paren;
+		struct dirent *de;
+		bool all = true;
+		DIR *d;
+
+		snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+		d = opendir(dir);
+		if (!d)
+			return false;
+		while (all && (de = readdir(d))) {
+			FILE *f;
+			size_t n;
+
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s/stat", dir,
+				 de->d_name);
+			f = fopen(path, "r");
+			if (!f)
+				continue;	/* gone meanwhile */
+			n = fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+			buf[n] = '\0';
+			close_paren = strrchr(buf, ')');
+			all = close_paren && close_paren[1] == ' ' &&
+			      (close_paren[2] == 'T' || close_paren[2] == 't');
+		}
+		closedir(d);
+		if (all)
+			return true;
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	}
+	return false;
+}
+
 /* `twinlab status --prefix P --json` run: its exit status, output in out. */
 static int status_json(char *out, size_t size, struct json_object **o)
 {
@@ -1241,6 +1284,7 @@ Test(lab, status_judges_a_stalled_delay_line_degraded)
 	cr_assert_eq(inet_pton(AF_INET, dst, &to.sin_addr), 1);
 	cr_assert_eq(bind(fd, (struct sockaddr *)&from, sizeof(from)), 0);
 	cr_assert_eq(kill(line, SIGSTOP), 0);
+	cr_assert(all_stopped(line), "the delay line did not stop");
 	cr_assert_eq(sendto(fd, "x", 1, 0, (struct sockaddr *)&to, sizeof(to)),
 		     1);
 	nanosleep(&(struct timespec){ .tv_nsec = 50000000 }, NULL);
