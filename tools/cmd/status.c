@@ -76,26 +76,8 @@ struct watch {
 static int watch_open(struct watch *w, const struct plan *p,
 		      const char *prefix)
 {
-	const struct scenario *sc = p->sc;
-	char (*names)[64] = calloc((size_t)sc->nnodes + 1, sizeof(*names));
-	const char **ns = calloc((size_t)sc->nnodes + 1, sizeof(*ns));
-	int n = 0, e = 0;
+	int e = servers_monitor(p, prefix, &w->mon);
 
-	if (!names || !ns)
-		e = -ENOMEM;
-	for (int i = 0; !e && i < sc->nnodes; i++)
-		if (sc->nodes[i].kind == NODE_SERVER) {
-			lab_ns_name(prefix, sc->nodes[i].name, names[n],
-				    sizeof(names[n]));
-			ns[n] = names[n];
-			n++;
-		}
-	if (!e) {
-		w->mon = monitor_new(ns, n);
-		e = w->mon ? 0 : -errno;
-	}
-	free(names);
-	free(ns);
 	if (!e)
 		e = counters_open(p, NULL, prefix, false, &w->ctr, &w->nctr,
 				  &w->nsc, &w->nnsc);
@@ -109,7 +91,7 @@ static int watch_open(struct watch *w, const struct plan *p,
 					      p->tasks[t].round_s);
 	if (!isfinite(w->round_min_s))
 		w->round_min_s = 0;
-	w->lossy = scenario_has_loss(sc);
+	w->lossy = scenario_has_loss(p->sc);
 	return e;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "emu/lab.h"
+#include "emu/monitor.h"
 #include "emu/netns.h"
 #include "twin/lpset.h"
 
@@ -93,4 +94,33 @@ struct nl_qstats counters_read(const struct counter *x)
 	if (nl_qdisc_stats(x->nl, x->ifindex, &q))
 		memset(&q, 0, sizeof(q));
 	return q;
+}
+
+int servers_monitor(const struct plan *p, const char *prefix,
+		    struct monitor **out)
+{
+	const struct scenario *sc = p->sc;
+	char (*names)[64] = calloc((size_t)sc->nnodes + 1, sizeof(*names));
+	const char **ns = calloc((size_t)sc->nnodes + 1, sizeof(*ns));
+	int n = 0, err = 0;
+
+	*out = NULL;
+	if (!names || !ns) {
+		free(names);
+		free(ns);
+		return -ENOMEM;
+	}
+	for (int s = 0; s < sc->nnodes; s++)
+		if (sc->nodes[s].kind == NODE_SERVER) {
+			lab_ns_name(prefix, sc->nodes[s].name, names[n],
+				    sizeof(names[n]));
+			ns[n] = names[n];
+			n++;
+		}
+	*out = monitor_new(ns, n);
+	if (!*out)
+		err = -errno;
+	free(names);
+	free(ns);
+	return err;
 }

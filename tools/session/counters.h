@@ -42,6 +42,14 @@ int counters_open(const struct plan *p, const struct lpset *set,
 
 void counters_close(struct counter *c, struct nscache *cache, int ncache);
 
+/*
+ * servers_monitor - the fidelity monitor (emu/monitor.h) over TCP in the
+ * namespaces of p's servers in prefix's emulation. 0 or -errno.
+ */
+struct monitor;
+int servers_monitor(const struct plan *p, const char *prefix,
+		    struct monitor **out);
+
 /* The link's shaper now; zeros if it cannot be read. */
 struct nl_qstats counters_read(const struct counter *x);
 

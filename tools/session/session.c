@@ -849,35 +849,6 @@ static double drain_s(const struct plan *p, double dilation)
 
 #define SESSION_LATE_RETRIES 2
 
-static int open_monitor(const struct plan *p, const char *prefix,
-			struct monitor **out)
-{
-	const struct scenario *sc = p->sc;
-	char (*names)[64] = calloc((size_t)sc->nnodes + 1, sizeof(*names));
-	const char **ns = calloc((size_t)sc->nnodes + 1, sizeof(*ns));
-	int n = 0, err = 0;
-
-	*out = NULL;
-	if (!names || !ns) {
-		free(names);
-		free(ns);
-		return -ENOMEM;
-	}
-	for (int s = 0; s < sc->nnodes; s++)
-		if (sc->nodes[s].kind == NODE_SERVER) {
-			lab_ns_name(prefix, sc->nodes[s].name, names[n],
-				    sizeof(names[n]));
-			ns[n] = names[n];
-			n++;
-		}
-	*out = monitor_new(ns, n);
-	if (!*out)
-		err = -errno;
-	free(names);
-	free(ns);
-	return err;
-}
-
 /*
  * The longest a fibre stays cut (to its repair), scenario seconds, over
  * every cut of the scenario (0: none; a cut never repaired is refused by
@@ -1088,7 +1059,7 @@ static int att_prepare(struct attempt *a)
 	e = counters_open(p, x->set, x->lo.prefix, false, &a->ctr, &a->nctr,
 			  &a->nsc, &a->nnsc);
 	if (!e)
-		e = open_monitor(p, x->lo.prefix, &a->mon);
+		e = servers_monitor(p, x->lo.prefix, &a->mon);
 	if (e) {
 		say(x, "cannot open the link counters: %s", strerror(-e));
 		return -1;
