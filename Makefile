@@ -235,6 +235,13 @@ bench-steiner: $(TWINLAB)
 	python3 tests/bench/steinlib.py bench $(TWINLAB) $(STEINER_SEEDS)
 bench: bench-steiner
 
+# What following an events file costs the twin (tests/bench/events.py):
+# 10,000 events, a burst of flows, a staggered load under auto. No root.
+.PHONY: bench-events
+bench-events: $(TWINLAB)
+	python3 tests/bench/events.py $(TWINLAB)
+bench: bench-events
+
 # Kill points (root): up, run and experiment killed at 60 seeded moments
 # (TWINLAB_CHAOS_POINTS, TWINLAB_CHAOS_SEED); `make check` tries 12.
 .PHONY: chaos

@@ -15,7 +15,7 @@ packages=(
 	libyaml-dev libjson-c-dev libcriterion-dev
 	libmnl-dev libnetfilter-queue-dev libcgroup-dev libsqlite3-dev
 	libglpk-dev
-	iproute2 iptables iputils-ping
+	iproute2 iptables iputils-ping time
 	graphviz gnuplot-nox help2man
 	clang libclang-rt-14-dev
 )

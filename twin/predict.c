@@ -58,6 +58,8 @@ struct sim {
 	double chunk_bits;	/* physical bits of one chunk */
 };
 
+_Thread_local unsigned long long predict_work;
+
 double predict_train_s(const struct plan *p, const struct task_plan *tp,
 		       int model)
 {
@@ -531,6 +533,7 @@ static int simulate(struct sim *s)
 
 		if (++steps > max_steps)
 			return -ELOOP;	/* a bug, said, never a hang */
+		predict_work += (unsigned long long)s->nall;
 
 		/* a cut fibre's lightpaths are dark in its window [on, off),
 		 * and the transfers it takes data from wait for TCP */

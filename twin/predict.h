@@ -69,6 +69,14 @@ int predict_round_packets(struct plan *p) __attribute__((warn_unused_result));
  */
 const char *predict_strerror(int err);
 
+/*
+ * predict_work - the predictors' work done by this thread so far: a
+ * fluid step counts the transfers and flows it looks at, a packet event
+ * one. What bounds the work of following a timeline (timeline.h), where
+ * every epoch predicts plans again.
+ */
+extern _Thread_local unsigned long long predict_work;
+
 /* Seconds one local model of task tp trains per round under the plan. */
 double predict_train_s(const struct plan *p, const struct task_plan *tp,
 		       int model);

@@ -20,6 +20,7 @@
  * plan gives the same prediction on every run.
  */
 #include "predict.h"
+#include "timeline.h"
 
 #include <errno.h>
 #include <math.h>
@@ -50,6 +51,17 @@ const char *predict_strerror(int err)
 		       "forward whole models only: add 'relay: store' to the "
 		       "scenario (pipelined is the default), or use the "
 		       "fluid predictor";
+	if (err == ETIME)
+		return "more work than the twin does to follow one timeline "
+		       "(" PKT_STR(
+			       TIMELINE_WORK_MAX) " steps of its "
+						  "predictors): its epochs "
+						  "schedule and predict too "
+						  "many "
+						  "tasks and flows too often; "
+						  "use --reschedule none, "
+						  "fewer events, or fewer "
+						  "tasks or flows at once";
 	if (err == E2BIG)
 		return "more background traffic than the packet predictor "
 		       "simulates in a round (" PKT_STR(PKT_BG_FRAMES_MAX)
@@ -344,6 +356,7 @@ static int run(struct psim *s)
 		if (!s->nheap)
 			return -EDEADLK;	/* a tree that cannot finish */
 		e = pop(s);
+		predict_work += 8; /* about a fluid step's time, eight */
 		if (e.kind == EV_LINK_FREE) {
 			s->l[e.a].busy = false;
 			err = serve(s, e.a, e.t);

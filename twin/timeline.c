@@ -14,12 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "predict.h"
 #include "wire.h"
 
 static const char *const resched_names[] = {
 	[RESCHED_NONE] = "none", [RESCHED_FULL] = "full",
 	[RESCHED_AUTO] = "auto",
 };
+
+unsigned long long timeline_work_max = TIMELINE_WORK_MAX;
 
 const char *resched_name(enum resched r)
 {
@@ -404,12 +407,14 @@ struct timeline *timeline_new(const struct scenario *sc,
 	struct timeline *tl = calloc(1, sizeof(*tl));
 	const struct scenario *last = sc;
 	struct scn_moment *mo = NULL;
+	unsigned long long work0;
 	int err = -ENOMEM, nmo;
 
 	if (!tl)
 		return NULL;
 	tl->sc = sc;
 	tl->policy = policy;
+	work0 = predict_work;
 	nmo = scn_moments(sc, &mo);
 	tl->e = calloc(2 * (size_t)sc->nevents + 2, sizeof(*tl->e));
 	if (nmo < 0 || !tl->e)
@@ -423,6 +428,8 @@ struct timeline *timeline_new(const struct scenario *sc,
 			goto fail;
 		}
 		err = add_epoch(tl, next, i < 0 ? NULL : &mo[i], ops, predict);
+		if (!err && predict_work - work0 > timeline_work_max)
+			err = -ETIME;
 		if (err)
 			goto fail;
 		last = next;

@@ -31,6 +31,19 @@
 
 enum resched { RESCHED_NONE, RESCHED_FULL, RESCHED_AUTO };
 
+/*
+ * The most work (predict_work) a timeline's plans may take, epochs
+ * together: each epoch schedules and predicts its tasks and flows again
+ * (full and auto from scratch, with mst's polish), so a file of a few
+ * hundred events can ask for hours. Past it timeline_new fails with
+ * ETIME at the epoch it reached (predict_strerror says what to do).
+ * About 13 s on this project's 2-core test machine, where the shipped
+ * NSFNET dynamics take half of it under auto (6 s). A variable so that
+ * tests can lower it.
+ */
+#define TIMELINE_WORK_MAX 1000000000
+extern unsigned long long timeline_work_max;
+
 struct epoch {
 	double at_s;		/* when it starts, scenario seconds */
 	int event;		/* the event that started it, -1 at t = 0 */
@@ -59,8 +72,8 @@ const char *epoch_name(const struct timeline *tl, const struct epoch *e);
 
 /*
  * timeline_new - the epochs of sc under policy, each planned with ops and
- * predicted with predict. NULL and errno on failure (ENOMEM, or what
- * scheduling or prediction returned).
+ * predicted with predict. NULL and errno on failure (ENOMEM, ETIME past
+ * timeline_work_max, or what scheduling or prediction returned).
  */
 struct timeline *timeline_new(const struct scenario *sc,
 			      const struct sched_ops *ops,

@@ -780,3 +780,42 @@ Test(timeline, new_trees_wait_for_their_connections)
 	timeline_free(tl);
 	scenario_free(sc);
 }
+
+/*
+ * A timeline's work is bounded: the story's full re-scheduling takes some
+ * work W (predict_work, deterministic); with the bound at W it is
+ * followed, one step under it the twin gives up with ETIME and says what
+ * to do, leaving nothing allocated (the sanitised build checks).
+ */
+Test(timeline, work_past_the_bound_is_refused)
+{
+	struct scenario *sc = ring_with(story);
+	unsigned long long w0 = predict_work, w;
+	struct timeline *tl =
+		timeline_new(sc, &sched_mst, RESCHED_FULL, predict_round);
+
+	cr_assert_not_null(tl);
+	w = predict_work - w0;
+	cr_assert_gt(w, 0);
+	timeline_free(tl);
+
+	timeline_work_max = w;
+	tl = timeline_new(sc, &sched_mst, RESCHED_FULL, predict_round);
+	cr_assert_not_null(tl, "at the bound: followed");
+	cr_assert_eq(predict_work - w0, 2 * w, "the same work again");
+	timeline_free(tl);
+
+	timeline_work_max = w - 1;
+	errno = 0;
+	tl = timeline_new(sc, &sched_mst, RESCHED_FULL, predict_round);
+	cr_assert_null(tl);
+	cr_assert_eq(errno, ETIME);
+	cr_assert_str_eq(predict_strerror(ETIME),
+			 "more work than the twin does to follow one timeline "
+			 "(1000000000 steps of its predictors): its epochs "
+			 "schedule and predict too many tasks and flows too "
+			 "often; use --reschedule none, fewer events, or fewer "
+			 "tasks or flows at once");
+	timeline_work_max = TIMELINE_WORK_MAX;
+	scenario_free(sc);
+}
