@@ -497,8 +497,9 @@ int nl_bfifo(struct nl *nl, int index, const char *name, uint16_t minor,
 	return queued(nl, nlh);
 }
 
-int nl_classify_dst(struct nl *nl, int index, const char *name,
-		    uint32_t dst, uint16_t minor)
+/* u32 at priority 1 on the root htb: the 32 bits at off, masked, == val */
+static int classify_u32(struct nl *nl, int index, const char *name, int off,
+			uint32_t mask, uint32_t val, uint16_t minor)
 {
 	struct {
 		struct tc_u32_sel sel;
@@ -513,20 +514,38 @@ int nl_classify_dst(struct nl *nl, int index, const char *name,
 		  "add filter to 1:%x on '%s'", minor, name);
 	if (!nlh)
 		return err;
-	/* u32 at priority 1 on the root htb: IPv4 destination == dst */
 	tcm = tc_header(nlh, index, 0, 1u << 16);
 	tcm->tcm_info = TC_H_MAKE(1u << 16, htons(ETH_P_IP));
 	mnl_attr_put_strz(nlh, TCA_KIND, "u32");
 	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 	sel.sel.flags = TC_U32_TERMINAL;
 	sel.sel.nkeys = 1;
-	sel.key.mask = htonl(0xffffffffu);
-	sel.key.val = htonl(dst);
-	sel.key.off = 16;	/* the IPv4 header's destination */
+	sel.key.mask = htonl(mask);
+	sel.key.val = htonl(val);
+	sel.key.off = off;
 	mnl_attr_put(nlh, TCA_U32_SEL, sizeof(sel), &sel);
 	mnl_attr_put_u32(nlh, TCA_U32_CLASSID, TC_H_MAKE(1u << 16, minor));
 	mnl_attr_nest_end(nlh, opts);
 	return queued(nl, nlh);
+}
+
+int nl_classify_dst(struct nl *nl, int index, const char *name, uint32_t dst,
+		    uint16_t minor)
+{
+	/* the IPv4 header's destination */
+	return classify_u32(nl, index, name, 16, 0xffffffffu, dst, minor);
+}
+
+int nl_classify_small(struct nl *nl, int index, const char *name,
+		      uint16_t below)
+{
+	if (!below || (below & (below - 1)))
+		return -EINVAL;
+	/* the low half of the header's first word is its total length:
+	 * below a power of two when no bit from it up is set; class 1:0 is
+	 * htb's own handle, its direct queue */
+	return classify_u32(nl, index, name, 0, (uint32_t)(0x10000 - below), 0,
+			    0);
 }
 
 int nl_netem(struct nl *nl, int index, const char *name, uint64_t delay_ns,

@@ -88,6 +88,13 @@ int nl_bfifo(struct nl *nl, int index, const char *name, uint16_t minor,
 	     uint32_t limit);
 int nl_classify_dst(struct nl *nl, int index, const char *name,
 		    uint32_t dst, uint16_t minor);
+/*
+ * A u32 filter sending IPv4 packets shorter than `below` bytes (a power
+ * of two) to htb's direct queue, ahead of every class: added before the
+ * others, it is tried first.
+ */
+int nl_classify_small(struct nl *nl, int index, const char *name,
+		      uint16_t below);
 /* netem delaying every packet by delay_ns, as root qdisc (where the
  * kernel has it: for probing). */
 int nl_netem(struct nl *nl, int index, const char *name, uint64_t delay_ns,

@@ -232,7 +232,9 @@ static int child(void)
 	/* the links' fair shaping, as lab.c builds it */
 	err = nl_tbf_over(nl, 2, "p0", 8000000, 3028);
 	if (!err)
-		err = nl_htb(nl, 2, "p0", 0, true);
+		err = nl_htb(nl, 2, "p0", 3, true);
+	if (!err)
+		err = nl_classify_small(nl, 2, "p0", 128);
 	if (!err)
 		err = nl_htb_class(nl, 2, "p0", 0, 3, 16000000, 16000000, 3028,
 				   1514);

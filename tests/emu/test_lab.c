@@ -398,6 +398,53 @@ static void goodput_at(const char *scale, double rate_bps, double n)
 }
 
 /*
+ * Traffic nobody planned is one more flow, never ahead: from sA, t1's
+ * broadcast to sC (planned, a class of its own on every link) and a bulk
+ * TCP flow towards the address t2's broadcast comes from on sC (a
+ * transfer's source: only ACKs are planned to it, as a teacher's
+ * `iperf3 -R` sends) share sA's access link and both lightpaths. Each
+ * gets half of the link's goodput, within 10 %; in htb's direct queue the
+ * unplanned flow took nearly all of it (6.2 against 234.8 Mbit/s).
+ */
+Test(lab, traffic_nobody_planned_shares_fairly)
+{
+	struct nt_tcp t[2] = {0};
+	char ns[2][64], dstns[64], src[2][16], dst[2][16], ns2[64];
+	double n = 2, half = 100e6 * 1448.0 / 1514.0 / 2;
+
+	dilation = n;
+	build(line3_at("1000"), &sched_spff, true);
+	transfer(0, 2, false, ns[0], src[0], dst[0]); /* sA -> sC */
+	transfer(1, 1, false, ns2, dst[1], src[1]);   /* sC -> sA, reversed */
+	ns_of("sA", ns[1], sizeof(ns[1]));
+	ns_of("sC", dstns, sizeof(dstns));
+	cr_assert_str_eq(ns[0], ns[1], "t1's broadcast to sC leaves sA");
+	for (int i = 0; i < 2; i++) {
+		t[i].seconds = 4 * n;
+		t[i].warmup = n;
+		t[i].src_ns = ns[i];
+		t[i].src_addr = src[i];
+		t[i].dst_ns = dstns;
+		t[i].dst_addr = dst[i];
+		t[i].port = (uint16_t)(5201 + i);
+		t[i].bufsize = 8 << 20;
+		cr_assert_eq(nt_tcp_start(&t[i]), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(nt_tcp_join(&t[i]), 0, "tcp %d: %s", i,
+			     strerror(-t[i].err));
+		t[i].steady_bps *= n;
+	}
+	cr_log_info("planned %.1f Mbit/s, unplanned %.1f Mbit/s, half %.1f",
+		    t[0].steady_bps / 1e6, t[1].steady_bps / 1e6, half / 1e6);
+	for (int i = 0; i < 2; i++)
+		cr_expect(fabs(t[i].steady_bps - half) <= 0.10 * half,
+			  "%s flow %.1f Mbit/s, half the link %.1f Mbit/s",
+			  i ? "unplanned" : "planned", t[i].steady_bps / 1e6,
+			  half / 1e6);
+}
+
+/*
  * Fibre loss: each router that sends into a lightpath drops that share of
  * its packets (the rule is there, with the lightpath's loss), and pings
  * over two lossy lightpaths each way (0.9^4: a third lost) lose some and
