@@ -30,6 +30,7 @@ pkg_libmnl := libmnl-dev
 pkg_libnetfilter_queue := libnetfilter-queue-dev
 pkg_libcgroup := libcgroup-dev
 pkg_sqlite3 := libsqlite3-dev
+pkg_libmicrohttpd := libmicrohttpd-dev
 
 # $(call need,module): fail with the Debian package name when missing
 need = $(if $(shell $(PKG_CONFIG) --exists $(1) && echo y),,$(error \
@@ -91,6 +92,7 @@ deps:
 	$(call need,libnetfilter_queue)
 	$(call need,libcgroup)
 	$(call need,sqlite3)
+	$(call need,libmicrohttpd)
 	$(if $(have_glpk),,$(error glpk.h not found: install the Debian \
 		package 'libglpk-dev'))
 
@@ -107,7 +109,7 @@ $(O)/emu/%.o: emu/%.c | deps
 $(O)/tools/%.o: tools/%.c | deps
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(ALL_CFLAGS) $(call cflags_of,json-c) -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) $(call cflags_of,json-c libmicrohttpd) -c -o $@ $<
 
 $(O)/tests/%.o: tests/%.c | deps
 	@mkdir -p $(@D)
@@ -141,9 +143,11 @@ $(O)/tools/twinlab.o: ALL_CFLAGS += -I$(O)
 $(TWINLAB): $(TOOLS_OBJ) $(EMU_LIB) $(TWIN_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,json-c $(EMU_PKGS)) $(TWIN_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,json-c libmicrohttpd $(EMU_PKGS)) $(TWIN_LIBS) -lpthread
 
-$(TWIN_TESTS): $(TEST_OBJ) $(TWIN_LIB)
+# the pure parts of tools/ that unit tests call
+TOOLS_UNIT_OBJ := $(O)/tools/view/route.o
+$(TWIN_TESTS): $(TEST_OBJ) $(TOOLS_UNIT_OBJ) $(TWIN_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,json-c criterion sqlite3) $(TWIN_LIBS)
@@ -184,10 +188,14 @@ endif
 # (tools/dist/man.sh), so they say what the binary says.
 PREFIX ?= /usr/local
 MAN_DIR := $(O)/man
+VIEW_SHARE = $(DESTDIR)$(PREFIX)/share/twinlab/view
+VIEW_LIB := tools/view/node_modules/cytoscape/dist/cytoscape.min.js
 INSTALLED = $(DESTDIR)$(PREFIX)/bin/twinlab \
 	$(DESTDIR)$(PREFIX)/share/man/man1/twinlab.1 \
 	$(DESTDIR)$(PREFIX)/share/man/man1/twinlab-*.1 \
-	$(DESTDIR)$(PREFIX)/share/bash-completion/completions/twinlab
+	$(DESTDIR)$(PREFIX)/share/bash-completion/completions/twinlab \
+	$(VIEW_SHARE)/page/index.html $(VIEW_SHARE)/page/view.js \
+	$(VIEW_SHARE)/page/view.css $(VIEW_SHARE)/$(VIEW_LIB:tools/view/%=%)
 
 $(MAN_DIR)/twinlab.1: $(TWINLAB) tools/dist/man.sh
 	@$(if $(Q),echo "  MAN     $(MAN_DIR)")
@@ -202,9 +210,19 @@ install: $(TWINLAB) man
 	install -m 0644 $(MAN_DIR)/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -D -m 0644 tools/dist/completion.bash \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/twinlab
+	install -d $(VIEW_SHARE)/page
+	install -m 0644 tools/view/page/index.html tools/view/page/view.js \
+		tools/view/page/view.css $(VIEW_SHARE)/page/
+	@if [ -f $(VIEW_LIB) ]; then \
+		install -D -m 0644 $(VIEW_LIB) \
+			$(VIEW_SHARE)/$(VIEW_LIB:tools/view/%=%); \
+	else echo "install: $(VIEW_LIB) is not installed (npm ci --prefix" \
+		"tools/view): the view will list loads only"; fi
 
 uninstall:
 	rm -f $(INSTALLED)
+	@rmdir -p $(VIEW_SHARE)/page \
+		$(dir $(VIEW_SHARE)/$(VIEW_LIB:tools/view/%=%)) 2>/dev/null || :
 
 # Installed into a scratch DESTDIR: it runs, every command has its page,
 # the completion parses; uninstalled: no file is left.

@@ -14,7 +14,7 @@ packages=(
 	gcc make pkg-config
 	libyaml-dev libjson-c-dev libcriterion-dev
 	libmnl-dev libnetfilter-queue-dev libcgroup-dev libsqlite3-dev
-	libglpk-dev
+	libglpk-dev libmicrohttpd-dev
 	iproute2 iptables iputils-ping time
 	graphviz gnuplot-nox help2man
 	clang libclang-rt-14-dev
@@ -28,6 +28,11 @@ demo|check) ;;
 	exit 2
 	;;
 esac
+
+# the tests drive Debian's chromium against the live view
+if [ "$job" = check ]; then
+	packages+=(chromium)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -43,6 +48,28 @@ if ((${#missing[@]})); then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q
 	apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# the live view's graph library, from npm by the lock file (twinlab view
+# serves the page without it, saying so)
+if ! command -v npm >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
+	echo "bootstrap: installing npm (for the live view's page)"
+	apt-get install -y -q --no-install-recommends npm ||
+		echo "bootstrap: warning: npm could not be installed" >&2
+fi
+if command -v npm >/dev/null 2>&1; then
+	npm ci --prefix tools/view --no-audit --no-fund --loglevel=error ||
+		echo "bootstrap: warning: npm could not install the view's" \
+			"graph library; 'twinlab view' will list loads only" >&2
+	if [ "$job" = check ]; then
+		npm ci --prefix tests/browser --no-audit --no-fund \
+			--loglevel=error ||
+			echo "bootstrap: warning: npm could not install" \
+				"playwright-core; the browser test is skipped" >&2
+	fi
+else
+	echo "bootstrap: warning: no npm; 'twinlab view' will list loads" \
+		"only" >&2
 fi
 
 make -j"$(nproc)"

@@ -46,6 +46,9 @@ static const struct command commands[] = {
 	{ "status", cmd_status, "[OPTIONS]",
 	  "how the emulation that is up keeps its promises under its traffic: "
 	  "the delay line's lateness, drops, the monitor's verdict (root)" },
+	{ "view", cmd_view, "[OPTIONS]",
+	  "the emulation that is up, live in a browser on this machine: "
+	  "network, trees, each link's load (root)" },
 	{ "addr", cmd_addr, "NAME [OPTIONS]",
 	  "a server's or a task's addresses in the emulation that is up, "
 	  "and the ping along each transfer" },

@@ -140,6 +140,7 @@ int cmd_clean(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_addr(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 int cmd_cut(int argc, char **argv);
 int cmd_repair(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);

@@ -1182,6 +1182,7 @@ Test(cli, help_names_every_option_each_command_takes)
 		{ "exec", "tools/cmd/exec.c", 0 },
 		{ "addr", "tools/cmd/addr.c", 0 },
 		{ "status", "tools/cmd/status.c", 0 },
+		{ "view", "tools/cmd/view.c", 0 },
 		{ "cut", "tools/cmd/fibre.c", 0 },
 		{ "repair", "tools/cmd/fibre.c", 0 },
 		{ "select", "tools/cmd/select.c", 0 },

@@ -35,10 +35,17 @@ static bool wanted(const struct plan *p, const struct lpset *set, int l,
 	return false;
 }
 
-int counters_open(const struct plan *p, const struct lpset *set,
-		  const char *prefix, bool traffic,
-		  struct counter **out, int *n, struct nscache **cache,
-		  int *ncache)
+/* Whether link l is shaped at all: a server's access, or a lightpath. */
+static bool exists(const struct plan *p, int l)
+{
+	return l >= 2 * p->sc->nnodes ||
+	       p->sc->nodes[l / 2].kind == NODE_SERVER;
+}
+
+static int open_links(const struct plan *p, const struct lpset *set,
+		      const char *prefix, bool traffic, bool every,
+		      struct counter **out, int *n, struct nscache **cache,
+		      int *ncache)
 {
 	struct counter *c = calloc((size_t)plan_nlinks(p) + 1, sizeof(*c));
 	struct nscache *nc = calloc((size_t)p->sc->nnodes + 1, sizeof(*nc));
@@ -53,7 +60,7 @@ int counters_open(const struct plan *p, const struct lpset *set,
 		struct counter *x = &c[k];
 		int saved, j;
 
-		if (!wanted(p, set, l, traffic))
+		if (every ? !exists(p, l) : !wanted(p, set, l, traffic))
 			continue;
 		x->link = l;
 		lab_link_end(p, prefix, l, x->ns, x->ifname);
@@ -77,6 +84,21 @@ int counters_open(const struct plan *p, const struct lpset *set,
 		*n = ++k;
 	}
 	return 0;
+}
+
+int counters_open(const struct plan *p, const struct lpset *set,
+		  const char *prefix, bool traffic, struct counter **out,
+		  int *n, struct nscache **cache, int *ncache)
+{
+	return open_links(p, set, prefix, traffic, false, out, n, cache,
+			  ncache);
+}
+
+int counters_open_every(const struct plan *p, const char *prefix,
+			struct counter **out, int *n, struct nscache **cache,
+			int *ncache)
+{
+	return open_links(p, NULL, prefix, false, true, out, n, cache, ncache);
 }
 
 void counters_close(struct counter *c, struct nscache *cache, int ncache)

@@ -40,6 +40,15 @@ int counters_open(const struct plan *p, const struct lpset *set,
 		  struct counter **out, int *n, struct nscache **cache,
 		  int *ncache) __attribute__((warn_unused_result));
 
+/*
+ * counters_open_every - a counter for every shaped link of p (each
+ * server's access link, each lightpath; both ways), whatever crosses it:
+ * for watching traffic nobody planned. As counters_open otherwise.
+ */
+int counters_open_every(const struct plan *p, const char *prefix,
+			struct counter **out, int *n, struct nscache **cache,
+			int *ncache) __attribute__((warn_unused_result));
+
 void counters_close(struct counter *c, struct nscache *cache, int ncache);
 
 /*

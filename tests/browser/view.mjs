@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+// The live view in a real browser: Debian's chromium, headless, driven by
+// playwright-core. Opens URL, waits for ten load updates, reads what the
+// page drew, picks the first task and counts its trees' edges, saves a
+// screenshot at SHOT. Prints one JSON object; exits 1 on a page error or
+// a wait that ran out.
+//
+//   node tests/browser/view.mjs URL SHOT
+import { chromium } from 'playwright-core';
+
+const [url, shot] = process.argv.slice(2);
+if (!url || !shot) {
+  console.error('usage: node view.mjs URL SHOT');
+  process.exit(2);
+}
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+         '--disable-background-networking', '--disable-component-update',
+         '--disable-sync'],
+});
+const out = { errors: [] };
+try {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  page.on('pageerror', (e) => out.errors.push(String(e)));
+  await page.goto(url, { timeout: 20000 });
+  await page.waitForFunction(
+    () => window.twinlabView && window.twinlabView.updates >= 10, null,
+    { timeout: 20000, polling: 50 });
+  Object.assign(out, await page.evaluate(() => {
+    const v = window.twinlabView;
+    return {
+      updates: v.updates,
+      nodes: v.cy.nodes().length,
+      roadms: v.cy.nodes('.roadm').length,
+      fibres: v.cy.edges('.fibre').length,
+      lightpaths: v.cy.edges('.lightpath').length,
+      tasks: v.topology.tasks.map((t) => t.name),
+      problem: document.getElementById('problem').hidden ? null :
+        document.getElementById('problem').textContent,
+    };
+  }));
+  await page.selectOption('#task', { index: 1 });
+  out.tree_edges = await page.evaluate(
+    () => window.twinlabView.cy.edges('.bcast, .upload').length);
+  await page.screenshot({ path: shot });
+  out.ok = out.errors.length === 0;
+} catch (e) {
+  out.ok = false;
+  out.errors.push(String(e));
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify(out));
+process.exit(out.ok ? 0 : 1);

@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: MIT
+/*
+ * twinlab view on an emulation that is up (root): the address and token
+ * it prints, the network it serves (every node and fibre of the
+ * scenario), its refusals (no token, a wrong one, a name not on its
+ * list, a method it does not take), a stream of load events that sees a
+ * ping cross a server's access link, and a clean end on SIGTERM. Every
+ * step waits for what the view says, never for time.
+ */
+#include <criterion/criterion.h>
+#include <json-c/json.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "emu/lab.h"
+#include "nettest.h"
+#include "twin/addr.h"
+#include "twin/sched.h"
+
+extern char **environ;
+
+static char prefix[LAB_PREFIX_MAX + 1];
+static pid_t view = -1;
+
+/* "tq<pid>": the lab suite's sweep removes one a killed run left */
+static void setup(void)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root");
+	snprintf(prefix, sizeof(prefix), "tq%d", (int)getpid());
+	lab_down(prefix, NULL, NULL);
+}
+
+static void teardown(void)
+{
+	if (view > 0) {
+		kill(view, SIGKILL);
+		waitpid(view, NULL, 0);
+	}
+	if (prefix[0])
+		lab_down(prefix, NULL, NULL);
+}
+
+TestSuite(view, .init = setup, .fini = teardown, .timeout = 120);
+
+/* A request on a new connection; the whole answer in buf, its status. */
+static int http(int port, const char *req, char *buf, size_t len)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET,
+				.sin_port = htons((uint16_t)port),
+				.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), status = -1;
+	size_t got = 0;
+	ssize_t n;
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0, "%s",
+		     strerror(errno));
+	cr_assert_eq(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	while (got < len - 1 && (n = read(fd, buf + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	close(fd);
+	sscanf(buf, "HTTP/1.%*d %d", &status);
+	return status;
+}
+
+static int get(int port, const char *path, char *buf, size_t len)
+{
+	char req[512];
+
+	snprintf(req, sizeof(req),
+		 "GET %s HTTP/1.1\r\nHost: x\r\n"
+		 "Connection: close\r\n\r\n",
+		 path);
+	return http(port, req, buf, len);
+}
+
+/* The link index of the directed link named `name` in the topology. */
+static int link_index(struct json_object *topo, const char *name)
+{
+	struct json_object *g, *links;
+
+	cr_assert(json_object_object_get_ex(topo, "graph", &g));
+	cr_assert(json_object_object_get_ex(g, "links", &links));
+	for (size_t i = 0; i < json_object_array_length(links); i++) {
+		struct json_object *l = json_object_array_get_idx(links, i);
+		struct json_object *n, *x;
+
+		json_object_object_get_ex(l, "name", &n);
+		json_object_object_get_ex(l, "i", &x);
+		if (!strcmp(json_object_get_string(n), name))
+			return json_object_get_int(x);
+	}
+	cr_assert_fail("no link %s", name);
+	return -1;
+}
+
+/*
+ * Up the teaching ring at N = 4 and start the view on any free port;
+ * its port and token, once it has said where it listens.
+ */
+static void view_up(int *port, char token[64])
+{
+	char *bin = getenv("TWINLAB"), out[8192];
+	char *up[] = {bin,	  "up",	  "scenarios/teaching-ring.yaml",
+		      "--prefix", prefix, "--dilation",
+		      "4",	  NULL};
+	char *argv[] = {bin, "view",	   "--prefix", prefix,	 "--port",
+			"0", "--interval", "0.05",     "--json", NULL};
+	posix_spawn_file_actions_t fa;
+	struct json_object *where, *o;
+	size_t got = 0;
+	int fds[2];
+
+	cr_assert_not_null(bin, "TWINLAB not set");
+	cr_assert_eq(run_argv_output(up, out, sizeof(out)), 0, "%s", out);
+	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+	cr_assert_eq(posix_spawn(&view, bin, &fa, NULL, argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[1]);
+	/* what it prints once it listens: the JSON, whole at its end */
+	for (ssize_t n;
+	     got < sizeof(out) - 1 &&
+	     (n = read(fds[0], out + got, sizeof(out) - 1 - got)) > 0;) {
+		got += (size_t)n;
+		out[got] = '\0';
+		if (strstr(out, "\n}"))
+			break;
+	}
+	close(fds[0]);
+	where = json_tokener_parse(out);
+	cr_assert_not_null(where, "not JSON: %s", out);
+	cr_assert(json_object_object_get_ex(where, "port", &o));
+	*port = json_object_get_int(o);
+	cr_assert(json_object_object_get_ex(where, "token", &o));
+	snprintf(token, 64, "%s", json_object_get_string(o));
+	cr_assert_eq(strlen(token), 32, "%s", token);
+	cr_assert(json_object_object_get_ex(where, "url", &o));
+	cr_expect(!strncmp(json_object_get_string(o), "http://127.0.0.1:", 17),
+		  "loopback by default: %s", json_object_get_string(o));
+	json_object_put(where);
+}
+
+/* SIGTERM: the view exits 0. */
+static void view_stop(void)
+{
+	int status;
+
+	cr_assert_eq(kill(view, SIGTERM), 0);
+	cr_assert_eq(waitpid(view, &status, 0), view);
+	view = -1;
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d",
+		  status);
+}
+
+Test(view, serves_the_network_and_streams_its_load)
+{
+	char out[8192], path[256], *body;
+	static char big[1 << 20];
+	struct json_object *topo;
+	struct scn_error err;
+	struct scenario *sc;
+	struct plan *p;
+	struct addressing *a;
+	const struct endpoint *ep;
+	char ns[64], src[16], dst[16], token[64], stream[1 << 16];
+	int port, status, events = 0, seen = 0, link, fd;
+	size_t got = 0;
+	double rtt[20];
+
+	view_up(&port, token);
+
+	/* refusals */
+	cr_expect_eq(get(port, "/topology", out, sizeof(out)), 403);
+	cr_expect_eq(get(port,
+			 "/topology?token=0123456789abcdef0123456789"
+			 "abcdef",
+			 out, sizeof(out)),
+		     403);
+	snprintf(path, sizeof(path), "/../../etc/passwd?token=%s", token);
+	cr_expect_eq(get(port, path, out, sizeof(out)), 404);
+	snprintf(path, sizeof(path),
+		 "POST /?token=%s HTTP/1.1\r\nHost: x\r\n"
+		 "Content-Length: 1\r\nConnection: close\r\n\r\nx",
+		 token);
+	cr_expect_eq(http(port, path, out, sizeof(out)), 405);
+	snprintf(path, sizeof(path), "/?token=%s", token);
+	cr_expect_eq(get(port, path, out, sizeof(out)), 200);
+	cr_expect(strstr(out, "<title>twinlab view</title>"), "%s", out);
+
+	/* the network: every node and fibre of the scenario */
+	snprintf(path, sizeof(path), "/topology?token=%s", token);
+	status = get(port, path, big, sizeof(big));
+	cr_assert_eq(status, 200, "%.300s", big);
+	body = strstr(big, "\r\n\r\n");
+	cr_assert_not_null(body);
+	topo = json_tokener_parse(body + 4);
+	cr_assert_not_null(topo, "%.300s", body);
+	sc = scenario_load("scenarios/teaching-ring.yaml", &err);
+	cr_assert_not_null(sc, "%s", err.msg);
+	{
+		struct json_object *g, *nodes, *fibres;
+
+		cr_assert(json_object_object_get_ex(topo, "graph", &g));
+		json_object_object_get_ex(g, "nodes", &nodes);
+		json_object_object_get_ex(g, "fibres", &fibres);
+		cr_expect_eq(json_object_array_length(nodes),
+			     (size_t)sc->nnodes);
+		cr_expect_eq(json_object_array_length(fibres),
+			     (size_t)sc->nfibres);
+	}
+	link = link_index(topo, "s1>r1");
+	json_object_put(topo);
+
+	/* the stream: ten events, and a ping out of s1 seen on its link */
+	p = sched_plan(sc, &sched_mst);
+	cr_assert_not_null(p);
+	a = addressing_new(p);
+	cr_assert_not_null(a);
+	ep = &a->ep[0][2 * 1]; /* t1's broadcast to its first local */
+	cr_assert_eq(p->tasks[0].server[0], scenario_find(sc, "s1"));
+	addr_str(ep->src, src);
+	addr_str(ep->dst, dst);
+	lab_ns_name(prefix, "s1", ns, sizeof(ns));
+	{
+		struct sockaddr_in sa = {.sin_family = AF_INET,
+					 .sin_port = htons((uint16_t)port),
+					 .sin_addr.s_addr =
+						 htonl(INADDR_LOOPBACK)};
+		char req[256];
+
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)),
+			     0);
+		snprintf(req, sizeof(req),
+			 "GET /events?token=%s HTTP/1.1\r\n"
+			 "Host: x\r\n\r\n",
+			 token);
+		cr_assert_eq(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	}
+	cr_assert_eq(nt_ping_from(ns, src, dst, 20, 10, rtt, &status), 0);
+	cr_expect_gt(status, 0, "pings answered");
+	got = 0;
+	while (events < 10 || !seen) {
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+		char key[32], *at;
+		ssize_t n;
+
+		cr_assert_eq(poll(&pf, 1, 10000), 1, "no event in 10 s");
+		n = read(fd, stream + got, sizeof(stream) - 1 - got);
+		cr_assert_gt(n, 0, "the stream ended");
+		got += (size_t)n;
+		stream[got] = '\0';
+		/* count whole events; keep a partial one */
+		while ((at = strstr(stream, "\n\n"))) {
+			char *ev = strstr(stream, "event: load\ndata: ");
+
+			if (ev && ev < at) {
+				snprintf(key, sizeof(key), "{\"i\":%d,", link);
+				char *l = strstr(ev, key);
+
+				events++;
+				if (l && l < at &&
+				    strncmp(l + strlen(key), "\"gbps\":0,", 9))
+					seen = 1;
+			}
+			memmove(stream, at + 2, strlen(at + 2) + 1);
+			got = strlen(stream);
+		}
+		cr_assert_lt(events, 10000, "the ping was never seen on s1>r1");
+	}
+	cr_log_info("%d events, the ping seen on s1>r1", events);
+
+	/* SIGTERM: the view exits 0 and the stream ends */
+	view_stop();
+	{
+		ssize_t n;
+
+		while ((n = read(fd, stream, sizeof(stream))) > 0)
+			;
+		cr_expect_eq(n, 0, "the stream closed");
+	}
+	close(fd);
+	addressing_free(a);
+	plan_free(p);
+	scenario_free(sc);
+}
+
+/*
+ * A real browser: Debian's chromium, headless, driven by playwright-core
+ * (tests/browser/view.mjs) opens the page, waits for ten load updates,
+ * and finds every node, fibre and lightpath of the plan drawn, and the
+ * first task's trees marked once it is picked; its screenshot is
+ * build/test-view.png. Skipped, saying so, where chromium, node or
+ * playwright-core is missing (the set-up installs them for the tests).
+ */
+Test(view, a_browser_draws_the_plan_and_its_load)
+{
+	static const char *const need[] = {
+		"/usr/bin/chromium",
+		"/usr/bin/node",
+		"tests/browser/node_modules/playwright-core/package.json",
+	};
+	char out[8192], token[64], url[160];
+	char *argv[] = {"node", "tests/browser/view.mjs", url,
+			"build/test-view.png", NULL};
+	struct json_object *o, *x;
+	struct scn_error err;
+	struct scenario *sc;
+	struct plan *p;
+	int port, rc;
+
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (access(need[i], R_OK))
+			cr_skip_test("the browser test needs %s (bash "
+				     "tools/bootstrap.sh check installs it)",
+				     need[i]);
+	view_up(&port, token);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/?token=%s", port,
+		 token);
+	rc = run_argv_output(argv, out, sizeof(out));
+	o = json_tokener_parse(out);
+	cr_assert_not_null(o, "not JSON (exit %d): %s", rc, out);
+	cr_expect_eq(rc, 0, "%s", out);
+	sc = scenario_load("scenarios/teaching-ring.yaml", &err);
+	cr_assert_not_null(sc, "%s", err.msg);
+	p = sched_plan(sc, &sched_mst);
+	cr_assert_not_null(p);
+	cr_assert(json_object_object_get_ex(o, "nodes", &x), "%s", out);
+	cr_expect_eq(json_object_get_int(x), sc->nnodes, "%s", out);
+	cr_assert(json_object_object_get_ex(o, "fibres", &x), "%s", out);
+	cr_expect_eq(json_object_get_int(x), sc->nfibres, "%s", out);
+	cr_assert(json_object_object_get_ex(o, "lightpaths", &x), "%s", out);
+	cr_expect_eq(json_object_get_int(x), p->net->nlp, "%s", out);
+	cr_assert(json_object_object_get_ex(o, "updates", &x), "%s", out);
+	cr_expect_geq(json_object_get_int(x), 10, "%s", out);
+	cr_assert(json_object_object_get_ex(o, "tree_edges", &x), "%s", out);
+	cr_expect_gt(json_object_get_int(x), 0, "%s", out);
+	cr_log_info("%s", out);
+	json_object_put(o);
+	view_stop();
+	plan_free(p);
+	scenario_free(sc);
+}

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+// The live view's page: the network and plan from /topology, drawn with
+// cytoscape.js, and each link's load from the /events stream.
+'use strict';
+
+const token = new URLSearchParams(location.search).get('token') || '';
+const q = '?token=' + encodeURIComponent(token);
+const $ = (id) => document.getElementById(id);
+
+// The edge of the graph a directed link of the plan loads:
+// "s1>r1" is s1's access link, "lp0:r1>r2" lightpath 0.
+function edgeOfLink(name) {
+  const colon = name.indexOf(':');
+  if (colon >= 0) return name.slice(0, colon);
+  const [a, b] = name.split('>');
+  return 'acc:' + (servers.has(a) ? a : b);
+}
+
+// The edge a hop of a tree path takes: an access link or a lightpath.
+function edgeOfHop(path, k) {
+  const via = path.via[k];
+  if (via !== 'access') return via;
+  const a = path.nodes[k], b = path.nodes[k + 1];
+  return 'acc:' + (servers.has(a) ? a : b);
+}
+
+const servers = new Set();
+let cy = null, topo = null, linkEdge = new Map(), updates = 0;
+
+function problem(text) {
+  const p = $('problem');
+  p.textContent = text;
+  p.hidden = false;
+}
+
+// Where to draw each node: ROADMs where the scenario places them (scaled
+// to the pane), routers just under theirs, servers around their router.
+function positions(nodes) {
+  const roadms = nodes.filter((n) => n.kind === 'roadm' && 'x' in n);
+  if (!roadms.length) return null;
+  const xs = roadms.map((n) => n.x), ys = roadms.map((n) => n.y);
+  const w = Math.max(...xs) - Math.min(...xs) || 1;
+  const h = Math.max(...ys) - Math.min(...ys) || 1;
+  const s = 700 / Math.max(w, h);
+  const pos = {};
+  for (const n of roadms)
+    pos[n.name] = { x: (n.x - Math.min(...xs)) * s,
+                    y: (Math.max(...ys) - n.y) * s };
+  const byAttach = {};
+  for (const n of nodes) {
+    if (n.kind === 'roadm') continue;
+    (byAttach[n.attach] = byAttach[n.attach] || []).push(n);
+  }
+  for (const n of nodes.filter((m) => m.kind === 'router')) {
+    const r = pos[n.attach];
+    if (r) pos[n.name] = { x: r.x + 28, y: r.y + 28 };
+  }
+  for (const n of nodes.filter((m) => m.kind === 'router')) {
+    const at = pos[n.name], kids = byAttach[n.name] || [];
+    kids.forEach((k, i) => {
+      const a = (2 * Math.PI * i) / Math.max(kids.length, 1);
+      if (at) pos[k.name] = { x: at.x + 42 * Math.cos(a),
+                              y: at.y + 42 * Math.sin(a) };
+    });
+  }
+  return pos;
+}
+
+function elements(t) {
+  const els = [];
+  for (const n of t.graph.nodes) {
+    if (n.kind === 'server') servers.add(n.name);
+    els.push({ data: { id: n.name, label: n.name }, classes: n.kind });
+  }
+  t.graph.fibres.forEach((f, i) => els.push({
+    data: { id: 'f' + i, source: f.a, target: f.b,
+            label: f.lit + '/' + f.wavelengths },
+    classes: 'fibre' }));
+  for (const n of t.graph.nodes) {
+    if (n.kind === 'router')
+      els.push({ data: { id: 'ad:' + n.name, source: n.name,
+                         target: n.attach }, classes: 'adddrop' });
+    if (n.kind === 'server')
+      els.push({ data: { id: 'acc:' + n.name, source: n.name,
+                         target: n.attach }, classes: 'access' });
+  }
+  for (const lp of t.lightpaths)
+    els.push({ data: { id: 'lp' + lp.id, source: lp.a, target: lp.b,
+                       label: 'lp' + lp.id }, classes: 'lightpath' });
+  return els;
+}
+
+function draw(t) {
+  const pos = positions(t.graph.nodes);
+  cy = cytoscape({
+    container: $('graph'),
+    elements: elements(t),
+    layout: pos ? { name: 'preset', positions: pos, fit: true, padding: 30 }
+                : { name: 'cose', animate: false },
+    style: [
+      { selector: 'node', style: { label: 'data(label)', 'font-size': 9,
+          'text-valign': 'bottom', width: 14, height: 14 } },
+      { selector: '.roadm', style: { 'background-color': '#4a5a8a',
+          shape: 'round-rectangle', width: 22, height: 22 } },
+      { selector: '.router', style: { 'background-color': '#7a9a5a' } },
+      { selector: '.server', style: { 'background-color': '#c08a3a',
+          width: 10, height: 10 } },
+      { selector: 'edge', style: { width: 2, 'line-color': '#bbb',
+          'curve-style': 'bezier' } },
+      { selector: '.fibre', style: { width: 4, 'line-color': '#999',
+          label: 'data(label)', 'font-size': 9 } },
+      { selector: '.adddrop', style: { width: 1 } },
+      { selector: '.lightpath', style: { 'line-style': 'dashed',
+          'line-color': '#556' } },
+      // the load (of the link's rate) as width and colour; a selected
+      // task's trees keep their own colour over it
+      { selector: 'edge[load]', style: {
+          width: 'mapData(load, 0, 1, 2, 12)',
+          'line-color': 'mapData(load, 0, 1, #8a8f99, #e02020)' } },
+      { selector: '.bcast', style: { 'line-color': '#1f6fd1',
+          'line-style': 'solid', 'z-index': 9 } },
+      { selector: '.upload', style: { 'line-color': '#d1661f',
+          'line-style': 'solid', 'z-index': 9 } },
+      { selector: '.bcast.upload', style: { 'line-color': '#8a3fc1' } },
+    ],
+  });
+}
+
+function showTask(name) {
+  if (!cy) return;
+  cy.edges().removeClass('bcast upload');
+  const task = topo.tasks.find((x) => x.name === name);
+  if (!task) return;
+  for (const [tree, cls] of [[task.broadcast, 'bcast'],
+                             [task.upload, 'upload']])
+    for (const path of tree || [])
+      for (let k = 0; k < path.via.length; k++)
+        cy.$id(edgeOfHop(path, k)).addClass(cls);
+}
+
+// One load event: each edge as loaded as its busier direction.
+function onLoad(msg) {
+  const load = new Map();
+  for (const l of msg.links) {
+    const e = linkEdge.get(l.i);
+    if (!e) continue;
+    const was = load.get(e);
+    if (!was || l.u > was.u) load.set(e, l);
+  }
+  if (cy)
+    cy.batch(() => {
+      for (const [e, l] of load) cy.$id(e).data('load', Math.min(l.u, 1));
+    });
+  const top = [...load.entries()].sort((a, b) => b[1].u - a[1].u).slice(0, 6);
+  $('busiest').replaceChildren(...top.map(([e, l]) => {
+    const li = document.createElement('li');
+    li.textContent = `${e}: ${(100 * l.u).toFixed(1)} % ` +
+                     `(${l.gbps.toPrecision(3)} Gbit/s)`;
+    return li;
+  }));
+  updates++;
+  $('updates').textContent = String(updates);
+}
+
+async function start() {
+  const r = await fetch('topology' + q);
+  if (!r.ok) { problem('the view refused: ' + r.status); return; }
+  topo = await r.json();
+  $('scenario').textContent = topo.scenario + ' · ' + topo.scheduler;
+  $('facts').textContent = `prefix ${topo.prefix} · dilation ` +
+      `${topo.dilation} · ${topo.tasks.length} tasks · ` +
+      `${topo.lightpaths.length} lightpaths`;
+  for (const l of topo.graph.links) linkEdge.set(l.i, null);
+  for (const t of topo.tasks) {
+    const o = document.createElement('option');
+    o.value = o.textContent = t.name;
+    $('task').append(o);
+  }
+  $('task').addEventListener('change', (ev) => showTask(ev.target.value));
+  for (const n of topo.graph.nodes)
+    if (n.kind === 'server') servers.add(n.name);
+  for (const l of topo.graph.links) linkEdge.set(l.i, edgeOfLink(l.name));
+  if (typeof cytoscape === 'function') draw(topo);
+  else problem('cytoscape.js is not installed: the set-up installs it ' +
+               '(npm install in tools/view); the load is listed only');
+  const es = new EventSource('events' + q);
+  es.addEventListener('open', () => { $('state').textContent = 'live'; });
+  es.addEventListener('error', () => {
+    $('state').textContent = 'disconnected';
+  });
+  es.addEventListener('load', (ev) => onLoad(JSON.parse(ev.data)));
+}
+
+// what a test (tests/browser/view.mjs) reads of the page
+window.twinlabView = {
+  get cy() { return cy; },
+  get updates() { return updates; },
+  get topology() { return topo; },
+};
+
+start().catch((e) => problem(String(e)));
