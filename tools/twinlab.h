@@ -141,6 +141,21 @@ int cmd_exec(int argc, char **argv);
 int cmd_addr(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_view(int argc, char **argv);
+
+/*
+ * fibre_apply - cut (up false) or repair the fibre between ROADMs a and b
+ * of the emulation up under prefix, holding its lock as who: what
+ * 'twinlab cut' and 'repair' do, for them and the live view. 0 with the
+ * fibre in *d and the change said in msg; else an exit status (1, or
+ * EXIT_USAGE for names that are not a fibre) with the reason in msg.
+ */
+struct fibre_done {
+	char a[64], b[64];
+	double km;
+	int lit; /* wavelengths changed */
+};
+int fibre_apply(const char *prefix, const char *a, const char *b, bool up,
+		const char *who, struct fibre_done *d, char *msg, size_t len);
 int cmd_cut(int argc, char **argv);
 int cmd_repair(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);

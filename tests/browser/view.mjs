@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The live view in a real browser: Debian's chromium, headless, driven by
 // playwright-core. Opens URL, waits for ten load updates, reads what the
-// page drew, picks the first task and counts its trees' edges, saves a
-// screenshot at SHOT. Prints one JSON object; exits 1 on a page error or
+// page drew, picks the first task and counts its trees' edges, clicks
+// fibre 0 and waits for the stream to show it cut (screenshot at SHOT),
+// clicks it again and waits for it to be repaired. Prints one JSON object; exits 1 on a page error or
 // a wait that ran out.
 //
 //   node tests/browser/view.mjs URL SHOT
@@ -17,7 +18,9 @@ const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
          '--disable-background-networking', '--disable-component-update',
-         '--disable-sync'],
+         '--disable-sync', '--disable-renderer-backgrounding',
+         '--disable-background-timer-throttling',
+         '--disable-backgrounding-occluded-windows'],
 });
 const out = { errors: [] };
 try {
@@ -43,8 +46,22 @@ try {
   await page.selectOption('#task', { index: 1 });
   out.tree_edges = await page.evaluate(
     () => window.twinlabView.cy.edges('.bcast, .upload').length);
+  // a click on fibre 0 (A-B, lit): cut, seen as cut in the stream
+  await page.evaluate(() => { window.twinlabView.cy.$id('f0').emit('tap'); });
+  await page.waitForFunction(() => {
+    const v = window.twinlabView;
+    return v.said && v.cy.$id('f0').hasClass('cut');
+  }, null, { timeout: 20000, polling: 50 });
+  out.cut = await page.evaluate(() => window.twinlabView.said);
   await page.screenshot({ path: shot });
-  out.ok = out.errors.length === 0;
+  // and again: repaired
+  await page.evaluate(() => { window.twinlabView.cy.$id('f0').emit('tap'); });
+  await page.waitForFunction(() => {
+    const v = window.twinlabView;
+    return v.said && v.said.what === 'repair' && !v.cy.$id('f0').hasClass('cut');
+  }, null, { timeout: 20000, polling: 50 });
+  out.repair = await page.evaluate(() => window.twinlabView.said);
+  out.ok = out.errors.length === 0 && out.cut.ok && out.repair.ok;
 } catch (e) {
   out.ok = false;
   out.errors.push(String(e));

@@ -199,6 +199,31 @@ Test(view, serves_the_network_and_streams_its_load)
 		 "Content-Length: 1\r\nConnection: close\r\n\r\nx",
 		 token);
 	cr_expect_eq(http(port, path, out, sizeof(out)), 405);
+	/* a change needs the token in its header: not the query, not the
+	 * cookie a page of another site could make the browser send */
+	snprintf(path, sizeof(path),
+		 "POST /cut?a=A&b=B&token=%s HTTP/1.1\r\n"
+		 "Host: x\r\nCookie: twinlab_view=%s\r\nConnection: close"
+		 "\r\n\r\n",
+		 token, token);
+	cr_expect_eq(http(port, path, out, sizeof(out)), 403, "%s", out);
+	snprintf(path, sizeof(path), "/cut?a=A&b=B&token=%s", token);
+	cr_expect_eq(get(port, path, out, sizeof(out)), 405);
+	snprintf(path, sizeof(path),
+		 "POST /cut?a=A&b=Z HTTP/1.1\r\nHost: x\r\n"
+		 "X-Twinlab-Token: %s\r\nConnection: close\r\n\r\n",
+		 token);
+	cr_expect_eq(http(port, path, out, sizeof(out)), 400, "%s", out);
+	cr_expect(strstr(out, "'Z' is not a ROADM of 'teaching-ring'"), "%s",
+		  out);
+	snprintf(path, sizeof(path),
+		 "POST /repair?a=A&b=B HTTP/1.1\r\n"
+		 "Host: x\r\nX-Twinlab-Token: %s\r\nConnection: close"
+		 "\r\n\r\n",
+		 token);
+	cr_expect_eq(http(port, path, out, sizeof(out)), 409, "%s", out);
+	cr_expect(strstr(out, "fibre A-B in prefix '"), "%s", out);
+	cr_expect(strstr(out, "is not cut: nothing to repair"), "%s", out);
 	snprintf(path, sizeof(path), "/?token=%s", token);
 	cr_expect_eq(get(port, path, out, sizeof(out)), 200);
 	cr_expect(strstr(out, "<title>twinlab view</title>"), "%s", out);
@@ -351,6 +376,10 @@ Test(view, a_browser_draws_the_plan_and_its_load)
 	cr_expect_geq(json_object_get_int(x), 10, "%s", out);
 	cr_assert(json_object_object_get_ex(o, "tree_edges", &x), "%s", out);
 	cr_expect_gt(json_object_get_int(x), 0, "%s", out);
+	cr_expect(strstr(out, "\"cut\":{\"what\":\"cut\",\"fibre\":\"f0\","
+			      "\"ok\":true,\"message\":\"cut: fibre A-B"),
+		  "%s", out);
+	cr_expect(strstr(out, "\"message\":\"repair: fibre A-B"), "%s", out);
 	cr_log_info("%s", out);
 	json_object_put(o);
 	view_stop();

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The live view's routing (tools/view/route.h), alone: the token on every
- * request, GET and HEAD only, a fixed list of names and nothing else, so
- * that no path outside the page's own files can be asked for.
+ * request, GET and HEAD but for the two changes (POST), a fixed list of
+ * names and nothing else, so that no path outside the page's own files
+ * can be asked for.
  */
 #include <criterion/criterion.h>
 
@@ -86,6 +87,20 @@ Test(view, a_fixed_list_of_names_and_nothing_else)
 		cr_expect(!strchr(a->file, '/') && a->file[0] != '.',
 			  "%s: a bare name", a->file);
 	}
+}
+
+/* A change is a POST to /cut or /repair, and nothing else is. */
+Test(view, changes_are_posts_with_the_token)
+{
+	cr_expect_eq(view_route("POST", "/cut", tok, tok).what, VIEW_CUT);
+	cr_expect_eq(view_route("POST", "/repair", tok, tok).what, VIEW_REPAIR);
+	cr_expect_eq(view_route("POST", "/cut", NULL, tok).status, 403);
+	cr_expect_eq(view_route("POST", "/cut", "x", tok).status, 403);
+	cr_expect_eq(view_route("GET", "/cut", tok, tok).status, 405);
+	cr_expect_eq(view_route("HEAD", "/repair", tok, tok).status, 405);
+	cr_expect_eq(view_route("PUT", "/cut", tok, tok).status, 405);
+	cr_expect_eq(view_route("POST", "/topology", tok, tok).status, 405);
+	cr_expect_eq(view_route("POST", "/cut/", tok, tok).status, 405);
 }
 
 Test(view, tokens_are_random_hex)

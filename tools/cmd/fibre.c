@@ -22,17 +22,15 @@
 
 /* The change said as one JSON object: 0, or -errno. */
 static int say_json(const char *what, const char *prefix,
-		    const struct scenario *sc, int f, int lit)
+		    const struct fibre_done *d)
 {
-	const struct scn_fibre *fb = &sc->fibres[f];
-	const char *a = sc->nodes[fb->a].name, *b = sc->nodes[fb->b].name;
 	struct json_object *o = json_object_new_object();
 	bool ok = o && !json_add(o, "command", json_object_new_string(what)) &&
 		  !json_add(o, "prefix", json_object_new_string(prefix)) &&
-		  !json_add(o, "a", json_object_new_string(a)) &&
-		  !json_add(o, "b", json_object_new_string(b)) &&
-		  !json_add(o, "km", json_object_new_double(fb->km)) &&
-		  !json_add(o, "lit_wavelengths", json_object_new_int(lit));
+		  !json_add(o, "a", json_object_new_string(d->a)) &&
+		  !json_add(o, "b", json_object_new_string(d->b)) &&
+		  !json_add(o, "km", json_object_new_double(d->km)) &&
+		  !json_add(o, "lit_wavelengths", json_object_new_int(d->lit));
 
 	int err = ok ? json_print(o) : -ENOMEM;
 
@@ -40,78 +38,123 @@ static int say_json(const char *what, const char *prefix,
 	return err;
 }
 
-/* The change itself, the prefix held. */
-static int fibre_change(const char *prefix, char **names, bool up,
-			const char *what, bool json, char *path, size_t plen)
+/* The change itself, the prefix held; why in msg. 0 or an exit status. */
+static int fibre_change(const char *prefix, const char *const names[2], bool up,
+			struct fibre_done *d, char *msg, size_t len)
 {
-	char err[512];
+	char err[512], path[1024];
+	struct scn_error se;
 	struct scenario *sc;
-	int a, b, f, n, e, nup, ndown;
+	int a, b, f, n, e, nup, ndown, rc = 1;
 
-	if (lab_state_get(prefix, "scenario", path, plen)) {
-		p_err("prefix '%s' records no scenario: take it down and build "
-		      "it again", prefix);
+	if (lab_state_get(prefix, "scenario", path, sizeof(path))) {
+		snprintf(msg, len,
+			 "prefix '%s' records no scenario: take it "
+			 "down and build it again",
+			 prefix);
 		return 1;
 	}
-	sc = load_scenario(path);
-	if (!sc)
-		return 1;
+	sc = scenario_load(path, &se);
+	if (!sc) {
+		if (se.line)
+			snprintf(msg, len, "%s:%d:%d: %s", se.file, se.line,
+				 se.col, se.msg);
+		else
+			snprintf(msg, len, "%s: %s", se.file, se.msg);
+		return EXIT_USAGE;
+	}
 	a = scenario_find(sc, names[0]);
 	b = scenario_find(sc, names[1]);
 	for (int i = 0; i < 2; i++) {
 		int x = i ? b : a;
 
 		if (x < 0 || sc->nodes[x].kind != NODE_ROADM) {
-			p_err("'%s' is not a ROADM of '%s' (%s)",
-			      names[i], sc->name, path);
-			scenario_free(sc);
-			return EXIT_USAGE;
+			snprintf(msg, len, "'%s' is not a ROADM of '%s' (%s)",
+				 names[i], sc->name, path);
+			rc = EXIT_USAGE;
+			goto out;
 		}
 	}
 	f = scenario_fibre(sc, a, b);
 	if (f < 0) {
-		p_err("no fibre joins '%s' and '%s' in '%s'", names[0],
-		      names[1], sc->name);
-		scenario_free(sc);
-		return EXIT_USAGE;
+		snprintf(msg, len, "no fibre joins '%s' and '%s' in '%s'",
+			 names[0], names[1], sc->name);
+		rc = EXIT_USAGE;
+		goto out;
 	}
+	snprintf(d->a, sizeof(d->a), "%s", sc->nodes[a].name);
+	snprintf(d->b, sizeof(d->b), "%s", sc->nodes[b].name);
+	d->km = sc->fibres[f].km;
 	/* the story a cut and a repair tell, as an events file's */
 	e = lab_fibre_state(prefix, sc, f, &nup, &ndown, err, sizeof(err));
 	if (!e && up && nup && !ndown) {
-		p_err("fibre %s-%s in prefix '%s' is not cut: nothing to "
-		      "repair",
-		      sc->nodes[a].name, sc->nodes[b].name, prefix);
-		scenario_free(sc);
-		return 1;
+		snprintf(msg, len,
+			 "fibre %s-%s in prefix '%s' is not cut: "
+			 "nothing to repair",
+			 d->a, d->b, prefix);
+		goto out;
 	}
 	if (!e && !up && ndown && !nup) {
-		p_err("fibre %s-%s in prefix '%s' is already cut ('%s repair "
-		      "%s %s --prefix %s' brings it back)",
-		      sc->nodes[a].name, sc->nodes[b].name, prefix, prog,
-		      sc->nodes[a].name, sc->nodes[b].name, prefix);
-		scenario_free(sc);
-		return 1;
+		snprintf(msg, len,
+			 "fibre %s-%s in prefix '%s' is already cut "
+			 "('%s repair %s %s --prefix %s' brings it back)",
+			 d->a, d->b, prefix, prog, d->a, d->b, prefix);
+		goto out;
 	}
 	if (!e)
 		e = lab_fibre_set(prefix, sc, f, up, &n, err, sizeof(err));
 	if (e) {
-		p_err("%s", err);
-		scenario_free(sc);
-		return 1;
+		snprintf(msg, len, "%s", err);
+		goto out;
 	}
-	if (json && say_json(what, prefix, sc, f, n / 2)) {
-		p_err("%s: fibre %s-%s done, but its JSON not written", what,
-		      sc->nodes[a].name, sc->nodes[b].name);
-		scenario_free(sc);
-		return 1;
-	}
-	if (!json)
-		printf("%s: fibre %s-%s (%g km) in prefix '%s': %d lit "
-		       "wavelength%s %s\n", what, sc->nodes[a].name,
-		       sc->nodes[b].name, sc->fibres[f].km, prefix, n / 2,
-		       n / 2 == 1 ? "" : "s", up ? "up again" : "down");
+	d->lit = n / 2;
+	snprintf(msg, len,
+		 "%s: fibre %s-%s (%g km) in prefix '%s': %d lit "
+		 "wavelength%s %s",
+		 up ? "repair" : "cut", d->a, d->b, d->km, prefix, d->lit,
+		 d->lit == 1 ? "" : "s", up ? "up again" : "down");
+	rc = 0;
+out:
 	scenario_free(sc);
-	return 0;
+	return rc;
+}
+
+int fibre_apply(const char *prefix, const char *a, const char *b, bool up,
+		const char *who, struct fibre_done *d, char *msg, size_t len)
+{
+	const char *const names[2] = {a, b};
+	char err[512];
+	int lock, rc;
+
+	memset(d, 0, sizeof(*d));
+	if (geteuid() != 0) {
+		snprintf(msg, len,
+			 "'%s' needs root: it changes links in the "
+			 "emulation's namespaces",
+			 up ? "repair" : "cut");
+		return 1;
+	}
+	/*
+	 * The prefix's one owner for the change: a run that owns it plays
+	 * its own cuts and records them; one made behind its back would be
+	 * measured as TCP's trouble.
+	 */
+	lock = lab_lock(prefix, who, err, sizeof(err));
+	if (lock < 0) {
+		snprintf(msg, len, "%s", err);
+		return 1;
+	}
+	if (!lab_exists(prefix)) {
+		lab_unlock(prefix, lock);
+		snprintf(msg, len,
+			 "prefix '%s' is not up ('twinlab up' builds "
+			 "it)",
+			 prefix);
+		return 1;
+	}
+	rc = fibre_change(prefix, names, up, d, msg, len);
+	lab_unlock(prefix, lock);
+	return rc;
 }
 
 static int fibre_cmd(int argc, char **argv, bool up)
@@ -123,9 +166,10 @@ static int fibre_cmd(int argc, char **argv, bool up)
 		{ 0 },
 	};
 	const char *prefix = "tl", *what = up ? "repair" : "cut";
-	char path[1024], err[512];
+	struct fibre_done d;
+	char msg[1024];
 	bool json = false;
-	int c, lock, rc;
+	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
 		switch (c) {
@@ -156,34 +200,23 @@ static int fibre_cmd(int argc, char **argv, bool up)
 		      what);
 		return EXIT_USAGE;
 	}
-	if (!prefix_arg(prefix)) {
+	if (!prefix_arg(prefix))
 		return EXIT_USAGE;
+	rc = fibre_apply(prefix, argv[optind], argv[optind + 1], up,
+			 up ? "twinlab repair" : "twinlab cut", &d, msg,
+			 sizeof(msg));
+	if (rc) {
+		p_err("%s", msg);
+		return rc;
 	}
-	if (geteuid() != 0) {
-		p_err("'%s' needs root: it changes links in the emulation's "
-		      "namespaces", what);
+	if (json && say_json(what, prefix, &d)) {
+		p_err("%s: fibre %s-%s done, but its JSON not written", what,
+		      d.a, d.b);
 		return 1;
 	}
-	/*
-	 * The prefix's one owner for the change: a run that owns it plays
-	 * its own cuts and records them; one made behind its back would be
-	 * measured as TCP's trouble.
-	 */
-	lock = lab_lock(prefix, up ? "twinlab repair" : "twinlab cut", err,
-			sizeof(err));
-	if (lock < 0) {
-		p_err("%s", err);
-		return 1;
-	}
-	if (!lab_exists(prefix)) {
-		lab_unlock(prefix, lock);
-		p_err("prefix '%s' is not up ('twinlab up' builds it)", prefix);
-		return 1;
-	}
-	rc = fibre_change(prefix, argv + optind, up, what, json, path,
-			  sizeof(path));
-	lab_unlock(prefix, lock);
-	return rc;
+	if (!json)
+		printf("%s\n", msg);
+	return 0;
 }
 
 int cmd_cut(int argc, char **argv)

@@ -5,9 +5,11 @@
  * in count, size and time) shows the network where the scenario places
  * its ROADMs, the lightpaths and each task's trees (the plan, proven the
  * one built by up_plan), and each link's load from its shaper's counters
- * several times a second, streamed as server-sent events. Every request
- * carries the random token printed at the start; the page's files are
- * read once, at the start, from a fixed list (tools/view/route.c).
+ * several times a second, streamed as server-sent events; a click on a
+ * fibre cuts or repairs it as 'twinlab cut' does (fibre_apply). Every
+ * request carries the random token printed at the start; the page's
+ * files are read once, at the start, from a fixed list
+ * (tools/view/route.c).
  */
 #include "tools/twinlab.h"
 #include "tools/json.h"
@@ -32,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "emu/lab.h"
 #include "twin/addr.h"
 #include "twin/net.h"
 #include "twin/plan.h"
@@ -55,6 +58,12 @@ struct view {
 	char msg[VIEW_MSG_MAX];
 	unsigned long seq;
 	bool stop;
+	/* a cut or repair asked from the page, one at a time (chg); the
+	 * fibres down, under mu, said in every load message */
+	pthread_mutex_t chg;
+	const char *prefix;
+	const struct scenario *sc;
+	bool *down;
 };
 
 /* One stream's place: the message it sends, how far it got. */
@@ -74,8 +83,10 @@ static void view_usage(FILE *f)
 		"prefix: its ROADMs,\nfibres (lit wavelengths of all), "
 		"lightpaths and each task's trees, and each\nlink's load "
 		"from its shaper, updated every S seconds (default 0.2). "
-		"Prints the\naddress with its access token; every request "
-		"needs the token. Until stopped\n(Ctrl-C). Needs root.\n\n"
+		"A click on a\nfibre cuts it, on a cut one repairs it (as "
+		"'twinlab cut' and 'repair'). Prints\nthe address with its "
+		"access token; every request needs the token. Until\n"
+		"stopped (Ctrl-C). Needs root.\n\n"
 		"  --prefix P    the emulation's prefix (default 'tl')\n"
 		"  --listen ADDR the IPv4 address to listen on (default "
 		"127.0.0.1: this machine\n                only)\n"
@@ -266,7 +277,7 @@ static void publish(struct view *v, const struct plan *p,
 	if (!m)
 		return;
 	len += (size_t)snprintf(m, VIEW_MSG_MAX, "{\"t\":%.3f,\"links\":[", t);
-	for (int i = 0; i < n && len < VIEW_MSG_MAX - 128; i++) {
+	for (int i = 0; i < n && len < VIEW_MSG_MAX / 2; i++) {
 		uint64_t now = counters_read(&c[i]).bytes;
 		double gbps = dt > 0 ? (double)(now - prev[i]) * 8 / dt *
 					       p->sc->scale * dilation / 1e9
@@ -279,8 +290,14 @@ static void publish(struct view *v, const struct plan *p,
 					i ? "," : "", c[i].link, gbps,
 					cap > 0 ? fmin(gbps / cap, 9.9999) : 0);
 	}
-	snprintf(m + len, VIEW_MSG_MAX - len, "]}");
+	len += (size_t)snprintf(m + len, VIEW_MSG_MAX - len, "],\"down\":[");
 	pthread_mutex_lock(&v->mu);
+	for (int f = 0, k = 0; f < p->sc->nfibres && len < VIEW_MSG_MAX - 16;
+	     f++)
+		if (v->down[f])
+			len += (size_t)snprintf(m + len, VIEW_MSG_MAX - len,
+						"%s%d", k++ ? "," : "", f);
+	snprintf(m + len, VIEW_MSG_MAX - len, "]}");
 	memcpy(v->msg, m, VIEW_MSG_MAX);
 	v->seq++;
 	pthread_cond_broadcast(&v->cv);
@@ -337,6 +354,9 @@ static enum MHD_Result answer(struct MHD_Connection *c, int status,
 	return ret;
 }
 
+static enum MHD_Result change(struct view *v, struct MHD_Connection *c,
+			      bool up);
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 				  const char *url, const char *method,
 				  const char *version, const char *upload,
@@ -361,10 +381,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		*upload_len = 0;
 		return MHD_YES;
 	}
-	/* the token as the page's address gives it, or the cookie the page
-	 * got with it (its files and the stream ask without the query) */
-	given = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
-	if (!given)
+	/*
+	 * A change takes the token from its header only: a page of another
+	 * site can make the browser send the cookie, never the header. The
+	 * rest as the page's address gives it, or in the cookie the page got
+	 * with it (its files and the stream ask without the query).
+	 */
+	if (!strcmp(method, "POST"))
+		given = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						    "X-Twinlab-Token");
+	else
+		given = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+						    "token");
+	if (!given && strcmp(method, "POST"))
 		given = MHD_lookup_connection_value(c, MHD_COOKIE_KIND,
 						    VIEW_COOKIE);
 	r = view_route(method, url, given, v->token);
@@ -399,6 +428,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		ret = MHD_queue_response(c, 200, resp);
 		MHD_destroy_response(resp);
 		return ret;
+	case VIEW_CUT:
+	case VIEW_REPAIR:
+		return change(v, c, r.what == VIEW_REPAIR);
 	case VIEW_REFUSED:
 		break;
 	}
@@ -407,6 +439,53 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	snprintf(why, sizeof(why), "%d\n", r.status);
 	return answer(c, r.status, "text/plain", why, strlen(why),
 		      MHD_RESPMEM_MUST_COPY, NULL);
+}
+
+/* POST /cut or /repair?a=A&b=B: as 'twinlab cut A B' would, said as JSON. */
+static enum MHD_Result change(struct view *v, struct MHD_Connection *c, bool up)
+{
+	const char *a =
+		MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "a");
+	const char *b =
+		MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "b");
+	struct json_object *o = json_object_new_object();
+	struct fibre_done d;
+	char msg[1024];
+	enum MHD_Result ret;
+	const char *s;
+	int rc, status;
+
+	if (!o)
+		return MHD_NO;
+	if (!a || !b) {
+		rc = EXIT_USAGE;
+		snprintf(msg, sizeof(msg), "name the fibre's ROADMs: ?a=A&b=B");
+	} else {
+		pthread_mutex_lock(&v->chg);
+		rc = fibre_apply(v->prefix, a, b, up, "twinlab view", &d, msg,
+				 sizeof(msg));
+		if (!rc) {
+			int f = scenario_fibre(v->sc, scenario_find(v->sc, d.a),
+					       scenario_find(v->sc, d.b));
+
+			pthread_mutex_lock(&v->mu);
+			if (f >= 0)
+				v->down[f] = !up;
+			pthread_mutex_unlock(&v->mu);
+		}
+		pthread_mutex_unlock(&v->chg);
+	}
+	status = !rc ? 200 : rc == EXIT_USAGE ? 400 : 409;
+	if (json_add(o, "ok", json_object_new_boolean(!rc)) ||
+	    json_add_str(o, "message", msg)) {
+		json_object_put(o);
+		return MHD_NO;
+	}
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	ret = answer(c, status, "application/json", s, strlen(s),
+		     MHD_RESPMEM_MUST_COPY, NULL);
+	json_object_put(o);
+	return ret;
 }
 
 /* The options; 0 to go on, else the exit status. */
@@ -531,7 +610,8 @@ int cmd_view(int argc, char **argv)
 {
 	struct view_opts o = {.prefix = "tl", .interval = 0.2};
 	struct view v = {.mu = PTHREAD_MUTEX_INITIALIZER,
-			 .cv = PTHREAD_COND_INITIALIZER};
+			 .cv = PTHREAD_COND_INITIALIZER,
+			 .chg = PTHREAD_MUTEX_INITIALIZER};
 	struct scenario *sc = NULL;
 	struct plan *p = NULL;
 	struct addressing *a = NULL;
@@ -568,7 +648,18 @@ int cmd_view(int argc, char **argv)
 		goto out;
 	if (up_plan(o.prefix, &sc, &p, &a, &dilation))
 		goto out;
-	v.topology = topology_json(p, a, o.prefix, dilation);
+	v.prefix = o.prefix;
+	v.sc = sc;
+	v.down = calloc((size_t)sc->nfibres + 1, sizeof(*v.down));
+	for (int f = 0; v.down && f < sc->nfibres; f++) {
+		int nup = 0, ndown = 0;
+		char why[256];
+
+		if (!lab_fibre_state(o.prefix, sc, f, &nup, &ndown, why,
+				     sizeof(why)))
+			v.down[f] = ndown && !nup;
+	}
+	v.topology = v.down ? topology_json(p, a, o.prefix, dilation) : NULL;
 	if (!v.topology) {
 		p_err("out of memory");
 		goto out;
@@ -640,6 +731,7 @@ out:
 	counters_close(ctr, nsc, nnsc);
 	free(prev);
 	free(v.topology);
+	free(v.down);
 	for (size_t i = 0; i < sizeof(v.asset) / sizeof(v.asset[0]); i++)
 		free(v.asset[i]);
 	plan_free(p);

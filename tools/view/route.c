@@ -33,13 +33,19 @@ struct view_route view_route(const char *method, const char *url,
 			     const char *given, const char *token)
 {
 	struct view_route r = {.what = VIEW_REFUSED, .status = 404};
+	bool change;
 
 	if (!method || !url)
 		return (struct view_route){VIEW_REFUSED, 400, NULL};
-	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+	change = !strcmp(url, "/cut") || !strcmp(url, "/repair");
+	if (change ? strcmp(method, "POST") != 0
+		   : strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return (struct view_route){VIEW_REFUSED, 405, NULL};
 	if (!token_ok(given, token))
 		return (struct view_route){VIEW_REFUSED, 403, NULL};
+	if (change)
+		return (struct view_route){
+			url[1] == 'c' ? VIEW_CUT : VIEW_REPAIR, 200, NULL};
 	if (!strcmp(url, "/topology"))
 		return (struct view_route){VIEW_TOPOLOGY, 200, NULL};
 	if (!strcmp(url, "/events"))

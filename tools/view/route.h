@@ -2,9 +2,11 @@
 /*
  * What the live view answers to a request, decided before anything is
  * read or sent: the token on every request (the stream's too: in the
- * query, or in the cookie the page gets with its first answer), GET and
- * HEAD only, and a fixed list of names — no path is ever looked up as
- * given, so nothing outside the page's own assets can be served.
+ * query, or in the cookie the page gets with its first answer; a change,
+ * POST /cut or /repair, only in its X-Twinlab-Token header, which no
+ * other site's page can send), GET and HEAD for the rest, and a fixed
+ * list of names — no path is ever looked up as given, so nothing outside
+ * the page's own assets can be served.
  */
 #ifndef TOOLS_VIEW_ROUTE_H
 #define TOOLS_VIEW_ROUTE_H
@@ -18,6 +20,8 @@ enum view_what {
 	VIEW_ASSET,    /* a file of the page: asset says which */
 	VIEW_TOPOLOGY, /* the network, the plan and its trees: JSON */
 	VIEW_STREAM,   /* server-sent events: the links' load */
+	VIEW_CUT,      /* POST: cut the fibre the query names */
+	VIEW_REPAIR,   /* POST: repair it */
 	VIEW_REFUSED,  /* status says why */
 };
 
@@ -35,8 +39,8 @@ struct view_route {
 
 /*
  * view_route - what to answer to method and url (the path, without its
- * query) with token given as the request's 'token' argument (NULL when
- * absent) against the view's own.
+ * query) with token given (NULL when absent) against the view's own: the
+ * caller gives a POST's header only.
  */
 struct view_route view_route(const char *method, const char *url,
 			     const char *given, const char *token);

@@ -122,8 +122,29 @@ function draw(t) {
       { selector: '.upload', style: { 'line-color': '#d1661f',
           'line-style': 'solid', 'z-index': 9 } },
       { selector: '.bcast.upload', style: { 'line-color': '#8a3fc1' } },
+      { selector: '.fibre.cut', style: { 'line-color': '#d00',
+          'line-style': 'dotted', label: 'cut' } },
     ],
   });
+  // a fibre clicked: cut it, or repair it if it is cut
+  cy.on('tap', 'edge.fibre', (ev) => toggleFibre(ev.target));
+}
+
+// What the page last asked for and was told, for a person and a test.
+let said = null;
+
+async function toggleFibre(edge) {
+  const f = topo.graph.fibres[Number(edge.id().slice(1))];
+  const what = edge.hasClass('cut') ? 'repair' : 'cut';
+  const r = await fetch(`${what}?a=${encodeURIComponent(f.a)}` +
+                        `&b=${encodeURIComponent(f.b)}`,
+                        { method: 'POST',
+                          headers: { 'X-Twinlab-Token': token } });
+  const body = await r.json().catch(() => ({ ok: false,
+                                             message: 'status ' + r.status }));
+  said = { what, fibre: edge.id(), ok: body.ok, message: body.message };
+  $('said').textContent = body.message;
+  $('said').className = body.ok ? 'ok' : 'bad';
 }
 
 function showTask(name) {
@@ -158,6 +179,12 @@ function onLoad(msg) {
                      `(${l.gbps.toPrecision(3)} Gbit/s)`;
     return li;
   }));
+  if (cy) {
+    const down = new Set((msg.down || []).map((f) => 'f' + f));
+    cy.edges('.fibre').forEach((e) => {
+      if (down.has(e.id())) e.addClass('cut'); else e.removeClass('cut');
+    });
+  }
   updates++;
   $('updates').textContent = String(updates);
 }
@@ -196,6 +223,7 @@ window.twinlabView = {
   get cy() { return cy; },
   get updates() { return updates; },
   get topology() { return topo; },
+  get said() { return said; },
 };
 
 start().catch((e) => problem(String(e)));
