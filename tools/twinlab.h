@@ -141,6 +141,8 @@ int cmd_exec(int argc, char **argv);
 int cmd_addr(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_view(int argc, char **argv);
+/* up --view: the live view of prefix with view's defaults, until a signal. */
+int view_after_up(const char *prefix, bool json);
 
 /*
  * fibre_apply - cut (up false) or repair the fibre between ROADMs a and b

@@ -25,7 +25,7 @@ static void up_usage(FILE *f)
 	fprintf(f,
 		"usage: %s up SCENARIO [--scheduler NAME] [--prefix P] "
 		"[--dilation N]\n"
-		"       [--no-delay] [--json]\n\n"
+		"       [--no-delay] [--json] [--view]\n\n"
 		"Builds the scheduled network in namespaces '<P>-<node>' "
 		"(default prefix '%s').\n"
 		"  --dilation N time runs N times slower than the "
@@ -41,7 +41,11 @@ static void up_usage(FILE *f)
 		"  --json       say what was built as JSON: each server's "
 		"namespace and access\n"
 		"               addresses, and each transfer's pair of "
-		"addresses (from, to)\n",
+		"addresses (from, to)\n"
+		"  --view       then serve its live view in a browser, as "
+		"'twinlab view' does\n"
+		"               with its defaults, until Ctrl-C (the "
+		"emulation stays up)\n",
 		prog, DEFAULT_PREFIX, LAB_DILATION_MAX);
 }
 
@@ -118,11 +122,12 @@ int cmd_up(int argc, char **argv)
 		{ "no-delay", no_argument, NULL, 'n' },
 		{ "dilation", required_argument, NULL, 'D' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "view", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const struct sched_ops *ops = &sched_mst;
-	bool json = false;
+	bool json = false, view = false;
 	struct lab_opts lo = {
 		.prefix = DEFAULT_PREFIX, .delay = true, .dilation = 1};
 	struct addressing *a = NULL;
@@ -158,6 +163,9 @@ int cmd_up(int argc, char **argv)
 			break;
 		case 'j':
 			json = true;
+			break;
+		case 'v':
+			view = true;
 			break;
 		case 'h':
 			up_usage(stdout);
@@ -263,6 +271,8 @@ out:
 	addressing_free(a);
 	plan_free(p);
 	scenario_free(sc);
+	if (!rc && view && !stopped)
+		rc = view_after_up(lo.prefix, json);
 	return rc;
 }
 

@@ -606,9 +606,10 @@ static double mono(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int cmd_view(int argc, char **argv)
+/* Serve the view of o->prefix until a signal; 0 or 1 (said). */
+static int serve(const struct view_opts *o_)
 {
-	struct view_opts o = {.prefix = "tl", .interval = 0.2};
+	const struct view_opts o = *o_;
 	struct view v = {.mu = PTHREAD_MUTEX_INITIALIZER,
 			 .cv = PTHREAD_COND_INITIALIZER,
 			 .chg = PTHREAD_MUTEX_INITIALIZER};
@@ -625,9 +626,6 @@ int cmd_view(int argc, char **argv)
 	char token[VIEW_TOKEN_LEN + 1], dir[PATH_MAX];
 	sigset_t sigs;
 
-	e = view_args(argc, argv, &o);
-	if (e >= 0)
-		return e;
 	if (view_token(token)) {
 		p_err("cannot draw a random token");
 		return 1;
@@ -738,4 +736,22 @@ out:
 	addressing_free(a);
 	scenario_free(sc);
 	return rc;
+}
+
+int cmd_view(int argc, char **argv)
+{
+	struct view_opts o = {.prefix = "tl", .interval = 0.2};
+	int e = view_args(argc, argv, &o);
+
+	return e >= 0 ? e : serve(&o);
+}
+
+int view_after_up(const char *prefix, bool json)
+{
+	struct view_opts o = {.prefix = prefix, .interval = 0.2, .json = json};
+
+	o.sa.sin_family = AF_INET;
+	o.sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	o.sa.sin_port = htons(VIEW_PORT);
+	return serve(&o);
 }
