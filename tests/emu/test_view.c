@@ -386,3 +386,18 @@ Test(view, a_browser_draws_the_plan_and_its_load)
 	plan_free(p);
 	scenario_free(sc);
 }
+
+/* What it shows taken down ('twinlab down'): the view says so, exits 0. */
+Test(view, ends_when_the_emulation_is_taken_down)
+{
+	char *bin = getenv("TWINLAB"), out[4096], token[64];
+	char *down[] = { bin, "down", "--prefix", prefix, NULL };
+	int port, status;
+
+	view_up(&port, token);
+	cr_assert_eq(run_argv_output(down, out, sizeof(out)), 0, "%s", out);
+	cr_assert_eq(waitpid(view, &status, 0), view);
+	view = -1;
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d",
+		  status);
+}

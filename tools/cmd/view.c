@@ -622,7 +622,7 @@ static int serve(const struct view_opts *o_)
 	const union MHD_DaemonInfo *info;
 	uint64_t *prev = NULL;
 	int rc = 1, nctr = 0, nnsc = 0, e;
-	double dilation = 1, t0, last;
+	double dilation = 1, t0, last, checked;
 	char token[VIEW_TOKEN_LEN + 1], dir[PATH_MAX];
 	sigset_t sigs;
 
@@ -700,7 +700,7 @@ static int serve(const struct view_opts *o_)
 		goto out;
 	for (int i = 0; i < nctr; i++)
 		prev[i] = counters_read(&ctr[i]).bytes;
-	t0 = last = mono();
+	t0 = last = checked = mono();
 	for (;;) {
 		struct timespec ts = {
 			.tv_sec = (time_t)o.interval,
@@ -714,6 +714,17 @@ static int serve(const struct view_opts *o_)
 		if (errno != EAGAIN && errno != EINTR)
 			break;
 		now = mono();
+		/* what it shows was taken down: nothing more to show */
+		if (now - checked >= 1) {
+			checked = now;
+			if (!lab_exists(o.prefix)) {
+				fprintf(stderr,
+					"%s: view: prefix '%s' is no "
+					"longer up; the view ends\n",
+					prog, o.prefix);
+				break;
+			}
+		}
 		publish(&v, p, ctr, nctr, prev, now - last, dilation, now - t0);
 		last = now;
 	}
