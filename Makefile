@@ -309,6 +309,9 @@ bench-fidelity-if-root: $(TWINLAB) $(BENCH_FID)
 DEMO_SCENARIO ?= scenarios/poster-testbed.yaml
 DEMO_EXPERIMENT ?= scenarios/experiments/poster-quick.yaml
 DEMO_DIR ?= results/demo
+# the sweep's live view: its address is printed as the sweep starts
+# (DEMO_VIEW= runs the demo without it)
+DEMO_VIEW ?= --view
 demo: $(TWINLAB)
 	@mkdir -p $(DEMO_DIR)
 	@for s in spff mst; do \
@@ -328,7 +331,7 @@ demo: $(TWINLAB)
 		rm -rf $(DEMO_DIR)/demo.db $(DEMO_DIR)/demo.db-* \
 			$(DEMO_DIR)/demo.db.scenarios $(DEMO_DIR)/demo.db.log; \
 		$(TWINLAB) experiment $(DEMO_EXPERIMENT) \
-			--db $(DEMO_DIR)/demo.db || exit 1; \
+			--db $(DEMO_DIR)/demo.db $(DEMO_VIEW) || exit 1; \
 		$(TWINLAB) report $(DEMO_DIR)/demo.db \
 			--out $(DEMO_DIR)/report || exit 1; \
 	fi

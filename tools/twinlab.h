@@ -143,6 +143,12 @@ int cmd_status(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 /* up --view: the live view of prefix with view's defaults, until a signal. */
 int view_after_up(const char *prefix, bool json);
+/*
+ * run and experiment --view: the live view with view's defaults (any
+ * free port if its own is taken), said on out; 0, or 1 (said).
+ */
+struct view;
+int view_for_run(FILE *out, struct view **v);
 
 /*
  * fibre_apply - cut (up false) or repair the fibre between ROADMs a and b

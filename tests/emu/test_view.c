@@ -401,3 +401,68 @@ Test(view, ends_when_the_emulation_is_taken_down)
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d",
 		  status);
 }
+
+/*
+ * run --view: the run says the view's address first; once its first
+ * round is over, the view shows the run's network; a signal ends the run
+ * (aborted, torn down) and the view with it.
+ */
+Test(view, a_run_shows_itself)
+{
+	char *bin = getenv("TWINLAB"), line[1024], path[160], out[1 << 16];
+	char *argv[] = { bin, "run", "scenarios/teaching-ring.yaml",
+			 "--prefix", prefix, "--rounds", "1000",
+			 "--dilation", "4", "--db", NULL, "--view", NULL };
+	char db[64];
+	posix_spawn_file_actions_t fa;
+	FILE *rd;
+	int fds[2], port = 0, status;
+	char token[64] = "";
+	bool round1 = false;
+
+	cr_assert_not_null(bin, "TWINLAB not set");
+	snprintf(db, sizeof(db), "/tmp/%s-view.db", prefix);
+	argv[10] = db;
+	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+	cr_assert_eq(posix_spawn(&view, bin, &fa, NULL, argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[1]);
+	rd = fdopen(fds[0], "r");
+	cr_assert_not_null(rd);
+	while (!round1 && fgets(line, sizeof(line), rd)) {
+		if (!port)
+			sscanf(line, "view: http://127.0.0.1:%d/?token=%32s",
+			       &port, token);
+		round1 = !strncmp(line, "round 1/", 8);
+	}
+	cr_assert_gt(port, 0, "no view address said");
+	cr_assert(round1, "the run ended before its first round");
+	snprintf(path, sizeof(path), "/topology?token=%s", token);
+	cr_expect_eq(get(port, path, out, sizeof(out)), 200);
+	cr_expect(strstr(out, "\"scenario\":\"teaching-ring\""), "%.300s",
+		  out);
+	cr_assert_eq(kill(view, SIGTERM), 0);
+	while (fgets(line, sizeof(line), rd))
+		;
+	fclose(rd);
+	cr_assert_eq(waitpid(view, &status, 0), view);
+	view = -1;
+	cr_expect(WIFEXITED(status), "status %d", status);
+	cr_expect(!lab_exists(prefix), "the run's emulation was torn down");
+	{
+		struct sockaddr_in a = {
+			.sin_family = AF_INET,
+			.sin_port = htons((uint16_t)port),
+			.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		cr_expect_neq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0,
+			      "the view ended with the run");
+		close(fd);
+	}
+	unlink(db);
+	snprintf(path, sizeof(path), "%s-journal", db);
+	unlink(path);
+}

@@ -10,6 +10,7 @@
  * The experiment file is read by the twin (twin/experiment.h).
  */
 #include "tools/twinlab.h"
+#include "tools/view/srv.h"
 #include "tools/json.h"
 #include "twin/clock.h"
 
@@ -532,6 +533,7 @@ struct sweep {
 	double t0;
 	double n;		/* the dilation the next point starts from */
 	bool auto_n;
+	struct view *view;	/* --view: shows each point, or NULL */
 };
 
 /* Add k: v to the sweep's last record (none: nothing). */
@@ -561,6 +563,7 @@ static int64_t sweep_point(struct sweep *w, struct session_opts *so,
 	so->auto_n = w->auto_n;
 	so->out = w->log;
 	so->stop = &stop_sig;
+	so->view = w->view;
 	fprintf(w->log, "== point %d of %d: %s\n", w->done + 1, w->total,
 		what);
 	fflush(w->log);
@@ -641,7 +644,7 @@ static void experiment_usage(void)
 {
 	printf("usage: %s experiment FILE [--db FILE] "
 	       "[--prefix P] [--dilation N|auto[:N]]\n"
-	       "       [--predictor fluid|packet] [--json]\n"
+	       "       [--predictor fluid|packet] [--json] [--view]\n"
 	       "       %s experiment FILE --twin-only [--json] "
 	       "[--predictor fluid|packet]\n\nRuns every "
 	       "point of the sweep in FILE on the emulation and "
@@ -667,7 +670,10 @@ static void experiment_usage(void)
 	       "machines: a sweep or dynamics run on the\n"
 	       "emulation ends with a record per point (its run, "
 	       "dilation, verdict), its\nprogress on stderr; "
-	       "with --twin-only, the medians.\n",
+	       "with --twin-only, the medians.\n--view serves "
+	       "the sweep's live view in a browser on this machine "
+	       "(as\n'twinlab view'; each point shown in turn at the "
+	       "address printed first).\n",
 	       prog, prog);
 }
 
@@ -869,6 +875,7 @@ int cmd_experiment(int argc, char **argv)
 		{ "predictor", required_argument, NULL, 'P' },
 		{ "twin-only", no_argument, NULL, 'T' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "view", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -880,7 +887,7 @@ int cmd_experiment(int argc, char **argv)
 	int c, lock = -1, rc = 1;
 	double n = 0;
 	struct sweep w = { 0 };
-	bool auto_n = true, twin_only = false, json = false;
+	bool auto_n = true, twin_only = false, json = false, view = false;
 	FILE *logf = NULL;
 
 	while ((c = getopt_long(argc, argv, "d:p:h", opts, NULL)) != -1) {
@@ -905,6 +912,9 @@ int cmd_experiment(int argc, char **argv)
 			break;
 		case 'j':
 			json = true;
+			break;
+		case 'v':
+			view = true;
 			break;
 		case 'h':
 			experiment_usage();
@@ -993,6 +1003,9 @@ int cmd_experiment(int argc, char **argv)
 		}
 	}
 	on_stop_signals(on_signal);
+	/* one view for the sweep: each point shown in turn, same address */
+	if (view && view_for_run(w.say, &w.view))
+		goto out;
 	if (x.kind == EXP_DYNAMICS) {
 		w.total = x.nsched * x.npolicies;
 		fprintf(w.say, "experiment %s (dynamics): %d runs (%d "
@@ -1028,6 +1041,7 @@ int cmd_experiment(int argc, char **argv)
 	if (json && print_sweep_json(&w, &x, db))
 		rc = 1;
 out:
+	view_srv_stop(w.view);
 	json_object_put(w.points);
 	if (logf)
 		fclose(logf);

@@ -5,6 +5,7 @@
  * for R rounds, measure, store, summarize, tear down.
  */
 #include "tools/twinlab.h"
+#include "tools/view/srv.h"
 #include "tools/json.h"
 
 #include <errno.h>
@@ -38,7 +39,7 @@ static void run_usage(FILE *f)
 	fprintf(f, "usage: %s run SCENARIO [--scheduler NAME] [--rounds R] "
 		   "[--db FILE] [--prefix P]\n           [--dilation N|auto[:N]] "
 		   "[--keep] [--events FILE]\n           "
-		   "[--reschedule none|full|auto]\n\n"
+		   "[--reschedule none|full|auto] [--view]\n\n"
 		   "Runs every task's workers on the emulation (built first "
 		   "unless it is up) for R\nrounds (default: the tasks' own), "
 		   "stores everything in FILE (default\ntwinlab.db) and prints "
@@ -60,6 +61,9 @@ static void run_usage(FILE *f)
 		   "way; full: all; auto:\n                where it pays, "
 		   "see 'twinlab plan --compare'); without it\n"
 		   "                cuts are played and nothing moves\n"
+		   "  --view        serve the run's live view in a browser on "
+		   "this machine (as\n                'twinlab view'; its "
+		   "address is printed first)\n"
 		   "  --json        print the stored run as one JSON object on "
 		   "stdout (scenario\n                seconds; progress and the "
 		   "summary go to stderr)\n"
@@ -173,10 +177,11 @@ int cmd_run(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "events", required_argument, NULL, 'e' },
 		{ "reschedule", required_argument, NULL, 'R' },
+		{ "view", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	bool json = false;
+	bool json = false, view = false;
 	struct session_opts o = {
 		.ops = &sched_mst, .predict = predict_round, .auto_n = true,
 		.db = "twinlab.db", .prefix = "tl", .out = stdout,
@@ -241,6 +246,9 @@ int cmd_run(int argc, char **argv)
 			json = true;
 			o.out = stderr;
 			break;
+		case 'v':
+			view = true;
+			break;
 		case 'h':
 			run_usage(stdout);
 			return 0;
@@ -272,7 +280,12 @@ int cmd_run(int argc, char **argv)
 		p_err("%s", err);
 		return 1;
 	}
+	if (view && view_for_run(o.out, &o.view)) {
+		lab_unlock(o.prefix, lock);
+		return 1;
+	}
 	rc = session_run(&o, &res);
+	view_srv_stop(o.view);
 	lab_unlock(o.prefix, lock);
 	/* what was stored, whatever its status; nothing if nothing was */
 	if (json && res.run > 0 && print_run_json(o.db, res.run) && !rc)

@@ -30,6 +30,7 @@
 #include "tools/planout.h"
 #include "tools/session/play.h"
 #include "tools/session/story.h"
+#include "tools/view/srv.h"
 #include "tools/results/results.h"
 #include "twin/addr.h"
 #include "twin/lpset.h"
@@ -47,6 +48,7 @@ struct run_ctx {
 	struct lab_opts lo;
 	struct fleet_opts fo;
 	bool keep, auto_n;
+	struct view *view; /* the live view, or NULL */
 	predict_fn predict;
 	char *scenario_text;	/* as run, when not the file's (--events) */
 	struct plan *p;
@@ -871,13 +873,20 @@ static int round_judge(struct attempt *a, unsigned r, struct att_round *R)
 				"and times");
 		a->unstored++;
 	}
-	fprintf(x->out,
-		"round %u/%u: %d tasks done, mean round %.2f ms "
-		"(predicted %.2f ms), mean accuracy %.3f; %s\n",
-		r, x->fo.rounds, R->ok, R->nt ? R->sum / R->nt * 1e3 : 0,
-		R->nt ? R->psum / R->nt * 1e3 : 0, R->nt ? R->acc / R->nt : 0,
-		R->verdict);
-	fflush(x->out);
+	{
+		char line[512];
+
+		snprintf(line, sizeof(line),
+			 "round %u/%u: %d tasks done, mean round %.2f ms "
+			 "(predicted %.2f ms), mean accuracy %.3f; %s",
+			 r, x->fo.rounds, R->ok,
+			 R->nt ? R->sum / R->nt * 1e3 : 0,
+			 R->nt ? R->psum / R->nt * 1e3 : 0,
+			 R->nt ? R->acc / R->nt : 0, R->verdict);
+		fprintf(x->out, "%s\n", line);
+		fflush(x->out);
+		view_srv_note(x->view, line);
+	}
 	/* auto: the first round calibrates; a degraded one retries */
 	if (!R->fine && x->auto_n && r == 1 && R->sug > n &&
 	    x->suggest <= LAB_DILATION_MAX && x->built) {
@@ -1131,9 +1140,15 @@ static int attempt(struct run_ctx *x)
 		.rc = ATTEMPT_FAILED,
 	};
 
-	if (!att_begin(&a) && !att_prepare(&a) && !att_start(&a) &&
-	    !att_rounds(&a))
-		att_finish(&a);
+	if (!att_begin(&a) && !att_prepare(&a) && !att_start(&a)) {
+		/* the view (run or experiment --view) shows it meanwhile */
+		if (view_srv_show(x->view, x->lo.prefix, x->p, x->a, a.n))
+			fprintf(x->out, "run: warning: the view cannot show "
+					"this run\n");
+		if (!att_rounds(&a))
+			att_finish(&a);
+	}
+	view_srv_show(x->view, NULL, NULL, NULL, 0);
 	att_release(&a);
 	return a.rc;
 }
@@ -1281,6 +1296,7 @@ int session_run(const struct session_opts *o, struct session_result *res)
 		.auto_n = o->auto_n,
 		.predict = o->predict,
 		.keep = o->keep,
+		.view = o->view,
 		.out = o->out,
 		.stop = o->stop,
 		.db = o->db,

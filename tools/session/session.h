@@ -46,6 +46,7 @@ struct session_opts {
 	bool follow;
 	enum resched resched;
 	FILE *out;			/* progress, summary, errors */
+	struct view *view;		/* shows each attempt live, or NULL */
 	/* set (by a signal handler) to abandon the round and tear down */
 	const volatile sig_atomic_t *stop;
 };

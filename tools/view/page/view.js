@@ -189,33 +189,60 @@ function onLoad(msg) {
   $('updates').textContent = String(updates);
 }
 
-async function start() {
-  const r = await fetch('topology' + q);
-  if (!r.ok) { problem('the view refused: ' + r.status); return; }
-  topo = await r.json();
-  $('scenario').textContent = topo.scenario + ' · ' + topo.scheduler;
-  $('facts').textContent = `prefix ${topo.prefix} · dilation ` +
-      `${topo.dilation} · ${topo.tasks.length} tasks · ` +
-      `${topo.lightpaths.length} lightpaths`;
-  for (const l of topo.graph.links) linkEdge.set(l.i, null);
-  for (const t of topo.tasks) {
-    const o = document.createElement('option');
-    o.value = o.textContent = t.name;
-    $('task').append(o);
+// The network shown (again, when the events say it changed: a sweep's
+// next point); topoSeq is the number of the one drawn.
+let topoSeq = -1, loading = false;
+
+async function loadTopology(seq) {
+  loading = true;
+  try {
+    const r = await fetch('topology' + q);
+    if (!r.ok) { problem('the view refused: ' + r.status); return; }
+    const t = await r.json();
+    topoSeq = seq;
+    if (cy) { cy.destroy(); cy = null; }
+    $('task').replaceChildren(new Option('(none)', ''));
+    if (t.waiting) {
+      topo = null;
+      $('scenario').textContent = '(waiting for an emulation)';
+      $('facts').textContent = '';
+      return;
+    }
+    topo = t;
+    servers.clear();
+    linkEdge = new Map();
+    $('scenario').textContent = topo.scenario + ' · ' + topo.scheduler;
+    $('facts').textContent = `prefix ${topo.prefix} · dilation ` +
+        `${topo.dilation} · ${topo.tasks.length} tasks · ` +
+        `${topo.lightpaths.length} lightpaths`;
+    for (const t2 of topo.tasks) $('task').append(new Option(t2.name, t2.name));
+    for (const n of topo.graph.nodes)
+      if (n.kind === 'server') servers.add(n.name);
+    for (const l of topo.graph.links) linkEdge.set(l.i, edgeOfLink(l.name));
+    if (typeof cytoscape === 'function') draw(topo);
+    else problem('cytoscape.js is not installed: the set-up installs it ' +
+                 '(npm install in tools/view); the load is listed only');
+  } finally {
+    loading = false;
   }
+}
+
+async function start() {
   $('task').addEventListener('change', (ev) => showTask(ev.target.value));
-  for (const n of topo.graph.nodes)
-    if (n.kind === 'server') servers.add(n.name);
-  for (const l of topo.graph.links) linkEdge.set(l.i, edgeOfLink(l.name));
-  if (typeof cytoscape === 'function') draw(topo);
-  else problem('cytoscape.js is not installed: the set-up installs it ' +
-               '(npm install in tools/view); the load is listed only');
   const es = new EventSource('events' + q);
   es.addEventListener('open', () => { $('state').textContent = 'live'; });
   es.addEventListener('error', () => {
     $('state').textContent = 'disconnected';
   });
-  es.addEventListener('load', (ev) => onLoad(JSON.parse(ev.data)));
+  es.addEventListener('load', (ev) => {
+    const msg = JSON.parse(ev.data);
+    $('note').textContent = msg.note || '';
+    if (msg.topology !== topoSeq) {
+      if (!loading) loadTopology(msg.topology);
+      return;
+    }
+    if (topo) onLoad(msg);
+  });
 }
 
 // what a test (tests/browser/view.mjs) reads of the page

@@ -1,0 +1,784 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The live view's server (srv.h): a page on loopback (libmicrohttpd, a
+ * thread per connection, every request bounded in count, size and time)
+ * that shows the emulation it is given — the network where the scenario
+ * places its ROADMs, the lightpaths and each task's trees, and each
+ * link's load from its shaper's counters several times a second,
+ * streamed as server-sent events by a thread of its own; a click on a
+ * fibre cuts or repairs it as 'twinlab cut' does (fibre_apply). Every
+ * request carries the random token said at the start; the page's files
+ * are read once, at the start, from a fixed list (tools/view/route.c).
+ * What is shown can change (a sweep's next point): the page reloads the
+ * network when the events say it changed.
+ */
+#include "tools/view/srv.h"
+#include "tools/twinlab.h"
+#include "tools/json.h"
+#include "tools/planout.h"
+#include "tools/session/counters.h"
+#include "tools/view/route.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu/lab.h"
+#include "twin/addr.h"
+#include "twin/net.h"
+#include "twin/plan.h"
+
+#define VIEW_ASSET_MAX (4 << 20) /* bytes of one page file */
+#define VIEW_CONNECTIONS 16
+#define VIEW_MSG_MAX 65536 /* one event's JSON */
+
+#define VIEW_COOKIE "twinlab_view"
+
+struct view {
+	char token[VIEW_TOKEN_LEN + 1];
+	char cookie[128]; /* Set-Cookie with the token */
+	char *asset[8];	  /* view_assets' contents, or NULL */
+	size_t asset_len[8];
+	struct MHD_Daemon *d;
+	double interval;
+	pthread_t sampler;
+	bool sampling;
+	/* under mu: the network's JSON and its number, the latest load
+	 * message and its number, a note (a run's last round), stop (ends
+	 * every stream and the sampler) */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char *topology;
+	unsigned long topo_seq, seq;
+	int streams; /* open: the counters are read only while some are */
+	char msg[VIEW_MSG_MAX];
+	char note[256];
+	bool stop;
+	/*
+	 * under shown: what is shown (prefix "" while nothing is), its
+	 * counters and the fibres down; held by the sampler as it reads,
+	 * by a cut or repair from the page, and by view_srv_show
+	 */
+	pthread_mutex_t shown;
+	char prefix[64];
+	const struct plan *p;
+	const struct scenario *sc;
+	double dilation, last, t0;
+	struct counter *ctr;
+	struct nscache *nsc;
+	int nctr, nnsc;
+	uint64_t *prev;
+	bool *down;
+};
+
+/* One stream's place: the message it sends, how far it got. */
+struct stream {
+	struct view *v;
+	unsigned long seq;
+	char buf[VIEW_MSG_MAX + 32];
+	size_t off, len;
+};
+
+/* The folder of the page's files: installed, or in the source tree. */
+static int view_dir(char *dir, size_t len)
+{
+	static const char *const rel[] = {"../share/twinlab/view",
+					  "../../tools/view"};
+	char exe[PATH_MAX], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct stat st;
+
+	if (n <= 0)
+		return -errno;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = '\0';
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		char probe[PATH_MAX + 64];
+
+		if (snprintf(dir, len, "%s/%s", exe, rel[i]) >= (int)len)
+			continue;
+		snprintf(probe, sizeof(probe), "%s/page/index.html", dir);
+		if (!stat(probe, &st) && S_ISREG(st.st_mode))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+/* A page file whole, if regular and at most VIEW_ASSET_MAX. 0 or -errno. */
+static int slurp(const char *path, char **out, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
+	char *b = NULL;
+	size_t got = 0;
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    st.st_size > VIEW_ASSET_MAX) {
+		err = errno ? -errno : -EINVAL;
+		goto out;
+	}
+	b = malloc((size_t)st.st_size + 1);
+	if (!b) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, b + got, (size_t)st.st_size - got);
+
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
+			goto out;
+		}
+		got += (size_t)n;
+	}
+	*out = b;
+	*len = got;
+	b = NULL;
+out:
+	free(b);
+	close(fd);
+	return err;
+}
+
+static int load_assets(struct view *v, const char *dir)
+{
+	static const char *const where[] = {
+		"page/index.html",
+		"page/view.js",
+		"page/view.css",
+		"node_modules/cytoscape/dist/cytoscape.min.js",
+	};
+
+	for (int i = 0; view_assets[i].url; i++) {
+		char path[PATH_MAX + 64];
+		int e;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, where[i]);
+		e = slurp(path, &v->asset[i], &v->asset_len[i]);
+		if (e && i < 3) {
+			p_err("cannot read the page's file %s: %s", path,
+			      strerror(-e));
+			return e;
+		}
+		if (e)
+			fprintf(stderr,
+				"%s: view: warning: %s: %s; the page "
+				"draws nothing without it (the set-up installs "
+				"it: npm install in tools/view)\n",
+				prog, path, strerror(-e));
+	}
+	return 0;
+}
+
+/* The network as the page draws it, and the plan (plan --json's). */
+static char *topology_json(const struct plan *p, const struct addressing *a,
+			   const char *prefix, double dilation)
+{
+	const struct scenario *sc = p->sc;
+	struct json_object *o = plan_json_addressed(p, a), *g = NULL, *arr;
+	int *lit = calloc((size_t)sc->nfibres + 1, sizeof(*lit));
+	char *s = NULL;
+
+	if (!o || !lit)
+		goto fail;
+	for (int l = 0; l < p->net->nlp; l++)
+		for (int f = 0; f < p->net->lp[l].nfib; f++)
+			lit[p->net->lp[l].fib[f]]++;
+	J(!json_add_str(o, "prefix", prefix));
+	J(!json_add_num(o, "dilation", dilation));
+	J(!json_add(o, "graph", g = json_object_new_object()));
+	J(!json_add(g, "nodes", arr = json_object_new_array()));
+	for (int i = 0; i < sc->nnodes; i++) {
+		const struct scn_node *n = &sc->nodes[i];
+		struct json_object *x = json_object_new_object();
+
+		J(!json_push(arr, x));
+		J(!json_add_str(x, "name", n->name));
+		J(!json_add_str(x, "kind",
+				n->kind == NODE_ROADM	 ? "roadm"
+				: n->kind == NODE_ROUTER ? "router"
+							 : "server"));
+		if (n->attach >= 0)
+			J(!json_add_str(x, "attach",
+					sc->nodes[n->attach].name));
+		if (n->kind == NODE_ROADM && n->placed) {
+			J(!json_add_num(x, "x", n->x));
+			J(!json_add_num(x, "y", n->y));
+		}
+	}
+	J(!json_add(g, "fibres", arr = json_object_new_array()));
+	for (int f = 0; f < sc->nfibres; f++) {
+		const struct scn_fibre *fb = &sc->fibres[f];
+		struct json_object *x = json_object_new_object();
+
+		J(!json_push(arr, x));
+		J(!json_add_str(x, "a", sc->nodes[fb->a].name));
+		J(!json_add_str(x, "b", sc->nodes[fb->b].name));
+		J(!json_add_num(x, "km", fb->km));
+		J(!json_add_num(x, "wavelengths", fb->wavelengths));
+		J(!json_add_num(x, "lit", lit[f]));
+	}
+	/* every directed link by the index the load events give */
+	J(!json_add(g, "links", arr = json_object_new_array()));
+	for (int l = 0; l < plan_nlinks(p); l++) {
+		struct json_object *x;
+		char name[96];
+
+		/* access links are indexed by node: only servers have one */
+		if (l < 2 * sc->nnodes && sc->nodes[l / 2].kind != NODE_SERVER)
+			continue;
+		x = json_object_new_object();
+		link_name(p, l, name, sizeof(name));
+		J(!json_push(arr, x));
+		J(!json_add(x, "i", json_object_new_int(l)));
+		J(!json_add_str(x, "name", name));
+		J(!json_add_num(x, "gbps", plan_link_gbps(p, l)));
+	}
+	s = strdup(json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+fail:
+	json_object_put(o);
+	free(lit);
+	return s;
+}
+
+/* The load since the last sample, as one event's JSON, published (shown
+ * held). */
+static void publish(struct view *v, double now)
+{
+	const struct plan *p = v->p;
+	double dt = now - v->last;
+	char *m = malloc(VIEW_MSG_MAX);
+	size_t len = 0;
+
+	if (!m)
+		return;
+	len += (size_t)snprintf(m, VIEW_MSG_MAX, "{\"t\":%.3f,\"links\":[",
+				now - v->t0);
+	for (int i = 0; p && i < v->nctr && len < VIEW_MSG_MAX / 2; i++) {
+		const struct counter *c = &v->ctr[i];
+		uint64_t at = counters_read(c).bytes;
+		double gbps = dt > 0 && at >= v->prev[i]
+				      ? (double)(at - v->prev[i]) * 8 / dt *
+						p->sc->scale * v->dilation / 1e9
+				      : 0;
+		double cap = plan_link_gbps(p, c->link);
+
+		v->prev[i] = at;
+		len += (size_t)snprintf(m + len, VIEW_MSG_MAX - len,
+					"%s{\"i\":%d,\"gbps\":%.6g,\"u\":%.4f}",
+					i ? "," : "", c->link, gbps,
+					cap > 0 ? fmin(gbps / cap, 9.9999) : 0);
+	}
+	v->last = now;
+	len += (size_t)snprintf(m + len, VIEW_MSG_MAX - len, "],\"down\":[");
+	for (int f = 0, k = 0;
+	     p && f < p->sc->nfibres && len < VIEW_MSG_MAX - 1024; f++)
+		if (v->down[f])
+			len += (size_t)snprintf(m + len, VIEW_MSG_MAX - len,
+						"%s%d", k++ ? "," : "", f);
+	pthread_mutex_lock(&v->mu);
+	{
+		struct json_object *note = json_object_new_string(v->note);
+
+		snprintf(m + len, VIEW_MSG_MAX - len,
+			 "],\"topology\":%lu,"
+			 "\"note\":%s}",
+			 v->topo_seq,
+			 note ? json_object_to_json_string(note) : "\"\"");
+		json_object_put(note);
+	}
+	memcpy(v->msg, m, VIEW_MSG_MAX);
+	v->seq++;
+	pthread_cond_broadcast(&v->cv);
+	pthread_mutex_unlock(&v->mu);
+	free(m);
+}
+
+/* The stream: each new load message as an event; ends with the view. */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct stream *s = cls;
+	struct view *v = s->v;
+	size_t n;
+
+	(void)pos;
+	if (s->off == s->len) {
+		pthread_mutex_lock(&v->mu);
+		while (!v->stop && v->seq == s->seq)
+			pthread_cond_wait(&v->cv, &v->mu);
+		if (v->stop) {
+			pthread_mutex_unlock(&v->mu);
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		}
+		s->seq = v->seq;
+		s->len = (size_t)snprintf(s->buf, sizeof(s->buf),
+					  "event: load\ndata: %s\n\n", v->msg);
+		s->off = 0;
+		pthread_mutex_unlock(&v->mu);
+	}
+	n = s->len - s->off < max ? s->len - s->off : max;
+	memcpy(buf, s->buf + s->off, n);
+	s->off += n;
+	return (ssize_t)n;
+}
+
+/* A stream closed: one watcher fewer. */
+static void stream_free(void *cls)
+{
+	struct stream *s = cls;
+
+	pthread_mutex_lock(&s->v->mu);
+	s->v->streams--;
+	pthread_mutex_unlock(&s->v->mu);
+	free(s);
+}
+
+static enum MHD_Result answer(struct MHD_Connection *c, int status,
+			      const char *type, const void *body, size_t len,
+			      enum MHD_ResponseMemoryMode mode,
+			      const char *cookie)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(len, (void *)body, mode);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	if (cookie)
+		MHD_add_response_header(r, "Set-Cookie", cookie);
+	ret = MHD_queue_response(c, (unsigned)status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result change(struct view *v, struct MHD_Connection *c,
+			      bool up);
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
+				  const char *url, const char *method,
+				  const char *version, const char *upload,
+				  size_t *upload_len, void **state)
+{
+	static int first;
+	struct view *v = cls;
+	struct view_route r;
+	struct MHD_Response *resp;
+	struct stream *s;
+	enum MHD_Result ret;
+	const char *given;
+	char why[64];
+
+	(void)version;
+	(void)upload;
+	if (!*state) { /* headers only, so far: wait for the rest */
+		*state = &first;
+		return MHD_YES;
+	}
+	if (*upload_len) { /* a body: nothing here takes one */
+		*upload_len = 0;
+		return MHD_YES;
+	}
+	/*
+	 * A change takes the token from its header only: a page of another
+	 * site can make the browser send the cookie, never the header. The
+	 * rest as the page's address gives it, or in the cookie the page got
+	 * with it (its files and the stream ask without the query).
+	 */
+	if (!strcmp(method, "POST"))
+		given = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						    "X-Twinlab-Token");
+	else
+		given = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+						    "token");
+	if (!given && strcmp(method, "POST"))
+		given = MHD_lookup_connection_value(c, MHD_COOKIE_KIND,
+						    VIEW_COOKIE);
+	r = view_route(method, url, given, v->token);
+	switch (r.what) {
+	case VIEW_ASSET: {
+		int i = (int)(r.asset - view_assets);
+
+		if (!v->asset[i])
+			break;
+		return answer(c, 200, r.asset->type, v->asset[i],
+			      v->asset_len[i], MHD_RESPMEM_PERSISTENT,
+			      i == 0 ? v->cookie : NULL);
+	}
+	case VIEW_TOPOLOGY:
+		/* a copy: the next point of a sweep swaps it meanwhile */
+		pthread_mutex_lock(&v->mu);
+		ret = answer(c, 200, "application/json", v->topology,
+			     strlen(v->topology), MHD_RESPMEM_MUST_COPY, NULL);
+		pthread_mutex_unlock(&v->mu);
+		return ret;
+	case VIEW_STREAM:
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return MHD_NO;
+		s->v = v;
+		resp = MHD_create_response_from_callback(
+			MHD_SIZE_UNKNOWN, 4096, stream_read, s, stream_free);
+		if (!resp) {
+			free(s);
+			return MHD_NO;
+		}
+		pthread_mutex_lock(&v->mu);
+		v->streams++;
+		pthread_mutex_unlock(&v->mu);
+		MHD_add_response_header(resp, "Content-Type",
+					"text/event-stream");
+		MHD_add_response_header(resp, "Cache-Control", "no-store");
+		ret = MHD_queue_response(c, 200, resp);
+		MHD_destroy_response(resp);
+		return ret;
+	case VIEW_CUT:
+	case VIEW_REPAIR:
+		return change(v, c, r.what == VIEW_REPAIR);
+	case VIEW_REFUSED:
+		break;
+	}
+	if (r.status == 200)
+		r.status = 404;
+	snprintf(why, sizeof(why), "%d\n", r.status);
+	return answer(c, r.status, "text/plain", why, strlen(why),
+		      MHD_RESPMEM_MUST_COPY, NULL);
+}
+
+/* POST /cut or /repair?a=A&b=B: as 'twinlab cut A B' would, said as JSON. */
+static enum MHD_Result change(struct view *v, struct MHD_Connection *c, bool up)
+{
+	const char *a =
+		MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "a");
+	const char *b =
+		MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "b");
+	struct json_object *o = json_object_new_object();
+	struct fibre_done d;
+	char msg[1024];
+	enum MHD_Result ret;
+	const char *s;
+	int rc, status;
+
+	if (!o)
+		return MHD_NO;
+	if (!a || !b) {
+		rc = EXIT_USAGE;
+		snprintf(msg, sizeof(msg), "name the fibre's ROADMs: ?a=A&b=B");
+	} else {
+		pthread_mutex_lock(&v->shown);
+		if (v->p) {
+			rc = fibre_apply(v->prefix, a, b, up, "twinlab view",
+					 &d, msg, sizeof(msg));
+		} else {
+			rc = 1;
+			snprintf(msg, sizeof(msg), "nothing is shown yet");
+		}
+		if (!rc) {
+			int f = scenario_fibre(v->sc, scenario_find(v->sc, d.a),
+					       scenario_find(v->sc, d.b));
+
+			if (f >= 0)
+				v->down[f] = !up;
+		}
+		pthread_mutex_unlock(&v->shown);
+	}
+	status = !rc ? 200 : rc == EXIT_USAGE ? 400 : 409;
+	if (json_add(o, "ok", json_object_new_boolean(!rc)) ||
+	    json_add_str(o, "message", msg)) {
+		json_object_put(o);
+		return MHD_NO;
+	}
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	ret = answer(c, status, "application/json", s, strlen(s),
+		     MHD_RESPMEM_MUST_COPY, NULL);
+	json_object_put(o);
+	return ret;
+}
+
+/* Where the view is: on o->out, as text or JSON. */
+static int say_where(const struct view_srv_opts *o, const char *token,
+		     unsigned port)
+{
+	char host[INET_ADDRSTRLEN], url[128];
+	struct json_object *j;
+	int err = -ENOMEM;
+
+	inet_ntop(AF_INET, &o->sa.sin_addr, host, sizeof(host));
+	snprintf(url, sizeof(url), "http://%s:%u/?token=%s", host, port, token);
+	if (!o->json) {
+		fprintf(o->out,
+			"view: %s\n(the token is the access: share "
+			"it only with who may watch)\n",
+			url);
+		return fflush(o->out) ? -EIO : 0;
+	}
+	j = json_object_new_object();
+	if (!j)
+		return -ENOMEM;
+	J(!json_add_str(j, "url", url));
+	J(!json_add_str(j, "address", host));
+	J(!json_add(j, "port", json_object_new_int((int)port)));
+	J(!json_add_str(j, "token", token));
+	err = fprintf(o->out, "%s\n",
+		      json_object_to_json_string_ext(
+			      j, JSON_C_TO_STRING_PRETTY |
+					 JSON_C_TO_STRING_NOSLASHESCAPE)) < 0 ||
+			      fflush(o->out)
+		      ? -EIO
+		      : 0;
+fail:
+	json_object_put(j);
+	return err;
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Every interval, what is shown sampled and published; until stop. */
+static void *sample(void *arg)
+{
+	struct view *v = arg;
+
+	for (;;) {
+		struct timespec ts = {
+			.tv_sec = (time_t)v->interval,
+			.tv_nsec = (long)((v->interval - floor(v->interval)) *
+					  1e9),
+		};
+		bool stop, watched;
+
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+		pthread_mutex_lock(&v->mu);
+		stop = v->stop;
+		watched = v->streams > 0;
+		pthread_mutex_unlock(&v->mu);
+		if (stop)
+			return NULL;
+		/*
+		 * Nobody watching, nothing read: a run shown costs its host
+		 * nothing until a page opens (the first load after that is
+		 * averaged over the time nobody watched)
+		 */
+		if (!watched)
+			continue;
+		pthread_mutex_lock(&v->shown);
+		publish(v, mono());
+		pthread_mutex_unlock(&v->shown);
+	}
+}
+
+int view_srv_start(const struct view_srv_opts *o, struct view **out)
+{
+	struct view *v = calloc(1, sizeof(*v));
+	const union MHD_DaemonInfo *info;
+	struct sockaddr_in sa = o->sa;
+	char dir[PATH_MAX];
+	int e;
+
+	*out = NULL;
+	if (!v) {
+		p_err("out of memory");
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&v->mu, NULL);
+	pthread_mutex_init(&v->shown, NULL);
+	pthread_cond_init(&v->cv, NULL);
+	v->interval = o->interval;
+	v->topology = strdup("{\"waiting\":true}");
+	if (!v->topology || view_token(v->token)) {
+		p_err("cannot draw a random token");
+		view_srv_stop(v);
+		return -EIO;
+	}
+	snprintf(v->cookie, sizeof(v->cookie),
+		 VIEW_COOKIE "=%s; Path=/; HttpOnly; SameSite=Strict",
+		 v->token);
+	if (view_dir(dir, sizeof(dir))) {
+		p_err("cannot find the page's files (page/index.html beside "
+		      "the binary's share/twinlab/view or the source tree's "
+		      "tools/view)");
+		view_srv_stop(v);
+		return -ENOENT;
+	}
+	e = load_assets(v, dir);
+	if (e) {
+		view_srv_stop(v);
+		return e;
+	}
+	for (int tries = 0; !v->d && tries < 2; tries++) {
+		v->d = MHD_start_daemon(
+			MHD_USE_INTERNAL_POLLING_THREAD |
+				MHD_USE_THREAD_PER_CONNECTION,
+			0, NULL, NULL, on_request, v, MHD_OPTION_SOCK_ADDR,
+			(struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT,
+			(unsigned)VIEW_CONNECTIONS,
+			MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+			(unsigned)VIEW_CONNECTIONS / 2,
+			MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
+			MHD_OPTION_END);
+		e = errno;
+		/* a port in use: any free one, where the caller allows */
+		if (!v->d && o->any_port && sa.sin_port)
+			sa.sin_port = 0;
+		else
+			break;
+	}
+	if (!v->d) {
+		char host[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &o->sa.sin_addr, host, sizeof(host));
+		p_err("cannot listen on %s port %u: %s", host,
+		      ntohs(o->sa.sin_port),
+		      e ? strerror(e)
+			: "the address or port is in use or not this "
+			  "machine's");
+		view_srv_stop(v);
+		return -EADDRINUSE;
+	}
+	info = MHD_get_daemon_info(v->d, MHD_DAEMON_INFO_BIND_PORT);
+	e = say_where(o, v->token, info ? info->port : ntohs(sa.sin_port));
+	if (!e) {
+		e = -pthread_create(&v->sampler, NULL, sample, v);
+		v->sampling = !e;
+	}
+	if (e) {
+		view_srv_stop(v);
+		return e;
+	}
+	*out = v;
+	return 0;
+}
+
+/* What is shown, let go (shown held). */
+static void unshow(struct view *v)
+{
+	counters_close(v->ctr, v->nsc, v->nnsc);
+	free(v->prev);
+	free(v->down);
+	v->ctr = NULL;
+	v->nsc = NULL;
+	v->prev = NULL;
+	v->down = NULL;
+	v->nctr = v->nnsc = 0;
+	v->p = NULL;
+	v->sc = NULL;
+	v->prefix[0] = '\0';
+}
+
+int view_srv_show(struct view *v, const char *prefix, const struct plan *p,
+		  const struct addressing *a, double dilation)
+{
+	char *topo = NULL;
+	int e = 0;
+
+	if (!v)
+		return 0;
+	pthread_mutex_lock(&v->shown);
+	unshow(v);
+	if (prefix) {
+		const struct scenario *sc = p->sc;
+
+		snprintf(v->prefix, sizeof(v->prefix), "%s", prefix);
+		v->down = calloc((size_t)sc->nfibres + 1, sizeof(*v->down));
+		for (int f = 0; v->down && f < sc->nfibres; f++) {
+			int nup = 0, ndown = 0;
+			char why[256];
+
+			if (!lab_fibre_state(prefix, sc, f, &nup, &ndown, why,
+					     sizeof(why)))
+				v->down[f] = ndown && !nup;
+		}
+		topo = v->down ? topology_json(p, a, prefix, dilation) : NULL;
+		e = topo ? counters_open_every(p, prefix, &v->ctr, &v->nctr,
+					       &v->nsc, &v->nnsc)
+			 : -ENOMEM;
+		v->prev = e ? NULL
+			    : calloc((size_t)v->nctr + 1, sizeof(*v->prev));
+		if (!e && !v->prev)
+			e = -ENOMEM;
+		if (e) {
+			free(topo);
+			topo = NULL;
+			unshow(v);
+		} else {
+			for (int i = 0; i < v->nctr; i++)
+				v->prev[i] = counters_read(&v->ctr[i]).bytes;
+			v->p = p;
+			v->sc = sc;
+			v->dilation = dilation;
+			v->t0 = v->last = mono();
+		}
+	}
+	pthread_mutex_lock(&v->mu);
+	if (topo || !prefix) {
+		free(v->topology);
+		v->topology = topo ? topo : strdup("{\"waiting\":true}");
+		if (!v->topology)
+			v->topology = strdup("{}");
+		v->topo_seq++;
+	}
+	pthread_mutex_unlock(&v->mu);
+	pthread_mutex_unlock(&v->shown);
+	return e;
+}
+
+void view_srv_note(struct view *v, const char *line)
+{
+	if (!v)
+		return;
+	pthread_mutex_lock(&v->mu);
+	snprintf(v->note, sizeof(v->note), "%s", line);
+	pthread_mutex_unlock(&v->mu);
+}
+
+void view_srv_stop(struct view *v)
+{
+	if (!v)
+		return;
+	pthread_mutex_lock(&v->mu);
+	v->stop = true;
+	pthread_cond_broadcast(&v->cv);
+	pthread_mutex_unlock(&v->mu);
+	if (v->sampling)
+		pthread_join(v->sampler, NULL);
+	if (v->d)
+		MHD_stop_daemon(v->d);
+	pthread_mutex_lock(&v->shown);
+	unshow(v);
+	pthread_mutex_unlock(&v->shown);
+	free(v->topology);
+	for (size_t i = 0; i < sizeof(v->asset) / sizeof(v->asset[0]); i++)
+		free(v->asset[i]);
+	pthread_mutex_destroy(&v->mu);
+	pthread_mutex_destroy(&v->shown);
+	pthread_cond_destroy(&v->cv);
+	free(v);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The live view's server: started once, it shows whatever emulation it
+ * is given (view_srv_show) until stopped — 'twinlab view' gives it the
+ * one that is up, a run (run --view) its own at each attempt, a sweep
+ * (experiment --view) each point's in turn, on the same address.
+ */
+#ifndef TOOLS_VIEW_SRV_H
+#define TOOLS_VIEW_SRV_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "twin/addr.h"
+#include "twin/plan.h"
+
+#define VIEW_PORT 7880
+
+struct view_srv_opts {
+	struct sockaddr_in sa; /* where to listen */
+	bool any_port;	       /* sa's port in use: any free one */
+	double interval;       /* seconds between load events */
+	bool json;	       /* say where as JSON */
+	FILE *out;	       /* where to say it */
+};
+
+struct view;
+
+/*
+ * view_srv_start - listen, read the page's files, say where (the address
+ * with its token) on o->out, and sample what is shown every interval.
+ * 0, or -errno after saying why.
+ */
+int view_srv_start(const struct view_srv_opts *o, struct view **out);
+
+/*
+ * view_srv_show - show plan p (addressed by a) of the emulation up under
+ * prefix at dilation, until the next call; NULL prefix: nothing. p, a
+ * and the scenario stay the caller's and must outlive what is shown: call
+ * it with NULL before freeing them. A NULL view does nothing. 0 or -errno.
+ */
+int view_srv_show(struct view *v, const char *prefix, const struct plan *p,
+		  const struct addressing *a, double dilation);
+
+/* view_srv_note - a line the page shows (a run's last round). */
+void view_srv_note(struct view *v, const char *line);
+
+/* view_srv_stop - every stream ended, the server stopped and freed. */
+void view_srv_stop(struct view *v);
+
+#endif
