@@ -55,6 +55,21 @@ static void teardown(void)
 
 TestSuite(view, .init = setup, .fini = teardown, .timeout = 120);
 
+/* argv started as `view` (killed by teardown), its stdout's read end. */
+static int spawn_out(char *const argv[])
+{
+	posix_spawn_file_actions_t fa;
+	int fds[2];
+
+	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+	cr_assert_eq(posix_spawn(&view, argv[0], &fa, NULL, argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[1]);
+	return fds[0];
+}
+
 /* A request on a new connection; the whole answer in buf, its status. */
 static int http(int port, const char *req, char *buf, size_t len)
 {
@@ -120,19 +135,13 @@ static void view_up(int *port, char token[64])
 		      "4",	  NULL};
 	char *argv[] = {bin, "view",	   "--prefix", prefix,	 "--port",
 			"0", "--interval", "0.05",     "--json", NULL};
-	posix_spawn_file_actions_t fa;
 	struct json_object *where, *o;
 	size_t got = 0;
 	int fds[2];
 
 	cr_assert_not_null(bin, "TWINLAB not set");
 	cr_assert_eq(run_argv_output(up, out, sizeof(out)), 0, "%s", out);
-	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-	cr_assert_eq(posix_spawn(&view, bin, &fa, NULL, argv, environ), 0);
-	posix_spawn_file_actions_destroy(&fa);
-	close(fds[1]);
+	fds[0] = spawn_out(argv);
 	/* what it prints once it listens: the JSON, whole at its end */
 	for (ssize_t n;
 	     got < sizeof(out) - 1 &&
@@ -168,6 +177,46 @@ static void view_stop(void)
 		  status);
 }
 
+/* tmpl with each "%s" the token (not a format: nothing else is read). */
+static void with_token(char *dst, size_t len, const char *tmpl,
+		       const char *token)
+{
+	size_t n = 0;
+
+	for (const char *c = tmpl; *c && n + 1 < len; c++) {
+		if (c[0] == '%' && c[1] == 's') {
+			n += (size_t)snprintf(dst + n, len - n, "%s", token);
+			c++;
+		} else {
+			dst[n++] = *c;
+		}
+		n = n < len ? n : len - 1;
+	}
+	dst[n] = '\0';
+}
+
+#define REQ(line, headers) line " HTTP/1.1\r\nHost: x\r\n" headers \
+	"Connection: close\r\n\r\n"
+
+static const struct {
+	const char *req;
+	int status;
+	const char *says;
+} refused[] = {
+	{ REQ("GET /topology", ""), 403, NULL },
+	{ REQ("GET /topology?token=0123456789abcdef0123456789abcdef", ""),
+	  403, NULL },
+	{ REQ("GET /../../etc/passwd?token=%s", ""), 404, NULL },
+	{ REQ("POST /?token=%s", "Content-Length: 0\r\n"), 405, NULL },
+	{ REQ("POST /cut?a=A&b=B&token=%s", "Cookie: twinlab_view=%s\r\n"),
+	  403, NULL },
+	{ REQ("GET /cut?a=A&b=B&token=%s", ""), 405, NULL },
+	{ REQ("POST /cut?a=A&b=Z", "X-Twinlab-Token: %s\r\n"), 400,
+	  "'Z' is not a ROADM of 'teaching-ring'" },
+	{ REQ("POST /repair?a=A&b=B", "X-Twinlab-Token: %s\r\n"), 409,
+	  "is not cut: nothing to repair" },
+};
+
 Test(view, serves_the_network_and_streams_its_load)
 {
 	char out[8192], path[256], *body;
@@ -185,45 +234,20 @@ Test(view, serves_the_network_and_streams_its_load)
 
 	view_up(&port, token);
 
-	/* refusals */
-	cr_expect_eq(get(port, "/topology", out, sizeof(out)), 403);
-	cr_expect_eq(get(port,
-			 "/topology?token=0123456789abcdef0123456789"
-			 "abcdef",
-			 out, sizeof(out)),
-		     403);
-	snprintf(path, sizeof(path), "/../../etc/passwd?token=%s", token);
-	cr_expect_eq(get(port, path, out, sizeof(out)), 404);
-	snprintf(path, sizeof(path),
-		 "POST /?token=%s HTTP/1.1\r\nHost: x\r\n"
-		 "Content-Length: 1\r\nConnection: close\r\n\r\nx",
-		 token);
-	cr_expect_eq(http(port, path, out, sizeof(out)), 405);
-	/* a change needs the token in its header: not the query, not the
-	 * cookie a page of another site could make the browser send */
-	snprintf(path, sizeof(path),
-		 "POST /cut?a=A&b=B&token=%s HTTP/1.1\r\n"
-		 "Host: x\r\nCookie: twinlab_view=%s\r\nConnection: close"
-		 "\r\n\r\n",
-		 token, token);
-	cr_expect_eq(http(port, path, out, sizeof(out)), 403, "%s", out);
-	snprintf(path, sizeof(path), "/cut?a=A&b=B&token=%s", token);
-	cr_expect_eq(get(port, path, out, sizeof(out)), 405);
-	snprintf(path, sizeof(path),
-		 "POST /cut?a=A&b=Z HTTP/1.1\r\nHost: x\r\n"
-		 "X-Twinlab-Token: %s\r\nConnection: close\r\n\r\n",
-		 token);
-	cr_expect_eq(http(port, path, out, sizeof(out)), 400, "%s", out);
-	cr_expect(strstr(out, "'Z' is not a ROADM of 'teaching-ring'"), "%s",
-		  out);
-	snprintf(path, sizeof(path),
-		 "POST /repair?a=A&b=B HTTP/1.1\r\n"
-		 "Host: x\r\nX-Twinlab-Token: %s\r\nConnection: close"
-		 "\r\n\r\n",
-		 token);
-	cr_expect_eq(http(port, path, out, sizeof(out)), 409, "%s", out);
-	cr_expect(strstr(out, "fibre A-B in prefix '"), "%s", out);
-	cr_expect(strstr(out, "is not cut: nothing to repair"), "%s", out);
+	/*
+	 * Refusals, each with its status and what it says. A change needs
+	 * the token in its header: not the query, not the cookie a page of
+	 * another site could make the browser send. (%s: the token.)
+	 */
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		char req[512];
+
+		with_token(req, sizeof(req), refused[i].req, token);
+		cr_expect_eq(http(port, req, out, sizeof(out)),
+			     refused[i].status, "%s: %s", refused[i].req, out);
+		cr_expect(!refused[i].says || strstr(out, refused[i].says),
+			  "%s: %s", refused[i].req, out);
+	}
 	snprintf(path, sizeof(path), "/?token=%s", token);
 	cr_expect_eq(get(port, path, out, sizeof(out)), 200);
 	cr_expect(strstr(out, "<title>twinlab view</title>"), "%s", out);
@@ -414,7 +438,6 @@ Test(view, a_run_shows_itself)
 			 "--prefix", prefix, "--rounds", "1000",
 			 "--dilation", "4", "--db", NULL, "--view", NULL };
 	char db[64];
-	posix_spawn_file_actions_t fa;
 	FILE *rd;
 	int fds[2], port = 0, status;
 	char token[64] = "";
@@ -423,12 +446,7 @@ Test(view, a_run_shows_itself)
 	cr_assert_not_null(bin, "TWINLAB not set");
 	snprintf(db, sizeof(db), "/tmp/%s-view.db", prefix);
 	argv[10] = db;
-	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-	cr_assert_eq(posix_spawn(&view, bin, &fa, NULL, argv, environ), 0);
-	posix_spawn_file_actions_destroy(&fa);
-	close(fds[1]);
+	fds[0] = spawn_out(argv);
 	rd = fdopen(fds[0], "r");
 	cr_assert_not_null(rd);
 	while (!round1 && fgets(line, sizeof(line), rd)) {
