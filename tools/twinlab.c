@@ -103,10 +103,17 @@ bool prefix_arg(const char *prefix)
 	return false;
 }
 
-void on_stop_signals(void (*fn)(int))
+volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+void on_stop_signals(void)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
-	struct sigaction sa = { .sa_handler = fn };
+	struct sigaction sa = { .sa_handler = on_stop };
 
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)

@@ -6,6 +6,7 @@
 #ifndef TOOLS_TWINLAB_H
 #define TOOLS_TWINLAB_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 #include "twin/clock.h"
@@ -29,10 +30,13 @@ void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct sched_ops;
 
 /*
- * on_stop_signals - fn handles every signal a user may send to stop a
- * command (INT, TERM, HUP, PIPE); no SA_RESTART, so waits see EINTR.
+ * on_stop_signals - every signal a user may send to stop a command
+ * (SIGINT, SIGTERM, SIGHUP, and SIGPIPE: a closed stdout) sets
+ * stop_signal to its number (0: none yet), for the command to end what
+ * it does cleanly; no SA_RESTART, so waits see EINTR.
  */
-void on_stop_signals(void (*fn)(int));
+extern volatile sig_atomic_t stop_signal;
+void on_stop_signals(void);
 
 /*
  * predictor_arg - the predictor named by --predictor (fluid, packet), or

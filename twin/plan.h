@@ -150,6 +150,16 @@ static inline int plan_nlinks(const struct plan *p)
 	return 2 * p->sc->nnodes + 2 * p->net->nlp;
 }
 
+/*
+ * Whether link index l is a link at all: access links are indexed by
+ * node, and only servers have one (lightpaths' all are).
+ */
+static inline bool plan_link_exists(const struct plan *p, int l)
+{
+	return l >= 2 * p->sc->nnodes ||
+	       p->sc->nodes[l / 2].kind == NODE_SERVER;
+}
+
 /* Capacity of a directed link in Gbit/s. */
 double plan_link_gbps(const struct plan *p, int link);
 

@@ -499,13 +499,6 @@ static int run_gap(const struct experiment *x, const struct scenario *sc,
 	return 0;
 }
 
-static volatile sig_atomic_t stop_sig;
-
-static void on_signal(int sig)
-{
-	stop_sig = sig;
-}
-
 /* Record that run `run` is this point of the experiment. */
 static int record_point(const char *db, int64_t run,
 			const struct experiment *x, const char *sched, long nl,
@@ -562,7 +555,7 @@ static int64_t sweep_point(struct sweep *w, struct session_opts *so,
 	so->dilation = w->n;
 	so->auto_n = w->auto_n;
 	so->out = w->log;
-	so->stop = &stop_sig;
+	so->stop = &stop_signal;
 	so->view = w->view;
 	fprintf(w->log, "== point %d of %d: %s\n", w->done + 1, w->total,
 		what);
@@ -579,7 +572,7 @@ static int64_t sweep_point(struct sweep *w, struct session_opts *so,
 		w->n = sr.dilation;
 	left = (mono_s() - w->t0) / w->done * (w->total - w->done);
 	fprintf(w->say, "[%d/%d] %s: %s%s%s%s in %.1f s; about %.0f s left\n",
-		w->done, w->total, what, prc == 0 ? "ok" : stop_sig ?
+		w->done, w->total, what, prc == 0 ? "ok" : stop_signal ?
 		"interrupted" : sr.status ? sr.status : "FAILED (see the log)",
 		nn, sr.verdict[0] ? ", " : "", sr.verdict, mono_s() - t1, left);
 	fflush(w->say);
@@ -591,7 +584,7 @@ static int64_t sweep_point(struct sweep *w, struct session_opts *so,
 			w->lost = true;
 		}
 		point_add(w, "status", json_object_new_string(
-			prc == 0 ? "ok" : stop_sig ? "interrupted" : "failed"));
+			prc == 0 ? "ok" : stop_signal ? "interrupted" : "failed"));
 		if (sr.run > 0)
 			point_add(w, "run", json_object_new_int64(sr.run));
 		if (sr.run > 0 && sr.dilation >= 1)
@@ -732,8 +725,8 @@ static void dynamics_points(struct sweep *w, const struct experiment *x,
 			    const char *db, const char *prefix,
 			    predict_fn predict)
 {
-	for (int k = 0; k < x->nsched && !stop_sig; k++)
-		for (int j = 0; j < x->npolicies && !stop_sig; j++) {
+	for (int k = 0; k < x->nsched && !stop_signal; k++)
+		for (int j = 0; j < x->npolicies && !stop_signal; j++) {
 			struct session_opts so = {
 				.scenario = x->base,
 				.events = x->events,
@@ -769,8 +762,8 @@ static int sweep_points(struct sweep *w, const struct experiment *x,
 {
 	char path[800];
 
-	for (int i = 0; i < x->nlocals && !stop_sig; i++)
-		for (int s = 0; s < x->nseeds && !stop_sig; s++) {
+	for (int i = 0; i < x->nlocals && !stop_signal; i++)
+		for (int s = 0; s < x->nseeds && !stop_signal; s++) {
 			snprintf(path, sizeof(path), "%s/%s-l%ld-s%ld.yaml",
 				 dir, x->name, x->locals[i], x->seeds[s]);
 			if (write_point(x, sc, x->locals[i], x->seeds[s],
@@ -779,7 +772,7 @@ static int sweep_points(struct sweep *w, const struct experiment *x,
 				      strerror(errno));
 				return -1;
 			}
-			for (int k = 0; k < x->nsched && !stop_sig; k++) {
+			for (int k = 0; k < x->nsched && !stop_signal; k++) {
 				struct session_opts so = {
 					.scenario = path,
 					.ops = sched_arg(x->sched[k]),
@@ -1002,7 +995,7 @@ int cmd_experiment(int argc, char **argv)
 			goto out;
 		}
 	}
-	on_stop_signals(on_signal);
+	on_stop_signals();
 	/* one view for the sweep: each point shown in turn, same address */
 	if (view && view_for_run(w.say, &w.view))
 		goto out;
@@ -1027,10 +1020,10 @@ int cmd_experiment(int argc, char **argv)
 	if (x.kind != EXP_DYNAMICS &&
 	    sweep_points(&w, &x, sc, dir, db, prefix, predict))
 		goto out;
-	if (stop_sig) {
+	if (stop_signal) {
 		fprintf(w.say, "experiment %s: stopped by signal %d after %d "
 			"of %d points; results so far in %s\n", x.name,
-			(int)stop_sig, w.done, w.total, db);
+			(int)stop_signal, w.done, w.total, db);
 		goto out;
 	}
 	fprintf(w.say, "experiment %s: %d points in %.0f s, %d with "

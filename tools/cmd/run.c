@@ -26,14 +26,6 @@
 #include "twin/predict.h"
 #include "twin/sched.h"
 
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	interrupted = 1;
-}
-
 static void run_usage(FILE *f)
 {
 	fprintf(f, "usage: %s run SCENARIO [--scheduler NAME] [--rounds R] "
@@ -185,7 +177,7 @@ int cmd_run(int argc, char **argv)
 	struct session_opts o = {
 		.ops = &sched_mst, .predict = predict_round, .auto_n = true,
 		.db = "twinlab.db", .prefix = "tl", .out = stdout,
-		.stop = &interrupted,
+		.stop = &stop_signal,
 	};
 	struct session_result res;
 	char err[512];
@@ -274,7 +266,7 @@ int cmd_run(int argc, char **argv)
 	 * progress is abandoned, the emulation torn down. A closed stdout
 	 * (SIGPIPE, `twinlab run ... | head -1`) too.
 	 */
-	on_stop_signals(on_signal);
+	on_stop_signals();
 	lock = lab_lock(o.prefix, "twinlab run", err, sizeof(err));
 	if (lock < 0) {
 		p_err("%s", err);

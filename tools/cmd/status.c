@@ -32,14 +32,6 @@
 /* The exit status of a look judged degraded (0: faithful). */
 #define STATUS_DEGRADED 3
 
-static volatile sig_atomic_t stopped;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stopped = 1;
-}
-
 static void status_usage(FILE *f)
 {
 	fprintf(f, "usage: %s status [--prefix P] [--interval S] [--watch] "
@@ -124,7 +116,7 @@ static int look(struct watch *w, double interval, struct mon_round *r)
 	uint64_t late0 = a.dl_late_ns_max;
 
 	while (!e && nanosleep(&ts, &ts) && errno == EINTR)
-		if (stopped)
+		if (stop_signal)
 			e = -EINTR;
 	if (!e)
 		e = monitor_sample(w->mon, &b);
@@ -262,7 +254,7 @@ int cmd_status(int argc, char **argv)
 		p_err("'status' needs root: it reads the namespaces' counters");
 		return 1;
 	}
-	on_stop_signals(on_signal);
+	on_stop_signals();
 	if (up_plan(prefix, &sc, &p, &a, &w.n))
 		goto out;
 	e = predict_round(p);
@@ -293,7 +285,7 @@ int cmd_status(int argc, char **argv)
 			goto out;
 		rc = fine ? 0 : STATUS_DEGRADED;
 		looks++;
-	} while (watch && !stopped);
+	} while (watch && !stop_signal);
 	if (!looks) {
 		p_err("interrupted before a look was over");
 		rc = 1;

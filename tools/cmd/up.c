@@ -49,8 +49,6 @@ static void up_usage(FILE *f)
 		prog, DEFAULT_PREFIX, LAB_DILATION_MAX);
 }
 
-static volatile sig_atomic_t stopped;
-
 /*
  * What up built, for machines and for a teacher's ping: every server's
  * namespace and access /31, and every transfer's own pair of addresses
@@ -106,12 +104,6 @@ static struct json_object *up_json(const struct plan *p,
 fail:
 	json_object_put(o);
 	return NULL;
-}
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stopped = 1;
 }
 
 int cmd_up(int argc, char **argv)
@@ -218,7 +210,7 @@ int cmd_up(int argc, char **argv)
 	 * A signal while building: finish the step in hand, then remove
 	 * everything built (lab_up rolls back itself if a step fails).
 	 */
-	on_stop_signals(on_signal);
+	on_stop_signals();
 	lock = lab_lock(lo.prefix, "twinlab up", err, sizeof(err));
 	if (lock < 0) {
 		p_err("%s", err);
@@ -226,10 +218,10 @@ int cmd_up(int argc, char **argv)
 	}
 	e = lab_up(p, a, &lo, &lab, err, sizeof(err));
 	if (e) {
-		p_err("%s", stopped ? "interrupted" : err);
+		p_err("%s", stop_signal ? "interrupted" : err);
 		goto out;
 	}
-	if (stopped) {
+	if (stop_signal) {
 		lab_free(lab);
 		lab_down(lo.prefix, NULL, NULL);
 		p_err("interrupted: what was built is removed");
@@ -271,7 +263,7 @@ out:
 	addressing_free(a);
 	plan_free(p);
 	scenario_free(sc);
-	if (!rc && view && !stopped)
+	if (!rc && view && !stop_signal)
 		rc = view_after_up(lo.prefix, json);
 	return rc;
 }
@@ -369,7 +361,7 @@ static int down_or_clean(int argc, char **argv, bool clean)
 		return 1;
 	}
 	/* a signal now would leave half a teardown: it waits for the end */
-	on_stop_signals(on_signal);
+	on_stop_signals();
 	lock = lab_lock(prefix, clean ? "twinlab clean" : "twinlab down",
 			err, sizeof(err));
 	if (lock < 0) {

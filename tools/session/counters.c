@@ -35,13 +35,6 @@ static bool wanted(const struct plan *p, const struct lpset *set, int l,
 	return false;
 }
 
-/* Whether link l is shaped at all: a server's access, or a lightpath. */
-static bool exists(const struct plan *p, int l)
-{
-	return l >= 2 * p->sc->nnodes ||
-	       p->sc->nodes[l / 2].kind == NODE_SERVER;
-}
-
 static int open_links(const struct plan *p, const struct lpset *set,
 		      const char *prefix, bool traffic, bool every,
 		      struct counter **out, int *n, struct nscache **cache,
@@ -60,7 +53,7 @@ static int open_links(const struct plan *p, const struct lpset *set,
 		struct counter *x = &c[k];
 		int saved, j;
 
-		if (every ? !exists(p, l) : !wanted(p, set, l, traffic))
+		if (every ? !plan_link_exists(p, l) : !wanted(p, set, l, traffic))
 			continue;
 		x->link = l;
 		lab_link_end(p, prefix, l, x->ns, x->ifname);

@@ -37,6 +37,7 @@
 
 #include "emu/lab.h"
 #include "twin/addr.h"
+#include "twin/clock.h"
 #include "twin/net.h"
 #include "twin/plan.h"
 
@@ -242,8 +243,7 @@ static char *topology_json(const struct plan *p, const struct addressing *a,
 		struct json_object *x;
 		char name[96];
 
-		/* access links are indexed by node: only servers have one */
-		if (l < 2 * sc->nnodes && sc->nodes[l / 2].kind != NODE_SERVER)
+		if (!plan_link_exists(p, l))
 			continue;
 		x = json_object_new_object();
 		link_name(p, l, name, sizeof(name));
@@ -552,14 +552,6 @@ fail:
 	return err;
 }
 
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Every interval, what is shown sampled and published; until stop. */
 static void *sample(void *arg)
 {
@@ -589,7 +581,7 @@ static void *sample(void *arg)
 		if (!watched)
 			continue;
 		pthread_mutex_lock(&v->shown);
-		publish(v, mono());
+		publish(v, mono_s());
 		pthread_mutex_unlock(&v->shown);
 	}
 }
@@ -734,7 +726,7 @@ int view_srv_show(struct view *v, const char *prefix, const struct plan *p,
 			v->p = p;
 			v->sc = sc;
 			v->dilation = dilation;
-			v->t0 = v->last = mono();
+			v->t0 = v->last = mono_s();
 		}
 	}
 	pthread_mutex_lock(&v->mu);
