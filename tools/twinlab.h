@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdbool.h>
 
+#include "tools/cli.h"
 #include "twin/clock.h"
 #include "twin/scenario.h"
 
@@ -24,47 +25,7 @@ struct command {
 
 extern const char *prog;
 
-/* p_err - "twinlab: <message>" on stderr. */
-void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-struct sched_ops;
-
-/*
- * on_stop_signals - every signal a user may send to stop a command
- * (SIGINT, SIGTERM, SIGHUP, and SIGPIPE: a closed stdout) sets
- * stop_signal to its number (0: none yet), for the command to end what
- * it does cleanly; no SA_RESTART, so waits see EINTR.
- */
-extern volatile sig_atomic_t stop_signal;
-void on_stop_signals(void);
-
-/*
- * predictor_arg - the predictor named by --predictor (fluid, packet), or
- * NULL after saying what is wrong.
- */
-struct plan;
-typedef int (*predict_fn)(struct plan *p);
-predict_fn predictor_arg(const char *name);
-#define PREDICTOR_HELP \
-	"  --predictor M     the twin's model of a round: fluid (transfers\n" \
-	"                    share links max-min fairly; the default) or\n" \
-	"                    packet (every TCP segment, links serving the\n" \
-	"                    transfers in turn)\n"
-
-/*
- * dilation_arg - --dilation's value: N (auto_n false), auto (n 0) or
- * auto:N (start at N). 0, or -EINVAL after saying what is wrong.
- */
-int dilation_arg(const char *arg, double *n, bool *auto_n);
-
-/* sched_arg - the scheduler named on the command line, or NULL (said). */
-const struct sched_ops *sched_arg(const char *name);
-
-/*
- * prefix_arg - whether prefix is one an emulation can have (lab_prefix_ok);
- * false after saying what one looks like.
- */
-bool prefix_arg(const char *prefix);
+/* ---- tools/load.c: scenarios and outputs, as the commands read them ---- */
 
 /* print_scn_error - "file:line:col: msg" (or "file: msg") on f. */
 void print_scn_error(FILE *f, const struct scn_error *e);

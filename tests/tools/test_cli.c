@@ -839,7 +839,8 @@ Test(cli, select_compares_all_chosen_and_random)
 	tl_run_free(&r);
 	r = tl_run(lam);
 	cr_assert_eq(tl_code(&r), 2);
-	cr_assert(strstr(r.err, "--lambda: a number in [0, 1e6]"), "%s", r.err);
+	cr_assert(strstr(r.err, "bad --lambda '-1': a number in [0, 1000000]"),
+		  "%s", r.err);
 	tl_run_free(&r);
 }
 
@@ -1130,93 +1131,108 @@ Test(cli, outputs_never_follow_a_link_or_open_a_fifo, .timeout = 60)
 }
 
 /*
- * Help cannot drift from the options: every long option in a command's
- * getopt table (read from its source, table `block` of the file) is named
- * as --option in what 'twinlab COMMAND --help' prints; 'twinlab help
- * COMMAND' prints the same; the command list names every command.
+ * A command's options are declared by its help (tools/cli.h): each line
+ * "  [-x, ]--name[ ARG]  ..." of what 'twinlab CMD --help' prints. Read
+ * them the way a user reads them, then check each one the parser takes
+ * (with a value where the line shows one), each is named in the synopsis,
+ * 'twinlab help CMD' prints the same help, and the command list names
+ * every command.
  */
-static int options_of(const char *file, int block, char names[][32], int max)
+static int declared(const char *help, char names[][32], bool *arg, int max)
 {
-	FILE *f = fopen(file, "r");
-	char line[512];
-	int seen = -1, n = 0;
-	bool in = false;
+	int n = 0;
 
-	cr_assert_not_null(f, "%s (make check runs from the source tree)",
-			   file);
-	while (fgets(line, sizeof(line), f)) {
-		char *q;
+	for (const char *l = help; l && *l && n < max;
+	     l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		const char *q = l + 2;
 
-		if (strstr(line, "static const struct option opts[] = {")) {
-			in = ++seen == block;
+		if (strncmp(l, "  -", 3))
 			continue;
-		}
-		if (!in)
+		if (q[1] != '-')
+			q += 4;		/* "-x, " */
+		if (sscanf(q, "--%31[a-z0-9-]", names[n]) != 1)
 			continue;
-		if (strstr(line, "{ 0 }")) {
-			in = false;
-			continue;
-		}
-		q = strstr(line, "{ \"");
-		if (q && n < max && sscanf(q, "{ \"%31[^\"]\"", names[n]) == 1)
-			n++;
+		q += 2 + strlen(names[n]);
+		arg[n++] = q[0] == ' ' && q[1] >= 'A' && q[1] <= 'Z';
 	}
-	fclose(f);
-	cr_assert_gt(n, 0, "no options read from %s table %d", file, block);
 	return n;
 }
 
-Test(cli, help_names_every_option_each_command_takes)
+Test(cli, help_declares_every_option_each_command_takes)
 {
-	static const struct {
-		const char *cmd, *file;
-		int block;
-	} c[] = {
-		{ "plan", "tools/cmd/plan.c", 0 },
-		{ "up", "tools/cmd/up.c", 0 },
-		{ "down", "tools/cmd/up.c", 1 },
-		{ "clean", "tools/cmd/up.c", 1 },
-		{ "run", "tools/cmd/run.c", 0 },
-		{ "experiment", "tools/cmd/experiment.c", 0 },
-		{ "report", "tools/report/report.c", 0 },
-		{ "exec", "tools/cmd/exec.c", 0 },
-		{ "addr", "tools/cmd/addr.c", 0 },
-		{ "status", "tools/cmd/status.c", 0 },
-		{ "view", "tools/cmd/view.c", 0 },
-		{ "cut", "tools/cmd/fibre.c", 0 },
-		{ "repair", "tools/cmd/fibre.c", 0 },
-		{ "select", "tools/cmd/select.c", 0 },
+	static const char *const cmds[] = {
+		"plan", "up", "down", "clean", "run", "experiment", "report",
+		"exec", "addr", "status", "view", "cut", "repair", "select",
+		"doctor",
 	};
 	const char *list[] = { "help", NULL };
 	struct tl_run all = tl_run(list);
 
 	cr_assert_eq(tl_code(&all), 0);
-	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		const char *a[] = { c[i].cmd, "--help", NULL };
-		const char *h[] = { "help", c[i].cmd, NULL };
-		char names[64][32], want[48], usage[64];
-		int n = options_of(c[i].file, c[i].block, names, 64);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		const char *a[] = { cmds[i], "--help", NULL };
+		const char *h[] = { "help", cmds[i], NULL };
+		char names[32][32], want[48], usage[64], *blank;
+		bool arg[32];
 		struct tl_run r = tl_run(a), r2 = tl_run(h);
+		int n;
 
-		cr_assert_eq(tl_code(&r), 0, "%s --help", c[i].cmd);
-		snprintf(usage, sizeof(usage), "usage: twinlab %s", c[i].cmd);
+		cr_assert_eq(tl_code(&r), 0, "%s --help", cmds[i]);
+		snprintf(usage, sizeof(usage), "usage: twinlab %s", cmds[i]);
 		cr_assert(!strncmp(r.out, usage, strlen(usage)), "%s", r.out);
+		n = declared(r.out, names, arg, 32);
+		cr_assert_gt(n, 0, "'%s --help' declares no option", cmds[i]);
+		blank = strstr(r.out, "\n\n");
+		cr_assert_not_null(blank);
 		for (int k = 0; k < n; k++) {
-			if (!strcmp(names[k], "help"))
-				continue;	/* what prints it */
+			/* accepted, with its value: the help comes after */
+			const char *o[] = { cmds[i], want, "1", "--help",
+					    NULL };
+			struct tl_run r3;
+
 			snprintf(want, sizeof(want), "--%.31s", names[k]);
-			cr_expect(strstr(r.out, want), "'%s --help' does not "
-				  "name %s", c[i].cmd, want);
+			if (!arg[k])
+				o[2] = "--help", o[3] = NULL;
+			r3 = tl_run(o);
+			cr_expect_eq(tl_code(&r3), 0, "'%s %s' refused: %s",
+				     cmds[i], want, r3.err);
+			cr_expect_str_eq(r3.out, r.out);
+			tl_run_free(&r3);
+			*blank = '\0';
+			cr_expect(strstr(r.out, want), "the synopsis of %s "
+				  "does not name %s", cmds[i], want);
+			*blank = '\n';
 		}
 		cr_assert_eq(tl_code(&r2), 0);
-		cr_assert_str_eq(r2.out, r.out, "help %s", c[i].cmd);
-		snprintf(want, sizeof(want), "\n  %s ", c[i].cmd);
+		cr_assert_str_eq(r2.out, r.out, "help %s", cmds[i]);
+		snprintf(want, sizeof(want), "\n  %s ", cmds[i]);
 		cr_assert(strstr(all.out, want), "'twinlab help' lacks %s",
-			  c[i].cmd);
+			  cmds[i]);
 		tl_run_free(&r);
 		tl_run_free(&r2);
 	}
 	tl_run_free(&all);
+}
+
+/* An option the help does not declare is refused, with the help. */
+Test(cli, an_undeclared_option_is_refused)
+{
+	const char *a[] = { "plan", "scenarios/poster-testbed.yaml",
+			    "--prefix", "x", NULL };
+	const char *b[] = { "status", "--interval", "0.01", NULL };
+	struct tl_run r = tl_run(a);
+
+	cr_assert_eq(tl_code(&r), 2);
+	cr_expect(strstr(r.err, "unrecognized option '--prefix'"), "%s",
+		  r.err);
+	cr_expect(strstr(r.err, "usage: twinlab plan"), "%s", r.err);
+	cr_expect_str_empty(r.out);
+	tl_run_free(&r);
+	r = tl_run(b);
+	cr_assert_eq(tl_code(&r), 2);
+	cr_expect(strstr(r.err, "bad --interval '0.01': a number in [0.1, "
+			 "3600]"), "%s", r.err);
+	tl_run_free(&r);
 }
 
 Test(cli, version_and_help_of_help)

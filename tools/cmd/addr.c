@@ -11,7 +11,6 @@
 #include "tools/uplan.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,19 +20,17 @@
 #include "twin/plan.h"
 #include "twin/sched.h"
 
-static void addr_usage(FILE *f)
-{
-	fprintf(f, "usage: %s addr NAME [--prefix P] [--json]\n\n"
-		   "The addresses of a server or a task of the emulation that "
-		   "is up: for a server,\nits namespace, its address and its "
-		   "router's, and every transfer it sends or\nreceives; for a "
-		   "task, each of its transfers. Each transfer has its own "
-		   "pair of\naddresses; ping along one from its sender with "
-		   "the line printed with it.\n\n"
-		   "  --prefix P  the emulation's prefix (default 'tl')\n"
-		   "  --json      the same as JSON: each transfer's task, "
-		   "phase, from, to, src, dst\n", prog);
-}
+#define ADDR_HELP \
+	"usage: %s addr NAME [--prefix P] [--json]\n\n" \
+	"The addresses of a server or a task of the emulation that is up: for " \
+	"a server,\nits namespace, its address and its router's, and every " \
+	"transfer it sends or\nreceives; for a task, each of its transfers. " \
+	"Each transfer has its own pair of\naddresses; ping along one from " \
+	"its sender with the line printed with it.\n\n" \
+	CLI_PREFIX_HELP \
+	"  -j, --json        the same as JSON: each transfer's task, phase, " \
+	"from, to,\n" \
+	"                    src, dst\n"
 
 static void say_transfers(struct json_object *arr, const char *prefix)
 {
@@ -89,43 +86,21 @@ fail:
 
 int cmd_addr(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "prefix", required_argument, NULL, 'p' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *prefix = "tl", *name;
+	const char *prefix = NULL, *name;
 	struct scenario *sc = NULL;
 	struct plan *p = NULL;
 	struct addressing *a = NULL;
 	struct json_object *o = NULL, *arr;
-	bool json = false;
-	int c, rc = 1, node = -1, t = -1;
+	struct cli cl = { 0 };
+	int rc, node = -1, t = -1;
 
-	while ((c = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			prefix = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			addr_usage(stdout);
-			return 0;
-		default:
-			addr_usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1) {
-		addr_usage(stderr);
+	rc = cli_parse(&cl, argc, argv, 1, 1, ADDR_HELP, prog);
+	if (rc != CLI_GO)
+		return rc;
+	rc = 1;
+	if (cli_prefix(&cl, &prefix))
 		return EXIT_USAGE;
-	}
-	name = argv[optind];
-	if (!prefix_arg(prefix))
-		return EXIT_USAGE;
+	name = cl.argv[0];
 	if (up_plan(prefix, &sc, &p, &a, NULL))
 		goto out;
 	node = scenario_find(sc, name);
@@ -149,7 +124,7 @@ int cmd_addr(int argc, char **argv)
 		p_err("out of memory");
 		goto out;
 	}
-	if (json) {
+	if (cli_flag(&cl, "json")) {
 		rc = json_print(o) ? 1 : 0;
 		goto out;
 	}

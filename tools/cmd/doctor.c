@@ -99,31 +99,26 @@ fail:
 	return 1;
 }
 
+#define DOCTOR_HELP \
+	"usage: %s doctor [--json]\n\n" \
+	"Probes, in a throwaway network namespace, what this kernel offers " \
+	"the\nemulation and says which paths twinlab takes here. Needs root " \
+	"for the probes.\nExit status 0 when every path the emulation needs " \
+	"works.\n\n" \
+	"  --json            print it as one JSON object\n"
+
 int cmd_doctor(int argc, char **argv)
 {
 	struct probe pr;
 	struct paths p;
-	bool json = false;
+	struct cli cl = { 0 };
+	bool json;
 	int err;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("usage: %s doctor [--json]\n\n"
-			       "Probes, in a throwaway network namespace, what "
-			       "this kernel offers the\nemulation and says "
-			       "which paths twinlab takes here. Needs root for "
-			       "the probes.\n"
-			       "  --json  print it as one JSON object\n"
-			       "Exit status 0 when every path the emulation "
-			       "needs works.\n", prog);
-			return 0;
-		}
-		if (strcmp(argv[i], "--json")) {
-			p_err("unexpected argument '%s'", argv[i]);
-			return EXIT_USAGE;
-		}
-		json = true;
-	}
+	err = cli_parse(&cl, argc, argv, 0, 0, DOCTOR_HELP, prog);
+	if (err != CLI_GO)
+		return err;
+	json = cli_flag(&cl, "json");
 	err = probe_run(&pr);
 	if (err) {
 		p_err("cannot probe the kernel: %s", strerror(-err));

@@ -3,7 +3,6 @@
 #include "tools/twinlab.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,55 +11,44 @@
 #include "emu/netns.h"
 #include "twin/scenario.h"
 
+#define EXEC_HELP \
+	"usage: %s exec [--prefix P] NODE -- CMD [ARGS...]\n\n" \
+	"Runs CMD with its arguments in the network namespace of NODE (a " \
+	"router,\na server or a ROADM of the emulation that is up), and exits " \
+	"with its status.\n\n" \
+	CLI_PREFIX_HELP
+
 int cmd_exec(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "prefix", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *prefix = "tl";
-	char ns[80];
-	int c, saved, err;
+	/* options end at the node's name: the rest is the command's */
+	struct cli cl = { .in_order = true };
+	const char *prefix = NULL, *node;
+	char ns[80], **cmd;
+	int rc, saved, err;
 
-	/* '+': stop at the first non-option, the node name */
-	while ((c = getopt_long(argc, argv, "+p:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			prefix = optarg;
-			break;
-		case 'h':
-			printf("usage: %s exec [--prefix P] NODE -- CMD "
-			       "[ARGS...]\n\nRuns CMD with its arguments in "
-			       "the network namespace of NODE (a router,\n"
-			       "a server or a ROADM of the emulation that is "
-			       "up), and exits with its status.\n\n"
-			       "  --prefix P  the emulation's prefix (default "
-			       "'tl')\n", prog);
-			return 0;
-		default:
-			return EXIT_USAGE;
-		}
-	}
-	if (optind + 1 < argc && !strcmp(argv[optind + 1], "--"))
-		optind++, argv[optind] = argv[optind - 1];
-	if (argc - optind < 2) {
-		p_err("usage: %s exec [--prefix P] NODE -- CMD [ARGS...]", prog);
+	rc = cli_parse(&cl, argc, argv, 2, argc, EXEC_HELP, prog);
+	if (rc != CLI_GO)
+		return rc;
+	if (cli_prefix(&cl, &prefix))
+		return EXIT_USAGE;
+	node = cl.argv[0];
+	cmd = cl.argv + 1;
+	if (!strcmp(cmd[0], "--"))
+		cmd++;
+	if (!cmd[0]) {
+		cli_usage(&cl, stderr);
 		return EXIT_USAGE;
 	}
-	if (!prefix_arg(prefix)) {
-		return EXIT_USAGE;
-	}
-	if (!scn_name_ok(argv[optind], SCN_NODE_NAME_MAX, false)) {
+	if (!scn_name_ok(node, SCN_NODE_NAME_MAX, false)) {
 		p_err("bad node name '%s': a scenario's node names are 1-%d "
-		      "characters of [A-Za-z0-9_-]", argv[optind],
+		      "characters of [A-Za-z0-9_-]", node,
 		      SCN_NODE_NAME_MAX);
 		return EXIT_USAGE;
 	}
-	lab_ns_name(prefix, argv[optind], ns, sizeof(ns));
+	lab_ns_name(prefix, node, ns, sizeof(ns));
 	if (!netns_exists(ns)) {
 		p_err("no node '%s' with prefix '%s' (netns '%s' does not "
-		      "exist)", argv[optind], prefix, ns);
+		      "exist)", node, prefix, ns);
 		return 1;
 	}
 	err = netns_enter(ns, &saved);
@@ -69,8 +57,8 @@ int cmd_exec(int argc, char **argv)
 		return 1;
 	}
 	close(saved);
-	execvp(argv[optind + 1], argv + optind + 1);
-	p_err("cannot run '%s' in netns '%s': %s", argv[optind + 1], ns,
+	execvp(cmd[0], cmd);
+	p_err("cannot run '%s' in netns '%s': %s", cmd[0], ns,
 	      strerror(errno));
 	return 127;
 }

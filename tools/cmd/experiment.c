@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -633,42 +632,49 @@ static bool dynamics_refused(const struct experiment *x, struct scenario *sc,
 	return false;
 }
 
-static void experiment_usage(void)
-{
-	printf("usage: %s experiment FILE [--db FILE] "
-	       "[--prefix P] [--dilation N|auto[:N]]\n"
-	       "       [--predictor fluid|packet] [--json] [--view]\n"
-	       "       %s experiment FILE --twin-only [--json] "
-	       "[--predictor fluid|packet]\n\nRuns every "
-	       "point of the sweep in FILE on the emulation and "
-	       "stores it in the\nresults database (default "
-	       "twinlab.db); each point as 'twinlab run' with the "
-	       "same\n--dilation; with auto, each point starts from "
-	       "the dilation the last one\nfound faithful. Needs "
-	       "root. With 'kind: blocking' the twin alone "
-	       "schedules each\nload (no root): blocked tasks "
-	       "and lit wavelength-links per scheduler. With\n"
-	       "'kind: gap' it schedules one task per instance "
-	       "(no root): each scheduler's tree\nweight against "
-	       "opt's.\nWith 'kind: dynamics' it runs the base's "
-	       "tasks through a file of events once\nper "
-	       "scheduler and re-scheduling policy, live (as "
-	       "'twinlab run --reschedule');\nthe report compares "
-	       "the policies.\nWith --twin-only a sweep is "
-	       "scheduled and predicted by the twin alone (no "
-	       "root,\nno database): per local-model count and "
-	       "scheduler the medians over seeds\nof the "
-	       "predicted round, its phases and bandwidth, and "
-	       "their ratios to the\nbaseline's. --json, for "
-	       "machines: a sweep or dynamics run on the\n"
-	       "emulation ends with a record per point (its run, "
-	       "dilation, verdict), its\nprogress on stderr; "
-	       "with --twin-only, the medians.\n--view serves "
-	       "the sweep's live view in a browser on this machine "
-	       "(as\n'twinlab view'; each point shown in turn at the "
-	       "address printed first).\n",
-	       prog, prog);
-}
+#define EXPERIMENT_HELP \
+	"usage: %s experiment FILE [--db FILE] [--prefix P] " \
+	"[--dilation N|auto[:N]]\n" \
+	"       [--predictor M] [--json] [--view]\n" \
+	"       %s experiment FILE --twin-only [--predictor M] [--json]\n\n" \
+	"Runs every point of the sweep in FILE on the emulation and stores it " \
+	"in the\nresults database; each point as 'twinlab run' with the same " \
+	"--dilation. Needs\nroot. With 'kind: blocking' the twin alone " \
+	"schedules each load (no root):\nblocked tasks and lit " \
+	"wavelength-links per scheduler. With 'kind: gap' it\nschedules one " \
+	"task per instance (no root): each scheduler's tree weight " \
+	"against\nopt's. With 'kind: dynamics' it runs the base's tasks " \
+	"through a file of events\nonce per scheduler and re-scheduling " \
+	"policy, live (as 'twinlab run\n--reschedule'); the report compares " \
+	"the policies.\n\n" \
+	"  -d, --db FILE     the results database (default twinlab.db)\n" \
+	"  -p, --prefix P    the emulation's prefix (default 'tle'): its " \
+	"namespaces are\n" \
+	"                    '<P>-<node>', for the whole sweep\n" \
+	"  --dilation N|auto[:N]  as 'twinlab run --dilation'; with auto " \
+	"(the default),\n" \
+	"                    each point starts from the dilation the last one " \
+	"found\n" \
+	"                    faithful\n" \
+	CLI_PREDICTOR_HELP \
+	"  --twin-only       schedule and predict a sweep by the twin alone " \
+	"(no root, no\n" \
+	"                    database): per local-model count and scheduler " \
+	"the medians\n" \
+	"                    over seeds of the predicted round, its phases " \
+	"and\n" \
+	"                    bandwidth, and their ratios to the baseline's\n" \
+	"  --json            for machines: a sweep or dynamics run on the " \
+	"emulation ends\n" \
+	"                    with a record per point (its run, dilation, " \
+	"verdict), its\n" \
+	"                    progress on stderr; with --twin-only, the " \
+	"medians\n" \
+	"  --view            serve the sweep's live view in a browser on this " \
+	"machine (as\n" \
+	"                    'twinlab view'; each point shown in turn at the " \
+	"address\n" \
+	"                    printed first)\n"
 
 /*
  * The experiment's base scenario, as its points will run it (its relays
@@ -861,70 +867,33 @@ static int print_sweep_json(const struct sweep *w, const struct experiment *x,
 
 int cmd_experiment(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "db", required_argument, NULL, 'd' },
-		{ "prefix", required_argument, NULL, 'p' },
-		{ "dilation", required_argument, NULL, 'D' },
-		{ "predictor", required_argument, NULL, 'P' },
-		{ "twin-only", no_argument, NULL, 'T' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "view", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *db = "twinlab.db", *prefix = "tle";
+	const char *db, *prefix = "tle", *file;
 	predict_fn predict = predict_round;
 	struct experiment x;
 	struct scenario *sc;
 	char dir[600], log[700], why[512];
-	int c, lock = -1, rc = 1;
+	int lock = -1, rc;
 	double n = 0;
 	struct sweep w = { 0 };
-	bool auto_n = true, twin_only = false, json = false, view = false;
+	struct cli cl = { 0 };
+	bool auto_n = true, twin_only, json;
 	FILE *logf = NULL;
 
-	while ((c = getopt_long(argc, argv, "d:p:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			db = optarg;
-			break;
-		case 'p':
-			prefix = optarg;
-			break;
-		case 'D':
-			if (dilation_arg(optarg, &n, &auto_n))
-				return EXIT_USAGE;
-			break;
-		case 'P':
-			predict = predictor_arg(optarg);
-			if (!predict)
-				return EXIT_USAGE;
-			break;
-		case 'T':
-			twin_only = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'v':
-			view = true;
-			break;
-		case 'h':
-			experiment_usage();
-			return 0;
-		default:
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1) {
-		p_err("usage: %s experiment FILE [--db FILE] [--prefix P]",
-		      prog);
+	rc = cli_parse(&cl, argc, argv, 1, 1, EXPERIMENT_HELP, prog, prog);
+	if (rc != CLI_GO)
+		return rc;
+	rc = 1;
+	if (cli_dilation(&cl, &n, &auto_n) || cli_predictor(&cl, &predict) ||
+	    cli_prefix(&cl, &prefix))
 		return EXIT_USAGE;
-	}
+	db = cli_str(&cl, "db", "twinlab.db");
+	twin_only = cli_flag(&cl, "twin-only");
+	json = cli_flag(&cl, "json");
+	file = cl.argv[0];
 	{
 		struct scn_error se;
 
-		if (experiment_load(argv[optind], &x, &se)) {
+		if (experiment_load(file, &x, &se)) {
 			print_scn_error(stderr, &se);
 			return EXIT_USAGE;
 		}
@@ -935,7 +904,7 @@ int cmd_experiment(int argc, char **argv)
 			if (x.locals[i] + 1 > x.random_roadms) {
 				p_err("%s: %ld local models need %ld servers; a "
 				      "random network of %ld ROADMs has %ld",
-				      argv[optind], x.locals[i],
+				      file, x.locals[i],
 				      x.locals[i] + 1, x.random_roadms,
 				      x.random_roadms);
 				return EXIT_USAGE;
@@ -944,16 +913,16 @@ int cmd_experiment(int argc, char **argv)
 	}
 	if (twin_only && x.kind != EXP_EMULATION) {
 		p_err("%s: --twin-only is for sweeps (no 'kind'): 'blocking' "
-		      "and 'gap' run in the twin already", argv[optind]);
+		      "and 'gap' run in the twin already", file);
 		return EXIT_USAGE;
 	}
 	if (json && x.kind != EXP_EMULATION && x.kind != EXP_DYNAMICS) {
 		p_err("%s: --json is for sweeps and 'kind: dynamics' ('twinlab "
 		      "report' reads what 'blocking' and 'gap' store)",
-		      argv[optind]);
+		      file);
 		return EXIT_USAGE;
 	}
-	sc = experiment_base(&x, argv[optind], predict);
+	sc = experiment_base(&x, file, predict);
 	if (!sc)
 		return EXIT_USAGE;
 	if (x.kind == EXP_BLOCKING || x.kind == EXP_GAP || twin_only) {
@@ -997,7 +966,7 @@ int cmd_experiment(int argc, char **argv)
 	}
 	on_stop_signals();
 	/* one view for the sweep: each point shown in turn, same address */
-	if (view && view_for_run(w.say, &w.view))
+	if (cli_flag(&cl, "view") && view_for_run(w.say, &w.view))
 		goto out;
 	if (x.kind == EXP_DYNAMICS) {
 		w.total = x.nsched * x.npolicies;

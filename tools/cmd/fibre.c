@@ -11,7 +11,6 @@
 #include "tools/json.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
@@ -157,52 +156,32 @@ int fibre_apply(const char *prefix, const char *a, const char *b, bool up,
 	return rc;
 }
 
+#define FIBRE_HELP \
+	"usage: %s %s ROADM ROADM [--prefix P] [--json]\n\n" \
+	"%s the fibre between two ROADMs of the emulation that is up:\n" \
+	"every wavelength lit on it %s at both ends. Needs root.\n\n" \
+	CLI_PREFIX_HELP \
+	"  -j, --json        say the fibre and the wavelengths changed as " \
+	"JSON\n"
+
 static int fibre_cmd(int argc, char **argv, bool up)
 {
-	static const struct option opts[] = {
-		{ "prefix", required_argument, NULL, 'p' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *prefix = "tl", *what = up ? "repair" : "cut";
+	const char *prefix = NULL, *what = up ? "repair" : "cut";
 	struct fibre_done d;
 	char msg[1024];
-	bool json = false;
-	int c, rc;
+	struct cli cl = { 0 };
+	bool json;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			prefix = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			printf("usage: %s %s ROADM ROADM [--prefix P] [--json]"
-			       "\n\n%s the fibre between two ROADMs of the "
-			       "emulation that is up:\nevery wavelength lit on "
-			       "it %s at both ends. Needs root.\n\n"
-			       "  --prefix P  the emulation's prefix (default "
-			       "'tl')\n"
-			       "  --json      say the fibre and the wavelengths "
-			       "changed as JSON\n", prog, what,
-			       up ? "Repairs" : "Cuts",
-			       up ? "comes back up" : "goes down");
-			return 0;
-		default:
-			return EXIT_USAGE;
-		}
-	}
-	if (argc - optind != 2) {
-		p_err("usage: %s %s ROADM ROADM [--prefix P] [--json]", prog,
-		      what);
+	rc = cli_parse(&cl, argc, argv, 2, 2, FIBRE_HELP, prog, what,
+		       up ? "Repairs" : "Cuts",
+		       up ? "comes back up" : "goes down");
+	if (rc != CLI_GO)
+		return rc;
+	if (cli_prefix(&cl, &prefix))
 		return EXIT_USAGE;
-	}
-	if (!prefix_arg(prefix))
-		return EXIT_USAGE;
-	rc = fibre_apply(prefix, argv[optind], argv[optind + 1], up,
+	json = cli_flag(&cl, "json");
+	rc = fibre_apply(prefix, cl.argv[0], cl.argv[1], up,
 			 up ? "twinlab repair" : "twinlab cut", &d, msg,
 			 sizeof(msg));
 	if (rc) {

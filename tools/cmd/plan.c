@@ -4,7 +4,7 @@
 #include "tools/json.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,39 +15,42 @@
 #include "twin/sched.h"
 #include "twin/timeline.h"
 
-static void plan_usage(FILE *f)
-{
-	fprintf(f, "usage: %s plan SCENARIO [--scheduler NAME] [--json] "
-		   "[--dot FILE [--task NAME]]\n"
-		   "       [--events FILE]\n\n"
-		   "Schedules every task of SCENARIO in arrival order and "
-		   "predicts one round.\n\n"
-		   "  --scheduler NAME  one of:\n", prog);
-	for (int i = 0; sched_list[i]; i++)
-		fprintf(f, "      %-6s %s\n", sched_list[i]->name,
-			sched_list[i]->help);
-	fprintf(f, "                    (default mst)\n"
-		   "  --json            print the plan as one JSON object\n"
-		   "  --dot FILE        write a Graphviz picture of the network "
-		   "(fibres with their\n                    lit wavelengths)\n"
-		   "  --task NAME       with --dot: that task's broadcast and "
-		   "upload trees instead\n"
-		   "  --events FILE     the scenario's events from FILE (a "
-		   "mapping with 'events'),\n                    checked; the "
-		   "plan is the one at t = 0, then the timeline\n"
-		   "  --compare         with events: each policy's outcome for "
-		   "the tasks (finished,\n                    rounds, "
-		   "completion, moves, interruption, byte-links)\n"
-		   "  --rounds R        every task runs R rounds (as 'twinlab "
-		   "run --rounds R'\n                    does), not its own "
-		   "number, in the timeline\n"
-		   "  --reschedule POLICY  how the timeline re-plans at a "
-		   "cut, a repair, an arrival\n                    or a "
-		   "departure: none (only what must move: the default),\n"
-		   "                    full (everything), auto (also what "
-		   "gains more than moving costs)\n"
-		   PREDICTOR_HELP);
-}
+#define PLAN_HELP \
+	"usage: %s plan SCENARIO [--scheduler NAME] [--json]\n" \
+	"       [--dot FILE [--task NAME]]\n" \
+	"       [--events FILE [--compare] [--rounds R] [--reschedule " \
+	"POLICY]]\n" \
+	"       [--predictor M]\n\n" \
+	"Schedules every task of SCENARIO in arrival order and predicts one " \
+	"round.\n\n" \
+	"  -s, --scheduler NAME  one of:\n%s" \
+	"                    (default mst)\n" \
+	"  -j, --json        print the plan as one JSON object\n" \
+	"  -d, --dot FILE    write a Graphviz picture of the network (fibres " \
+	"with their\n" \
+	"                    lit wavelengths)\n" \
+	"  --task NAME       with --dot: that task's broadcast and upload " \
+	"trees instead\n" \
+	"  --events FILE     the scenario's events from FILE (a mapping with " \
+	"'events'),\n" \
+	"                    checked; the plan is the one at t = 0, then the " \
+	"timeline\n" \
+	"  --compare         with events: each policy's outcome for the tasks " \
+	"(finished,\n" \
+	"                    rounds, completion, moves, interruption, " \
+	"byte-links)\n" \
+	"  --rounds R        every task runs R rounds (1 to %u, as 'twinlab " \
+	"run\n" \
+	"                    --rounds R' does), not its own number, in the " \
+	"timeline\n" \
+	"  --reschedule POLICY  how the timeline re-plans at a cut, a repair, " \
+	"an\n" \
+	"                    arrival or a departure: none (only what must " \
+	"move: the\n" \
+	"                    default), full (everything), auto (also what " \
+	"gains more\n" \
+	"                    than moving costs)\n" \
+	CLI_PREDICTOR_HELP
 
 static int write_dot(const struct plan *p, const char *path, int task)
 {
@@ -163,85 +166,40 @@ static void print_policies(const struct tl_outcome *out)
 
 int cmd_plan(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "scheduler", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "dot", required_argument, NULL, 'd' },
-		{ "task", required_argument, NULL, 't' },
-		{ "predictor", required_argument, NULL, 'P' },
-		{ "events", required_argument, NULL, 'e' },
-		{ "reschedule", required_argument, NULL, 'R' },
-		{ "compare", no_argument, NULL, 'c' },
-		{ "rounds", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	const struct sched_ops *ops = &sched_mst;
-	const char *dot = NULL, *task = NULL, *events = NULL;
+	const char *dot, *task, *events;
 	predict_fn predict = predict_round;
 	struct scenario *sc;
 	struct plan *p;
 	struct timeline *tl = NULL;
 	struct tl_outcome out[RESCHED_AUTO + 1] = { 0 };
-	bool json = false, compare = false, compared = false;
-	int c, err, rc = 1, ti = -1, policy = RESCHED_NONE;
+	bool json, compare, compared = false;
+	int err, rc = 1, ti = -1, policy = RESCHED_NONE;
 	uint64_t rounds = 0;
+	struct cli cl = { 0 };
+	char list[4096];
 
-	while ((c = getopt_long(argc, argv, "s:jd:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			ops = sched_arg(optarg);
-			if (!ops)
-				return EXIT_USAGE;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'd':
-			dot = optarg;
-			break;
-		case 't':
-			task = optarg;
-			break;
-		case 'e':
-			events = optarg;
-			break;
-		case 'c':
-			compare = true;
-			break;
-		case 'r':
-			if (parse_uint(optarg, 1, RUN_ROUNDS_MAX, &rounds)) {
-				p_err("bad --rounds '%s': a whole number in "
-				      "[1, %u]", optarg, RUN_ROUNDS_MAX);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'R':
-			policy = resched_find(optarg);
-			if (policy < 0) {
-				p_err("unknown re-scheduling policy '%s': none, "
-				      "full or auto", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'P':
-			predict = predictor_arg(optarg);
-			if (!predict)
-				return EXIT_USAGE;
-			break;
-		case 'h':
-			plan_usage(stdout);
-			return 0;
-		default:
-			plan_usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1 || (task && !dot)) {
-		plan_usage(stderr);
+	if (cli_sched_list(list, sizeof(list)))
+		abort();	/* the schedulers' help outgrew the buffer */
+	rc = cli_parse(&cl, argc, argv, 1, 1, PLAN_HELP, prog, list,
+		       RUN_ROUNDS_MAX);
+	if (rc != CLI_GO)
+		return rc;
+	if (cli_sched(&cl, &ops) || cli_predictor(&cl, &predict) ||
+	    cli_uint(&cl, "rounds", 1, RUN_ROUNDS_MAX, &rounds) ||
+	    cli_resched(&cl, &policy))
+		return EXIT_USAGE;
+	json = cli_flag(&cl, "json");
+	compare = cli_flag(&cl, "compare");
+	dot = cli_str(&cl, "dot", NULL);
+	task = cli_str(&cl, "task", NULL);
+	events = cli_str(&cl, "events", NULL);
+	if (task && !dot) {
+		p_err("--task says which task's trees --dot draws: give --dot "
+		      "FILE too");
 		return EXIT_USAGE;
 	}
-	rc = plan_scenario(argv[optind], events, ops, &sc, &p);
+	rc = plan_scenario(cl.argv[0], events, ops, &sc, &p);
 	if (rc)
 		return rc;
 	rc = 1;

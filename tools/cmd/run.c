@@ -9,7 +9,6 @@
 #include "tools/json.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,41 +25,49 @@
 #include "twin/predict.h"
 #include "twin/sched.h"
 
-static void run_usage(FILE *f)
-{
-	fprintf(f, "usage: %s run SCENARIO [--scheduler NAME] [--rounds R] "
-		   "[--db FILE] [--prefix P]\n           [--dilation N|auto[:N]] "
-		   "[--keep] [--events FILE]\n           "
-		   "[--reschedule none|full|auto] [--view]\n\n"
-		   "Runs every task's workers on the emulation (built first "
-		   "unless it is up) for R\nrounds (default: the tasks' own), "
-		   "stores everything in FILE (default\ntwinlab.db) and prints "
-		   "measured against predicted figures, in scenario time,\n"
-		   "with a fidelity verdict per round and for the run. Needs "
-		   "root.\n"
-		   "  --dilation N  run the emulation N times slower than the "
-		   "scenario (rates / N,\n                delays x N); auto "
-		   "(the default) starts at 1 (auto:N at N) and\n"
-		   "                raises N until the first round is "
-		   "faithful\n"
-		   "  --keep        leave the emulation up afterwards\n"
-		   "  --events FILE the scenario's events from FILE (its "
-		   "background traffic is\n                played; see "
-		   "scenarios/README.md)\n"
-		   "  --reschedule POLICY\n                re-place tasks "
-		   "live as the scenario's cuts and repairs change\n"
-		   "                the network (none: what a cut leaves no "
-		   "way; full: all; auto:\n                where it pays, "
-		   "see 'twinlab plan --compare'); without it\n"
-		   "                cuts are played and nothing moves\n"
-		   "  --view        serve the run's live view in a browser on "
-		   "this machine (as\n                'twinlab view'; its "
-		   "address is printed first)\n"
-		   "  --json        print the stored run as one JSON object on "
-		   "stdout (scenario\n                seconds; progress and the "
-		   "summary go to stderr)\n"
-		   PREDICTOR_HELP, prog);
-}
+#define RUN_HELP \
+	"usage: %s run SCENARIO [--scheduler NAME] [--rounds R] [--db FILE]\n" \
+	"           [--prefix P] [--dilation N|auto[:N]] [--keep] " \
+	"[--events FILE]\n" \
+	"           [--reschedule none|full|auto] [--predictor M] [--json] " \
+	"[--view]\n\n" \
+	"Runs every task's workers on the emulation (built first unless it is " \
+	"up) for R\nrounds, stores everything in FILE and prints measured " \
+	"against predicted\nfigures, in scenario time, with a fidelity " \
+	"verdict per round and for the run.\nNeeds root.\n\n" \
+	"  -s, --scheduler NAME  the scheduler that places the tasks (default " \
+	"mst;\n" \
+	"                    'twinlab help plan' lists them)\n" \
+	"  -r, --rounds R    every task runs R rounds (1 to %u; default: the " \
+	"tasks'\n                    own)\n" \
+	"  -d, --db FILE     the results database (default twinlab.db)\n" \
+	CLI_PREFIX_HELP \
+	"  --dilation N|auto[:N]  run the emulation N times slower than the " \
+	"scenario\n" \
+	"                    (rates / N, delays x N); auto (the default) " \
+	"starts at 1\n" \
+	"                    (auto:N at N) and raises N until the first round " \
+	"is\n" \
+	"                    faithful\n" \
+	"  -k, --keep        leave the emulation up afterwards\n" \
+	"  --events FILE     the scenario's events from FILE (its background " \
+	"traffic is\n" \
+	"                    played; see scenarios/README.md)\n" \
+	"  --reschedule POLICY  re-place tasks live as the scenario's cuts and " \
+	"repairs\n" \
+	"                    change the network (none: what a cut leaves no " \
+	"way; full:\n" \
+	"                    all; auto: where it pays, see 'twinlab plan " \
+	"--compare');\n" \
+	"                    without it cuts are played and nothing moves\n" \
+	CLI_PREDICTOR_HELP \
+	"  --json            print the stored run as one JSON object on " \
+	"stdout\n" \
+	"                    (scenario seconds; progress and the summary go " \
+	"to stderr)\n" \
+	"  --view            serve the run's live view in a browser on this " \
+	"machine (as\n" \
+	"                    'twinlab view'; its address is printed first)\n"
 
 /* ---- --json: the run as stored ----------------------------------------- */
 
@@ -146,121 +153,43 @@ static int print_run_json(const char *db, int64_t id)
 	return e ? 1 : 0;
 }
 
-int dilation_arg(const char *arg, double *n, bool *auto_n)
-{
-	if (parse_dilation(arg, LAB_DILATION_MAX, n, auto_n)) {
-		p_err("bad --dilation '%s': 'auto', 'auto:N' or N, with N a "
-		      "number in [1, %g]", arg, LAB_DILATION_MAX);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "scheduler", required_argument, NULL, 's' },
-		{ "rounds", required_argument, NULL, 'r' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "prefix", required_argument, NULL, 'p' },
-		{ "keep", no_argument, NULL, 'k' },
-		{ "dilation", required_argument, NULL, 'D' },
-		{ "predictor", required_argument, NULL, 'P' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "events", required_argument, NULL, 'e' },
-		{ "reschedule", required_argument, NULL, 'R' },
-		{ "view", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	bool json = false, view = false;
+	struct cli cl = { 0 };
 	struct session_opts o = {
 		.ops = &sched_mst, .predict = predict_round, .auto_n = true,
-		.db = "twinlab.db", .prefix = "tl", .out = stdout,
+		.db = "twinlab.db", .out = stdout,
 		.stop = &stop_signal,
 	};
 	struct session_result res;
 	char err[512];
-	int c, rc, lock;
+	int policy = RESCHED_NONE;
+	uint64_t rounds = 0;
+	int rc, lock;
 
-	while ((c = getopt_long(argc, argv, "s:r:d:p:kh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'D':
-			if (dilation_arg(optarg, &o.dilation, &o.auto_n))
-				return EXIT_USAGE;
-			break;
-		case 'P':
-			o.predict = predictor_arg(optarg);
-			if (!o.predict)
-				return EXIT_USAGE;
-			break;
-		case 's':
-			o.ops = sched_arg(optarg);
-			if (!o.ops)
-				return EXIT_USAGE;
-			break;
-		case 'r': {
-			uint64_t v;
-
-			if (parse_uint(optarg, 1, RUN_ROUNDS_MAX, &v)) {
-				p_err("bad --rounds '%s': a whole number in "
-				      "[1, %u]", optarg, RUN_ROUNDS_MAX);
-				return EXIT_USAGE;
-			}
-			o.rounds = (unsigned)v;
-			break;
-		}
-		case 'd':
-			o.db = optarg;
-			break;
-		case 'p':
-			o.prefix = optarg;
-			break;
-		case 'k':
-			o.keep = true;
-			break;
-		case 'e':
-			o.events = optarg;
-			break;
-		case 'R': {
-			int k = resched_find(optarg);
-
-			if (k < 0) {
-				p_err("unknown re-scheduling policy '%s': "
-				      "none, full or auto", optarg);
-				return EXIT_USAGE;
-			}
-			o.follow = true;
-			o.resched = (enum resched)k;
-			break;
-		}
-		case 'j':
-			json = true;
-			o.out = stderr;
-			break;
-		case 'v':
-			view = true;
-			break;
-		case 'h':
-			run_usage(stdout);
-			return 0;
-		default:
-			run_usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1) {
-		run_usage(stderr);
+	rc = cli_parse(&cl, argc, argv, 1, 1, RUN_HELP, prog, RUN_ROUNDS_MAX);
+	if (rc != CLI_GO)
+		return rc;
+	if (cli_dilation(&cl, &o.dilation, &o.auto_n) ||
+	    cli_predictor(&cl, &o.predict) || cli_sched(&cl, &o.ops) ||
+	    cli_uint(&cl, "rounds", 1, RUN_ROUNDS_MAX, &rounds) ||
+	    cli_prefix(&cl, &o.prefix))
 		return EXIT_USAGE;
-	}
-	if (!prefix_arg(o.prefix)) {
+	o.rounds = (unsigned)rounds;
+	o.db = cli_str(&cl, "db", o.db);
+	o.keep = cli_flag(&cl, "keep");
+	o.events = cli_str(&cl, "events", NULL);
+	if (cli_resched(&cl, &policy))
 		return EXIT_USAGE;
-	}
+	o.follow = cli_flag(&cl, "reschedule");
+	o.resched = (enum resched)policy;
+	if (cli_flag(&cl, "json"))
+		o.out = stderr;
 	if (geteuid() != 0) {
 		p_err("'run' needs root: it builds namespaces and cgroups");
 		return 1;
 	}
-	o.scenario = argv[optind];
+	o.scenario = cl.argv[0];
 	/*
 	 * Every signal a user sends ends the run the same way: the round in
 	 * progress is abandoned, the emulation torn down. A closed stdout
@@ -272,7 +201,7 @@ int cmd_run(int argc, char **argv)
 		p_err("%s", err);
 		return 1;
 	}
-	if (view && view_for_run(o.out, &o.view)) {
+	if (cli_flag(&cl, "view") && view_for_run(o.out, &o.view)) {
 		lab_unlock(o.prefix, lock);
 		return 1;
 	}
@@ -280,7 +209,7 @@ int cmd_run(int argc, char **argv)
 	view_srv_stop(o.view);
 	lab_unlock(o.prefix, lock);
 	/* what was stored, whatever its status; nothing if nothing was */
-	if (json && res.run > 0 && print_run_json(o.db, res.run) && !rc)
+	if (cli_flag(&cl, "json") && res.run > 0 && print_run_json(o.db, res.run) && !rc)
 		rc = 1;
 	return rc;
 }

@@ -12,7 +12,6 @@
 #include "tools/json.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
@@ -35,45 +34,45 @@ struct subset {
 	char why[160];		/* not placed: why */
 };
 
-/* A whole number in [min, max], or a message naming the option. */
-static int whole(const char *s, const char *opt, uint64_t min, uint64_t max,
-		 long *out)
-{
-	uint64_t v;
-
-	if (parse_uint(s, min, max, &v)) {
-		p_err("%s: a whole number in [%llu, %llu], got '%s'", opt,
-		      (unsigned long long)min, (unsigned long long)max, s);
-		return -EINVAL;
-	}
-	*out = (long)v;
-	return 0;
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: %s select SCENARIO --task NAME [--k K] "
-		   "[--max-round-ms X] [--max-byte-links B]\n"
-		   "       [--lambda X] [--rounds R] [--scheduler NAME] "
-		   "[--seed S] [--json]\n       [--write PREFIX]\n\nChooses K of a task's local models by the "
-		   "usefulness of their data (how close\ntheir pooled label mix "
-		   "comes to the whole pool's) against their network cost\n"
-		   "(--lambda times their distance from the global model, "
-		   "default 0.5; 0: data\nalone), and compares all of them, the "
-		   "K chosen and K drawn at random (--seed,\ndefault 1): label "
-		   "distance, the predicted round and byte-links of the task\n"
-		   "placed alone (--scheduler, default mst), and held-out "
-		   "accuracy after each of\n--rounds (default 5, at most %d) "
-		   "rounds of FedAvg, computed here as the workers\ncompute it. "
-		   "The twin alone: no root. --write PREFIX writes the three as\n"
-		   "scenarios, PREFIX-all.yaml, PREFIX-selected.yaml and "
-		   "PREFIX-random.yaml (the\nsubset's locals keeping the shares "
-		   "of the data they hold), for 'twinlab run'.\nA budget instead "
-		   "of (or as well as) K: --max-round-ms and --max-byte-links\n"
-		   "bound the task's predicted round and byte-links, placed alone; "
-		   "each step adds\nthe best local that keeps it within, as many "
-		   "as fit (at most K).\n", prog, SEL_ROUNDS_MAX);
-}
+#define SELECT_HELP \
+	"usage: %s select SCENARIO --task NAME [--k K] [--max-round-ms X]\n" \
+	"       [--max-byte-links B] [--lambda X] [--rounds R] " \
+	"[--scheduler NAME]\n" \
+	"       [--seed S] [--json] [--write PREFIX]\n\n" \
+	"Chooses K of a task's local models by the usefulness of their data " \
+	"(how close\ntheir pooled label mix comes to the whole pool's) " \
+	"against their network cost,\nand compares all of them, the K chosen " \
+	"and K drawn at random: label distance,\nthe predicted round and " \
+	"byte-links of the task placed alone, and held-out\naccuracy after " \
+	"each round of FedAvg, computed here as the workers compute it.\n" \
+	"The twin alone: no root. Give K, a budget, or both.\n\n" \
+	"  -t, --task NAME   the task whose local models are chosen from\n" \
+	"  -k, --k K         how many to choose (1 to 100000; default: as " \
+	"many as the\n" \
+	"                    budget allows)\n" \
+	"  --max-round-ms X  a budget: each step adds the best local that " \
+	"keeps the\n" \
+	"                    task's predicted round (placed alone) within X " \
+	"ms\n" \
+	"  --max-byte-links B  a budget on the task's byte-links, the same " \
+	"way\n" \
+	"  -l, --lambda X    the weight of network cost: X times a local's " \
+	"distance from\n" \
+	"                    the global model (0 to 1e6, default 0.5; 0: data " \
+	"alone)\n" \
+	"  -r, --rounds R    rounds of FedAvg to compare accuracy over (1 to " \
+	"%d,\n" \
+	"                    default 5)\n" \
+	"  -s, --scheduler NAME  the scheduler that places the task (default " \
+	"mst)\n" \
+	"  -S, --seed S      the seed of the random draw (default 1)\n" \
+	"  -j, --json        print the comparison as one JSON object\n" \
+	"  -w, --write PREFIX  write the three as scenarios, PREFIX-all.yaml,\n" \
+	"                    PREFIX-selected.yaml and PREFIX-random.yaml (the " \
+	"subset's\n" \
+	"                    locals keeping the shares of the data they hold), " \
+	"for\n" \
+	"                    'twinlab run'\n"
 
 /*
  * tk with only the subset's locals, each keeping the share of the data it
@@ -314,94 +313,44 @@ fail:
 
 int cmd_select(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "task", required_argument, NULL, 't' },
-		{ "k", required_argument, NULL, 'k' },
-		{ "lambda", required_argument, NULL, 'l' },
-		{ "rounds", required_argument, NULL, 'r' },
-		{ "scheduler", required_argument, NULL, 's' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "write", required_argument, NULL, 'w' },
-		{ "max-round-ms", required_argument, NULL, 'M' },
-		{ "max-byte-links", required_argument, NULL, 'B' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	const struct sched_ops *ops = &sched_mst;
-	const char *task = NULL, *out = NULL;
-	long k = 0, rounds = 5, seed = 1;
+	const char *task, *out;
+	uint64_t k = 0, rounds = 5, seed = 1;
 	double lambda = 0.5;
 	struct budget bud = { .round_ms = INFINITY, .byte_links = INFINITY };
-	bool json = false, budget = false;
+	struct cli cl = { 0 };
+	bool json, budget;
 	struct scenario *sc;
 	struct sel_task st = { 0 };
 	struct sel_learning l = { 0 };
 	struct subset s[3] = { { .name = "all" }, { .name = "selected" },
 			       { .name = "random" } };
-	int c, t = -1, rc = 1, err;
+	int t = -1, rc, err;
 
-	while ((c = getopt_long(argc, argv, "t:k:l:r:s:S:jw:h", opts, NULL)) !=
-	       -1) {
-		switch (c) {
-		case 't':
-			task = optarg;
-			break;
-		case 'k':
-			if (whole(optarg, "--k", 1, 100000, &k))
-				return EXIT_USAGE;
-			break;
-		case 'l':
-			if (parse_real(optarg, 0, 1e6, &lambda)) {
-				p_err("--lambda: a number in [0, 1e6], got "
-				      "'%s'", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'r':
-			if (whole(optarg, "--rounds", 1, SEL_ROUNDS_MAX,
-				  &rounds))
-				return EXIT_USAGE;
-			break;
-		case 's':
-			ops = sched_arg(optarg);
-			if (!ops)
-				return EXIT_USAGE;
-			break;
-		case 'S':
-			if (whole(optarg, "--seed", 0, 1ULL << 40, &seed))
-				return EXIT_USAGE;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'w':
-			out = optarg;
-			break;
-		case 'M':
-		case 'B':
-			if (parse_real(optarg, 0, 1e300, c == 'M' ?
-				       &bud.round_ms : &bud.byte_links)) {
-				p_err("--%s: a number >= 0, got '%s'",
-				      c == 'M' ? "max-round-ms" :
-						 "max-byte-links", optarg);
-				return EXIT_USAGE;
-			}
-			budget = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1 || !task || (!k && !budget)) {
-		usage(stderr);
+	rc = cli_parse(&cl, argc, argv, 1, 1, SELECT_HELP, prog,
+		       SEL_ROUNDS_MAX);
+	if (rc != CLI_GO)
+		return rc;
+	rc = 1;
+	if (cli_uint(&cl, "k", 1, 100000, &k) ||
+	    cli_uint(&cl, "rounds", 1, SEL_ROUNDS_MAX, &rounds) ||
+	    cli_uint(&cl, "seed", 0, 1ULL << 40, &seed) ||
+	    cli_real(&cl, "lambda", 0, 1e6, &lambda) ||
+	    cli_real(&cl, "max-round-ms", 0, 1e300, &bud.round_ms) ||
+	    cli_real(&cl, "max-byte-links", 0, 1e300, &bud.byte_links) ||
+	    cli_sched(&cl, &ops))
+		return EXIT_USAGE;
+	task = cli_str(&cl, "task", NULL);
+	out = cli_str(&cl, "write", NULL);
+	json = cli_flag(&cl, "json");
+	budget = cli_flag(&cl, "max-round-ms") ||
+		 cli_flag(&cl, "max-byte-links");
+	if (!task || (!k && !budget)) {
+		p_err("select needs --task NAME, and --k K or a budget "
+		      "(--max-round-ms, --max-byte-links)");
 		return EXIT_USAGE;
 	}
-	sc = load_scenario(argv[optind]);
+	sc = load_scenario(cl.argv[0]);
 	if (!sc)
 		return EXIT_USAGE;
 	for (int i = 0; i < sc->ntasks; i++)
@@ -413,9 +362,9 @@ int cmd_select(int argc, char **argv)
 		goto out;
 	}
 	if (!k)
-		k = sc->tasks[t].nlocals;	/* as many as the budget allows */
-	if (k > sc->tasks[t].nlocals) {
-		p_err("--k %ld: task '%s' has %d local models", k, task,
+		k = (uint64_t)sc->tasks[t].nlocals;	/* as many as the budget allows */
+	if (k > (uint64_t)sc->tasks[t].nlocals) {
+		p_err("--k %ju: task '%s' has %d local models", (uintmax_t)k, task,
 		      sc->tasks[t].nlocals);
 		rc = EXIT_USAGE;
 		goto out;

@@ -13,7 +13,6 @@
 #include "tools/uplan.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
@@ -32,26 +31,21 @@
 /* The exit status of a look judged degraded (0: faithful). */
 #define STATUS_DEGRADED 3
 
-static void status_usage(FILE *f)
-{
-	fprintf(f, "usage: %s status [--prefix P] [--interval S] [--watch] "
-		   "[--json]\n\n"
-		   "How the emulation that is up keeps its promises under the "
-		   "traffic it carries:\nover S seconds of wall time (default "
-		   "1), how late the delay line let packets\ngo, what the "
-		   "shapers dropped and what TCP retransmitted in the "
-		   "servers'\nnamespaces, and the verdict of the monitor a run "
-		   "uses (faithful, or degraded\nand why), with the tolerance a "
-		   "round of this plan gets. The worst lateness\ncounts since "
-		   "the last look by anyone (a run, or status). Exits 0 when "
-		   "the\n(last) look is faithful, %d when it is degraded. Needs "
-		   "root.\n\n"
-		   "  --prefix P    the emulation's prefix (default 'tl')\n"
-		   "  --interval S  seconds between the two looks (0.1 to %d)\n"
-		   "  --watch       look again every S seconds until stopped\n"
-		   "  --json        each look as one JSON object\n", prog,
-		STATUS_DEGRADED, STATUS_INTERVAL_MAX);
-}
+#define STATUS_HELP \
+	"usage: %s status [--prefix P] [--interval S] [--watch] [--json]\n\n" \
+	"How the emulation that is up keeps its promises under the traffic it " \
+	"carries:\nover S seconds of wall time, how late the delay line let " \
+	"packets go, what the\nshapers dropped and what TCP retransmitted in " \
+	"the servers' namespaces, and the\nverdict of the monitor a run uses " \
+	"(faithful, or degraded and why), with the\ntolerance a round of this " \
+	"plan gets. The worst lateness counts since the last\nlook by anyone " \
+	"(a run, or status). Exits 0 when the (last) look is faithful,\n%d " \
+	"when it is degraded. Needs root.\n\n" \
+	CLI_PREFIX_HELP \
+	"  -i, --interval S  seconds between the two looks (0.1 to %d, " \
+	"default 1)\n" \
+	"  -w, --watch       look again every S seconds until stopped\n" \
+	"  -j, --json        each look as one JSON object\n"
 
 /* What status watches: the plan's servers, links and delay line. */
 struct watch {
@@ -200,56 +194,26 @@ static int say_text(const char *prefix, const struct plan *p,
 
 int cmd_status(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "prefix", required_argument, NULL, 'p' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "watch", no_argument, NULL, 'w' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *prefix = "tl";
+	const char *prefix = NULL;
 	double interval = 1;
-	bool json = false, watch = false;
+	struct cli cl = { 0 };
+	bool json, watch;
 	struct scenario *sc = NULL;
 	struct plan *p = NULL;
 	struct addressing *a = NULL;
 	struct watch w = { 0 };
-	int c, e, rc = 1, looks = 0;
+	int e, rc, looks = 0;
 
-	while ((c = getopt_long(argc, argv, "p:i:wjh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			prefix = optarg;
-			break;
-		case 'i':
-			if (parse_real(optarg, 0.1, STATUS_INTERVAL_MAX,
-				       &interval)) {
-				p_err("bad --interval '%s': seconds in [0.1, "
-				      "%d]", optarg, STATUS_INTERVAL_MAX);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'w':
-			watch = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			status_usage(stdout);
-			return 0;
-		default:
-			status_usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc) {
-		status_usage(stderr);
+	rc = cli_parse(&cl, argc, argv, 0, 0, STATUS_HELP, prog,
+		       STATUS_DEGRADED, STATUS_INTERVAL_MAX);
+	if (rc != CLI_GO)
+		return rc;
+	rc = 1;
+	if (cli_prefix(&cl, &prefix) ||
+	    cli_real(&cl, "interval", 0.1, STATUS_INTERVAL_MAX, &interval))
 		return EXIT_USAGE;
-	}
-	if (!prefix_arg(prefix))
-		return EXIT_USAGE;
+	json = cli_flag(&cl, "json");
+	watch = cli_flag(&cl, "watch");
 	if (geteuid() != 0) {
 		p_err("'status' needs root: it reads the namespaces' counters");
 		return 1;

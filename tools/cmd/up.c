@@ -6,7 +6,6 @@
 #include "tools/planout.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <json-c/json.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,36 +17,37 @@
 #include "twin/addr.h"
 #include "twin/sched.h"
 
-#define DEFAULT_PREFIX "tl"
 
-static void up_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: %s up SCENARIO [--scheduler NAME] [--prefix P] "
-		"[--dilation N]\n"
-		"       [--no-delay] [--json] [--view]\n\n"
-		"Builds the scheduled network in namespaces '<P>-<node>' "
-		"(default prefix '%s').\n"
-		"  --dilation N time runs N times slower than the "
-		"scenario's (1 to %g,\n"
-		"               default 1): rates / N, delays and TCP's "
-		"clocks x N, so this\n"
-		"               host keeps up with fast links; a ping's "
-		"RTT is N times the\n"
-		"               scenario's; 'twinlab run' on this prefix "
-		"runs at N\n"
-		"  --no-delay   do not start the delay line (no propagation "
-		"delay)\n"
-		"  --json       say what was built as JSON: each server's "
-		"namespace and access\n"
-		"               addresses, and each transfer's pair of "
-		"addresses (from, to)\n"
-		"  --view       then serve its live view in a browser, as "
-		"'twinlab view' does\n"
-		"               with its defaults, until Ctrl-C (the "
-		"emulation stays up)\n",
-		prog, DEFAULT_PREFIX, LAB_DILATION_MAX);
-}
+#define UP_HELP \
+	"usage: %s up SCENARIO [--scheduler NAME] [--prefix P] [--dilation N]\n" \
+	"       [--no-delay] [--json] [--view]\n\n" \
+	"Builds the scheduled network in namespaces '<P>-<node>'.\n\n" \
+	"  -s, --scheduler NAME  the scheduler that places the tasks (default " \
+	"mst;\n" \
+	"                    'twinlab help plan' lists them)\n" \
+	CLI_PREFIX_HELP \
+	"  -D, --dilation N  time runs N times slower than the scenario's (1 " \
+	"to %g,\n" \
+	"                    default 1): rates / N, delays and TCP's clocks x " \
+	"N, so\n" \
+	"                    this host keeps up with fast links; a ping's RTT " \
+	"is N\n" \
+	"                    times the scenario's; 'twinlab run' on this " \
+	"prefix runs\n" \
+	"                    at N\n" \
+	"  -n, --no-delay    do not start the delay line (no propagation " \
+	"delay)\n" \
+	"  -j, --json        say what was built as JSON: each server's " \
+	"namespace and\n" \
+	"                    access addresses, and each transfer's pair of " \
+	"addresses\n" \
+	"                    (from, to)\n" \
+	"  --view            then serve its live view in a browser, as " \
+	"'twinlab view'\n" \
+	"                    does with its defaults, until Ctrl-C (the " \
+	"emulation\n" \
+	"                    stays up)\n"
+
 
 /*
  * What up built, for machines and for a teacher's ping: every server's
@@ -108,79 +108,34 @@ fail:
 
 int cmd_up(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "scheduler", required_argument, NULL, 's' },
-		{ "prefix", required_argument, NULL, 'p' },
-		{ "no-delay", no_argument, NULL, 'n' },
-		{ "dilation", required_argument, NULL, 'D' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "view", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	const struct sched_ops *ops = &sched_mst;
-	bool json = false, view = false;
-	struct lab_opts lo = {
-		.prefix = DEFAULT_PREFIX, .delay = true, .dilation = 1};
+	bool json, view;
+	struct lab_opts lo = { .delay = true, .dilation = 1 };
+	struct cli cl = { 0 };
 	struct addressing *a = NULL;
 	struct scenario *sc;
 	struct plan *p = NULL;
 	struct lab *lab;
 	char err[512];
-	int c, rc = 1, e, lock = -1;
+	int rc, e, lock = -1;
 
-	while ((c = getopt_long(argc, argv, "s:p:nD:jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			ops = sched_arg(optarg);
-			if (!ops)
-				return EXIT_USAGE;
-			break;
-		case 'p':
-			lo.prefix = optarg;
-			break;
-		case 'n':
-			lo.delay = false;
-			break;
-		case 'D':
-			if (parse_real(optarg, 1, LAB_DILATION_MAX,
-				       &lo.dilation)) {
-				p_err("bad --dilation '%s': a number in [1, "
-				      "%g] "
-				      "('auto' is for run, which measures "
-				      "whether a dilation is faithful)",
-				      optarg, LAB_DILATION_MAX);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'v':
-			view = true;
-			break;
-		case 'h':
-			up_usage(stdout);
-			return 0;
-		default:
-			up_usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1) {
-		up_usage(stderr);
+	rc = cli_parse(&cl, argc, argv, 1, 1, UP_HELP, prog,
+		       LAB_DILATION_MAX);
+	if (rc != CLI_GO)
+		return rc;
+	if (cli_sched(&cl, &ops) || cli_prefix(&cl, &lo.prefix) ||
+	    cli_real(&cl, "dilation", 1, LAB_DILATION_MAX, &lo.dilation))
 		return EXIT_USAGE;
-	}
-	if (!prefix_arg(lo.prefix)) {
-		return EXIT_USAGE;
-	}
+	lo.delay = !cli_flag(&cl, "no-delay");
+	json = cli_flag(&cl, "json");
+	view = cli_flag(&cl, "view");
 	if (geteuid() != 0) {
 		p_err("'up' needs root: it creates network namespaces, veth "
 		      "pairs and qdiscs");
 		return 1;
 	}
-	lo.scenario_path = argv[optind];
-	rc = plan_scenario(argv[optind], NULL, ops, &sc, &p);
+	lo.scenario_path = cl.argv[0];
+	rc = plan_scenario(lo.scenario_path, NULL, ops, &sc, &p);
 	if (rc)
 		return rc;
 	rc = 1;
@@ -298,64 +253,40 @@ static void say_kept(const char *name, void *arg)
 		td->prefix);
 }
 
+#define DOWN_HELP \
+	"usage: %s %s [--prefix P] [--json]\n\n%s\n\n" \
+	CLI_PREFIX_HELP \
+	"  -j, --json        say what was removed (and, down, the namespaces " \
+	"kept)\n" \
+	"                    as JSON\n" \
+	"\nNeeds root; refused while another twinlab command (a run) holds " \
+	"the prefix.\n"
+#define DOWN_WHAT \
+	"Removes what 'up' built with that prefix (namespaces, links, delay " \
+	"lines,\ncgroups), as its state file records it, and the state file; " \
+	"a namespace\nnamed '<P>-*' that it does not record is kept, and named."
+#define CLEAN_WHAT \
+	"Removes whatever a crashed 'up' or 'run' with that prefix left: what " \
+	"its state\nfile records, every namespace named '<P>-*' (made and not " \
+	"yet recorded\nwhen it was killed), its cgroups, and the state file."
+
 static int down_or_clean(int argc, char **argv, bool clean)
 {
-	static const struct option opts[] = {
-		{ "prefix", required_argument, NULL, 'p' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *prefix = DEFAULT_PREFIX;
+	const char *prefix = NULL;
 	struct teardown td = { 0 };
 	struct json_object *o = NULL;
-	bool json = false;
+	struct cli cl = { 0 };
+	bool json;
 	char err[512];
-	int c, n, lock;
+	int n, lock;
 
-	while ((c = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			prefix = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			printf("usage: %s %s [--prefix P] [--json]\n\n%s\n\n"
-			       "  --prefix P  the emulation's prefix (default "
-			       "'%s'): its namespaces\n"
-			       "              are '<P>-<node>'\n"
-			       "  --json      say what was removed (and, down, "
-			       "the namespaces kept) as JSON\n"
-			       "\nNeeds root; refused while another twinlab "
-			       "command (a run) holds the prefix.\n", prog,
-			       clean ? "clean" : "down",
-			       clean ? "Removes whatever a crashed 'up' or 'run' "
-				       "with that prefix left: what its state\n"
-				       "file records, every namespace named "
-				       "'<P>-*' (made and not yet recorded\n"
-				       "when it was killed), its cgroups, and "
-				       "the state file."
-				     : "Removes what 'up' built with that prefix "
-				       "(namespaces, links, delay lines,\n"
-				       "cgroups), as its state file records it, "
-				       "and the state file; a namespace\n"
-				       "named '<P>-*' that it does not record is "
-				       "kept, and named.",
-			       DEFAULT_PREFIX);
-			return 0;
-		default:
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc) {
-		p_err("unexpected argument '%s'", argv[optind]);
+	n = cli_parse(&cl, argc, argv, 0, 0, DOWN_HELP, prog,
+		      clean ? "clean" : "down", clean ? CLEAN_WHAT : DOWN_WHAT);
+	if (n != CLI_GO)
+		return n;
+	if (cli_prefix(&cl, &prefix))
 		return EXIT_USAGE;
-	}
-	if (!prefix_arg(prefix)) {
-		return EXIT_USAGE;
-	}
+	json = cli_flag(&cl, "json");
 	if (geteuid() != 0) {
 		p_err("'%s' needs root", clean ? "clean" : "down");
 		return 1;

@@ -10,7 +10,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,98 +21,48 @@
 #include "twin/addr.h"
 #include "twin/plan.h"
 
-static void view_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: %s view [--prefix P] [--listen ADDR] [--port N] "
-		"[--interval S] [--json]\n\n"
-		"Serves a live view of the emulation that is up under the "
-		"prefix: its ROADMs,\nfibres (lit wavelengths of all), "
-		"lightpaths and each task's trees, and each\nlink's load "
-		"from its shaper, updated every S seconds (default 0.2). "
-		"A click on a\nfibre cuts it, on a cut one repairs it (as "
-		"'twinlab cut' and 'repair'). Prints\nthe address with its "
-		"access token; every request needs the token. Until\n"
-		"stopped (Ctrl-C), or the emulation is taken down. Needs "
-		"root.\n\n"
-		"  --prefix P    the emulation's prefix (default 'tl')\n"
-		"  --listen ADDR the IPv4 address to listen on (default "
-		"127.0.0.1: this machine\n                only)\n"
-		"  --port N      the port (default %d; 0: any free one)\n"
-		"  --interval S  seconds between load updates (0.05 to 10)\n"
-		"  --json        the address, port and token as one JSON "
-		"object\n",
-		prog, VIEW_PORT);
-}
+#define VIEW_HELP \
+	"usage: %s view [--prefix P] [--listen ADDR] [--port N] " \
+	"[--interval S]\n       [--json]\n\n" \
+	"Serves a live view of the emulation that is up under the prefix: its " \
+	"ROADMs,\nfibres (lit wavelengths of all), lightpaths and each task's " \
+	"trees, and each\nlink's load from its shaper, updated every S " \
+	"seconds. A click on a fibre cuts\nit, on a cut one repairs it (as " \
+	"'twinlab cut' and 'repair'). Prints the address\nwith its access " \
+	"token; every request needs the token. Until stopped (Ctrl-C),\nor " \
+	"the emulation is taken down. Needs root.\n\n" \
+	CLI_PREFIX_HELP \
+	"  --listen ADDR     the IPv4 address to listen on (default " \
+	"127.0.0.1: this\n" \
+	"                    machine only)\n" \
+	"  --port N          the port (default %d; 0: any free one)\n" \
+	"  --interval S      seconds between load updates (0.05 to 10, " \
+	"default 0.2)\n" \
+	"  -j, --json        the address, port and token as one JSON object\n"
 
-/* The options; -1 to go on, else the exit status. */
+/* The options; CLI_GO to go on, else the exit status. */
 static int view_args(int argc, char **argv, const char **prefix,
 		     struct view_srv_opts *o)
 {
-	static const struct option opts[] = {
-		{ "prefix", required_argument, NULL, 'p' },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "port", required_argument, NULL, 'P' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	char *end;
-	long port = VIEW_PORT;
-	int c;
+	struct cli cl = { 0 };
+	uint64_t port = VIEW_PORT;
+	const char *at;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			*prefix = optarg;
-			break;
-		case 'l':
-			if (inet_pton(AF_INET, optarg, &o->sa.sin_addr) != 1) {
-				p_err("--listen takes an IPv4 address, got "
-				      "'%s'",
-				      optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'P':
-			errno = 0;
-			port = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || port < 0 ||
-			    port > 65535) {
-				p_err("--port takes 0 to 65535, got '%s'",
-				      optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'i':
-			errno = 0;
-			o->interval = strtod(optarg, &end);
-			if (errno || end == optarg || *end ||
-			    !(o->interval >= 0.05 && o->interval <= 10)) {
-				p_err("--interval takes 0.05 to 10 seconds, "
-				      "got '%s'",
-				      optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'h':
-			view_usage(stdout);
-			return EXIT_SUCCESS;
-		default:
-			view_usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind != argc) {
-		view_usage(stderr);
+	rc = cli_parse(&cl, argc, argv, 0, 0, VIEW_HELP, prog, VIEW_PORT);
+	if (rc != CLI_GO)
+		return rc;
+	if (cli_prefix(&cl, prefix) || cli_uint(&cl, "port", 0, 65535, &port) ||
+	    cli_real(&cl, "interval", 0.05, 10, &o->interval))
+		return EXIT_USAGE;
+	at = cli_str(&cl, "listen", NULL);
+	if (at && inet_pton(AF_INET, at, &o->sa.sin_addr) != 1) {
+		p_err("bad --listen '%s': an IPv4 address", at);
 		return EXIT_USAGE;
 	}
+	o->json = cli_flag(&cl, "json");
 	o->sa.sin_port = htons((uint16_t)port);
-	return prefix_arg(*prefix) ? -1 : EXIT_USAGE;
+	return CLI_GO;
 }
 
 /* The view of prefix until a signal or its end; 0 or 1 (said). */
@@ -178,13 +127,13 @@ static void defaults(struct view_srv_opts *o)
 
 int cmd_view(int argc, char **argv)
 {
-	const char *prefix = "tl";
+	const char *prefix = NULL;
 	struct view_srv_opts o;
 	int e;
 
 	defaults(&o);
 	e = view_args(argc, argv, &prefix, &o);
-	return e >= 0 ? e : serve(prefix, &o);
+	return e != CLI_GO ? e : serve(prefix, &o);
 }
 
 int view_after_up(const char *prefix, bool json)

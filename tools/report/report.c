@@ -19,7 +19,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdint.h>
@@ -465,74 +464,50 @@ static int report_json(const struct report *r, const char *abs)
 	return err ? -1 : 0;
 }
 
-static void report_usage(FILE *f)
-{
-	fprintf(f, "usage: %s report DB [--out DIR] [--task NAME]... "
-		   "[--json]\n\n"
-		   "Makes figures and report.md from the results database DB "
-		   "alone: latency and\nbandwidth against the number of local "
-		   "models per scheduler (from 'twinlab\nexperiment' points), "
-		   "the twin's predicted against measured latency per task,\n"
-		   "the plans' Graphviz pictures, the runs, failures and "
-		   "correctness checks.\n"
-		   "  --out DIR    where to write (default: DB without '.db', "
-		   "plus '-report')\n"
-		   "  --task NAME  draw only this task's trees (repeatable; "
-		   "default: every task's)\n"
-		   "  --json       say what was written as JSON: report.md, the "
-		   "figures and\n"
-		   "               pictures, the data, and how many runs and "
-		   "points\n"
-		   "Figures need gnuplot (Debian package gnuplot-nox), "
-		   "pictures Graphviz (graphviz).\n", prog);
-}
+#define REPORT_HELP \
+	"usage: %s report DB [--out DIR] [--task NAME]... [--json]\n\n" \
+	"Makes figures and report.md from the results database DB alone: " \
+	"latency and\nbandwidth against the number of local models per " \
+	"scheduler (from 'twinlab\nexperiment' points), the twin's predicted " \
+	"against measured latency per task,\nthe plans' Graphviz pictures, " \
+	"the runs, failures and correctness checks.\n\n" \
+	"  -o, --out DIR     where to write (default: DB without '.db', plus " \
+	"'-report')\n" \
+	"  -t, --task NAME   draw only this task's trees (repeatable, at most " \
+	"%d;\n" \
+	"                    default: every task's)\n" \
+	"  -j, --json        say what was written as JSON: report.md, the " \
+	"figures and\n" \
+	"                    pictures, the data, and how many runs and " \
+	"points\n\n" \
+	"Figures need gnuplot (Debian package gnuplot-nox), pictures Graphviz " \
+	"(graphviz).\n"
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "out", required_argument, NULL, 'o' },
-		{ "task", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	struct report r = { 0 };
-	bool json = false;
+	const int most = sizeof(r.want_task) / sizeof(r.want_task[0]);
+	struct cli cl = { 0 };
+	bool json;
 	struct picture *pic = NULL;
 	char dflt[PATH_MAX], abs[PATH_MAX], err[512];
-	int c, e, nfid, rc = 1;
+	const char *task;
+	int e, nfid, rc, at = 0;
 
-	while ((c = getopt_long(argc, argv, "o:t:jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			r.dir = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 't':
-			if (r.nwant == (int)(sizeof(r.want_task) /
-					     sizeof(r.want_task[0]))) {
-				p_err("at most %zu --task options",
-				      sizeof(r.want_task) /
-					      sizeof(r.want_task[0]));
-				return EXIT_USAGE;
-			}
-			r.want_task[r.nwant++] = optarg;
-			break;
-		case 'h':
-			report_usage(stdout);
-			return 0;
-		default:
-			report_usage(stderr);
+	rc = cli_parse(&cl, argc, argv, 1, 1, REPORT_HELP, prog, most);
+	if (rc != CLI_GO)
+		return rc;
+	rc = 1;
+	while ((task = cli_next(&cl, "task", &at))) {
+		if (r.nwant == most) {
+			p_err("at most %d --task options", most);
 			return EXIT_USAGE;
 		}
+		r.want_task[r.nwant++] = task;
 	}
-	if (optind != argc - 1) {
-		report_usage(stderr);
-		return EXIT_USAGE;
-	}
-	r.db_path = argv[optind];
+	r.dir = cli_str(&cl, "out", NULL);
+	json = cli_flag(&cl, "json");
+	r.db_path = cl.argv[0];
 	if (!r.dir) {
 		size_t n = strlen(r.db_path);
 
