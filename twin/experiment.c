@@ -162,6 +162,188 @@ static int list(struct yf *c, yaml_node_t *v, const char *key, long *out,
 	return 0;
 }
 
+/* An experiment's fields as read, which were given, and where. */
+struct exp_parse {
+	struct yf *c;
+	const char *name;	/* the file's */
+	const struct exp_rec *r;
+	const bool *seen;
+	yaml_node_t *const *any, *root;
+};
+
+/* Refuse the first of fields (n of them) given, saying why. */
+static int refuse_given(const struct exp_parse *e, const int *fields, size_t n,
+			const char *why)
+{
+	for (size_t k = 0; k < n; k++) {
+		if (!e->seen[fields[k]])
+			continue;
+		yf_err(e->c, e->any[fields[k]], "%s: '%s' is not for it", why,
+		       exp_fields[fields[k]].key);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int kind_dynamics(const struct exp_parse *e, struct experiment *x)
+{
+	static const int never[] = { E_TASKS, E_LOADS, E_LOCALS, E_SEEDS,
+				     E_PARAMS, E_BPP, E_WORK };
+	static const enum resched all[] = { RESCHED_NONE, RESCHED_FULL,
+					    RESCHED_AUTO };
+
+	x->kind = EXP_DYNAMICS;
+	if (refuse_given(e, never, sizeof(never) / sizeof(never[0]),
+			 "a dynamics experiment runs the base's own tasks "
+			 "through its events"))
+		return -EINVAL;
+	if (!e->seen[E_EVENTS]) {
+		yf_err(e->c, e->root, "a dynamics experiment needs 'events' "
+		       "(a file of events, as run --events reads)");
+		return -EINVAL;
+	}
+	if (!relative(e->name, e->r->events, x->events, sizeof(x->events))) {
+		yf_err(e->c, e->any[E_EVENTS], "'events' must name a file (at "
+		       "most %zu characters with the experiment's directory)",
+		       sizeof(x->events) - 1);
+		return -EINVAL;
+	}
+	if (e->seen[E_POLICIES])
+		return policies(e->c, e->any[E_POLICIES], x);
+	memcpy(x->policy, all, sizeof(all));
+	x->npolicies = 3;
+	return 0;
+}
+
+static int kind_emulation(const struct exp_parse *e, struct experiment *x)
+{
+	static const int need[] = { E_TASKS, E_PARAMS, E_WORK };
+
+	x->kind = EXP_EMULATION;
+	for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++) {
+		if (e->seen[need[k]])
+			continue;
+		yf_err(e->c, e->root, "an experiment on the emulation needs "
+		       "'%s'", exp_fields[need[k]].key);
+		return -EINVAL;
+	}
+	if (e->seen[E_LOADS]) {
+		yf_err(e->c, e->any[E_LOADS], "'loads' is for 'kind: "
+		       "blocking'");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int kind_blocking(const struct exp_parse *e, struct experiment *x)
+{
+	x->kind = EXP_BLOCKING;
+	if (!e->seen[E_LOADS]) {
+		yf_err(e->c, e->root, "a blocking experiment needs 'loads' "
+		       "(numbers of tasks)");
+		return -EINVAL;
+	}
+	if (e->seen[E_TASKS]) {
+		yf_err(e->c, e->any[E_TASKS], "a blocking experiment takes "
+		       "'loads', not 'tasks'");
+		return -EINVAL;
+	}
+	if (list(e->c, e->any[E_LOADS], "loads", x->loads, NULL, &x->nloads))
+		return -EINVAL;
+	for (int i = 0; i < x->nloads; i++)
+		if (x->loads[i] > EXP_TASKS_MAX) {
+			yf_err(e->c, e->any[E_LOADS], "'loads': at most %d "
+			       "tasks, got %ld", EXP_TASKS_MAX, x->loads[i]);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+static int kind_gap(const struct exp_parse *e, struct experiment *x)
+{
+	static const int never[] = { E_TASKS, E_LOADS };
+
+	x->kind = EXP_GAP;
+	if (refuse_given(e, never, sizeof(never) / sizeof(never[0]),
+			 "a gap experiment schedules one task per instance"))
+		return -EINVAL;
+	for (int k = 0; k < x->nsched; k++)
+		if (!strcmp(x->sched[k], sched_opt.name)) {
+			yf_err(e->c, e->any[E_SCHED], "a gap experiment "
+			       "compares each scheduler with opt: list the "
+			       "others");
+			return -EINVAL;
+		}
+	return 0;
+}
+
+/* What each kind needs, and only what it uses. */
+static int check_kind(const struct exp_parse *e, struct experiment *x)
+{
+	const char *kind = e->seen[E_KIND] ? e->r->kind : "emulation";
+
+	if (!strcmp(kind, "dynamics"))
+		return kind_dynamics(e, x);
+	if (e->seen[E_EVENTS] || e->seen[E_POLICIES]) {
+		int at = e->seen[E_EVENTS] ? E_EVENTS : E_POLICIES;
+
+		yf_err(e->c, e->any[at], "'%s' is for 'kind: dynamics'",
+		       exp_fields[at].key);
+		return -EINVAL;
+	}
+	if (!e->seen[E_LOCALS] || !e->seen[E_SEEDS]) {
+		yf_err(e->c, e->root, "an experiment needs '%s'",
+		       !e->seen[E_LOCALS] ? "locals" : "seeds");
+		return -EINVAL;
+	}
+	if (!strcmp(kind, "emulation"))
+		return kind_emulation(e, x);
+	if (!strcmp(kind, "blocking"))
+		return kind_blocking(e, x);
+	if (!strcmp(kind, "gap"))
+		return kind_gap(e, x);
+	yf_err(e->c, e->any[E_KIND], "'kind' must be emulation, blocking, gap "
+	       "or dynamics, got '%s'", kind);
+	return -EINVAL;
+}
+
+/* The base scenario: a file beside the experiment, or random networks. */
+static int check_base(const struct exp_parse *e, struct experiment *x)
+{
+	const struct exp_rec *r = e->r;
+
+	if (e->seen[E_ROADMS] || !strcmp(r->base, "random")) {
+		yaml_node_t *at = e->any[e->seen[E_ROADMS] ? E_ROADMS : E_BASE];
+
+		if (x->kind != EXP_GAP) {
+			yf_err(e->c, at, "random networks ('base: random' with "
+			       "'roadms') are for 'kind: gap'");
+			return -EINVAL;
+		}
+		if (!e->seen[E_ROADMS] || strcmp(r->base, "random")) {
+			yf_err(e->c, at, "'base: random' and 'roadms' go "
+			       "together");
+			return -EINVAL;
+		}
+		if (r->roadms < 4) {
+			yf_err(e->c, at, "'roadms' must be 4 to %d, got %ld",
+			       EXP_RANDOM_MAX, r->roadms);
+			return -EINVAL;
+		}
+		x->random_roadms = r->roadms;
+		snprintf(x->base, sizeof(x->base), "random");
+		return 0;
+	}
+	/* relative to the experiment file, as an include is */
+	if (!relative(e->name, r->base, x->base, sizeof(x->base))) {
+		yf_err(e->c, e->any[E_BASE], "'base' must name a scenario file "
+		       "(at most %zu characters with the experiment's "
+		       "directory)", sizeof(x->base) - 1);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int experiment_parse(const char *buf, size_t len, const char *name,
 		     struct experiment *x, struct scn_error *err)
 {
@@ -170,6 +352,7 @@ int experiment_parse(const char *buf, size_t len, const char *name,
 	struct exp_rec r = { .rounds = 1, .bpp = 4, .parameters = 1000000 };
 	yaml_node_t *root, *any[E_N] = { 0 };
 	bool seen[E_N];
+	struct exp_parse e = { &c, name, &r, seen, any, NULL };
 	int rc;
 
 	memset(x, 0, sizeof(*x));
@@ -180,6 +363,7 @@ int experiment_parse(const char *buf, size_t len, const char *name,
 		return rc;
 	rc = -EINVAL;
 	c.doc = &doc;
+	e.root = root;
 	if (yf_apply(&c, root, "an experiment", exp_fields, E_N, &r, seen,
 		     any))
 		goto out;
@@ -200,145 +384,9 @@ int experiment_parse(const char *buf, size_t len, const char *name,
 	    (seen[E_LOCALS] && list(&c, any[E_LOCALS], "locals", x->locals,
 				    NULL, &x->nlocals)) ||
 	    (seen[E_SEEDS] && list(&c, any[E_SEEDS], "seeds", x->seeds, NULL,
-				   &x->nseeds)))
+				   &x->nseeds)) ||
+	    check_kind(&e, x) || check_base(&e, x))
 		goto out;
-	/* what each kind needs, and only what it uses */
-	if (seen[E_KIND] && !strcmp(r.kind, "dynamics")) {
-		static const int never[] = { E_TASKS, E_LOADS, E_LOCALS,
-					     E_SEEDS, E_PARAMS, E_BPP, E_WORK };
-
-		x->kind = EXP_DYNAMICS;
-		for (size_t k = 0; k < sizeof(never) / sizeof(never[0]); k++) {
-			if (!seen[never[k]])
-				continue;
-			yf_err(&c, any[never[k]], "a dynamics experiment runs "
-			       "the base's own tasks through its events: '%s' "
-			       "is not for it", exp_fields[never[k]].key);
-			goto out;
-		}
-		if (!seen[E_EVENTS]) {
-			yf_err(&c, root, "a dynamics experiment needs 'events' "
-			       "(a file of events, as run --events reads)");
-			goto out;
-		}
-		if (!relative(name, r.events, x->events, sizeof(x->events))) {
-			yf_err(&c, any[E_EVENTS], "'events' must name a file "
-			       "(at most %zu characters with the experiment's "
-			       "directory)", sizeof(x->events) - 1);
-			goto out;
-		}
-		if (seen[E_POLICIES]) {
-			if (policies(&c, any[E_POLICIES], x))
-				goto out;
-		} else {
-			static const enum resched all[] = {
-				RESCHED_NONE, RESCHED_FULL, RESCHED_AUTO };
-
-			memcpy(x->policy, all, sizeof(all));
-			x->npolicies = 3;
-		}
-	} else if (seen[E_EVENTS] || seen[E_POLICIES]) {
-		yf_err(&c, any[seen[E_EVENTS] ? E_EVENTS : E_POLICIES],
-		       "'%s' is for 'kind: dynamics'",
-		       seen[E_EVENTS] ? "events" : "policies");
-		goto out;
-	} else if (!seen[E_LOCALS] || !seen[E_SEEDS]) {
-		yf_err(&c, root, "an experiment needs '%s'",
-		       !seen[E_LOCALS] ? "locals" : "seeds");
-		goto out;
-	} else if (!seen[E_KIND] || !strcmp(r.kind, "emulation")) {
-		static const int need[] = { E_TASKS, E_PARAMS, E_WORK };
-
-		x->kind = EXP_EMULATION;
-		for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++) {
-			if (seen[need[k]])
-				continue;
-			yf_err(&c, root, "an experiment on the emulation needs "
-			       "'%s'", exp_fields[need[k]].key);
-			goto out;
-		}
-		if (seen[E_LOADS]) {
-			yf_err(&c, any[E_LOADS], "'loads' is for 'kind: "
-			       "blocking'");
-			goto out;
-		}
-	} else if (!strcmp(r.kind, "blocking")) {
-		x->kind = EXP_BLOCKING;
-		if (!seen[E_LOADS]) {
-			yf_err(&c, root, "a blocking experiment needs 'loads' "
-			       "(numbers of tasks)");
-			goto out;
-		}
-		if (seen[E_TASKS]) {
-			yf_err(&c, any[E_TASKS], "a blocking experiment takes "
-			       "'loads', not 'tasks'");
-			goto out;
-		}
-		if (list(&c, any[E_LOADS], "loads", x->loads, NULL,
-			 &x->nloads))
-			goto out;
-		for (int i = 0; i < x->nloads; i++)
-			if (x->loads[i] > EXP_TASKS_MAX) {
-				yf_err(&c, any[E_LOADS], "'loads': at most %d "
-				       "tasks, got %ld", EXP_TASKS_MAX,
-				       x->loads[i]);
-				goto out;
-			}
-	} else if (!strcmp(r.kind, "gap")) {
-		static const int never[] = { E_TASKS, E_LOADS };
-
-		x->kind = EXP_GAP;
-		for (size_t k = 0; k < sizeof(never) / sizeof(never[0]); k++) {
-			if (!seen[never[k]])
-				continue;
-			yf_err(&c, any[never[k]], "a gap experiment schedules "
-			       "one task per instance: '%s' is not for it",
-			       exp_fields[never[k]].key);
-			goto out;
-		}
-		for (int k = 0; k < x->nsched; k++)
-			if (!strcmp(x->sched[k], sched_opt.name)) {
-				yf_err(&c, any[E_SCHED], "a gap experiment "
-				       "compares each scheduler with opt: "
-				       "list the others");
-				goto out;
-			}
-	} else {
-		yf_err(&c, any[E_KIND], "'kind' must be emulation, blocking, "
-		       "gap or dynamics, got '%s'", r.kind);
-		goto out;
-	}
-	if (seen[E_ROADMS] || !strcmp(r.base, "random")) {
-		yaml_node_t *at = seen[E_ROADMS] ? any[E_ROADMS] : any[E_BASE];
-
-		if (x->kind != EXP_GAP) {
-			yf_err(&c, at, "random networks ('base: random' with "
-			       "'roadms') are for 'kind: gap'");
-			goto out;
-		}
-		if (!seen[E_ROADMS] || strcmp(r.base, "random")) {
-			yf_err(&c, at, "'base: random' and 'roadms' go "
-			       "together");
-			goto out;
-		}
-		if (r.roadms < 4) {
-			yf_err(&c, at, "'roadms' must be 4 to %d, got %ld",
-			       EXP_RANDOM_MAX, r.roadms);
-			goto out;
-		}
-		x->random_roadms = r.roadms;
-	}
-	{
-		/* relative to the experiment file, as an include is */
-		if (x->random_roadms)
-			snprintf(x->base, sizeof(x->base), "random");
-		else if (!relative(name, r.base, x->base, sizeof(x->base))) {
-			yf_err(&c, any[E_BASE], "'base' must name a scenario "
-			       "file (at most %zu characters with the "
-			       "experiment's directory)", sizeof(x->base) - 1);
-			goto out;
-		}
-	}
 	memcpy(x->name, r.name, sizeof(x->name));
 	x->tasks = r.tasks;
 	x->rounds = r.rounds;

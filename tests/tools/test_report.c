@@ -874,11 +874,6 @@ Test(report, a_round_lost_to_new_trees_is_counted_in_the_cost)
 }
 
 /*
- * A blocking experiment runs in the twin (no root), stores every point,
- * says what each load blocked, and its report draws blocking against load
- * from the database alone — with no run in it.
- */
-/*
  * A gap experiment on the teaching ring and random networks: every
  * instance stored with opt's weight beside each scheduler's, none lighter
  * than opt's, and the report's section, table and figure data.
@@ -953,6 +948,11 @@ Test(report, a_gap_experiment_and_its_report)
 	rm_rf(t.dir);
 }
 
+/*
+ * A blocking experiment runs in the twin (no root), stores every point,
+ * says what each load blocked, and its report draws blocking against load
+ * from the database alone — with no run in it.
+ */
 Test(report, a_blocking_experiment_and_its_report)
 {
 	struct tmp t;

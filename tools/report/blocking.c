@@ -180,16 +180,9 @@ static void figure(struct report *r, FILE *md, int f0, int f1)
 		fputc('\n', md);
 }
 
-void write_blocking(struct report *r, char **out)
+void write_blocking(struct report *r, FILE *md)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *md;
-
 	if (!r->nblk)
-		return;
-	md = open_memstream(&text, &len);
-	if (!md)
 		return;
 	fputs("\n## Blocking under load\n\nExperiments of kind blocking: "
 	      "each number of tasks offered scheduled by the twin alone, "
@@ -205,6 +198,4 @@ void write_blocking(struct report *r, char **out)
 		figure(r, md, i, j);
 		i = j;
 	}
-	fclose(md);
-	*out = text;
 }

@@ -236,16 +236,9 @@ static void figure(struct report *r, FILE *md, int f0, int f1)
 		fputc('\n', md);
 }
 
-void write_gap(struct report *r, char **out)
+void write_gap(struct report *r, FILE *md)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *md;
-
 	if (!r->ngap)
-		return;
-	md = open_memstream(&text, &len);
-	if (!md)
 		return;
 	fputs("\n## Optimality gap\n\nExperiments of kind gap: one task per "
 	      "instance on the empty network, its tree weight (the "
@@ -262,6 +255,4 @@ void write_gap(struct report *r, char **out)
 		figure(r, md, i, j);
 		i = j;
 	}
-	fclose(md);
-	*out = text;
 }

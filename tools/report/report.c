@@ -483,6 +483,23 @@ static int report_json(const struct report *r, const char *abs)
 	"Figures need gnuplot (Debian package gnuplot-nox), pictures Graphviz " \
 	"(graphviz).\n"
 
+/* What section s writes, or NULL when it has nothing to say. */
+static char *section_text(struct report *r, const struct report_section *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *md = open_memstream(&text, &len);
+
+	if (!md)
+		return NULL;
+	s->write(r, md);
+	if (fclose(md) || !len) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report r = { 0 };
@@ -562,7 +579,7 @@ int cmd_report(int argc, char **argv)
 	}
 	nfid = write_figures(&r);
 	for (int i = 0; i < report_nsections; i++)
-		report_sections[i].write(&r, &r.section_md[i]);
+		r.section_md[i] = section_text(&r, &report_sections[i]);
 	pic = calloc((size_t)r.nscheds + 1, sizeof(*pic));
 	if (!pic) {
 		p_err("out of memory");

@@ -290,8 +290,9 @@ int write_figures(struct report *r);
 /*
  * The sections of report.md after the runs' own, each a file of its own:
  * load reads its rows from the database (NULL: it needs only what every
- * section has, the runs); write draws its figures and leaves its
- * markdown in r->section_md[i] (or nothing, when it has nothing to say);
+ * section has, the runs); write draws its figures and writes its
+ * markdown on md (nothing, when it has nothing to say), which the command
+ * keeps in r->section_md[i];
  * release frees what load read (NULL: nothing; section_md is freed by
  * the command). report.md holds them in this order. A new section is a
  * new file and a line in the table (sections.c).
@@ -299,7 +300,7 @@ int write_figures(struct report *r);
 struct report_section {
 	const char *name;
 	int (*load)(struct report *r);
-	void (*write)(struct report *r, char **md);
+	void (*write)(struct report *r, FILE *md);
 	void (*release)(struct report *r);
 };
 
@@ -309,13 +310,13 @@ extern const int report_nsections;
 /* blocking under load (blocking.c), optimality gaps (gap.c), select's
  * subsets side by side (subsets.c), the runs' timelines (timeline.c) */
 int load_blocking(struct report *r);
-void write_blocking(struct report *r, char **md);
+void write_blocking(struct report *r, FILE *md);
 void release_blocking(struct report *r);
 int load_gap(struct report *r);
-void write_gap(struct report *r, char **md);
+void write_gap(struct report *r, FILE *md);
 void release_gap(struct report *r);
-void write_subsets(struct report *r, char **md);
-void write_timelines(struct report *r, char **md);
+void write_subsets(struct report *r, FILE *md);
+void write_timelines(struct report *r, FILE *md);
 
 void write_runs_csv(struct report *r);
 /* pic[] has one picture per scheduler of r->scheds. */

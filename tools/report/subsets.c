@@ -127,17 +127,12 @@ static void figure(struct report *r, FILE *md, const struct rrun *x,
 			t, fig, fig);
 }
 
-void write_subsets(struct report *r, char **out)
+void write_subsets(struct report *r, FILE *md)
 {
-	char *text = NULL, err[256];
-	size_t len = 0;
-	FILE *md;
+	char err[256];
 	bool any = false;
 	struct acc *acc;
 
-	md = open_memstream(&text, &len);
-	if (!md)
-		return;
 	for (int i = 0; i < r->nruns; i++) {
 		const struct rrun *x = &r->runs[i];
 		int last[NSUB] = { -1, -1, -1 }, n = 0;
@@ -209,9 +204,4 @@ void write_subsets(struct report *r, char **out)
 		figure(r, md, x, stem, last, acc, differing_task(acc, last));
 		free(acc);
 	}
-	fclose(md);
-	if (any)
-		*out = text;
-	else
-		free(text);
 }

@@ -696,28 +696,18 @@ static void write_section(struct report *r, FILE *md, const struct rrun *x,
 	fputc('\n', md);
 }
 
-void write_timelines(struct report *r, char **out)
+void write_timelines(struct report *r, FILE *md)
 {
 	struct tl t = { 0 };
 	char err[256], stem[96];
-	char *text = NULL;
-	size_t len = 0;
-	FILE *md = open_memstream(&text, &len);
 	char *mtext = NULL;
 	size_t mlen = 0;
 	FILE *mv = open_memstream(&mtext, &mlen);
 	int any = 0, moves = 0, npol = 0;
 	struct tl_policy *pol = NULL;
 
-	if (!md || !mv) {
-		if (md)
-			fclose(md);
-		if (mv)
-			fclose(mv);
-		free(text);
-		free(mtext);
+	if (!mv)
 		return;
-	}
 	if (results_read_events(r->rd, on_event, &t, err, sizeof(err)))
 		p_err("warning: report: %s", err);
 	for (int i = 0; i < t.nev;) {
@@ -789,11 +779,6 @@ void write_timelines(struct report *r, char **out)
 	if (npol)
 		write_policies(md, pol, npol);
 	free(pol);
-	fclose(md);
-	if (any)
-		*out = text;
-	else
-		free(text);
 	for (int i = 0; i < t.nev; i++) {
 		free(t.ev[i].kind);
 		free(t.ev[i].detail);
