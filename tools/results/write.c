@@ -1,0 +1,571 @@
+// SPDX-License-Identifier: MIT
+/* Writing a run's results: each table's row and the columns it fills. */
+#include "tools/results/impl.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu/lab.h"
+#include "emu/proc.h"
+
+/* Task t of the run's plan as stored. */
+static int stored_as(const struct results *r, int t)
+{
+	return t >= 0 && t < r->nas ? r->as[t] : t;
+}
+
+int results_db_err(struct results *r, char *err, size_t len,
+		   const char *what)
+{
+	snprintf(err, len, "results database: cannot %s: %s", what,
+		 sqlite3_errmsg(r->db));
+	return -EIO;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1))) {
+		if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		} else {
+			buf[n] = '\0';
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+
+struct run_row {
+	const char *started, *scenario, *scenario_file, *scenario_yaml;
+	const char *scheduler, *prefix;
+	int rounds;
+	double scale;
+	const char *plan_json;
+	double pred_mean_round_s, pred_bytes_links;
+	int64_t wavelength_links;
+	const char *status, *plan_dot, *predictor;
+	int64_t owner_pid, owner_start;
+};
+
+#define RUN(f, type) COL(struct run_row, f, type)
+static const struct col run_cols[] = {
+	RUN(started, COL_TEXT),		RUN(scenario, COL_TEXT),
+	RUN(scenario_file, COL_TEXT),	RUN(scenario_yaml, COL_TEXT),
+	RUN(scheduler, COL_TEXT),	RUN(prefix, COL_TEXT),
+	RUN(rounds, COL_INT),		RUN(scale, COL_REAL),
+	RUN(plan_json, COL_TEXT),	RUN(pred_mean_round_s, COL_REAL),
+	RUN(pred_bytes_links, COL_REAL), RUN(wavelength_links, COL_I64),
+	RUN(status, COL_TEXT),		RUN(plan_dot, COL_TEXT),
+	RUN(predictor, COL_TEXT),	RUN(owner_pid, COL_I64),
+	RUN(owner_start, COL_I64),
+};
+static const struct table runs_table = TABLE("runs", run_cols);
+
+struct task_row {
+	int64_t run;
+	int task;
+	const char *name;
+	int nlocals;
+	int64_t model_bytes;
+	bool blocked, failed;
+	const char *why;
+	double pred_round_s, pred_bcast_s, pred_compute_s, pred_upload_s;
+	double bytes_links;
+	int64_t wavelength_links;
+};
+
+#define TASK(f, type) COL(struct task_row, f, type)
+static const struct col task_cols[] = {
+	TASK(run, COL_I64),		TASK(task, COL_INT),
+	TASK(name, COL_TEXT),		TASK(nlocals, COL_INT),
+	TASK(model_bytes, COL_I64),	TASK(blocked, COL_BOOL),
+	TASK(failed, COL_BOOL),		TASK(why, COL_TEXT),
+	TASK(pred_round_s, COL_REAL),	TASK(pred_bcast_s, COL_REAL),
+	TASK(pred_compute_s, COL_REAL),	TASK(pred_upload_s, COL_REAL),
+	TASK(bytes_links, COL_REAL),	TASK(wavelength_links, COL_I64),
+};
+static const struct table tasks_table = TABLE("tasks", task_cols);
+
+/* What the run stores of each task of its plan, as first placed. */
+static int store_tasks(struct results *r, const struct plan *p)
+{
+	sqlite3_stmt *st;
+	int e = row_prepare(r->db, "INSERT", &tasks_table, &st);
+
+	for (int t = 0; !e && t < p->ntasks; t++) {
+		const struct task_plan *tp = &p->tasks[t];
+		struct task_row row = {
+			.run = r->run,
+			.task = t,
+			.name = tp->task->name,
+			.nlocals = tp->task->nlocals,
+			.model_bytes = (int64_t)scn_task_bytes(tp->task),
+			.blocked = tp->blocked,
+			.why = tp->blocked ? tp->why : "",
+			.pred_round_s = tp->round_s,
+			.pred_bcast_s = tp->bcast_s,
+			.pred_compute_s = tp->compute_s,
+			.pred_upload_s = tp->upload_s,
+			.bytes_links = tp->bytes_links,
+			.wavelength_links = tp->wavelength_links,
+		};
+
+		if (r->as[t] == t)	/* stored as the first of its name */
+			e = row_step(st, &tasks_table, &row);
+	}
+	sqlite3_finalize(st);
+	return e;
+}
+
+int results_begin_run(struct results *r, const struct plan *p,
+		      const char *scenario_path, const char *scenario_text,
+		      const char *plan_json, const char *plan_dot,
+		      const char *prefix, unsigned rounds, char *err,
+		      size_t len)
+{
+	char *yaml = scenario_text ? strdup(scenario_text) :
+				     slurp(scenario_path), when[32];
+	time_t now = time(NULL);
+	struct run_row row = {
+		.started = when,
+		.scenario = p->sc->name,
+		.scenario_file = scenario_path,
+		.scenario_yaml = yaml ? yaml : "",
+		.scheduler = p->scheduler,
+		.prefix = prefix,
+		.rounds = (int)rounds,
+		.scale = p->sc->scale,
+		.plan_json = plan_json,
+		.pred_mean_round_s = p->mean_round_s,
+		.pred_bytes_links = p->bytes_links,
+		.wavelength_links = p->wavelength_links,
+		.status = "running",
+		.plan_dot = plan_dot ? plan_dot : "",
+		.predictor = p->predictor ? p->predictor : "fluid",
+		/* whose it is: a 'running' row whose owner is gone was
+		 * aborted */
+		.owner_pid = getpid(),
+		.owner_start = (int64_t)proc_start(getpid()),
+	};
+
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	if (sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+	    row_insert(r->db, "INSERT", &runs_table, &row))
+		goto fail;
+	r->run = sqlite3_last_insert_rowid(r->db);
+	free(r->as);
+	r->nas = 0;
+	r->as = malloc(((size_t)p->ntasks + 1) * sizeof(*r->as));
+	if (!r->as)
+		goto fail;
+	for (int t = 0; t < p->ntasks; t++)
+		r->as[t] = scenario_task_first(p->sc, t);
+	r->nas = p->ntasks;
+	if (store_tasks(r, p))
+		goto fail;
+	free(yaml);
+	if (sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		return results_db_err(r, err, len, "store the run");
+	return 0;
+fail:
+	free(yaml);
+	results_db_err(r, err, len, "store the run");
+	sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+	return -EIO;
+}
+
+struct round_row {
+	int64_t run;
+	int task, round;
+	double round_s, bcast_s, compute_s, upload_s, accuracy, loss, cpu_s;
+	bool check_ok;
+	double check_err, check_tol;
+	char global_digest[17], global_proj[WK_NPROJ * 26];
+	/* the round's own prediction (traffic in its window) */
+	double pred_round_s, pred_bytes_links;
+};
+
+#define ROUND(f, type) COL(struct round_row, f, type)
+static const struct col round_cols[] = {
+	ROUND(run, COL_I64),		ROUND(task, COL_INT),
+	ROUND(round, COL_INT),		ROUND(round_s, COL_REAL),
+	ROUND(bcast_s, COL_REAL),	ROUND(compute_s, COL_REAL),
+	ROUND(upload_s, COL_REAL),	ROUND(accuracy, COL_REAL),
+	ROUND(loss, COL_REAL),		ROUND(cpu_s, COL_REAL),
+	ROUND(check_ok, COL_BOOL),	ROUND(check_err, COL_REAL),
+	ROUND(check_tol, COL_REAL),	ROUND(global_digest, COL_CHARS),
+	ROUND(global_proj, COL_CHARS),	ROUND(pred_round_s, COL_REAL),
+	ROUND(pred_bytes_links, COL_REAL),
+};
+static const struct table rounds_table = TABLE("rounds", round_cols);
+
+struct transfer_row {
+	int64_t run;
+	int task, round;
+	const char *tree;
+	int src_model, dst_model;
+	uint64_t start_ns, end_ns, bytes;
+};
+
+#define TRANSFER(f, type) COL(struct transfer_row, f, type)
+static const struct col transfer_cols[] = {
+	TRANSFER(run, COL_I64),		TRANSFER(task, COL_INT),
+	TRANSFER(round, COL_INT),	TRANSFER(tree, COL_TEXT),
+	TRANSFER(src_model, COL_INT),	TRANSFER(dst_model, COL_INT),
+	TRANSFER(start_ns, COL_U64),	TRANSFER(end_ns, COL_U64),
+	TRANSFER(bytes, COL_U64),
+};
+static const struct table transfers_table =
+	TABLE("transfers", transfer_cols);
+
+struct link_row {
+	int64_t run;
+	int round;
+	const char *link;
+	uint64_t bytes;
+	double pred_bytes;
+};
+
+#define LINK(f, type) COL(struct link_row, f, type)
+static const struct col link_cols[] = {
+	LINK(run, COL_I64),	LINK(round, COL_INT),	LINK(link, COL_TEXT),
+	LINK(bytes, COL_U64),	LINK(pred_bytes, COL_REAL),
+};
+static const struct table links_table = TABLE("links", link_cols);
+
+static void round_of(struct round_row *row, const struct fleet_task_round *x,
+		     const struct task_plan *tp)
+{
+	size_t off = 0;
+
+	row->round_s = x->round_s;
+	row->bcast_s = x->bcast_s;
+	row->compute_s = x->compute_s;
+	row->upload_s = x->upload_s;
+	row->accuracy = x->rep[0].accuracy;
+	row->loss = x->rep[0].loss;
+	row->cpu_s = x->cpu_s;
+	row->check_ok = x->check_ok;
+	row->check_err = x->check_err;
+	row->check_tol = x->check_tol;
+	snprintf(row->global_digest, sizeof(row->global_digest), "%016llx",
+		 (unsigned long long)x->rep[0].digest);
+	row->global_proj[0] = '\0';
+	for (int k = 0; k < WK_NPROJ; k++)
+		off += (size_t)snprintf(row->global_proj + off,
+					sizeof(row->global_proj) - off,
+					"%s%.17g", k ? " " : "",
+					x->rep[0].proj[k]);
+	row->pred_round_s = tp->round_s;
+	row->pred_bytes_links = tp->bytes_links;
+}
+
+/*
+ * A task's transfers of a round: broadcast p -> m ends when m has it;
+ * upload m -> q when q has it (q's receive time for that child).
+ */
+static int store_transfers(sqlite3_stmt *ts, struct transfer_row *row,
+			   const struct fleet_task_round *x,
+			   const struct task_plan *tp)
+{
+	for (int m = 1; m < tp->nmodels; m++) {
+		int bp = tp->bcast.parent[m], up = tp->up.parent[m];
+		int child = 0;
+
+		for (int k = 1; k < m; k++)
+			child += tp->up.parent[k] == up;
+		for (int tree = 0; tree < 2; tree++) {
+			row->tree = tree ? "upload" : "broadcast";
+			row->src_model = tree ? m : bp;
+			row->dst_model = tree ? up : m;
+			row->start_ns = tree ? x->rep[m].t_up0 :
+					       x->rep[bp].t_send;
+			row->end_ns = tree ? x->rep[up].t_child[child] :
+					     x->rep[m].t_start;
+			row->bytes = x->msg_bytes;
+			if (row_step(ts, &transfers_table, row))
+				return -EIO;
+		}
+	}
+	return 0;
+}
+
+int results_round(struct results *r, const struct plan *p, unsigned round,
+		  const struct fleet_task_round *res,
+		  const struct link_sample *links, int nlinks, char *err,
+		  size_t len)
+{
+	sqlite3_stmt *rs = NULL, *ts = NULL, *ls = NULL;
+
+	if (sqlite3_exec(r->db, "SAVEPOINT rnd", NULL, NULL, NULL) !=
+		    SQLITE_OK ||
+	    row_prepare(r->db, "INSERT", &rounds_table, &rs) ||
+	    row_prepare(r->db, "INSERT", &transfers_table, &ts) ||
+	    row_prepare(r->db, "INSERT", &links_table, &ls))
+		goto fail;
+	for (int t = 0; t < p->ntasks; t++) {
+		struct round_row row = { .run = r->run,
+					 .task = stored_as(r, t),
+					 .round = (int)round };
+		struct transfer_row tr = { .run = r->run,
+					   .task = stored_as(r, t),
+					   .round = (int)round };
+
+		if (!res[t].done)
+			continue;
+		round_of(&row, &res[t], &p->tasks[t]);
+		if (row_step(rs, &rounds_table, &row) ||
+		    store_transfers(ts, &tr, &res[t], &p->tasks[t]))
+			goto fail;
+	}
+	for (int i = 0; i < nlinks; i++) {
+		struct link_row row = {
+			.run = r->run,
+			.round = (int)round,
+			.link = links[i].name,
+			.bytes = links[i].bytes,
+			.pred_bytes = links[i].pred_bytes,
+		};
+
+		if (row_step(ls, &links_table, &row))
+			goto fail;
+	}
+	sqlite3_finalize(rs);
+	sqlite3_finalize(ts);
+	sqlite3_finalize(ls);
+	if (sqlite3_exec(r->db, "RELEASE rnd", NULL, NULL, NULL) != SQLITE_OK)
+		return results_db_err(r, err, len, "store a round");
+	return 0;
+fail:
+	results_db_err(r, err, len, "store a round");
+	sqlite3_finalize(rs);
+	sqlite3_finalize(ts);
+	sqlite3_finalize(ls);
+	sqlite3_exec(r->db, "ROLLBACK TO rnd; RELEASE rnd", NULL, NULL, NULL);
+	return -EIO;
+}
+
+int results_round_begin(struct results *r)
+{
+	return sqlite3_exec(r->db, "SAVEPOINT whole_round", NULL, NULL,
+			    NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+int results_round_end(struct results *r, bool keep)
+{
+	if (keep && sqlite3_exec(r->db, "RELEASE whole_round", NULL, NULL,
+				 NULL) == SQLITE_OK)
+		return 0;
+	sqlite3_exec(r->db, "ROLLBACK TO whole_round; RELEASE whole_round",
+		     NULL, NULL, NULL);
+	/* never leave it open: later rounds would be lost inside it */
+	if (!sqlite3_get_autocommit(r->db))
+		sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+	return keep ? -EIO : 0;
+}
+
+int results_task_failed(struct results *r, int task, const char *why)
+{
+	return db_run(r->db, "UPDATE tasks SET failed = 1, why = ? WHERE "
+		      "run = ? AND task = ?", "tIi", why, r->run,
+		      stored_as(r, task));
+}
+
+int results_end_run(struct results *r, const char *status)
+{
+	return db_run(r->db, "UPDATE runs SET status = ? WHERE id = ?", "tI",
+		      status, r->run);
+}
+
+int results_picture(struct results *r, const char *name, const char *dot)
+{
+	return db_run(r->db, "INSERT OR REPLACE INTO pictures (run, name, "
+		      "dot) VALUES (?, ?, ?)", "Itt", r->run, name, dot);
+}
+
+int results_point(struct results *r, int64_t run, const char *name,
+		  const char *base, const char *sched, long nlocals, long seed)
+{
+	return db_run(r->db, "INSERT OR REPLACE INTO points (run, experiment,"
+		      " base, scheduler, nlocals, seed) VALUES (?, ?, ?, ?, "
+		      "?, ?)", "ItttII", run, name, base, sched,
+		      (int64_t)nlocals, (int64_t)seed);
+}
+
+struct fidelity_row {
+	int64_t run;
+	int round;
+	struct mon_round m;
+	const char *verdict;
+};
+
+#define FID(f, type) COL_AS(struct fidelity_row, m.f, type, #f)
+static const struct col fidelity_cols[] = {
+	COL(struct fidelity_row, run, COL_I64),
+	COL(struct fidelity_row, round, COL_INT),
+	FID(dilation, COL_REAL),	FID(wall_s, COL_REAL),
+	FID(psi, COL_REAL),		FID(cpu, COL_REAL),
+	FID(retrans, COL_U64),		FID(out_segs, COL_U64),
+	FID(drops, COL_U64),		FID(overruns, COL_INT),
+	FID(phases, COL_INT),		FID(overrun_max_s, COL_REAL),
+	FID(skew_max_s, COL_REAL),
+	COL(struct fidelity_row, verdict, COL_TEXT),
+	FID(late_max_s, COL_REAL),	FID(dl_packets, COL_U64),
+	FID(dl_late_mean_s, COL_REAL),	FID(dl_late_max_s, COL_REAL),
+	FID(runq_mean, COL_REAL),	FID(runq_max, COL_U64),
+};
+static const struct table fidelity_table = TABLE("fidelity", fidelity_cols);
+
+int results_fidelity(struct results *r, unsigned round,
+		     const struct mon_round *m, const char *verdict)
+{
+	struct fidelity_row row = { r->run, (int)round, *m, verdict };
+
+	return row_insert(r->db, "INSERT OR REPLACE", &fidelity_table, &row);
+}
+
+int results_verdict(struct results *r, double dilation, const char *verdict)
+{
+	return db_run(r->db, "UPDATE runs SET dilation = ?, verdict = ? WHERE "
+		      "id = ?", "dtI", dilation, verdict, r->run);
+}
+
+int results_round_time(struct results *r, unsigned round, double start_s,
+		       double end_s)
+{
+	return db_run(r->db, "INSERT OR REPLACE INTO round_times (run, round,"
+		      " start_s, end_s) VALUES (?,?,?,?)", "Iidd", r->run,
+		      (int)round, start_s, end_s);
+}
+
+int results_task_placed(struct results *r, const struct plan *q, int t)
+{
+	const struct task_plan *tp = &q->tasks[t];
+
+	if (db_run(r->db, "UPDATE tasks SET blocked = 0, why = '', "
+		   "pred_round_s = ?, pred_bcast_s = ?, pred_compute_s = ?, "
+		   "pred_upload_s = ?, bytes_links = ?, wavelength_links = ? "
+		   "WHERE run = ? AND task = ?", "dddddIIi", tp->round_s,
+		   tp->bcast_s, tp->compute_s, tp->upload_s, tp->bytes_links,
+		   (int64_t)tp->wavelength_links, r->run, stored_as(r, t)))
+		return -EIO;
+	return sqlite3_changes(r->db) == 1 ? 0 : -EIO;
+}
+
+#define EVENT(f, type) COL(struct results_event_row, f, type)
+static const struct col results_event_cols[] = {
+	EVENT(run, COL_I64),		EVENT(at_s, COL_REAL),
+	COL_D(struct results_event_row, kind, "?"),
+	COL_D(struct results_event_row, detail, ""),
+	COL_D(struct results_event_row, tasks, ""),
+	EVENT(interruption_s, COL_REAL),
+	COL_D(struct results_event_row, policy, ""),
+	EVENT(live_s, COL_FINITE),	EVENT(first_round_s, COL_FINITE),
+};
+const struct table results_events_table =
+	TABLE("events", results_event_cols);
+
+int results_event(struct results *r, double at_s, const char *kind,
+		  const char *detail, const char *tasks, double interruption_s)
+{
+	return results_event_moved(r, at_s, kind, detail, tasks,
+				   interruption_s, NULL, NAN, NAN);
+}
+
+int results_event_moved(struct results *r, double at_s, const char *kind,
+			const char *detail, const char *tasks,
+			double interruption_s, const char *policy,
+			double live_s, double first_round_s)
+{
+	struct results_event_row row = {
+		r->run, at_s, kind, detail, tasks, interruption_s, policy,
+		live_s, first_round_s,
+	};
+
+	return row_insert(r->db, "INSERT", &results_events_table, &row);
+}
+
+struct sample_row {
+	int64_t run;
+	struct link_util u;
+};
+
+#define SAMPLE(f, type) COL_AS(struct sample_row, u.f, type, #f)
+static const struct col sample_cols[] = {
+	COL(struct sample_row, run, COL_I64),
+	SAMPLE(t_s, COL_REAL),		SAMPLE(link, COL_CHARS),
+	SAMPLE(gbps, COL_REAL),		SAMPLE(cap_gbps, COL_REAL),
+};
+static const struct table samples_table = TABLE("link_samples", sample_cols);
+
+int results_link_samples(struct results *r, const struct link_util *u,
+			 size_t n)
+{
+	sqlite3_stmt *st;
+	int e;
+
+	if (sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return -EIO;
+	e = row_prepare(r->db, "INSERT", &samples_table, &st);
+	for (size_t i = 0; !e && i < n; i++) {
+		struct sample_row row = { r->run, u[i] };
+
+		e = row_step(st, &samples_table, &row);
+	}
+	sqlite3_finalize(st);
+	if (e) {
+		sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+		return -EIO;
+	}
+	return sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ?
+		       0 : -EIO;
+}
+
+#define BLOCKING(f, type) COL(struct results_blocking_row, f, type)
+static const struct col results_blocking_cols[] = {
+	COL_D(struct results_blocking_row, experiment, "?"),
+	COL_D(struct results_blocking_row, base, ""),
+	COL_D(struct results_blocking_row, scheduler, "?"),
+	BLOCKING(nlocals, COL_I64),	BLOCKING(seed, COL_I64),
+	BLOCKING(load, COL_I64),	BLOCKING(blocked, COL_I64),
+	BLOCKING(wl_used, COL_I64),	BLOCKING(wl_total, COL_I64),
+	BLOCKING(bytes_links, COL_REAL),
+};
+const struct table results_blocking_table =
+	TABLE("blocking", results_blocking_cols);
+
+int results_blocking(struct results *r, const struct results_blocking_row *b)
+{
+	return row_insert(r->db, "INSERT", &results_blocking_table, b);
+}
+
+#define GAP(f, type) COL(struct results_gap_row, f, type)
+static const struct col results_gap_cols[] = {
+	COL_D(struct results_gap_row, experiment, "?"),
+	COL_D(struct results_gap_row, base, ""),
+	COL_D(struct results_gap_row, scheduler, "?"),
+	GAP(nlocals, COL_I64),		GAP(seed, COL_I64),
+	GAP(blocked, COL_BOOL),		GAP(weight, COL_REAL),
+	GAP(opt_weight, COL_REAL),	GAP(seconds, COL_REAL),
+	GAP(opt_seconds, COL_REAL),
+};
+const struct table results_gap_table = TABLE("gap", results_gap_cols);
+
+int results_gap(struct results *r, const struct results_gap_row *g)
+{
+	return row_insert(r->db, "INSERT", &results_gap_table, g);
+}
