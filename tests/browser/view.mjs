@@ -3,7 +3,8 @@
 // playwright-core. Opens URL, waits for ten load updates, reads what the
 // page drew, picks the first task and counts its trees' edges, clicks
 // fibre 0 and waits for the stream to show it cut (screenshot at SHOT),
-// clicks it again and waits for it to be repaired. Prints one JSON object; exits 1 on a page error or
+// clicks it again and waits for it to be repaired, and for both to be
+// listed in the page's timeline. Prints one JSON object; exits 1 on a page error or
 // a wait that ran out.
 //
 //   node tests/browser/view.mjs URL SHOT
@@ -61,6 +62,11 @@ try {
     return v.said && v.said.what === 'repair' && !v.cy.$id('f0').hasClass('cut');
   }, null, { timeout: 20000, polling: 50 });
   out.repair = await page.evaluate(() => window.twinlabView.said);
+  // both in the timeline, as the stream lists what the page changed
+  await page.waitForFunction(
+    () => window.twinlabView.timeline.length >= 2, null,
+    { timeout: 20000, polling: 50 });
+  out.timeline = await page.evaluate(() => window.twinlabView.timeline);
   out.ok = out.errors.length === 0 && out.cut.ok && out.repair.ok;
 } catch (e) {
   out.ok = false;

@@ -354,7 +354,8 @@ Test(view, serves_the_network_and_streams_its_load)
  * A real browser: Debian's chromium, headless, driven by playwright-core
  * (tests/browser/view.mjs) opens the page, waits for ten load updates,
  * and finds every node, fibre and lightpath of the plan drawn, and the
- * first task's trees marked once it is picked; its screenshot is
+ * first task's trees marked once it is picked, and a click's cut and
+ * repair in the page's timeline; its screenshot is
  * build/test-view.png. Skipped, saying so, where chromium, node or
  * playwright-core is missing (the set-up installs them for the tests).
  */
@@ -404,6 +405,15 @@ Test(view, a_browser_draws_the_plan_and_its_load)
 			      "\"ok\":true,\"message\":\"cut: fibre A-B"),
 		  "%s", out);
 	cr_expect(strstr(out, "\"message\":\"repair: fibre A-B"), "%s", out);
+	/* the timeline lists both, in the order they were made */
+	cr_expect(strstr(out, "\"timeline\":[\""), "%s", out);
+	{
+		const char *cut = strstr(out, "s: cut fibre A-B from the page");
+		const char *rep = strstr(out, "s: repaired fibre A-B from the "
+					 "page");
+
+		cr_expect(cut && rep && cut < rep, "%s", out);
+	}
 	cr_log_info("%s", out);
 	json_object_put(o);
 	view_stop();
@@ -424,6 +434,37 @@ Test(view, ends_when_the_emulation_is_taken_down)
 	view = -1;
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d",
 		  status);
+}
+
+/* The first whole event of the view's stream, in buf. */
+static void first_event(int port, const char *token, char *buf, size_t len)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	size_t got = 0;
+	char req[256];
+	char *ev;
+
+	cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	snprintf(req, sizeof(req),
+		 "GET /events?token=%s HTTP/1.1\r\nHost: x\r\n\r\n", token);
+	cr_assert_eq(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	buf[0] = '\0';
+	while (!(ev = strstr(buf, "event: load\ndata: ")) ||
+	       !strstr(ev, "\n\n")) {
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+
+		cr_assert_eq(poll(&pf, 1, 10000), 1, "no event in 10 s");
+		cr_assert_lt(got, len - 1, "no whole event in %zu bytes", got);
+		n = read(fd, buf + got, len - 1 - got);
+		cr_assert_gt(n, 0, "the stream ended");
+		got += (size_t)n;
+		buf[got] = '\0';
+	}
+	close(fd);
 }
 
 /*
@@ -461,6 +502,16 @@ Test(view, a_run_shows_itself)
 	cr_expect_eq(get(port, path, out, sizeof(out)), 200);
 	cr_expect(strstr(out, "\"scenario\":\"teaching-ring\""), "%.300s",
 		  out);
+	/* the stream's first event has the round of each task, phases too */
+	first_event(port, token, out, sizeof(out));
+	for (int t = 1; t <= 2; t++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "{\"name\":\"t%d\",\"round\":", t);
+		cr_expect(strstr(out, want), "no %s in %s", want, out);
+	}
+	cr_expect(strstr(out, "\"done\":true,\"pred_ms\":"), "%s", out);
+	cr_expect(strstr(out, "\"compute_ms\":"), "%s", out);
 	cr_assert_eq(kill(view, SIGTERM), 0);
 	while (fgets(line, sizeof(line), rd))
 		;

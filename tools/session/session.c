@@ -618,7 +618,8 @@ static int round_open(struct attempt *a, unsigned r, struct att_round *R)
 			    "warning: the links' load is not "
 			    "recorded: %s",
 			    strerror(-e));
-		/* cuts and repairs, each at its time */
+		/* cuts and repairs, each at its time, and the view's clock */
+		view_srv_clock(x->view, a->t0, n);
 		e = play_start(p, x->set, x->lo.prefix, n, a->t0, a->leave,
 			       &a->pl);
 		if (e) {
@@ -873,6 +874,8 @@ static int round_judge(struct attempt *a, unsigned r, struct att_round *R)
 				"and times");
 		a->unstored++;
 	}
+	/* the view has the round before anyone reads of it */
+	view_srv_tasks(x->view, R->pr, r, a->rr, a->ran);
 	{
 		char line[512];
 

@@ -46,6 +46,9 @@
 #define VIEW_MSG_MAX 65536 /* one event's JSON */
 
 #define VIEW_COOKIE "twinlab_view"
+#define VIEW_TASKS_MAX 16384 /* the last round's tasks, as JSON */
+#define VIEW_LOG 16	     /* the page's own cuts and repairs kept */
+#define VIEW_EVENTS_MAX 200  /* the scenario's events listed */
 
 struct view {
 	char token[VIEW_TOKEN_LEN + 1];
@@ -67,6 +70,17 @@ struct view {
 	char msg[VIEW_MSG_MAX];
 	char note[256];
 	bool stop;
+	/* the last round's tasks (a JSON array, "" before one), what the
+	 * page changed (the last VIEW_LOG), and the run's scenario clock:
+	 * t = (now - clock_t0) / clock_n, once a run started its rounds */
+	char tasks[VIEW_TASKS_MAX];
+	struct {
+		double t;
+		char what[192];
+	} log[VIEW_LOG];
+	int nlog;
+	uint64_t clock_t0;
+	double clock_n;
 	/*
 	 * under shown: what is shown (prefix "" while nothing is), its
 	 * counters and the fibres down; held by the sampler as it reads,
@@ -189,6 +203,44 @@ static int load_assets(struct view *v, const char *dir)
 	return 0;
 }
 
+/* One of the scenario's events as the page's timeline lists it. */
+static struct json_object *event_json(const struct scenario *sc,
+				      const struct scn_event *e)
+{
+	struct json_object *x = json_object_new_object();
+	char what[160] = "";
+
+	switch (e->kind) {
+	case SCN_EV_CUT:
+	case SCN_EV_REPAIR:
+		snprintf(what, sizeof(what), "fibre %s-%s",
+			 sc->nodes[sc->fibres[e->fibre].a].name,
+			 sc->nodes[sc->fibres[e->fibre].b].name);
+		break;
+	case SCN_EV_ARRIVE:
+		snprintf(what, sizeof(what), "task %s", e->task.name);
+		break;
+	case SCN_EV_LEAVE:
+		snprintf(what, sizeof(what), "task %s",
+			 e->leave < sc->ntasks ?
+				 sc->tasks[e->leave].name :
+				 sc->events[e->leave - sc->ntasks].task.name);
+		break;
+	case SCN_EV_TRAFFIC:
+		snprintf(what, sizeof(what), "%s to %s, %g Gbit/s for %g s",
+			 sc->nodes[e->from].name, sc->nodes[e->to].name,
+			 e->gbps, e->for_s);
+		break;
+	}
+	if (x && (json_add_num(x, "at_s", e->at_s) ||
+		  json_add_str(x, "kind", scn_event_kind_name(e->kind)) ||
+		  json_add_str(x, "what", what))) {
+		json_object_put(x);
+		x = NULL;
+	}
+	return x;
+}
+
 /* The network as the page draws it, and the plan (plan --json's). */
 static char *topology_json(const struct plan *p, const struct addressing *a,
 			   const char *prefix, double dilation)
@@ -237,6 +289,9 @@ static char *topology_json(const struct plan *p, const struct addressing *a,
 		J(!json_add_num(x, "wavelengths", fb->wavelengths));
 		J(!json_add_num(x, "lit", lit[f]));
 	}
+	J(!json_add(o, "events", arr = json_object_new_array()));
+	for (int k = 0; k < sc->nevents && k < VIEW_EVENTS_MAX; k++)
+		J(!json_push(arr, event_json(sc, &sc->events[k])));
 	/* every directed link by the index the load events give */
 	J(!json_add(g, "links", arr = json_object_new_array()));
 	for (int l = 0; l < plan_nlinks(p); l++) {
@@ -258,6 +313,19 @@ fail:
 	json_object_put(o);
 	free(lit);
 	return s;
+}
+
+/*
+ * Scenario seconds now (mono_s): from the run's first round where a run
+ * set the clock, else since what is shown was shown, undilated; NAN when
+ * nothing is shown (mu held).
+ */
+static double scenario_now(const struct view *v, double now)
+{
+	if (v->clock_n > 0)
+		return ((double)mono_ns() - (double)v->clock_t0) / 1e9 /
+		       v->clock_n;
+	return v->dilation > 0 ? (now - v->t0) / v->dilation : NAN;
 }
 
 /* The load since the last sample, as one event's JSON, published (shown
@@ -299,12 +367,35 @@ static void publish(struct view *v, double now)
 	{
 		struct json_object *note = json_object_new_string(v->note);
 
-		snprintf(m + len, VIEW_MSG_MAX - len,
-			 "],\"topology\":%lu,"
-			 "\"note\":%s}",
-			 v->topo_seq,
-			 note ? json_object_to_json_string(note) : "\"\"");
+		double t = scenario_now(v, now);
+
+		len += (size_t)snprintf(m + len, VIEW_MSG_MAX - len,
+					"],\"topology\":%lu,\"note\":%s,",
+					v->topo_seq,
+					note ? json_object_to_json_string(note)
+					     : "\"\"");
 		json_object_put(note);
+		if (isfinite(t))
+			len += (size_t)snprintf(m + len, VIEW_MSG_MAX - len,
+						"\"scn_t\":%.6f,", t);
+		/* the tasks only where all of them fit */
+		if (v->tasks[0] && len + strlen(v->tasks) < VIEW_MSG_MAX - 8192)
+			len += (size_t)snprintf(m + len, VIEW_MSG_MAX - len,
+						"\"tasks\":%s,", v->tasks);
+		len += (size_t)snprintf(m + len, VIEW_MSG_MAX - len,
+					"\"log\":[");
+		for (int i = 0; i < v->nlog && len < VIEW_MSG_MAX - 512; i++) {
+			struct json_object *w =
+				json_object_new_string(v->log[i].what);
+
+			len += (size_t)snprintf(
+				m + len, VIEW_MSG_MAX - len,
+				"%s{\"t\":%.6f,\"what\":%s}", i ? "," : "",
+				v->log[i].t,
+				w ? json_object_to_json_string(w) : "\"\"");
+			json_object_put(w);
+		}
+		snprintf(m + len, VIEW_MSG_MAX - len, "]}");
 	}
 	memcpy(v->msg, m, VIEW_MSG_MAX);
 	v->seq++;
@@ -500,6 +591,18 @@ static enum MHD_Result change(struct view *v, struct MHD_Connection *c, bool up)
 
 			if (f >= 0)
 				v->down[f] = !up;
+			pthread_mutex_lock(&v->mu);
+			if (v->nlog == VIEW_LOG)
+				memmove(v->log, v->log + 1,
+					sizeof(v->log[0]) * (VIEW_LOG - 1));
+			v->nlog -= v->nlog == VIEW_LOG;
+			v->log[v->nlog].t = scenario_now(v, mono_s());
+			snprintf(v->log[v->nlog].what,
+				 sizeof(v->log[v->nlog].what),
+				 "%s fibre %s-%s from the page",
+				 up ? "repaired" : "cut", d.a, d.b);
+			v->nlog++;
+			pthread_mutex_unlock(&v->mu);
 		}
 		pthread_mutex_unlock(&v->shown);
 	}
@@ -730,6 +833,9 @@ int view_srv_show(struct view *v, const char *prefix, const struct plan *p,
 		}
 	}
 	pthread_mutex_lock(&v->mu);
+	v->tasks[0] = '\0';
+	v->nlog = 0;
+	v->clock_n = 0;
 	if (topo || !prefix) {
 		free(v->topology);
 		v->topology = topo ? topo : strdup("{\"waiting\":true}");
@@ -773,4 +879,56 @@ void view_srv_stop(struct view *v)
 	pthread_mutex_destroy(&v->shown);
 	pthread_cond_destroy(&v->cv);
 	free(v);
+}
+
+void view_srv_clock(struct view *v, uint64_t t0_ns, double dilation)
+{
+	if (!v)
+		return;
+	pthread_mutex_lock(&v->mu);
+	v->clock_t0 = t0_ns;
+	v->clock_n = dilation;
+	pthread_mutex_unlock(&v->mu);
+}
+
+void view_srv_tasks(struct view *v, const struct plan *p, unsigned round,
+		    const struct fleet_task_round *rr, const bool *ran)
+{
+	struct json_object *arr;
+	const char *s;
+
+	if (!v)
+		return;
+	arr = json_object_new_array();
+	for (int t = 0; arr && t < p->ntasks; t++) {
+		const struct task_plan *tp = &p->tasks[t];
+		const struct fleet_task_round *x = &rr[t];
+		struct json_object *o;
+
+		if (!ran[t] || tp->blocked)
+			continue;
+		o = json_object_new_object();
+		if (json_push(arr, o) ||
+		    json_add_str(o, "name", tp->task->name) ||
+		    json_add(o, "round", json_object_new_int((int)round)) ||
+		    json_add(o, "done", json_object_new_boolean(x->done)) ||
+		    json_add_num(o, "pred_ms", tp->round_s * 1e3) ||
+		    (x->done &&
+		     (json_add_num(o, "ms", x->round_s * 1e3) ||
+		      json_add_num(o, "bcast_ms", x->bcast_s * 1e3) ||
+		      json_add_num(o, "compute_ms", x->compute_s * 1e3) ||
+		      json_add_num(o, "upload_ms", x->upload_s * 1e3)))) {
+			json_object_put(arr);
+			arr = NULL;
+		}
+	}
+	s = arr ? json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN)
+		: "";
+	pthread_mutex_lock(&v->mu);
+	if (strlen(s) < sizeof(v->tasks))
+		snprintf(v->tasks, sizeof(v->tasks), "%s", s);
+	else
+		v->tasks[0] = '\0';
+	pthread_mutex_unlock(&v->mu);
+	json_object_put(arr);
 }

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "emu/fleet.h"
 #include "twin/addr.h"
 #include "twin/plan.h"
 
@@ -45,6 +46,20 @@ int view_srv_show(struct view *v, const char *prefix, const struct plan *p,
 
 /* view_srv_note - a line the page shows (a run's last round). */
 void view_srv_note(struct view *v, const char *line);
+
+/*
+ * view_srv_clock - a run's rounds started at t0_ns (CLOCK_MONOTONIC) at
+ * dilation: the page's timeline marks the scenario's events as their
+ * scenario time comes (as the run plays them).
+ */
+void view_srv_clock(struct view *v, uint64_t t0_ns, double dilation);
+
+/*
+ * view_srv_tasks - round `round` of every task that ran in it (ran[t]):
+ * measured and predicted, with its phases, for the page's table.
+ */
+void view_srv_tasks(struct view *v, const struct plan *p, unsigned round,
+		    const struct fleet_task_round *rr, const bool *ran);
 
 /* view_srv_stop - every stream ended, the server stopped and freed. */
 void view_srv_stop(struct view *v);

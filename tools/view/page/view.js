@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The live view's page: the network and plan from /topology, drawn with
-// cytoscape.js, and each link's load from the /events stream.
+// cytoscape.js, and each link's load from the /events stream, with the
+// last round of each task and the timeline of the scenario's events.
 'use strict';
 
 const token = new URLSearchParams(location.search).get('token') || '';
@@ -185,8 +186,68 @@ function onLoad(msg) {
       if (down.has(e.id())) e.addClass('cut'); else e.removeClass('cut');
     });
   }
+  $('clock').textContent = msg.scn_t === undefined ? '' :
+      `scenario time ${msg.scn_t.toFixed(3)} s · `;
+  onTasks(msg.tasks);
+  onTimeline(msg);
   updates++;
   $('updates').textContent = String(updates);
+}
+
+// The last round of each task: measured against the twin, its phases as
+// a bar (broadcast, compute, upload, each its share of the round).
+let tasksShown = '';
+function onTasks(tasks) {
+  const key = JSON.stringify(tasks || []);
+  if (key === tasksShown) return;
+  tasksShown = key;
+  $('tasks').hidden = !(tasks && tasks.length);
+  $('tasks').tBodies[0].replaceChildren(...(tasks || []).map((t) => {
+    const tr = document.createElement('tr');
+    const cell = (text) => {
+      const td = document.createElement('td');
+      td.textContent = text;
+      tr.append(td);
+      return td;
+    };
+    cell(t.name);
+    cell(t.done ? t.ms.toFixed(2) : 'failed');
+    cell(t.pred_ms.toFixed(2));
+    const bar = document.createElement('span');
+    bar.className = 'bar';
+    if (t.done)
+      for (const [k, cls] of [['bcast_ms', 'b'], ['compute_ms', 'c'],
+                              ['upload_ms', 'u']]) {
+        const s = document.createElement('span');
+        s.className = 'ph ' + cls;
+        s.style.width = (100 * Math.max(t[k], 0) / (t.ms || 1)) + '%';
+        s.title = `${k.split('_')[0]} ${t[k].toFixed(2)} ms`;
+        bar.append(s);
+      }
+    cell('').append(bar);
+    return tr;
+  }));
+}
+
+// The scenario's events in time, greyed once their time has come (the
+// run's clock, scn_t), and the fibres the page cut or repaired.
+let timelineShown = '';
+function onTimeline(msg) {
+  const items = (topo.events || []).map((e) => ({
+    t: e.at_s, text: `${e.kind} ${e.what}`,
+    cls: msg.scn_t !== undefined && msg.scn_t >= e.at_s ? 'due' : '' }));
+  for (const l of msg.log || [])
+    items.push({ t: l.t, text: l.what, cls: 'page' });
+  items.sort((a, b) => a.t - b.t);
+  const key = JSON.stringify(items);
+  if (key === timelineShown) return;
+  timelineShown = key;
+  $('timeline').replaceChildren(...items.map((it) => {
+    const li = document.createElement('li');
+    li.textContent = `${Number(it.t).toFixed(3)} s: ${it.text}`;
+    li.className = it.cls;
+    return li;
+  }));
 }
 
 // The network shown (again, when the events say it changed: a sweep's
@@ -251,6 +312,10 @@ window.twinlabView = {
   get updates() { return updates; },
   get topology() { return topo; },
   get said() { return said; },
+  get timeline() {
+    return [...$('timeline').children].map((li) => li.textContent);
+  },
+  get tasks() { return JSON.parse(tasksShown || '[]'); },
 };
 
 start().catch((e) => problem(String(e)));
