@@ -30,6 +30,7 @@
 
 #include "emu/fleet.h"
 #include "emu/lab.h"
+#include "emu/monitor.h"
 #include "nettest.h"
 #include "emu/netns.h"
 #include "emu/worker.h"
@@ -1583,6 +1584,7 @@ static const char ring4_comings[] =
  * faithful (auto dilation, from 16, three tries at most): its output.
  */
 static const char *live_predictor = "fluid";
+static const char *live_rounds = "10";
 
 static char *run_live_as(const char *text, const char *sched,
 			 const char *policy)
@@ -1597,7 +1599,8 @@ static char *run_live_as(const char *text, const char *sched,
 	cr_assert_eq(fclose(f), 0);
 	for (int attempt = 0; attempt < 3; attempt++) {
 		char *argv[] = { bin, "run", yaml, "--scheduler",
-				 (char *)sched, "--rounds", "10", "--db", db,
+				 (char *)sched, "--rounds", (char *)live_rounds,
+				 "--db", db,
 				 "--prefix", prefix, "--dilation", dil,
 				 "--reschedule", (char *)policy,
 				 "--predictor", (char *)live_predictor, NULL };
@@ -1697,11 +1700,21 @@ Test(run, tasks_that_arrive_and_leave_are_run_live)
 
 /*
  * Background traffic among tasks that come and go, followed live: sC ->
- * sD at 50 Gbit/s from 30 to 80 ms, beside t2's broadcast (sC -> sD) and
- * t3's upload out of sC. Its routes come and go with its epochs; t2's
+ * sD at 50 Gbit/s from 40 to 100 ms, beside t2's broadcast (sC -> sD)
+ * and t3's upload out of sC. Its routes come and go with its epochs; t2's
  * rounds inside its window are predicted with it by the packet model
  * (its datagrams served in turn with t2's segments) and measured slower,
  * though by less than predicted (below); its generator delivers its rate.
+ *
+ * Where rounds fall in scenario time depends on the host: between two
+ * rounds the run stores and judges, then starts the next 40 ms of host
+ * time ahead, and a loaded host takes longer (a second suite beside
+ * this one once left no round of t2 inside a 50 ms window from 30 ms).
+ * So the window is placed where the rounds' own length puts them, not
+ * the gaps: t2's round takes 7.6 ms, so 15 rounds end past 100 ms
+ * whatever the gaps; two end before 40 ms unless the host stalled 0.4 s
+ * of its time (at N = 16, the least) between them, and one falls in the
+ * 60 ms window unless it stalled 0.8 s.
  */
 Test(run, background_traffic_is_followed_live)
 {
@@ -1711,16 +1724,17 @@ Test(run, background_traffic_is_followed_live)
 	sqlite3 *h;
 	char *o;
 
-	snprintf(y, sizeof(y), "%s  - {at_s: 0.03, traffic: {from: sC, to: sD,"
-		 " gbps: 50, for_s: 0.05}}\n", ring4_comings);
+	snprintf(y, sizeof(y), "%s  - {at_s: 0.04, traffic: {from: sC, to: sD,"
+		 " gbps: 50, for_s: 0.06}}\n", ring4_comings);
 	live_predictor = "packet";
+	live_rounds = "15";
 	o = run_live(y, "none");
-	cr_assert(strstr(o, "event at 0.030000 s: traffic sC -> sD, 50 Gbit/s "
+	cr_assert(strstr(o, "event at 0.040000 s: traffic sC -> sD, 50 Gbit/s "
 			    "starts\n"), "%s", o);
-	cr_assert(strstr(o, "traffic at 0.03 s: traffic sC -> sD, 50 Gbit/s "
+	cr_assert(strstr(o, "traffic at 0.04 s: traffic sC -> sD, 50 Gbit/s "
 			    "starts, beside t2,t3; nothing moved; live"), "%s",
 		  o);
-	cr_assert(strstr(o, "traffic end at 0.08 s: traffic sC -> sD, 50 "
+	cr_assert(strstr(o, "traffic end at 0.1 s: traffic sC -> sD, 50 "
 			    "Gbit/s ends"), "%s", o);
 	g = strstr(o, "traffic sC -> sD: ");
 	cr_assert_not_null(g, "%s", o);
@@ -1740,9 +1754,9 @@ Test(run, background_traffic_is_followed_live)
 	cr_assert_eq(q1(h, "SELECT count(*) FROM events r WHERE " THIS_RUN
 			   " AND kind IN ('traffic', 'traffic end') AND "
 			   "policy = 'none'"), 2);
-	b = q1(h, T2_ROUNDS "t.start_s + r.round_s < 0.03");
-	pb = q1_at(h, T2_ROUNDS "t.start_s + r.round_s < 0.03", 1, NAN);
-	cr_assert_geq(q1_at(h, T2_ROUNDS "t.start_s + r.round_s < 0.03", 2,
+	b = q1(h, T2_ROUNDS "t.start_s + r.round_s < 0.04");
+	pb = q1_at(h, T2_ROUNDS "t.start_s + r.round_s < 0.04", 1, NAN);
+	cr_assert_geq(q1_at(h, T2_ROUNDS "t.start_s + r.round_s < 0.04", 2,
 			    NAN), 2, "t2's rounds before the traffic");
 	/*
 	 * A round is predicted by the epoch in force at its start, chosen
@@ -1752,8 +1766,8 @@ Test(run, background_traffic_is_followed_live)
 	 * the sanitizers, t2's round from 31.2 ms predicted 7.570, measured
 	 * 7.722).
 	 */
-	snprintf(sql, sizeof(sql), T2_ROUNDS "t.start_s >= 0.03 AND "
-		 "t.start_s + r.round_s < 0.08");
+	snprintf(sql, sizeof(sql), T2_ROUNDS "t.start_s >= 0.04 AND "
+		 "t.start_s + r.round_s < 0.1");
 	d = q1(h, sql);
 	pd = q1_at(h, sql, 1, NAN);
 	cr_assert_geq(q1_at(h, sql, 2, NAN), 1, "t2's rounds in the traffic");
@@ -1774,12 +1788,21 @@ Test(run, background_traffic_is_followed_live)
 	 * 0.321 ms in three quiet runs (60-87 % of the fluid model's 0.335
 	 * over twenty), 45 % and 46 % of the fluid model's in two runs with
 	 * a core kept busy. A quarter says the flow competes; the figure is
-	 * logged.
+	 * logged. With the window from 40 ms (more rounds of t3 beside it
+	 * before) it measured 95 % and 106 %.
+	 *
+	 * Not more than the twin has it: a difference of two means of
+	 * rounds, each of which a faithful run holds to what the twin
+	 * claims, MON_TIME_TOL of a round, so each mean may be off by that
+	 * much; over the twin's slowdown, at most twice that (a second suite
+	 * beside this one measured 0.389 ms against 0.321, a round off by
+	 * 0.9 %).
 	 */
 	cr_assert_geq(d - b, 0.25 * (pd - pb), "t2 slowed by %.3f ms, "
 		      "predicted %.3f", (d - b) * 1e3, (pd - pb) * 1e3);
-	cr_assert_leq(d - b, 1.10 * (pd - pb), "t2 slowed by %.3f ms, "
-		      "predicted %.3f", (d - b) * 1e3, (pd - pb) * 1e3);
+	cr_assert_leq(d - b, pd - pb + 2 * MON_TIME_TOL * pd, "t2 slowed by "
+		      "%.3f ms, predicted %.3f (+ %.3f)", (d - b) * 1e3,
+		      (pd - pb) * 1e3, 2 * MON_TIME_TOL * pd * 1e3);
 	nothing_left();
 }
 
