@@ -135,6 +135,21 @@ int lab_traffic_start(const struct plan *p, const struct lpset *set,
 	__attribute__((warn_unused_result));
 
 /*
+ * lab_traffic_reverse - start a generator of one flow of background
+ * traffic at gbps (physical) for for_s scenario seconds from tg_go, from
+ * the server that receives task's first broadcast transfer back to the
+ * address that transfer is sent from — the way a person's `iperf3 -R`
+ * goes, on the routes its acknowledgements take, in the links' default
+ * class (traffic nobody planned). Recorded in the state file first. 0 and
+ * *out, or -errno with err.
+ */
+int lab_traffic_reverse(const struct plan *p, const struct addressing *a,
+			const char *prefix, int task, double gbps,
+			double for_s, double dilation, struct tg **out,
+			char *err, size_t len)
+	__attribute__((warn_unused_result));
+
+/*
  * lab_fibre_state - how many of fibre's wavelength segments (veth ends
  * f<fibre>w<lambda> in its two ROADMs' namespaces) are up and how many
  * down in prefix's running emulation: a fibre cut has none up. 0, or

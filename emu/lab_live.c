@@ -110,6 +110,42 @@ int lab_traffic_start(const struct plan *p, const struct lpset *set,
 	return e;
 }
 
+int lab_traffic_reverse(const struct plan *p, const struct addressing *a,
+			const char *prefix, int task, double gbps,
+			double for_s, double dilation, struct tg **out,
+			char *err, size_t len)
+{
+	const struct scenario *sc = p->sc;
+	const struct task_plan *tp;
+	const struct ppath *pp;
+	struct traffic_record tr;
+	struct tg_flow f = {0};
+	char name[16];
+
+	*out = NULL;
+	if (task < 0 || task >= p->ntasks || p->tasks[task].blocked ||
+	    p->tasks[task].nmodels < 2) {
+		snprintf(err, len, "no transfer of that task to send beside");
+		return -EINVAL;
+	}
+	tp = &p->tasks[task];
+	pp = &tp->bcast.path[1];
+	/* from the receiving end back to the sender's address */
+	lab_ns_name(prefix, sc->nodes[pp->to].name, f.src_ns,
+		    sizeof(f.src_ns));
+	lab_ns_name(prefix, sc->nodes[pp->from].name, f.dst_ns,
+		    sizeof(f.dst_ns));
+	f.src = a->ep[task][2].dst;
+	f.dst = a->ep[task][2].src;
+	f.rate_bps = lab_emulated_bps(sc, gbps, dilation);
+	f.start_s = 0;
+	f.stop_s = for_s * dilation;
+	f.linger_s = (net_in_flight_s(pp->km) + 0.002) * dilation;
+	lab_traffic_name(prefix, name, sizeof(name));
+	tr = (struct traffic_record){prefix, name};
+	return tg_start(&f, 1, name, record_traffic, &tr, out, err, len);
+}
+
 /* Whether if_name is exactly f<fibre>w<lambda> (not f<fibre>1w..). */
 static bool is_segment(const char *if_name, int fibre)
 {

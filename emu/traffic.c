@@ -210,11 +210,18 @@ child(const struct tg_flow *f, int n, const char *name, pid_t parent,
 	uint64_t t0;
 	char c;
 
+	sigset_t stop;
+
 	prctl(PR_SET_NAME, name);
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* the forking thread may have blocked them (a server's threads) */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	sigprocmask(SIG_UNBLOCK, &stop, NULL);
 	if (getppid() != parent)
 		_exit(0);
 	close(ready[0]);
@@ -395,6 +402,14 @@ int tg_wait(struct tg *g)
 		if (errno != EINTR)
 			return -errno;
 	return si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+}
+
+bool tg_wait_done(const struct tg *g)
+{
+	siginfo_t si = {0};
+
+	return waitid((idtype_t)P_PIDFD, (id_t)g->pidfd, &si,
+		      WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid != 0;
 }
 
 void tg_stop(struct tg *g)

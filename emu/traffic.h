@@ -15,6 +15,7 @@
 #ifndef EMU_TRAFFIC_H
 #define EMU_TRAFFIC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -64,6 +65,10 @@ pid_t tg_pid(const struct tg *g);
  * (-ECHILD: something else reaped it). The counts stay readable until
  * tg_stop. */
 int tg_wait(struct tg *g);
+
+/* tg_wait_done - whether the generator has ended (not reaped: tg_stop
+ * still frees it). */
+bool tg_wait_done(const struct tg *g);
 
 /* tg_stop - end the generator (SIGTERM), reap it, free g. NULL: no-op. */
 void tg_stop(struct tg *g);

@@ -4,7 +4,8 @@
 // page drew, picks the first task and counts its trees' edges, clicks
 // fibre 0 and waits for the stream to show it cut (screenshot at SHOT),
 // clicks it again and waits for it to be repaired, and for both to be
-// listed in the page's timeline. Prints one JSON object; exits 1 on a page error or
+// listed in the page's timeline, then sends background traffic beside the
+// task from the page's form. Prints one JSON object; exits 1 on a page error or
 // a wait that ran out.
 //
 //   node tests/browser/view.mjs URL SHOT
@@ -67,7 +68,16 @@ try {
     () => window.twinlabView.timeline.length >= 2, null,
     { timeout: 20000, polling: 50 });
   out.timeline = await page.evaluate(() => window.twinlabView.timeline);
-  out.ok = out.errors.length === 0 && out.cut.ok && out.repair.ok;
+  // background traffic beside the task picked, from the page's form
+  await page.fill('#for_s', '2');
+  await page.click('#send');
+  await page.waitForFunction(() => {
+    const v = window.twinlabView;
+    return v.said && v.said.what === 'traffic';
+  }, null, { timeout: 20000, polling: 50 });
+  out.traffic = await page.evaluate(() => window.twinlabView.said);
+  out.ok = out.errors.length === 0 && out.cut.ok && out.repair.ok &&
+    out.traffic.ok;
 } catch (e) {
   out.ok = false;
   out.errors.push(String(e));

@@ -165,6 +165,8 @@ static void view_up(int *port, char token[64])
 	json_object_put(where);
 }
 
+static void first_event(int port, const char *token, char *buf, size_t len);
+
 /* SIGTERM: the view exits 0. */
 static void view_stop(void)
 {
@@ -215,6 +217,14 @@ static const struct {
 	  "'Z' is not a ROADM of 'teaching-ring'" },
 	{ REQ("POST /repair?a=A&b=B", "X-Twinlab-Token: %s\r\n"), 409,
 	  "is not cut: nothing to repair" },
+	{ REQ("POST /traffic?task=t9&gbps=1&for_s=1",
+	      "X-Twinlab-Token: %s\r\n"), 400, "name a task and the traffic" },
+	{ REQ("POST /traffic?task=t1&gbps=1&for_s=151",
+	      "X-Twinlab-Token: %s\r\n"), 400, "at most 600 s of this host" },
+	{ REQ("POST /traffic?task=t1&gbps=-1&for_s=1",
+	      "X-Twinlab-Token: %s\r\n"), 400, NULL },
+	{ REQ("POST /traffic?task=t1&gbps=1&for_s=1x",
+	      "X-Twinlab-Token: %s\r\n"), 400, NULL },
 };
 
 Test(view, serves_the_network_and_streams_its_load)
@@ -351,11 +361,67 @@ Test(view, serves_the_network_and_streams_its_load)
 }
 
 /*
+ * Background traffic from the page: back along t1's first transfer, it
+ * is seen on the first link of its way (the receiving server's access
+ * link out), one flow at a time; it ends with the view, recorded so
+ * that 'down' would end it too.
+ */
+Test(view, traffic_from_the_page_loads_its_way)
+{
+	char token[64], req[512], out[1 << 16], name[96];
+	struct scn_error err;
+	struct scenario *sc;
+	struct plan *p;
+	const struct ppath *pp;
+	int port, seen = 0;
+
+	sc = scenario_load("scenarios/teaching-ring.yaml", &err);
+	cr_assert_not_null(sc, "%s", err.msg);
+	p = sched_plan(sc, &sched_mst);
+	cr_assert_not_null(p);
+	pp = &p->tasks[0].bcast.path[1];
+	{
+		/* the receiver's access link, the other way */
+		struct hop back = pp->hops[pp->nhops - 1];
+
+		cr_assert_eq(back.kind, HOP_ACCESS);
+		back.dir = !back.dir;
+		snprintf(name, sizeof(name), "{\"i\":%d,\"gbps\":",
+			 plan_link(p, &back));
+	}
+	view_up(&port, token);
+	snprintf(req, sizeof(req),
+		 "POST /traffic?task=t1&gbps=5&for_s=5 HTTP/1.1\r\nHost: x\r\n"
+		 "X-Twinlab-Token: %s\r\nConnection: close\r\n\r\n", token);
+	cr_assert_eq(http(port, req, out, sizeof(out)), 200, "%s", out);
+	cr_expect(strstr(out, "\"message\":\"traffic: "), "%s", out);
+	cr_expect(strstr(out, sc->nodes[pp->to].name), "%s", out);
+	cr_expect_eq(http(port, req, out, sizeof(out)), 409, "%s", out);
+	cr_expect(strstr(out, "still running (one flow at a time)"), "%s",
+		  out);
+	/* a sample after the start: bytes on the way out, whatever the pace */
+	for (int k = 0; k < 100 && !seen; k++) {
+		const char *at;
+
+		first_event(port, token, out, sizeof(out));
+		at = strstr(out, name);
+		cr_assert_not_null(at, "no link %s in %s", name, out);
+		seen = strtod(at + strlen(name), NULL) > 0;
+	}
+	cr_expect(seen, "the traffic was never seen on %s's link out",
+		  sc->nodes[pp->to].name);
+	cr_expect(strstr(out, "from the page\"}]"), "the timeline: %s", out);
+	view_stop();
+	plan_free(p);
+	scenario_free(sc);
+}
+
+/*
  * A real browser: Debian's chromium, headless, driven by playwright-core
  * (tests/browser/view.mjs) opens the page, waits for ten load updates,
  * and finds every node, fibre and lightpath of the plan drawn, and the
- * first task's trees marked once it is picked, and a click's cut and
- * repair in the page's timeline; its screenshot is
+ * first task's trees marked once it is picked, a click's cut and repair
+ * in the page's timeline, and traffic sent from its form; its screenshot is
  * build/test-view.png. Skipped, saying so, where chromium, node or
  * playwright-core is missing (the set-up installs them for the tests).
  */
@@ -405,6 +471,9 @@ Test(view, a_browser_draws_the_plan_and_its_load)
 			      "\"ok\":true,\"message\":\"cut: fibre A-B"),
 		  "%s", out);
 	cr_expect(strstr(out, "\"message\":\"repair: fibre A-B"), "%s", out);
+	cr_expect(strstr(out, "\"traffic\":{\"what\":\"traffic\",\"task\":"
+			      "\"t1\",\"ok\":true,\"message\":\"traffic: "),
+		  "%s", out);
 	/* the timeline lists both, in the order they were made */
 	cr_expect(strstr(out, "\"timeline\":[\""), "%s", out);
 	{

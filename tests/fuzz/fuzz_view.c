@@ -41,10 +41,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (!part[2] || strcmp(part[2], tok))
 		abort(); /* passed without the token */
-	if ((r.what == VIEW_CUT || r.what == VIEW_REPAIR)
+	if ((r.what == VIEW_CUT || r.what == VIEW_REPAIR ||
+	     r.what == VIEW_TRAFFIC)
 		    ? strcmp(part[0], "POST") ||
-			      strcmp(part[1],
-				     r.what == VIEW_CUT ? "/cut" : "/repair")
+			      strcmp(part[1], r.what == VIEW_CUT ? "/cut"
+					      : r.what == VIEW_REPAIR
+						      ? "/repair"
+						      : "/traffic")
 		    : strcmp(part[0], "GET") && strcmp(part[0], "HEAD"))
 		abort();
 	if (r.what == VIEW_ASSET && (!r.asset || strcmp(r.asset->url, part[1])))

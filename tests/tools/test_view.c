@@ -89,11 +89,15 @@ Test(view, a_fixed_list_of_names_and_nothing_else)
 	}
 }
 
-/* A change is a POST to /cut or /repair, and nothing else is. */
+/* A change is a POST to /cut, /repair or /traffic, and nothing else is. */
 Test(view, changes_are_posts_with_the_token)
 {
 	cr_expect_eq(view_route("POST", "/cut", tok, tok).what, VIEW_CUT);
 	cr_expect_eq(view_route("POST", "/repair", tok, tok).what, VIEW_REPAIR);
+	cr_expect_eq(view_route("POST", "/traffic", tok, tok).what,
+		     VIEW_TRAFFIC);
+	cr_expect_eq(view_route("GET", "/traffic", tok, tok).status, 405);
+	cr_expect_eq(view_route("POST", "/traffic", NULL, tok).status, 403);
 	cr_expect_eq(view_route("POST", "/cut", NULL, tok).status, 403);
 	cr_expect_eq(view_route("POST", "/cut", "x", tok).status, 403);
 	cr_expect_eq(view_route("GET", "/cut", tok, tok).status, 405);

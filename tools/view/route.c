@@ -37,15 +37,18 @@ struct view_route view_route(const char *method, const char *url,
 
 	if (!method || !url)
 		return (struct view_route){VIEW_REFUSED, 400, NULL};
-	change = !strcmp(url, "/cut") || !strcmp(url, "/repair");
+	change = !strcmp(url, "/cut") || !strcmp(url, "/repair") ||
+		 !strcmp(url, "/traffic");
 	if (change ? strcmp(method, "POST") != 0
 		   : strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return (struct view_route){VIEW_REFUSED, 405, NULL};
 	if (!token_ok(given, token))
 		return (struct view_route){VIEW_REFUSED, 403, NULL};
 	if (change)
-		return (struct view_route){
-			url[1] == 'c' ? VIEW_CUT : VIEW_REPAIR, 200, NULL};
+		return (struct view_route){url[1] == 'c'   ? VIEW_CUT
+					   : url[1] == 'r' ? VIEW_REPAIR
+							   : VIEW_TRAFFIC,
+					   200, NULL};
 	if (!strcmp(url, "/topology"))
 		return (struct view_route){VIEW_TOPOLOGY, 200, NULL};
 	if (!strcmp(url, "/events"))

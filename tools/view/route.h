@@ -3,7 +3,7 @@
  * What the live view answers to a request, decided before anything is
  * read or sent: the token on every request (the stream's too: in the
  * query, or in the cookie the page gets with its first answer; a change,
- * POST /cut or /repair, only in its X-Twinlab-Token header, which no
+ * POST /cut, /repair or /traffic, only in its X-Twinlab-Token header, which no
  * other site's page can send), GET and HEAD for the rest, and a fixed
  * list of names — no path is ever looked up as given, so nothing outside
  * the page's own assets can be served.
@@ -22,6 +22,7 @@ enum view_what {
 	VIEW_STREAM,   /* server-sent events: the links' load */
 	VIEW_CUT,      /* POST: cut the fibre the query names */
 	VIEW_REPAIR,   /* POST: repair it */
+	VIEW_TRAFFIC,  /* POST: background traffic the query describes */
 	VIEW_REFUSED,  /* status says why */
 };
 

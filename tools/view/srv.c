@@ -28,6 +28,7 @@
 #include <microhttpd.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@
 #include <unistd.h>
 
 #include "emu/lab.h"
+#include "emu/traffic.h"
 #include "twin/addr.h"
 #include "twin/clock.h"
 #include "twin/net.h"
@@ -82,6 +84,18 @@ struct view {
 	uint64_t clock_t0;
 	double clock_n;
 	/*
+	 * traffic asked for from the page, started by the sampler: a
+	 * generator's parent-death signal follows the thread that forks it,
+	 * and a connection's thread ends with its request
+	 */
+	struct {
+		bool pending, done;
+		char task[64];
+		double gbps, for_s;
+		int rc;
+		char msg[512];
+	} treq;
+	/*
 	 * under shown: what is shown (prefix "" while nothing is), its
 	 * counters and the fibres down; held by the sampler as it reads,
 	 * by a cut or repair from the page, and by view_srv_show
@@ -89,7 +103,9 @@ struct view {
 	pthread_mutex_t shown;
 	char prefix[64];
 	const struct plan *p;
+	const struct addressing *a;
 	const struct scenario *sc;
+	struct tg *tg; /* traffic started from the page, or NULL */
 	double dilation, last, t0;
 	struct counter *ctr;
 	struct nscache *nsc;
@@ -465,7 +481,7 @@ static enum MHD_Result answer(struct MHD_Connection *c, int status,
 }
 
 static enum MHD_Result change(struct view *v, struct MHD_Connection *c,
-			      bool up);
+			      int what);
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 				  const char *url, const char *method,
@@ -546,7 +562,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		return ret;
 	case VIEW_CUT:
 	case VIEW_REPAIR:
-		return change(v, c, r.what == VIEW_REPAIR);
+	case VIEW_TRAFFIC:
+		return change(v, c, r.what);
 	case VIEW_REFUSED:
 		break;
 	}
@@ -558,8 +575,175 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 }
 
 /* POST /cut or /repair?a=A&b=B: as 'twinlab cut A B' would, said as JSON. */
-static enum MHD_Result change(struct view *v, struct MHD_Connection *c, bool up)
+/* What the page changed, for its timeline (shown held). */
+static void __attribute__((format(printf, 2, 3)))
+log_add(struct view *v, const char *fmt, ...)
 {
+	va_list ap;
+
+	pthread_mutex_lock(&v->mu);
+	if (v->nlog == VIEW_LOG)
+		memmove(v->log, v->log + 1, sizeof(v->log[0]) * (VIEW_LOG - 1));
+	v->nlog -= v->nlog == VIEW_LOG;
+	v->log[v->nlog].t = scenario_now(v, mono_s());
+	va_start(ap, fmt);
+	vsnprintf(v->log[v->nlog].what, sizeof(v->log[v->nlog].what), fmt,
+		  ap);
+	va_end(ap);
+	v->nlog++;
+	pthread_mutex_unlock(&v->mu);
+}
+
+static double query_num(struct MHD_Connection *c, const char *key, double lo,
+			double hi);
+static int traffic_start(struct view *v, const char *name, double gbps,
+			 double for_s, char *msg, size_t len);
+
+/*
+ * The page asks for traffic: the sampler starts it at its next sample
+ * (traffic_start); 0 and msg, or an exit status with the reason in msg.
+ */
+static int traffic(struct view *v, struct MHD_Connection *c, char *msg,
+		   size_t len)
+{
+	const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+						       "task");
+	int rc;
+
+	pthread_mutex_lock(&v->mu);
+	if (v->treq.pending || !v->sampling) {
+		pthread_mutex_unlock(&v->mu);
+		snprintf(msg, len, "traffic is being started already");
+		return 1;
+	}
+	snprintf(v->treq.task, sizeof(v->treq.task), "%s", name ? name : "");
+	v->treq.gbps = query_num(c, "gbps", 1e-6, 1e4);
+	v->treq.for_s = query_num(c, "for_s", 1e-6, 3600);
+	v->treq.pending = true;
+	v->treq.done = false;
+	while (!v->treq.done && !v->stop)
+		pthread_cond_wait(&v->cv, &v->mu);
+	rc = v->treq.done ? v->treq.rc : 1;
+	snprintf(msg, len, "%s", v->treq.done ? v->treq.msg : "the view ends");
+	v->treq.pending = false;
+	pthread_mutex_unlock(&v->mu);
+	return rc;
+}
+
+/* The sampler: traffic the page asked for, if any (shown held). */
+static void traffic_asked(struct view *v)
+{
+	char task[64], msg[512];
+	double gbps, for_s;
+	int rc;
+
+	pthread_mutex_lock(&v->mu);
+	if (!v->treq.pending || v->treq.done) {
+		pthread_mutex_unlock(&v->mu);
+		return;
+	}
+	memcpy(task, v->treq.task, sizeof(task));
+	gbps = v->treq.gbps;
+	for_s = v->treq.for_s;
+	pthread_mutex_unlock(&v->mu);
+	rc = traffic_start(v, task, gbps, for_s, msg, sizeof(msg));
+	pthread_mutex_lock(&v->mu);
+	v->treq.rc = rc;
+	memcpy(v->treq.msg, msg, sizeof(msg));
+	v->treq.done = true;
+	pthread_cond_broadcast(&v->cv);
+	pthread_mutex_unlock(&v->mu);
+}
+
+/* A query's number in [lo, hi], or NAN. */
+static double query_num(struct MHD_Connection *c, const char *key, double lo,
+			double hi)
+{
+	const char *s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+						    key);
+	char *end;
+	double x;
+
+	if (!s || !*s)
+		return NAN;
+	errno = 0;
+	x = strtod(s, &end);
+	return *end || errno || !(x >= lo && x <= hi) ? NAN : x;
+}
+
+/*
+ * Background traffic from the page: ?task=T&gbps=G&for_s=S sends G
+ * Gbit/s for S scenario seconds from the receiving end of T's first
+ * broadcast transfer back to its sender (lab_traffic_reverse), holding the
+ * prefix's lock as it starts, one flow at a time. 0 and msg, or an exit
+ * status with the reason in msg (by the sampler, shown held).
+ */
+static int traffic_start(struct view *v, const char *name, double gbps,
+			 double for_s, char *msg, size_t len)
+{
+	char err[512];
+	int t = -1, lock, e;
+
+	if (!v->p) {
+		snprintf(msg, len, "nothing is shown yet");
+		return 1;
+	}
+	for (int i = 0; name && i < v->p->ntasks; i++)
+		if (!strcmp(v->p->tasks[i].task->name, name))
+			t = i;
+	if (t < 0 || isnan(gbps) || isnan(for_s) ||
+	    for_s * v->dilation > 600) {
+		snprintf(msg, len, "name a task and the traffic: ?task=T&gbps=G"
+			 "&for_s=S (G in (0, 10000] Gbit/s; S scenario "
+			 "seconds, at most 600 s of this host's time at "
+			 "dilation %g)", v->dilation);
+		return EXIT_USAGE;
+	}
+	if (v->tg && tg_wait_done(v->tg)) {
+		tg_stop(v->tg);
+		v->tg = NULL;
+	}
+	if (v->tg) {
+		snprintf(msg, len, "traffic from the page is still running "
+			 "(one flow at a time)");
+		return 1;
+	}
+	lock = lab_lock(v->prefix, "twinlab view", err, sizeof(err));
+	if (lock < 0) {
+		snprintf(msg, len, "%s", err);
+		return 1;
+	}
+	e = lab_traffic_reverse(v->p, v->a, v->prefix, t, gbps, for_s,
+				v->dilation, &v->tg, err, sizeof(err));
+	if (!e && (e = tg_go(v->tg, mono_ns()))) {
+		snprintf(err, sizeof(err), "cannot start it: %s",
+			 strerror(-e));
+		tg_stop(v->tg);
+		v->tg = NULL;
+	}
+	lab_unlock(v->prefix, lock);
+	if (e) {
+		snprintf(msg, len, "traffic: %.480s", err);
+		return 1;
+	}
+	{
+		const struct ppath *pp = &v->p->tasks[t].bcast.path[1];
+		const char *from = v->sc->nodes[pp->to].name;
+		const char *to = v->sc->nodes[pp->from].name;
+
+		snprintf(msg, len, "traffic: %s -> %s (back along %s's first "
+			 "transfer), %g Gbit/s for %g s", from, to, name, gbps,
+			 for_s);
+		log_add(v, "traffic %s -> %s, %g Gbit/s for %g s from the page",
+			from, to, gbps, for_s);
+	}
+	return 0;
+}
+
+static enum MHD_Result change(struct view *v, struct MHD_Connection *c,
+			      int what)
+{
+	bool up = what == VIEW_REPAIR;
 	const char *a =
 		MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "a");
 	const char *b =
@@ -573,7 +757,9 @@ static enum MHD_Result change(struct view *v, struct MHD_Connection *c, bool up)
 
 	if (!o)
 		return MHD_NO;
-	if (!a || !b) {
+	if (what == VIEW_TRAFFIC) {
+		rc = traffic(v, c, msg, sizeof(msg));
+	} else if (!a || !b) {
 		rc = EXIT_USAGE;
 		snprintf(msg, sizeof(msg), "name the fibre's ROADMs: ?a=A&b=B");
 	} else {
@@ -591,18 +777,8 @@ static enum MHD_Result change(struct view *v, struct MHD_Connection *c, bool up)
 
 			if (f >= 0)
 				v->down[f] = !up;
-			pthread_mutex_lock(&v->mu);
-			if (v->nlog == VIEW_LOG)
-				memmove(v->log, v->log + 1,
-					sizeof(v->log[0]) * (VIEW_LOG - 1));
-			v->nlog -= v->nlog == VIEW_LOG;
-			v->log[v->nlog].t = scenario_now(v, mono_s());
-			snprintf(v->log[v->nlog].what,
-				 sizeof(v->log[v->nlog].what),
-				 "%s fibre %s-%s from the page",
-				 up ? "repaired" : "cut", d.a, d.b);
-			v->nlog++;
-			pthread_mutex_unlock(&v->mu);
+			log_add(v, "%s fibre %s-%s from the page",
+				up ? "repaired" : "cut", d.a, d.b);
 		}
 		pthread_mutex_unlock(&v->shown);
 	}
@@ -676,6 +852,9 @@ static void *sample(void *arg)
 		pthread_mutex_unlock(&v->mu);
 		if (stop)
 			return NULL;
+		pthread_mutex_lock(&v->shown);
+		traffic_asked(v);
+		pthread_mutex_unlock(&v->shown);
 		/*
 		 * Nobody watching, nothing read: a run shown costs its host
 		 * nothing until a page opens (the first load after that is
@@ -775,6 +954,9 @@ int view_srv_start(const struct view_srv_opts *o, struct view **out)
 /* What is shown, let go (shown held). */
 static void unshow(struct view *v)
 {
+	tg_stop(v->tg);
+	v->tg = NULL;
+	v->a = NULL;
 	counters_close(v->ctr, v->nsc, v->nnsc);
 	free(v->prev);
 	free(v->down);
@@ -827,6 +1009,7 @@ int view_srv_show(struct view *v, const char *prefix, const struct plan *p,
 			for (int i = 0; i < v->nctr; i++)
 				v->prev[i] = counters_read(&v->ctr[i]).bytes;
 			v->p = p;
+			v->a = a;
 			v->sc = sc;
 			v->dilation = dilation;
 			v->t0 = v->last = mono_s();

@@ -148,7 +148,24 @@ async function toggleFibre(edge) {
   $('said').className = body.ok ? 'ok' : 'bad';
 }
 
+// Background traffic beside the task picked (POST /traffic).
+async function sendTraffic(ev) {
+  ev.preventDefault();
+  const task = $('task').value;
+  const r = await fetch(`traffic?task=${encodeURIComponent(task)}` +
+                        `&gbps=${encodeURIComponent($('gbps').value)}` +
+                        `&for_s=${encodeURIComponent($('for_s').value)}`,
+                        { method: 'POST',
+                          headers: { 'X-Twinlab-Token': token } });
+  const body = await r.json().catch(() => ({ ok: false,
+                                             message: 'status ' + r.status }));
+  said = { what: 'traffic', task, ok: body.ok, message: body.message };
+  $('said').textContent = body.message;
+  $('said').className = body.ok ? 'ok' : 'bad';
+}
+
 function showTask(name) {
+  $('send').disabled = !name;
   if (!cy) return;
   cy.edges().removeClass('bcast upload');
   const task = topo.tasks.find((x) => x.name === name);
@@ -263,6 +280,7 @@ async function loadTopology(seq) {
     topoSeq = seq;
     if (cy) { cy.destroy(); cy = null; }
     $('task').replaceChildren(new Option('(none)', ''));
+    $('send').disabled = true;
     if (t.waiting) {
       topo = null;
       $('scenario').textContent = '(waiting for an emulation)';
@@ -290,6 +308,7 @@ async function loadTopology(seq) {
 
 async function start() {
   $('task').addEventListener('change', (ev) => showTask(ev.target.value));
+  $('traffic').addEventListener('submit', sendTraffic);
   const es = new EventSource('events' + q);
   es.addEventListener('open', () => { $('state').textContent = 'live'; });
   es.addEventListener('error', () => {
