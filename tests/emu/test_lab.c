@@ -266,7 +266,9 @@ Test(lab, ping_rtt_is_twice_the_planned_propagation)
  * Traffic a router sends itself is delayed like what it forwards: a ping
  * from rA to rB's end of the A-B lightpath (one 500 km fibre) takes twice
  * the lightpath's propagation, the smallest sample within 2 % + 0.1 ms
- * (it took 0.08 ms when only forwarded packets met the delay line).
+ * (it took 0.08 ms when only forwarded packets met the delay line). At
+ * dilation 10, as a user who wants it faithful runs it: at 1, a host
+ * busy elsewhere once had all ten samples 0.2 ms late.
  */
 Test(lab, a_routers_own_traffic_is_delayed_too)
 {
@@ -274,6 +276,7 @@ Test(lab, a_routers_own_traffic_is_delayed_too)
 	double rtt[10], want;
 	int l, got;
 
+	dilation = 10;
 	build(line3_at("1000"), &sched_mst, true);
 	for (l = 0; l < plan->net->nlp; l++)
 		if (plan->net->lp[l].nfib == 1 && plan->net->lp[l].fib[0] == 0)
@@ -286,10 +289,11 @@ Test(lab, a_routers_own_traffic_is_delayed_too)
 	cr_assert_eq(nt_ping_from(ns, src, dst, 10, 10, rtt, &got), 0);
 	cr_assert_geq(got, 9, "%d of 10 replies", got);
 	nt_median(rtt, got);	/* sorts */
-	cr_log_info("router to router: RTT min %.3f ms, plan %.3f ms", rtt[0],
-		    want);
+	rtt[0] /= dilation;
+	cr_log_info("router to router: RTT min %.3f ms (scenario), plan %.3f "
+		    "ms", rtt[0], want);
 	cr_assert(rtt[0] >= want && rtt[0] - want <= 0.02 * want + 0.1,
-		  "min RTT %.3f ms, plan %.3f ms", rtt[0], want);
+		  "min RTT %.3f ms (scenario), plan %.3f ms", rtt[0], want);
 }
 
 /*
