@@ -492,12 +492,15 @@ Test(lab, fibre_loss_drops_where_a_router_sends_into_the_lightpath)
  * At dilation 1 this host does not carry 100 Mbit/s of one-MTU frames
  * through four shapers and the delay line in real time (91.0-93.2 Mbit/s
  * measured against 95.6); at dilation 2 (50 Mbit/s real) it does
- * (95.4-95.8, a core kept busy or not). What is tested is that the
- * scenario's rate is what a dilated emulation carries, in scenario units.
+ * (95.4-95.8, a core kept busy or not), but not with the delay line
+ * built with the sanitizers (88.8) or beside a second suite (83.0): at
+ * 4 (25 Mbit/s real), as at 250 Mbit/s below, it keeps up with both.
+ * What is tested is that the scenario's rate is what a dilated emulation
+ * carries, in scenario units.
  */
 Test(lab, tcp_goodput_100mbit)
 {
-	goodput_at("1000", 100e6, 2);
+	goodput_at("1000", 100e6, 4);
 }
 
 /*
