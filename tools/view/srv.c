@@ -339,8 +339,7 @@ fail:
 static double scenario_now(const struct view *v, double now)
 {
 	if (v->clock_n > 0)
-		return ((double)mono_ns() - (double)v->clock_t0) / 1e9 /
-		       v->clock_n;
+		return (now - (double)v->clock_t0 / 1e9) / v->clock_n;
 	return v->dilation > 0 ? (now - v->t0) / v->dilation : NAN;
 }
 
