@@ -271,11 +271,15 @@ int terminal_svi(struct sched *s, const int *term, int k, double demand,
  * state of the moment (route_edge), root outwards, so each sees the edges
  * placed before it. With stretch > 0, a model whose estimated arrival
  * through its parent is more than stretch times its arrival straight
- * from the root hangs from the root instead (sched_mst.c). 0, -ENOSPC
- * (tp->why set) or -errno.
+ * from the root hangs from the root instead, unless it would still be in
+ * before the round's slowest model, straight, counting training
+ * (sched_mst.c). at (k entries, needed for the bound): the broadcast
+ * tree writes there when each model has the model, by the estimate; the
+ * upload tree reads it. 0, -ENOSPC (tp->why set) or -errno.
  */
 int place_terminal_tree(struct sched *s, struct task_plan *tp, int ti,
 			struct tree *t, bool upload, double stretch,
+			double *at,
 			int (*choose)(struct sched *s, const int *term, int k,
 				      double demand, int *parent, int *order));
 

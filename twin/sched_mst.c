@@ -15,7 +15,10 @@
  * With a stretch in the scenario's weights, a model whose estimated
  * arrival along the tree is more than stretch times its arrival straight
  * from the global model hangs from the global model instead (struct
- * reach, bound_parent). With never_slower (the default), mst is never
+ * reach, bound_parent), unless it would still be in before the round's
+ * slowest model, straight, with the twin's compute model for training
+ * (reach_clock): models on servers that train fast relay deeper. With
+ * never_slower (the default), mst is never
  * slower than the fixed scheduler's star (every local model straight to
  * the global one over a direct lightpath, as spff places it) on the same
  * network state:
@@ -55,6 +58,15 @@ struct reach {
 	int *fib;		/* sched_km_route's buffer */
 	int *kids;		/* children so far, per model */
 	double *lag, *peak;	/* per model: the sum and the max part */
+	/*
+	 * The round's clock (struct tree_est): per model, when what it sends
+	 * is ready (0 broadcasting; uploading, when it has the model and has
+	 * trained), the latest its upload ancestors let what passes them go
+	 * on (uploading), and after what it needs to be in for the round not
+	 * to end later than its lower bound.
+	 */
+	double *ready, *gate, *train, *after;
+	double bound;		/* the round's lower bound: no model later */
 };
 
 static double drain(const struct reach *r, int server, int dir, int copies)
@@ -110,12 +122,18 @@ static void reach_via(const struct reach *r, int m, int p, double prop,
 /*
  * Hang m from the root rather than from p when its estimated arrival
  * through p is more than stretch times the arrival straight from the
- * root: Khuller, Raghavachari and Young's bound on a spanning tree's
- * paths (1995), on the estimate above.
+ * root — Khuller, Raghavachari and Young's bound on a spanning tree's
+ * paths (1995), on the estimate above — unless through p it is still in
+ * by when it must be for the round not to end past its lower bound
+ * (r->after): a model that trains fast, or had the model early, may
+ * relay deeper than one the round waits for. Uploading, what m sends is
+ * ready once it has trained, and goes on from each ancestor no sooner
+ * than that one is ready (r->gate: an aggregator that trains slowly holds
+ * back what it aggregates).
  */
 static int bound_parent(struct reach *r, int m, int p, double stretch)
 {
-	double lag, peak, dlag, dpeak, via, direct, pv, pd;
+	double lag, peak, dlag, dpeak, via, pv, pd;
 
 	if (!p || !(stretch > 0))
 		return p;
@@ -125,20 +143,75 @@ static int bound_parent(struct reach *r, int m, int p, double stretch)
 		return p;
 	reach_via(r, m, p, isnan(pv) ? 0 : pv, &lag, &peak);
 	reach_via(r, m, 0, pd, &dlag, &dpeak);
-	via = lag + peak;
-	direct = dlag + dpeak;
-	return via > stretch * direct ? 0 : p;
+	via = fmax(r->ready[m] + lag, r->gate[p]) + peak;
+	if (via <= r->after[m])
+		return p;
+	return via - r->ready[m] > stretch * (dlag + dpeak) ? 0 : p;
+}
+
+/*
+ * Model m's estimate straight from the root, one copy on each link: its
+ * arrival going down (*down) and its update's going up (*up).
+ */
+static void reach_direct(struct reach *r, int m, double *down, double *up)
+{
+	double pd = prop_s(r, r->tp->server[0], r->tp->server[m]);
+	bool upload = r->upload;
+	double lag, peak;
+
+	pd = isnan(pd) ? 0 : pd;
+	r->upload = false;
+	reach_via(r, m, 0, pd, &lag, &peak);
+	*down = lag + peak;
+	r->upload = true;
+	reach_via(r, m, 0, pd, &lag, &peak);
+	*up = lag + peak;
+	r->upload = upload;
+}
+
+/*
+ * The round's clock for a tree's bound: each model's training time (the
+ * twin's compute model: its server's cpu shared by every model placed on
+ * it), when what it sends is ready, and by when it must be in. The round
+ * cannot end before its slowest model does, straight: r->bound, the
+ * latest of down + train + up over the models. Broadcasting, model m must
+ * have the model by bound - train - up; uploading (at[]: each model's
+ * estimated arrival in the broadcast tree), its update is ready at at +
+ * train and must be in by bound.
+ */
+static void reach_clock(struct reach *r, const double *at)
+{
+	int k = r->tp->nmodels;
+	double *up = r->after;	/* while the bound is found */
+
+	r->bound = 0;
+	for (int m = 1; m < k; m++) {
+		double down;
+
+		r->train[m] = predict_train_s(r->s->plan, r->tp, m);
+		reach_direct(r, m, &down, &up[m]);
+		if (r->upload)
+			down = at[m];
+		r->ready[m] = r->upload ? down + r->train[m] : 0;
+		r->bound = fmax(r->bound, down + r->train[m] + up[m]);
+	}
+	for (int m = 1; m < k; m++)
+		r->after[m] = r->upload ? r->bound :
+					  r->bound - r->train[m] - up[m];
+	r->after[0] = r->bound;
 }
 
 int place_terminal_tree(struct sched *s, struct task_plan *tp, int ti,
 			struct tree *t, bool upload, double stretch,
+			double *at,
 			int (*choose)(struct sched *s, const int *term, int k,
 				      double demand, int *parent, int *order))
 {
 	int k = tp->nmodels, err;
 	int *parent = malloc((size_t)k * sizeof(*parent));
 	int *order = malloc((size_t)k * sizeof(*order));
-	bool bound = stretch > 0;
+	bool bound = stretch > 0 && at;
+	double *buf = bound ? calloc((size_t)k * 6, sizeof(double)) : NULL;
 	struct reach r = {
 		.s = s, .tp = tp, .upload = upload,
 		.piped = s->sc->relay == SCN_RELAY_PIPELINED,
@@ -149,13 +222,19 @@ int place_terminal_tree(struct sched *s, struct task_plan *tp, int ti,
 	if (bound) {
 		r.fib = malloc(((size_t)s->sc->nfibres + 1) * sizeof(int));
 		r.kids = calloc((size_t)k, sizeof(int));
-		r.lag = calloc((size_t)k, sizeof(double));
-		r.peak = calloc((size_t)k, sizeof(double));
 	}
-	if (!parent || !order ||
-	    (bound && (!r.fib || !r.kids || !r.lag || !r.peak))) {
+	if (!parent || !order || (bound && (!r.fib || !r.kids || !buf))) {
 		err = -ENOMEM;
 		goto out;
+	}
+	if (bound) {
+		r.lag = buf;
+		r.peak = buf + k;
+		r.ready = buf + 2 * k;
+		r.gate = buf + 3 * k;
+		r.train = buf + 4 * k;
+		r.after = buf + 5 * k;
+		reach_clock(&r, at);
 	}
 	err = choose(s, tp->server, k, tp->task->demand_gbps, parent, order);
 	if (err == -ENOSPC)
@@ -177,14 +256,17 @@ int place_terminal_tree(struct sched *s, struct task_plan *tp, int ti,
 		reach_via(&r, m, p, t->path[m].km * FIBRE_S_PER_KM,
 			  &r.lag[m], &r.peak[m]);
 		r.kids[p]++;
+		if (upload)
+			r.gate[m] = fmax(r.ready[m] + r.lag[m], r.gate[p]);
+		else
+			at[m] = r.lag[m] + r.peak[m];
 	}
 out:
 	free(parent);
 	free(order);
 	free(r.fib);
 	free(r.kids);
-	free(r.lag);
-	free(r.peak);
+	free(buf);
 	return err;
 }
 
@@ -201,11 +283,15 @@ static int mst_choose(struct sched *s, const int *term, int k, double demand,
 int sched_mst_trees(struct sched *s, struct task_plan *tp, int ti)
 {
 	double stretch = s->sc->weights.stretch;
-	int err = place_terminal_tree(s, tp, ti, &tp->bcast, false, stretch,
-				      mst_choose);
+	double *at = calloc((size_t)tp->nmodels, sizeof(*at));
+	int err = at ? place_terminal_tree(s, tp, ti, &tp->bcast, false,
+					   stretch, at, mst_choose) : -ENOMEM;
 
-	return err ? err : place_terminal_tree(s, tp, ti, &tp->up, true,
-					       stretch, mst_choose);
+	if (!err)
+		err = place_terminal_tree(s, tp, ti, &tp->up, true, stretch,
+					  at, mst_choose);
+	free(at);
+	return err;
 }
 
 /* mst's trees, each fibre lit once where the trees branch at a router */
@@ -529,19 +615,19 @@ out:
 
 static int kmb_trees(struct sched *s, struct task_plan *tp, int ti)
 {
-	int err = place_terminal_tree(s, tp, ti, &tp->bcast, false, 0,
+	int err = place_terminal_tree(s, tp, ti, &tp->bcast, false, 0, NULL,
 				      terminal_kmb);
 
-	return err ? err : place_terminal_tree(s, tp, ti, &tp->up, true, 0,
+	return err ? err : place_terminal_tree(s, tp, ti, &tp->up, true, 0, NULL,
 					       terminal_kmb);
 }
 
 static int svi_trees(struct sched *s, struct task_plan *tp, int ti)
 {
-	int err = place_terminal_tree(s, tp, ti, &tp->bcast, false, 0,
+	int err = place_terminal_tree(s, tp, ti, &tp->bcast, false, 0, NULL,
 				      terminal_svi);
 
-	return err ? err : place_terminal_tree(s, tp, ti, &tp->up, true, 0,
+	return err ? err : place_terminal_tree(s, tp, ti, &tp->up, true, 0, NULL,
 					       terminal_svi);
 }
 

@@ -1048,6 +1048,75 @@ Test(sched_known, stretch_bounds_a_chain)
 }
 
 /*
+ * Compute in the bound: the chain above at stretch 1.05, pipelined, with
+ * training (3 ms of work). A model may relay deeper than the stretch
+ * allows where it is still in by when the round's slowest model is:
+ * straight, sB has the model after 1.470 + 32 = 33.470 ms and its update
+ * is in 33.470 ms after it trained; sC 33.519 each way. With both cpus 1
+ * both train 3 ms and sC is the round's last (bound 67.038 + 3 ms): it
+ * must have the model by 33.519 ms, the chain's 35.567 is late, and the
+ * stretch (1.061 > 1.05) hangs it from G. With sB's cpu 0.5, sB trains 6
+ * ms: the round cannot end before 72.940 ms, sC may have the model as
+ * late as 72.940 - 3 - 33.519 = 36.421 ms, and the chain (35.567) keeps
+ * it, a fibre's copy saved. Its update is then ready at 38.567 ms and in
+ * through sB at 74.134 (> 72.940: sC would be last) or straight at
+ * 72.086: it goes straight. The twin agrees: the round is the star's.
+ */
+Test(sched_known, a_model_that_trains_fast_relays_deeper)
+{
+	static const struct {
+		const char *cpu;	/* of sB */
+		int parent;		/* of sC in the broadcast */
+		double bytes_links;
+	} c[] = {
+		{ "1", 0, 24e6 },
+		{ "0.5", 1, 20e6 },
+	};
+	char y[2048];
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct scenario *sc;
+		struct plan *p, *star;
+		const struct task_plan *tp;
+		const char *cut;
+
+		snprintf(y, sizeof(y), chain, "1.05", "pipelined");
+		/* sB's cpu, and 3 ms of training */
+		cut = strstr(y, "sB, router: rB, access_gbps: 1, cpu: 1");
+		cr_assert(cut);
+		snprintf(y + (cut - y), sizeof(y) - (size_t)(cut - y),
+			 "sB, router: rB, access_gbps: 1, cpu: %s, "
+			 "memory_mib: 64}\n"
+			 "  - {name: sC, router: rC, access_gbps: 1, cpu: 1, "
+			 "memory_mib: 64}\n"
+			 "tasks:\n"
+			 "  - {name: t, global: g, locals: [sB, sC], "
+			 "parameters: 1000000,\n"
+			 "     bytes_per_parameter: 4, work_core_s: 0.003}\n",
+			 c[i].cpu);
+		sc = parse(y);
+		p = plan_of(sc, &sched_mst);
+		star = plan_of(sc, &sched_spff);
+		cr_assert_eq(p->blocked, 0);
+		cr_assert_eq(predict_round(p), 0);
+		cr_assert_eq(predict_round(star), 0);
+		tp = &p->tasks[0];
+		cr_expect_eq(tp->bcast.parent[2], c[i].parent, "cpu %s",
+			     c[i].cpu);
+		cr_expect_eq(tp->up.parent[2], 0, "cpu %s", c[i].cpu);
+		cr_expect_float_eq(p->bytes_links, c[i].bytes_links, 1,
+				   "cpu %s", c[i].cpu);
+		cr_expect_leq(tp->round_s, star->tasks[0].round_s * (1 + 1e-9),
+			      "cpu %s: %.6f ms against the star's %.6f",
+			      c[i].cpu, tp->round_s * 1e3,
+			      star->tasks[0].round_s * 1e3);
+		plan_free(star);
+		plan_free(p);
+		scenario_free(sc);
+	}
+}
+
+/*
  * The hub again: every tree the heuristics build crosses A-H for both
  * locals and branches at H, whose router holds no model. mst's chain
  * sA -> sB -> sC comes back over H-B; kmb's and tm's star from sA goes
