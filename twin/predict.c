@@ -397,13 +397,18 @@ static void fill(struct sim *s)
 		double best = INFINITY;
 		int bl = -1, capped = -1;
 
-		/* the link whose share is least, among those still shared */
+		/*
+		 * The link whose share is least, among those still shared;
+		 * those no longer shared leave the list.
+		 */
 		for (int k = 0; k < s->nused; k++) {
 			int l = s->used[k];
 			double sh;
 
-			if (!s->cnt[l])
+			if (!s->cnt[l]) {
+				s->used[k--] = s->used[--s->nused];
 				continue;
+			}
 			sh = s->remcap[l] / s->cnt[l];
 			if (sh < best) {
 				best = sh;
