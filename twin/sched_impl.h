@@ -87,6 +87,13 @@ struct frontier {
 	struct rqueue q;
 };
 
+/* A search's labels and queue over n nodes (search.c). 0 or -ENOMEM. */
+int frontier_init(struct frontier *f, int n);
+void frontier_release(struct frontier *f);
+
+/* The step each kind of static edge of the auxiliary graph makes. */
+extern const enum step_kind step_of[];
+
 struct sched {
 	const struct scenario *sc;
 	struct net *net;
