@@ -7,6 +7,7 @@
  * is the scenario's (train_s x dilation) whatever this host's speed.
  */
 #include "worker.h"
+#include "wksock.h"
 #include "twin/clock.h"
 
 #include <arpa/inet.h>
@@ -159,219 +160,6 @@ double wk_project(const float *w, size_t n, uint64_t seed, int k)
 			s += (bits >> (i - j) & 1) ? w[i] : -(double)w[i];
 	}
 	return s;
-}
-
-/* ---- sockets ------------------------------------------------------------ */
-
-/*
- * Socket buffers that hold a few whole messages, set before the handshake
- * so the window scale allows them: the window must never be what limits a
- * transfer (the twin has no flow control). Forced past the system's
- * rmem_max/wmem_max: workers run as root.
- */
-static size_t bufsize;
-
-static void buffers(int fd)
-{
-	int v = (int)bufsize;
-
-	if (!v)
-		return;
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)))
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)))
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
-}
-
-static void timeouts(int fd, double s)
-{
-	struct timeval tv = { (time_t)s, (suseconds_t)((s - (time_t)s) * 1e6) };
-	int one = 1;
-
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
-static int tcp_listen(uint32_t addr)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_port = htons(WK_PORT),
-				  .sin_addr.s_addr = htonl(addr) };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
-
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	buffers(fd);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    listen(fd, 4)) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
-/* A connection being made: from src to dst's worker port. */
-struct dial {
-	uint32_t src, dst;
-	int fd;			/* -1 between attempts */
-	bool done;
-	uint64_t again;		/* the next attempt, CLOCK_MONOTONIC ns */
-};
-
-/*
- * Not listening yet, or its path not there yet (a cut in progress, its
- * moves still being set up): worth another attempt. So is a handshake
- * the kernel gave up on: its SYNs went into a dark path, and it tries for
- * about 127 s of the host's time whatever the dilation (at 128, a second
- * of scenario time, less than a cut's set-up may take); the caller's own
- * time-out, dilated, is what ends the attempts.
- */
-static bool dial_again(int err)
-{
-	return err == -ECONNREFUSED || err == -EHOSTUNREACH ||
-	       err == -ENETUNREACH || err == -ETIMEDOUT;
-}
-
-/* An attempt at d, without waiting for it. 0 (made, or on its way). */
-static int dial_start(struct dial *d, double timeout)
-{
-	struct sockaddr_in from = { .sin_family = AF_INET,
-				    .sin_addr.s_addr = htonl(d->src) };
-	struct sockaddr_in to = { .sin_family = AF_INET,
-				  .sin_port = htons(WK_PORT),
-				  .sin_addr.s_addr = htonl(d->dst) };
-	int err;
-
-	d->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
-		       0);
-	if (d->fd < 0)
-		return -errno;
-	if (bind(d->fd, (struct sockaddr *)&from, sizeof(from)))
-		goto fail;
-	timeouts(d->fd, timeout);
-	buffers(d->fd);
-	if (connect(d->fd, (struct sockaddr *)&to, sizeof(to)) == 0) {
-		d->done = true;
-		return 0;
-	}
-	if (errno == EINPROGRESS)
-		return 0;
-fail:
-	err = -errno;
-	close(d->fd);
-	d->fd = -1;
-	return err;
-}
-
-/* d's attempt is over (err 0: made): made, to be made again, or failed. */
-static int dial_end(struct dial *d, int err, uint64_t now)
-{
-	if (!err) {
-		int fl = fcntl(d->fd, F_GETFL);
-
-		d->done = true;
-		return fl < 0 || fcntl(d->fd, F_SETFL, fl & ~O_NONBLOCK) ?
-			       -errno : 0;
-	}
-	close(d->fd);
-	d->fd = -1;
-	d->again = now + 5000000u;
-	return dial_again(err) ? 0 : err;
-}
-
-/*
- * Make every connection of d[0..n) at once: each handshake crosses the
- * dilated network, so side by side they take one round trip, not n. An
- * attempt that may do better later (dial_again) is made again 5 ms later,
- * till timeout.
- * 0 with every d[i].fd connected (blocking), or -errno with *bad the one
- * that failed; what was made is the caller's to close.
- */
-static int tcp_connect_all(struct dial *d, int n, double timeout, int *bad)
-{
-	uint64_t end = mono_ns() + (uint64_t)(timeout * 1e9);
-	struct pollfd p[WK_MAX_CHILDREN + 1];
-	int at[WK_MAX_CHILDREN + 1];
-
-	if (n > WK_MAX_CHILDREN + 1)
-		return -E2BIG;
-	for (int i = 0; i < n; i++) {
-		d[i].fd = -1;
-		d[i].done = false;
-		d[i].again = 0;
-	}
-	for (;;) {
-		uint64_t now = mono_ns(), next = end;
-		int np = 0, left = 0, err;
-
-		for (int i = 0; i < n; i++) {
-			*bad = i;
-			if (d[i].done)
-				continue;
-			left++;
-			if (d[i].fd < 0 && d[i].again <= now) {
-				err = dial_start(&d[i], timeout);
-				if (err && (err = dial_end(&d[i], err, now)))
-					return err;
-			}
-			if (d[i].done) {
-				left--;
-			} else if (d[i].fd >= 0) {
-				p[np] = (struct pollfd){ .fd = d[i].fd,
-							 .events = POLLOUT };
-				at[np++] = i;
-			} else if (d[i].again < next) {
-				next = d[i].again;
-			}
-		}
-		if (!left)
-			return 0;
-		if (now > end) {
-			for (int i = 0; i < n; i++)
-				if (!d[i].done)
-					*bad = i;
-			return -ETIMEDOUT;
-		}
-		err = poll(p, (nfds_t)np, (int)((next - now) / 1000000u) + 1);
-		if (err < 0 && errno != EINTR)
-			return -errno;
-		now = mono_ns();
-		for (int k = 0; k < np; k++) {
-			int i = at[k], so = 0;
-			socklen_t sl = sizeof(so);
-
-			if (!p[k].revents)
-				continue;
-			*bad = i;
-			if (getsockopt(d[i].fd, SOL_SOCKET, SO_ERROR, &so, &sl))
-				so = errno;
-			err = dial_end(&d[i], -so, now);
-			if (err)
-				return err;
-		}
-	}
-}
-
-static int tcp_accept(int lfd, double timeout)
-{
-	struct pollfd p = { .fd = lfd, .events = POLLIN };
-	int fd;
-
-	if (poll(&p, 1, (int)(timeout * 1000)) <= 0)
-		return -ETIMEDOUT;
-	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
-static int nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) ? -errno : 0;
 }
 
 /* ---- messages ----------------------------------------------------------- */
@@ -634,6 +422,7 @@ static int setup_data(struct worker *w)
 	const struct wk_conf *c = w->c;
 	struct fl_data pool = { 0 };
 	struct fl_partition part = { 0 };
+	size_t buf;
 	int err;
 
 	err = fl_model_init(&w->model, c->classes, c->dim,
@@ -641,9 +430,9 @@ static int setup_data(struct worker *w)
 	if (err)
 		return err;
 	w->wire = fl_wire_size(w->model.nparams, c->bpp);
-	bufsize = 4 * (w->wire + sizeof(struct wk_hdr)) + 65536;
-	if (bufsize > 64u << 20)
-		bufsize = 64u << 20;
+	/* a few whole messages */
+	buf = 4 * (w->wire + sizeof(struct wk_hdr)) + 65536;
+	wks_buffers(buf > 64u << 20 ? 64u << 20 : buf);
 	w->payload = malloc(w->wire);
 	w->bcast = malloc(w->wire);
 	if (!w->payload || !w->bcast)
@@ -721,9 +510,9 @@ static int setup_loop(struct worker *w)
 		w->has_trainer = !err;
 	}
 	if (!err && c->model) {
-		err = nonblock(w->ab);
+		err = wks_nonblock(w->ab);
 		if (!err)
-			err = nonblock(w->cu);
+			err = wks_nonblock(w->cu);
 		w->bin.fd = w->ab;
 		w->uout.fd = w->cu;
 		if (!err)
@@ -733,14 +522,14 @@ static int setup_loop(struct worker *w)
 	}
 	for (int i = 0; i < c->nbc && !err; i++) {
 		w->bout[i].fd = w->cb[i];
-		err = nonblock(w->cb[i]);
+		err = wks_nonblock(w->cb[i]);
 		if (!err)
 			err = watch(w, w->cb[i], EPOLLOUT | EPOLLET,
 				    EV_BOUT + (uint64_t)i);
 	}
 	for (int i = 0; i < c->nuc && !err; i++) {
 		w->uin[i].fd = w->au[i];
-		err = nonblock(w->au[i]);
+		err = wks_nonblock(w->au[i]);
 		if (!err)
 			err = watch(w, w->au[i], EPOLLIN | EPOLLET,
 				    EV_UIN + (uint64_t)i);
@@ -755,20 +544,20 @@ static int setup_net(struct worker *w)
 	int fd;
 
 	if (c->model) {
-		w->lb = tcp_listen(c->bcast_in.dst);
+		w->lb = wks_listen(c->bcast_in.dst);
 		if (w->lb < 0)
 			return fail(w, "cannot listen on %s: %s",
 				    ip(c->bcast_in.dst, a), strerror(-w->lb));
 	}
 	for (int i = 0; i < c->nuc; i++) {
-		w->lu[i] = tcp_listen(c->up_in[i].dst);
+		w->lu[i] = wks_listen(c->up_in[i].dst);
 		if (w->lu[i] < 0)
 			return fail(w, "cannot listen on %s: %s",
 				    ip(c->up_in[i].dst, a), strerror(-w->lu[i]));
 	}
 	/* to every broadcast child and the upload parent, at once */
 	{
-		struct dial d[WK_MAX_CHILDREN + 1];
+		struct wks_dial d[WK_MAX_CHILDREN + 1];
 		const struct wk_link *to[WK_MAX_CHILDREN + 1];
 		int n = 0, bad = 0, err;
 
@@ -777,9 +566,9 @@ static int setup_net(struct worker *w)
 		if (c->model)
 			to[n++] = &c->up_out;
 		for (int i = 0; i < n; i++)
-			d[i] = (struct dial){ .src = to[i]->src,
+			d[i] = (struct wks_dial){ .src = to[i]->src,
 					      .dst = to[i]->dst };
-		err = tcp_connect_all(d, n, c->timeout_s, &bad);
+		err = wks_connect_all(d, n, c->timeout_s, &bad);
 		for (int i = 0; i < n; i++)
 			if (i < c->nbc)
 				w->cb[i] = d[i].fd;
@@ -791,18 +580,18 @@ static int setup_net(struct worker *w)
 				    to[bad]->peer, strerror(-err));
 	}
 	if (c->model) {
-		w->ab = tcp_accept(w->lb, c->timeout_s);
+		w->ab = wks_accept(w->lb, c->timeout_s);
 		if (w->ab < 0)
 			return fail(w, "no connection from model %d: %s",
 				    c->bcast_in.peer, strerror(-w->ab));
-		timeouts(w->ab, c->timeout_s);
+		wks_timeouts(w->ab, c->timeout_s);
 	}
 	for (int i = 0; i < c->nuc; i++) {
-		w->au[i] = tcp_accept(w->lu[i], c->timeout_s);
+		w->au[i] = wks_accept(w->lu[i], c->timeout_s);
 		if (w->au[i] < 0)
 			return fail(w, "no connection from model %d: %s",
 				    c->up_in[i].peer, strerror(-w->au[i]));
-		timeouts(w->au[i], c->timeout_s);
+		wks_timeouts(w->au[i], c->timeout_s);
 	}
 	fd = setup_loop(w);
 	if (fd)

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The model worker's TCP sockets: to the worker port (WK_PORT) of each
+ * peer, from the address the plan gives the transfer.
+ */
+#ifndef EMU_WKSOCK_H
+#define EMU_WKSOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * wks_buffers - the socket buffers every later socket gets, set before
+ * its handshake so the window scale allows them (0: the system's): the
+ * window must never be what limits a transfer (the twin has no flow
+ * control). Forced past rmem_max/wmem_max: workers run as root.
+ */
+void wks_buffers(size_t bytes);
+
+/* wks_timeouts - send and receive time-outs of s seconds, and no Nagle. */
+void wks_timeouts(int fd, double s);
+
+/* wks_listen - a socket listening on addr's worker port, or -errno. */
+int wks_listen(uint32_t addr);
+
+/* wks_accept - one connection on lfd within timeout s, or -errno. */
+int wks_accept(int lfd, double timeout);
+
+/* wks_nonblock - fd made non-blocking. 0 or -errno. */
+int wks_nonblock(int fd);
+
+/* A connection being made: from src to dst's worker port. */
+struct wks_dial {
+	uint32_t src, dst;
+	int fd;			/* -1 between attempts */
+	bool done;
+	uint64_t again;		/* the next attempt, CLOCK_MONOTONIC ns */
+};
+
+/*
+ * wks_connect_all - make every connection of d[0..n) (n at most
+ * WK_MAX_CHILDREN + 1) at once, each attempt that may do better later
+ * made again 5 ms later, till timeout s. 0 with every d[i].fd connected
+ * (blocking), or -errno with *bad the one that failed; what was made is
+ * the caller's to close.
+ */
+int wks_connect_all(struct wks_dial *d, int n, double timeout, int *bad);
+
+#endif
