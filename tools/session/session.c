@@ -6,6 +6,7 @@
  * the session tries again at the dilation the monitor suggests).
  */
 #include "tools/session/session.h"
+#include "tools/session/session_impl.h"
 
 #include <errno.h>
 #include <time.h>
@@ -39,38 +40,8 @@
 #include "twin/wire.h"
 #include "tools/twinlab.h"
 
-/* Everything one attempt at one dilation needs and leaves behind. */
-struct run_ctx {
-	const char *scenario_path, *db;
-	FILE *out;
-	const volatile sig_atomic_t *stop;
-	const struct sched_ops *ops;
-	struct lab_opts lo;
-	struct fleet_opts fo;
-	bool keep, auto_n;
-	struct view *view; /* the live view, or NULL */
-	predict_fn predict;
-	char *scenario_text;	/* as run, when not the file's (--events) */
-	struct plan *p;
-	struct timeline *tl;	/* followed live (session_opts.follow) */
-	struct lpset *set;	/* its lightpaths; p is set->plan[0] */
-	struct addressing *a;
-	struct results *res;
-	char *json_text;
-	/* results of the attempt */
-	uint64_t min_segments;	/* shortest message of a placed task */
-	bool built, retry;
-	int late_retries;	/* whole runs auto abandoned after round 1 */
-	double suggest;
-	char verdict[256];
-	const char *status;
-};
-
-static void say(const struct run_ctx *x, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
 /* An error or warning, "twinlab: <message>", where the session writes. */
-static void say(const struct run_ctx *x, const char *fmt, ...)
+void session_say(const struct run_ctx *x, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -86,106 +57,13 @@ static void say(const struct run_ctx *x, const char *fmt, ...)
  * Whether task t of a followed set is the last of its line (no later task
  * carries it on over new trees), or the run follows no set.
  */
-static bool slot_at_end(const struct lpset *set, int t)
+bool session_slot_at_end(const struct lpset *set, int t)
 {
 	for (int u = t + 1; set && u < set->sc->ntasks; u++)
 		if (set->prev[u] == t)
 			return false;
 	return true;
 }
-
-static bool any_running(const struct fleet *f, int ntasks)
-{
-	for (int t = 0; t < ntasks; t++)
-		if (fleet_running(f, t))
-			return true;
-	return false;
-}
-
-/* Whether task t runs in the rounds (not only starting). */
-static bool task_in_rounds(const struct fleet *f, int t)
-{
-	return fleet_running(f, t) && !fleet_starting(f, t);
-}
-
-/* Whether any task does. */
-static bool in_rounds(const struct fleet *f, int ntasks)
-{
-	for (int t = 0; t < ntasks; t++)
-		if (task_in_rounds(f, t))
-			return true;
-	return false;
-}
-
-/*
- * Epoch e of a followed timeline is in force at round r: the tasks it
- * runs that have not started start their workers (ran), those that have
- * left end theirs. A task whose paths cross a fibre cut meanwhile (its
- * workers came later than its epoch, behind the host's time) waits for
- * the epoch that moves it, as the twin has it wait, and says so once
- * (told). A task that cannot start fails; the others go on. One lost
- * before it started (lpset: a cut never repaired, no way round) does not
- * start, and says why.
- */
-static void comings(const struct run_ctx *x, struct fleet *f,
-		    struct play *pl, int e, unsigned r, bool *ran, char *told)
-{
-	const struct lpset *set = x->set;
-	const struct plan *q = set->plan[e];
-	char err[320];
-
-	for (int t = 0; t < q->ntasks; t++) {
-		const char *name = q->tasks[t].task->name;
-		int cut = set->runs[e][t] && !ran[t] ?
-			  play_cut_under(pl, q, t) : -1;
-
-		if (!ran[t] && set->lost[t] >= 0 && e >= set->lost[t]) {
-			if (told[t] != 2) {
-				lpset_lost_why(set, t, err, sizeof(err));
-				fprintf(x->out, "run: %s; it does not start "
-					"(round %u)\n", err, r);
-			}
-			told[t] = 2;
-		} else if (cut >= 0) {
-			const struct scn_fibre *fb = &q->sc->fibres[cut];
-
-			if (told[t] != 1)
-				fprintf(x->out, "run: task '%s' waits to start: "
-					"its paths cross fibre %s-%s, cut, until "
-					"an epoch moves it (round %u)\n", name,
-					q->sc->nodes[fb->a].name,
-					q->sc->nodes[fb->b].name, r);
-			told[t] = 1;
-		} else if (set->runs[e][t] && !ran[t]) {
-			const struct epoch *ep = &set->tl->e[set->prev[t] >= 0 ?
-							      set->since[t] : e];
-			int prev = set->prev[t];
-
-			ran[t] = true;
-			fprintf(x->out, "run: task '%s' %s (the %s at %g s): its "
-				"workers start, at round %u\n", name, prev >= 0 ?
-				"carries on over its new trees" : "is placed",
-				epoch_name(set->tl, ep), ep->at_s, r);
-			fflush(x->out);
-			if (prev >= 0 ? fleet_task_resume(f, q, t, prev, r, err,
-							  sizeof(err)) :
-					fleet_task_start(f, q, t, r, err,
-							 sizeof(err)))
-				say(x, "%s", err);
-			else if (results_task_placed(x->res, q, t))
-				say(x, "warning: task '%s': its placement is "
-				    "not stored", name);
-		} else if (!set->runs[e][t] && ran[t] &&
-			   fleet_running(f, t)) {
-			fleet_task_end(f, t);
-			fprintf(x->out, "run: task '%s' %s: its workers ended "
-				"before round %u\n", name, slot_at_end(set, t) ?
-				"has left" : "moves to new trees", r);
-		}
-	}
-}
-
-enum { ATTEMPT_DONE = 0, ATTEMPT_FAILED = 1, ATTEMPT_RETRY = 3 };
 
 /*
  * How long, in emulated seconds, the last packets of a round may still be
@@ -251,78 +129,6 @@ static double longest_outage(const struct plan *p, double *used, int *fib,
 	return any;
 }
 
-/*
- * One attempt at x->lo.dilation, its state shared by the phases below:
- * begin (build or use the emulation, open the run's record), prepare
- * (counters, the monitor, the workers' options), start (the workers and
- * the traffic), each round (wait, open, predict, measure, tally, judge),
- * finish (summaries, verdict, status) and release.
- */
-struct attempt {
-	struct run_ctx *x;
-	const struct plan *p;
-	double n; /* the dilation */
-	struct fleet *f;
-	struct lab *lab;
-	struct monitor *mon;
-	struct dl_live *dlc;
-	struct counter *ctr;
-	struct nscache *nsc;
-	struct fleet_task_round *rr;
-	struct link_sample *ls;
-	double (*meas)[4], (*pm)[4], *acc0, *acc1;
-	struct tg *tg;
-	struct linkload *ll;
-	struct play *pl;
-	double *quiet, *interr, *first;
-	uint64_t t0;
-	int said, nmo, shown;
-	bool unstored_events;
-	struct scn_moment *mo; /* the scenario's, in time order */
-	double t_end;
-	bool *busy;
-	double link_meas, link_pred;
-	double dl_late, dl_max, rq_sum;
-	struct timespec drain;
-	uint64_t dl_pk, rq_max;
-	unsigned rounds_run, degraded, unstored, compared;
-	pid_t sup, line0;
-	int watch_fd;
-	char watch_what[200];
-	int *done, nctr, nnsc, rc, failed;
-	bool *checks, *ran;    /* ran: its workers started */
-	char *told;	       /* said: its wait to start (1), lost (2) */
-	atomic_int *leave;     /* per task: left mid-round (play) */
-	bool *joined, *absent; /* per task: fleet_admit's; starting,
-				* not in the round */
-	bool *carried;	       /* per task: a later one carries it on */
-	struct plan *own;      /* the epoch's without them */
-	char (*lost_why)[256]; /* per task: why it is lost */
-	char err[512], first_why[240];
-	double outage, used, ofrom, oto; /* longest_outage's */
-	int ofib;
-};
-
-/* One round's own state. */
-struct att_round {
-	int ok, nt, live, ein;
-	double sum, psum, acc, sug, t_r;
-	const struct plan *pr; /* predicts the round */
-	uint64_t now;
-	struct mon_sample s0, s1;
-	struct mon_round mr;
-	char why[200], verdict[240];
-	bool fine, whole;
-};
-
-#define ATT_LOCALS                                                             \
-	struct run_ctx *x = a->x;                                              \
-	const struct plan *p = a->p;                                           \
-	double n = a->n;                                                       \
-	(void)x;                                                               \
-	(void)p;                                                               \
-	(void)n
-
 /* Build the emulation or use the one up; the run's record and pictures. */
 static int att_begin(struct attempt *a)
 {
@@ -337,7 +143,7 @@ static int att_begin(struct attempt *a)
 	if (a->used * n > SESSION_OUTAGE_WAIT_MAX_S) {
 		const struct scn_fibre *fb = &p->sc->fibres[a->ofib];
 
-		say(x,
+		session_say(x,
 		    "fibre %s-%s is cut from %g s to %g s of scenario "
 		    "time: at dilation %g the tasks over it would wait %.0f s "
 		    "for the repair, more than %d s (repair it sooner, or "
@@ -362,7 +168,7 @@ static int att_begin(struct attempt *a)
 		fflush(x->out);
 		e = lab_up(p, x->a, &x->lo, &a->lab, a->err, sizeof(a->err));
 		if (e) {
-			say(x, "%s", a->err);
+			session_say(x, "%s", a->err);
 			return -1;
 		}
 		x->built = true;
@@ -388,7 +194,7 @@ static int att_begin(struct attempt *a)
 		free(dot);
 	}
 	if (e) {
-		say(x, "%s", a->err);
+		session_say(x, "%s", a->err);
 		return -1;
 	}
 	/* each task's trees, drawn from the plan that runs (report) */
@@ -406,7 +212,7 @@ static int att_begin(struct attempt *a)
 		e = plan_dot_task(p, t, mf);
 		if (fclose(mf) || e ||
 		    results_picture(x->res, p->tasks[t].task->name, dot))
-			say(x, "warning: task '%s': its picture is not stored",
+			session_say(x, "warning: task '%s': its picture is not stored",
 			    p->tasks[t].task->name);
 		free(dot);
 	}
@@ -424,7 +230,7 @@ static int att_prepare(struct attempt *a)
 	if (!e)
 		e = servers_monitor(p, x->lo.prefix, &a->mon);
 	if (e) {
-		say(x, "cannot open the link counters: %s", strerror(-e));
+		session_say(x, "cannot open the link counters: %s", strerror(-e));
 		return -1;
 	}
 	a->rr = calloc((size_t)p->ntasks + 1, sizeof(*a->rr));
@@ -456,13 +262,13 @@ static int att_prepare(struct attempt *a)
 	    !a->joined || !a->absent || !a->carried || !a->leave ||
 	    !a->lost_why || !a->quiet || !a->interr || !a->first ||
 	    a->nmo < 0) {
-		say(x, "out of memory");
+		session_say(x, "out of memory");
 		return -1;
 	}
 	for (int t = 0; t < p->ntasks; t++) {
 		a->checks[t] = true;
 		a->ran[t] = !p->tasks[t].blocked;
-		a->carried[t] = !slot_at_end(x->set, t);
+		a->carried[t] = !session_slot_at_end(x->set, t);
 		atomic_init(&a->leave[t], 0);
 		if (x->set)
 			lpset_lost_why(x->set, t, a->lost_why[t],
@@ -495,7 +301,7 @@ static int att_prepare(struct attempt *a)
 		/* how late it lets packets go, round by round */
 		e = lab_delay_live_open(x->lo.prefix, &a->dlc);
 		if (e)
-			say(x, "warning: the delay line's counters in %s/%s "
+			session_say(x, "warning: the delay line's counters in %s/%s "
 			    "cannot be read (%s): its lateness is not judged",
 			    LAB_STATE_DIR, x->lo.prefix, strerror(-e));
 		else
@@ -520,7 +326,7 @@ static int att_start(struct attempt *a)
 	fflush(x->out);
 	e = fleet_start(p, x->a, &x->fo, &a->f, a->err, sizeof(a->err));
 	if (e) {
-		say(x, "%s", a->err);
+		session_say(x, "%s", a->err);
 		return -1;
 	}
 	/* background traffic: its generator, ready before the first round */
@@ -528,414 +334,9 @@ static int att_start(struct attempt *a)
 		e = lab_traffic_start(p, x->set, x->a, x->lo.prefix, n, &a->tg,
 				      a->err, sizeof(a->err));
 		if (e) {
-			say(x, "%s", a->err);
+			session_say(x, "%s", a->err);
 			return -1;
 		}
-	}
-	return 0;
-}
-
-/*
- * Round r's wait: for the epoch that starts someone when nobody runs,
- * and for the tasks whose workers got ready to join.
- */
-static void round_wait(struct attempt *a, unsigned r, struct att_round *R)
-{
-	ATT_LOCALS;
-
-	/*
-	 * Nobody runs, some will (the tasks a cut moves to new
-	 * trees, arrivals): the next round waits for the epoch
-	 * that starts them, not run empty.
-	 */
-	while (x->set && r > 1) {
-		story_say_events(x->out, p, x->set, a->mo, a->nmo, &a->said,
-				 story_since_s(a->t0, n));
-		story_say_moves(x->out, x->set, a->pl, &a->shown);
-		comings(x, a->f, a->pl, R->ein, r, a->ran, a->told);
-		if (*x->stop || any_running(a->f, p->ntasks) ||
-		    !story_to_come(x->set, a->ran, R->ein) ||
-		    !play_wait_epoch(a->pl, R->ein + 1, x->stop))
-			break;
-		R->ein = story_epoch_in(a->pl, x->set, story_since_s(a->t0, n));
-	}
-	/*
-	 * Tasks whose workers started (arrivals, tasks carried on
-	 * over new trees) join the rounds once ready: the others'
-	 * rounds do not wait for their handshakes, unless nobody
-	 * else runs.
-	 */
-	if (x->set && r > 1) {
-		char why[320];
-
-		if (!in_rounds(a->f, p->ntasks) &&
-		    fleet_ready(a->f, why, sizeof(why)))
-			say(x, "%s", why);
-		fleet_admit(a->f, r, a->joined);
-		for (int t = 0; t < p->ntasks; t++)
-			if (a->joined[t])
-				fprintf(x->out,
-					"run: task '%s' joins "
-					"the rounds at round %u: its "
-					"workers are ready\n",
-					p->tasks[t].task->name, r);
-	}
-}
-
-/* Round r's start time, and on the first the clocks of what plays. */
-static int round_open(struct attempt *a, unsigned r, struct att_round *R)
-{
-	ATT_LOCALS;
-	int e;
-
-	/*
-	 * The round starts when chosen here, so it can be predicted
-	 * as it will fall: two go margins ahead, for what comes
-	 * before the go (the first round's threads, the counters),
-	 * so the roots still have about one to wake in.
-	 */
-	R->now = mono_ns() + 2 * FLEET_GO_MARGIN_NS;
-	R->mr = (struct mon_round){.dilation = n, .round_min_s = INFINITY};
-
-	for (int t = 0; t < p->ntasks; t++)
-		R->live += task_in_rounds(a->f, t);
-	/* scenario time starts with the first round */
-	if (r == 1) {
-		double step = p->mean_round_s > 0
-				      ? fmin(0.1, p->mean_round_s / 5)
-				      : 0.1;
-
-		a->t0 = R->now;
-		if (a->tg && tg_go(a->tg, a->t0)) {
-			say(x, "cannot start the traffic generator");
-			return -1;
-		}
-		/* the links' load, read every step of scenario time */
-		e = linkload_start(p, x->set, x->lo.prefix, n, a->t0, step,
-				   &a->ll);
-		if (e)
-			say(x,
-			    "warning: the links' load is not "
-			    "recorded: %s",
-			    strerror(-e));
-		/* cuts and repairs, each at its time, and the view's clock */
-		view_srv_clock(x->view, a->t0, n);
-		e = play_start(p, x->set, x->lo.prefix, n, a->t0, a->leave,
-			       &a->pl);
-		if (e) {
-			say(x, "cannot play the cuts: %s", strerror(-e));
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* Round r predicted as it falls (traffic, cuts, tasks still starting). */
-static int round_predict(struct attempt *a, unsigned r, struct att_round *R)
-{
-	ATT_LOCALS;
-	int e;
-
-	R->t_r = (double)(R->now - a->t0) / 1e9 / n;
-	/*
-	 * Each round predicted as it falls: traffic in its window,
-	 * the lightpaths over a cut fibre dark in theirs; and as if
-	 * nothing were cut, for what the cuts cost.
-	 */
-	if (x->set) {
-		/*
-		 * the epoch in force at the round's start: predicted
-		 * as scheduled, quiet (the latest live now: starting
-		 * arrivals' workers may have taken a while since ein
-		 * was read, and traffic due by the start with it)
-		 */
-		story_say_events(x->out, p, x->set, a->mo, a->nmo, &a->said,
-				 R->t_r);
-		story_say_moves(x->out, x->set, a->pl, &a->shown);
-		if (r > 1)
-			R->ein = story_epoch_due(
-				x->set,
-				story_epoch_in(a->pl, x->set,
-					       story_since_s(a->t0, n)),
-				R->t_r);
-		R->pr = x->set->plan[R->ein];
-		/* tasks still starting are not in this round */
-		plan_free(a->own);
-		a->own = NULL;
-		for (int t = 0; t < p->ntasks; t++)
-			a->absent[t] = fleet_starting(a->f, t) &&
-				       !R->pr->tasks[t].blocked;
-		for (int t = 0; t < p->ntasks && !a->own; t++)
-			if (a->absent[t]) {
-				a->own = lpset_plan_without(x->set, R->ein,
-							    a->absent);
-				e = a->own ? x->predict(a->own) : -errno;
-				if (e) {
-					say(x,
-					    "cannot predict round "
-					    "%u: %s",
-					    r, predict_strerror(e));
-					return -1;
-				}
-				R->pr = a->own;
-			}
-		/* who shares a server's cores may have changed */
-		fleet_train_from(a->f, R->pr);
-		for (int t = 0; t < p->ntasks; t++)
-			a->quiet[t] = R->pr->tasks[t].round_s;
-	} else if (p->sc->nevents) {
-		story_say_events(x->out, p, NULL, a->mo, a->nmo, &a->said,
-				 R->t_r);
-		e = plan_traffic_windows(x->p, R->t_r);
-		if (!e && story_has_cut(p->sc)) {
-			x->p->ndown = 0;
-			e = x->predict(x->p);
-			for (int t = 0; !e && t < p->ntasks; t++)
-				a->quiet[t] = p->tasks[t].round_s;
-		}
-		if (!e)
-			e = plan_cut_windows(x->p, R->t_r);
-		if (!e)
-			e = x->predict(x->p);
-		if (e) {
-			say(x, "cannot predict round %u: %s", r,
-			    predict_strerror(e));
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* Round r run and measured: the host's counters, the links' bytes. */
-static int round_measure(struct attempt *a, unsigned r, struct att_round *R)
-{
-	ATT_LOCALS;
-	int e;
-
-	/* every task pr places runs: the links carry its bytes (not
-	 * so while tasks that moved to new trees wait for them) */
-	R->whole = true;
-	for (int t = 0; t < p->ntasks; t++)
-		R->whole = R->whole &&
-			   (R->pr->tasks[t].blocked || fleet_running(a->f, t));
-	for (int i = 0; i < a->nctr; i++)
-		a->ctr[i].before = counters_read(&a->ctr[i]);
-	e = monitor_sample(a->mon, &R->s0);
-	a->line0 = x->fo.watch ? lab_delay_line(a->sup) : 0;
-	R->ok = fleet_round(a->f, r, R->now, a->rr);
-	R->mr.delay_restarted =
-		x->fo.watch && lab_delay_line(a->sup) != a->line0;
-	if (!e)
-		e = monitor_sample(a->mon, &R->s1);
-	if (e) {
-		say(x, "cannot read the host's counters: %s", strerror(-e));
-		return -1;
-	}
-	/* the round's last ACKs reach their links before they count */
-	{
-		struct timespec ts = a->drain;
-
-		while (nanosleep(&ts, &ts) && errno == EINTR && !*x->stop)
-			;
-	}
-	a->t_end = story_since_s(a->t0, n);
-	/* links background traffic crossed during the round carry
-	 * more than the tasks' bytes: not compared */
-	memset(a->busy, 0, (size_t)plan_nlinks(p) * sizeof(*a->busy));
-	story_traffic_links(p, x->set, R->t_r, a->t_end, a->busy);
-	/* and links over a fibre cut during it: TCP resent there;
-	 * the scenario's losses are not the host's */
-	R->mr.lossy = scenario_has_loss(p->sc) ||
-		      story_cut_in(p, R->t_r, a->t_end, a->busy);
-	monitor_diff(&R->s0, &R->s1, &R->mr);
-	a->dl_pk += R->mr.dl_packets;
-	a->dl_late += R->mr.dl_late_mean_s * (double)R->mr.dl_packets;
-	a->dl_max = fmax(a->dl_max, R->mr.dl_late_max_s);
-	a->rq_sum += R->mr.runq_mean;
-	a->rq_max = a->rq_max > R->mr.runq_max ? a->rq_max : R->mr.runq_max;
-	a->compared += R->ok == R->live && R->whole && a->nctr > 0;
-	for (int i = 0; i < a->nctr; i++) {
-		const struct counter *c = &a->ctr[i];
-		struct nl_qstats q = counters_read(c);
-
-		link_name(p, c->link, a->ls[i].name, sizeof(a->ls[i].name));
-		a->ls[i].bytes = q.bytes - c->before.bytes;
-		R->mr.drops += q.drops - c->before.drops;
-		/* the twin's bytes on the wire, in emulated bytes;
-		 * a task that failed this round sent only part */
-		a->ls[i].pred_bytes =
-			R->ok == R->live && R->whole && !a->busy[c->link]
-				? R->pr->link_bytes[c->link] / p->sc->scale
-				: 0;
-		/* a round a task failed or left in is not compared */
-		if (a->busy[c->link] || R->ok != R->live || !R->whole)
-			continue;
-		a->link_meas += (double)a->ls[i].bytes;
-		a->link_pred += a->ls[i].pred_bytes;
-	}
-	return 0;
-}
-
-/* What round r's tasks measured, summed for the run and the monitor. */
-static void round_tally(struct attempt *a, struct att_round *R)
-{
-	ATT_LOCALS;
-
-	a->rounds_run++;
-	for (int t = 0; t < p->ntasks; t++) {
-		struct fleet_task_round *q = &a->rr[t];
-
-		int b = story_line_of(x->set, t); /* counted as */
-
-		if (!q->done)
-			continue;
-		a->done[b]++;
-		a->meas[b][0] += q->round_s;
-		a->meas[b][1] += q->bcast_s;
-		a->meas[b][2] += q->compute_s;
-		a->meas[b][3] += q->upload_s;
-		a->pm[b][0] += R->pr->tasks[t].round_s;
-		/* what each cut cost the tasks over its fibre */
-		story_charge_cuts(R->pr, t, R->t_r, q->round_s - a->quiet[t],
-				  a->interr);
-		a->pm[b][1] += R->pr->tasks[t].bcast_s;
-		a->pm[b][2] += R->pr->tasks[t].compute_s;
-		a->pm[b][3] += R->pr->tasks[t].upload_s;
-		if (a->done[b] == 1) /* its first (it may arrive) */
-			a->acc0[b] = q->rep[0].accuracy;
-		a->acc1[b] = q->rep[0].accuracy;
-		a->checks[t] = a->checks[t] && q->check_ok;
-		R->sum += q->round_s;
-		R->psum += R->pr->tasks[t].round_s;
-		R->acc += q->rep[0].accuracy;
-		R->nt++;
-		R->mr.overruns += q->overruns;
-		R->mr.phases += p->tasks[t].nmodels - 1;
-		R->mr.overrun_max_s =
-			fmax(R->mr.overrun_max_s, q->overrun_max_s);
-		R->mr.skew_max_s = fmax(R->mr.skew_max_s, q->skew_s);
-		R->mr.late_max_s = fmax(R->mr.late_max_s, q->late_max_s);
-		R->mr.round_min_s = fmin(R->mr.round_min_s, q->round_s);
-	}
-	/*
-	 * No task completed the round (those in flight moved to
-	 * new trees, or left): the host's lateness is judged against
-	 * the shortest round the twin has for a task placed then.
-	 */
-	for (int t = 0; !R->nt && t < p->ntasks; t++)
-		if (a->ran[t] && !R->pr->tasks[t].blocked)
-			R->mr.round_min_s = fmin(R->mr.round_min_s,
-						 R->pr->tasks[t].round_s);
-	if (!isfinite(R->mr.round_min_s))
-		R->mr.round_min_s = 0;
-	R->mr.min_segments = x->min_segments;
-}
-
-/* Round r's verdict, stored and said; 1 when auto tries another dilation. */
-static int round_judge(struct attempt *a, unsigned r, struct att_round *R)
-{
-	ATT_LOCALS;
-	int e;
-
-	R->fine = monitor_verdict(&R->mr, R->why, sizeof(R->why), &R->sug);
-	/* a round its tasks failed, none done, measured nothing */
-	for (int t = 0; R->fine && !R->nt && t < p->ntasks; t++)
-		if (a->ran[t] && a->rr[t].failed) {
-			R->fine = false;
-			R->sug = 0;
-			snprintf(R->why, sizeof(R->why),
-				 "no task completed "
-				 "the round (%.60s: %.100s)",
-				 p->tasks[t].task->name, a->rr[t].why);
-		}
-	snprintf(R->verdict, sizeof(R->verdict), "%s%s",
-		 R->fine ? "faithful" : "degraded: ", R->fine ? "" : R->why);
-	if (!R->fine) {
-		a->degraded++;
-		if (!a->first_why[0])
-			snprintf(a->first_why, sizeof(a->first_why),
-				 "%s (round %u)", R->why, r);
-		x->suggest = fmax(x->suggest, R->sug);
-	}
-	story_note_recovery(x->set, a->pl, a->f, a->ran, a->rr, a->t_end,
-			    a->first);
-	/* a round is stored whole or not at all */
-	a->err[0] = '\0';
-	e = results_round_begin(x->res);
-	if (!e && (results_round(x->res, R->pr, r, a->rr, a->ls, a->nctr,
-				 a->err, sizeof(a->err)) ||
-		   results_fidelity(x->res, r, &R->mr, R->verdict) ||
-		   results_round_time(x->res, r, R->t_r, a->t_end)))
-		e = -EIO;
-	if (results_round_end(x->res, !e) || e) {
-		say(x, "round %u not stored: %s", r,
-		    a->err[0] ? a->err
-			      : "cannot store the round's fidelity "
-				"and times");
-		a->unstored++;
-	}
-	/* the view has the round before anyone reads of it */
-	view_srv_tasks(x->view, R->pr, r, a->rr, a->ran);
-	{
-		char line[512];
-
-		snprintf(line, sizeof(line),
-			 "round %u/%u: %d tasks done, mean round %.2f ms "
-			 "(predicted %.2f ms), mean accuracy %.3f; %s",
-			 r, x->fo.rounds, R->ok,
-			 R->nt ? R->sum / R->nt * 1e3 : 0,
-			 R->nt ? R->psum / R->nt * 1e3 : 0,
-			 R->nt ? R->acc / R->nt : 0, R->verdict);
-		fprintf(x->out, "%s\n", line);
-		fflush(x->out);
-		view_srv_note(x->view, line);
-	}
-	/* auto: the first round calibrates; a degraded one retries */
-	if (!R->fine && x->auto_n && r == 1 && R->sug > n &&
-	    x->suggest <= LAB_DILATION_MAX && x->built) {
-		x->retry = true;
-		results_end_run(x->res, "recalibrated");
-		results_verdict(x->res, n, R->verdict);
-		fprintf(x->out,
-			"run: dilation %g is not faithful (%s); trying "
-			"%g\n",
-			n, R->why, x->suggest);
-		a->rc = ATTEMPT_RETRY;
-		return 1;
-	}
-	return 0;
-}
-
-/* The rounds; 0, or -1 to end the attempt (a->rc says how). */
-static int att_rounds(struct attempt *a)
-{
-	struct run_ctx *x = a->x;
-	const struct plan *p = a->p;
-
-	for (unsigned r = 1; r <= x->fo.rounds && !*x->stop; r++) {
-		struct att_round rd = {.pr = p}, *R = &rd;
-
-		/*
-		 * A followed timeline's epoch in force: its arrivals' workers
-		 * start (before the round's time is chosen: starting them is
-		 * the host's time), who has left is ended.
-		 */
-		R->ein = x->set && r > 1
-				 ? story_epoch_in(a->pl, x->set,
-						  story_since_s(a->t0, a->n))
-				 : 0;
-		round_wait(a, r, R);
-		if (round_open(a, r, R) || round_predict(a, r, R) ||
-		    round_measure(a, r, R))
-			return -1;
-		round_tally(a, R);
-		if (round_judge(a, r, R)) {
-			a->rc = ATTEMPT_RETRY;
-			return -1;
-		}
-		if (R->ok == 0 && !any_running(a->f, p->ntasks) &&
-		    !story_to_come(x->set, a->ran, R->ein))
-			break;
 	}
 	return 0;
 }
@@ -962,7 +363,7 @@ static void att_finish(struct attempt *a)
 
 		a->ll = NULL;
 		if (stored < 0)
-			say(x, "warning: the links' load is not stored");
+			session_say(x, "warning: the links' load is not stored");
 		else
 			fprintf(x->out,
 				"links: %ld readings of their load over "
@@ -980,26 +381,26 @@ static void att_finish(struct attempt *a)
 		story_follow_summary(x->out, x->res, x->set, a->pl, a->first,
 				     a->interr, a->t_end, &a->unstored_events);
 		if (play_stop(a->pl, why, sizeof(why)) < 0)
-			say(x, "%s", why);
+			session_say(x, "%s", why);
 		a->pl = NULL;
 		if (a->unstored_events)
-			say(x, "warning: the events are not stored");
+			session_say(x, "warning: the events are not stored");
 	} else if (a->pl) {
 		char why[320];
 		int played = play_stop(a->pl, why, sizeof(why));
 
 		a->pl = NULL;
 		if (played < 0)
-			say(x, "%s", why);
+			session_say(x, "%s", why);
 		story_cut_summary(x->out, p, a->t_end, a->interr);
 		if (story_store_cuts(x->res, p, a->t_end, a->interr))
-			say(x, "warning: the cuts are not stored");
+			session_say(x, "warning: the cuts are not stored");
 	}
 	if (p->nbg) {
 		story_tg_summary(x->out, p, x->set, a->tg, a->t_end);
 		/* a followed timeline stores them as its epochs */
 		if (!x->set && story_store_traffic(x->res, p, a->t_end))
-			say(x, "warning: the traffic's events are not stored");
+			session_say(x, "warning: the traffic's events are not stored");
 	}
 	story_summary(x->out, p, x->set, a->f, a->meas, a->pm, a->done, a->acc0,
 		      a->acc1, a->checks, a->ran);
@@ -1063,17 +464,17 @@ static void att_finish(struct attempt *a)
 		return;
 	}
 	if (a->unstored)
-		say(x, "stored %u of %u rounds in %s: the run is partial",
+		session_say(x, "stored %u of %u rounds in %s: the run is partial",
 		    a->rounds_run - a->unstored, a->rounds_run, x->db);
 	if (results_end_run(x->res, x->status)) {
-		say(x, "cannot store the run's status in %s", x->db);
+		session_say(x, "cannot store the run's status in %s", x->db);
 		x->status = "partial";
 	}
 	fprintf(x->out, "results: %s (run %lld, %s)\n", x->db,
 		(long long)results_run_id(x->res), x->status);
 	a->rc = strcmp(x->status, "ok") ? ATTEMPT_FAILED : ATTEMPT_DONE;
 	if (*x->stop)
-		say(x, "interrupted");
+		session_say(x, "interrupted");
 }
 
 /* What the attempt holds, released; the emulation down unless kept. */
@@ -1148,7 +549,7 @@ static int attempt(struct run_ctx *x)
 		if (view_srv_show(x->view, x->lo.prefix, x->p, x->a, a.n))
 			fprintf(x->out, "run: warning: the view cannot show "
 					"this run\n");
-		if (!att_rounds(&a))
+		if (!session_rounds(&a))
 			att_finish(&a);
 	}
 	view_srv_show(x->view, NULL, NULL, NULL, 0);
@@ -1172,14 +573,14 @@ static int follow(struct run_ctx *x, const struct scenario *sc,
 			     why, sizeof(why));
 
 	if (e) {
-		say(x, "%s", why);
+		session_say(x, "%s", why);
 		return e == -ENOMEM ? 1 : EXIT_USAGE;
 	}
 	x->p = x->set->plan[0];
 	for (int k = 0; k < x->set->nepochs; k++) {
 		e = x->predict(x->set->plan[k]);
 		if (e) {
-			say(x, "cannot predict '%s': %s", sc->name,
+			session_say(x, "cannot predict '%s': %s", sc->name,
 			    predict_strerror(e));
 			return EXIT_USAGE;
 		}
@@ -1216,7 +617,7 @@ static int run_scenario(struct run_ctx *x, const struct session_opts *o,
 		/* the run's record holds the events it played */
 		tf = open_memstream(&x->scenario_text, &tlen);
 		if (!tf || scenario_write(sc, tf) || fclose(tf)) {
-			say(x, "out of memory");
+			session_say(x, "out of memory");
 			free(x->scenario_text);
 			x->scenario_text = NULL;
 			scenario_free(sc);
@@ -1233,7 +634,7 @@ static int run_scenario(struct run_ctx *x, const struct session_opts *o,
 	}
 	note_loss(sc, x->out);
 	if (sc->nevents && scenario_traffic_all(sc)) {
-		say(x, "out of memory");
+		session_say(x, "out of memory");
 		free(x->scenario_text);
 		x->scenario_text = NULL;
 		scenario_free(sc);
@@ -1260,7 +661,7 @@ static int use_up(struct run_ctx *x, const char *scenario)
 	if (lab_state_get(x->lo.prefix, "scenario", was, sizeof(was)) ||
 	    lab_state_get(x->lo.prefix, "scheduler", how, sizeof(how)) ||
 	    strcmp(was, scenario) || strcmp(how, x->ops->name)) {
-		say(x,
+		session_say(x,
 		    "prefix '%s' is up with another plan (scenario "
 		    "'%s', scheduler '%s'): take it down first or "
 		    "choose another --prefix",
@@ -1270,14 +671,14 @@ static int use_up(struct run_ctx *x, const char *scenario)
 	if (lab_state_get(x->lo.prefix, "dilation", dv, sizeof(dv)) ||
 	    sscanf(dv, "%lf", &was_n) != 1 ||
 	    !(was_n >= 1 && was_n <= LAB_DILATION_MAX)) {
-		say(x,
+		session_say(x,
 		    "prefix '%s' records no valid dilation: take it "
 		    "down first",
 		    x->lo.prefix);
 		return -1;
 	}
 	if (!x->auto_n && x->lo.dilation != was_n) {
-		say(x, "prefix '%s' is up at dilation %g, not %g", x->lo.prefix,
+		session_say(x, "prefix '%s' is up at dilation %g, not %g", x->lo.prefix,
 		    was_n, x->lo.dilation);
 		return -1;
 	}
@@ -1285,7 +686,7 @@ static int use_up(struct run_ctx *x, const char *scenario)
 	 * built must be the one this run plans, or nothing measured
 	 * on it is this plan's */
 	if (lab_same(x->lo.prefix, x->p, x->a, NULL, was_n, err, sizeof(err))) {
-		say(x, "%s", err);
+		session_say(x, "%s", err);
 		return -1;
 	}
 	x->lo.dilation = was_n;
@@ -1331,7 +732,7 @@ int session_run(const struct session_opts *o, struct session_result *res)
 		char why[256];
 
 		if (sched_fits(x.ops, sc, why, sizeof(why))) {
-			say(&x, "%s", why);
+			session_say(&x, "%s", why);
 			rc = EXIT_USAGE;
 			goto out;
 		}
@@ -1352,14 +753,14 @@ int session_run(const struct session_opts *o, struct session_result *res)
 		if (!e)
 			e = plan_cut_windows(x.p, 0);
 		if (e) {
-			say(&x, "cannot schedule '%s': %s", sc->name,
+			session_say(&x, "cannot schedule '%s': %s", sc->name,
 			    strerror(-e));
 			rc = EXIT_USAGE;
 			goto out;
 		}
 		e = x.predict(x.p);
 		if (e) {
-			say(&x, "cannot predict a round of '%s': %s", sc->name,
+			session_say(&x, "cannot predict a round of '%s': %s", sc->name,
 			    predict_strerror(e));
 			rc = EXIT_USAGE;
 			goto out;
@@ -1376,13 +777,13 @@ int session_run(const struct session_opts *o, struct session_result *res)
 	}
 	if (fleet_check_memory(x.p, x.fo.samples_per_local, err,
 			       sizeof(err))) {
-		say(&x, "%s", err);
+		session_say(&x, "%s", err);
 		rc = EXIT_USAGE;
 		goto out;
 	}
 	x.a = addressing_new(x.p);
 	if (!x.a) {
-		say(&x, "cannot address '%s': %s", sc->name, strerror(errno));
+		session_say(&x, "cannot address '%s': %s", sc->name, strerror(errno));
 		goto out;
 	}
 	{
@@ -1392,7 +793,7 @@ int session_run(const struct session_opts *o, struct session_result *res)
 		json_object_put(j);
 	}
 	if (x.set && lab_exists(x.lo.prefix)) {
-		say(&x, "prefix '%s' is up: a run that re-places tasks builds "
+		session_say(&x, "prefix '%s' is up: a run that re-places tasks builds "
 		    "its own emulation (with every lightpath of its epochs); "
 		    "take it down first or choose another --prefix",
 		    x.lo.prefix);
@@ -1404,7 +805,7 @@ int session_run(const struct session_opts *o, struct session_result *res)
 	 * leaves no database behind */
 	x.res = results_open(o->db, err, sizeof(err));
 	if (!x.res || !x.json_text) {
-		say(&x, "%s", x.json_text ? err : "out of memory");
+		session_say(&x, "%s", x.json_text ? err : "out of memory");
 		goto out;
 	}
 	if (!(x.lo.dilation >= 1))
