@@ -1031,6 +1031,8 @@ int fleet_round(struct fleet *f, unsigned r, uint64_t at,
 		/* the round starts at t0, for every task: skew counts */
 		t0 = ft->rep[0].t_go;
 		x->skew_s = (double)(ft->rep[0].t_start - t0) / 1e9 / n;
+		x->late_max_s = fmax(x->late_max_s,
+				     (double)ft->rep[0].late_ns / 1e9 / n);
 		for (int m = 1; m < ft->nmodels; m++) {
 			const struct wk_report *q = &ft->rep[m];
 

@@ -68,8 +68,9 @@ struct fleet_task_round {
 	/* scenario seconds (measured emulated time / dilation) */
 	double bcast_s, compute_s, upload_s, round_s;
 	double skew_s;		/* the root started this late after t0 */
-	double late_max_s;	/* latest a local's event loop handled its
-				 * compute deadline, scenario seconds */
+	double late_max_s;	/* latest a worker's event loop handled its
+				 * compute deadline or read what it awaited,
+				 * scenario seconds */
 	int overruns;		/* compute phases whose arithmetic overran */
 	double overrun_max_s;	/* the worst, scenario seconds */
 	bool check_ok;		/* global = weighted mean of the locals */

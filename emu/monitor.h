@@ -75,7 +75,8 @@ struct mon_round {
 	double overrun_max_s;		/* scenario seconds */
 	double skew_max_s;		/* scenario seconds */
 	double late_max_s;		/* latest a worker's event loop handled
-					 * a timer, scenario seconds */
+					 * a timer or read what it awaited,
+					 * scenario seconds */
 	double round_min_s;		/* shortest task round, scenario s */
 	uint64_t min_segments;		/* shortest message, TCP segments */
 	bool delay_restarted;		/* the delay line restarted: packets

@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -224,4 +225,44 @@ int wks_nonblock(int fd)
 	int fl = fcntl(fd, F_GETFL);
 
 	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) ? -errno : 0;
+}
+
+int wks_stamped(int fd)
+{
+	int one = 1;
+
+	return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) ?
+		       -errno : 0;
+}
+
+/* One byte peeked, not read: TCP stamps it with its own segment's time. */
+int wks_oldest(int fd, uint64_t *at)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(struct timespec))];
+	} ctl;
+	char one;
+	struct iovec iov = { &one, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = ctl.b,
+			    .msg_controllen = sizeof(ctl.b) };
+	ssize_t k = recvmsg(fd, &m, MSG_PEEK | MSG_DONTWAIT);
+
+	if (k < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+	if (k == 0)
+		return 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c;
+	     c = CMSG_NXTHDR(&m, c)) {
+		struct timespec t;
+
+		if (c->cmsg_level != SOL_SOCKET ||
+		    c->cmsg_type != SCM_TIMESTAMPNS)
+			continue;
+		memcpy(&t, CMSG_DATA(c), sizeof(t));
+		*at = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+		return 1;
+	}
+	return 0;
 }

@@ -30,6 +30,22 @@ int wks_accept(int lfd, double timeout);
 /* wks_nonblock - fd made non-blocking. 0 or -errno. */
 int wks_nonblock(int fd);
 
+/*
+ * wks_stamped - what is read from fd carries the time its last segment
+ * reached this namespace's stack (SCM_TIMESTAMPNS, CLOCK_REALTIME): how
+ * late the reader got to it. 0 or -errno.
+ */
+int wks_stamped(int fd);
+
+/*
+ * wks_oldest - when the oldest data waiting on a stamped fd reached this
+ * namespace (CLOCK_REALTIME ns, in *at): 1; 0 if nothing waits or it has
+ * no stamp; -errno. Nothing is read. TCP merges segments that arrive
+ * behind unread ones into their buffer (up to some 17 frames) and gives
+ * it the newest one's time: a lower bound on how long data has waited.
+ */
+int wks_oldest(int fd, uint64_t *at);
+
 /* A connection being made: from src to dst's worker port. */
 struct wks_dial {
 	uint32_t src, dst;

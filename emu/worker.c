@@ -73,6 +73,7 @@ struct xfer {
 	size_t avail;		/* sending: bytes that may go so far */
 	bool split;		/* digest last (WK_SPLIT_HEAD) */
 	bool busy, done;
+	uint64_t armed;		/* receiving: since when (CLOCK_REALTIME ns) */
 };
 
 /* epoll tags: what an event is about */
@@ -183,6 +184,32 @@ static void xfer_send(struct worker *w, struct xfer *x, unsigned round,
 	x->done = false;
 }
 
+static uint64_t rt_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * How late this loop gets to what it awaits: from the time the oldest
+ * byte not yet read reached this namespace to now. Data that came before
+ * its message was awaited waited by design, and is not counted. A relay
+ * that reads late forwards late; a receiver that reads late stamps its
+ * round late: either distorts what is measured, as a late timer does.
+ */
+static void read_late(struct worker *w, const struct xfer *x)
+{
+	uint64_t at, now;
+
+	if (wks_oldest(x->fd, &at) != 1 || at < x->armed)
+		return;
+	now = rt_ns();
+	if (now > at && now - at > w->rep.late_ns)
+		w->rep.late_ns = now - at;
+}
+
 static void xfer_recv(struct xfer *x, unsigned char *buf, bool split)
 {
 	x->buf = buf;
@@ -190,6 +217,7 @@ static void xfer_recv(struct xfer *x, unsigned char *buf, bool split)
 	x->split = split;
 	x->busy = true;
 	x->done = false;
+	x->armed = rt_ns();
 }
 
 /* The message's parts in the order they go on the wire. */
@@ -222,6 +250,8 @@ static int xfer_step(struct worker *w, struct xfer *x, bool out)
 	size_t total = sizeof(x->h) + w->wire;
 	size_t limit = out && x->avail < total ? x->avail : total;
 
+	if (!out && x->busy)
+		read_late(w, x);
 	while (x->busy && x->off < limit) {
 		struct iovec part[4], iov[4];
 		int np = msg_parts(w, x, part), n = 0;
@@ -512,6 +542,8 @@ static int setup_loop(struct worker *w)
 	if (!err && c->model) {
 		err = wks_nonblock(w->ab);
 		if (!err)
+			err = wks_stamped(w->ab);
+		if (!err)
 			err = wks_nonblock(w->cu);
 		w->bin.fd = w->ab;
 		w->uout.fd = w->cu;
@@ -530,6 +562,8 @@ static int setup_loop(struct worker *w)
 	for (int i = 0; i < c->nuc && !err; i++) {
 		w->uin[i].fd = w->au[i];
 		err = wks_nonblock(w->au[i]);
+		if (!err)
+			err = wks_stamped(w->au[i]);
 		if (!err)
 			err = watch(w, w->au[i], EPOLLIN | EPOLLET,
 				    EV_UIN + (uint64_t)i);
@@ -1004,7 +1038,8 @@ static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
 		 * no measure: this kernel counts sleeps in it now and then).
 		 */
 		now = mono_ns();
-		w->rep.late_ns = now > s->deadline ? now - s->deadline : 0;
+		if (now > s->deadline && now - s->deadline > w->rep.late_ns)
+			w->rep.late_ns = now - s->deadline;
 		s->due = true;
 		return maybe_upload(w, s);
 	}

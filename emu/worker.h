@@ -156,8 +156,9 @@ struct wk_report {
 	uint64_t digest;	/* XXH64 of the payload it sent (root: global) */
 	double loss, accuracy;	/* root: held out, after aggregation */
 	double cpu_s;		/* this process's CPU time so far */
-	uint64_t late_ns;	/* local: how late its event loop handled the
-				 * compute deadline's timer (host time) */
+	uint64_t late_ns;	/* how late its event loop handled the
+				 * compute deadline's timer or read what it
+				 * awaited, at worst (host time) */
 	char msg[200];		/* WK_FAIL */
 };
 
