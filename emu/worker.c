@@ -480,16 +480,20 @@ static int setup_data(struct worker *w)
 		return fl_data_generate(&w->test, fl_seed_derive(c->seed, 2),
 					FL_SPLIT_TEST, WK_TEST_SAMPLES, c->dim,
 					c->classes);
-	err = fl_data_generate(&pool, fl_seed_derive(c->seed, 2),
-			       FL_SPLIT_TRAIN, c->samples, c->dim, c->classes);
+	/* the partition needs the task's labels; this model, its share */
+	err = fl_data_labels(&pool, fl_seed_derive(c->seed, 2),
+			     FL_SPLIT_TRAIN, c->samples, c->dim, c->classes);
 	if (!err)
 		err = fl_partition_init(&part, &pool, c->nlocals, FL_ALPHA,
 					fl_seed_derive(c->seed, 3));
 	if (!err)
 		err = c->share < 0 || c->share >= part.nclients ? -EINVAL :
-		      fl_data_select(&w->mine, &pool,
-				     part.idx + part.start[c->share],
-				     part.count[c->share]);
+		      fl_data_generate_at(&w->mine,
+					  fl_seed_derive(c->seed, 2),
+					  FL_SPLIT_TRAIN,
+					  part.idx + part.start[c->share],
+					  part.count[c->share], c->dim,
+					  c->classes);
 	if (!err)
 		w->own_weight = part.count[c->share];
 	fl_partition_release(&part);

@@ -120,9 +120,28 @@ int fl_data_generate(struct fl_data *d, uint64_t seed, enum fl_split split,
 	__attribute__((warn_unused_result));
 
 /*
+ * fl_data_labels - as fl_data_generate, the labels only (d->x is NULL):
+ * all a partition needs, at a small part of the cost.
+ */
+int fl_data_labels(struct fl_data *d, uint64_t seed, enum fl_split split,
+		   int n, int dim, int classes)
+	__attribute__((warn_unused_result));
+
+/*
+ * fl_data_generate_at - d gets samples idx[0..n) of the set
+ * fl_data_generate makes, in that order, bit for bit, without making the
+ * others (a client's share). 0, -EINVAL (as above, or an index < 0),
+ * -ENOMEM.
+ */
+int fl_data_generate_at(struct fl_data *d, uint64_t seed,
+			enum fl_split split, const int *idx, int n, int dim,
+			int classes)
+	__attribute__((warn_unused_result));
+
+/*
  * fl_data_select - dst gets copies of src's samples idx[0..n), in that
- * order (a client's share of a partition). 0, -EINVAL (n < 1 or an index
- * out of range), -ENOMEM.
+ * order (a client's share of a partition). 0, -EINVAL (n < 1, an index
+ * out of range, or src has labels only), -ENOMEM.
  */
 int fl_data_select(struct fl_data *dst, const struct fl_data *src,
 		   const int *idx, int n)

@@ -20,16 +20,19 @@ void fl_data_release(struct fl_data *d)
 	memset(d, 0, sizeof(*d));
 }
 
-static int data_alloc(struct fl_data *d, int n, int dim, int classes)
+/* Room for n samples; their features too unless labels_only. */
+static int data_alloc(struct fl_data *d, int n, int dim, int classes,
+		      bool labels_only)
 {
 	memset(d, 0, sizeof(*d));
 	if (n < 1 || dim < 1 || classes < 2)
 		return -EINVAL;
 	if ((uint64_t)n * (uint64_t)dim > SIZE_MAX / sizeof(float))
 		return -EINVAL;
-	d->x = malloc((size_t)n * (size_t)dim * sizeof(float));
+	d->x = labels_only ? NULL :
+			     malloc((size_t)n * (size_t)dim * sizeof(float));
 	d->y = malloc((size_t)n * sizeof(int));
-	if (!d->x || !d->y) {
+	if ((!labels_only && !d->x) || !d->y) {
 		fl_data_release(d);
 		return -ENOMEM;
 	}
@@ -39,49 +42,83 @@ static int data_alloc(struct fl_data *d, int n, int dim, int classes)
 	return 0;
 }
 
-int fl_data_generate(struct fl_data *d, uint64_t seed, enum fl_split split,
-		     int n, int dim, int classes)
+/*
+ * Samples idx[0..n) of the set (0..n-1 when idx is NULL), with their
+ * features unless labels_only. Each sample has its own stream, so a
+ * sample is the same whichever others are made with it.
+ */
+static int generate(struct fl_data *d, uint64_t seed, enum fl_split split,
+		    const int *idx, int n, int dim, int classes,
+		    bool labels_only)
 {
-	double *mu, sd, inv;
+	double *mu = NULL, sd, inv;
 	struct fl_rng r;
 	uint64_t stream;
 	int err;
 
-	err = data_alloc(d, n, dim, classes);
+	err = data_alloc(d, n, dim, classes, labels_only);
 	if (err)
 		return err;
 	if (split != FL_SPLIT_TRAIN && split != FL_SPLIT_TEST) {
 		fl_data_release(d);
 		return -EINVAL;
 	}
-	mu = malloc((size_t)classes * (size_t)dim * sizeof(*mu));
-	if (!mu) {
-		fl_data_release(d);
-		return -ENOMEM;
-	}
+	for (int i = 0; idx && i < n; i++)
+		if (idx[i] < 0) {
+			fl_data_release(d);
+			return -EINVAL;
+		}
 	inv = 1.0 / sqrt((double)dim);
-	sd = FL_DATA_SEPARATION * inv;
-	fl_rng_seed(&r, fl_seed_derive(seed, TAG_MEANS));
-	for (size_t k = 0; k < (size_t)classes * (size_t)dim; k++)
-		mu[k] = sd * fl_rng_normal(&r);
+	if (!labels_only) {
+		mu = malloc((size_t)classes * (size_t)dim * sizeof(*mu));
+		if (!mu) {
+			fl_data_release(d);
+			return -ENOMEM;
+		}
+		sd = FL_DATA_SEPARATION * inv;
+		fl_rng_seed(&r, fl_seed_derive(seed, TAG_MEANS));
+		for (size_t k = 0; k < (size_t)classes * (size_t)dim; k++)
+			mu[k] = sd * fl_rng_normal(&r);
+	}
 
 	stream = fl_seed_derive(seed, split == FL_SPLIT_TRAIN ? TAG_TRAIN
 							       : TAG_TEST);
 	for (int i = 0; i < n; i++) {
-		float *x = d->x + (size_t)i * (size_t)dim;
-		const double *m;
-		int y;
+		int at = idx ? idx[i] : i, y;
 
 		/* One stream per sample: larger sets extend smaller ones. */
-		fl_rng_seed(&r, fl_seed_derive(stream, (uint64_t)i));
+		fl_rng_seed(&r, fl_seed_derive(stream, (uint64_t)at));
 		y = (int)fl_rng_below(&r, (uint32_t)classes);
-		m = mu + (size_t)y * (size_t)dim;
+		d->y[i] = y;
+		if (labels_only)
+			continue;
+		float *x = d->x + (size_t)i * (size_t)dim;
+		const double *m = mu + (size_t)y * (size_t)dim;
+
 		for (int j = 0; j < dim; j++)
 			x[j] = (float)((m[j] + fl_rng_normal(&r)) * inv);
-		d->y[i] = y;
 	}
 	free(mu);
 	return 0;
+}
+
+int fl_data_generate(struct fl_data *d, uint64_t seed, enum fl_split split,
+		     int n, int dim, int classes)
+{
+	return generate(d, seed, split, NULL, n, dim, classes, false);
+}
+
+int fl_data_labels(struct fl_data *d, uint64_t seed, enum fl_split split,
+		   int n, int dim, int classes)
+{
+	return generate(d, seed, split, NULL, n, dim, classes, true);
+}
+
+int fl_data_generate_at(struct fl_data *d, uint64_t seed,
+			enum fl_split split, const int *idx, int n, int dim,
+			int classes)
+{
+	return generate(d, seed, split, idx, n, dim, classes, false);
 }
 
 int fl_data_select(struct fl_data *dst, const struct fl_data *src,
@@ -90,7 +127,9 @@ int fl_data_select(struct fl_data *dst, const struct fl_data *src,
 	size_t dim = (size_t)src->dim;
 	int err;
 
-	err = data_alloc(dst, n, src->dim, src->classes);
+	if (!src->x)
+		return -EINVAL;
+	err = data_alloc(dst, n, src->dim, src->classes, false);
 	if (err)
 		return err;
 	for (int i = 0; i < n; i++) {

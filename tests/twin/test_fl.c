@@ -263,6 +263,49 @@ Test(fl_partition, sizes_and_skew)
 	fl_data_release(&d);
 }
 
+/*
+ * A client's share made alone is the share of the whole set, bit for bit:
+ * the labels alone partition as the whole set does, and the chosen
+ * samples made by index equal the ones selected from it.
+ */
+Test(fl_data, a_share_made_alone_is_the_same)
+{
+	struct fl_data all, labels, alone, picked;
+	struct fl_partition p, q;
+	int bad = -1;
+
+	cr_assert_eq(fl_data_generate(&all, SEED, FL_SPLIT_TRAIN, N, DIM,
+				      CLASSES), 0);
+	cr_assert_eq(fl_data_labels(&labels, SEED, FL_SPLIT_TRAIN, N, DIM,
+				    CLASSES), 0);
+	cr_assert_null(labels.x);
+	cr_assert_eq(memcmp(all.y, labels.y, N * sizeof(int)), 0);
+	cr_assert_eq(fl_partition_init(&p, &all, 7, FL_ALPHA, SEED), 0);
+	cr_assert_eq(fl_partition_init(&q, &labels, 7, FL_ALPHA, SEED), 0);
+	cr_assert_eq(memcmp(p.idx, q.idx, N * sizeof(int)), 0);
+	cr_assert_eq(memcmp(p.count, q.count, 7 * sizeof(int)), 0);
+	for (int c = 0; c < 7; c++) {
+		if (!p.count[c])
+			continue;
+		cr_assert_eq(fl_data_select(&picked, &all, p.idx + p.start[c],
+					    p.count[c]), 0);
+		cr_assert_eq(fl_data_generate_at(&alone, SEED, FL_SPLIT_TRAIN,
+						 q.idx + q.start[c],
+						 q.count[c], DIM, CLASSES), 0);
+		cr_assert(data_equal(&picked, &alone), "client %d", c);
+		fl_data_release(&picked);
+		fl_data_release(&alone);
+	}
+	cr_assert_eq(fl_data_select(&picked, &labels, p.idx, 1), -EINVAL,
+		     "features selected from labels only");
+	cr_assert_eq(fl_data_generate_at(&alone, SEED, FL_SPLIT_TRAIN, &bad, 1,
+					 DIM, CLASSES), -EINVAL);
+	fl_partition_release(&p);
+	fl_partition_release(&q);
+	fl_data_release(&all);
+	fl_data_release(&labels);
+}
+
 Test(fl_partition, tiny_and_extreme)
 {
 	struct fl_partition p;
