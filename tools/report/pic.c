@@ -37,60 +37,53 @@ static int picture_run(struct report *r, const char *sched)
 }
 
 /*
- * Render one picture as SVG and PNG. Graphviz 2.43's neato crashes now
- * and then routing curved edges (splines=true) on our bigger plans, the
- * same graph passing on another try; a crash is tried once more, then the
- * picture is drawn with straight edges, which has not crashed.
+ * Render one picture as SVG and PNG, both from one layout (one Graphviz
+ * process). Graphviz 2.43's neato crashes now and then routing curved
+ * edges (splines=true) on our bigger plans, the same graph passing on
+ * another try; a crash is tried once more, then the picture is drawn with
+ * straight edges, which has not crashed.
  */
 static void render_picture(struct report *r, struct picture *pc,
 			   const char *name)
 {
 	static const char *const fmt[] = { "svg", "png" };
-	char log[PATH_MAX], path[PATH_MAX];
+	char log[PATH_MAX], path[PATH_MAX], out[2][200], opt[2][16];
+	char straight[] = "-Gsplines=false";
+	char *argv[] = { "dot", opt[0], "-o", out[0], opt[1], "-o", out[1],
+			 (char *)name, NULL, NULL };
 	struct spawn_result res;
-	bool ok = true;
+	int err = 0;
 
+	pc->rendered = false;
 	snprintf(log, sizeof(log), "%s/dot.log", r->dir);
 	for (int k = 0; k < 2; k++) {
-		bool was = pc->straight;
-		char out[200], opt[16], straight[] = "-Gsplines=false";
-		char *argv[] = { "dot", opt, "-o", out, (char *)name, NULL,
-				 NULL };
-		int err = 0;
-
-		snprintf(opt, sizeof(opt), "-T%s", fmt[k]);
-		snprintf(out, sizeof(out), "%s.%s", pc->stem, fmt[k]);
-		if (out_clear(r, out)) {
-			ok = false;
-			continue;
-		}
-		for (int try = pc->straight ? 2 : 0; try < 3; try++) {
-			if (try == 2) {
-				argv[4] = straight;
-				argv[5] = (char *)name;
-				if (!pc->straight)
-					p_err("warning: Graphviz crashed "
-					      "twice on '%s/%s'; drawing it "
-					      "with straight edges", r->dir,
-					      name);
-				pc->straight = true;
-			}
-			err = report_exec(r, DOT, argv, log, &res);
-			if (err || res.timed_out || !WIFSIGNALED(res.status))
-				break;
-		}
-		if (err || !spawn_ok(&res)) {
-			snprintf(path, sizeof(path), "%s/%s", r->dir, name);
-			report_exec_fail(r, DOT, err, &res, path, log);
-			ok = false;
-			continue;
-		}
-		made(r, out);
-		/* both formats the same picture */
-		if (k == 1 && !was && pc->straight)
-			k = -1;
+		snprintf(opt[k], sizeof(opt[k]), "-T%s", fmt[k]);
+		snprintf(out[k], sizeof(out[k]), "%s.%s", pc->stem, fmt[k]);
+		if (out_clear(r, out[k]))
+			return;
 	}
-	pc->rendered = ok;
+	for (int try = pc->straight ? 2 : 0; try < 3; try++) {
+		if (try == 2) {
+			argv[7] = straight;
+			argv[8] = (char *)name;
+			if (!pc->straight)
+				p_err("warning: Graphviz crashed twice on "
+				      "'%s/%s'; drawing it with straight "
+				      "edges", r->dir, name);
+			pc->straight = true;
+		}
+		err = report_exec(r, DOT, argv, log, &res);
+		if (err || res.timed_out || !WIFSIGNALED(res.status))
+			break;
+	}
+	if (err || !spawn_ok(&res)) {
+		snprintf(path, sizeof(path), "%s/%s", r->dir, name);
+		report_exec_fail(r, DOT, err, &res, path, log);
+		return;
+	}
+	for (int k = 0; k < 2; k++)
+		made(r, out[k]);
+	pc->rendered = true;
 }
 
 static bool task_wanted(const struct report *r, const char *name)
