@@ -9,9 +9,12 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 /* The run pictured for a scheduler: the point with the most local models,
  * first seed; without points the newest run. Only runs with a picture. */
@@ -37,53 +40,145 @@ static int picture_run(struct report *r, const char *sched)
 }
 
 /*
- * Render one picture as SVG and PNG, both from one layout (one Graphviz
- * process). Graphviz 2.43's neato crashes now and then routing curved
+ * Each picture is drawn as SVG and PNG from one layout (one Graphviz
+ * process), the pictures several at a time, one per CPU: threads that do
+ * nothing but run Graphviz; what is made, said and counted is done after,
+ * in order. Graphviz 2.43's neato crashes now and then routing curved
  * edges (splines=true) on our bigger plans, the same graph passing on
  * another try; a crash is tried once more, then the picture is drawn with
  * straight edges, which has not crashed.
  */
-static void render_picture(struct report *r, struct picture *pc,
-			   const char *name)
+struct render_job {
+	struct picture *pc;
+	char name[200], out[2][200];
+	bool cleared, went_straight;
+	int err;
+	struct spawn_result res;
+};
+
+struct render_pool {
+	struct report *r;
+	struct render_job *job;
+	int n;
+	atomic_int next;
+};
+
+static void render_one(struct report *r, struct render_job *j)
 {
 	static const char *const fmt[] = { "svg", "png" };
-	char log[PATH_MAX], path[PATH_MAX], out[2][200], opt[2][16];
-	char straight[] = "-Gsplines=false";
-	char *argv[] = { "dot", opt[0], "-o", out[0], opt[1], "-o", out[1],
-			 (char *)name, NULL, NULL };
-	struct spawn_result res;
-	int err = 0;
+	char log[PATH_MAX], opt[2][16], straight[] = "-Gsplines=false";
+	char *argv[] = { "dot", opt[0], "-o", j->out[0], opt[1], "-o",
+			 j->out[1], j->name, NULL, NULL };
 
-	pc->rendered = false;
 	snprintf(log, sizeof(log), "%s/dot.log", r->dir);
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 2; k++)
 		snprintf(opt[k], sizeof(opt[k]), "-T%s", fmt[k]);
-		snprintf(out[k], sizeof(out[k]), "%s.%s", pc->stem, fmt[k]);
-		if (out_clear(r, out[k]))
-			return;
-	}
-	for (int try = pc->straight ? 2 : 0; try < 3; try++) {
+	for (int try = j->pc->straight ? 2 : 0; try < 3; try++) {
 		if (try == 2) {
 			argv[7] = straight;
-			argv[8] = (char *)name;
-			if (!pc->straight)
-				p_err("warning: Graphviz crashed twice on "
-				      "'%s/%s'; drawing it with straight "
-				      "edges", r->dir, name);
-			pc->straight = true;
+			argv[8] = j->name;
+			j->went_straight = !j->pc->straight;
 		}
-		err = report_exec(r, DOT, argv, log, &res);
-		if (err || res.timed_out || !WIFSIGNALED(res.status))
+		j->err = report_exec(r, DOT, argv, log, &j->res);
+		if (j->err || j->res.timed_out || !WIFSIGNALED(j->res.status))
 			break;
 	}
-	if (err || !spawn_ok(&res)) {
-		snprintf(path, sizeof(path), "%s/%s", r->dir, name);
-		report_exec_fail(r, DOT, err, &res, path, log);
+}
+
+static void *render_thread(void *arg)
+{
+	struct render_pool *p = arg;
+	int i;
+
+	while ((i = atomic_fetch_add(&p->next, 1)) < p->n)
+		if (p->job[i].cleared)
+			render_one(p->r, &p->job[i]);
+	return NULL;
+}
+
+static int count_jobs(struct report *r, struct picture *pic)
+{
+	int n = 0;
+
+	for (int s = 0; s < r->nscheds; s++) {
+		n += pic[s].dot;
+		for (int t = 0; t < pic[s].ntasks; t++)
+			n += pic[s].tasks[t].dot;
+	}
+	return n;
+}
+
+static void add_job(struct report *r, struct render_job *j,
+		    struct picture *pc)
+{
+	static const char *const fmt[] = { "svg", "png" };
+
+	j->pc = pc;
+	snprintf(j->name, sizeof(j->name), "%s.dot", pc->stem);
+	j->cleared = true;
+	for (int k = 0; k < 2; k++) {
+		snprintf(j->out[k], sizeof(j->out[k]), "%s.%s", pc->stem,
+			 fmt[k]);
+		if (out_clear(r, j->out[k]))
+			j->cleared = false;
+	}
+}
+
+static void render_pictures(struct report *r, struct picture *pic)
+{
+	struct render_pool p = { .r = r };
+	pthread_t th[8];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int nth = 0, k = 0;
+
+	p.n = count_jobs(r, pic);
+	if (!p.n)
+		return;
+	p.job = calloc((size_t)p.n, sizeof(*p.job));
+	if (!p.job) {
+		p_err("cannot draw the plan pictures: %s", strerror(ENOMEM));
+		r->nfail++;
 		return;
 	}
-	for (int k = 0; k < 2; k++)
-		made(r, out[k]);
-	pc->rendered = true;
+	for (int s = 0; s < r->nscheds; s++) {
+		if (pic[s].dot)
+			add_job(r, &p.job[k++], &pic[s]);
+		for (int t = 0; t < pic[s].ntasks; t++)
+			if (pic[s].tasks[t].dot)
+				add_job(r, &p.job[k++], &pic[s].tasks[t]);
+	}
+	atomic_init(&p.next, 0);
+	if (cpus > 8)
+		cpus = 8;
+	while (nth < cpus - 1 && nth < p.n - 1 &&
+	       !pthread_create(&th[nth], NULL, render_thread, &p))
+		nth++;
+	render_thread(&p);
+	for (int i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < p.n; i++) {
+		struct render_job *j = &p.job[i];
+		char path[PATH_MAX], log[PATH_MAX];
+
+		if (!j->cleared)
+			continue;
+		if (j->went_straight) {
+			p_err("warning: Graphviz crashed twice on '%s/%s'; "
+			      "drawing it with straight edges", r->dir,
+			      j->name);
+			j->pc->straight = true;
+		}
+		if (j->err || !spawn_ok(&j->res)) {
+			snprintf(path, sizeof(path), "%s/%s", r->dir, j->name);
+			snprintf(log, sizeof(log), "%s/dot.log", r->dir);
+			report_exec_fail(r, DOT, j->err, &j->res, path, log);
+			continue;
+		}
+		for (int f = 0; f < 2; f++)
+			made(r, j->out[f]);
+		j->pc->rendered = true;
+	}
+	free(p.job);
 }
 
 static bool task_wanted(const struct report *r, const char *name)
@@ -133,8 +228,6 @@ static int task_picture(void *ctx, const char *task, const char *dot)
 	if (out_close(r, f, name))
 		return 0;
 	tp->dot = true;
-	if (r->dot)
-		render_picture(r, tp, name);
 	return 0;
 }
 
@@ -168,9 +261,9 @@ void write_pictures(struct report *r, struct picture *pic)
 		if (out_close(r, f, name))
 			continue;
 		pc->dot = true;
-		if (r->dot)
-			render_picture(r, pc, name);
 		/* each task's trees of the run, as the run stored them */
 		results_read_pictures(r->rd, pc->run, task_picture, &tx);
 	}
+	if (r->dot)
+		render_pictures(r, pic);
 }
