@@ -235,6 +235,21 @@ int wks_stamped(int fd)
 		       -errno : 0;
 }
 
+bool wks_stamp_of(struct msghdr *m, uint64_t *at)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		struct timespec t;
+
+		if (c->cmsg_level != SOL_SOCKET ||
+		    c->cmsg_type != SCM_TIMESTAMPNS)
+			continue;
+		memcpy(&t, CMSG_DATA(c), sizeof(t));
+		*at = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+		return true;
+	}
+	return false;
+}
+
 /* One byte peeked, not read: TCP stamps it with its own segment's time. */
 int wks_oldest(int fd, uint64_t *at)
 {
@@ -251,18 +266,5 @@ int wks_oldest(int fd, uint64_t *at)
 
 	if (k < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
-	if (k == 0)
-		return 0;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c;
-	     c = CMSG_NXTHDR(&m, c)) {
-		struct timespec t;
-
-		if (c->cmsg_level != SOL_SOCKET ||
-		    c->cmsg_type != SCM_TIMESTAMPNS)
-			continue;
-		memcpy(&t, CMSG_DATA(c), sizeof(t));
-		*at = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-		return 1;
-	}
-	return 0;
+	return k > 0 && wks_stamp_of(&m, at) ? 1 : 0;
 }

@@ -46,6 +46,15 @@ int wks_stamped(int fd);
  */
 int wks_oldest(int fd, uint64_t *at);
 
+struct msghdr;
+
+/*
+ * wks_stamp_of - the arrival stamp recvmsg() put in m's control data (of
+ * the last segment it read from a stamped fd), in *at: true; false if
+ * there is none.
+ */
+bool wks_stamp_of(struct msghdr *m, uint64_t *at);
+
 /* A connection being made: from src to dst's worker port. */
 struct wks_dial {
 	uint32_t src, dst;

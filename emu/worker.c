@@ -74,6 +74,7 @@ struct xfer {
 	bool split;		/* digest last (WK_SPLIT_HEAD) */
 	bool busy, done;
 	uint64_t armed;		/* receiving: since when (CLOCK_REALTIME ns) */
+	bool streams;		/* receiving: passed on as it comes */
 };
 
 /* epoll tags: what an event is about */
@@ -193,24 +194,34 @@ static uint64_t rt_ns(void)
 }
 
 /*
- * How late this loop gets to what it awaits: from the time the oldest
- * byte not yet read reached this namespace to now. Data that came before
- * its message was awaited waited by design, and is not counted. A relay
- * that reads late forwards late; a receiver that reads late stamps its
- * round late: either distorts what is measured, as a late timer does.
+ * How late this loop gets to what it awaits, counted where it distorts
+ * what is measured. A worker that passes data on as it comes (a
+ * pipelined relay, a streaming aggregator) and reads late leaves its
+ * outgoing link idle: there, every read counts, from the time the oldest
+ * byte waiting reached this namespace. Any other receiver reads into a
+ * buffer and acts once the message is whole: there, only the read that
+ * completes it counts, from the time its last segment came (a message
+ * read late but complete on time is on time). Data that came before its
+ * message was awaited waited by design, and is not counted.
  */
-static void read_late(struct worker *w, const struct xfer *x)
+static void note_late(struct worker *w, const struct xfer *x, uint64_t at)
 {
-	uint64_t at, now;
+	uint64_t now = rt_ns();
 
-	if (wks_oldest(x->fd, &at) != 1 || at < x->armed)
-		return;
-	now = rt_ns();
-	if (now > at && now - at > w->rep.late_ns)
+	if (at >= x->armed && now > at && now - at > w->rep.late_ns)
 		w->rep.late_ns = now - at;
 }
 
-static void xfer_recv(struct xfer *x, unsigned char *buf, bool split)
+static void read_late(struct worker *w, const struct xfer *x)
+{
+	uint64_t at;
+
+	if (wks_oldest(x->fd, &at) == 1)
+		note_late(w, x, at);
+}
+
+static void xfer_recv(struct xfer *x, unsigned char *buf, bool split,
+		      bool streams)
 {
 	x->buf = buf;
 	x->off = 0;
@@ -218,6 +229,7 @@ static void xfer_recv(struct xfer *x, unsigned char *buf, bool split)
 	x->busy = true;
 	x->done = false;
 	x->armed = rt_ns();
+	x->streams = streams;
 }
 
 /* The message's parts in the order they go on the wire. */
@@ -250,7 +262,9 @@ static int xfer_step(struct worker *w, struct xfer *x, bool out)
 	size_t total = sizeof(x->h) + w->wire;
 	size_t limit = out && x->avail < total ? x->avail : total;
 
-	if (!out && x->busy)
+	uint64_t last = 0;	/* receiving: the last segment read came */
+
+	if (!out && x->busy && x->streams)
 		read_late(w, x);
 	while (x->busy && x->off < limit) {
 		struct iovec part[4], iov[4];
@@ -275,9 +289,20 @@ static int xfer_step(struct worker *w, struct xfer *x, bool out)
 
 			k = sendmsg(x->fd, &m, MSG_NOSIGNAL);
 		} else {
+			union {
+				struct cmsghdr h;
+				char b[CMSG_SPACE(sizeof(struct timespec))];
+			} ctl;
+			struct msghdr m = { .msg_iov = iov,
+					    .msg_iovlen = (size_t)n,
+					    .msg_control = ctl.b,
+					    .msg_controllen = sizeof(ctl.b) };
+
 			/* never read past this message: the next round's
 			 * header may already be behind it */
-			k = readv(x->fd, iov, n);
+			k = recvmsg(x->fd, &m, 0);
+			if (k > 0)
+				wks_stamp_of(&m, &last);
 		}
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -292,6 +317,8 @@ static int xfer_step(struct worker *w, struct xfer *x, bool out)
 	if (x->busy && x->off == total) {
 		x->busy = false;
 		x->done = true;
+		if (!out && !x->streams && last)
+			note_late(w, x, last);
 	}
 	return 0;
 }
@@ -1101,7 +1128,8 @@ static int round_once(struct worker *w, unsigned r)
 	for (int i = 0; i < c->nbc; i++)
 		w->bout[i].done = w->bout[i].busy = false;
 	for (int i = 0; i < c->nuc; i++)
-		xfer_recv(&w->uin[i], w->inbuf[i], c->piped);
+		xfer_recv(&w->uin[i], w->inbuf[i], c->piped,
+			  c->piped && c->model);
 	if (c->model == 0) {
 		struct wk_go go;
 		struct timespec ts;
@@ -1124,7 +1152,7 @@ static int round_once(struct worker *w, unsigned r)
 		w->rep.t_go = go.t0;
 		err = on_model(w, &s);
 	} else {
-		xfer_recv(&w->bin, w->bcast, false);
+		xfer_recv(&w->bin, w->bcast, false, c->piped && c->nbc);
 		/* the model may be waiting in the socket already */
 		err = on_event(w, &s, EV_BIN);
 	}
