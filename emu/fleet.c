@@ -965,6 +965,33 @@ static void check(const struct ftask *ft, struct fleet_task_round *res)
 }
 
 
+/*
+ * How late the workers were, along the worst way a model goes: a relay
+ * that reads late passes the model on late, and what comes after it
+ * inherits that, so lateness adds up along a tree's path (each worker's
+ * worst of the round, summed: an upper bound). The broadcast's way from
+ * the global model down to a model, the upload's from it up to the global
+ * model, which acts on the last upload in.
+ */
+static uint64_t path_late(const struct ftask *ft, const struct task_plan *tp)
+{
+	uint64_t worst = ft->rep[0].late_ns;
+
+	for (int m = 1; m < ft->nmodels; m++)
+		for (int up = 0; up < 2; up++) {
+			const int *parent = up ? tp->up.parent :
+						 tp->bcast.parent;
+			uint64_t sum = up ? ft->rep[0].late_ns : 0;
+
+			for (int v = m, k = 0; v > 0 && k < ft->nmodels;
+			     v = parent[v], k++)
+				sum += ft->rep[v].late_ns;
+			if (sum > worst)
+				worst = sum;
+		}
+	return worst;
+}
+
 int fleet_round(struct fleet *f, unsigned r, uint64_t at,
 		struct fleet_task_round *res)
 {
@@ -1031,8 +1058,8 @@ int fleet_round(struct fleet *f, unsigned r, uint64_t at,
 		/* the round starts at t0, for every task: skew counts */
 		t0 = ft->rep[0].t_go;
 		x->skew_s = (double)(ft->rep[0].t_start - t0) / 1e9 / n;
-		x->late_max_s = fmax(x->late_max_s,
-				     (double)ft->rep[0].late_ns / 1e9 / n);
+		x->late_max_s = (double)path_late(ft, &ft->plan->tasks[t]) /
+				1e9 / n;
 		for (int m = 1; m < ft->nmodels; m++) {
 			const struct wk_report *q = &ft->rep[m];
 
@@ -1040,8 +1067,6 @@ int fleet_round(struct fleet *f, unsigned r, uint64_t at,
 				last_recv = q->t_start;
 			if (q->t_ready > last_train)
 				last_train = q->t_ready;
-			x->late_max_s = fmax(x->late_max_s,
-					     (double)q->late_ns / 1e9 / n);
 			if (q->overrun_ns) {
 				x->overruns++;
 				x->overrun_max_s = fmax(x->overrun_max_s,

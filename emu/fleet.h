@@ -68,9 +68,10 @@ struct fleet_task_round {
 	/* scenario seconds (measured emulated time / dilation) */
 	double bcast_s, compute_s, upload_s, round_s;
 	double skew_s;		/* the root started this late after t0 */
-	double late_max_s;	/* latest a worker's event loop handled its
-				 * compute deadline or read what it awaited,
-				 * scenario seconds */
+	double late_max_s;	/* how late the workers' event loops handled
+				 * compute deadlines or read what they
+				 * awaited, summed along the worst path of
+				 * a tree, scenario seconds */
 	int overruns;		/* compute phases whose arithmetic overran */
 	double overrun_max_s;	/* the worst, scenario seconds */
 	bool check_ok;		/* global = weighted mean of the locals */

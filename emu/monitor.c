@@ -269,8 +269,9 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 			 "phases, worst by %.3f ms (limit %.3f ms)",
 			 r->overruns, r->phases, over * 1e3, tol * 1e3);
 	else if (r->late_max_s > tol)
-		snprintf(why, len, "a worker's event loop was %.3f ms late "
-			 "(limit %.3f ms)", r->late_max_s * 1e3, tol * 1e3);
+		snprintf(why, len, "the workers' event loops were %.3f ms late "
+			 "along a tree (limit %.3f ms)", r->late_max_s * 1e3,
+			 tol * 1e3);
 	else if (r->dl_late_max_s > tol)
 		snprintf(why, len, "the delay line let a packet go %.3f ms "
 			 "late (limit %.3f ms)", r->dl_late_max_s * 1e3,

@@ -74,9 +74,9 @@ struct mon_round {
 	int overruns, phases;		/* compute phases: late, all */
 	double overrun_max_s;		/* scenario seconds */
 	double skew_max_s;		/* scenario seconds */
-	double late_max_s;		/* latest a worker's event loop handled
-					 * a timer or read what it awaited,
-					 * scenario seconds */
+	double late_max_s;		/* how late workers' event loops were
+					 * (timers, reads), summed along the
+					 * worst path of a tree, scenario s */
 	double round_min_s;		/* shortest task round, scenario s */
 	uint64_t min_segments;		/* shortest message, TCP segments */
 	bool delay_restarted;		/* the delay line restarted: packets
@@ -118,8 +118,8 @@ void monitor_diff(const struct mon_sample *a, const struct mon_sample *b,
 
 /*
  * monitor_verdict - true when r is faithful. Otherwise why gets
- * "<reason> <figure>" (e.g. "a worker's event loop was 0.120 ms late
- * (limit 0.050 ms)")
+ * "<reason> <figure>" (e.g. "the workers' event loops were 0.120 ms
+ * late along a tree (limit 0.050 ms)")
  * and *suggest a dilation likely to be faithful (r->dilation itself when
  * the reason is the scenario's, not the host's: short messages).
  */

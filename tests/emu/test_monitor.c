@@ -63,8 +63,8 @@ Test(monitor, late_loop_beyond_one_percent)
 	cr_assert(judge(&r, why, &sug), "%s", why);
 	r.late_max_s = 0.001;		/* 10x: the step is capped at x4 */
 	cr_assert_not(judge(&r, why, &sug));
-	cr_assert(strstr(why, "a worker's event loop was 1.000 ms late "
-			      "(limit 0.100 ms)"), "%s", why);
+	cr_assert(strstr(why, "the workers' event loops were 1.000 ms late "
+			      "along a tree (limit 0.100 ms)"), "%s", why);
 	cr_assert_float_eq(sug, 200, 1e-9);
 }
 
