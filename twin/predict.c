@@ -56,6 +56,9 @@ struct sim {
 	int *lstart, *lflow;
 	int *used, nused;	/* the links of the transfers in flight now */
 	double chunk_bits;	/* physical bits of one chunk */
+	/* per (task, model) slot, its children in the upload tree:
+	 * kid[kstart[slot] .. kstart[slot + 1]) */
+	int *kstart, *kid;
 };
 
 _Thread_local unsigned long long predict_work;
@@ -253,7 +256,7 @@ static double feed(const struct sim *s, int i, int *src, double *next)
 {
 	const struct flow *f = &s->f[i];
 	const struct task_plan *tp = &s->p->tasks[f->task];
-	int half = s->nflows / 2, k = 0, g;
+	int half = s->nflows / 2, k = 0, g, sl;
 	double least = INFINITY, w;
 
 	*src = -1;
@@ -264,11 +267,11 @@ static double feed(const struct sim *s, int i, int *src, double *next)
 		return par == 0 ? INFINITY :
 				  held(s, slot(s, f->task, par), src, next);
 	}
-	for (int c = 1; c < tp->nmodels; c++) {
+	sl = slot(s, f->task, f->model);
+	for (int j = s->kstart[sl]; j < s->kstart[sl + 1]; j++) {
+		int c = s->kid[j];
 		double h;
 
-		if (tp->up.parent[c] != f->model)
-			continue;
 		h = held(s, half + slot(s, f->task, c), &g, &w);
 		*next = fmin(*next, w);
 		if (!k++ || h < least ||
@@ -279,11 +282,10 @@ static double feed(const struct sim *s, int i, int *src, double *next)
 	}
 	if (!k)
 		return INFINITY;
-	for (int c = 1; c < tp->nmodels; c++) {
+	for (int j = s->kstart[sl]; j < s->kstart[sl + 1]; j++) {
+		int c = s->kid[j];
 		double h, gl = src_rate(s, *src), gc;
 
-		if (tp->up.parent[c] != f->model)
-			continue;
 		h = held(s, half + slot(s, f->task, c), &g, &w);
 		gc = src_rate(s, g);
 		if (gc < gl && h > least + caught(s, f))
@@ -664,6 +666,34 @@ static int link_flows(struct sim *s, int nl)
 	return 0;
 }
 
+/* Each (task, model)'s children in its task's upload tree, in order. */
+static int up_children(struct sim *s, int total)
+{
+	const struct plan *p = s->p;
+
+	s->kstart = calloc((size_t)total + 2, sizeof(*s->kstart));
+	s->kid = calloc((size_t)total + 1, sizeof(*s->kid));
+	if (!s->kstart || !s->kid)
+		return -ENOMEM;
+	for (int ti = 0; ti < p->ntasks; ti++) {
+		const struct task_plan *tp = &p->tasks[ti];
+
+		for (int c = 1; !tp->blocked && c < tp->nmodels; c++)
+			s->kstart[slot(s, ti, tp->up.parent[c]) + 2]++;
+	}
+	for (int i = 2; i <= total + 1; i++)
+		s->kstart[i] += s->kstart[i - 1];
+	/* kstart[sl + 1] counts as children are placed, then is their end */
+	for (int ti = 0; ti < p->ntasks; ti++) {
+		const struct task_plan *tp = &p->tasks[ti];
+
+		for (int c = 1; !tp->blocked && c < tp->nmodels; c++)
+			s->kid[s->kstart[slot(s, ti, tp->up.parent[c]) + 1]++] =
+				c;
+	}
+	return 0;
+}
+
 int predict_round(struct plan *p)
 {
 	struct sim s = { .p = p };
@@ -764,7 +794,9 @@ int predict_round(struct plan *p)
 		f->off = p->bg[i].off_s;
 		k++;
 	}
-	err = link_flows(&s, nl);
+	err = up_children(&s, total);
+	if (!err)
+		err = link_flows(&s, nl);
 	if (err)
 		goto out;
 	/* broadcast starts at the root of every task */
@@ -808,5 +840,7 @@ out:
 	free(s.lstart);
 	free(s.lflow);
 	free(s.used);
+	free(s.kstart);
+	free(s.kid);
 	return err;
 }
