@@ -533,6 +533,23 @@ static void att_release(struct attempt *a)
 	x->fo.carried = NULL;
 }
 
+/*
+ * Where an attempt's wall time went: building the emulation, starting the
+ * workers (until every one is connected and ready), the rounds (with
+ * storing them and the summary), tearing down.
+ */
+static void say_phases(struct run_ctx *x, const uint64_t at[5])
+{
+	double s[4], all = (double)(at[4] - at[0]) / 1e9;
+
+	for (int k = 0; k < 4; k++)
+		s[k] = (double)(at[k + 1] - at[k]) / 1e9;
+	fprintf(x->out, "host time: %.1f s: build %.1f s, workers %.1f s, "
+			"rounds %.1f s (%.0f %%), teardown %.1f s\n",
+		all, s[0], s[1], s[2], all > 0 ? 100 * s[2] / all : 0, s[3]);
+	fflush(x->out);
+}
+
 /* One run at x->lo.dilation: build, start, rounds, verdict, tear down. */
 static int attempt(struct run_ctx *x)
 {
@@ -544,16 +561,29 @@ static int attempt(struct run_ctx *x)
 		.rc = ATTEMPT_FAILED,
 	};
 
-	if (!att_begin(&a) && !att_prepare(&a) && !att_start(&a)) {
-		/* the view (run or experiment --view) shows it meanwhile */
-		if (view_srv_show(x->view, x->lo.prefix, x->p, x->a, a.n))
-			fprintf(x->out, "run: warning: the view cannot show "
-					"this run\n");
-		if (!session_rounds(&a))
-			att_finish(&a);
+	/* host time of each phase: build, workers, rounds, teardown */
+	uint64_t at[5] = { mono_ns() };
+	int ph = 0;
+
+	if (!att_begin(&a) && !att_prepare(&a)) {
+		at[++ph] = mono_ns();
+		if (!att_start(&a)) {
+			at[++ph] = mono_ns();
+			/* the view (run or experiment --view) shows it */
+			if (view_srv_show(x->view, x->lo.prefix, x->p, x->a,
+					  a.n))
+				fprintf(x->out, "run: warning: the view cannot "
+						"show this run\n");
+			if (!session_rounds(&a))
+				att_finish(&a);
+			at[++ph] = mono_ns();
+		}
 	}
 	view_srv_show(x->view, NULL, NULL, NULL, 0);
 	att_release(&a);
+	at[++ph] = mono_ns();
+	if (ph == 4)
+		say_phases(x, at);
 	return a.rc;
 }
 
