@@ -235,7 +235,8 @@ int wks_stamped(int fd)
 		       -errno : 0;
 }
 
-bool wks_stamp_of(struct msghdr *m, uint64_t *at)
+/* The arrival stamp recvmsg() put in m's control data, if any. */
+static bool stamp_of(struct msghdr *m, uint64_t *at)
 {
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
 		struct timespec t;
@@ -250,21 +251,41 @@ bool wks_stamp_of(struct msghdr *m, uint64_t *at)
 	return false;
 }
 
-/* One byte peeked, not read: TCP stamps it with its own segment's time. */
-int wks_oldest(int fd, uint64_t *at)
+/* recvmsg() of iov[0..n) with room for the stamp; *at set when one came. */
+static ssize_t recv_stamped(int fd, struct iovec *iov, int n, int flags,
+			    uint64_t *at)
 {
 	union {
 		struct cmsghdr h;
 		char b[CMSG_SPACE(sizeof(struct timespec))];
 	} ctl;
-	char one;
-	struct iovec iov = { &one, 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)n,
 			    .msg_control = ctl.b,
 			    .msg_controllen = sizeof(ctl.b) };
-	ssize_t k = recvmsg(fd, &m, MSG_PEEK | MSG_DONTWAIT);
+	ssize_t k = recvmsg(fd, &m, flags);
+
+	if (k > 0)
+		stamp_of(&m, at);
+	return k;
+}
+
+ssize_t wks_recv(int fd, struct iovec *iov, int n, uint64_t *at)
+{
+	return recv_stamped(fd, iov, n, 0, at);
+}
+
+/* One byte peeked, not read: TCP stamps it with its own segment's time. */
+int wks_oldest(int fd, uint64_t *at)
+{
+	char one;
+	struct iovec iov = { &one, 1 };
+	uint64_t t = 0;
+	ssize_t k = recv_stamped(fd, &iov, 1, MSG_PEEK | MSG_DONTWAIT, &t);
 
 	if (k < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
-	return k > 0 && wks_stamp_of(&m, at) ? 1 : 0;
+	if (k == 0 || !t)
+		return 0;
+	*at = t;
+	return 1;
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /*
  * wks_buffers - the socket buffers every later socket gets, set before
@@ -33,7 +34,9 @@ int wks_nonblock(int fd);
 /*
  * wks_stamped - what is read from fd carries the time its last segment
  * reached this namespace's stack (SCM_TIMESTAMPNS, CLOCK_REALTIME): how
- * late the reader got to it. 0 or -errno.
+ * late the reader got to it. 0 or -errno. The kernel turns its stamps on
+ * a moment later (a deferred work, when no socket had them): data that
+ * comes before carries none, and counts as on time.
  */
 int wks_stamped(int fd);
 
@@ -46,14 +49,14 @@ int wks_stamped(int fd);
  */
 int wks_oldest(int fd, uint64_t *at);
 
-struct msghdr;
+struct iovec;
 
 /*
- * wks_stamp_of - the arrival stamp recvmsg() put in m's control data (of
- * the last segment it read from a stamped fd), in *at: true; false if
- * there is none.
+ * wks_recv - readv() of iov[0..n) from fd that also gives, in *at, when
+ * the last segment it read reached this namespace (left as it was if the
+ * fd is not stamped). What readv() returns, errno as it sets it.
  */
-bool wks_stamp_of(struct msghdr *m, uint64_t *at);
+ssize_t wks_recv(int fd, struct iovec *iov, int n, uint64_t *at);
 
 /* A connection being made: from src to dst's worker port. */
 struct wks_dial {

@@ -185,14 +185,6 @@ static void xfer_send(struct worker *w, struct xfer *x, unsigned round,
 	x->done = false;
 }
 
-static uint64_t rt_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_REALTIME, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 /*
  * How late this loop gets to what it awaits, counted where it distorts
  * what is measured. A worker that passes data on as it comes (a
@@ -206,7 +198,7 @@ static uint64_t rt_ns(void)
  */
 static void note_late(struct worker *w, const struct xfer *x, uint64_t at)
 {
-	uint64_t now = rt_ns();
+	uint64_t now = real_ns();
 
 	if (at >= x->armed && now > at && now - at > w->rep.late_ns)
 		w->rep.late_ns = now - at;
@@ -228,7 +220,7 @@ static void xfer_recv(struct xfer *x, unsigned char *buf, bool split,
 	x->split = split;
 	x->busy = true;
 	x->done = false;
-	x->armed = rt_ns();
+	x->armed = real_ns();
 	x->streams = streams;
 }
 
@@ -261,7 +253,6 @@ static int xfer_step(struct worker *w, struct xfer *x, bool out)
 {
 	size_t total = sizeof(x->h) + w->wire;
 	size_t limit = out && x->avail < total ? x->avail : total;
-
 	uint64_t last = 0;	/* receiving: the last segment read came */
 
 	if (!out && x->busy && x->streams)
@@ -289,20 +280,9 @@ static int xfer_step(struct worker *w, struct xfer *x, bool out)
 
 			k = sendmsg(x->fd, &m, MSG_NOSIGNAL);
 		} else {
-			union {
-				struct cmsghdr h;
-				char b[CMSG_SPACE(sizeof(struct timespec))];
-			} ctl;
-			struct msghdr m = { .msg_iov = iov,
-					    .msg_iovlen = (size_t)n,
-					    .msg_control = ctl.b,
-					    .msg_controllen = sizeof(ctl.b) };
-
 			/* never read past this message: the next round's
 			 * header may already be behind it */
-			k = recvmsg(x->fd, &m, 0);
-			if (k > 0)
-				wks_stamp_of(&m, &last);
+			k = wks_recv(x->fd, iov, n, &last);
 		}
 		if (k < 0 && errno == EINTR)
 			continue;
