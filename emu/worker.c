@@ -8,6 +8,7 @@
  */
 #include "worker.h"
 #include "wksock.h"
+#include "xfer.h"
 #include "twin/clock.h"
 
 #include <arpa/inet.h>
@@ -32,50 +33,6 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-
-#define WK_MAGIC 0x314d4c54u	/* "TLM1" */
-
-struct wk_hdr {
-	uint32_t magic, task, round, sender;
-	uint64_t length, digest;
-	double weight;
-};
-
-_Static_assert(sizeof(struct wk_hdr) == WK_HDR_BYTES, "header size");
-
-_Static_assert(offsetof(struct wk_hdr, digest) == 24 &&
-	       offsetof(struct wk_hdr, weight) == 32, "header layout");
-
-/*
- * An upload with relays pipelined goes as the header without its digest
- * (whose weight an aggregator needs first), the payload, then the digest,
- * which an aggregator that streams its mean knows only at the end: the
- * same bytes, in another order.
- */
-#define WK_SPLIT_HEAD (offsetof(struct wk_hdr, digest) + sizeof(double))
-
-/*
- * What a pipelined sender may send of a message of which `have` bytes are
- * ready: whole segments only, until all of it is (so the segments on the
- * wire are the full ones the twin counts).
- */
-static size_t whole_segments(size_t have, size_t total)
-{
-	return have >= total ? total : have / WIRE_MSS * WIRE_MSS;
-}
-
-/* One message in flight on one connection, either way. */
-struct xfer {
-	int fd;
-	struct wk_hdr h;
-	unsigned char *buf;	/* payload */
-	size_t off;		/* bytes of the message done */
-	size_t avail;		/* sending: bytes that may go so far */
-	bool split;		/* digest last (WK_SPLIT_HEAD) */
-	bool busy, done;
-	uint64_t armed;		/* receiving: since when (CLOCK_REALTIME ns) */
-	bool streams;		/* receiving: passed on as it comes */
-};
 
 /* epoll tags: what an event is about */
 enum { EV_BIN = 0, EV_UP_OUT, EV_TRAIN, EV_DEADLINE, EV_BOUT = 16,
@@ -166,173 +123,37 @@ double wk_project(const float *w, size_t n, uint64_t seed, int k)
 
 /* ---- messages ----------------------------------------------------------- */
 
-/* All of a message may go (or, split, its digest is not known yet). */
-static void xfer_send(struct worker *w, struct xfer *x, unsigned round,
-		      const unsigned char *buf, uint64_t digest, double weight,
-		      bool split)
+/* All of a message of this worker's for round r may go (see xfer_send). */
+static void msg_send(struct worker *w, struct xfer *x, unsigned r,
+		     const unsigned char *buf, uint64_t digest, double weight,
+		     bool split)
 {
-	x->h = (struct wk_hdr){
-		.magic = WK_MAGIC, .task = (uint32_t)w->c->task,
-		.round = round, .sender = (uint32_t)w->c->model,
-		.length = w->wire, .digest = digest,
-		.weight = weight,
-	};
-	x->buf = (unsigned char *)buf;
-	x->off = 0;
-	x->avail = SIZE_MAX;
-	x->split = split;
-	x->busy = true;
-	x->done = false;
+	struct wk_hdr h = { .task = (uint32_t)w->c->task, .round = r,
+			    .sender = (uint32_t)w->c->model, .digest = digest,
+			    .weight = weight };
+
+	xfer_send(x, h, buf, w->wire, split);
+}
+
+/* Move x on (xfer_step); how late this loop got to it, in the report. */
+static int msg_step(struct worker *w, struct xfer *x, bool out)
+{
+	return xfer_step(x, out, &w->rep.late_ns);
 }
 
 /*
- * How late this loop gets to what it awaits, counted where it distorts
- * what is measured. A worker that passes data on as it comes (a
- * pipelined relay, a streaming aggregator) and reads late leaves its
- * outgoing link idle: there, every read counts, from the time the oldest
- * byte waiting reached this namespace. Any other receiver reads into a
- * buffer and acts once the message is whole: there, only the read that
- * completes it counts, from the time its last segment came (a message
- * read late but complete on time is on time). Data that came before its
- * message was awaited waited by design, and is not counted.
+ * A received message from `sender` for round r checks out: its header
+ * only, or (whole) its payload too. 0, or -EBADMSG with why[0..len).
  */
-static void note_late(struct worker *w, const struct xfer *x, uint64_t at)
+static int msg_check(const struct worker *w, const struct xfer *x,
+		     unsigned r, int sender, bool whole, char *why, size_t len)
 {
-	uint64_t now = real_ns();
+	struct wk_hdr want = { .task = (uint32_t)w->c->task, .round = r,
+			       .sender = (uint32_t)sender,
+			       .length = w->wire };
 
-	if (at >= x->armed && now > at && now - at > w->rep.late_ns)
-		w->rep.late_ns = now - at;
-}
-
-static void read_late(struct worker *w, const struct xfer *x)
-{
-	uint64_t at;
-
-	if (wks_oldest(x->fd, &at) == 1)
-		note_late(w, x, at);
-}
-
-static void xfer_recv(struct xfer *x, unsigned char *buf, bool split,
-		      bool streams)
-{
-	x->buf = buf;
-	x->off = 0;
-	x->split = split;
-	x->busy = true;
-	x->done = false;
-	x->armed = real_ns();
-	x->streams = streams;
-}
-
-/* The message's parts in the order they go on the wire. */
-static int msg_parts(const struct worker *w, struct xfer *x,
-		     struct iovec *p)
-{
-	char *h = (char *)&x->h;
-
-	if (!x->split) {
-		p[0] = (struct iovec){ h, sizeof(x->h) };
-		p[1] = (struct iovec){ x->buf, w->wire };
-		return 2;
-	}
-	p[0] = (struct iovec){ h, offsetof(struct wk_hdr, digest) };
-	p[1] = (struct iovec){ h + offsetof(struct wk_hdr, weight),
-			       sizeof(double) };
-	p[2] = (struct iovec){ x->buf, w->wire };
-	p[3] = (struct iovec){ h + offsetof(struct wk_hdr, digest),
-			       sizeof(uint64_t) };
-	return 4;
-}
-
-/*
- * Move as many bytes as the socket takes or gives now (sending, no more
- * than x->avail). A message's parts go in one sendmsg, so its first
- * segment is full. 0 (maybe not done yet; x->done says), or -errno.
- */
-static int xfer_step(struct worker *w, struct xfer *x, bool out)
-{
-	size_t total = sizeof(x->h) + w->wire;
-	size_t limit = out && x->avail < total ? x->avail : total;
-	uint64_t last = 0;	/* receiving: the last segment read came */
-
-	if (!out && x->busy && x->streams)
-		read_late(w, x);
-	while (x->busy && x->off < limit) {
-		struct iovec part[4], iov[4];
-		int np = msg_parts(w, x, part), n = 0;
-		size_t at = 0;
-		ssize_t k;
-
-		for (int i = 0; i < np; i++) {
-			size_t a = at, b = at + part[i].iov_len;
-			size_t from = a > x->off ? a : x->off;
-			size_t to = b < limit ? b : limit;
-
-			at = b;
-			if (from < to)
-				iov[n++] = (struct iovec){
-					(char *)part[i].iov_base + (from - a),
-					to - from };
-		}
-		if (out) {
-			struct msghdr m = { .msg_iov = iov,
-					    .msg_iovlen = (size_t)n };
-
-			k = sendmsg(x->fd, &m, MSG_NOSIGNAL);
-		} else {
-			/* never read past this message: the next round's
-			 * header may already be behind it */
-			k = wks_recv(x->fd, iov, n, &last);
-		}
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 0;
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			return -ECONNRESET;	/* the peer went away */
-		x->off += (size_t)k;
-	}
-	if (x->busy && x->off == total) {
-		x->busy = false;
-		x->done = true;
-		if (!out && !x->streams && last)
-			note_late(w, x, last);
-	}
-	return 0;
-}
-
-/* A received header from `sender` for `round`, its digest aside. */
-static int xfer_check_head(struct worker *w, const struct xfer *x,
-			   unsigned round, int sender, char *why, size_t len)
-{
-	const struct wk_hdr *h = &x->h;
-
-	if (h->magic != WK_MAGIC || h->task != (uint32_t)w->c->task ||
-	    h->round != round || h->sender != (uint32_t)sender ||
-	    h->length != w->wire) {
-		snprintf(why, len, "bad header (task %u round %u sender %u "
-			 "length %llu)", h->task, h->round, h->sender,
-			 (unsigned long long)h->length);
-		return -EBADMSG;
-	}
-	return 0;
-}
-
-/* A received message from `sender` for `round`: check everything. */
-static int xfer_check(struct worker *w, const struct xfer *x, unsigned round,
-		      int sender, char *why, size_t len)
-{
-	int err = xfer_check_head(w, x, round, sender, why, len);
-
-	if (err)
-		return err;
-	if (fl_digest(x->buf, w->wire) != x->h.digest) {
-		snprintf(why, len, "payload checksum mismatch");
-		return -EBADMSG;
-	}
-	return 0;
+	return whole ? xfer_check(x, &want, why, len) :
+		       xfer_check_head(x, &want, why, len);
 }
 
 /*
@@ -709,7 +530,7 @@ static double round_train_s(struct worker *w, unsigned r)
 /* Move broadcast child i's message on; why it could not, in s. */
 static int bout_step(struct worker *w, struct rstate *s, int i)
 {
-	int err = xfer_step(w, &w->bout[i], true);
+	int err = msg_step(w, &w->bout[i], true);
 
 	if (err)
 		snprintf(s->why, sizeof(s->why), "broadcast to model %d: %s",
@@ -731,7 +552,7 @@ static int on_model(struct worker *w, struct rstate *s)
 	if (!s->forwarding)
 		w->rep.t_send = w->rep.t_start;
 	for (int i = 0; i < c->nbc && !s->forwarding; i++) {
-		xfer_send(w, &w->bout[i], s->r, w->bcast, w->bcast_digest,
+		msg_send(w, &w->bout[i], s->r, w->bcast, w->bcast_digest,
 			  0, false);
 		err = bout_step(w, s, i);
 		if (err)
@@ -762,7 +583,7 @@ static int on_model(struct worker *w, struct rstate *s)
 
 static int up_step(struct worker *w, struct rstate *s)
 {
-	int err = xfer_step(w, &w->uout, true);
+	int err = msg_step(w, &w->uout, true);
 
 	if (!err && w->uout.done && !w->rep.t_up1) {
 		w->rep.t_up1 = mono_ns();
@@ -788,14 +609,14 @@ static int relay_chunks(struct worker *w, struct rstate *s)
 	if (w->bin.off < hdr)
 		return 0;
 	if (!s->forwarding) {
-		err = xfer_check_head(w, &w->bin, s->r, c->bcast_in.peer,
-				      s->why, sizeof(s->why));
+		err = msg_check(w, &w->bin, s->r, c->bcast_in.peer, false,
+				 s->why, sizeof(s->why));
 		if (err)
 			return err;
 		s->forwarding = true;
 		w->rep.t_send = mono_ns();
 		for (int i = 0; i < c->nbc; i++) {
-			xfer_send(w, &w->bout[i], s->r, w->bcast,
+			msg_send(w, &w->bout[i], s->r, w->bcast,
 				  w->bin.h.digest, 0, false);
 			w->bout[i].avail = 0;
 		}
@@ -852,7 +673,7 @@ static int stream_up(struct worker *w, struct rstate *s)
 		w->rep.t_ready = s->deadline > w->rep.t_train1 ?
 					 s->deadline : w->rep.t_train1;
 		w->rep.t_up0 = mono_ns();
-		xfer_send(w, &w->uout, s->r, w->payload, 0, total, true);
+		msg_send(w, &w->uout, s->r, w->payload, 0, total, true);
 		w->uout.avail = 0;
 	}
 	if (end > s->summed) {
@@ -914,7 +735,7 @@ static int maybe_upload(struct worker *w, struct rstate *s)
 		w->rep.digest = fl_digest(w->payload, w->wire);
 	}
 	w->rep.t_up0 = mono_ns();
-	xfer_send(w, &w->uout, s->r, w->payload, w->rep.digest,
+	msg_send(w, &w->uout, s->r, w->payload, w->rep.digest,
 		  w->agg.weight, c->piped);
 	return up_step(w, s);
 }
@@ -998,7 +819,7 @@ static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
 	if (tag == EV_BIN) {
 		if (s->have)	/* next round's data: leave it in the socket */
 			return 0;
-		err = xfer_step(w, &w->bin, false);
+		err = msg_step(w, &w->bin, false);
 		if (err) {
 			snprintf(s->why, sizeof(s->why), "broadcast from model "
 				 "%d: %s", c->bcast_in.peer, strerror(-err));
@@ -1011,8 +832,8 @@ static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
 		}
 		if (!w->bin.done)
 			return 0;
-		err = xfer_check(w, &w->bin, s->r, c->bcast_in.peer, s->why,
-				 sizeof(s->why));
+		err = msg_check(w, &w->bin, s->r, c->bcast_in.peer, true,
+				s->why, sizeof(s->why));
 		if (err)
 			return err;
 		w->rep.bytes_in += w->wire + sizeof(struct wk_hdr);
@@ -1060,14 +881,14 @@ static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
 
 		if (!x->busy)	/* next round's data: leave it */
 			return 0;
-		err = xfer_step(w, x, false);
+		err = msg_step(w, x, false);
 		/* pipelined, an aggregator sums what has come */
 		if (!err && !x->done && c->piped && c->model)
 			return maybe_upload(w, s);
 		if (!err && x->done) {
 			w->rep.t_child[i] = mono_ns();
-			err = xfer_check(w, x, s->r, c->up_in[i].peer, s->why,
-					 sizeof(s->why));
+			err = msg_check(w, x, s->r, c->up_in[i].peer, true,
+					s->why, sizeof(s->why));
 			if (err)
 				return err;
 			/* decoded now, while the others are still coming
@@ -1108,7 +929,7 @@ static int round_once(struct worker *w, unsigned r)
 	for (int i = 0; i < c->nbc; i++)
 		w->bout[i].done = w->bout[i].busy = false;
 	for (int i = 0; i < c->nuc; i++)
-		xfer_recv(&w->uin[i], w->inbuf[i], c->piped,
+		xfer_recv(&w->uin[i], w->inbuf[i], w->wire, c->piped,
 			  c->piped && c->model);
 	if (c->model == 0) {
 		struct wk_go go;
@@ -1132,7 +953,8 @@ static int round_once(struct worker *w, unsigned r)
 		w->rep.t_go = go.t0;
 		err = on_model(w, &s);
 	} else {
-		xfer_recv(&w->bin, w->bcast, false, c->piped && c->nbc);
+		xfer_recv(&w->bin, w->bcast, w->wire, false,
+			  c->piped && c->nbc);
 		/* the model may be waiting in the socket already */
 		err = on_event(w, &s, EV_BIN);
 	}
