@@ -51,6 +51,14 @@ struct sim {
 	int left;		/* tasks not finished */
 	bool piped;		/* relays forward chunk by chunk */
 	int *fhead;		/* per task transfer: the first following it */
+	/* the task transfers sending (F_ACTIVE) and those whose last bit is
+	 * on its way (F_FLIGHT), each in transfer order (sorted when
+	 * *_dirty): a step looks at them, not at every transfer */
+	int *act, nact, *fly, nfly;
+	bool act_dirty;
+	/* per transfer, the links it crosses in order:
+	 * flink[fstart[i] .. fstart[i + 1]) */
+	int *fstart, *flink;
 	/* per IP link, the transfers crossing it (all, fixed or not):
 	 * lflow[lstart[l] .. lstart[l + 1]) */
 	int *lstart, *lflow;
@@ -103,6 +111,8 @@ static void start_flow(struct sim *s, int i)
 	if (f->state != F_WAIT)
 		return;
 	f->state = F_ACTIVE;
+	s->act_dirty |= s->nact && s->act[s->nact - 1] > i;
+	s->act[s->nact++] = i;
 	if (s->piped && !f->upload)
 		start_bcast_children(s, f->task, f->model);
 }
@@ -169,8 +179,8 @@ static int fix(struct sim *s, struct flow *f, double r)
 
 	f->rate = r;
 	f->fixed = true;
-	for (int h = 0; h < f->pp->nhops; h++) {
-		int l = plan_link(s->p, &f->pp->hops[h]);
+	for (int k = s->fstart[me]; k < s->fstart[me + 1]; k++) {
+		int l = s->flink[k];
 
 		s->remcap[l] -= r;
 		if (--s->cnt[l] == 0)
@@ -303,16 +313,14 @@ static double feed(const struct sim *s, int i, int *src, double *next)
  */
 static void pipe_caps(struct sim *s)
 {
-	for (int i = 0; s->piped && i < s->nflows; i++)
-		s->fhead[i] = -1;
-	for (int i = 0; s->piped && i < s->nflows; i++) {
+	for (int k = 0; s->piped && k < s->nact; k++)
+		s->fhead[s->act[k]] = -1;
+	for (int k = 0; s->piped && k < s->nact; k++) {
+		int i = s->act[k], src;
 		struct flow *f = &s->f[i];
 		double next, gap;
-		int src;
 
 		f->held = false;
-		if (f->state != F_ACTIVE)
-			continue;
 		gap = feed(s, i, &src, &next) - (f->bits - f->rem_bits);
 		if (isinf(gap) || gap > caught(s, f))
 			continue;
@@ -338,13 +346,11 @@ static double pipe_next(const struct sim *s)
 {
 	double next = INFINITY;
 
-	for (int i = 0; s->piped && i < s->nflows; i++) {
+	for (int k = 0; s->piped && k < s->nact; k++) {
+		int i = s->act[k], src;
 		const struct flow *f = &s->f[i];
 		double w, gap, grow;
-		int src;
 
-		if (f->state != F_ACTIVE)
-			continue;
 		gap = feed(s, i, &src, &w) - (f->bits - f->rem_bits);
 		grow = src_rate(s, src);
 		next = fmin(next, w);
@@ -371,7 +377,9 @@ static void fill(struct sim *s)
 	int unfixed = 0;
 
 	s->nused = 0;
-	for (int i = 0; i < s->nall; i++) {
+	/* task transfers not sending were fixed at 0 as they stopped */
+	for (int k = 0; k < s->nact + s->nall - s->nflows; k++) {
+		int i = k < s->nact ? s->act[k] : s->nflows + k - s->nact;
 		struct flow *f = &s->f[i];
 
 		f->fixed = f->state != F_ACTIVE || f->stall > s->t + 1e-12;
@@ -380,8 +388,8 @@ static void fill(struct sim *s)
 			continue;
 		}
 		unfixed++;
-		for (int h = 0; h < f->pp->nhops; h++) {
-			int l = plan_link(p, &f->pp->hops[h]);
+		for (int j = s->fstart[i]; j < s->fstart[i + 1]; j++) {
+			int l = s->flink[j];
 
 			if (s->cnt[l] == 0) {
 				s->remcap[l] = s->dark[l] ? 0 :
@@ -392,9 +400,12 @@ static void fill(struct sim *s)
 		}
 	}
 	/* pipelined transfers held back take nothing: all at once */
-	for (int i = 0; s->piped && i < s->nflows; i++)
-		if (!s->f[i].fixed && s->f[i].held)
-			unfixed -= fix(s, &s->f[i], 0);
+	for (int k = 0; s->piped && k < s->nact; k++) {
+		struct flow *f = &s->f[s->act[k]];
+
+		if (!f->fixed && f->held)
+			unfixed -= fix(s, f, 0);
+	}
 	while (unfixed) {
 		double best = INFINITY;
 		int bl = -1, capped = -1;
@@ -521,6 +532,18 @@ static void tcp_stall(struct sim *s, struct flow *f, double eps)
 	f->stall = wire_tcp_stall(s->t, rtt, end, seg);
 }
 
+/* Insertion sort of a[0..n): the lists are nearly in order already. */
+static void sort_few(int *a, int n)
+{
+	for (int i = 1; i < n; i++) {
+		int v = a[i], j = i;
+
+		for (; j > 0 && a[j - 1] > v; j--)
+			a[j] = a[j - 1];
+		a[j] = v;
+	}
+}
+
 static int simulate(struct sim *s)
 {
 	const double eps = 1e-12;
@@ -541,17 +564,20 @@ static int simulate(struct sim *s)
 		if (++steps > max_steps)
 			return -ELOOP;	/* a bug, said, never a hang */
 		predict_work += (unsigned long long)s->nall;
+		if (s->act_dirty)
+			sort_few(s->act, s->nact);
+		s->act_dirty = false;
 
 		/* a cut fibre's lightpaths are dark in its window [on, off),
 		 * and the transfers it takes data from wait for TCP */
 		if (s->p->ndown)
 			next = fmin(next, mark_dark(s, eps));
-		for (int i = 0; s->p->ndown && i < s->nflows; i++) {
-			struct flow *f = &s->f[i];
+		for (int k = 0; s->p->ndown && k < s->nact; k++) {
+			struct flow *f = &s->f[s->act[k]];
 
-			if (f->state == F_ACTIVE && !(f->stall > s->t + eps))
+			if (!(f->stall > s->t + eps))
 				tcp_stall(s, f, eps);
-			if (f->state == F_ACTIVE && f->stall > s->t + eps)
+			if (f->stall > s->t + eps)
 				next = fmin(next, f->stall);
 		}
 		/* background traffic flows in its window [on, off) */
@@ -566,14 +592,14 @@ static int simulate(struct sim *s)
 				next = fmin(next, f->off);
 		}
 		share(s);
-		for (int i = 0; i < s->nflows; i++) {
-			const struct flow *f = &s->f[i];
+		for (int k = 0; k < s->nact; k++) {
+			const struct flow *f = &s->f[s->act[k]];
 
-			if (f->state == F_ACTIVE && f->rate > 0)
+			if (f->rate > 0)
 				next = fmin(next, s->t + f->rem_bits / f->rate);
-			else if (f->state == F_FLIGHT)
-				next = fmin(next, f->arrive);
 		}
+		for (int k = 0; k < s->nfly; k++)
+			next = fmin(next, s->f[s->fly[k]].arrive);
 		for (int i = 0; i < s->nflows / 2; i++) {
 			const struct mstate *x = &s->ms[i];
 
@@ -584,14 +610,14 @@ static int simulate(struct sim *s)
 			next = fmin(next, pipe_next(s));
 		if (!isfinite(next))
 			return -EDEADLK;	/* a tree that cannot finish */
-		for (int i = 0; i < s->nflows; i++) {
-			struct flow *f = &s->f[i];
+		for (int k = 0; k < s->nact; k++) {
+			struct flow *f = &s->f[s->act[k]];
 
-			if (f->state == F_ACTIVE)
-				f->rem_bits -= f->rate * (next - s->t);
+			f->rem_bits -= f->rate * (next - s->t);
 		}
 		s->t = next;
-		for (int i = 0; i < s->nflows; i++) {
+		for (int k = 0, n = s->nact; k < n; k++) {
+			int i = s->act[k];
 			struct flow *f = &s->f[i];
 
 			/*
@@ -601,18 +627,31 @@ static int simulate(struct sim *s)
 			 * it would take is under the clock's resolution, and
 			 * waiting for it would never end).
 			 */
-			if (f->state == F_ACTIVE &&
-			    (f->rem_bits <= crumb(f) ||
-			     (f->rate > 0 &&
-			      s->t + f->rem_bits / f->rate <= s->t))) {
+			if (f->rem_bits <= crumb(f) ||
+			    (f->rate > 0 && s->t + f->rem_bits / f->rate <= s->t)) {
 				f->state = F_FLIGHT;
 				f->arrive = s->t + f->prop;
+				/* fill() looks at the sending only */
+				f->fixed = true;
+				f->rate = 0;
+				s->fly[s->nfly++] = i;
+				s->nact--;
+			} else {
+				s->act[k - (n - s->nact)] = i;
 			}
 		}
-		for (int i = 0; i < s->nflows; i++)
-			if (s->f[i].state == F_FLIGHT &&
-			    s->f[i].arrive <= s->t + eps)
+		sort_few(s->fly, s->nfly);
+		/* delivering starts transfers (act), never a flight */
+		for (int k = 0, n = s->nfly; k < n; k++) {
+			int i = s->fly[k];
+
+			if (s->f[i].arrive <= s->t + eps)
 				deliver(s, i);
+			if (s->f[i].state == F_FLIGHT)
+				s->fly[k - (n - s->nfly)] = i;
+			else
+				s->nfly--;
+		}
 		for (int i = 0; i < s->nflows / 2; i++) {
 			struct mstate *x = &s->ms[i];
 
@@ -642,19 +681,30 @@ static int link_flows(struct sim *s, int nl)
 {
 	int total = 0;
 
-	for (int i = 0; i < s->nall; i++)
-		for (int h = 0; h < s->f[i].pp->nhops; h++) {
-			s->lstart[plan_link(s->p, &s->f[i].pp->hops[h]) + 1]++;
-			total++;
-		}
-	for (int l = 0; l < nl; l++)
-		s->lstart[l + 1] += s->lstart[l];
+	s->fstart = malloc(((size_t)s->nall + 1) * sizeof(*s->fstart));
+	if (!s->fstart)
+		return -ENOMEM;
+	for (int i = 0; i < s->nall; i++) {
+		s->fstart[i] = total;
+		total += s->f[i].pp->nhops;
+	}
+	s->fstart[s->nall] = total;
+	s->flink = malloc(((size_t)total + 1) * sizeof(*s->flink));
 	s->lflow = malloc(((size_t)total + 1) * sizeof(*s->lflow));
-	if (!s->lflow)
+	if (!s->flink || !s->lflow)
 		return -ENOMEM;
 	for (int i = 0; i < s->nall; i++)
 		for (int h = 0; h < s->f[i].pp->nhops; h++) {
 			int l = plan_link(s->p, &s->f[i].pp->hops[h]);
+
+			s->flink[s->fstart[i] + h] = l;
+			s->lstart[l + 1]++;
+		}
+	for (int l = 0; l < nl; l++)
+		s->lstart[l + 1] += s->lstart[l];
+	for (int i = 0; i < s->nall; i++)
+		for (int k = s->fstart[i]; k < s->fstart[i + 1]; k++) {
+			int l = s->flink[k];
 
 			/* lstart[l] counts up to the next link's start... */
 			s->lflow[s->lstart[l]++] = i;
@@ -728,10 +778,12 @@ int predict_round(struct plan *p)
 	s.fhead = calloc((size_t)s.nflows + 1, sizeof(*s.fhead));
 	s.lstart = calloc((size_t)nl + 2, sizeof(*s.lstart));
 	s.used = calloc((size_t)nl + 1, sizeof(*s.used));
+	s.act = calloc((size_t)s.nflows + 1, sizeof(*s.act));
+	s.fly = calloc((size_t)s.nflows + 1, sizeof(*s.fly));
 	free(p->link_bytes);
 	p->link_bytes = calloc((size_t)nl + 1, sizeof(*p->link_bytes));
 	if (!s.f || !s.ms || !s.round_end || !s.remcap || !s.cnt || !s.dark ||
-	    !s.fhead || !s.lstart || !s.used ||
+	    !s.fhead || !s.lstart || !s.used || !s.act || !s.fly ||
 	    !p->link_bytes)
 		goto out;
 
@@ -764,6 +816,7 @@ int predict_round(struct plan *p)
 				f->pp = pp;
 				f->bits = f->rem_bits = bits;
 				f->held = false;
+				f->fixed = true;	/* until it sends */
 				f->prop = pp->km * FIBRE_S_PER_KM;
 				/* model 0 has no flows of its own */
 				f->state = m == 0 ? F_DONE : F_WAIT;
@@ -842,5 +895,9 @@ out:
 	free(s.used);
 	free(s.kstart);
 	free(s.kid);
+	free(s.act);
+	free(s.fly);
+	free(s.fstart);
+	free(s.flink);
 	return err;
 }
