@@ -286,6 +286,23 @@ out:
  * twin: blocked tasks and wavelength-links lit, stored in the database's
  * `blocking` table and summed up per load (means over the seeds).
  */
+/*
+ * The end of a sweep of the twin's alone (blocking, gap): the results
+ * closed; on success (rc 0) what was done and what the report makes of
+ * it. The command's exit status.
+ */
+static int twin_sweep_end(struct results *res, int rc,
+			  const struct experiment *x, int done,
+			  const char *what, const char *db, const char *report)
+{
+	results_close(res);
+	if (rc)
+		return 1;
+	printf("\nexperiment %s: %d %s; results in %s ('twinlab report %s' "
+	       "%s)\n", x->name, done, what, db, db, report);
+	return 0;
+}
+
 static int run_blocking(const struct experiment *x, const struct scenario *sc,
 			const char *db)
 {
@@ -358,12 +375,8 @@ static int run_blocking(const struct experiment *x, const struct scenario *sc,
 			fflush(stdout);
 		}
 	}
-	results_close(res);
-	if (rc)
-		return 1;
-	printf("\nexperiment %s: %d points; results in %s ('twinlab report "
-	       "%s' draws blocking against load)\n", x->name, done, db, db);
-	return 0;
+	return twin_sweep_end(res, rc, x, done, "points", db,
+			      "draws blocking against load");
 }
 
 /* ---- the optimality gap: the twin alone --------------------------------- */
@@ -490,12 +503,8 @@ static int run_gap(const struct experiment *x, const struct scenario *sc,
 				       x->sched[k]);
 		fflush(stdout);
 	}
-	results_close(res);
-	if (rc)
-		return 1;
-	printf("\nexperiment %s: %d instances; results in %s ('twinlab report "
-	       "%s' tabulates and draws the gaps)\n", x->name, done, db, db);
-	return 0;
+	return twin_sweep_end(res, rc, x, done, "instances", db,
+			      "tabulates and draws the gaps");
 }
 
 /* Record that run `run` is this point of the experiment. */
