@@ -77,13 +77,10 @@ static int blk_cmp(const void *a, const void *b)
 int load_blocking(struct report *r)
 {
 	char err[256];
-	int e = results_read_blocking(r->rd, on_row, r, err, sizeof(err));
+	int e = rp_read_said(results_read_blocking(r->rd, on_row, r, err,
+						   sizeof(err)), err);
 
-	if (e == -ENOMEM)
-		p_err("out of memory");
-	else if (e)
-		p_err("%s", err);
-	else if (r->nblk)
+	if (!e && r->nblk)
 		qsort(r->blk, (size_t)r->nblk, sizeof(*r->blk), blk_cmp);
 	return e;
 }

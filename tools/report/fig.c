@@ -319,6 +319,12 @@ static void fidelity_ranges(struct report *r, FILE *f)
 
 /* ---- the figures ----------------------------------------------------------- */
 
+/* A figure against local models per task: key below, room at the ends. */
+#define BY_LOCALS_SETUP							\
+	"set key below\n"						\
+	"set offsets graph 0.05, graph 0.05, graph 0.1, 0\n"		\
+	"set yrange [0:*]\n"
+
 static const struct fig_desc figs[] = {
 	{
 		.stem = "fig-latency",
@@ -326,9 +332,7 @@ static const struct fig_desc figs[] = {
 		.what = "figure (a), average round latency vs local models",
 		.title = "(a) average round latency vs local models per task",
 		.xlabel = "local models per task",
-		.setup = "set key below\n"
-			 "set offsets graph 0.05, graph 0.05, graph 0.1, 0\n"
-			 "set yrange [0:*]\n",
+		.setup = BY_LOCALS_SETUP,
 		.per_experiment = true,
 		.width = 960, .height = 640,
 		.npanels = 1,
@@ -350,9 +354,7 @@ static const struct fig_desc figs[] = {
 		.what = "figure (b), consumed bandwidth vs local models",
 		.title = "(b) consumed bandwidth vs local models per task",
 		.xlabel = "local models per task",
-		.setup = "set key below\n"
-			 "set offsets graph 0.05, graph 0.05, graph 0.1, 0\n"
-			 "set yrange [0:*]\n",
+		.setup = BY_LOCALS_SETUP,
 		.per_experiment = true,
 		.width = 1400, .height = 640,
 		.npanels = 2,

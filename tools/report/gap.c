@@ -90,12 +90,9 @@ static int gap_cmp(const void *a, const void *b)
 int load_gap(struct report *r)
 {
 	char err[256];
-	int e = results_read_gap(r->rd, on_row, r, err, sizeof(err));
+	int e = rp_read_said(results_read_gap(r->rd, on_row, r, err,
+					      sizeof(err)), err);
 
-	if (e == -ENOMEM)
-		p_err("out of memory");
-	else if (e)
-		p_err("%s", err);
 	if (e)
 		return e;
 	for (int i = 0; i < r->ngap; i++)

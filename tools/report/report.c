@@ -393,11 +393,16 @@ static int report_load(struct report *r)
 		e = results_read_failed_checks(r->rd, MAX_BAD_CHECKS,
 					       load_check, &ld, err,
 					       sizeof(err));
+	return e < 0 ? rp_read_said(e, err) : 0;
+}
+
+int rp_read_said(int e, const char *err)
+{
 	if (e == -ENOMEM)
 		p_err("out of memory");
-	else if (e < 0)
+	else if (e)
 		p_err("%s", err);
-	return e < 0 ? e : 0;
+	return e;
 }
 
 /* ---- the command --------------------------------------------------------- */

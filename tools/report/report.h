@@ -217,6 +217,12 @@ void report_exec_fail(struct report *r, const char *bin, int err,
 		      const struct spawn_result *res, const char *what,
 		      const char *log);
 
+/*
+ * rp_read_said - a reader's failure e (results_read_*, its message in
+ * err) said once, "out of memory" for -ENOMEM; e returned.
+ */
+int rp_read_said(int e, const char *err);
+
 /* ---- tools/report/stats.c ---------------------------------------------------- */
 
 /* The run of id among r->runs (sorted by id), its index in *idx; NULL. */
