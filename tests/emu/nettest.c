@@ -340,7 +340,7 @@ static int nt_ip_v(char *argv[])
 int nt_line_up(struct nt_line *l, const char *prefix)
 {
 	char *ns[3];
-	int err;
+	int err = 0;
 
 	memset(l, 0, sizeof(*l));
 	snprintf(l->prefix, sizeof(l->prefix), "%s", prefix);
@@ -351,14 +351,12 @@ int nt_line_up(struct nt_line *l, const char *prefix)
 	ns[1] = l->r;
 	ns[2] = l->h2;
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 3 && !err; i++)
 		err = NT_IP("netns", "add", ns[i]);
-		if (err)
-			goto remove_line;
-	}
 	/* each veth is born with its ends in their namespaces */
-	err = NT_IP("-n", l->r, "link", "add", NT_R_H1, "type", "veth",
-		    "peer", "name", NT_H1_IF, "netns", l->h1);
+	if (!err)
+		err = NT_IP("-n", l->r, "link", "add", NT_R_H1, "type",
+			    "veth", "peer", "name", NT_H1_IF, "netns", l->h1);
 	if (!err)
 		err = NT_IP("-n", l->r, "link", "add", NT_R_H2, "type", "veth",
 			    "peer", "name", NT_H2_IF, "netns", l->h2);
@@ -396,12 +394,9 @@ int nt_line_up(struct nt_line *l, const char *prefix)
 			    NT_R2_ADDR);
 	if (!err)
 		err = nt_sysctl(l->r, "/proc/sys/net/ipv4/ip_forward", "1");
+	/* on failure, nothing is left */
 	if (err)
-		goto remove_line;
-	return 0;
-
-remove_line:
-	nt_line_down(l);
+		nt_line_down(l);
 	return err;
 }
 
