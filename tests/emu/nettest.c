@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "emu/wksock.h"
 #include "nettest.h"
 
 static const char *const nt_bindirs[] = {
@@ -339,7 +340,7 @@ static int nt_ip_v(char *argv[])
 int nt_line_up(struct nt_line *l, const char *prefix)
 {
 	char *ns[3];
-	int err;
+	int err = 0;
 
 	memset(l, 0, sizeof(*l));
 	snprintf(l->prefix, sizeof(l->prefix), "%s", prefix);
@@ -350,14 +351,12 @@ int nt_line_up(struct nt_line *l, const char *prefix)
 	ns[1] = l->r;
 	ns[2] = l->h2;
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 3 && !err; i++)
 		err = NT_IP("netns", "add", ns[i]);
-		if (err)
-			goto remove_line;
-	}
 	/* each veth is born with its ends in their namespaces */
-	err = NT_IP("-n", l->r, "link", "add", NT_R_H1, "type", "veth",
-		    "peer", "name", NT_H1_IF, "netns", l->h1);
+	if (!err)
+		err = NT_IP("-n", l->r, "link", "add", NT_R_H1, "type",
+			    "veth", "peer", "name", NT_H1_IF, "netns", l->h1);
 	if (!err)
 		err = NT_IP("-n", l->r, "link", "add", NT_R_H2, "type", "veth",
 			    "peer", "name", NT_H2_IF, "netns", l->h2);
@@ -395,12 +394,9 @@ int nt_line_up(struct nt_line *l, const char *prefix)
 			    NT_R2_ADDR);
 	if (!err)
 		err = nt_sysctl(l->r, "/proc/sys/net/ipv4/ip_forward", "1");
+	/* on failure, nothing is left */
 	if (err)
-		goto remove_line;
-	return 0;
-
-remove_line:
-	nt_line_down(l);
+		nt_line_down(l);
 	return err;
 }
 
@@ -466,17 +462,28 @@ static uint64_t nt_real_ns(void)
 }
 
 /*
+ * One datagram from fd (made non-blocking: poll() said it is there) into
+ * buf; *rx is when the kernel received it (SO_TIMESTAMPNS, realtime),
+ * else when we read it (realtime too), so a slow wakeup of ours is not
+ * counted. What recvmsg() returns.
+ */
+static ssize_t nt_recv_stamped(int fd, void *buf, size_t len, uint64_t *rx)
+{
+	struct iovec iov = { buf, len };
+	uint64_t at = 0;
+	ssize_t n = wks_recv(fd, &iov, 1, &at);
+
+	*rx = at ? at : nt_real_ns();
+	return n;
+}
+
+/*
  * Wait for the echo reply with this id and seq: 0, -ETIMEDOUT, -errno.
- * *rx: when the kernel received it (SO_TIMESTAMPNS, realtime), else when
- * we read it (realtime too), so a slow wakeup of ours is not counted.
+ * *rx: when it came (see nt_recv_stamped).
  */
 static int nt_ping_wait(int fd, uint16_t id, uint16_t seq, uint64_t until,
 			uint64_t *rx)
 {
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(struct timespec))];
-	} ctl;
 	uint8_t buf[1500];
 
 	for (;;) {
@@ -494,28 +501,9 @@ static int nt_ping_wait(int fd, uint16_t id, uint16_t seq, uint64_t until,
 			return -errno;
 		if (r <= 0)
 			continue;
-		struct iovec iov = { buf, sizeof(buf) };
-		struct msghdr msg = {
-			.msg_iov = &iov, .msg_iovlen = 1,
-			.msg_control = ctl.buf,
-			.msg_controllen = sizeof(ctl.buf),
-		};
-		struct cmsghdr *c;
-
-		n = recvmsg(fd, &msg, MSG_DONTWAIT);
-		*rx = nt_real_ns();
+		n = nt_recv_stamped(fd, buf, sizeof(buf), rx);
 		if (n < (ssize_t)sizeof(*ip))
 			continue;
-		for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-			struct timespec ts;
-
-			if (c->cmsg_level != SOL_SOCKET ||
-			    c->cmsg_type != SCM_TIMESTAMPNS)
-				continue;
-			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
-			*rx = (uint64_t)ts.tv_sec * 1000000000u +
-			      (uint64_t)ts.tv_nsec;
-		}
 		ip = (const struct iphdr *)buf;
 		if (n < (ssize_t)(ip->ihl * 4u + sizeof(*ic)))
 			continue;
@@ -547,7 +535,8 @@ static int ping_impl(const char *netns, const char *src, const char *dst,
 		return -EINVAL;
 	if (src && inet_pton(AF_INET, src, &from.sin_addr) != 1)
 		return -EINVAL;
-	fd = nt_socket(netns, AF_INET, SOCK_RAW, IPPROTO_ICMP);
+	fd = nt_socket(netns, AF_INET, SOCK_RAW | SOCK_NONBLOCK,
+		       IPPROTO_ICMP);
 	if (fd < 0)
 		return fd;
 	/* a source address of our choosing (replies are routed to it) */
@@ -604,6 +593,35 @@ static int ping_impl(const char *netns, const char *src, const char *dst,
 }
 
 /* --- TCP --- */
+
+/*
+ * A socket of type in netns bound to port on all its addresses (reused
+ * at once: a port a test before us had): fd or -errno.
+ */
+static int nt_bound(const char *netns, int type, uint16_t port)
+{
+	struct sockaddr_in any = { .sin_family = AF_INET,
+				   .sin_port = htons(port) };
+	int fd = nt_socket(netns, AF_INET, type, 0), one = 1, err;
+
+	if (fd < 0)
+		return fd;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&any, sizeof(any)) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Close *fd if it is open, and mark it closed. */
+static void nt_close(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
 
 static void nt_bufsize(int fd, int opt_force, int opt, int size)
 {
@@ -725,22 +743,19 @@ free_buf:
 
 int nt_tcp_start(struct nt_tcp *t)
 {
-	struct sockaddr_in any = { .sin_family = AF_INET,
-				   .sin_port = htons(t->port) };
-	int one = 1, err;
+	int err;
 
 	t->lfd = t->sfd = -1;
 	t->tx_started = t->rx_started = false;
 	t->sent = t->received = 0;
 	t->err = 0;
-	t->lfd = nt_socket(t->dst_ns, AF_INET, SOCK_STREAM, 0);
+	t->lfd = nt_bound(t->dst_ns, SOCK_STREAM, t->port);
 	if (t->lfd < 0)
 		return t->lfd;
-	setsockopt(t->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* before listen(): the window scale is settled at the handshake */
 	if (t->bufsize)
 		nt_bufsize(t->lfd, SO_RCVBUFFORCE, SO_RCVBUF, t->bufsize);
-	if (bind(t->lfd, (struct sockaddr *)&any, sizeof(any)) < 0 ||
-	    listen(t->lfd, 1) < 0) {
+	if (listen(t->lfd, 1) < 0) {
 		err = -errno;
 		goto close_lfd;
 	}
@@ -780,11 +795,9 @@ join_rx:
 	pthread_join(t->rx, NULL);
 	t->rx_started = false;
 close_sfd:
-	close(t->sfd);
-	t->sfd = -1;
+	nt_close(&t->sfd);
 close_lfd:
-	close(t->lfd);
-	t->lfd = -1;
+	nt_close(&t->lfd);
 	return err;
 }
 
@@ -795,11 +808,8 @@ int nt_tcp_join(struct nt_tcp *t)
 	if (t->rx_started)
 		pthread_join(t->rx, NULL);
 	t->tx_started = t->rx_started = false;
-	if (t->sfd >= 0)
-		close(t->sfd);
-	if (t->lfd >= 0)
-		close(t->lfd);
-	t->sfd = t->lfd = -1;
+	nt_close(&t->sfd);
+	nt_close(&t->lfd);
 	return t->err;
 }
 
@@ -817,43 +827,21 @@ struct nt_udp_hdr {
  */
 static void *nt_udp_rx(void *p)
 {
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(struct timespec))];
-	} ctl;
 	struct nt_udp *u = p;
 	uint8_t buf[65536];
 	int64_t last_seq = -1;
 
 	while (u->received < u->count) {
 		struct pollfd pfd = { .fd = u->rfd, .events = POLLIN };
-		struct iovec iov = { buf, sizeof(buf) };
-		struct msghdr msg = {
-			.msg_iov = &iov, .msg_iovlen = 1,
-			.msg_control = ctl.buf,
-			.msg_controllen = sizeof(ctl.buf),
-		};
 		struct nt_udp_hdr h;
-		struct cmsghdr *c;
 		uint64_t rx;
 		ssize_t n;
 
 		if (poll(&pfd, 1, u->wait_ms) <= 0)
 			break;
-		n = recvmsg(u->rfd, &msg, MSG_DONTWAIT);
-		rx = nt_real_ns();
+		n = nt_recv_stamped(u->rfd, buf, sizeof(buf), &rx);
 		if (n < (ssize_t)sizeof(h))
 			continue;
-		for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-			struct timespec ts;
-
-			if (c->cmsg_level != SOL_SOCKET ||
-			    c->cmsg_type != SCM_TIMESTAMPNS)
-				continue;
-			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
-			rx = (uint64_t)ts.tv_sec * 1000000000u +
-			     (uint64_t)ts.tv_nsec;
-		}
 		memcpy(&h, buf, sizeof(h));
 		if ((int64_t)h.seq < last_seq)
 			u->reordered = true;
@@ -866,8 +854,6 @@ static void *nt_udp_rx(void *p)
 
 int nt_udp_start(struct nt_udp *u)
 {
-	struct sockaddr_in any = { .sin_family = AF_INET,
-				   .sin_port = htons(u->port) };
 	int err, one = 1;
 
 	u->rfd = u->tfd = -1;
@@ -881,17 +867,13 @@ int nt_udp_start(struct nt_udp *u)
 	u->delay = calloc((size_t)u->count, sizeof(*u->delay));
 	if (!u->delay)
 		return -ENOMEM;
-	u->rfd = nt_socket(u->dst_ns, AF_INET, SOCK_DGRAM, 0);
+	u->rfd = nt_bound(u->dst_ns, SOCK_DGRAM | SOCK_NONBLOCK, u->port);
 	if (u->rfd < 0) {
 		err = u->rfd;
 		goto free_delay;
 	}
 	nt_bufsize(u->rfd, SO_RCVBUFFORCE, SO_RCVBUF, 64 << 20);
 	setsockopt(u->rfd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
-	if (bind(u->rfd, (struct sockaddr *)&any, sizeof(any)) < 0) {
-		err = -errno;
-		goto close_rfd;
-	}
 	u->tfd = nt_socket(u->src_ns, AF_INET, SOCK_DGRAM, 0);
 	if (u->tfd < 0) {
 		err = u->tfd;
@@ -905,11 +887,9 @@ int nt_udp_start(struct nt_udp *u)
 	return 0;
 
 close_tfd:
-	close(u->tfd);
-	u->tfd = -1;
+	nt_close(&u->tfd);
 close_rfd:
-	close(u->rfd);
-	u->rfd = -1;
+	nt_close(&u->rfd);
 free_delay:
 	free(u->delay);
 	u->delay = NULL;
@@ -958,11 +938,8 @@ int nt_udp_join(struct nt_udp *u)
 		u->delay_min_ms = u->delay[0];
 		u->delay_max_ms = u->delay[u->received - 1];
 	}
-	if (u->tfd >= 0)
-		close(u->tfd);
-	if (u->rfd >= 0)
-		close(u->rfd);
-	u->tfd = u->rfd = -1;
+	nt_close(&u->tfd);
+	nt_close(&u->rfd);
 	free(u->delay);
 	u->delay = NULL;
 	return 0;

@@ -110,39 +110,63 @@ static int runner_stop(struct runner *r)
 	return r->rc;
 }
 
-static void add_rules(void)
+/* runner_start(), asserted. */
+static void runner_go(struct runner *r)
 {
-	int err;
+	int err = runner_start(r);
 
-	err = nfqrule_set(line.r, true, "FORWARD", false, NT_R_H2, Q_TO_H2);
-	cr_assert_eq(err, 0, "rule toward h2: %s", strerror(-err));
-	err = nfqrule_set(line.r, true, "FORWARD", false, NT_R_H1, Q_TO_H1);
-	cr_assert_eq(err, 0, "rule toward h1: %s", strerror(-err));
+	cr_assert_eq(err, 0, "delayline_run: %s", strerror(-err));
+}
+
+/* runner_stop(), asserted: the delay line ended without an error. */
+static void runner_end(struct runner *r)
+{
+	int err = runner_stop(r);
+
+	cr_assert_eq(err, 0, "delayline_run: %s", strerror(-err));
+}
+
+/* One delay line rule, as nfqrule_set takes it. */
+struct rule {
+	const char *netns, *chain;
+	bool in;
+	const char *ifname;
+	uint16_t num;
+};
+
+static void rules_set(const struct rule *rl, int n, bool add)
+{
+	for (int i = 0; i < n; i++) {
+		int err = nfqrule_set(rl[i].netns, add, rl[i].chain,
+					 rl[i].in, rl[i].ifname, rl[i].num);
+
+		cr_assert_eq(err, 0, "%s rule %s %s in '%s': %s",
+			     add ? "add" : "remove", rl[i].chain, rl[i].ifname,
+			     rl[i].netns, strerror(-err));
+	}
+}
+
+/* The delay line's rules on both of r's egresses, added or removed. */
+static void egress_rules(bool add)
+{
+	const struct rule rl[] = {
+		{ line.r, "FORWARD", false, NT_R_H2, Q_TO_H2 },
+		{ line.r, "FORWARD", false, NT_R_H1, Q_TO_H1 },
+	};
+
+	rules_set(rl, 2, add);
 }
 
 /* The usual set-up: delay_ns on both of r's egresses, sized for 10 Gbit/s. */
 static void delay_both(struct runner *r, uint64_t delay_ns)
 {
-	int err;
-
 	memset(r, 0, sizeof(*r));
 	runner_add(r, line.r, Q_TO_H2, delay_ns,
 		   dl_queue_maxlen(10000000000ull, delay_ns));
 	runner_add(r, line.r, Q_TO_H1, delay_ns,
 		   dl_queue_maxlen(10000000000ull, delay_ns));
-	add_rules();
-	err = runner_start(r);
-	cr_assert_eq(err, 0, "delayline_run: %s", strerror(-err));
-}
-
-static void remove_rules(void)
-{
-	int err;
-
-	err = nfqrule_set(line.r, false, "FORWARD", false, NT_R_H2, Q_TO_H2);
-	cr_assert_eq(err, 0, "remove rule toward h2: %s", strerror(-err));
-	err = nfqrule_set(line.r, false, "FORWARD", false, NT_R_H1, Q_TO_H1);
-	cr_assert_eq(err, 0, "remove rule toward h1: %s", strerror(-err));
+	egress_rules(true);
+	runner_go(r);
 }
 
 static void check_stats(const struct dl_stats *st)
@@ -199,26 +223,6 @@ static void line_fini(void)
 }
 
 TestSuite(delayline, .init = line_init, .fini = line_fini, .timeout = 60);
-
-/* One delay line rule, as nfqrule_set takes it. */
-struct rule {
-	const char *netns, *chain;
-	bool in;
-	const char *ifname;
-	uint16_t num;
-};
-
-static void rules_set(const struct rule *rl, int n, bool add)
-{
-	for (int i = 0; i < n; i++) {
-		int err = nfqrule_set(rl[i].netns, add, rl[i].chain,
-					 rl[i].in, rl[i].ifname, rl[i].num);
-
-		cr_assert_eq(err, 0, "%s rule %s %s in '%s': %s",
-			     add ? "add" : "remove", rl[i].chain, rl[i].ifname,
-			     rl[i].netns, strerror(-err));
-	}
-}
 
 struct rtts {
 	double with, without;	/* medians, ms */
@@ -277,16 +281,13 @@ Test(delayline, ping_rtt_is_twice_the_delay)
 	};
 	struct runner r;
 	struct rtts m;
-	int err;
 
 	memset(&r, 0, sizeof(r));
 	runner_add(&r, line.r, Q_TO_H2, 5 * MS, DL_MAXLEN_MIN);
 	runner_add(&r, line.r, Q_TO_H1, 5 * MS, DL_MAXLEN_MIN);
-	err = runner_start(&r);
-	cr_assert_eq(err, 0, "delayline_run: %s", strerror(-err));
+	runner_go(&r);
 	ping_with_and_without(rl, 2, &m);
-	err = runner_stop(&r);
-	cr_assert_eq(err, 0, "delayline_run: %s", strerror(-err));
+	runner_end(&r);
 
 	fprintf(stderr, "rtt: without %.3f ms, with 2 x 5 ms %.3f ms (min "
 		"%.3f, max %.3f); as the thread saw it: %.3f and %.3f ms\n",
@@ -329,8 +330,7 @@ Test(delayline, tcp_goodput_behind_tbf)
 	cr_assert_eq(err, 0, "tcp: %s", strerror(-err));
 	err = nt_tcp_join(&t);
 	cr_assert_eq(err, 0, "tcp: %s", strerror(-err));
-	err = runner_stop(&r);
-	cr_assert_eq(err, 0, "delayline_run: %s", strerror(-err));
+	runner_end(&r);
 
 	fprintf(stderr, "tcp behind tbf 200mbit, 5 ms each way: %.1f Mbit/s "
 		"(steady %.1f) over %.2f s, want %.1f, %u retransmits\n",
@@ -373,7 +373,7 @@ Test(delayline, stop_accepts_held_packets_tcp_survives)
 	}
 	err = runner_stop(&r);
 	/* after the stop the queues are gone: let traffic through again */
-	remove_rules();
+	egress_rules(false);
 	cr_assert_eq(err, 0, "delayline_run: %s", strerror(-err));
 	err = nt_tcp_join(&t);
 
@@ -388,6 +388,16 @@ Test(delayline, stop_accepts_held_packets_tcp_survives)
 	cr_expect_gt(r.st.flushed, 0, "nothing was flushed at stop");
 	cr_expect_eq(t.received, t.sent);
 	check_stats(&r.st);
+}
+
+/* Open u's sockets, start its receiver and send the whole burst. */
+static void udp_send_all(struct nt_udp *u)
+{
+	int err = nt_udp_start(u);
+
+	cr_assert_eq(err, 0, "udp: %s", strerror(-err));
+	err = nt_udp_send(u);
+	cr_assert_eq(err, 0, "udp: %s", strerror(-err));
 }
 
 Test(delayline, stop_accepts_every_held_datagram)
@@ -405,13 +415,9 @@ Test(delayline, stop_accepts_every_held_datagram)
 	runner_add(&r, line.r, Q_TO_H2, 2000 * MS, 4096);
 	err = nfqrule_set(line.r, true, "FORWARD", false, NT_R_H2, Q_TO_H2);
 	cr_assert_eq(err, 0, "rule: %s", strerror(-err));
-	err = runner_start(&r);
-	cr_assert_eq(err, 0, "delayline_run: %s", strerror(-err));
+	runner_go(&r);
 
-	err = nt_udp_start(&u);
-	cr_assert_eq(err, 0, "udp: %s", strerror(-err));
-	err = nt_udp_send(&u);
-	cr_assert_eq(err, 0, "udp: %s", strerror(-err));
+	udp_send_all(&u);
 	nanosleep(&pause, NULL);
 	held = nt_nfqueue_total(line.r, Q_TO_H2);
 	err = runner_stop(&r);
@@ -440,26 +446,17 @@ Test(delayline, thousands_in_flight_and_an_idle_queue)
 		.port = 5302, .count = 5000, .size = 200, .wait_ms = 1000,
 	};
 	struct runner r;
-	int err;
 
 	/* 100 ms toward h2; the queue toward h1 sees no packet at all */
 	memset(&r, 0, sizeof(r));
 	runner_add(&r, line.r, Q_TO_H2, 100 * MS, 8192);
 	runner_add(&r, line.r, Q_TO_H1, 100 * MS, 8192);
-	err = nfqrule_set(line.r, true, "FORWARD", false, NT_R_H2, Q_TO_H2);
-	cr_assert_eq(err, 0, "rule: %s", strerror(-err));
-	err = nfqrule_set(line.r, true, "FORWARD", false, NT_R_H1, Q_TO_H1);
-	cr_assert_eq(err, 0, "rule: %s", strerror(-err));
-	err = runner_start(&r);
-	cr_assert_eq(err, 0, "delayline_run: %s", strerror(-err));
+	egress_rules(true);
+	runner_go(&r);
 
-	err = nt_udp_start(&u);
-	cr_assert_eq(err, 0, "udp: %s", strerror(-err));
-	err = nt_udp_send(&u);
-	cr_assert_eq(err, 0, "udp: %s", strerror(-err));
+	udp_send_all(&u);
 	nt_udp_join(&u);
-	err = runner_stop(&r);
-	cr_assert_eq(err, 0, "delayline_run: %s", strerror(-err));
+	runner_end(&r);
 
 	fprintf(stderr, "%d datagrams sent in %.1f ms, %d arrived, one-way "
 		"delay min %.4f median %.3f max %.3f ms%s\n", u.sent,
@@ -493,16 +490,13 @@ Test(delayline, queues_in_two_namespaces_add_up)
 	};
 	struct runner r;
 	struct rtts m;
-	int err;
 
 	memset(&r, 0, sizeof(r));
 	runner_add(&r, line.r, 1, 3 * MS, 0);
 	runner_add(&r, line.h2, 1, 2 * MS, 0);
-	err = runner_start(&r);
-	cr_assert_eq(err, 0, "delayline_run: %s", strerror(-err));
+	runner_go(&r);
 	ping_with_and_without(rl, 2, &m);
-	err = runner_stop(&r);
-	cr_assert_eq(err, 0, "delayline_run: %s", strerror(-err));
+	runner_end(&r);
 
 	fprintf(stderr, "rtt through 3 ms in r and 2 ms in h2: %.3f ms "
 		"(min %.3f, without %.3f)\n", m.with, m.min, m.without);
@@ -531,12 +525,12 @@ Test(delayline, rules_add_and_remove_leave_nothing)
 	char out[4096];
 	char *save[] = { "ip", "netns", "exec", line.r, "iptables-nft", "-t",
 			 "mangle", "-S", NULL };
-	int err;
+	const struct rule rl[] = {
+		{ line.r, "FORWARD", false, NT_R_H2, 7 },
+		{ line.r, "PREROUTING", true, NT_R_H1, 8 },
+	};
 
-	err = nfqrule_set(line.r, true, "FORWARD", false, NT_R_H2, 7);
-	cr_assert_eq(err, 0, "add: %s", strerror(-err));
-	err = nfqrule_set(line.r, true, "PREROUTING", true, NT_R_H1, 8);
-	cr_assert_eq(err, 0, "add: %s", strerror(-err));
+	rules_set(rl, 2, true);
 	cr_expect_eq(nfqrule_set(line.r, true, "FORWARD", false, NT_R_H2,
 				    7), -EEXIST);
 	cr_assert_eq(run_argv_output(save, out, sizeof(out)), 0);
@@ -561,10 +555,7 @@ Test(delayline, rules_add_and_remove_leave_nothing)
 	cr_expect_eq(nfqrule_set("tldl-no-such-ns", true, "FORWARD", false,
 				    NT_R_H2, 9), -ENOENT);
 
-	err = nfqrule_set(line.r, false, "FORWARD", false, NT_R_H2, 7);
-	cr_expect_eq(err, 0, "remove: %s", strerror(-err));
-	err = nfqrule_set(line.r, false, "PREROUTING", true, NT_R_H1, 8);
-	cr_expect_eq(err, 0, "remove: %s", strerror(-err));
+	rules_set(rl, 2, false);
 	cr_expect_eq(nfqrule_set(line.r, false, "FORWARD", false, NT_R_H2,
 				    7), -ENOENT);
 	cr_expect_not(ruleset_has_rules(line.r, "mangle"));
@@ -591,8 +582,7 @@ Test(delayline, bad_queues_are_refused)
 	/* a queue someone else has bound */
 	memset(&r, 0, sizeof(r));
 	runner_add(&r, line.r, 3, MS, 0);
-	err = runner_start(&r);
-	cr_assert_eq(err, 0, "delayline_run: %s", strerror(-err));
+	runner_go(&r);
 	snprintf(q[0].netns, sizeof(q[0].netns), "%s", line.r);
 	q[0].num = 3;
 	err = delayline_run(q, 1, -1, NULL, &st);

@@ -943,24 +943,40 @@ Test(lab, up_refuses_a_prefix_in_use)
 }
 
 /*
+ * A lab with its delay line running, and beside it a namespace `node`
+ * (into ns) that carries the prefix but that no state records; then
+ * `twinlab <cmd> --prefix`, which must succeed (its output into out).
+ * Returns the delay line's pid.
+ */
+static pid_t unrecorded_then(const char *node, char *ns, size_t nslen,
+			     char *cmd, char *out, size_t outlen)
+{
+	char *bin = getenv("TWINLAB");
+	char *argv[] = { bin, cmd, "--prefix", prefix, NULL };
+	pid_t pid;
+
+	cr_assert_not_null(bin, "TWINLAB not set");
+	build(line3_at("1000"), &sched_mst, true);
+	pid = delay_pid();
+	ns_of(node, ns, nslen);
+	cr_assert_eq(netns_add(ns, 0), 0);
+	cr_assert_eq(run_argv_output(argv, out, outlen), 0, "%s", out);
+	return pid;
+}
+
+/*
  * After a crash: namespaces without a state file (the builder died
  * before writing it) and a running delay line whose builder is gone.
  * `twinlab clean` must find and remove both.
  */
 Test(lab, clean_after_a_crash)
 {
-	char ns[64], *bin = getenv("TWINLAB");
-	char *argv[] = { bin, "clean", "--prefix", prefix, NULL };
-	char out[4096];
+	char ns[64], out[4096];
 	pid_t pid;
 
-	cr_assert_not_null(bin, "TWINLAB not set");
-	build(line3_at("1000"), &sched_mst, true);
-	pid = delay_pid();
 	/* a namespace the state does not know */
-	ns_of("stray", ns, sizeof(ns));
-	cr_assert_eq(netns_add(ns, 0), 0);
-	cr_assert_eq(run_argv_output(argv, out, sizeof(out)), 0);
+	pid = unrecorded_then("stray", ns, sizeof(ns), "clean", out,
+			      sizeof(out));
 	cr_assert(strstr(out, "stray"), "%s", out);
 	cr_assert(strstr(out, "delay line process"), "%s", out);
 	assert_nothing_left(pid);
@@ -973,17 +989,11 @@ Test(lab, clean_after_a_crash)
  */
 Test(lab, down_keeps_a_namespace_it_never_recorded)
 {
-	char ns[64], *bin = getenv("TWINLAB");
-	char *argv[] = { bin, "down", "--prefix", prefix, NULL };
-	char out[4096];
+	char ns[64], out[4096];
 	pid_t pid;
 
-	cr_assert_not_null(bin, "TWINLAB not set");
-	build(line3_at("1000"), &sched_mst, true);
-	pid = delay_pid();
-	ns_of("handmade", ns, sizeof(ns));
-	cr_assert_eq(netns_add(ns, 0), 0);
-	cr_assert_eq(run_argv_output(argv, out, sizeof(out)), 0, "%s", out);
+	pid = unrecorded_then("handmade", ns, sizeof(ns), "down", out,
+			      sizeof(out));
 	cr_expect(netns_exists(ns), "down removed '%s'", ns);
 	cr_expect(strstr(out, "kept namespace") && strstr(out, "handmade"),
 		  "%s", out);
@@ -1233,7 +1243,7 @@ Test(lab, addr_names_a_servers_transfers_and_the_ping_along_one)
 static bool all_stopped(pid_t pid)
 {
 	for (int tries = 0; tries < 10000; tries++) {
-		char dir[64], path[128], buf[512], *close_paren;
+		char dir[64], path[PATH_MAX], buf[512], *close_paren;
 		struct dirent *de;
 		bool all = true;
 		DIR *d;
@@ -1726,23 +1736,31 @@ static void no_ns(const char *name, void *arg)
 	cr_log_error("left behind: netns %s", name);
 }
 
+/*
+ * A ring of four 500 km fibres A-B-C-D, a router and a server at each
+ * ROADM; t1 (sA -> sB) and t2 (sC -> sD) of `params` parameters each.
+ */
+#define RING4(params)							\
+	"name: ring4\nscale: 1000\nwavelength_gbps: 100\nwavelengths: 2\n" \
+	"demand_gbps: 10\nroadms: [A, B, C, D]\n"			\
+	"fibres: [{a: A, b: B, km: 500}, {a: B, b: C, km: 500},"	\
+	" {a: C, b: D, km: 500}, {a: D, b: A, km: 500}]\n"		\
+	"routers: [{name: rA, roadm: A}, {name: rB, roadm: B},"		\
+	" {name: rC, roadm: C}, {name: rD, roadm: D}]\n"		\
+	"servers:\n"							\
+	"  - {name: sA, router: rA, access_gbps: 100, cpu: 1, memory_mib: 64}\n" \
+	"  - {name: sB, router: rB, access_gbps: 100, cpu: 1, memory_mib: 64}\n" \
+	"  - {name: sC, router: rC, access_gbps: 100, cpu: 1, memory_mib: 64}\n" \
+	"  - {name: sD, router: rD, access_gbps: 100, cpu: 1, memory_mib: 64}\n" \
+	"tasks:\n"							\
+	"  - {name: t1, global: sA, locals: [sB], parameters: " params ",\n" \
+	"     bytes_per_parameter: 4, work_core_s: 0}\n"		\
+	"  - {name: t2, global: sC, locals: [sD], parameters: " params ",\n" \
+	"     bytes_per_parameter: 4, work_core_s: 0}\n"
+
+/* A-B is cut at 1 s and repaired at 3 s. */
 static const char ring4[] =
-	"name: ring4\nscale: 1000\nwavelength_gbps: 100\nwavelengths: 2\n"
-	"demand_gbps: 10\nroadms: [A, B, C, D]\n"
-	"fibres: [{a: A, b: B, km: 500}, {a: B, b: C, km: 500},"
-	" {a: C, b: D, km: 500}, {a: D, b: A, km: 500}]\n"
-	"routers: [{name: rA, roadm: A}, {name: rB, roadm: B},"
-	" {name: rC, roadm: C}, {name: rD, roadm: D}]\n"
-	"servers:\n"
-	"  - {name: sA, router: rA, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
-	"  - {name: sB, router: rB, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
-	"  - {name: sC, router: rC, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
-	"  - {name: sD, router: rD, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
-	"tasks:\n"
-	"  - {name: t1, global: sA, locals: [sB], parameters: 1000,\n"
-	"     bytes_per_parameter: 4, work_core_s: 0}\n"
-	"  - {name: t2, global: sC, locals: [sD], parameters: 1000,\n"
-	"     bytes_per_parameter: 4, work_core_s: 0}\n"
+	RING4("1000")
 	"events:\n"
 	"  - {at_s: 1, cut: {a: A, b: B}}\n"
 	"  - {at_s: 3, repair: {a: A, b: B}}\n";
@@ -1754,22 +1772,7 @@ static const char ring4[] =
  * with its epoch, nobody else's.
  */
 static const char ring4_comings[] =
-	"name: ring4\nscale: 1000\nwavelength_gbps: 100\nwavelengths: 2\n"
-	"demand_gbps: 10\nroadms: [A, B, C, D]\n"
-	"fibres: [{a: A, b: B, km: 500}, {a: B, b: C, km: 500},"
-	" {a: C, b: D, km: 500}, {a: D, b: A, km: 500}]\n"
-	"routers: [{name: rA, roadm: A}, {name: rB, roadm: B},"
-	" {name: rC, roadm: C}, {name: rD, roadm: D}]\n"
-	"servers:\n"
-	"  - {name: sA, router: rA, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
-	"  - {name: sB, router: rB, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
-	"  - {name: sC, router: rC, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
-	"  - {name: sD, router: rD, access_gbps: 100, cpu: 1, memory_mib: 64}\n"
-	"tasks:\n"
-	"  - {name: t1, global: sA, locals: [sB], parameters: 1000000,\n"
-	"     bytes_per_parameter: 4, work_core_s: 0}\n"
-	"  - {name: t2, global: sC, locals: [sD], parameters: 1000000,\n"
-	"     bytes_per_parameter: 4, work_core_s: 0}\n"
+	RING4("1000000")
 	"events:\n"
 	"  - {at_s: 1, arrive: {name: t3, global: sB, locals: [sC],"
 	" parameters: 1000000, bytes_per_parameter: 4, work_core_s: 0}}\n"

@@ -5,6 +5,7 @@
  * and the dilation it suggests.
  */
 #include <criterion/criterion.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "emu/monitor.h"
@@ -19,71 +20,81 @@ static struct mon_round clean(void)
 	};
 }
 
-static bool judge(const struct mon_round *r, char *why, double *sug)
+/* What the last judge() was told: the reason, the dilation suggested. */
+static char why[256];
+static double sug;
+
+static bool judge(const struct mon_round *r)
 {
-	*sug = -1;
-	return monitor_verdict(r, why, 256, sug);
+	sug = -1;
+	return monitor_verdict(r, why, sizeof(why), &sug);
 }
 
 /* PSI and a busy host are recorded, not judged (SCHED_IDLE trainers). */
 Test(monitor, busy_host_alone_is_faithful)
 {
 	struct mon_round r = clean();
-	char why[256];
-	double sug;
 
-	cr_assert(judge(&r, why, &sug), "%s", why);
+	cr_assert(judge(&r), "%s", why);
 	cr_assert_eq(why[0], '\0');
 }
 
-Test(monitor, overrun_beyond_one_percent)
+/*
+ * Each lateness against its limit, 1 % of the 10 ms round: late by
+ * `under` (0: not tried) the round is faithful; late by `over` it is not,
+ * the reason names the figure and the limit, and the suggested dilation
+ * grows with the excess (at least x2, at most x4).
+ */
+static const struct lateness {
+	const char *what;
+	size_t late;		/* offsetof() the figure, a double */
+	double under, over;	/* scenario seconds */
+	double suggests;
+	const char *says;
+	int overruns;		/* what else the round saw */
+	uint64_t dl_packets;
+	double dl_late_mean_s;
+} latenesses[] = {
+	/* 0.09 ms is under 1 % of 10 ms; 3x the limit: x3 */
+	{ "overrun", offsetof(struct mon_round, overrun_max_s), 0.00009,
+	  0.0003, 150, "compute overran its deadline in 1 of 10 phases, "
+	  "worst by 0.300 ms (limit 0.100 ms)", .overruns = 1 },
+	/* 10x: the step is capped at x4 */
+	{ "late loop", offsetof(struct mon_round, late_max_s), 0.00009, 0.001,
+	  200, "the workers' event loops were 1.000 ms late along a tree "
+	  "(limit 0.100 ms)", 0, 0, 0 },
+	/* 2.5x; a packet let go late delays its transfer as much */
+	{ "late delay line", offsetof(struct mon_round, dl_late_max_s),
+	  0.00009, 0.00025, 125, "the delay line let a packet go 0.250 ms "
+	  "late (limit 0.100 ms)", .dl_packets = 100,
+	  .dl_late_mean_s = 0.00001 },
+	/* 1.1x: the step is at least x2 */
+	{ "skew", offsetof(struct mon_round, skew_max_s), 0, 0.00011, 100,
+	  "tasks started up to 0.110 ms apart (limit 0.100 ms)", 0, 0, 0 },
+};
+
+Test(monitor, lateness_beyond_one_percent)
 {
-	struct mon_round r = clean();
-	char why[256];
-	double sug;
+	for (size_t i = 0; i < sizeof(latenesses) / sizeof(latenesses[0]);
+	     i++) {
+		const struct lateness *c = &latenesses[i];
+		struct mon_round r = clean();
+		double *late = (double *)((char *)&r + c->late);
 
-	r.overruns = 1;
-	r.overrun_max_s = 0.00009;	/* 0.09 ms: under 1 % of 10 ms */
-	cr_assert(judge(&r, why, &sug), "%s", why);
-	r.overrun_max_s = 0.0003;	/* 3x the limit: x3 */
-	cr_assert_not(judge(&r, why, &sug));
-	cr_assert(strstr(why, "compute overran its deadline in 1 of 10 "
-			      "phases, worst by 0.300 ms (limit 0.100 ms)"),
-		  "%s", why);
-	cr_assert_float_eq(sug, 150, 1e-9);
-}
-
-Test(monitor, late_loop_beyond_one_percent)
-{
-	struct mon_round r = clean();
-	char why[256];
-	double sug;
-
-	r.late_max_s = 0.00009;		/* under 1 % of 10 ms */
-	cr_assert(judge(&r, why, &sug), "%s", why);
-	r.late_max_s = 0.001;		/* 10x: the step is capped at x4 */
-	cr_assert_not(judge(&r, why, &sug));
-	cr_assert(strstr(why, "the workers' event loops were 1.000 ms late "
-			      "along a tree (limit 0.100 ms)"), "%s", why);
-	cr_assert_float_eq(sug, 200, 1e-9);
-}
-
-/* A packet the delay line let go late delays its transfer as much. */
-Test(monitor, a_late_delay_line_beyond_one_percent)
-{
-	struct mon_round r = clean();
-	char why[256];
-	double sug;
-
-	r.dl_packets = 100;
-	r.dl_late_mean_s = 0.00001;
-	r.dl_late_max_s = 0.00009;	/* under 1 % of 10 ms */
-	cr_assert(judge(&r, why, &sug), "%s", why);
-	r.dl_late_max_s = 0.00025;	/* 2.5x the limit */
-	cr_assert_not(judge(&r, why, &sug));
-	cr_assert(strstr(why, "the delay line let a packet go 0.250 ms late "
-			      "(limit 0.100 ms)"), "%s", why);
-	cr_assert_float_eq(sug, 125, 1e-9);
+		r.overruns = c->overruns;
+		r.dl_packets = c->dl_packets;
+		r.dl_late_mean_s = c->dl_late_mean_s;
+		if (c->under > 0) {
+			*late = c->under;
+			cr_assert(judge(&r), "%s: %s", c->what,
+				  why);
+		}
+		*late = c->over;
+		cr_assert_not(judge(&r), "%s", c->what);
+		cr_assert(strstr(why, c->says), "%s: %s", c->what, why);
+		cr_assert_float_eq(sug, c->suggests, 1e-9, "%s: %g", c->what,
+				   sug);
+	}
 }
 
 /* Lateness is stored in scenario time: real nanoseconds / dilation. */
@@ -105,31 +116,16 @@ Test(monitor, delay_line_lateness_in_scenario_time)
 	cr_assert_eq(r.runq_max, 7);
 }
 
-Test(monitor, skew_beyond_one_percent)
-{
-	struct mon_round r = clean();
-	char why[256];
-	double sug;
-
-	r.skew_max_s = 0.00011;		/* 1.1x: the step is at least x2 */
-	cr_assert_not(judge(&r, why, &sug));
-	cr_assert(strstr(why, "tasks started up to 0.110 ms apart (limit "
-			      "0.100 ms)"), "%s", why);
-	cr_assert_float_eq(sug, 100, 1e-9);
-}
-
 Test(monitor, any_drop_or_retransmit)
 {
 	struct mon_round r = clean();
-	char why[256];
-	double sug;
 
 	r.drops = 1;
-	cr_assert_not(judge(&r, why, &sug));
+	cr_assert_not(judge(&r));
 	cr_assert(strstr(why, "the shapers dropped 1 packets"), "%s", why);
 	r.drops = 0;
 	r.retrans = 2;
-	cr_assert_not(judge(&r, why, &sug));
+	cr_assert_not(judge(&r));
 	cr_assert(strstr(why, "TCP retransmitted 2 of 1000 segments"), "%s",
 		  why);
 }
@@ -139,15 +135,13 @@ Test(monitor, any_drop_or_retransmit)
 Test(monitor, a_lossy_round_is_judged_on_the_rest)
 {
 	struct mon_round r = clean();
-	char why[256];
-	double sug;
 
 	r.lossy = true;
 	r.drops = 3;
 	r.retrans = 40;
-	cr_assert(judge(&r, why, &sug), "%s", why);
+	cr_assert(judge(&r), "%s", why);
 	r.late_max_s = 1;
-	cr_assert_not(judge(&r, why, &sug));
+	cr_assert_not(judge(&r));
 	cr_assert(strstr(why, "event loop"), "%s", why);
 }
 
@@ -155,30 +149,26 @@ Test(monitor, a_lossy_round_is_judged_on_the_rest)
 Test(monitor, short_messages_suggest_the_same_dilation)
 {
 	struct mon_round r = clean();
-	char why[256];
-	double sug;
 
 	r.min_segments = 2;
-	cr_assert_not(judge(&r, why, &sug));
+	cr_assert_not(judge(&r));
 	cr_assert(strstr(why, "messages of 2 TCP segments (at least 15"), "%s",
 		  why);
 	cr_assert_float_eq(sug, 50, 1e-9);
 	r.min_segments = 15;
-	cr_assert(judge(&r, why, &sug), "%s", why);
+	cr_assert(judge(&r), "%s", why);
 }
 
 /* The host's reason comes first: it is the one a dilation can cure. */
 Test(monitor, first_reason_wins)
 {
 	struct mon_round r = clean();
-	char why[256];
-	double sug;
 
 	r.min_segments = 2;
 	r.retrans = 5;
 	r.overruns = 2;
 	r.overrun_max_s = 0.001;
-	cr_assert_not(judge(&r, why, &sug));
+	cr_assert_not(judge(&r));
 	cr_assert(strstr(why, "compute overran") && !strstr(why, "TCP"),
 		  "%s", why);
 	cr_assert_float_eq(sug, 200, 1e-9);
@@ -192,12 +182,10 @@ Test(monitor, first_reason_wins)
 Test(monitor, a_delay_line_restart_degrades_the_round)
 {
 	struct mon_round r = clean();
-	char why[256];
-	double sug;
 
 	r.delay_restarted = true;
 	r.retrans = 3;
-	cr_assert_not(judge(&r, why, &sug));
+	cr_assert_not(judge(&r));
 	cr_assert_str_eq(why, "the delay line restarted during the round");
 	cr_assert_float_eq(sug, 50, 1e-9);
 }

@@ -267,6 +267,24 @@ static int rtt_case(const struct nt_line *l, const struct opts *o,
 	return 0;
 }
 
+/*
+ * The delay line's rules on both of r's egresses (queue 1 toward h2,
+ * 2 toward h1), added (0 or the first -errno) or removed (both tried,
+ * whatever fails).
+ */
+static int set_rules(const struct nt_line *l, bool add)
+{
+	for (int rule = 0; rule < 2; rule++) {
+		int err = nfqrule_set(l->r, add, "FORWARD", false,
+				      rule ? NT_R_H1 : NT_R_H2,
+				      (uint16_t)(rule + 1));
+
+		if (err && add)
+			return err;
+	}
+	return 0;
+}
+
 static void usage(const char *prog)
 {
 	fprintf(stderr, "usage: %s [-t seconds] [-d ms,ms,...] "
@@ -338,18 +356,12 @@ int main(int argc, char **argv)
 	       "pkts/s", "gso%", "held", "v/snd", "late", "age");
 	err = bench_case(&l, &o, -1, true);
 	for (int i = 0; !err && i < o.ndelays; i++) {
-		for (int rule = 0; rule < 2 && !err; rule++)
-			err = nfqrule_set(l.r, true, "FORWARD", false,
-					     rule ? NT_R_H1 : NT_R_H2,
-					     (uint16_t)(rule + 1));
+		err = set_rules(&l, true);
 		if (!err)
 			err = bench_case(&l, &o, o.delays[i], true);
 		if (!err)
 			err = bench_case(&l, &o, o.delays[i], false);
-		for (int rule = 0; rule < 2; rule++)
-			(void)!nfqrule_set(l.r, false, "FORWARD", false,
-					      rule ? NT_R_H1 : NT_R_H2,
-					      (uint16_t)(rule + 1));
+		set_rules(&l, false);
 	}
 	if (!err) {
 		printf("late: mean us past the deadline; age: mean us from "
@@ -362,16 +374,10 @@ int main(int argc, char **argv)
 		err = rtt_case(&l, &o, -1);
 	}
 	for (int i = 0; !err && i < o.ndelays; i++) {
-		for (int rule = 0; rule < 2 && !err; rule++)
-			err = nfqrule_set(l.r, true, "FORWARD", false,
-					     rule ? NT_R_H1 : NT_R_H2,
-					     (uint16_t)(rule + 1));
+		err = set_rules(&l, true);
 		if (!err)
 			err = rtt_case(&l, &o, o.delays[i]);
-		for (int rule = 0; rule < 2; rule++)
-			(void)!nfqrule_set(l.r, false, "FORWARD", false,
-					      rule ? NT_R_H1 : NT_R_H2,
-					      (uint16_t)(rule + 1));
+		set_rules(&l, false);
 	}
 	nt_line_down(&l);
 	if (err) {

@@ -12,6 +12,7 @@
 #include "emu/lab.h"
 #include "emu/netns.h"
 #include "emu/nl.h"
+#include "labveth.h"
 
 struct bare_node {
 	char ns[64];
@@ -97,39 +98,20 @@ static int veth(struct bare *b, int u, const char *un, int v, const char *vn,
 	return nl_veth(b->n[u].nl, un, a, vn, z, b->n[v].fd);
 }
 
-/* The veths of emu/lab.c make_links(), in the same order. */
+static int bare_veth(const struct lab_veth *v, void *arg)
+{
+	struct bare *b = arg;
+
+	return veth(b, v->u, v->un, v->v, v->vn,
+		    v->lp >= 0 ? &b->lp[2 * v->lp + v->end] : NULL,
+		    v->server >= 0 ? &b->acc[v->server] : NULL);
+}
+
+/* The veths of emu/lab_build.c make_links(), in the same order. */
 static int make_veths(struct bare *b)
 {
-	const struct plan *p = b->p;
-	const struct scenario *sc = p->sc;
-	char x[16], y[16];
-	int err = 0;
+	int err = lab_veths(b->p, bare_veth, b);
 
-	for (int s = 0; s < sc->nnodes && !err; s++) {
-		if (sc->nodes[s].kind != NODE_SERVER)
-			continue;
-		snprintf(y, sizeof(y), "acc%d", s);
-		err = veth(b, s, "up0", sc->nodes[s].attach, y, NULL,
-			   &b->acc[s]);
-	}
-	for (int l = 0; l < p->net->nlp && !err; l++) {
-		const struct lightpath *lp = &p->net->lp[l];
-
-		snprintf(x, sizeof(x), "lp%d", l);
-		snprintf(y, sizeof(y), "ad%d", l);
-		err = veth(b, lp->a, x, sc->nodes[lp->a].attach, y,
-			   &b->lp[2 * l], NULL);
-		if (!err)
-			err = veth(b, lp->b, x, sc->nodes[lp->b].attach, y,
-				   &b->lp[2 * l + 1], NULL);
-		for (int i = 0; i < lp->nfib && !err; i++) {
-			const struct scn_fibre *f = &sc->fibres[lp->fib[i]];
-
-			snprintf(x, sizeof(x), "f%dw%d", lp->fib[i],
-				 lp->lambda);
-			err = veth(b, f->a, x, f->b, x, NULL, NULL);
-		}
-	}
 	if (err)
 		return fail(b, err, "queue veths for", "plan");
 	return commit_all(b);

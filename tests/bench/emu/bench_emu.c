@@ -1053,9 +1053,9 @@ static int parse_args(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int c;
+	int c, idx;
 
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", lo, &idx)) != -1) {
 		switch (c) {
 		case 's':
 			if (parse_sizes(optarg)) {
@@ -1067,21 +1067,17 @@ static int parse_args(int argc, char **argv)
 			}
 			break;
 		case 'r':
-			opt.reps = atoi(optarg);
-			if (opt.reps < 1 || opt.reps > MAX_REPS) {
-				fprintf(stderr, "bench-emu: bad reps '%s'\n",
-					optarg);
+		case 'R': {
+			int *reps = c == 'r' ? &opt.reps : &opt.mn_reps;
+
+			*reps = atoi(optarg);
+			if (*reps < 1 || *reps > MAX_REPS) {
+				fprintf(stderr, "bench-emu: bad %s '%s'\n",
+					lo[idx].name, optarg);
 				return 2;
 			}
 			break;
-		case 'R':
-			opt.mn_reps = atoi(optarg);
-			if (opt.mn_reps < 1 || opt.mn_reps > MAX_REPS) {
-				fprintf(stderr, "bench-emu: bad mn-reps '%s'\n",
-					optarg);
-				return 2;
-			}
-			break;
+		}
 		case 'w':
 			opt.warmup = atoi(optarg);
 			break;

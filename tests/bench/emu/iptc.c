@@ -10,6 +10,7 @@
 #include "bench.h"
 #include "emu/lab.h"
 #include "emu/netns.h"
+#include "labveth.h"
 #include "proc.h"
 
 #define MAX_ARGS 32
@@ -175,38 +176,24 @@ static int build_namespaces(struct iptc *s, const struct scenario *sc,
 	return err;
 }
 
+struct iptc_links {
+	struct iptc *s;
+	const struct names *nm;
+};
+
+static int iptc_veth(const struct lab_veth *v, void *arg)
+{
+	const struct iptc_links *k = arg;
+
+	return veth(k->s, k->nm->ns[v->u], v->un, k->nm->ns[v->v], v->vn);
+}
+
 static int build_links(struct iptc *s, const struct plan *p,
 		       const struct names *nm)
 {
-	const struct scenario *sc = p->sc;
-	char a[16], b[16];
-	int err = 0;
+	struct iptc_links k = { s, nm };
 
-	for (int i = 0; i < sc->nnodes && !err; i++) {
-		if (sc->nodes[i].kind != NODE_SERVER)
-			continue;
-		snprintf(b, sizeof(b), "acc%d", i);
-		err = veth(s, nm->ns[i], "up0", nm->ns[sc->nodes[i].attach], b);
-	}
-	for (int l = 0; l < p->net->nlp && !err; l++) {
-		const struct lightpath *lp = &p->net->lp[l];
-
-		snprintf(a, sizeof(a), "lp%d", l);
-		snprintf(b, sizeof(b), "ad%d", l);
-		err = veth(s, nm->ns[lp->a], a, nm->ns[sc->nodes[lp->a].attach],
-			   b);
-		if (!err)
-			err = veth(s, nm->ns[lp->b], a,
-				   nm->ns[sc->nodes[lp->b].attach], b);
-		for (int i = 0; i < lp->nfib && !err; i++) {
-			const struct scn_fibre *f = &sc->fibres[lp->fib[i]];
-
-			snprintf(a, sizeof(a), "f%dw%d", lp->fib[i],
-				 lp->lambda);
-			err = veth(s, nm->ns[f->a], a, nm->ns[f->b], a);
-		}
-	}
-	return err;
+	return lab_veths(p, iptc_veth, &k);
 }
 
 static int build_config(struct iptc *s, const struct plan *p,
