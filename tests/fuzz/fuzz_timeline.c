@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "twin/net.h"
+#include "twin/plan.h"
 #include "twin/predict.h"
 #include "twin/scenario.h"
 #include "twin/sched.h"
@@ -23,32 +23,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Whether a lightpath one of tree t's paths crosses has a fibre down. */
-static bool tree_over_a_cut(const struct plan *p, const struct task_plan *tp,
-			    const struct tree *t)
+/* Whether placed task t of p is carried over a fibre its scenario has down. */
+static bool over_a_cut(const struct plan *p, int t)
 {
-	for (int m = 1; m < tp->nmodels; m++) {
-		const struct ppath *pp = &t->path[m];
-
-		for (int h = 0; h < pp->nhops; h++) {
-			const struct lightpath *lp;
-
-			if (pp->hops[h].kind != HOP_LIGHTPATH)
-				continue;
-			lp = &p->net->lp[pp->hops[h].idx];
-			for (int f = 0; f < lp->nfib; f++)
-				if (p->sc->fibres[lp->fib[f]].down)
-					return true;
-		}
-	}
+	for (int f = 0; f < p->sc->nfibres; f++)
+		if (p->sc->fibres[f].down && plan_task_crosses(p, t, f))
+			return true;
 	return false;
-}
-
-/* Whether task tp of p is carried over a fibre its scenario has down. */
-static bool over_a_cut(const struct plan *p, const struct task_plan *tp)
-{
-	return tree_over_a_cut(p, tp, &tp->bcast) ||
-	       tree_over_a_cut(p, tp, &tp->up);
 }
 
 static void check(const struct timeline *tl)
@@ -66,10 +47,8 @@ static void check(const struct timeline *tl)
 			  e->event >= tl->sc->nevents))
 			abort();
 		for (int t = 0; t < e->plan->ntasks; t++) {
-			const struct task_plan *tp = &e->plan->tasks[t];
-
 			moved += e->moved && e->moved[t];
-			if (!tp->blocked && over_a_cut(e->plan, tp))
+			if (!e->plan->tasks[t].blocked && over_a_cut(e->plan, t))
 				abort();
 		}
 		if (moved != e->nmoved)

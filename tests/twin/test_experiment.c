@@ -18,6 +18,45 @@ static int parse(const char *y, struct experiment *x, struct scn_error *err)
 	return experiment_parse(y, strlen(y), "dir/x.yaml", x, err);
 }
 
+/*
+ * y refused with a message holding msg at line (and col, where not 0);
+ * what names the case in what a failure says.
+ */
+static void refused(const char *y, const char *what, const char *msg,
+		    int line, int col)
+{
+	struct experiment x;
+	struct scn_error err;
+
+	cr_expect_eq(parse(y, &x, &err), -EINVAL, "%s", what);
+	cr_expect(strstr(err.msg, msg), "%s: %s", what, err.msg);
+	cr_expect_eq(err.line, line, "%s: %d:%d: %s", what, err.line, err.col,
+		     err.msg);
+	if (col)
+		cr_expect_eq(err.col, col, "%s: %d:%d: %s", what, err.line,
+			     err.col, err.msg);
+}
+
+/* A fragment of an experiment file, refused at its line with msg. */
+struct bad_fragment {
+	const char *y;
+	int line;
+	const char *msg;
+};
+
+/* Each of the n fragments, between head and tail, refused as it says. */
+static void fragments_refused(const char *head,
+			      const struct bad_fragment *bad, size_t n,
+			      const char *tail)
+{
+	char y[512];
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(y, sizeof(y), "%s%s%s", head, bad[i].y, tail);
+		refused(y, bad[i].y, bad[i].msg, bad[i].line, 0);
+	}
+}
+
 Test(experiment, a_blocking_experiment)
 {
 	struct experiment x;
@@ -130,11 +169,7 @@ Test(experiment, random_networks_and_gap_points)
 
 Test(experiment, each_kind_needs_its_fields)
 {
-	static const struct {
-		const char *y;
-		int line;
-		const char *msg;
-	} bad[] = {
+	static const struct bad_fragment bad[] = {
 		{ "kind: nope\n", 4, "'kind' must be emulation, blocking, gap "
 				      "or dynamics, got 'nope'" },
 		{ "kind: gap\ntasks: 3\n", 5, "a gap experiment schedules one "
@@ -155,20 +190,10 @@ Test(experiment, each_kind_needs_its_fields)
 		{ "tasks: 3\nparameters: 5\nwork_core_s: 0\nloads: [5]\n", 7,
 		  "'loads' is for 'kind: blocking'" },
 	};
-	char y[512];
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct experiment x;
-		struct scn_error err;
-
-		snprintf(y, sizeof(y), "name: b\nbase: n.yaml\nschedulers: "
-			 "[mst]\n%slocals: [2]\nseeds: [1]\n", bad[i].y);
-		cr_expect_eq(parse(y, &x, &err), -EINVAL, "%s", bad[i].y);
-		cr_expect(strstr(err.msg, bad[i].msg), "%s: %s", bad[i].y,
-			  err.msg);
-		cr_expect_eq(err.line, bad[i].line, "%s: line %d: %s",
-			     bad[i].y, err.line, err.msg);
-	}
+	fragments_refused("name: b\nbase: n.yaml\nschedulers: [mst]\n", bad,
+			  sizeof(bad) / sizeof(bad[0]),
+			  "locals: [2]\nseeds: [1]\n");
 }
 
 /* A scheduler, local-model count or seed listed twice is refused where
@@ -190,18 +215,10 @@ Test(experiment, an_entry_listed_twice_is_refused)
 	char y[512];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct experiment x;
-		struct scn_error err;
-
 		snprintf(y, sizeof(y), "name: b\nbase: n.yaml\nschedulers: %s\n"
 			 "locals: %s\nseeds: %s\n", bad[i].sched,
 			 bad[i].locals, bad[i].seeds);
-		cr_expect_eq(parse(y, &x, &err), -EINVAL, "%s", y);
-		cr_expect(strstr(err.msg, bad[i].msg), "%s: %s", y, err.msg);
-		cr_expect_eq(err.line, bad[i].line, "%s: %d:%d: %s", y,
-			     err.line, err.col, err.msg);
-		cr_expect_eq(err.col, bad[i].col, "%s: %d:%d: %s", y,
-			     err.line, err.col, err.msg);
+		refused(y, y, bad[i].msg, bad[i].line, bad[i].col);
 	}
 }
 
@@ -212,11 +229,7 @@ Test(experiment, an_entry_listed_twice_is_refused)
  */
 Test(experiment, a_dynamics_experiment_names_its_events_and_policies)
 {
-	static const struct {
-		const char *y;
-		int line;
-		const char *msg;
-	} bad[] = {
+	static const struct bad_fragment bad[] = {
 		{ "kind: dynamics\n", 1, "a dynamics experiment needs 'events'" },
 		{ "kind: dynamics\nevents: e.yaml\nlocals: [2]\n", 6,
 		  "a dynamics experiment runs the base's own tasks through its "
@@ -239,15 +252,8 @@ Test(experiment, a_dynamics_experiment_names_its_events_and_policies)
 	struct scn_error err;
 	char y[512];
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		snprintf(y, sizeof(y), "name: d\nbase: n.yaml\nschedulers: "
-			 "[spff]\n%s", bad[i].y);
-		cr_expect_eq(parse(y, &x, &err), -EINVAL, "%s", bad[i].y);
-		cr_expect(strstr(err.msg, bad[i].msg), "%s: %s", bad[i].y,
-			  err.msg);
-		cr_expect_eq(err.line, bad[i].line, "%s: line %d: %s",
-			     bad[i].y, err.line, err.msg);
-	}
+	fragments_refused("name: d\nbase: n.yaml\nschedulers: [spff]\n", bad,
+			  sizeof(bad) / sizeof(bad[0]), "");
 	snprintf(y, sizeof(y), "name: d\nkind: dynamics\nbase: ../n.yaml\n"
 		 "events: ../ev/e.yaml\nschedulers: [spff]\nrounds: 8\n");
 	cr_assert_eq(experiment_parse(y, strlen(y), "x/d.yaml", &x, &err), 0,

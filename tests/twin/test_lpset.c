@@ -9,7 +9,6 @@
 #include <criterion/criterion.h>
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "twin/addr.h"
@@ -17,22 +16,7 @@
 #include "twin/predict.h"
 #include "twin/sched.h"
 
-static struct scenario *ring_with(const char *events)
-{
-	FILE *f = fopen("scenarios/teaching-ring.yaml", "r");
-	static char buf[16384];
-	struct scn_error err;
-	struct scenario *sc;
-	size_t n;
-
-	cr_assert_not_null(f, "run from the repository's top");
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s", events);
-	sc = scenario_parse(buf, n, "ring", &err);
-	cr_assert_not_null(sc, "%d:%d: %s", err.line, err.col, err.msg);
-	return sc;
-}
+#include "ring.h"
 
 /* The addresses two plans of one set give: all equal, routes aside. */
 static void same_addresses(const struct plan *p, const struct plan *q)
@@ -87,6 +71,45 @@ static int paths_changed(const struct lpset *s, int e)
 	return n;
 }
 
+/* The policies a set is checked under, where each may give other epochs. */
+static const enum resched policies[] = { RESCHED_NONE, RESCHED_FULL,
+					 RESCHED_AUTO };
+
+#define NPOLICIES (sizeof(policies) / sizeof(policies[0]))
+
+/*
+ * The ring with events (*sc), followed by ops under policy pol (*tl),
+ * and the set of lightpaths over that timeline; each asserted made.
+ */
+static struct lpset *ring_set(const char *events, const struct sched_ops *ops,
+			      enum resched pol, struct scenario **sc,
+			      struct timeline **tl)
+{
+	struct lpset *s;
+	char why[256] = "";
+
+	*sc = ring_with(events);
+	*tl = timeline_new(*sc, ops, pol, predict_round);
+	cr_assert_not_null(*tl);
+	cr_assert_eq(lpset_new(*tl, &s, why, sizeof(why)), 0, "%s", why);
+	return s;
+}
+
+/* What ring_set (or lpset_follow) made, the set first as it uses the rest. */
+static void ring_set_free(struct lpset *s, struct timeline *tl,
+			  struct scenario *sc)
+{
+	lpset_free(s);
+	timeline_free(tl);
+	scenario_free(sc);
+}
+
+/* An event: task t9 arrives at at_s, one local model on s3. */
+#define T9_ARRIVES(at_s)						\
+	"  - {at_s: " at_s ", arrive: {name: t9, global: s6,"		\
+	" locals: [s3], parameters: 1000,"				\
+	" bytes_per_parameter: 4, work_core_s: 0.01}}\n"
+
 static const char cut_repair[] =
 	"events:\n"
 	"  - {at_s: 1, cut: {a: A, b: B}}\n"
@@ -94,18 +117,13 @@ static const char cut_repair[] =
 
 Test(lpset, a_cut_and_its_repair_over_one_set)
 {
-	enum resched pol[] = { RESCHED_NONE, RESCHED_FULL, RESCHED_AUTO };
-
-	for (size_t i = 0; i < sizeof(pol) / sizeof(pol[0]); i++) {
-		struct scenario *sc = ring_with(cut_repair);
-		struct timeline *tl = timeline_new(sc, &sched_spff, pol[i],
-						   predict_round);
+	for (size_t i = 0; i < NPOLICIES; i++) {
+		struct scenario *sc;
+		struct timeline *tl;
+		struct lpset *s = ring_set(cut_repair, &sched_spff, policies[i],
+					   &sc, &tl);
 		int ab = sc->events[0].fibre, moved = 0;
-		struct lpset *s;
-		char why[256];
 
-		cr_assert_not_null(tl);
-		cr_assert_eq(lpset_new(tl, &s, why, sizeof(why)), 0, "%s", why);
 		cr_assert_eq(s->nepochs, 3);
 		for (int e = 0; e < s->nepochs; e++) {
 			const struct net *n = tl->e[e].plan->net;
@@ -135,30 +153,25 @@ Test(lpset, a_cut_and_its_repair_over_one_set)
 			moved += tl->e[1].moved[t];
 		cr_assert_gt(moved, 0, "the ring's tasks cross A-B");
 		cr_assert_eq(paths_changed(s, 1), moved, "policy %s",
-			     resched_name(pol[i]));
+			     resched_name(policies[i]));
 		cr_assert_gt(s->net->nlp, tl->e[0].plan->net->nlp,
 			     "the cut lights lightpaths around it");
-		lpset_free(s);
-		timeline_free(tl);
-		scenario_free(sc);
+		ring_set_free(s, tl, sc);
 	}
 }
 
 /* Cut off (C alone after two cuts): the task waits on what it had. */
 Test(lpset, a_task_nothing_reaches_keeps_its_paths)
 {
-	struct scenario *sc = ring_with("events:\n"
-					"  - {at_s: 1, cut: {a: B, b: C}}\n"
-					"  - {at_s: 1, cut: {a: C, b: D}}\n"
-					"  - {at_s: 2, repair: {a: B, b: C}}\n");
-	struct timeline *tl = timeline_new(sc, &sched_spff, RESCHED_NONE,
-					   predict_round);
-	struct lpset *s;
-	char why[256];
+	struct scenario *sc;
+	struct timeline *tl;
+	struct lpset *s = ring_set("events:\n"
+				   "  - {at_s: 1, cut: {a: B, b: C}}\n"
+				   "  - {at_s: 1, cut: {a: C, b: D}}\n"
+				   "  - {at_s: 2, repair: {a: B, b: C}}\n",
+				   &sched_spff, RESCHED_NONE, &sc, &tl);
 	int waited = 0;
 
-	cr_assert_not_null(tl);
-	cr_assert_eq(lpset_new(tl, &s, why, sizeof(why)), 0, "%s", why);
 	for (int e = 1; e < s->nepochs; e++)
 		for (int t = 0; t < sc->ntasks; t++) {
 			cr_assert_eq(s->waits[e][t],
@@ -170,9 +183,7 @@ Test(lpset, a_task_nothing_reaches_keeps_its_paths)
 						 s->plan[e - 1], t));
 		}
 	cr_assert_gt(waited, 0, "the ring's tasks reach C");
-	lpset_free(s);
-	timeline_free(tl);
-	scenario_free(sc);
+	ring_set_free(s, tl, sc);
 }
 
 /*
@@ -212,9 +223,7 @@ Test(lpset, a_task_cut_off_for_ever_is_lost)
 	}
 	cr_assert_gt(lost, 0, "the ring's tasks reach C");
 	cr_assert_eq(lpset_lost_why(s, -1, why, sizeof(why)), -1);
-	lpset_free(s);
-	timeline_free(tl);
-	scenario_free(sc);
+	ring_set_free(s, tl, sc);
 	/* repaired: nobody is lost */
 	sc = ring_with("events:\n"
 		       "  - {at_s: 1, cut: {a: B, b: C}}\n"
@@ -224,9 +233,7 @@ Test(lpset, a_task_cut_off_for_ever_is_lost)
 				  &tl, &s, why, sizeof(why)), 0, "%s", why);
 	for (int t = 0; t < s->sc->ntasks; t++)
 		cr_assert_eq(s->lost[t], -1);
-	lpset_free(s);
-	timeline_free(tl);
-	scenario_free(sc);
+	ring_set_free(s, tl, sc);
 }
 
 /*
@@ -237,25 +244,18 @@ Test(lpset, a_task_cut_off_for_ever_is_lost)
  */
 Test(lpset, background_traffic_flows_in_its_epochs)
 {
-	enum resched pol[] = { RESCHED_NONE, RESCHED_FULL, RESCHED_AUTO };
-
-	for (size_t i = 0; i < sizeof(pol) / sizeof(pol[0]); i++) {
-		struct scenario *sc = ring_with(
+	for (size_t i = 0; i < NPOLICIES; i++) {
+		struct scenario *sc;
+		struct timeline *tl;
+		struct lpset *s = ring_set(
 			"events:\n"
 			"  - {at_s: 1, traffic: {from: s1, to: s4, gbps: 5,"
 			" for_s: 1}}\n"
-			"  - {at_s: 1.5, arrive: {name: t9, global: s6,"
-			" locals: [s3], parameters: 1000,"
-			" bytes_per_parameter: 4, work_core_s: 0.01}}\n");
-		struct timeline *tl = timeline_new(sc, &sched_spff, pol[i],
-						   predict_round);
+			T9_ARRIVES("1.5"),
+			&sched_spff, policies[i], &sc, &tl);
 		struct addressing *a0;
-		struct lpset *s;
-		char why[256];
 		int routed = 0;
 
-		cr_assert_not_null(tl);
-		cr_assert_eq(lpset_new(tl, &s, why, sizeof(why)), 0, "%s", why);
 		/* start, traffic, arrival, traffic's end */
 		cr_assert_eq(s->nepochs, 4);
 		cr_assert_eq(s->sc->nbg, 1);
@@ -301,9 +301,7 @@ Test(lpset, background_traffic_flows_in_its_epochs)
 		cr_assert(strstr(s->plan[0]->bg[0].why, "does not flow"),
 			  "%s", s->plan[0]->bg[0].why);
 		addressing_free(a0);
-		lpset_free(s);
-		timeline_free(tl);
-		scenario_free(sc);
+		ring_set_free(s, tl, sc);
 	}
 }
 
@@ -388,9 +386,7 @@ Test(lpset, a_tree_that_changes_carries_on_as_a_task_of_its_own)
 				      a->ep[s->prev[t]][2 * m].dst);
 	cr_log_info("mst under full on the ring: %d tree changes", changes);
 	addressing_free(a);
-	lpset_free(s);
-	timeline_free(tl);
-	scenario_free(sc);
+	ring_set_free(s, tl, sc);
 }
 
 /*
@@ -402,23 +398,15 @@ Test(lpset, a_tree_that_changes_carries_on_as_a_task_of_its_own)
  */
 Test(lpset, tasks_that_arrive_and_leave_run_in_their_epochs)
 {
-	enum resched pol[] = { RESCHED_NONE, RESCHED_FULL, RESCHED_AUTO };
-
-	for (size_t i = 0; i < sizeof(pol) / sizeof(pol[0]); i++) {
-		struct scenario *sc = ring_with(
+	for (size_t i = 0; i < NPOLICIES; i++) {
+		struct scenario *sc;
+		struct timeline *tl;
+		struct lpset *s = ring_set(
 			"events:\n"
-			"  - {at_s: 1, arrive: {name: t9, global: s6,"
-			" locals: [s3], parameters: 1000,"
-			" bytes_per_parameter: 4, work_core_s: 0.01}}\n"
-			"  - {at_s: 2, leave: t1}\n");
-		struct timeline *tl = timeline_new(sc, &sched_spff, pol[i],
-						   predict_round);
+			T9_ARRIVES("1") "  - {at_s: 2, leave: t1}\n",
+			&sched_spff, policies[i], &sc, &tl);
 		int t1 = -1, t9 = -1;
-		struct lpset *s;
-		char why[256];
 
-		cr_assert_not_null(tl);
-		cr_assert_eq(lpset_new(tl, &s, why, sizeof(why)), 0, "%s", why);
 		cr_assert_eq(s->nepochs, 3);
 		cr_assert_eq(s->sc->ntasks, sc->ntasks + 1);
 		for (int t = 0; t < s->sc->ntasks; t++) {
@@ -468,9 +456,7 @@ Test(lpset, tasks_that_arrive_and_leave_run_in_their_epochs)
 		for (int l = 0; l < s->net->nlp; l++)
 			if (s->net->lp[l].task == t9)
 				cr_assert(s->lit[1][l] && !s->lit[0][l]);
-		lpset_free(s);
-		timeline_free(tl);
-		scenario_free(sc);
+		ring_set_free(s, tl, sc);
 	}
 }
 
@@ -481,17 +467,14 @@ Test(lpset, tasks_that_arrive_and_leave_run_in_their_epochs)
  */
 Test(lpset, an_epoch_without_a_task_that_is_not_ready)
 {
-	struct scenario *sc = ring_with(cut_repair);
-	struct timeline *tl = timeline_new(sc, &sched_spff, RESCHED_NONE,
-					   predict_round);
+	struct scenario *sc;
+	struct timeline *tl;
+	struct lpset *s = ring_set(cut_repair, &sched_spff, RESCHED_NONE, &sc,
+				   &tl);
 	bool absent[8] = { true };
-	struct lpset *s;
 	struct plan *q;
 	double with = 0, without = 0;
-	char why[256];
 
-	cr_assert_not_null(tl);
-	cr_assert_eq(lpset_new(tl, &s, why, sizeof(why)), 0, "%s", why);
 	cr_assert_eq(sc->ntasks, 2);
 	cr_assert_eq(predict_round(s->plan[1]), 0);
 	q = lpset_plan_without(s, 1, absent);
@@ -511,7 +494,5 @@ Test(lpset, an_epoch_without_a_task_that_is_not_ready)
 	cr_assert_lt(without, with, "t1's bytes are gone from the links");
 	cr_assert_gt(without, 0);
 	plan_free(q);
-	lpset_free(s);
-	timeline_free(tl);
-	scenario_free(sc);
+	ring_set_free(s, tl, sc);
 }

@@ -40,43 +40,65 @@ static int below(int n)
 	return (int)(uniform() * n);
 }
 
-static void random_inst(struct inst *x, uint64_t seed)
+/* x's weights, drawn from the stream as it stands. */
+static void random_weights(struct inst *x)
 {
-	int perm[NR + 1];
-
-	memset(x, 0, sizeof(*x));
-	rng_state = seed * 0x9e3779b97f4a7c15ULL + 1;
 	x->alpha = 0.5 + uniform();
 	x->beta = 0.02 + uniform() * 0.5;
 	x->reuse = 0.05 + uniform() * 0.9;
 	x->adddrop = uniform() * 0.5;
-	/* a random spanning tree, then a few more fibres */
-	for (int v = 1; v < NROADM; v++) {
-		int u = below(v);
+}
 
-		x->km[u][v] = x->km[v][u] = 20 + uniform() * 800;
-	}
-	for (int i = 0, n = 2 + below(4); i < n; i++) {
-		int u = below(NROADM), v = below(NROADM);
+/* n draws of a further fibre among ROADMs 0..nroadm-1; u = v adds none. */
+static void random_fibres(struct inst *x, int nroadm, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int u = below(nroadm), v = below(nroadm);
 
 		if (u != v)
 			x->km[u][v] = x->km[v][u] = 20 + uniform() * 800;
 	}
-	for (int s = 0; s <= NR; s++) {
-		x->server_router[s] = s < NR ? s : below(NR);
+}
+
+/*
+ * Servers 0..nr (nr <= NR): server s < nr on router s, the last on a
+ * random one, each at a random distance from it; the task's global model
+ * and its locals on distinct servers at random.
+ */
+static void random_servers(struct inst *x, int nr)
+{
+	int perm[NR + 1];
+
+	for (int s = 0; s <= nr; s++) {
+		x->server_router[s] = s < nr ? s : below(nr);
 		x->access_km[s] = uniform() * 30;
 		perm[s] = s;
 	}
-	for (int i = NR; i > 0; i--) {
+	for (int i = nr; i > 0; i--) {
 		int j = below(i + 1), t = perm[i];
 
 		perm[i] = perm[j];
 		perm[j] = t;
 	}
 	x->global = perm[0];
-	x->nlocals = 1 + below(NR);
+	x->nlocals = 1 + below(nr);
 	for (int i = 0; i < x->nlocals; i++)
 		x->locals[i] = perm[1 + i];
+}
+
+static void random_inst(struct inst *x, uint64_t seed)
+{
+	memset(x, 0, sizeof(*x));
+	rng_state = seed * 0x9e3779b97f4a7c15ULL + 1;
+	random_weights(x);
+	/* a random spanning tree, then a few more fibres */
+	for (int v = 1; v < NROADM; v++) {
+		int u = below(v);
+
+		x->km[u][v] = x->km[v][u] = 20 + uniform() * 800;
+	}
+	random_fibres(x, NROADM, 2 + below(4));
+	random_servers(x, NR);
 }
 
 /* x as a scenario: routers on ROADMs 0..nr-1 of nroadm, nlambda each. */
@@ -190,16 +212,19 @@ static void runs_of(const struct inst *x, struct runs *r)
 	}
 }
 
-/* Whether the pairs chosen (pick[p] != 0) join every router in need. */
-static bool joins(const int *pick, unsigned need)
+/*
+ * Whether the pairs of routers 0..nr-1 chosen (pick[p] != none, pairs in
+ * the order (0, 1), (0, 2), ..., (1, 2), ...) join every router in need.
+ */
+static bool joins(int nr, const int *pick, int none, unsigned need)
 {
-	int uf[NR], p = 0;
+	int uf[NR], p = 0, root = -1;
 
-	for (int i = 0; i < NR; i++)
+	for (int i = 0; i < nr; i++)
 		uf[i] = i;
-	for (int a = 0; a < NR; a++)
-		for (int b = a + 1; b < NR; b++, p++)
-			if (pick[p]) {
+	for (int a = 0; a < nr; a++)
+		for (int b = a + 1; b < nr; b++, p++)
+			if (pick[p] != none) {
 				int ra = a, rb = b;
 
 				while (uf[ra] != ra)
@@ -208,9 +233,7 @@ static bool joins(const int *pick, unsigned need)
 					rb = uf[rb];
 				uf[ra] = rb;
 			}
-	int root = -1;
-
-	for (int i = 0; i < NR; i++)
+	for (int i = 0; i < nr; i++)
 		if (need >> i & 1) {
 			int r = i;
 
@@ -224,6 +247,27 @@ static bool joins(const int *pick, unsigned need)
 }
 
 /*
+ * The routers the task's servers are on, a bit each, and the weight of
+ * their access links, each server's counted once.
+ */
+static double task_access(const struct inst *x, unsigned *need)
+{
+	unsigned seen = 0;
+	double access = 0;
+
+	*need = 0;
+	for (int i = -1; i < x->nlocals; i++) {
+		int s = i < 0 ? x->global : x->locals[i];
+
+		*need |= 1u << x->server_router[s];
+		if (!(seen >> s & 1))
+			access += x->beta * ms(x->access_km[s]);
+		seen |= 1u << s;
+	}
+	return access;
+}
+
+/*
  * The least weight of a broadcast tree and an upload tree over the
  * task's servers, trying every choice per pair of routers: broadcast
  * none, the run cheapest to light, or the run cheapest to light and cross
@@ -233,8 +277,8 @@ static bool joins(const int *pick, unsigned need)
 static double brute_force(const struct inst *x)
 {
 	struct runs r;
-	unsigned need = 0, seen = 0;
-	double access = 0, best = INFINITY;
+	unsigned need;
+	double access = task_access(x, &need), best = INFINITY;
 	int pick[NPAIR], up[NPAIR], pa[NPAIR], pb[NPAIR], p = 0;
 
 	runs_of(x, &r);
@@ -243,21 +287,13 @@ static double brute_force(const struct inst *x)
 			pa[p] = a;
 			pb[p] = b;
 		}
-	for (int i = -1; i < x->nlocals; i++) {
-		int s = i < 0 ? x->global : x->locals[i];
-
-		need |= 1u << x->server_router[s];
-		if (!(seen >> s & 1))
-			access += x->beta * ms(x->access_km[s]);
-		seen |= 1u << s;
-	}
 	for (long code = 0; code < 729; code++) {	/* 3^6 */
 		double wb = access, cu[NPAIR];
 		long c = code;
 
 		for (p = 0; p < NPAIR; p++, c /= 3)
 			pick[p] = (int)(c % 3);
-		if (!joins(pick, need))
+		if (!joins(NR, pick, 0, need))
 			continue;
 		for (p = 0; p < NPAIR; p++) {
 			int a = pa[p], b = pb[p];
@@ -274,7 +310,7 @@ static double brute_force(const struct inst *x)
 
 			for (p = 0; p < NPAIR; p++)
 				up[p] = m >> p & 1;
-			if (!joins(up, need))
+			if (!joins(NR, up, 0, need))
 				continue;
 			for (p = 0; p < NPAIR; p++)
 				if (up[p])
@@ -431,14 +467,10 @@ struct jpairs {
 static void jrandom(struct jinst *j, uint64_t seed)
 {
 	struct inst *x = &j->x;
-	int perm[JR + 1];
 
 	memset(j, 0, sizeof(*j));
 	rng_state = seed * 0x9e3779b97f4a7c15ULL + 7;
-	x->alpha = 0.5 + uniform();
-	x->beta = 0.02 + uniform() * 0.5;
-	x->reuse = 0.05 + uniform() * 0.9;
-	x->adddrop = uniform() * 0.5;
+	random_weights(x);
 	j->nlambda = 1 + below(2);
 	/* a random spanning tree grown from the transit ROADMs, so that
 	 * runs between routers often share a fibre; then a few more */
@@ -448,31 +480,12 @@ static void jrandom(struct jinst *j, uint64_t seed)
 
 		x->km[u][v] = x->km[v][u] = 20 + uniform() * 800;
 	}
-	for (int i = 0, n = 1 + below(4); i < n; i++) {
-		int u = below(JROADM), v = below(JROADM);
-
-		if (u != v)
-			x->km[u][v] = x->km[v][u] = 20 + uniform() * 800;
-	}
+	random_fibres(x, JROADM, 1 + below(4));
 	for (int u = 0; u < JROADM; u++)
 		for (int v = u + 1; v < JROADM; v++)
 			if (x->km[u][v] > 0)
 				j->fid[u][v] = j->fid[v][u] = j->nfib++;
-	for (int s = 0; s <= JR; s++) {
-		x->server_router[s] = s < JR ? s : below(JR);
-		x->access_km[s] = uniform() * 30;
-		perm[s] = s;
-	}
-	for (int i = JR; i > 0; i--) {
-		int k = below(i + 1), t = perm[i];
-
-		perm[i] = perm[k];
-		perm[k] = t;
-	}
-	x->global = perm[0];
-	x->nlocals = 1 + below(JR);
-	for (int i = 0; i < x->nlocals; i++)
-		x->locals[i] = perm[1 + i];
+	random_servers(x, JR);
 }
 
 /* Every simple run from ROADM u to ROADM b, on every wavelength. */
@@ -506,56 +519,16 @@ static void jruns(const struct jinst *j, int p, int u, int b, bool *on,
 	}
 }
 
-/* Whether the pairs chosen (pick[p] >= 0) join every router in need. */
-static bool jjoins(const int *pick, unsigned need)
-{
-	static const int pa[JPAIR] = { 0, 0, 1 }, pb[JPAIR] = { 1, 2, 2 };
-	int uf[JR], root = -1;
-
-	for (int i = 0; i < JR; i++)
-		uf[i] = i;
-	for (int p = 0; p < JPAIR; p++)
-		if (pick[p] >= 0) {
-			int ra = pa[p], rb = pb[p];
-
-			while (uf[ra] != ra)
-				ra = uf[ra];
-			while (uf[rb] != rb)
-				rb = uf[rb];
-			uf[ra] = rb;
-		}
-	for (int i = 0; i < JR; i++)
-		if (need >> i & 1) {
-			int r = i;
-
-			while (uf[r] != r)
-				r = uf[r];
-			if (root >= 0 && r != root)
-				return false;
-			root = r;
-		}
-	return true;
-}
-
 /*
  * The least weight of the two trees, with wavelength capacity (wl) or
  * without; INFINITY if none fits.
  */
 static double jbrute(const struct jinst *j, const struct jpairs *c, bool wl)
 {
-	const struct inst *x = &j->x;
-	unsigned need = 0, seen = 0;
-	double access = 0, best = INFINITY;
+	unsigned need;
+	double access = task_access(&j->x, &need), best = INFINITY;
 	int b[JPAIR], u[JPAIR];
 
-	for (int i = -1; i < x->nlocals; i++) {
-		int s = i < 0 ? x->global : x->locals[i];
-
-		need |= 1u << x->server_router[s];
-		if (!(seen >> s & 1))
-			access += x->beta * ms(x->access_km[s]);
-		seen |= 1u << s;
-	}
 	/* per pair: -1 none, else a lightpath; the upload's -2 reuses */
 	for (b[0] = -1; b[0] < c->n[0]; b[0]++)
 	for (b[1] = -1; b[1] < c->n[1]; b[1]++)
@@ -564,7 +537,7 @@ static double jbrute(const struct jinst *j, const struct jpairs *c, bool wl)
 		double wb = 2 * access;
 		bool clash = false;
 
-		if (!jjoins(b, need))
+		if (!joins(JR, b, -1, need))
 			continue;
 		for (int p = 0; p < JPAIR; p++) {
 			const struct jcand *k;
@@ -603,7 +576,7 @@ static double jbrute(const struct jinst *j, const struct jpairs *c, bool wl)
 				uu[k->lambda] |= k->fibs;
 				w += k->light;
 			}
-			if (ok && w < best && jjoins(join, need))
+			if (ok && w < best && joins(JR, join, -1, need))
 				best = w;
 		}
 	}

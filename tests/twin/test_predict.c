@@ -38,6 +38,11 @@
 	"tasks:\n  - {name: t, global: g, locals: " locals ", " \
 	"parameters: 312500, bytes_per_parameter: 4, work_core_s: 0.002}\n"
 
+/* Two locals behind rB, g behind rA; relay says how relays forward. */
+#define TWO_LOCALS(relay) \
+	HEAD relay "servers:\n" SRV("g", "rA") SRV("l1", "rB") SRV("l2", "rB") \
+	TASK("[l1, l2]")
+
 static struct plan *predicted(const char *yaml, const struct sched_ops *ops,
 			      struct scenario **out)
 {
@@ -84,8 +89,7 @@ Test(predict, one_local)
  */
 Test(predict, shared_access_link)
 {
-	static const char y[] = HEAD "relay: store\nservers:\n" SRV("g", "rA")
-		SRV("l1", "rB") SRV("l2", "rB") TASK("[l1, l2]");
+	static const char y[] = TWO_LOCALS("relay: store\n");
 	struct scenario *sc;
 	struct plan *p = predicted(y, &sched_spff, &sc);
 	const struct task_plan *tp = &p->tasks[0];
@@ -127,9 +131,8 @@ Test(predict, shared_access_link)
  */
 Test(predict, pipelined_relays)
 {
-	static const char y[] = HEAD "relay: pipelined\nchunk_kb: 100\n"
-		"servers:\n" SRV("g", "rA") SRV("l1", "rB") SRV("l2", "rB")
-		TASK("[l1, l2]");
+	static const char y[] =
+		TWO_LOCALS("relay: pipelined\nchunk_kb: 100\n");
 	const double c = 8e5 / 1e10, p_ = 0.49e-3;
 	struct scenario *sc;
 	struct plan *p = predicted(y, &sched_mst, &sc);
@@ -159,9 +162,8 @@ Test(predict, pipelined_relays)
  */
 Test(predict, pipelined_chunk_beyond_model_stores)
 {
-	static const char y[] = HEAD "relay: pipelined\nchunk_kb: 5000\n"
-		"servers:\n" SRV("g", "rA") SRV("l1", "rB") SRV("l2", "rB")
-		TASK("[l1, l2]");
+	static const char y[] =
+		TWO_LOCALS("relay: pipelined\nchunk_kb: 5000\n");
 	struct scenario *sc;
 	struct plan *p = predicted(y, &sched_mst, &sc);
 	const struct task_plan *tp = &p->tasks[0];
@@ -543,8 +545,7 @@ Test(predict, packets_one_local)
  */
 Test(predict, packets_share_a_link_in_turn)
 {
-	static const char y[] = HEAD "servers:\n" SRV("g", "rA")
-		SRV("l1", "rB") SRV("l2", "rB") TASK("[l1, l2]");
+	static const char y[] = TWO_LOCALS("");
 	struct scn_error err;
 	struct scenario *sc = scenario_parse(y, strlen(y), "t", &err);
 	struct plan *p = sched_plan(sc, &sched_spff), *q;

@@ -682,40 +682,41 @@ Test(scenario, explicit_values)
 #define T_BODY "global: s1, locals: [s2], parameters: 1, " \
 	"bytes_per_parameter: 1, work_core_s: 1"
 
+/* yaml's tasks, in the order the loader gives them: the n names of want. */
+static void task_order(const char *yaml, const char *const *want, int n)
+{
+	struct scenario *sc = parse_ok(yaml);
+
+	cr_assert_eq(sc->ntasks, n);
+	for (int i = 0; i < n; i++)
+		cr_expect_str_eq(sc->tasks[i].name, want[i], "position %d", i);
+	scenario_free(sc);
+}
+
 Test(scenario, arrival_order)
 {
 	static const char *const want[] = { "c", "e", "b", "a", "d" };
-	struct scenario *sc = parse_ok(
-		NET "tasks:\n"
-		"  - {name: a, " T_BODY "}\n"
-		"  - {name: b, arrival: 5, " T_BODY "}\n"
-		"  - {name: c, arrival: 2, " T_BODY "}\n"
-		"  - {name: d, " T_BODY "}\n"
-		"  - {name: e, arrival: 2, " T_BODY "}\n");
 
-	cr_assert_eq(sc->ntasks, 5);
-	for (int i = 0; i < 5; i++)
-		cr_expect_str_eq(sc->tasks[i].name, want[i], "position %d", i);
-	scenario_free(sc);
+	task_order(NET "tasks:\n"
+		   "  - {name: a, " T_BODY "}\n"
+		   "  - {name: b, arrival: 5, " T_BODY "}\n"
+		   "  - {name: c, arrival: 2, " T_BODY "}\n"
+		   "  - {name: d, " T_BODY "}\n"
+		   "  - {name: e, arrival: 2, " T_BODY "}\n", want, 5);
 }
 
 /* Ties are broken by file position, columns included. */
 Test(scenario, arrival_ties_on_one_line)
 {
 	static const char *const want[] = { "q", "p", "r", "s", "t", "u" };
-	struct scenario *sc = parse_ok(
-		NET "tasks: ["
-		"{name: p, arrival: 1, " T_BODY "}, "
-		"{name: q, arrival: 0, " T_BODY "}, "
-		"{name: r, arrival: 1, " T_BODY "}, "
-		"{name: s, arrival: 1, " T_BODY "}, "
-		"{name: t, " T_BODY "}, "
-		"{name: u, " T_BODY "}]\n");
 
-	cr_assert_eq(sc->ntasks, 6);
-	for (int i = 0; i < 6; i++)
-		cr_expect_str_eq(sc->tasks[i].name, want[i], "position %d", i);
-	scenario_free(sc);
+	task_order(NET "tasks: ["
+		   "{name: p, arrival: 1, " T_BODY "}, "
+		   "{name: q, arrival: 0, " T_BODY "}, "
+		   "{name: r, arrival: 1, " T_BODY "}, "
+		   "{name: s, arrival: 1, " T_BODY "}, "
+		   "{name: t, " T_BODY "}, "
+		   "{name: u, " T_BODY "}]\n", want, 6);
 }
 
 /* Top-level keys may come in any order: references resolve afterwards. */

@@ -34,6 +34,35 @@ static struct plan *plan_of(const struct scenario *sc,
 }
 
 /*
+ * An empty plan of sc for mst and s its state, on which mst's searches
+ * are checked, as they are or as mst_place places the tasks one by one.
+ */
+static struct plan *mst_plan(const struct scenario *sc, struct sched *s)
+{
+	struct plan *p = plan_new(sc, "mst");
+
+	cr_assert_not_null(p);
+	cr_assert_eq(sched_init(s, p), 0);
+	return p;
+}
+
+/* Task t placed as mst places it; one that does not fit leaves nothing. */
+static void mst_place(struct sched *s, struct plan *p, int t)
+{
+	int mark = net_mark(p->net);
+
+	if (sched_mst.place(s, &p->tasks[t], t))
+		net_rollback(p->net, mark);
+}
+
+/* What mst_plan made; plan_free releases the paths placed by hand. */
+static void mst_plan_free(struct sched *s, struct plan *p)
+{
+	sched_release(s);
+	plan_free(p);
+}
+
+/*
  * Ring A-B-C-D-A; A-B, B-C, C-D 100 km, D-A 250 km. G on A, locals on B,
  * C, D. SPFF: A-B direct, A-C over B (200 < 350 km), A-D direct (250 <
  * 300 km); first fit gives A-C wavelength 1 since A-B's 0 is taken.
@@ -150,15 +179,13 @@ Test(sched_known, mst_ring)
 Test(sched_known, mst_weight_by_hand)
 {
 	struct scenario *sc = parse(ring4);
-	struct plan *p = plan_new(sc, "mst");
 	struct sched s;
+	struct plan *p = mst_plan(sc, &s);
 	int term[4] = { scenario_find(sc, "sA"), scenario_find(sc, "sB"),
 			scenario_find(sc, "sC"), scenario_find(sc, "sD") };
 	int parent[4], order[4];
 	double w, step = 0.05 + (1 + 0.1 * 100 * 4.9e-3) + 0.05;
 
-	cr_assert_not_null(p);
-	cr_assert_eq(sched_init(&s, p), 0);
 	for (int exact = 0; exact < 2; exact++) {
 		cr_assert_eq(terminal_mst(&s, term, 4, 10, exact, parent,
 					  order, &w), 0);
@@ -166,8 +193,7 @@ Test(sched_known, mst_weight_by_hand)
 				   w);
 		cr_assert_eq(parent[3], 2);
 	}
-	sched_release(&s);
-	plan_free(p);
+	mst_plan_free(&s, p);
 	scenario_free(sc);
 }
 
@@ -465,16 +491,31 @@ static struct rnd_case rnd_cases[] = {
 	{ 9, 9, 30 },  { 10, 14, 40 }, { 11, 4, 10 }, { 12, 25, 30 },
 };
 
-ParameterizedTestParameters(sched_props, random)
+/* The cases each property below is checked on. */
+static struct criterion_test_params rnd_params(void)
 {
 	return cr_make_param_array(struct rnd_case, rnd_cases,
 				   sizeof(rnd_cases) / sizeof(rnd_cases[0]));
 }
 
+/* Case c's random scenario, drawn from seed c->seed + salt. */
+static struct scenario *rnd_scenario(const struct rnd_case *c, uint64_t salt)
+{
+	char *y = random_scenario(c->seed + salt, c->roadms, c->tasks);
+	struct scenario *sc = parse(y);
+
+	free(y);
+	return sc;
+}
+
+ParameterizedTestParameters(sched_props, random)
+{
+	return rnd_params();
+}
+
 ParameterizedTest(struct rnd_case *c, sched_props, random)
 {
-	char *y = random_scenario(c->seed, c->roadms, c->tasks);
-	struct scenario *sc = parse(y);
+	struct scenario *sc = rnd_scenario(c, 0);
 
 	for (int i = 0; sched_list[i]; i++) {
 		struct plan *p = plan_of(sc, sched_list[i]);
@@ -487,13 +528,11 @@ ParameterizedTest(struct rnd_case *c, sched_props, random)
 		plan_free(p);
 	}
 	scenario_free(sc);
-	free(y);
 }
 
 ParameterizedTestParameters(sched_props, mst_matches_closure_prim)
 {
-	return cr_make_param_array(struct rnd_case, rnd_cases,
-				   sizeof(rnd_cases) / sizeof(rnd_cases[0]));
+	return rnd_params();
 }
 
 /*
@@ -503,21 +542,17 @@ ParameterizedTestParameters(sched_props, mst_matches_closure_prim)
  */
 ParameterizedTest(struct rnd_case *c, sched_props, mst_matches_closure_prim)
 {
-	char *y = random_scenario(c->seed + 100, c->roadms, c->tasks);
-	struct scenario *sc = parse(y);
-	struct plan *p = plan_new(sc, "mst");
+	struct scenario *sc = rnd_scenario(c, 100);
 	struct sched s;
+	struct plan *p = mst_plan(sc, &s);
 	int nsrv = 2 * c->roadms, checked = 0;
 
-	cr_assert_not_null(p);
-	cr_assert_eq(sched_init(&s, p), 0);
 	for (int t = 0; t < p->ntasks; t++) {
 		int term[8], k = 2 + (int)rnd(6), parent[8], order[8];
 		double w1, w2;
-		int e1, e2, mark = net_mark(p->net);
+		int e1, e2;
 
-		if (sched_mst.place(&s, &p->tasks[t], t))
-			net_rollback(p->net, mark);
+		mst_place(&s, p, t);
 		for (int i = 0; i < k; i++) {
 			char nm[16];
 
@@ -540,17 +575,13 @@ ParameterizedTest(struct rnd_case *c, sched_props, mst_matches_closure_prim)
 		}
 	}
 	cr_assert_gt(checked, 0);
-	sched_release(&s);
-	/* tasks placed by hand: let plan_free release their paths */
-	plan_free(p);
+	mst_plan_free(&s, p);
 	scenario_free(sc);
-	free(y);
 }
 
 ParameterizedTestParameters(sched_props, search_matches_bellman_ford)
 {
-	return cr_make_param_array(struct rnd_case, rnd_cases,
-				   sizeof(rnd_cases) / sizeof(rnd_cases[0]));
+	return rnd_params();
 }
 
 /*
@@ -563,24 +594,21 @@ ParameterizedTestParameters(sched_props, search_matches_bellman_ford)
  */
 ParameterizedTest(struct rnd_case *c, sched_props, search_matches_bellman_ford)
 {
-	char *y = random_scenario(c->seed + 300, c->roadms, c->tasks);
-	struct scenario *sc = parse(y);
-	struct plan *p = plan_new(sc, "mst");
+	struct scenario *sc = rnd_scenario(c, 300);
+	struct sched s;
+	struct plan *p = mst_plan(sc, &s);
 	int n = sc->nnodes, nsrv = 2 * c->roadms, compared = 0;
 	double *d = calloc((size_t)n, sizeof(*d));
-	struct sched s;
 
-	cr_assert(p && d);
-	cr_assert_eq(sched_init(&s, p), 0);
+	cr_assert_not_null(d);
 	for (int t = 0; t < p->ntasks; t++) {
 		const struct net *net = p->net;
-		int mark = net_mark(p->net), src;
+		int src;
 		double demand = 10.0 * (1 + (int)rnd(10));
 		char nm[16];
 		bool more = true;
 
-		if (sched_mst.place(&s, &p->tasks[t], t))
-			net_rollback(p->net, mark);
+		mst_place(&s, p, t);
 		snprintf(nm, sizeof(nm), "s%u", rnd((uint32_t)nsrv));
 		src = scenario_find(sc, nm);
 		cr_assert_geq(src, 0);
@@ -648,11 +676,9 @@ ParameterizedTest(struct rnd_case *c, sched_props, search_matches_bellman_ford)
 		}
 	}
 	cr_assert_gt(compared, n);
-	sched_release(&s);
-	plan_free(p);
+	mst_plan_free(&s, p);
 	scenario_free(sc);
 	free(d);
-	free(y);
 }
 
 /* ---- shipped scenarios -------------------------------------------------- */
@@ -703,8 +729,7 @@ Test(sched_props, mst_not_worse_than_spff_on_shipped_scenarios)
 
 ParameterizedTestParameters(sched_props, pair_search_matches_dijkstra)
 {
-	return cr_make_param_array(struct rnd_case, rnd_cases,
-				   sizeof(rnd_cases) / sizeof(rnd_cases[0]));
+	return rnd_params();
 }
 
 /* Whether step st may be taken, as a directed search on the aux graph. */
@@ -756,18 +781,14 @@ static bool step_ok(const struct plan *p, const struct step *st, int lambda,
 static void check_pairs(const char *y, int nsrv)
 {
 	struct scenario *sc = parse(y);
-	struct plan *p = plan_new(sc, "mst");
+	struct sched s;
+	struct plan *p = mst_plan(sc, &s);
 	int found = 0, missed = 0;
 	bool *seen = calloc((size_t)sc->nnodes, sizeof(*seen));
-	struct sched s;
 
-	cr_assert(p && seen);
-	cr_assert_eq(sched_init(&s, p), 0);
+	cr_assert_not_null(seen);
 	for (int t = 0; t < p->ntasks; t++) {
-		int mark = net_mark(p->net);
-
-		if (sched_mst.place(&s, &p->tasks[t], t))
-			net_rollback(p->net, mark);
+		mst_place(&s, p, t);
 		for (int q = 0; q < 20; q++) {
 			char na[16], nb[16];
 			int a, b, lambda = q % 2 ? (int)rnd(4) : -1, e1, n;
@@ -816,9 +837,8 @@ static void check_pairs(const char *y, int nsrv)
 	}
 	cr_assert_gt(found, 0);
 	cr_log_info("%d paths compared, %d pairs unreachable", found, missed);
-	sched_release(&s);
 	free(seen);
-	plan_free(p);
+	mst_plan_free(&s, p);
 	scenario_free(sc);
 }
 

@@ -20,22 +20,7 @@
 #include "twin/timeline.h"
 #include "twin/wire.h"
 
-static struct scenario *ring_with(const char *events)
-{
-	FILE *f = fopen("scenarios/teaching-ring.yaml", "r");
-	static char buf[16384];
-	struct scn_error err;
-	struct scenario *sc;
-	size_t n;
-
-	cr_assert_not_null(f, "run from the repository's top");
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s", events);
-	sc = scenario_parse(buf, n, "ring", &err);
-	cr_assert_not_null(sc, "%d:%d: %s", err.line, err.col, err.msg);
-	return sc;
-}
+#include "ring.h"
 
 static int task_index(const struct plan *p, const char *name)
 {
@@ -72,6 +57,16 @@ static void only_movers_move(const struct epoch *prev, const struct epoch *e)
 	}
 }
 
+/* sc followed by mst under pol, each round predicted (fluid). */
+static struct timeline *mst_timeline(const struct scenario *sc,
+				     enum resched pol)
+{
+	struct timeline *tl = timeline_new(sc, &sched_mst, pol, predict_round);
+
+	cr_assert_not_null(tl, "%s", resched_name(pol));
+	return tl;
+}
+
 static const char story[] =
 	"events:\n"
 	"  - {at_s: 1, cut: {a: A, b: B}}\n"
@@ -84,12 +79,10 @@ static const char story[] =
 Test(timeline, none_moves_only_what_must)
 {
 	struct scenario *sc = ring_with(story);
-	struct timeline *tl = timeline_new(sc, &sched_mst, RESCHED_NONE,
-					   predict_round);
+	struct timeline *tl = mst_timeline(sc, RESCHED_NONE);
 	const struct epoch *e;
 	int ab = sc->events[0].fibre, crossed = 0;
 
-	cr_assert_not_null(tl);
 	/* start, cut, traffic, its end, arrive, repair, leave */
 	cr_assert_eq(tl->n, 7);
 	cr_assert_eq(tl->e[0].event, -1);
@@ -187,12 +180,10 @@ Test(timeline, a_cut_off_task_is_blocked_alone)
 		" work_core_s: 0.01}}\n"
 		"  - {at_s: 1, cut: {a: B, b: C}}\n"
 		"  - {at_s: 1, cut: {a: C, b: D}}\n");
-	struct timeline *tl = timeline_new(sc, &sched_mst, RESCHED_NONE,
-					   predict_round);
+	struct timeline *tl = mst_timeline(sc, RESCHED_NONE);
 	const struct plan *p;
 	int off = 0;
 
-	cr_assert_not_null(tl);
 	cr_assert_eq(tl->n, 4);
 	p = tl->e[3].plan;
 	for (int i = 0; i < p->ntasks; i++) {
@@ -305,19 +296,14 @@ Test(timeline, tcp_timeouts_worked_out_by_hand)
 }
 
 /*
- * A cut with no way round, repaired a second later: t1 waits on the line
- * A-B and carries on over the same paths, not when the fibre is back (2
- * s) but at its connections' first timeout after it (2.40686 s), then in
- * slow start, and runs again the round the cut fell in.
+ * The line sA - rA = rB - sB, A-B 100 km, t1 training for rounds, and the
+ * events ("  - {...}\n" each).
  */
-Test(timeline, a_task_left_waiting_carries_on_at_tcps_timeout)
+static struct scenario *line_of(unsigned rounds, const char *events)
 {
 	static char buf[2048];
 	struct scn_error err;
 	struct scenario *sc;
-	struct timeline *tl;
-	struct tl_outcome o;
-	double r, k0, back;
 	int n;
 
 	n = snprintf(buf, sizeof(buf),
@@ -326,12 +312,27 @@ Test(timeline, a_task_left_waiting_carries_on_at_tcps_timeout)
 		"fibres: [{a: A, b: B, km: 100}]\n"
 		"routers: [{name: rA, roadm: A}, {name: rB, roadm: B}]\n"
 		SERVERS_AB_TASK_T1
-		"events:\n  - {at_s: 1, cut: {a: A, b: B}}\n"
-		"  - {at_s: 2, repair: {a: A, b: B}}\n", 5000u);
+		"events:\n%s", rounds, events);
 	sc = scenario_parse(buf, (size_t)n, "line", &err);
 	cr_assert_not_null(sc, "%d:%d: %s", err.line, err.col, err.msg);
-	tl = timeline_new(sc, &sched_mst, RESCHED_NONE, predict_round);
-	cr_assert_not_null(tl);
+	return sc;
+}
+
+/*
+ * A cut with no way round, repaired a second later: t1 waits on the line
+ * A-B and carries on over the same paths, not when the fibre is back (2
+ * s) but at its connections' first timeout after it (2.40686 s), then in
+ * slow start, and runs again the round the cut fell in.
+ */
+Test(timeline, a_task_left_waiting_carries_on_at_tcps_timeout)
+{
+	struct scenario *sc = line_of(5000,
+				      "  - {at_s: 1, cut: {a: A, b: B}}\n"
+				      "  - {at_s: 2, repair: {a: A, b: B}}\n");
+	struct timeline *tl = mst_timeline(sc, RESCHED_NONE);
+	struct tl_outcome o;
+	double r, k0, back;
+
 	cr_assert_eq(tl->n, 3);
 	cr_assert(tl->e[1].plan->tasks[0].blocked, "no way round");
 	cr_assert_not(tl->e[2].plan->tasks[0].blocked);
@@ -355,11 +356,9 @@ static bool moves_back(unsigned rounds, double reconfig_ms,
 		       enum resched policy)
 {
 	struct scenario *sc = triangle(rounds, reconfig_ms);
-	struct timeline *tl = timeline_new(sc, &sched_mst, policy,
-					   predict_round);
+	struct timeline *tl = mst_timeline(sc, policy);
 	bool moved;
 
-	cr_assert_not_null(tl);
 	cr_assert_eq(tl->n, 3);
 	cr_assert(tl->e[1].moved[0], "the cut moves t1");
 	cr_assert_gt(tl->e[1].plan->tasks[0].round_s,
@@ -395,12 +394,10 @@ Test(timeline, auto_moves_when_it_pays)
 Test(timeline, a_set_up_outlasts_the_next_event)
 {
 	struct scenario *sc = triangle(5000, 1500);
-	struct timeline *tl = timeline_new(sc, &sched_mst, RESCHED_NONE,
-					   predict_round);
+	struct timeline *tl = mst_timeline(sc, RESCHED_NONE);
 	struct tl_outcome o;
 	double r0, r1, k0, setup, want, back;
 
-	cr_assert_not_null(tl);
 	cr_assert_eq(tl->n, 3);
 	cr_assert(tl->e[1].moved[0]);
 	cr_assert_not(tl->e[2].moved[0], "none does not move back");
@@ -440,8 +437,7 @@ Test(timeline, shipped_events_play_on_the_ring)
 		"scenarios/events/teaching-ring-cut.yaml", &err), 0,
 		"%s:%d:%d: %s", err.file, err.line, err.col, err.msg);
 	for (int p = RESCHED_NONE; p <= RESCHED_AUTO; p++) {
-		tl = timeline_new(sc, &sched_mst, p, predict_round);
-		cr_assert_not_null(tl, "%s", resched_name(p));
+		tl = mst_timeline(sc, p);
 		cr_assert_eq(tl->n, 7, "traffic starts one and ends one");
 		cr_assert_str_eq(epoch_name(tl, &tl->e[2]), "traffic");
 		cr_assert_eq(tl->e[2].plan->nbg, 1);
@@ -465,37 +461,27 @@ Test(timeline, shipped_events_play_on_the_ring)
  */
 static struct scenario *line_with(const char *events)
 {
-	static char buf[2048];
-	struct scn_error err;
-	struct scenario *sc;
-	int n;
+	return line_of(100, events);
+}
 
-	n = snprintf(buf, sizeof(buf),
-		"name: line\nwavelength_gbps: 100\nwavelengths: 4\n"
-		"demand_gbps: 10\nroadms: [A, B]\n"
-		"fibres: [{a: A, b: B, km: 100}]\n"
-		"routers: [{name: rA, roadm: A}, {name: rB, roadm: B}]\n"
-		SERVERS_AB_TASK_T1
-		"events:\n%s", 100u, events);
-	sc = scenario_parse(buf, (size_t)n, "line", &err);
-	cr_assert_not_null(sc, "%d:%d: %s", err.line, err.col, err.msg);
-	return sc;
+/* The line with traffic sA -> sB at gbps from 1 s for for_s. */
+static struct scenario *line_with_traffic(double gbps, double for_s)
+{
+	char ev[256];
+
+	snprintf(ev, sizeof(ev),
+		 "  - {at_s: 1, traffic: {from: sA, to: sB, gbps: %.17g,"
+		 " for_s: %.17g}}\n", gbps, for_s);
+	return line_with(ev);
 }
 
 static void slowed_to(double gbps, double share_gbps)
 {
-	char ev[256];
-	struct scenario *sc;
-	struct timeline *tl;
+	struct scenario *sc = line_with_traffic(gbps, 2);
+	struct timeline *tl = mst_timeline(sc, RESCHED_NONE);
 	struct wire_msg wm;
 	double bits, quiet, busy;
 
-	snprintf(ev, sizeof(ev),
-		 "  - {at_s: 1, traffic: {from: sA, to: sB, gbps: %g,"
-		 " for_s: 2}}\n", gbps);
-	sc = line_with(ev);
-	tl = timeline_new(sc, &sched_mst, RESCHED_NONE, predict_round);
-	cr_assert_not_null(tl);
 	cr_assert_eq(tl->n, 3);
 	cr_assert_float_eq(tl->e[1].at_s, 1, 1e-12);
 	cr_assert_float_eq(tl->e[2].at_s, 3, 1e-12);
@@ -534,10 +520,8 @@ Test(timeline, traffic_without_a_lit_path_is_not_routed)
 		"  - {at_s: 1, traffic: {from: rB, to: rA, gbps: 20,"
 		" for_s: 1}}\n"
 		"  - {at_s: 1.5, cut: {a: A, b: B}}\n");
-	struct timeline *tl = timeline_new(sc, &sched_mst, RESCHED_NONE,
-					   predict_round);
+	struct timeline *tl = mst_timeline(sc, RESCHED_NONE);
 
-	cr_assert_not_null(tl);
 	cr_assert_eq(tl->n, 4);
 	cr_assert(tl->e[1].plan->bg[0].routed, "rB -> rA over the lightpath");
 	cr_assert_eq(tl->e[1].plan->bg[0].path.nhops, 1);
@@ -559,18 +543,14 @@ Test(timeline, traffic_without_a_lit_path_is_not_routed)
  */
 Test(timeline, the_packet_predictor_follows_traffic)
 {
-	struct scenario *sc = line_with(
-		"  - {at_s: 1, traffic: {from: sA, to: sB, gbps: 150,"
-		" for_s: 1}}\n");
+	struct scenario *sc = line_with_traffic(150, 1);
 	struct timeline *pkt = timeline_new(sc, &sched_mst, RESCHED_NONE,
 					    predict_round_packets);
-	struct timeline *fl = timeline_new(sc, &sched_mst, RESCHED_NONE,
-					   predict_round);
+	struct timeline *fl = mst_timeline(sc, RESCHED_NONE);
 	const double frame = 1514 * 8 / 100e9;
 	double quiet, busy;
 
 	cr_assert_not_null(pkt);
-	cr_assert_not_null(fl);
 	cr_assert_str_eq(epoch_name(pkt, &pkt->e[1]), "traffic");
 	cr_assert_str_eq(pkt->e[1].plan->predictor, "packet");
 	quiet = pkt->e[0].plan->tasks[0].bcast_s;
@@ -587,8 +567,7 @@ Test(timeline, the_packet_predictor_follows_traffic)
 	timeline_free(fl);
 	scenario_free(sc);
 
-	sc = line_with("  - {at_s: 1, traffic: {from: sA, to: sB, "
-		       "gbps: 1000000, for_s: 1}}\n");
+	sc = line_with_traffic(1000000, 1);
 	errno = 0;
 	cr_assert_null(timeline_new(sc, &sched_mst, RESCHED_NONE,
 				    predict_round_packets));
@@ -604,16 +583,12 @@ Test(timeline, the_packet_predictor_follows_traffic)
  */
 Test(timeline, traffic_in_a_window_of_the_round)
 {
-	struct scenario *sc = line_with(
-		"  - {at_s: 1, traffic: {from: sA, to: sB, gbps: 20,"
-		" for_s: 1}}\n");
-	struct timeline *tl = timeline_new(sc, &sched_mst, RESCHED_NONE,
-					   predict_round);
+	struct scenario *sc = line_with_traffic(20, 1);
+	struct timeline *tl = mst_timeline(sc, RESCHED_NONE);
 	struct plan *p;
 	struct wire_msg wm;
 	double bits, x, quiet, want;
 
-	cr_assert_not_null(tl);
 	p = tl->e[1].plan;
 	cr_assert_eq(wire_message(sc, &sc->tasks[0], &wm), 0);
 	bits = 8.0 * (double)wm.data_bytes * sc->scale;
@@ -645,15 +620,11 @@ Test(timeline, traffic_in_a_window_of_the_round)
 Test(timeline, what_the_policies_come_to)
 {
 	struct scenario *sc = triangle(5000, 100);
-	struct timeline *none = timeline_new(sc, &sched_mst, RESCHED_NONE,
-					     predict_round);
-	struct timeline *aut = timeline_new(sc, &sched_mst, RESCHED_AUTO,
-					    predict_round);
+	struct timeline *none = mst_timeline(sc, RESCHED_NONE);
+	struct timeline *aut = mst_timeline(sc, RESCHED_AUTO);
 	struct tl_outcome on, oa;
 	double r0, r1, k0, setup, want, back;
 
-	cr_assert_not_null(none);
-	cr_assert_not_null(aut);
 	cr_assert_eq(timeline_outcome(none, &on), 0);
 	cr_assert_eq(timeline_outcome(aut, &oa), 0);
 	r0 = none->e[0].plan->tasks[0].round_s;
@@ -747,12 +718,10 @@ Test(timeline, new_trees_wait_for_their_connections)
 {
 	struct scenario *sc = ring_with("events:\n"
 					"  - {at_s: 0.1, cut: {a: A, b: B}}\n");
-	struct timeline *tl = timeline_new(sc, &sched_mst, RESCHED_FULL,
-					   predict_round);
+	struct timeline *tl = mst_timeline(sc, RESCHED_FULL);
 	struct tl_outcome o;
 	int changed = 0;
 
-	cr_assert_not_null(tl);
 	cr_assert_eq(tl->n, 2);
 	cr_assert_eq(timeline_outcome(tl, &o), 0);
 	for (int i = 0; i < sc->ntasks; i++) {
