@@ -7,7 +7,6 @@
  */
 #include <criterion/criterion.h>
 #include <json-c/json.h>
-#include <fcntl.h>
 #include <ftw.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -52,17 +51,6 @@ static const char schema[] =
 	"CREATE TABLE links ("
 	" run INTEGER, round INTEGER, link TEXT, bytes INTEGER,"
 	" pred_bytes REAL, PRIMARY KEY (run, round, link));";
-
-static char *slurp_path(const char *path)
-{
-	int fd = open(path, O_RDONLY);
-	char *s;
-
-	cr_assert(fd >= 0, "cannot open '%s'", path);
-	s = tl_slurp(fd);
-	close(fd);
-	return s;
-}
 
 static void exec_sql(sqlite3 *db, const char *sql)
 {
@@ -287,7 +275,7 @@ static char *out_file(const char *name)
 	char path[256];
 
 	out_path(path, sizeof(path), name);
-	return slurp_path(path);
+	return tl_read(path);
 }
 
 /* Whether the report wrote name, empty or not. */
