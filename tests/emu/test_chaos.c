@@ -378,17 +378,14 @@ Test(chaos, kill_points_leave_nothing)
 		"bytes_per_parameter: 4\nwork_core_s: 0.01\n",
 		getcwd((char[512]){ 0 }, 512));
 	cr_assert_eq(fclose(f), 0);
-	f = fopen(ring_file, "w");
-	cr_assert_not_null(f);
 	{
-		FILE *in = fopen("scenarios/teaching-ring.yaml", "r");
-		char buf[8192];
-		size_t n;
+		char ring[8192];
 
-		cr_assert_not_null(in);
-		n = fread(buf, 1, sizeof(buf), in);
-		fclose(in);
-		cr_assert_eq(fwrite(buf, 1, n, f), n);
+		nt_read_file("scenarios/teaching-ring.yaml", ring, sizeof(ring));
+		cr_assert(ring[0], "cannot read scenarios/teaching-ring.yaml");
+		f = fopen(ring_file, "w");
+		cr_assert_not_null(f);
+		fputs(ring, f);
 	}
 	fputs("events:\n  - {at_s: 0, traffic: {from: s1, to: s4, gbps: 2, "
 	      "for_s: 1000}}\n  - {at_s: 0.05, cut: {a: A, b: B}}\n"

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,57 @@ static void teardown(void)
 
 TestSuite(run, .init = setup, .fini = teardown, .timeout = 240);
 
+/* A `twinlab run` command line and the strings it holds. */
+struct run_cmd {
+	char *argv[24];
+	char rounds[16], dil[32];
+};
+
+/*
+ * `twinlab run scenario --scheduler sched --rounds rounds` on the test's
+ * database and prefix, at `dilation` (NULL: the default, auto), then the
+ * options that follow `dilation` up to a NULL. Its argv, in c.
+ */
+__attribute__((sentinel))
+static char **run_cmd(struct run_cmd *c, const char *scenario,
+		      const char *sched, int rounds, const char *dilation, ...)
+{
+	char *bin = getenv("TWINLAB");
+	const char *opt;
+	va_list ap;
+	int n = 0;
+
+	cr_assert_not_null(bin, "TWINLAB is not set");
+	snprintf(c->rounds, sizeof(c->rounds), "%d", rounds);
+	snprintf(c->dil, sizeof(c->dil), "%s", dilation ? dilation : "");
+	for (const char *const *a = (const char *const[]){
+		     bin, "run", scenario, "--scheduler", sched, "--rounds",
+		     c->rounds, "--db", db, "--prefix", prefix, NULL };
+	     *a; a++)
+		c->argv[n++] = (char *)*a;
+	if (dilation) {
+		c->argv[n++] = "--dilation";
+		c->argv[n++] = c->dil;
+	}
+	va_start(ap, dilation);
+	while ((opt = va_arg(ap, const char *))) {
+		cr_assert_lt(n, 23, "too many options");
+		c->argv[n++] = (char *)opt;
+	}
+	va_end(ap);
+	c->argv[n] = NULL;
+	return c->argv;
+}
+
+/* Start argv with stdout and stderr into `out`. */
+static pid_t spawn_run(char *const argv[])
+{
+	pid_t pid = nt_spawn_to(argv, out);
+
+	cr_assert_gt(pid, 0, "cannot start twinlab: %s", strerror(-pid));
+	return pid;
+}
+
 /*
  * Start `twinlab run` with stdout and stderr into `out`, at `dilation`
  * (NULL: the default, auto).
@@ -87,18 +139,9 @@ TestSuite(run, .init = setup, .fini = teardown, .timeout = 240);
 static pid_t start_run_at(const char *scenario, const char *sched,
 			  int rounds, const char *dilation)
 {
-	char r[16], *bin = getenv("TWINLAB");
-	char *argv[] = { bin, "run", (char *)scenario, "--scheduler",
-			 (char *)sched, "--rounds", r, "--db", db, "--prefix",
-			 prefix, dilation ? "--dilation" : NULL,
-			 (char *)dilation, NULL };
-	pid_t pid;
+	struct run_cmd c;
 
-	cr_assert_not_null(bin, "TWINLAB is not set");
-	snprintf(r, sizeof(r), "%d", rounds);
-	pid = nt_spawn_to(argv, out);
-	cr_assert_gt(pid, 0, "cannot start twinlab: %s", strerror(-pid));
-	return pid;
+	return spawn_run(run_cmd(&c, scenario, sched, rounds, dilation, NULL));
 }
 
 static pid_t start_run(const char *scenario, const char *sched, int rounds)
@@ -116,27 +159,56 @@ static int wait_run(pid_t pid)
 }
 
 /*
- * Start argv with its stdout and stderr into a pipe, read through *rd
- * line by line as it runs (its lines are the events a test waits for),
- * and `out` opened as *copy for what was read. The child's pid.
+ * A command whose stdout and stderr come through a pipe, read line by
+ * line as it runs (its lines are the events a test waits for), each line
+ * read copied into `out`.
  */
-static pid_t start_piped(char *const argv[], FILE **rd, FILE **copy)
+struct piped {
+	pid_t pid;
+	FILE *rd, *copy;
+	char line[512];
+};
+
+static void start_piped(struct piped *pp, char *const argv[])
 {
 	posix_spawn_file_actions_t fa;
 	int fds[2];
-	pid_t pid;
 
 	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-	cr_assert_eq(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ), 0);
+	cr_assert_eq(posix_spawn(&pp->pid, argv[0], &fa, NULL, argv, environ),
+		     0);
 	posix_spawn_file_actions_destroy(&fa);
 	close(fds[1]);
-	*rd = fdopen(fds[0], "r");
-	*copy = fopen(out, "w");
-	cr_assert(*rd && *copy);
-	return pid;
+	pp->rd = fdopen(fds[0], "r");
+	pp->copy = fopen(out, "w");
+	cr_assert(pp->rd && pp->copy);
+}
+
+/* Its next line into pp->line, and into `out` (output() has it at once);
+ * false at the end of its output. */
+static bool piped_line(struct piped *pp)
+{
+	if (!fgets(pp->line, sizeof(pp->line), pp->rd))
+		return false;
+	fputs(pp->line, pp->copy);
+	fflush(pp->copy);
+	return true;
+}
+
+/* The rest of its output, then its end: its wait status. */
+static int piped_wait(struct piped *pp)
+{
+	int status;
+
+	while (piped_line(pp))
+		;
+	fclose(pp->rd);
+	fclose(pp->copy);
+	cr_assert_eq(waitpid(pp->pid, &status, 0), pp->pid);
+	return status;
 }
 
 static char *output(void)
@@ -166,35 +238,84 @@ static double q1(sqlite3 *h, const char *sql)
 	return q1_at(h, sql, 0, 0);
 }
 
-/*
- * Run until the monitor judges the whole run faithful: auto from `from`,
- * and a run degraded in a later round (auto recalibrates on round 1
- * only) again at the dilation it names, up to three times. The claims
- * the callers check hold for a faithful run; the tool finds one itself.
- * Returns the output of the faithful run.
- */
-static char *run_faithful(const char *scenario, const char *sched,
-			  int rounds, const char *from)
-{
-	char dil[32], *o = NULL;
+/* The SQL condition on a table's run: the last run, the one a test made. */
+#define THIS_RUN "run = (SELECT max(id) FROM runs)"
 
-	snprintf(dil, sizeof(dil), "%s", from);
+/* Every check of the last run's rounds held. */
+static void checks_held(sqlite3 *h)
+{
+	cr_assert_eq(q1(h, "SELECT min(check_ok) FROM rounds WHERE " THIS_RUN),
+		     1, "a check failed");
+}
+
+/* No task of the last run failed. */
+static void no_task_failed(sqlite3 *h)
+{
+	cr_assert_eq(q1(h, "SELECT count(*) FROM tasks WHERE " THIS_RUN
+			   " AND failed"), 0, "no task failed");
+}
+
+/* The mean of col over the rounds of run `run` (0: the last run). */
+static double rounds_avg(sqlite3 *h, const char *col, long run)
+{
+	char sql[200];
+
+	if (run)
+		snprintf(sql, sizeof(sql), "SELECT avg(%s) FROM rounds WHERE "
+			 "run = %ld", col, run);
+	else
+		snprintf(sql, sizeof(sql), "SELECT avg(%s) FROM rounds WHERE "
+			 THIS_RUN, col);
+	return q1(h, sql);
+}
+
+/*
+ * Run c until the monitor judges the whole run faithful: from the
+ * dilation c names (auto), and a run degraded in a later round (auto
+ * recalibrates on round 1 only) again at the dilation it names, up to
+ * three times; each must exit 0. The claims the callers check hold for a
+ * faithful run; the tool finds one itself. Returns the output of the
+ * faithful run.
+ */
+static char *until_faithful(struct run_cmd *c)
+{
+	char *o = NULL;
+
 	for (int attempt = 0; attempt < 3; attempt++) {
 		const char *about;
 
-		cr_assert_eq(wait_run(start_run_at(scenario, sched, rounds,
-						   dil)), 0, "%s", output());
+		cr_assert_eq(wait_run(spawn_run(c->argv)), 0, "%s", output());
 		o = output();
 		if (strstr(o, ", faithful\nresults: "))
 			return o;
 		about = strstr(o, "about dilation ");
 		cr_assert_not_null(about, "%s", o);
-		snprintf(dil, sizeof(dil), "auto:%d",
+		snprintf(c->dil, sizeof(c->dil), "auto:%d",
 			 atoi(about + strlen("about dilation ")));
-		cr_log_info("degraded; again at %s", dil);
+		cr_log_info("degraded; again at %s", c->dil);
 	}
 	cr_assert(strstr(o, ", faithful\nresults: "), "never faithful: %s", o);
 	return o;
+}
+
+/* until_faithful for scenario, sched and rounds from dilation `from`. */
+static char *run_faithful(const char *scenario, const char *sched,
+			  int rounds, const char *from)
+{
+	struct run_cmd c;
+
+	run_cmd(&c, scenario, sched, rounds, from, NULL);
+	return until_faithful(&c);
+}
+
+/* Write text to path (created or truncated). */
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f, "cannot write '%s'", path);
+	fputs(text, f);
+	cr_assert_eq(fclose(f), 0, "cannot write '%s'", path);
 }
 
 static void nothing_left(void)
@@ -468,11 +589,10 @@ static const char two_tasks[] =
 
 static void write_yaml(const char *c1, const char *c2, const char *work)
 {
-	FILE *f = fopen(yaml, "w");
+	char y[1024];
 
-	cr_assert_not_null(f);
-	fprintf(f, two_tasks, c1, c2, c1, c2, work, work);
-	cr_assert_eq(fclose(f), 0);
+	snprintf(y, sizeof(y), two_tasks, c1, c2, c1, c2, work, work);
+	write_file(yaml, y);
 }
 
 /*
@@ -539,25 +659,23 @@ Test(run, a_failed_worker_is_named_by_its_own_reason)
  */
 Test(run, a_model_too_large_for_its_server_is_refused_first)
 {
-	FILE *f = fopen(yaml, "w");
 	struct stat st;
 	char *o;
 
 	/* 10^8 parameters at scale 1: ~40 GiB of test data for the global */
-	cr_assert_not_null(f);
-	fputs("name: big\nwavelength_gbps: 100\nwavelengths: 4\n"
-	      "demand_gbps: 10\nroadms: [A, B]\n"
-	      "fibres: [{a: A, b: B, km: 20}]\n"
-	      "routers: [{name: rA, roadm: A}, {name: rB, roadm: B}]\n"
-	      "servers:\n"
-	      "  - {name: g1, router: rA, access_gbps: 100, cpu: 1, "
-	      "memory_mib: 256}\n"
-	      "  - {name: l1, router: rB, access_gbps: 100, cpu: 1, "
-	      "memory_mib: 256}\n"
-	      "tasks:\n"
-	      "  - {name: t1, global: g1, locals: [l1], parameters: 100000000,\n"
-	      "     bytes_per_parameter: 4, work_core_s: 0.01}\n", f);
-	cr_assert_eq(fclose(f), 0);
+	write_file(yaml, "name: big\nwavelength_gbps: 100\nwavelengths: 4\n"
+		   "demand_gbps: 10\nroadms: [A, B]\n"
+		   "fibres: [{a: A, b: B, km: 20}]\n"
+		   "routers: [{name: rA, roadm: A}, {name: rB, roadm: B}]\n"
+		   "servers:\n"
+		   "  - {name: g1, router: rA, access_gbps: 100, cpu: 1, "
+		   "memory_mib: 256}\n"
+		   "  - {name: l1, router: rB, access_gbps: 100, cpu: 1, "
+		   "memory_mib: 256}\n"
+		   "tasks:\n"
+		   "  - {name: t1, global: g1, locals: [l1], parameters: "
+		   "100000000,\n"
+		   "     bytes_per_parameter: 4, work_core_s: 0.01}\n");
 	cr_assert_eq(wait_run(start_run(yaml, "mst", 1)), 2, "%s", output());
 	o = output();
 	cr_expect(strstr(o, ":12:5: task 't1': its global model on server "
@@ -600,29 +718,24 @@ Test(run, too_few_file_descriptors_are_said_as_such)
  */
 Test(run, a_killed_worker_fails_its_task_cleanly)
 {
-	pid_t run, pids[16], victim = 0;
-	int n, code;
-	char *bin = getenv("TWINLAB"), line[512], *o;
-	char *argv[] = { bin, "run", yaml, "--scheduler", "mst", "--rounds",
-			 "6", "--db", db, "--prefix", prefix, NULL };
-	FILE *rd, *copy;
+	pid_t pids[16], victim = 0;
+	int n, status;
+	struct run_cmd c;
+	struct piped pp;
 	bool round2 = false;
+	char *o;
 
-	cr_assert_not_null(bin, "TWINLAB is not set");
 	write_yaml("1", "1", "0.2");
 	/* the run's output through a pipe: its lines are the events */
-	run = start_piped(argv, &rd, &copy);
+	start_piped(&pp, run_cmd(&c, yaml, "mst", 6, NULL, NULL));
 	/*
 	 * After round 2's line the workers are the run's last (--dilation
 	 * auto rebuilds only after round 1) and are waiting for round 3.
 	 */
-	while (!round2 && fgets(line, sizeof(line), rd)) {
-		fputs(line, copy);
-		round2 = !strncmp(line, "round 2/", 8);
-	}
-	fflush(copy);
+	while (!round2 && piped_line(&pp))
+		round2 = !strncmp(pp.line, "round 2/", 8);
 	cr_assert(round2, "no second round: %s", output());
-	n = children(run, pids, 16);
+	n = children(pp.pid, pids, 16);
 	cr_assert_eq(n, 4, "%d workers: %s", n, output());
 	/* t1's local model: the worker in cgroup t1-1 */
 	for (int i = 0; i < n && !victim; i++) {
@@ -639,13 +752,10 @@ Test(run, a_killed_worker_fails_its_task_cleanly)
 	}
 	cr_assert_neq(victim, 0, "no worker of t1's local model");
 	cr_assert_eq(kill(victim, SIGKILL), 0);
-	while (fgets(line, sizeof(line), rd))
-		fputs(line, copy);
-	fclose(rd);
-	fclose(copy);
-	code = wait_run(run);
+	status = piped_wait(&pp);
 	o = output();
-	cr_assert_eq(code, 1, "%s", o);
+	cr_assert(WIFEXITED(status), "twinlab run died");
+	cr_assert_eq(WEXITSTATUS(status), 1, "%s", o);
 	cr_assert(strstr(o, "FAILED") && strstr(o, "l1") &&
 		  strstr(o, "signal 9"), "%s", o);
 	cr_assert(strstr(o, "t2") && strstr(o, " ok"), "%s", o);
@@ -784,46 +894,66 @@ static const char one_transfer[] =
 	"  - {name: t, global: g, locals: [l], parameters: 2500000,\n"
 	"     bytes_per_parameter: 4, work_core_s: 0.002}\n";
 
-static struct plan *predicted(const char *gbps, struct scenario **scp)
+/* The pair with access links of gbps, then events ("": none), into y. */
+static char *pair(char *y, size_t size, const char *gbps, const char *events)
 {
-	char y[1024];
+	snprintf(y, size, one_transfer, gbps, gbps);
+	strncat(y, events, size - strlen(y) - 1);
+	return y;
+}
+
+/*
+ * Scenario text (named name) planned by mst and its round predicted as
+ * `twinlab run` does at t = 0: its traffic in its windows, its fibres
+ * down while cut. The scenario into *scp.
+ */
+static struct plan *predicted(const char *text, const char *name,
+			      struct scenario **scp)
+{
 	struct scn_error err;
 	struct scenario *sc;
 	struct plan *p;
 
-	snprintf(y, sizeof(y), one_transfer, gbps, gbps);
-	sc = scenario_parse(y, strlen(y), "pair", &err);
+	sc = scenario_parse(text, strlen(text), name, &err);
 	cr_assert_not_null(sc, "%d: %s", err.line, err.msg);
+	if (sc->nevents)
+		cr_assert_eq(scenario_traffic_all(sc), 0);
 	p = sched_plan(sc, &sched_mst);
 	cr_assert_not_null(p);
+	cr_assert_eq(plan_traffic_windows(p, 0), 0);
+	cr_assert_eq(plan_cut_windows(p, 0), 0);
 	cr_assert_eq(predict_round(p), 0);
 	*scp = sc;
 	return p;
 }
 
+/* The pair at 10 Gbit/s with no event, predicted. */
+static struct plan *quiet_pair(struct scenario **scp)
+{
+	char y[1024];
+
+	return predicted(pair(y, sizeof(y), "10", ""), "pair", scp);
+}
+
 Test(run, a_transfer_is_measured_as_the_twin_predicts)
 {
+	char y[1024];
 	struct scenario *sc, *sc2;
-	struct plan *p = predicted("10", &sc), *wrong = predicted("20", &sc2);
+	struct plan *p = quiet_pair(&sc);
+	struct plan *wrong = predicted(pair(y, sizeof(y), "20", ""), "pair",
+				       &sc2);
 	const struct task_plan *tp = &p->tasks[0];
 	double b, c, u, rnd;
 	sqlite3 *h;
-	FILE *f = fopen(yaml, "w");
 
-	cr_assert_not_null(f);
-	fprintf(f, one_transfer, "10", "10");
-	cr_assert_eq(fclose(f), 0);
+	write_file(yaml, pair(y, sizeof(y), "10", ""));
 	run_faithful(yaml, "mst", 3, "auto:4");
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
 	/* the faithful run: the last one that is not a recalibration */
-	b = q1(h, "SELECT avg(bcast_s) FROM rounds WHERE run = (SELECT "
-		  "max(id) FROM runs)");
-	c = q1(h, "SELECT avg(compute_s) FROM rounds WHERE run = (SELECT "
-		  "max(id) FROM runs)");
-	u = q1(h, "SELECT avg(upload_s) FROM rounds WHERE run = (SELECT "
-		  "max(id) FROM runs)");
-	rnd = q1(h, "SELECT avg(round_s) FROM rounds WHERE run = (SELECT "
-		    "max(id) FROM runs)");
+	b = rounds_avg(h, "bcast_s", 0);
+	c = rounds_avg(h, "compute_s", 0);
+	u = rounds_avg(h, "upload_s", 0);
+	rnd = rounds_avg(h, "round_s", 0);
 	sqlite3_close(h);
 	cr_log_info("measured / predicted: broadcast %.3f / %.3f ms, training "
 		    "%.3f / %.3f ms, upload %.3f / %.3f ms, round %.3f / "
@@ -871,30 +1001,17 @@ Test(run, a_transfer_is_measured_as_the_twin_predicts)
 static void traffic_run(const char *gbps, double slower, double left)
 {
 	char ev[160], y[2048];
-	struct scn_error err;
 	struct scenario *sc, *quiet_sc;
-	struct plan *p, *quiet = predicted("10", &quiet_sc);
+	struct plan *p, *quiet = quiet_pair(&quiet_sc);
 	double b, u, lmax, lmean;
 	sqlite3 *h;
-	FILE *f;
 	char *o;
 
 	snprintf(ev, sizeof(ev), "events:\n  - {at_s: 0, traffic: {from: g,"
 		 " to: l, gbps: %s, for_s: 1000}}\n", gbps);
-	snprintf(y, sizeof(y), one_transfer, "10", "10");
-	strncat(y, ev, sizeof(y) - strlen(y) - 1);
-	sc = scenario_parse(y, strlen(y), "pair", &err);
-	cr_assert_not_null(sc, "%d: %s", err.line, err.msg);
-	cr_assert_eq(scenario_traffic_all(sc), 0);
-	p = sched_plan(sc, &sched_mst);
-	cr_assert_not_null(p);
-	cr_assert_eq(plan_traffic_windows(p, 0), 0);
-	cr_assert_eq(predict_round(p), 0);
+	p = predicted(pair(y, sizeof(y), "10", ev), "pair", &sc);
 	cr_assert_gt(p->tasks[0].bcast_s, slower * quiet->tasks[0].bcast_s);
-	f = fopen(yaml, "w");
-	cr_assert_not_null(f);
-	fputs(y, f);
-	cr_assert_eq(fclose(f), 0);
+	write_file(yaml, y);
 	run_faithful(yaml, "mst", 3, "auto:4");
 	o = output();
 	snprintf(ev, sizeof(ev), "event at 0.000000 s: traffic g -> l, %s "
@@ -903,10 +1020,8 @@ static void traffic_run(const char *gbps, double slower, double left)
 	cr_assert(strstr(o, "traffic: 0 of 2 starts and ends") ||
 		  strstr(o, "traffic: 1 of 2 starts and ends"), "%s", o);
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
-	b = q1(h, "SELECT avg(bcast_s) FROM rounds WHERE run = (SELECT "
-		  "max(id) FROM runs)");
-	u = q1(h, "SELECT avg(upload_s) FROM rounds WHERE run = (SELECT "
-		  "max(id) FROM runs)");
+	b = rounds_avg(h, "bcast_s", 0);
+	u = rounds_avg(h, "upload_s", 0);
 	/* the orchestrator's view: the traffic's start, the tasks it
 	 * touched, and the link it shares loaded by it and by no more than
 	 * the link carries: a reading covers one step (at N 4, about 16 ms
@@ -960,15 +1075,9 @@ Test(run, a_repair_too_late_to_wait_for_is_refused_before_building)
 				 "  - {at_s: 0.05, cut: {a: A, b: B}}\n"
 				 "  - {at_s: 1000, repair: {a: A, b: B}}\n";
 	char y[2048];
-	FILE *f;
 	char *o;
 
-	snprintf(y, sizeof(y), one_transfer, "10", "10");
-	strncat(y, ev, sizeof(y) - strlen(y) - 1);
-	f = fopen(yaml, "w");
-	cr_assert_not_null(f);
-	fputs(y, f);
-	cr_assert_eq(fclose(f), 0);
+	write_file(yaml, pair(y, sizeof(y), "10", ev));
 	cr_assert_eq(wait_run(start_run_at(yaml, "mst", 3, "2")), 1, "%s",
 		     output());
 	o = output();
@@ -1004,28 +1113,16 @@ Test(run, a_cut_mid_round_is_waited_out_and_measured)
 				 "  - {at_s: 0.005, cut: {a: A, b: B}}\n"
 				 "  - {at_s: 0.010, repair: {a: A, b: B}}\n";
 	char y[2048];
-	struct scn_error err;
 	struct scenario *sc, *quiet_sc;
-	struct plan *p, *quiet = predicted("10", &quiet_sc);
+	struct plan *p, *quiet = quiet_pair(&quiet_sc);
 	double r1, p1, rest, cost;
 	sqlite3 *h;
-	FILE *f;
 	char *o;
 
-	snprintf(y, sizeof(y), one_transfer, "10", "10");
-	strncat(y, ev, sizeof(y) - strlen(y) - 1);
-	sc = scenario_parse(y, strlen(y), "pair", &err);
-	cr_assert_not_null(sc, "%d: %s", err.line, err.msg);
-	p = sched_plan(sc, &sched_mst);
-	cr_assert_not_null(p);
-	cr_assert_eq(plan_cut_windows(p, 0), 0);
-	cr_assert_eq(predict_round(p), 0);
+	p = predicted(pair(y, sizeof(y), "10", ev), "pair", &sc);
 	cr_assert_gt(p->tasks[0].round_s, quiet->tasks[0].round_s + 0.2,
 		     "the twin waits for TCP's timer");
-	f = fopen(yaml, "w");
-	cr_assert_not_null(f);
-	fputs(y, f);
-	cr_assert_eq(fclose(f), 0);
+	write_file(yaml, y);
 	run_faithful(yaml, "mst", 3, "auto:4");
 	o = output();
 	cr_assert(strstr(o, "event at 0.005000 s: fibre A-B cut"), "%s", o);
@@ -1038,8 +1135,7 @@ Test(run, a_cut_mid_round_is_waited_out_and_measured)
 		   "max(id) FROM runs) AND round = 1");
 	rest = q1(h, "SELECT avg(round_s) FROM rounds WHERE run = (SELECT "
 		     "max(id) FROM runs) AND round > 1");
-	cr_assert_eq(q1(h, "SELECT min(check_ok) FROM rounds WHERE run = "
-			   "(SELECT max(id) FROM runs)"), 1, "a check failed");
+	checks_held(h);
 	cost = q1(h, "SELECT interruption_s FROM events WHERE run = (SELECT "
 		     "max(id) FROM runs) AND kind = 'cut' AND tasks = 't'");
 	cr_assert_eq(q1(h, "SELECT count(*) FROM events WHERE run = (SELECT "
@@ -1251,37 +1347,32 @@ Test(run, a_prefix_has_one_owner)
  */
 Test(run, a_round_not_stored_makes_the_run_partial)
 {
-	char *bin = getenv("TWINLAB"), line[512];
+	char *bin = getenv("TWINLAB");
 	char *argv[] = { bin, "run", "scenarios/teaching-ring.yaml",
 			 "--rounds", "3", "--dilation", "1", "--db", db,
 			 "--prefix", prefix, NULL };
 	bool locked = false, failed_seen = false;
 	sqlite3 *h, *w;
-	FILE *rd, *copy;
-	pid_t pid;
+	struct piped pp;
 	int status;
 
 	cr_assert_not_null(bin, "TWINLAB is not set");
-	pid = start_piped(argv, &rd, &copy);
-	while (fgets(line, sizeof(line), rd)) {
-		fputs(line, copy);
-		fflush(copy);
-		if (!locked && !strncmp(line, "round 1/3", 9)) {
+	start_piped(&pp, argv);
+	while (piped_line(&pp)) {
+		if (!locked && !strncmp(pp.line, "round 1/3", 9)) {
 			/* round 2 will find the database locked */
 			cr_assert_eq(sqlite3_open(db, &w), SQLITE_OK);
 			cr_assert_eq(sqlite3_exec(w, "BEGIN EXCLUSIVE", NULL,
 						  NULL, NULL), SQLITE_OK);
 			locked = true;
 		} else if (locked && !failed_seen &&
-			   strstr(line, "round 2 not stored")) {
+			   strstr(pp.line, "round 2 not stored")) {
 			failed_seen = true;
 			sqlite3_exec(w, "ROLLBACK", NULL, NULL, NULL);
 			sqlite3_close(w);
 		}
 	}
-	fclose(rd);
-	fclose(copy);
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	status = piped_wait(&pp);
 	if (locked && !failed_seen)
 		sqlite3_close(w);
 	cr_assert(failed_seen, "%s", output());
@@ -1323,26 +1414,21 @@ Test(run, a_dead_delay_line_is_named_at_once)
 			 "--rounds", "1000", "--dilation", "1", "--db", db,
 			 "--prefix", prefix, NULL };
 	bool killed = false;
-	pid_t pid, sup = 0;
-	FILE *rd, *copy;
+	pid_t sup = 0;
+	struct piped pp;
 	int status;
 	struct timespec t0, t1;
 
 	cr_assert_not_null(bin, "TWINLAB is not set");
-	pid = start_piped(argv, &rd, &copy);
-	while (fgets(line, sizeof(line), rd)) {
-		fputs(line, copy);
-		fflush(copy);
-		if (!killed && !strncmp(line, "round 2/", 8)) {
+	start_piped(&pp, argv);
+	while (piped_line(&pp))
+		if (!killed && !strncmp(pp.line, "round 2/", 8)) {
 			cr_assert_eq(lab_delay_pid(prefix, &sup), 0);
 			clock_gettime(CLOCK_MONOTONIC, &t0);
 			cr_assert_eq(kill(sup, SIGKILL), 0);
 			killed = true;
 		}
-	}
-	fclose(rd);
-	fclose(copy);
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	status = piped_wait(&pp);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	cr_assert(killed, "%s", output());
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 1,
@@ -1422,6 +1508,31 @@ Test(run, json_is_the_run_as_stored)
 }
 
 /*
+ * ring4's network, after its name and scale: four ROADMs in a ring of
+ * 500 km fibres, at each a router and a server of one core; and its two
+ * tasks, t1 (sA -> sB) and t2 (sC -> sD), of `params` parameters that
+ * train for `work` core-seconds.
+ */
+#define RING4_SERVER(x) \
+	"  - {name: s" x ", router: r" x ", access_gbps: 100, cpu: 1," \
+	" memory_mib: 256}\n"
+#define RING4_NETWORK \
+	"wavelength_gbps: 100\nwavelengths: 2\n" \
+	"demand_gbps: 10\nroadms: [A, B, C, D]\n" \
+	"fibres: [{a: A, b: B, km: 500}, {a: B, b: C, km: 500}," \
+	" {a: C, b: D, km: 500}, {a: D, b: A, km: 500}]\n" \
+	"routers: [{name: rA, roadm: A}, {name: rB, roadm: B}," \
+	" {name: rC, roadm: C}, {name: rD, roadm: D}]\n" \
+	"servers:\n" \
+	RING4_SERVER("A") RING4_SERVER("B") RING4_SERVER("C") RING4_SERVER("D")
+#define RING4_TASKS(params, work) \
+	"tasks:\n" \
+	"  - {name: t1, global: sA, locals: [sB], parameters: " params ",\n" \
+	"     bytes_per_parameter: 4, work_core_s: " work "}\n" \
+	"  - {name: t2, global: sC, locals: [sD], parameters: " params ",\n" \
+	"     bytes_per_parameter: 4, work_core_s: " work "}\n"
+
+/*
  * Re-placement live (--reschedule none): a ring of four 500 km fibres,
  * t1 (sA -> sB) over A-B, t2 (sC -> sD) over C-D; A-B is cut 0.1 s in
  * and never repaired. The run moves t1 the long way round (A-D-C-B) once
@@ -1432,57 +1543,21 @@ Test(run, json_is_the_run_as_stored)
  * moved, when the move was live and when that first round ended.
  */
 static const char ring4[] =
-	"name: ring4\nscale: 10\nwavelength_gbps: 100\nwavelengths: 2\n"
-	"demand_gbps: 10\nroadms: [A, B, C, D]\n"
-	"fibres: [{a: A, b: B, km: 500}, {a: B, b: C, km: 500},"
-	" {a: C, b: D, km: 500}, {a: D, b: A, km: 500}]\n"
-	"routers: [{name: rA, roadm: A}, {name: rB, roadm: B},"
-	" {name: rC, roadm: C}, {name: rD, roadm: D}]\n"
-	"servers:\n"
-	"  - {name: sA, router: rA, access_gbps: 100, cpu: 1, memory_mib: 256}\n"
-	"  - {name: sB, router: rB, access_gbps: 100, cpu: 1, memory_mib: 256}\n"
-	"  - {name: sC, router: rC, access_gbps: 100, cpu: 1, memory_mib: 256}\n"
-	"  - {name: sD, router: rD, access_gbps: 100, cpu: 1, memory_mib: 256}\n"
-	"tasks:\n"
-	"  - {name: t1, global: sA, locals: [sB], parameters: 250000,\n"
-	"     bytes_per_parameter: 4, work_core_s: 0.01}\n"
-	"  - {name: t2, global: sC, locals: [sD], parameters: 250000,\n"
-	"     bytes_per_parameter: 4, work_core_s: 0.01}\n"
+	"name: ring4\nscale: 10\n" RING4_NETWORK RING4_TASKS("250000", "0.01")
 	"events:\n"
 	"  - {at_s: 0.1, cut: {a: A, b: B}}\n";
 
 Test(run, a_cut_never_repaired_is_rescheduled_live)
 {
-	char *bin = getenv("TWINLAB"), dil[32] = "auto:4", *o = NULL;
 	double after, pred_after, pred_before, live, first, n;
+	struct run_cmd c;
 	int nafter;
-	char sql[512];
+	char sql[512], *o;
 	sqlite3 *h;
-	FILE *f;
 
-	cr_assert_not_null(bin);
-	f = fopen(yaml, "w");
-	cr_assert_not_null(f);
-	fputs(ring4, f);
-	cr_assert_eq(fclose(f), 0);
-	for (int attempt = 0; attempt < 3; attempt++) {
-		char *argv[] = { bin, "run", yaml, "--scheduler", "spff",
-				 "--rounds", "10", "--db", db, "--prefix",
-				 prefix, "--dilation", dil, "--reschedule",
-				 "none", NULL };
-		const char *about;
-
-		cr_assert_eq(wait_run(nt_spawn_to(argv, out)), 0, "%s",
-			     output());
-		o = output();
-		if (strstr(o, ", faithful\nresults: "))
-			break;
-		about = strstr(o, "about dilation ");
-		cr_assert_not_null(about, "%s", o);
-		snprintf(dil, sizeof(dil), "auto:%d",
-			 atoi(about + strlen("about dilation ")));
-	}
-	cr_assert(strstr(o, ", faithful\nresults: "), "%s", o);
+	write_file(yaml, ring4);
+	run_cmd(&c, yaml, "spff", 10, "auto:4", "--reschedule", "none", NULL);
+	o = until_faithful(&c);
 	cr_assert(strstr(o, "the cut at 0.1 s (--reschedule none): moved t1;"),
 		  "%s", o);
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
@@ -1491,8 +1566,7 @@ Test(run, a_cut_never_repaired_is_rescheduled_live)
 	cr_assert_eq(q1(h, "SELECT count(*) FROM rounds WHERE run = (SELECT "
 			   "max(id) FROM runs) AND task = 0"), 10,
 		     "t1 did not complete every round");
-	cr_assert_eq(q1(h, "SELECT min(check_ok) FROM rounds WHERE run = "
-			   "(SELECT max(id) FROM runs)"), 1, "a check failed");
+	checks_held(h);
 	/* when the move was live, as stored with the cut */
 	live = q1(h, "SELECT live_s FROM events WHERE run = (SELECT max(id) "
 		     "FROM runs) AND kind = 'cut' AND tasks = 't1'");
@@ -1556,68 +1630,34 @@ Test(run, a_cut_never_repaired_is_rescheduled_live)
  * round, 4 from it on), as the epoch's plan predicts. Every completed round is checked; the rounds are
  * held to the twin like any other's; nothing is left behind.
  */
-static const char ring4_comings[] =
-	"name: ring4\nscale: 100\nwavelength_gbps: 100\nwavelengths: 2\n"
-	"demand_gbps: 10\nroadms: [A, B, C, D]\n"
-	"fibres: [{a: A, b: B, km: 500}, {a: B, b: C, km: 500},"
-	" {a: C, b: D, km: 500}, {a: D, b: A, km: 500}]\n"
-	"routers: [{name: rA, roadm: A}, {name: rB, roadm: B},"
-	" {name: rC, roadm: C}, {name: rD, roadm: D}]\n"
-	"servers:\n"
-	"  - {name: sA, router: rA, access_gbps: 100, cpu: 1, memory_mib: 256}\n"
-	"  - {name: sB, router: rB, access_gbps: 100, cpu: 1, memory_mib: 256}\n"
-	"  - {name: sC, router: rC, access_gbps: 100, cpu: 1, memory_mib: 256}\n"
-	"  - {name: sD, router: rD, access_gbps: 100, cpu: 1, memory_mib: 256}\n"
-	"tasks:\n"
-	"  - {name: t1, global: sA, locals: [sB], parameters: 1000000,\n"
-	"     bytes_per_parameter: 4, work_core_s: 0.002}\n"
-	"  - {name: t2, global: sC, locals: [sD], parameters: 1000000,\n"
-	"     bytes_per_parameter: 4, work_core_s: 0.002}\n"
-	"events:\n"
-	"  - {at_s: 0.02, arrive: {name: t3, global: sB, locals: [sC],\n"
-	"     parameters: 1000000, bytes_per_parameter: 4,"
-	" work_core_s: 0.002}}\n"
-	"  - {at_s: 0.08, leave: t1}\n";
+/* ring4 as the live tests run it (4 MB models, 2 ms of training), before
+ * its events; and the events of tasks that come and go */
+#define RING4_LIVE \
+	"name: ring4\nscale: 100\n" RING4_NETWORK RING4_TASKS("1000000", "0.002")
+#define RING4_COMINGS \
+	"events:\n" \
+	"  - {at_s: 0.02, arrive: {name: t3, global: sB, locals: [sC],\n" \
+	"     parameters: 1000000, bytes_per_parameter: 4," \
+	" work_core_s: 0.002}}\n" \
+	"  - {at_s: 0.08, leave: t1}\n"
+static const char ring4_comings[] = RING4_LIVE RING4_COMINGS;
 
 /*
  * Run scenario text under --reschedule policy, 10 rounds of sched, until
  * faithful (auto dilation, from 16, three tries at most): its output.
  */
 static const char *live_predictor = "fluid";
-static const char *live_rounds = "10";
+static int live_rounds = 10;
 
 static char *run_live_as(const char *text, const char *sched,
 			 const char *policy)
 {
-	char *bin = getenv("TWINLAB"), dil[32] = "auto:16", *o = NULL;
-	FILE *f;
+	struct run_cmd c;
 
-	cr_assert_not_null(bin);
-	f = fopen(yaml, "w");
-	cr_assert_not_null(f);
-	fputs(text, f);
-	cr_assert_eq(fclose(f), 0);
-	for (int attempt = 0; attempt < 3; attempt++) {
-		char *argv[] = { bin, "run", yaml, "--scheduler",
-				 (char *)sched, "--rounds", (char *)live_rounds,
-				 "--db", db,
-				 "--prefix", prefix, "--dilation", dil,
-				 "--reschedule", (char *)policy,
-				 "--predictor", (char *)live_predictor, NULL };
-		const char *about;
-
-		cr_assert_eq(wait_run(nt_spawn_to(argv, out)), 0, "%s",
-			     output());
-		o = output();
-		if (strstr(o, ", faithful\nresults: "))
-			break;
-		about = strstr(o, "about dilation ");
-		cr_assert_not_null(about, "%s", o);
-		snprintf(dil, sizeof(dil), "auto:%d",
-			 atoi(about + strlen("about dilation ")));
-	}
-	cr_assert(strstr(o, ", faithful\nresults: "), "%s", o);
-	return o;
+	write_file(yaml, text);
+	run_cmd(&c, yaml, sched, live_rounds, "auto:16", "--reschedule",
+		policy, "--predictor", live_predictor, NULL);
+	return until_faithful(&c);
 }
 
 static char *run_live(const char *text, const char *policy)
@@ -1637,9 +1677,7 @@ Test(run, tasks_that_arrive_and_leave_are_run_live)
 		  strstr(o, "leave at 0.08 s: task 't1' leaves; nothing "
 			    "moved; live"), "%s", o);
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
-#define THIS_RUN "run = (SELECT max(id) FROM runs)"
-	cr_assert_eq(q1(h, "SELECT min(check_ok) FROM rounds WHERE "
-			   THIS_RUN), 1, "a check failed");
+	checks_held(h);
 	cr_assert_eq(q1(h, "SELECT count(*) FROM rounds WHERE " THIS_RUN
 			   " AND task = 1"), 10, "t2 ran every round");
 	cr_assert_eq(q1(h, "SELECT blocked FROM tasks WHERE " THIS_RUN
@@ -1655,8 +1693,7 @@ Test(run, tasks_that_arrive_and_leave_are_run_live)
 			    " AND task = 2"), 3, "t3's rounds");
 	cr_assert_lt(q1(h, "SELECT max(round) FROM rounds WHERE " THIS_RUN
 			   " AND task = 0"), 10, "t1 left");
-	cr_assert_eq(q1(h, "SELECT count(*) FROM tasks WHERE " THIS_RUN
-			   " AND failed"), 0, "no task failed");
+	no_task_failed(h);
 	/*
 	 * t1's local: one core, shared with t3's global from t3's first
 	 * round on. Which round the leave cuts short is the host's timing;
@@ -1688,7 +1725,6 @@ Test(run, tasks_that_arrive_and_leave_are_run_live)
 		   " AND task = 2");
 	p3 = q1(h, "SELECT avg(pred_round_s) FROM rounds WHERE " THIS_RUN
 		   " AND task = 2");
-#undef THIS_RUN
 	sqlite3_close(h);
 	cr_log_info("t3: %.3f ms measured, %.3f predicted", m3 * 1e3,
 		    p3 * 1e3);
@@ -1718,17 +1754,16 @@ Test(run, tasks_that_arrive_and_leave_are_run_live)
  */
 Test(run, background_traffic_is_followed_live)
 {
-	char y[4096], sql[512];
+	char sql[512];
 	double b, pb, d, pd, got = 0;
 	const char *g;
 	sqlite3 *h;
 	char *o;
 
-	snprintf(y, sizeof(y), "%s  - {at_s: 0.04, traffic: {from: sC, to: sD,"
-		 " gbps: 50, for_s: 0.06}}\n", ring4_comings);
 	live_predictor = "packet";
-	live_rounds = "15";
-	o = run_live(y, "none");
+	live_rounds = 15;
+	o = run_live(RING4_LIVE RING4_COMINGS "  - {at_s: 0.04, traffic: "
+		     "{from: sC, to: sD, gbps: 50, for_s: 0.06}}\n", "none");
 	cr_assert(strstr(o, "event at 0.040000 s: traffic sC -> sD, 50 Gbit/s "
 			    "starts\n"), "%s", o);
 	cr_assert(strstr(o, "traffic at 0.04 s: traffic sC -> sD, 50 Gbit/s "
@@ -1743,15 +1778,13 @@ Test(run, background_traffic_is_followed_live)
 	got = atof(g + strlen(" received: "));
 	cr_assert_geq(got, 45, "the generator delivered %g of 50 Gbit/s", got);
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
-#define THIS_RUN "r.run = (SELECT max(id) FROM runs)"
 #define T2_ROUNDS "SELECT avg(round_s), avg(pred_round_s), count(*) FROM " \
 	"rounds r JOIN round_times t ON t.run = r.run AND t.round = r.round " \
-	"WHERE " THIS_RUN " AND task = 1 AND "
-	cr_assert_eq(q1(h, "SELECT min(check_ok) FROM rounds r WHERE "
-			   THIS_RUN), 1, "a check failed");
+	"WHERE r." THIS_RUN " AND task = 1 AND "
+	checks_held(h);
 	cr_assert_eq(q1(h, "SELECT count(*) FROM runs WHERE id = (SELECT "
 			   "max(id) FROM runs) AND predictor = 'packet'"), 1);
-	cr_assert_eq(q1(h, "SELECT count(*) FROM events r WHERE " THIS_RUN
+	cr_assert_eq(q1(h, "SELECT count(*) FROM events WHERE " THIS_RUN
 			   " AND kind IN ('traffic', 'traffic end') AND "
 			   "policy = 'none'"), 2);
 	b = q1(h, T2_ROUNDS "t.start_s + r.round_s < 0.04");
@@ -1772,10 +1805,9 @@ Test(run, background_traffic_is_followed_live)
 	pd = q1_at(h, sql, 1, NAN);
 	cr_assert_geq(q1_at(h, sql, 2, NAN), 1, "t2's rounds in the traffic");
 	cr_assert_lt(q1(h, "SELECT max(abs(round_s / pred_round_s - 1)) FROM "
-			   "rounds r WHERE " THIS_RUN), 0.10, "a round off "
+			   "rounds WHERE " THIS_RUN), 0.10, "a round off "
 		     "the twin's by more than 10 %%");
 #undef T2_ROUNDS
-#undef THIS_RUN
 	sqlite3_close(h);
 	cr_log_info("t2: %.3f ms before the traffic (predicted %.3f), %.3f "
 		    "in it (predicted %.3f); generator %g of 50 Gbit/s",
@@ -1839,33 +1871,22 @@ Test(run, a_dynamics_experiment_compares_the_policies)
 	char *r[] = { bin, "report", db, "--out", rep, NULL };
 	struct json_object *j, *pts, *v;
 	int last = 0;
-	const char *events = strstr(ring4_comings, "events:\n");
 	char buf[65536], *o;
 	sqlite3 *h;
-	FILE *f;
 
 	cr_assert_not_null(bin);
-	cr_assert_not_null(events);
 	snprintf(base, sizeof(base), "%s-base.yaml", yaml);
 	snprintf(ev, sizeof(ev), "%s-events.yaml", yaml);
 	snprintf(exp, sizeof(exp), "%s-exp.yaml", yaml);
 	snprintf(rep, sizeof(rep), "%s-report", yaml);
-	f = fopen(base, "w");
-	cr_assert_not_null(f);
-	fwrite(ring4_comings, 1, (size_t)(events - ring4_comings), f);
-	cr_assert_eq(fclose(f), 0);
-	f = fopen(ev, "w");
-	cr_assert_not_null(f);
-	fprintf(f, "%s  - {at_s: 0.03, traffic: {from: sC, to: sD, gbps: 50, "
-		"for_s: 0.05}}\n", events);
-	cr_assert_eq(fclose(f), 0);
-	f = fopen(exp, "w");
-	cr_assert_not_null(f);
+	write_file(base, RING4_LIVE);
+	write_file(ev, RING4_COMINGS "  - {at_s: 0.03, traffic: {from: sC, "
+		   "to: sD, gbps: 50, for_s: 0.05}}\n");
 	/* the files beside it, named relative to it */
-	fprintf(f, "name: r4\nkind: dynamics\nbase: %s\nevents: %s\n"
-		"schedulers: [spff]\npolicies: [none, auto]\nrounds: 6\n",
-		strrchr(base, '/') + 1, strrchr(ev, '/') + 1);
-	cr_assert_eq(fclose(f), 0);
+	snprintf(buf, sizeof(buf), "name: r4\nkind: dynamics\nbase: %s\n"
+		 "events: %s\nschedulers: [spff]\npolicies: [none, auto]\n"
+		 "rounds: 6\n", strrchr(base, '/') + 1, strrchr(ev, '/') + 1);
+	write_file(exp, buf);
 	cr_assert_eq(wait_run(nt_spawn_to(a, out)), 0, "%s", output());
 	o = output();
 	cr_assert(strstr(o, "experiment r4 (dynamics): 2 runs (1 schedulers x "
@@ -1927,30 +1948,21 @@ Test(run, a_dynamics_experiment_compares_the_policies)
  */
 Test(run, an_arrival_whose_path_is_cut_waits_for_its_move)
 {
-	const char *events = strstr(ring4_comings, "events:\n");
-	char y[4096];
 	sqlite3 *h;
 	char *o;
 
-	cr_assert_not_null(events);
-	snprintf(y, sizeof(y), "%.*sreconfig_ms: 20\nevents:\n"
-		 "  - {at_s: 0.025, arrive: {name: t3, global: sB, locals: [sC],"
-		 " parameters: 1000000, bytes_per_parameter: 4,"
-		 " work_core_s: 0.002}}\n"
-		 "  - {at_s: 0.025, cut: {a: B, b: C}}\n",
-		 (int)(events - ring4_comings), ring4_comings);
-	o = run_live(y, "none");
+	o = run_live(RING4_LIVE "reconfig_ms: 20\nevents:\n"
+		     "  - {at_s: 0.025, arrive: {name: t3, global: sB, "
+		     "locals: [sC], parameters: 1000000, "
+		     "bytes_per_parameter: 4, work_core_s: 0.002}}\n"
+		     "  - {at_s: 0.025, cut: {a: B, b: C}}\n", "none");
 	cr_assert(strstr(o, "run: task 't3' is placed"), "%s", o);
 	cr_assert_null(strstr(o, "did not start"), "%s", o);
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
-#define THIS_RUN "run = (SELECT max(id) FROM runs)"
-	cr_assert_eq(q1(h, "SELECT count(*) FROM tasks WHERE " THIS_RUN
-			   " AND failed"), 0, "no task failed");
+	no_task_failed(h);
 	cr_assert_geq(q1(h, "SELECT count(*) FROM rounds WHERE " THIS_RUN
 			    " AND task = 2"), 2, "t3's rounds");
-	cr_assert_eq(q1(h, "SELECT min(check_ok) FROM rounds WHERE "
-			   THIS_RUN), 1, "a check failed");
-#undef THIS_RUN
+	checks_held(h);
 	sqlite3_close(h);
 	cr_log_info("t3 %s", strstr(o, "'t3' waits to start") ?
 		    "waited for its move" : "started on its new path");
@@ -1968,22 +1980,17 @@ Test(run, an_arrival_whose_path_is_cut_waits_for_its_move)
  */
 Test(run, a_departure_during_a_set_up_is_not_held_up)
 {
-	const char *events = strstr(ring4_comings, "events:\n");
 	double cut_live, leave_live, last1;
-	char y[4096], sql[512];
+	char sql[512];
 	sqlite3 *h;
 	char *o;
 
-	cr_assert_not_null(events);
-	snprintf(y, sizeof(y), "%.*sreconfig_ms: 40\nevents:\n"
-		 "  - {at_s: 0.025, cut: {a: A, b: B}}\n"
-		 "  - {at_s: 0.035, leave: t1}\n",
-		 (int)(events - ring4_comings), ring4_comings);
-	o = run_live(y, "none");
+	o = run_live(RING4_LIVE "reconfig_ms: 40\nevents:\n"
+		     "  - {at_s: 0.025, cut: {a: A, b: B}}\n"
+		     "  - {at_s: 0.035, leave: t1}\n", "none");
 	cr_assert(strstr(o, "the cut at 0.025 s (--reschedule none): moved "
 			    "t1;"), "%s", o);
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
-#define THIS_RUN "run = (SELECT max(id) FROM runs)"
 	cut_live = q1(h, "SELECT live_s FROM events WHERE " THIS_RUN
 			 " AND kind = 'cut'");
 	leave_live = q1(h, "SELECT live_s FROM events WHERE " THIS_RUN
@@ -2004,14 +2011,11 @@ Test(run, a_departure_during_a_set_up_is_not_held_up)
 		      "its own (the cut live at %.3f s): %s", cut_live, o);
 	cr_assert_eq(q1(h, "SELECT count(*) FROM rounds WHERE " THIS_RUN
 			   " AND task = 1"), 10, "t2 completed every round");
-	cr_assert_eq(q1(h, "SELECT count(*) FROM tasks WHERE " THIS_RUN
-			   " AND failed"), 0, "no task failed");
-	cr_assert_eq(q1(h, "SELECT min(check_ok) FROM rounds WHERE "
-			   THIS_RUN), 1, "a check failed");
+	no_task_failed(h);
+	checks_held(h);
 	cr_log_info("cut live at %.3f s, t1's departure live at %.3f s; t2's "
 		    "rounds begun inside the set-up: %g", cut_live, leave_live,
 		    q1(h, sql));
-#undef THIS_RUN
 	sqlite3_close(h);
 	nothing_left();
 }
@@ -2025,26 +2029,16 @@ Test(run, a_departure_during_a_set_up_is_not_held_up)
  */
 Test(run, a_task_cut_off_fails_and_the_others_go_on)
 {
-	const char *events = strstr(ring4_comings, "events:\n");
-	char *bin = getenv("TWINLAB"), y[4096], *o;
-	char *argv[] = { bin, "run", yaml, "--scheduler", "spff", "--rounds",
-			 "10", "--db", db, "--prefix", prefix, "--dilation",
-			 "32", "--reschedule", "none", NULL };
+	struct run_cmd c;
 	sqlite3 *h;
-	FILE *f;
+	char *o;
 	int rc;
 
-	cr_assert_not_null(bin);
-	cr_assert_not_null(events);
-	snprintf(y, sizeof(y), "%.*sevents:\n"
-		 "  - {at_s: 0.03, cut: {a: B, b: C}}\n"
-		 "  - {at_s: 0.03, cut: {a: C, b: D}}\n",
-		 (int)(events - ring4_comings), ring4_comings);
-	f = fopen(yaml, "w");
-	cr_assert_not_null(f);
-	fputs(y, f);
-	cr_assert_eq(fclose(f), 0);
-	rc = wait_run(nt_spawn_to(argv, out));
+	write_file(yaml, RING4_LIVE "events:\n"
+		   "  - {at_s: 0.03, cut: {a: B, b: C}}\n"
+		   "  - {at_s: 0.03, cut: {a: C, b: D}}\n");
+	run_cmd(&c, yaml, "spff", 10, "32", "--reschedule", "none", NULL);
+	rc = wait_run(spawn_run(c.argv));
 	o = output();
 	cr_assert_eq(rc, 1, "%s", o);
 	cr_assert(strstr(o, "task 't2' has no way round the cut at 0.03 s, "
@@ -2053,7 +2047,6 @@ Test(run, a_task_cut_off_fails_and_the_others_go_on)
 	cr_assert(strstr(o, ", no way round ever for t2 (it fails);"), "%s",
 		  o);
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
-#define THIS_RUN "run = (SELECT max(id) FROM runs)"
 	cr_assert_eq(q1(h, "SELECT failed FROM tasks WHERE " THIS_RUN
 			   " AND name = 't2'"), 1, "%s", o);
 	cr_assert_eq(q1(h, "SELECT failed FROM tasks WHERE " THIS_RUN
@@ -2062,12 +2055,10 @@ Test(run, a_task_cut_off_fails_and_the_others_go_on)
 			   " AND task = 0"), 10, "t1 completed every round");
 	cr_assert_lt(q1(h, "SELECT count(*) FROM rounds WHERE " THIS_RUN
 			   " AND task = 1"), 10, "t2 failed");
-	cr_assert_eq(q1(h, "SELECT min(check_ok) FROM rounds WHERE "
-			   THIS_RUN), 1, "a check failed");
+	checks_held(h);
 	/* at once: the run took about its ten rounds, not a time-out */
 	cr_assert_lt(q1(h, "SELECT max(end_s) FROM round_times WHERE "
 			   THIS_RUN), 0.5, "%s", o);
-#undef THIS_RUN
 	sqlite3_close(h);
 	nothing_left();
 }
@@ -2106,13 +2097,11 @@ Test(run, trees_that_change_are_followed_live)
 	sc = scenario_load("scenarios/teaching-ring.yaml", &se);
 	cr_assert_not_null(sc);
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
-#define THIS_RUN "run = (SELECT max(id) FROM runs)"
 	cr_assert_eq(q1(h, "SELECT count(*) FROM tasks WHERE " THIS_RUN), 2,
 		     "a task stored twice");
 	cr_assert_eq(q1(h, "SELECT count(*) FROM tasks WHERE " THIS_RUN
 			   " AND (failed OR blocked)"), 0, "a task failed");
-	cr_assert_eq(q1(h, "SELECT min(check_ok) FROM rounds WHERE "
-			   THIS_RUN), 1, "a check failed");
+	checks_held(h);
 	for (int t = 0; t < 2; t++) {
 		struct sel_learning l;
 		int all[16], k = 0;
@@ -2155,7 +2144,6 @@ Test(run, trees_that_change_are_followed_live)
 		 "FROM rounds r JOIN round_times t ON t.run = r.run AND "
 		 "t.round = r.round WHERE r." THIS_RUN " AND t.start_s >= %.9f",
 		 live);
-#undef THIS_RUN
 	m = q1(h, sql);
 	pm = q1_at(h, sql, 1, NAN);
 	sqlite3_close(h);
@@ -2202,25 +2190,16 @@ static long chain_run(const char *relay, struct plan **pp,
 		      struct scenario **scp)
 {
 	char y[2048];
-	struct scn_error err;
 	sqlite3 *h;
 	long id;
-	FILE *f;
 
 	snprintf(y, sizeof(y), chain, relay);
-	*scp = scenario_parse(y, strlen(y), "chain", &err);
-	cr_assert_not_null(*scp, "%d: %s", err.line, err.msg);
-	*pp = sched_plan(*scp, &sched_mst);
-	cr_assert_not_null(*pp);
-	cr_assert_eq(predict_round(*pp), 0);
+	*pp = predicted(y, "chain", scp);
 	for (int m = 1; m < 4; m++) {
 		cr_assert_eq((*pp)->tasks[0].bcast.parent[m], m - 1);
 		cr_assert_eq((*pp)->tasks[0].up.parent[m], m - 1);
 	}
-	f = fopen(yaml, "w");
-	cr_assert_not_null(f);
-	fputs(y, f);
-	cr_assert_eq(fclose(f), 0);
+	write_file(yaml, y);
 	/*
 	 * From 32. Below, relays woken late forward their chunks behind
 	 * time (the pipelined broadcast measured 13.3 ms against 11.4 at
@@ -2235,15 +2214,6 @@ static long chain_run(const char *relay, struct plan **pp,
 	id = (long)q1(h, "SELECT max(id) FROM runs");
 	sqlite3_close(h);
 	return id;
-}
-
-static double chain_avg(sqlite3 *h, const char *col, long run)
-{
-	char sql[160];
-
-	snprintf(sql, sizeof(sql), "SELECT avg(%s) FROM rounds WHERE run = "
-		 "%ld", col, run);
-	return q1(h, sql);
 }
 
 Test(run, pipelined_relays_are_measured_as_predicted_and_average_the_same)
@@ -2261,15 +2231,15 @@ Test(run, pipelined_relays_are_measured_as_predicted_and_average_the_same)
 	cr_assert_lt(tp->bcast_s, 0.5 * sp->tasks[0].bcast_s);
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
 	for (int k = 0; k < 3; k++) {
-		got[k] = chain_avg(h, col[k], pid);
+		got[k] = rounds_avg(h, col[k], pid);
 		cr_log_info("pipelined %s: measured %.3f ms, predicted %.3f "
 			    "ms", col[k], got[k] * 1e3, want[k] * 1e3);
 		cr_expect(fabs(got[k] / want[k] - 1) <= 0.05, "%s: %.3f ms "
 			  "against %.3f", col[k], got[k] * 1e3, want[k] * 1e3);
 	}
-	cr_expect_lt(got[0], 0.5 * chain_avg(h, "bcast_s", sid),
+	cr_expect_lt(got[0], 0.5 * rounds_avg(h, "bcast_s", sid),
 		     "pipelined %.3f ms, storing %.3f ms", got[0] * 1e3,
-		     chain_avg(h, "bcast_s", sid) * 1e3);
+		     rounds_avg(h, "bcast_s", sid) * 1e3);
 	for (int r = 1; r <= 3; r++) {
 		char sql[200], d[2][32];
 		sqlite3_stmt *st;
@@ -2311,26 +2281,19 @@ Test(run, an_emulation_edited_since_up_is_not_measured)
 	char *up[] = { bin, "up", yaml, "--prefix", prefix, NULL };
 	char want[512];
 	struct stat sb;
-	FILE *f;
 	char *o;
 
 	cr_assert_not_null(bin, "TWINLAB is not set");
 	cr_assert_not_null(nt_read_file("scenarios/teaching-ring.yaml", text,
 					sizeof(text)));
-	f = fopen(yaml, "w");
-	cr_assert_not_null(f);
-	fputs(text, f);
-	cr_assert_eq(fclose(f), 0);
+	write_file(yaml, text);
 	cr_assert_eq(wait_run(nt_spawn_to(up, out)), 0, "%s", output());
 	/* the A-B fibre, 40 km, made 400 */
 	at = strstr(text, "km: 40}");
 	cr_assert_not_null(at);
 	memmove(at + 6, at + 5, strlen(at + 5) + 1);
 	at[5] = '0';
-	f = fopen(yaml, "w");
-	cr_assert_not_null(f);
-	fputs(text, f);
-	cr_assert_eq(fclose(f), 0);
+	write_file(yaml, text);
 	cr_assert_neq(wait_run(start_run_at(yaml, "mst", 1, "1")), 0);
 	o = output();
 	snprintf(want, sizeof(want), "the emulation up under prefix '%s' is "
@@ -2342,10 +2305,7 @@ Test(run, an_emulation_edited_since_up_is_not_measured)
 	cr_assert(lab_exists(prefix), "the emulation was taken down");
 	/* the file as it was built runs on it */
 	memmove(at + 5, at + 6, strlen(at + 6) + 1);
-	f = fopen(yaml, "w");
-	cr_assert_not_null(f);
-	fputs(text, f);
-	cr_assert_eq(fclose(f), 0);
+	write_file(yaml, text);
 	cr_assert_eq(wait_run(start_run_at(yaml, "mst", 1, "1")), 0, "%s",
 		     output());
 	cr_assert(strstr(output(), "using the emulation that is up"), "%s",

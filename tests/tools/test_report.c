@@ -7,9 +7,9 @@
  */
 #include <criterion/criterion.h>
 #include <json-c/json.h>
-#include <fcntl.h>
 #include <ftw.h>
 #include <sqlite3.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,17 +52,6 @@ static const char schema[] =
 	" run INTEGER, round INTEGER, link TEXT, bytes INTEGER,"
 	" pred_bytes REAL, PRIMARY KEY (run, round, link));";
 
-static char *slurp_path(const char *path)
-{
-	int fd = open(path, O_RDONLY);
-	char *s;
-
-	cr_assert(fd >= 0, "cannot open '%s'", path);
-	s = tl_slurp(fd);
-	close(fd);
-	return s;
-}
-
 static void exec_sql(sqlite3 *db, const char *sql)
 {
 	char *msg = NULL;
@@ -83,15 +72,6 @@ static int rm_one(const char *path, const struct stat *sb, int flag,
 static void rm_rf(const char *dir)
 {
 	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
-}
-
-static bool exists(const char *dir, const char *name)
-{
-	char path[512];
-	struct stat sb;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return stat(path, &sb) == 0 && sb.st_size > 0;
 }
 
 /*
@@ -221,36 +201,186 @@ static void make_db(const char *path, bool with_points)
 	sqlite3_close(db);
 }
 
-struct tmp {
+/* Each test's own folder (made and removed around it): the database and
+ * the folder the report writes. */
+static struct {
 	char dir[64], db[128], out[128];
-};
+} tmp;
 
-static void tmp_init(struct tmp *t)
+static void tmp_init(void)
 {
-	snprintf(t->dir, sizeof(t->dir), "/tmp/tl-report-XXXXXX");
-	cr_assert_not_null(mkdtemp(t->dir));
-	snprintf(t->db, sizeof(t->db), "%s/synthetic.db", t->dir);
-	snprintf(t->out, sizeof(t->out), "%s/out", t->dir);
+	snprintf(tmp.dir, sizeof(tmp.dir), "/tmp/tl-report-XXXXXX");
+	cr_assert_not_null(mkdtemp(tmp.dir));
+	snprintf(tmp.db, sizeof(tmp.db), "%s/synthetic.db", tmp.dir);
+	snprintf(tmp.out, sizeof(tmp.out), "%s/out", tmp.dir);
 }
 
-/* Run `twinlab report` with args (exit 0 asserted); its report.md, owned. */
-static char *report_md(const char *const *args, const struct tmp *t)
+static void tmp_fini(void)
 {
-	struct tl_run r = tl_run(args);
+	rm_rf(tmp.dir);
+}
+
+/* Run sql on the test's database (sqlite makes the file if need be). */
+static void db_exec(const char *sql)
+{
+	sqlite3 *db;
+
+	cr_assert_eq(sqlite3_open(tmp.db, &db), SQLITE_OK);
+	exec_sql(db, sql);
+	sqlite3_close(db);
+}
+
+/*
+ * Expect the one row sql gives on the test's database to hold the n
+ * integers of want; a column that differs is named as the query names it.
+ */
+static void db_expect(const char *sql, const int *want, int n)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+
+	cr_assert_eq(sqlite3_open(tmp.db, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+	for (int i = 0; i < n; i++)
+		cr_expect_eq(sqlite3_column_int(st, i), want[i],
+			     "%s: %d, not %d", sqlite3_column_name(st, i),
+			     sqlite3_column_int(st, i), want[i]);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+
+/* `twinlab report` on the test's database into its folder, with the
+ * arguments of more (NULL-terminated) after those where more is not NULL. */
+static struct tl_run report(const char *const *more)
+{
+	const char *a[8] = { "report", tmp.db, "--out", tmp.out };
+	int n = 4;
+
+	for (; more && *more; more++) {
+		cr_assert_lt(n, 7, "too many arguments");
+		a[n++] = *more;
+	}
+	return tl_run(a);
+}
+
+static void out_path(char *path, size_t size, const char *name)
+{
+	snprintf(path, size, "%s/%s", tmp.out, name);
+}
+
+/* A file the report wrote, owned. */
+static char *out_file(const char *name)
+{
 	char path[256];
+
+	out_path(path, sizeof(path), name);
+	return tl_read(path);
+}
+
+/* Whether the report wrote name, empty or not. */
+static bool present(const char *name)
+{
+	char path[256];
+
+	out_path(path, sizeof(path), name);
+	return access(path, F_OK) == 0;
+}
+
+/* Whether the report wrote name, and something in it. */
+static bool nonempty(const char *name)
+{
+	char path[256];
+	struct stat sb;
+
+	out_path(path, sizeof(path), name);
+	return stat(path, &sb) == 0 && sb.st_size > 0;
+}
+
+/* The report made with more arguments (exit 0 asserted): its report.md,
+ * owned. */
+static char *report_md(const char *const *more)
+{
+	struct tl_run r = report(more);
 
 	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
 	tl_run_free(&r);
-	snprintf(path, sizeof(path), "%s/report.md", t->out);
-	return slurp_path(path);
+	return out_file("report.md");
 }
 
-TestSuite(report, .timeout = 60);
+/* The report of the synthetic sweep after sql: its report.md, owned. */
+static char *report_of(const char *sql)
+{
+	make_db(tmp.db, true);
+	db_exec(sql);
+	return report_md(NULL);
+}
+
+/* scenarios/teaching-ring.yaml by its full path, as an experiment's base
+ * must be given. */
+static const char *teaching_ring(void)
+{
+	static char path[600];
+	char cwd[512];
+
+	cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
+	snprintf(path, sizeof(path), "%s/scenarios/teaching-ring.yaml", cwd);
+	return path;
+}
+
+/* Write the experiment fmt says into the test's folder as file and run it
+ * into the test's database (exit 0 asserted); its stdout, owned. */
+__attribute__((format(printf, 2, 3)))
+static char *experiment(const char *file, const char *fmt, ...)
+{
+	char path[160], *out;
+	const char *x[] = { "experiment", path, "--db", tmp.db, NULL };
+	struct tl_run r;
+	va_list ap;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmp.dir, file);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	cr_assert_eq(fclose(f), 0);
+	r = tl_run(x);
+	cr_assert_eq(tl_code(&r), 0, "%s%s", r.out, r.err);
+	out = r.out;
+	free(r.err);
+	return out;
+}
+
+/*
+ * What a run that played events stores beside its rounds (the tables of
+ * tools/results): when each round started and ended, the events (with
+ * what --reschedule adds where more says so) and the links' sampled load.
+ */
+#define PRED_ROUNDS "ALTER TABLE rounds ADD COLUMN pred_round_s REAL;"
+#define ROUND_TIMES \
+	"CREATE TABLE round_times (run INTEGER, round INTEGER," \
+	" start_s REAL, end_s REAL);"
+#define EVENTS(more) \
+	"CREATE TABLE events (run INTEGER, at_s REAL, kind TEXT," \
+	" detail TEXT, tasks TEXT, interruption_s REAL" more ");"
+#define RESCHEDULE ", policy TEXT, live_s REAL, first_round_s REAL"
+#define LINK_SAMPLES \
+	"CREATE TABLE link_samples (run INTEGER, t_s REAL," \
+	" link TEXT, gbps REAL, cap_gbps REAL);"
+/* run 1's first two rounds: 0 to 6 ms and 20 to 26 ms */
+#define RUN1_ROUNDS "(1, 1, 0, 0.006), (1, 2, 0.02, 0.026)"
+/* lp0 half full 5 ms in, full 25 ms in */
+#define RUN1_LP0 \
+	"INSERT INTO link_samples VALUES" \
+	" (1, 0.005, 'lp0:r1>r2', 5, 10)," \
+	" (1, 0.025, 'lp0:r1>r2', 10, 10);"
+
+TestSuite(report, .init = tmp_init, .fini = tmp_fini, .timeout = 60);
 
 Test(report, synthetic_sweep)
 {
-	struct tmp t;
-	const char *a[] = { "report", t.db, "--out", t.out, NULL };
 	static const char *const rows[] = {
 		/* (a): median, min, max of the two seeds; prediction */
 		"| fixed (spff) | 3 | 2 | 5.000 | 4.500 | 5.500 | 4.000 | 1.25 |",
@@ -290,33 +420,29 @@ Test(report, synthetic_sweep)
 		"plan-mst-run7.svg", "plan-mst-run7.png",
 	};
 	struct tl_run r;
-	char *md, *dat, path[256];
+	char *md, *dat;
 
-	tmp_init(&t);
-	make_db(t.db, true);
-	r = tl_run(a);
+	make_db(tmp.db, true);
+	r = report(NULL);
 	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
 	cr_assert(strstr(r.out, "report.md"), "%s", r.out);
-	snprintf(path, sizeof(path), "%s/report.md", t.out);
-	md = slurp_path(path);
+	md = out_file("report.md");
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		cr_expect(strstr(md, rows[i]), "report.md lacks '%s':\n%s",
 			  rows[i], md);
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-		cr_expect(exists(t.out, files[i]), "no '%s'", files[i]);
-	snprintf(path, sizeof(path), "%s/latency-spff.dat", t.out);
-	dat = slurp_path(path);
+		cr_expect(nonempty(files[i]), "no '%s'", files[i]);
+	dat = out_file("latency-spff.dat");
 	cr_expect(strstr(dat, "\n3 2 2 5 4.5 5.5 4 "), "%s", dat);
 	free(dat);
 	if (access("/usr/bin/gnuplot", X_OK) == 0)
 		for (size_t i = 0; i < sizeof(figs) / sizeof(figs[0]); i++)
-			cr_expect(exists(t.out, figs[i]), "no '%s'", figs[i]);
+			cr_expect(nonempty(figs[i]), "no '%s'", figs[i]);
 	if (access("/usr/bin/dot", X_OK) == 0)
 		for (size_t i = 0; i < sizeof(pics) / sizeof(pics[0]); i++)
-			cr_expect(exists(t.out, pics[i]), "no '%s'", pics[i]);
+			cr_expect(nonempty(pics[i]), "no '%s'", pics[i]);
 	free(md);
 	tl_run_free(&r);
-	rm_rf(t.dir);
 }
 
 /*
@@ -325,9 +451,7 @@ Test(report, synthetic_sweep)
  */
 Test(report, json_names_what_it_wrote)
 {
-	struct tmp t;
-	const char *text[] = { "report", t.db, "--out", t.out, NULL };
-	const char *js[] = { "report", t.db, "--out", t.out, "--json", NULL };
+	static const char *const js[] = { "--json", NULL };
 	struct json_object *o, *v, *made;
 	struct tl_run r;
 	char want[160];
@@ -335,9 +459,8 @@ Test(report, json_names_what_it_wrote)
 	int runs, points, listed = 0, svg = 0, plans = 0;
 	const char *and;
 
-	tmp_init(&t);
-	make_db(t.db, true);
-	r = tl_run(text);
+	make_db(tmp.db, true);
+	r = report(NULL);
 	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
 	cr_assert_eq(sscanf(strstr(r.out, "report.md (") +
 				    strlen("report.md ("),
@@ -351,7 +474,7 @@ Test(report, json_names_what_it_wrote)
 				    &svg, &plans), 2, "%s", r.out);
 	cr_expect_null(strstr(r.out, "/plan-mst"), "%s", r.out);
 	tl_run_free(&r);
-	r = tl_run(js);
+	r = report(js);
 	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
 	o = json_tokener_parse(r.out);
 	cr_assert_not_null(o, "not JSON: %s", r.out);
@@ -375,7 +498,6 @@ Test(report, json_names_what_it_wrote)
 		     "%d named, %d and %d counted", listed, svg, plans);
 	json_object_put(o);
 	tl_run_free(&r);
-	rm_rf(t.dir);
 }
 
 /*
@@ -385,20 +507,11 @@ Test(report, json_names_what_it_wrote)
  */
 Test(report, a_newline_in_a_stored_name_stays_in_its_comment)
 {
-	struct tmp t;
-	const char *a[] = { "report", t.db, "--out", t.out, NULL };
-	sqlite3 *db;
-	char path[300], *dat, *l;
+	char *dat, *l;
 
-	tmp_init(&t);
-	make_db(t.db, true);
-	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
-	exec_sql(db, "UPDATE points SET experiment = experiment || char(10) "
-		     "|| '999 1 1 1 1 1 1';");
-	sqlite3_close(db);
-	free(report_md(a, &t));
-	snprintf(path, sizeof(path), "%s/latency-spff.dat", t.out);
-	dat = slurp_path(path);
+	free(report_of("UPDATE points SET experiment = experiment || char(10) "
+		       "|| '999 1 1 1 1 1 1';"));
+	dat = out_file("latency-spff.dat");
 	for (l = dat; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 :
 						       NULL)
 		cr_expect(strncmp(l, "999 ", 4), "a data line from a name:\n%s",
@@ -406,7 +519,6 @@ Test(report, a_newline_in_a_stored_name_stays_in_its_comment)
 	cr_expect(strstr(dat, "experiment synthetic 999 1 1 1 1 1 1\n"), "%s",
 		  dat);
 	free(dat);
-	rm_rf(t.dir);
 }
 
 /*
@@ -416,26 +528,20 @@ Test(report, a_newline_in_a_stored_name_stays_in_its_comment)
  */
 Test(report, degraded_runs_are_kept_out)
 {
-	struct tmp t;
-	const char *a[] = { "report", t.db, "--out", t.out, NULL };
-	sqlite3 *db;
 	char *md;
 
-	tmp_init(&t);
-	make_db(t.db, true);
-	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
-	exec_sql(db, "ALTER TABLE runs ADD COLUMN dilation REAL;"
-		     "ALTER TABLE runs ADD COLUMN verdict TEXT;"
-		     "UPDATE runs SET dilation = 64, verdict = 'faithful';"
-		     "UPDATE runs SET verdict = 'degraded: 1 of 2 rounds; "
-		     "a worker waited 9 ms for a CPU' WHERE id = 1;"
-		     /* the host's latency, 100x: must not reach a median */
-		     "UPDATE rounds SET round_s = round_s * 100 WHERE run = 1;"
-		     "INSERT INTO runs (id, scenario, scheduler, rounds, scale,"
-		     " status, dilation, verdict) VALUES (100, 'synthetic-test',"
-		     " 'spff', 2, 1000, 'recalibrated', 1, 'degraded: x');");
-	sqlite3_close(db);
-	md = report_md(a, &t);
+	md = report_of("ALTER TABLE runs ADD COLUMN dilation REAL;"
+		       "ALTER TABLE runs ADD COLUMN verdict TEXT;"
+		       "UPDATE runs SET dilation = 64, verdict = 'faithful';"
+		       "UPDATE runs SET verdict = 'degraded: 1 of 2 rounds; "
+		       "a worker waited 9 ms for a CPU' WHERE id = 1;"
+		       /* the host's latency, 100x: must not reach a median */
+		       "UPDATE rounds SET round_s = round_s * 100"
+		       " WHERE run = 1;"
+		       "INSERT INTO runs (id, scenario, scheduler, rounds,"
+		       " scale, status, dilation, verdict) VALUES (100,"
+		       " 'synthetic-test', 'spff', 2, 1000, 'recalibrated', 1,"
+		       " 'degraded: x');");
 	/* spff, 3 locals: only seed 2 (run 2, 5.5 ms) is measured */
 	cr_expect(strstr(md, "| fixed (spff) | 3 | 1 | 5.500 | 5.500 | 5.500 "
 			     "| 4.000 |"), "%s", md);
@@ -450,7 +556,6 @@ Test(report, degraded_runs_are_kept_out)
 		  md);
 	cr_expect(strstr(md, "1 run judged degraded"), "%s", md);
 	free(md);
-	rm_rf(t.dir);
 }
 
 /*
@@ -460,21 +565,14 @@ Test(report, degraded_runs_are_kept_out)
  */
 Test(report, incomplete_runs_are_left_out)
 {
-	struct tmp t;
-	const char *a[] = { "report", t.db, "--out", t.out, NULL };
-	sqlite3 *db;
 	char *md;
 
-	tmp_init(&t);
-	make_db(t.db, true);
-	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
-	exec_sql(db, "UPDATE runs SET status = 'aborted' WHERE id = 1;"
-		     "UPDATE rounds SET round_s = round_s * 100 WHERE run = 1;"
-		     "INSERT INTO runs (id, scenario, scheduler, rounds, scale,"
-		     " status) VALUES (101, 'synthetic-test', 'spff', 2, 1000,"
-		     " 'running');");
-	sqlite3_close(db);
-	md = report_md(a, &t);
+	md = report_of("UPDATE runs SET status = 'aborted' WHERE id = 1;"
+		       "UPDATE rounds SET round_s = round_s * 100"
+		       " WHERE run = 1;"
+		       "INSERT INTO runs (id, scenario, scheduler, rounds,"
+		       " scale, status) VALUES (101, 'synthetic-test', 'spff',"
+		       " 2, 1000, 'running');");
 	cr_expect(strstr(md, "| fixed (spff) | 3 | 1 | 5.500 | 5.500 | 5.500 "
 			     "| 4.000 |"), "%s", md);
 	cr_expect(!strstr(md, "| 1 | synthetic-test |"), "%s", md);
@@ -483,7 +581,6 @@ Test(report, incomplete_runs_are_left_out)
 			     "this report: 1 aborted (run 1); 1 running (run "
 			     "101)."), "%s", md);
 	free(md);
-	rm_rf(t.dir);
 }
 
 /* This process's start time in clock ticks (/proc/self/stat, field 22). */
@@ -514,14 +611,8 @@ static long long self_start(void)
  */
 Test(report, a_running_run_whose_process_is_gone_is_said_aborted)
 {
-	struct tmp t;
-	const char *a[] = { "report", t.db, "--out", t.out, NULL };
-	sqlite3 *db;
 	char *md, sql[512];
 
-	tmp_init(&t);
-	make_db(t.db, true);
-	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
 	snprintf(sql, sizeof(sql),
 		 "ALTER TABLE runs ADD COLUMN owner_pid INTEGER;"
 		 "ALTER TABLE runs ADD COLUMN owner_start INTEGER;"
@@ -530,14 +621,11 @@ Test(report, a_running_run_whose_process_is_gone_is_said_aborted)
 		 " (101, 'synthetic-test', 'spff', 2, 1000, 'running', %d, 1),"
 		 " (102, 'synthetic-test', 'spff', 2, 1000, 'running', %d, %lld);",
 		 (int)getpid(), (int)getpid(), self_start());
-	exec_sql(db, sql);
-	sqlite3_close(db);
-	md = report_md(a, &t);
+	md = report_of(sql);
 	cr_expect(strstr(md, "2 runs did not complete and are left out of "
 			     "this report: 1 aborted (its process is gone) "
 			     "(run 101); 1 running (run 102)."), "%s", md);
 	free(md);
-	rm_rf(t.dir);
 }
 
 /*
@@ -546,60 +634,47 @@ Test(report, a_running_run_whose_process_is_gone_is_said_aborted)
  */
 Test(report, task_pictures_and_task_filter)
 {
-	struct tmp t;
-	const char *a[] = { "report", t.db, "--out", t.out, "--task", "t1",
-			    NULL };
-	sqlite3 *db;
-	char *md, path[256];
+	static const char *const task[] = { "--task", "t1", NULL };
+	char *md;
 
-	tmp_init(&t);
-	make_db(t.db, true);
-	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
-	exec_sql(db, "CREATE TABLE pictures (run INTEGER, name TEXT, dot TEXT,"
-		     " PRIMARY KEY (run, name));"
-		     "INSERT INTO pictures SELECT id, 't0', 'digraph t0 { G ->"
-		     " L1 }' FROM runs;"
-		     "INSERT INTO pictures SELECT id, 't1', 'digraph t1 { G ->"
-		     " L2 }' FROM runs;");
-	sqlite3_close(db);
-	md = report_md(a, &t);
+	make_db(tmp.db, true);
+	db_exec("CREATE TABLE pictures (run INTEGER, name TEXT, dot TEXT,"
+		" PRIMARY KEY (run, name));"
+		"INSERT INTO pictures SELECT id, 't0', 'digraph t0 { G ->"
+		" L1 }' FROM runs;"
+		"INSERT INTO pictures SELECT id, 't1', 'digraph t1 { G ->"
+		" L2 }' FROM runs;");
+	md = report_md(task);
 	cr_expect(strstr(md, "  - task t1: ") && !strstr(md, "  - task t0"),
 		  "%s", md);
-	snprintf(path, sizeof(path), "%s/plan-mst-run7-t1.dot", t.out);
-	cr_expect_eq(access(path, F_OK), 0, "no %s", path);
-	snprintf(path, sizeof(path), "%s/plan-mst-run7-t0.dot", t.out);
-	cr_expect_neq(access(path, F_OK), 0, "%s made", path);
-	if (access("/usr/bin/dot", X_OK) == 0) {
-		snprintf(path, sizeof(path), "%s/plan-spff-run3-t1.png", t.out);
-		cr_expect_eq(access(path, F_OK), 0, "no %s", path);
-	}
+	cr_expect(present("plan-mst-run7-t1.dot"), "no plan-mst-run7-t1.dot");
+	cr_expect(!present("plan-mst-run7-t0.dot"),
+		  "plan-mst-run7-t0.dot made");
+	if (access("/usr/bin/dot", X_OK) == 0)
+		cr_expect(present("plan-spff-run3-t1.png"),
+			  "no plan-spff-run3-t1.png");
 	free(md);
-	rm_rf(t.dir);
 }
 
 /* Runs made with plain `twinlab run` in an older database: no points
  * table, no stored pictures. The fidelity part is still made. */
 Test(report, runs_without_points)
 {
-	struct tmp t;
-	const char *a[] = { "report", t.db, "--out", t.out, NULL };
 	char *md;
 
-	tmp_init(&t);
-	make_db(t.db, false);
-	md = report_md(a, &t);
+	make_db(tmp.db, false);
+	md = report_md(NULL);
 	cr_expect(strstr(md, "No experiment points"), "%s", md);
 	/* spff runs 1-4: latencies 4.5, 5.5, 6.5, 7.5 ms, median 6 */
 	cr_expect(strstr(md, "| fixed (spff) | 4 | 6.000 | 4.500 | 7.500 "
 			     "| 5.000 |"), "%s", md);
 	cr_expect(strstr(md, "| 1 | spff | t0 | 3 | 2 | 4.000 | 4.000 "
 			     "| 1.00 |"), "%s", md);
-	cr_expect(exists(t.out, "fidelity-mst.dat"));
-	cr_expect(!exists(t.out, "latency-mst.dat"));
+	cr_expect(nonempty("fidelity-mst.dat"));
+	cr_expect(!nonempty("latency-mst.dat"));
 	if (access("/usr/bin/gnuplot", X_OK) == 0)
-		cr_expect(exists(t.out, "fig-fidelity.png"));
+		cr_expect(nonempty("fig-fidelity.png"));
 	free(md);
-	rm_rf(t.dir);
 }
 
 /*
@@ -609,21 +684,15 @@ Test(report, runs_without_points)
  */
 Test(report, subsets_side_by_side)
 {
-	struct tmp t;
-	const char *a[] = { "report", t.db, "--out", t.out, NULL };
-	char *md, path[256], *sec;
-	sqlite3 *db;
+	char *md, *sec;
 
-	tmp_init(&t);
-	make_db(t.db, false);
-	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
-	exec_sql(db, "UPDATE runs SET scenario = 'ring-all' WHERE id = 1;"
-		     "UPDATE runs SET scenario = 'ring-selected' WHERE id = 2;"
-		     "UPDATE runs SET scenario = 'ring-selected' WHERE id = 3;"
-		     "UPDATE rounds SET accuracy = 0.25 WHERE run = 1;"
-		     "UPDATE rounds SET accuracy = 0.125 WHERE run = 3;");
-	sqlite3_close(db);
-	md = report_md(a, &t);
+	make_db(tmp.db, false);
+	db_exec("UPDATE runs SET scenario = 'ring-all' WHERE id = 1;"
+		"UPDATE runs SET scenario = 'ring-selected' WHERE id = 2;"
+		"UPDATE runs SET scenario = 'ring-selected' WHERE id = 3;"
+		"UPDATE rounds SET accuracy = 0.25 WHERE run = 1;"
+		"UPDATE rounds SET accuracy = 0.125 WHERE run = 3;");
+	md = report_md(NULL);
 	sec = strstr(md, "## Local-model subsets");
 	cr_assert_not_null(sec, "%s", md);
 	cr_expect(strstr(sec, "### ring, spff"), "%s", sec);
@@ -635,16 +704,13 @@ Test(report, subsets_side_by_side)
 	cr_expect_null(strstr(sec + 1, "## Local-model subsets"), "once");
 	free(md);
 	/* the figure's data: accuracy against time and bytes, per subset */
-	snprintf(path, sizeof(path), "%s/fig-subsets-ring-spff-all.dat",
-		 t.out);
-	md = slurp_path(path);
+	md = out_file("fig-subsets-ring-spff-all.dat");
 	cr_expect(strstr(md, "# round time_ms byte_links accuracy\n1 "), "%s",
 		  md);
 	cr_expect(strstr(md, " 0.25\n"), "%s", md);
 	free(md);
-	cr_expect(exists(t.out, "fig-subsets-ring-spff-selected.dat"));
-	cr_expect(!exists(t.out, "fig-subsets-ring-spff-random.dat"));
-	rm_rf(t.dir);
+	cr_expect(nonempty("fig-subsets-ring-spff-selected.dat"));
+	cr_expect(!nonempty("fig-subsets-ring-spff-random.dat"));
 }
 
 Test(report, missing_database)
@@ -664,21 +730,14 @@ Test(report, missing_database)
 
 Test(report, not_a_results_database)
 {
-	struct tmp t;
-	const char *a[] = { "report", t.db, "--out", t.out, NULL };
 	struct tl_run r;
-	sqlite3 *db;
 
-	tmp_init(&t);
-	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
-	exec_sql(db, "CREATE TABLE foo (x INTEGER)");
-	sqlite3_close(db);
-	r = tl_run(a);
+	db_exec("CREATE TABLE foo (x INTEGER)");
+	r = report(NULL);
 	cr_assert_eq(tl_code(&r), 1);
 	cr_assert(strstr(r.err, "is not a twinlab results database"), "%s",
 		  r.err);
 	tl_run_free(&r);
-	rm_rf(t.dir);
 }
 
 /*
@@ -689,31 +748,16 @@ Test(report, not_a_results_database)
  */
 Test(report, a_run_with_events_gets_its_timeline)
 {
-	struct tmp t;
-	const char *a[] = { "report", t.db, "--out", t.out, NULL };
-	sqlite3 *db;
-	char *md, *dat, path[256];
+	char *md, *dat;
 
-	tmp_init(&t);
-	make_db(t.db, true);
-	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
-	exec_sql(db, "ALTER TABLE rounds ADD COLUMN pred_round_s REAL;"
-		     "UPDATE rounds SET pred_round_s = round_s * 1.25;"
-		     "CREATE TABLE round_times (run INTEGER, round INTEGER,"
-		     " start_s REAL, end_s REAL);"
-		     "INSERT INTO round_times VALUES (1, 1, 0, 0.006),"
-		     " (1, 2, 0.02, 0.026);"
-		     "CREATE TABLE events (run INTEGER, at_s REAL, kind TEXT,"
-		     " detail TEXT, tasks TEXT, interruption_s REAL);"
-		     "INSERT INTO events VALUES (1, 0.015, 'traffic',"
-		     " 's1 -> s2, 5 Gbit/s for 1 s', 't0', 0);"
-		     "CREATE TABLE link_samples (run INTEGER, t_s REAL,"
-		     " link TEXT, gbps REAL, cap_gbps REAL);"
-		     "INSERT INTO link_samples VALUES"
-		     " (1, 0.005, 'lp0:r1>r2', 5, 10),"
-		     " (1, 0.025, 'lp0:r1>r2', 10, 10);");
-	sqlite3_close(db);
-	md = report_md(a, &t);
+	md = report_of(PRED_ROUNDS
+		       "UPDATE rounds SET pred_round_s = round_s * 1.25;"
+		       ROUND_TIMES
+		       "INSERT INTO round_times VALUES " RUN1_ROUNDS ";"
+		       EVENTS("")
+		       "INSERT INTO events VALUES (1, 0.015, 'traffic',"
+		       " 's1 -> s2, 5 Gbit/s for 1 s', 't0', 0);"
+		       LINK_SAMPLES RUN1_LP0);
 	cr_expect(strstr(md, "## Timelines"), "%s", md);
 	cr_expect(strstr(md, "### Run 1: synthetic-test, spff"), "%s", md);
 	cr_expect(strstr(md, "| 15.000 | traffic | s1 -> s2, 5 Gbit/s for 1 s "
@@ -728,15 +772,13 @@ Test(report, a_run_with_events_gets_its_timeline)
 	cr_expect_null(strstr(md, "Rounds a cut fell in"), "%s", md);
 	cr_expect_null(strstr(md, "### Run 2:"), "no events, no timeline");
 	free(md);
-	snprintf(path, sizeof(path), "%s/fig-timeline-run1-links.dat", t.out);
-	dat = slurp_path(path);
+	dat = out_file("fig-timeline-run1-links.dat");
 	cr_expect(strstr(dat, "# link lp0:r1>r2\n5.000000 50 5 10\n"
 			      "25.000000 100 10 10\n"), "%s", dat);
 	free(dat);
-	snprintf(path, sizeof(path), "%s/fig-timeline-run1.png", t.out);
 	if (access("/usr/bin/gnuplot", X_OK) == 0)
-		cr_expect_eq(access(path, F_OK), 0, "no %s", path);
-	rm_rf(t.dir);
+		cr_expect(present("fig-timeline-run1.png"),
+			  "no fig-timeline-run1.png");
 }
 
 /*
@@ -746,40 +788,28 @@ Test(report, a_run_with_events_gets_its_timeline)
  */
 Test(report, a_timeline_without_link_samples_says_so)
 {
-	struct tmp t;
-	const char *a[] = { "report", t.db, "--out", t.out, NULL };
 	struct tl_run r;
-	sqlite3 *db;
-	char *gp, path[256];
+	char *gp;
 
-	tmp_init(&t);
-	make_db(t.db, true);
-	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
-	exec_sql(db, "ALTER TABLE rounds ADD COLUMN pred_round_s REAL;"
-		     "CREATE TABLE round_times (run INTEGER, round INTEGER,"
-		     " start_s REAL, end_s REAL);"
-		     "INSERT INTO round_times VALUES (1, 1, 0, 0.006),"
-		     " (1, 2, 0.02, 0.026);"
-		     "CREATE TABLE events (run INTEGER, at_s REAL, kind TEXT,"
-		     " detail TEXT, tasks TEXT, interruption_s REAL);"
-		     "INSERT INTO events VALUES (1, 0.015, 'traffic',"
-		     " 's1 -> s2, 5 Gbit/s for 1 s', 't0', 0);"
-		     "CREATE TABLE link_samples (run INTEGER, t_s REAL,"
-		     " link TEXT, gbps REAL, cap_gbps REAL);");
-	sqlite3_close(db);
-	r = tl_run(a);
+	make_db(tmp.db, true);
+	db_exec(PRED_ROUNDS
+		ROUND_TIMES
+		"INSERT INTO round_times VALUES " RUN1_ROUNDS ";"
+		EVENTS("")
+		"INSERT INTO events VALUES (1, 0.015, 'traffic',"
+		" 's1 -> s2, 5 Gbit/s for 1 s', 't0', 0);"
+		LINK_SAMPLES);
+	r = report(NULL);
 	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
 	cr_expect_null(strstr(r.err, "undefined"), "stderr: %s", r.err);
-	snprintf(path, sizeof(path), "%s/fig-timeline-run1.gp", t.out);
-	gp = slurp_path(path);
+	gp = out_file("fig-timeline-run1.gp");
 	cr_expect(strstr(gp, "'no link load was sampled in this run'"), "%s",
 		  gp);
 	free(gp);
-	snprintf(path, sizeof(path), "%s/fig-timeline-run1.png", t.out);
 	if (access("/usr/bin/gnuplot", X_OK) == 0)
-		cr_expect_eq(access(path, F_OK), 0, "no %s: %s", path, r.err);
+		cr_expect(present("fig-timeline-run1.png"),
+			  "no fig-timeline-run1.png: %s", r.err);
 	tl_run_free(&r);
-	rm_rf(t.dir);
 }
 
 /*
@@ -792,33 +822,17 @@ Test(report, a_timeline_without_link_samples_says_so)
  */
 Test(report, a_replaced_cut_is_measured_in_its_table)
 {
-	struct tmp t;
-	const char *a[] = { "report", t.db, "--out", t.out, NULL };
-	sqlite3 *db;
 	char *md;
 
-	tmp_init(&t);
-	make_db(t.db, true);
-	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
-	exec_sql(db, "ALTER TABLE rounds ADD COLUMN pred_round_s REAL;"
-		     "UPDATE rounds SET pred_round_s = round_s * 0.5;"
-		     "CREATE TABLE round_times (run INTEGER, round INTEGER,"
-		     " start_s REAL, end_s REAL);"
-		     "INSERT INTO round_times VALUES (1, 1, 0, 0.006),"
-		     " (1, 2, 0.02, 0.026);"
-		     "CREATE TABLE events (run INTEGER, at_s REAL, kind TEXT,"
-		     " detail TEXT, tasks TEXT, interruption_s REAL,"
-		     " policy TEXT, live_s REAL, first_round_s REAL);"
-		     "INSERT INTO events VALUES (1, 0.001, 'cut',"
-		     " 'fibre A-B (40 km); moved t0', 't0', 0.0015, 'none',"
-		     " 0.010, 0.026);"
-		     "CREATE TABLE link_samples (run INTEGER, t_s REAL,"
-		     " link TEXT, gbps REAL, cap_gbps REAL);"
-		     "INSERT INTO link_samples VALUES"
-		     " (1, 0.005, 'lp0:r1>r2', 5, 10),"
-		     " (1, 0.025, 'lp0:r1>r2', 10, 10);");
-	sqlite3_close(db);
-	md = report_md(a, &t);
+	md = report_of(PRED_ROUNDS
+		       "UPDATE rounds SET pred_round_s = round_s * 0.5;"
+		       ROUND_TIMES
+		       "INSERT INTO round_times VALUES " RUN1_ROUNDS ";"
+		       EVENTS(RESCHEDULE)
+		       "INSERT INTO events VALUES (1, 0.001, 'cut',"
+		       " 'fibre A-B (40 km); moved t0', 't0', 0.0015, 'none',"
+		       " 0.010, 0.026);"
+		       LINK_SAMPLES RUN1_LP0);
 	cr_expect(strstr(md, "### Re-placement, measured"), "%s", md);
 	cr_expect(strstr(md, "| 1 | synthetic-test | spff | none | cut at "
 			     "1.000 ms | t0 | 9.0 | 25.0 | 1.5 / 1.5 | 2: "
@@ -826,7 +840,6 @@ Test(report, a_replaced_cut_is_measured_in_its_table)
 	cr_expect(strstr(md, "Rounds a cut fell in: 2, measured 4.000 ms"),
 		  "%s", md);
 	free(md);
-	rm_rf(t.dir);
 }
 
 /*
@@ -838,39 +851,27 @@ Test(report, a_replaced_cut_is_measured_in_its_table)
  */
 Test(report, a_round_lost_to_new_trees_is_counted_in_the_cost)
 {
-	struct tmp t;
-	const char *a[] = { "report", t.db, "--out", t.out, NULL };
-	sqlite3 *db;
 	char *md;
 
-	tmp_init(&t);
-	make_db(t.db, true);
-	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
-	exec_sql(db, "ALTER TABLE rounds ADD COLUMN pred_round_s REAL;"
-		     "UPDATE rounds SET pred_round_s = round_s * 0.5;"
-		     "CREATE TEMP TABLE again AS SELECT * FROM rounds WHERE"
-		     " run = 1 AND task = 0 AND round = 1;"
-		     "UPDATE again SET round = 3;"
-		     "DELETE FROM rounds WHERE run = 1 AND task = 0 AND"
-		     " round = 2;"
-		     "INSERT INTO rounds SELECT * FROM again;"
-		     "CREATE TABLE round_times (run INTEGER, round INTEGER,"
-		     " start_s REAL, end_s REAL);"
-		     "INSERT INTO round_times VALUES (1, 1, 0, 0.006),"
-		     " (1, 2, 0.02, 0.026), (1, 3, 0.04, 0.046);"
-		     "CREATE TABLE events (run INTEGER, at_s REAL, kind TEXT,"
-		     " detail TEXT, tasks TEXT, interruption_s REAL,"
-		     " policy TEXT, live_s REAL, first_round_s REAL);"
-		     "INSERT INTO events VALUES (1, 0.021, 'cut',"
-		     " 'fibre A-B (40 km); moved t0', 't0', 0, 'full',"
-		     " 0.030, 0.043);");
-	sqlite3_close(db);
-	md = report_md(a, &t);
+	md = report_of(PRED_ROUNDS
+		       "UPDATE rounds SET pred_round_s = round_s * 0.5;"
+		       "CREATE TEMP TABLE again AS SELECT * FROM rounds WHERE"
+		       " run = 1 AND task = 0 AND round = 1;"
+		       "UPDATE again SET round = 3;"
+		       "DELETE FROM rounds WHERE run = 1 AND task = 0 AND"
+		       " round = 2;"
+		       "INSERT INTO rounds SELECT * FROM again;"
+		       ROUND_TIMES
+		       "INSERT INTO round_times VALUES " RUN1_ROUNDS ","
+		       " (1, 3, 0.04, 0.046);"
+		       EVENTS(RESCHEDULE)
+		       "INSERT INTO events VALUES (1, 0.021, 'cut',"
+		       " 'fibre A-B (40 km); moved t0', 't0', 0, 'full',"
+		       " 0.030, 0.043);");
 	cr_expect(strstr(md, "| 1 | synthetic-test | spff | full | cut at "
 			     "21.000 ms | t0 | 9.0 | 22.0 | 21.5 / 21.5 | 1: "
 			     "3.000 / 1.500 |"), "%s", md);
 	free(md);
-	rm_rf(t.dir);
 }
 
 /*
@@ -880,60 +881,27 @@ Test(report, a_round_lost_to_new_trees_is_counted_in_the_cost)
  */
 Test(report, a_gap_experiment_and_its_report)
 {
-	struct tmp t;
-	char exp[160], cwd[512], *md, path[256];
-	const char *x[] = { "experiment", exp, "--db", t.db, NULL };
-	const char *a[] = { "report", t.db, "--out", t.out, NULL };
-	struct tl_run r;
-	sqlite3 *db;
-	FILE *f;
+	static const char sweep[] = "schedulers: [spff, mst, kmb]\n"
+				    "locals: [2, 3]\nseeds: [1, 2, 3]\n";
+	char *out, *md;
 
-	tmp_init(&t);
-	cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
 	for (int k = 0; k < 2; k++) {
-		snprintf(exp, sizeof(exp), "%s/gap%d.yaml", t.dir, k);
-		f = fopen(exp, "w");
-		cr_assert_not_null(f);
-		if (k)
-			fputs("name: rnd-gap\nkind: gap\nbase: random\n"
-			      "roadms: 8\n", f);
-		else
-			fprintf(f, "name: ring-gap\nkind: gap\nbase: "
-				   "%s/scenarios/teaching-ring.yaml\n", cwd);
-		fputs("schedulers: [spff, mst, kmb]\nlocals: [2, 3]\n"
-		      "seeds: [1, 2, 3]\n", f);
-		cr_assert_eq(fclose(f), 0);
-		r = tl_run(x);
-		cr_assert_eq(tl_code(&r), 0, "%s%s", r.out, r.err);
-		cr_assert(strstr(r.out, "6 instances (2 local-model counts x "
-				 "3 seeds)"), "%s", r.out);
-		cr_assert(strstr(r.out, "3 local models (3 instances; opt"),
-			  "%s", r.out);
-		tl_run_free(&r);
+		out = k ? experiment("gap1.yaml", "name: rnd-gap\nkind: gap\n"
+					"base: random\nroadms: 8\n%s", sweep) :
+			  experiment("gap0.yaml", "name: ring-gap\nkind: gap\n"
+				     "base: %s\n%s", teaching_ring(), sweep);
+		cr_assert(strstr(out, "6 instances (2 local-model counts x "
+				 "3 seeds)"), "%s", out);
+		cr_assert(strstr(out, "3 local models (3 instances; opt"),
+			  "%s", out);
+		free(out);
 	}
-	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
-	{
-		sqlite3_stmt *st;
-
-		cr_assert_eq(sqlite3_prepare_v2(db, "SELECT count(*), "
-			"count(DISTINCT experiment), "
-			"sum(weight < opt_weight * (1 - 1e-9)), "
-			"min(opt_weight > 0), min(opt_seconds >= 0) FROM gap",
-			-1, &st, NULL), SQLITE_OK);
-		cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
-		cr_expect_eq(sqlite3_column_int(st, 0), 36);
-		cr_expect_eq(sqlite3_column_int(st, 1), 2);
-		cr_expect_eq(sqlite3_column_int(st, 2), 0, "lighter than opt");
-		cr_expect_eq(sqlite3_column_int(st, 3), 1);
-		cr_expect_eq(sqlite3_column_int(st, 4), 1);
-		sqlite3_finalize(st);
-	}
-	sqlite3_close(db);
-	r = tl_run(a);
-	cr_assert_eq(tl_code(&r), 0, "%s%s", r.out, r.err);
-	tl_run_free(&r);
-	snprintf(path, sizeof(path), "%s/report.md", t.out);
-	md = slurp_path(path);
+	db_expect("SELECT count(*), count(DISTINCT experiment), "
+		  "sum(weight < opt_weight * (1 - 1e-9)) AS "
+		  "\"lighter than opt\", "
+		  "min(opt_weight > 0), min(opt_seconds >= 0) FROM gap",
+		  (const int[]){ 36, 2, 0, 1, 1 }, 5);
+	md = report_md(NULL);
 	cr_expect(strstr(md, "## Optimality gap"), "%s", md);
 	cr_expect(strstr(md, "### ring-gap"), "%s", md);
 	cr_expect(strstr(md, "### rnd-gap\n\nOn random: 6 instances"), "%s",
@@ -943,9 +911,8 @@ Test(report, a_gap_experiment_and_its_report)
 	cr_expect(strstr(md, "\n| 2 | "), "%s", md);
 	cr_expect_null(strstr(md, "## Runs"), "no runs to list");
 	free(md);
-	snprintf(path, sizeof(path), "%s/fig-gap-rnd-gap-mst.dat", t.out);
-	cr_expect_eq(access(path, F_OK), 0, "no %s", path);
-	rm_rf(t.dir);
+	cr_expect(present("fig-gap-rnd-gap-mst.dat"),
+		  "no fig-gap-rnd-gap-mst.dat");
 }
 
 /*
@@ -955,50 +922,21 @@ Test(report, a_gap_experiment_and_its_report)
  */
 Test(report, a_blocking_experiment_and_its_report)
 {
-	struct tmp t;
-	char exp[160], cwd[512], *md, path[256];
-	const char *x[] = { "experiment", exp, "--db", t.db, NULL };
-	const char *a[] = { "report", t.db, "--out", t.out, NULL };
-	struct tl_run r;
-	sqlite3 *db;
-	FILE *f;
+	char *out, *md;
 
-	tmp_init(&t);
-	snprintf(exp, sizeof(exp), "%s/blocking.yaml", t.dir);
-	f = fopen(exp, "w");
-	cr_assert_not_null(f);
-	cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
-	fprintf(f, "name: ring-blocking\nkind: blocking\nbase: "
-		   "%s/scenarios/teaching-ring.yaml\nschedulers: [spff, mst]\n"
-		   "locals: [2]\nloads: [1, 5, 40]\nseeds: [1, 2]\n", cwd);
-	cr_assert_eq(fclose(f), 0);
-	r = tl_run(x);
-	cr_assert_eq(tl_code(&r), 0, "%s%s", r.out, r.err);
-	cr_assert(strstr(r.out, "12 points"), "%s", r.out);
-	cr_assert(strstr(r.out, "2 local models per task: blocked tasks"),
-		  "%s", r.out);
-	tl_run_free(&r);
-	cr_assert_eq(sqlite3_open(t.db, &db), SQLITE_OK);
-	{
-		sqlite3_stmt *st;
-
-		cr_assert_eq(sqlite3_prepare_v2(db, "SELECT count(*), "
-			"sum(load = 1 AND blocked = 0), max(blocked <= load), "
-			"min(wl_used > 0) FROM blocking", -1, &st, NULL),
-			SQLITE_OK);
-		cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
-		cr_expect_eq(sqlite3_column_int(st, 0), 12);
-		cr_expect_eq(sqlite3_column_int(st, 1), 4, "one task blocks");
-		cr_expect_eq(sqlite3_column_int(st, 2), 1);
-		cr_expect_eq(sqlite3_column_int(st, 3), 1);
-		sqlite3_finalize(st);
-	}
-	sqlite3_close(db);
-	r = tl_run(a);
-	cr_assert_eq(tl_code(&r), 0, "%s%s", r.out, r.err);
-	tl_run_free(&r);
-	snprintf(path, sizeof(path), "%s/report.md", t.out);
-	md = slurp_path(path);
+	out = experiment("blocking.yaml", "name: ring-blocking\n"
+			 "kind: blocking\nbase: %s\nschedulers: [spff, mst]\n"
+			 "locals: [2]\nloads: [1, 5, 40]\nseeds: [1, 2]\n",
+			 teaching_ring());
+	cr_assert(strstr(out, "12 points"), "%s", out);
+	cr_assert(strstr(out, "2 local models per task: blocked tasks"),
+		  "%s", out);
+	free(out);
+	db_expect("SELECT count(*), sum(load = 1 AND blocked = 0) AS "
+		  "\"one task blocks\", "
+		  "max(blocked <= load), min(wl_used > 0) FROM blocking",
+		  (const int[]){ 12, 4, 1, 1 }, 4);
+	md = report_md(NULL);
 	cr_expect(strstr(md, "## Blocking under load"), "%s", md);
 	cr_expect(strstr(md, "### ring-blocking, 2 local models per task"),
 		  "%s", md);
@@ -1007,8 +945,6 @@ Test(report, a_blocking_experiment_and_its_report)
 	cr_expect(strstr(md, "\n| 1 | 0.0 % ("), "%s", md);
 	cr_expect_null(strstr(md, "## Runs"), "no runs to list");
 	free(md);
-	snprintf(path, sizeof(path),
-		 "%s/fig-blocking-ring-blocking-l2-mst.dat", t.out);
-	cr_expect_eq(access(path, F_OK), 0, "no %s", path);
-	rm_rf(t.dir);
+	cr_expect(present("fig-blocking-ring-blocking-l2-mst.dat"),
+		  "no fig-blocking-ring-blocking-l2-mst.dat");
 }

@@ -34,6 +34,17 @@ char *tl_slurp(int fd)
 	return buf;
 }
 
+char *tl_read(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	char *s;
+
+	cr_assert(fd >= 0, "cannot open '%s'", path);
+	s = tl_slurp(fd);
+	close(fd);
+	return s;
+}
+
 /* Run argv with stdout and stderr into temporary files. */
 struct tl_run tl_run(const char *const *args)
 {
@@ -83,4 +94,47 @@ void tl_run_free(struct tl_run *r)
 {
 	free(r->out);
 	free(r->err);
+}
+
+void tl_refused(const char *const *args, int code, const char *want)
+{
+	struct tl_run r = tl_run(args);
+
+	cr_assert_eq(tl_code(&r), code, "%s: exit %d, not %d: %s", args[0],
+		     tl_code(&r), code, r.err);
+	cr_assert(strstr(r.err, want), "%s: stderr lacks '%s': %s", args[0],
+		  want, r.err);
+	tl_run_free(&r);
+}
+
+void tl_says(const char *const *args, int code, const char *want)
+{
+	struct tl_run r = tl_run(args);
+
+	cr_assert_eq(tl_code(&r), code, "%s: exit %d, not %d: %s%s", args[0],
+		     tl_code(&r), code, r.out, r.err);
+	cr_assert(strstr(r.out, want) || strstr(r.err, want),
+		  "%s: no '%s' in stdout: %s\nstderr: %s", args[0], want,
+		  r.out, r.err);
+	tl_run_free(&r);
+}
+
+void tl_write(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f, "cannot write '%s'", path);
+	fputs(text, f);
+	cr_assert_eq(fclose(f), 0, "cannot write '%s'", path);
+}
+
+void tl_tmpfile(char *tmpl, const char *text)
+{
+	int fd = mkstemp(tmpl);
+	size_t n = strlen(text);
+
+	cr_assert(fd >= 0, "cannot make '%s'", tmpl);
+	cr_assert_eq(write(fd, text, n), (ssize_t)n, "cannot write '%s'",
+		     tmpl);
+	close(fd);
 }
