@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/ip.h>
 #include <netinet/ip_icmp.h>
@@ -27,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "emu/lab.h"
 #include "emu/wksock.h"
 #include "nettest.h"
 
@@ -961,9 +963,7 @@ int nt_ping_from(const char *netns, const char *src, const char *dst,
 void nt_rm_results(const char *db)
 {
 	static const char *const beside[] = { "-wal", "-shm", ".log" };
-	char path[600], f[900];
-	struct dirent *de;
-	DIR *d;
+	char path[600];
 
 	unlink(db);
 	for (size_t i = 0; i < sizeof(beside) / sizeof(beside[0]); i++) {
@@ -971,15 +971,34 @@ void nt_rm_results(const char *db)
 		unlink(path);
 	}
 	snprintf(path, sizeof(path), "%s.scenarios", db);
-	d = opendir(path);
+	nt_rm_flat(path);
+}
+
+void nt_rm_flat(const char *dir)
+{
+	char f[PATH_MAX];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
 	while (d && (de = readdir(d)))
 		if (de->d_name[0] != '.') {
-			snprintf(f, sizeof(f), "%s/%s", path, de->d_name);
+			snprintf(f, sizeof(f), "%s/%s", dir, de->d_name);
 			unlink(f);
 		}
 	if (d)
 		closedir(d);
-	rmdir(path);
+	rmdir(dir);
+}
+
+void nt_prefix_down(const char *prefix)
+{
+	char path[PATH_MAX];
+
+	if (!prefix[0])
+		return;
+	lab_down(prefix, NULL, NULL);
+	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s.lock", prefix);
+	unlink(path);
 }
 
 pid_t nt_spawn_to(char *const argv[], const char *out)

@@ -85,6 +85,42 @@ int nt_sweep(const char *stem);
  */
 void nt_rm_results(const char *db);
 
+/* nt_rm_flat - remove dir and the files in it (no folders below). */
+void nt_rm_flat(const char *dir);
+
+/*
+ * nt_prefix_down - whatever of prefix's emulation is up, down, and its
+ * lock file gone (a test's teardown; nothing when prefix is empty).
+ */
+void nt_prefix_down(const char *prefix);
+
+/*
+ * The ring of the emulation tests: four ROADMs A-B-C-D in a ring of
+ * 500 km fibres, at each a router and a server of one core and `mib` MiB
+ * (NT_RING4_NETWORK, after a scenario's name and scale); its two tasks,
+ * t1 (sA -> sB) and t2 (sC -> sD), of `params` parameters that train for
+ * `work` core-seconds (NT_RING4_TASKS).
+ */
+#define NT_RING4_SERVER(x, mib)						\
+	"  - {name: s" x ", router: r" x ", access_gbps: 100, cpu: 1,"	\
+	" memory_mib: " mib "}\n"
+#define NT_RING4_NETWORK(mib)						\
+	"wavelength_gbps: 100\nwavelengths: 2\n"				\
+	"demand_gbps: 10\nroadms: [A, B, C, D]\n"			\
+	"fibres: [{a: A, b: B, km: 500}, {a: B, b: C, km: 500},"	\
+	" {a: C, b: D, km: 500}, {a: D, b: A, km: 500}]\n"		\
+	"routers: [{name: rA, roadm: A}, {name: rB, roadm: B},"		\
+	" {name: rC, roadm: C}, {name: rD, roadm: D}]\n"		\
+	"servers:\n"							\
+	NT_RING4_SERVER("A", mib) NT_RING4_SERVER("B", mib)		\
+	NT_RING4_SERVER("C", mib) NT_RING4_SERVER("D", mib)
+#define NT_RING4_TASKS(params, work)					\
+	"tasks:\n"							\
+	"  - {name: t1, global: sA, locals: [sB], parameters: " params ",\n" \
+	"     bytes_per_parameter: 4, work_core_s: " work "}\n"		\
+	"  - {name: t2, global: sC, locals: [sD], parameters: " params ",\n" \
+	"     bytes_per_parameter: 4, work_core_s: " work "}\n"
+
 /*
  * nt_spawn_to - start argv[0] with argv, its stdout and stderr into the
  * file out (truncated). The pid, or -errno.

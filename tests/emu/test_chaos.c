@@ -53,13 +53,9 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char path[160];
-
 	if (!prefix[0])
 		return;
-	lab_down(prefix, NULL, NULL);
-	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s.lock", prefix);
-	unlink(path);
+	nt_prefix_down(prefix);
 	nt_rm_results(db);
 	unlink(exp_file);
 	unlink(ring_file);

@@ -1736,31 +1736,11 @@ static void no_ns(const char *name, void *arg)
 	cr_log_error("left behind: netns %s", name);
 }
 
-/*
- * A ring of four 500 km fibres A-B-C-D, a router and a server at each
- * ROADM; t1 (sA -> sB) and t2 (sC -> sD) of `params` parameters each.
- */
-#define RING4(params)							\
-	"name: ring4\nscale: 1000\nwavelength_gbps: 100\nwavelengths: 2\n" \
-	"demand_gbps: 10\nroadms: [A, B, C, D]\n"			\
-	"fibres: [{a: A, b: B, km: 500}, {a: B, b: C, km: 500},"	\
-	" {a: C, b: D, km: 500}, {a: D, b: A, km: 500}]\n"		\
-	"routers: [{name: rA, roadm: A}, {name: rB, roadm: B},"		\
-	" {name: rC, roadm: C}, {name: rD, roadm: D}]\n"		\
-	"servers:\n"							\
-	"  - {name: sA, router: rA, access_gbps: 100, cpu: 1, memory_mib: 64}\n" \
-	"  - {name: sB, router: rB, access_gbps: 100, cpu: 1, memory_mib: 64}\n" \
-	"  - {name: sC, router: rC, access_gbps: 100, cpu: 1, memory_mib: 64}\n" \
-	"  - {name: sD, router: rD, access_gbps: 100, cpu: 1, memory_mib: 64}\n" \
-	"tasks:\n"							\
-	"  - {name: t1, global: sA, locals: [sB], parameters: " params ",\n" \
-	"     bytes_per_parameter: 4, work_core_s: 0}\n"		\
-	"  - {name: t2, global: sC, locals: [sD], parameters: " params ",\n" \
-	"     bytes_per_parameter: 4, work_core_s: 0}\n"
 
 /* A-B is cut at 1 s and repaired at 3 s. */
 static const char ring4[] =
-	RING4("1000")
+	"name: ring4\nscale: 1000\n" NT_RING4_NETWORK("64")
+	NT_RING4_TASKS("1000", "0")
 	"events:\n"
 	"  - {at_s: 1, cut: {a: A, b: B}}\n"
 	"  - {at_s: 3, repair: {a: A, b: B}}\n";
@@ -1772,7 +1752,8 @@ static const char ring4[] =
  * with its epoch, nobody else's.
  */
 static const char ring4_comings[] =
-	RING4("1000000")
+	"name: ring4\nscale: 1000\n" NT_RING4_NETWORK("64")
+	NT_RING4_TASKS("1000000", "0")
 	"events:\n"
 	"  - {at_s: 1, arrive: {name: t3, global: sB, locals: [sC],"
 	" parameters: 1000000, bytes_per_parameter: 4, work_core_s: 0}}\n"

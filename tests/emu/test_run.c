@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -59,13 +60,11 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char path[160];
+	char path[PATH_MAX];
 
 	if (!prefix[0])
 		return;
-	lab_down(prefix, NULL, NULL);
-	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s.lock", prefix);
-	unlink(path);
+	nt_prefix_down(prefix);
 	nt_rm_results(db);
 	unlink(yaml);
 	unlink(out);
@@ -1507,30 +1506,6 @@ Test(run, json_is_the_run_as_stored)
 	sqlite3_close(h);
 }
 
-/*
- * ring4's network, after its name and scale: four ROADMs in a ring of
- * 500 km fibres, at each a router and a server of one core; and its two
- * tasks, t1 (sA -> sB) and t2 (sC -> sD), of `params` parameters that
- * train for `work` core-seconds.
- */
-#define RING4_SERVER(x) \
-	"  - {name: s" x ", router: r" x ", access_gbps: 100, cpu: 1," \
-	" memory_mib: 256}\n"
-#define RING4_NETWORK \
-	"wavelength_gbps: 100\nwavelengths: 2\n" \
-	"demand_gbps: 10\nroadms: [A, B, C, D]\n" \
-	"fibres: [{a: A, b: B, km: 500}, {a: B, b: C, km: 500}," \
-	" {a: C, b: D, km: 500}, {a: D, b: A, km: 500}]\n" \
-	"routers: [{name: rA, roadm: A}, {name: rB, roadm: B}," \
-	" {name: rC, roadm: C}, {name: rD, roadm: D}]\n" \
-	"servers:\n" \
-	RING4_SERVER("A") RING4_SERVER("B") RING4_SERVER("C") RING4_SERVER("D")
-#define RING4_TASKS(params, work) \
-	"tasks:\n" \
-	"  - {name: t1, global: sA, locals: [sB], parameters: " params ",\n" \
-	"     bytes_per_parameter: 4, work_core_s: " work "}\n" \
-	"  - {name: t2, global: sC, locals: [sD], parameters: " params ",\n" \
-	"     bytes_per_parameter: 4, work_core_s: " work "}\n"
 
 /*
  * Re-placement live (--reschedule none): a ring of four 500 km fibres,
@@ -1543,7 +1518,8 @@ Test(run, json_is_the_run_as_stored)
  * moved, when the move was live and when that first round ended.
  */
 static const char ring4[] =
-	"name: ring4\nscale: 10\n" RING4_NETWORK RING4_TASKS("250000", "0.01")
+	"name: ring4\nscale: 10\n" NT_RING4_NETWORK("256")
+	NT_RING4_TASKS("250000", "0.01")
 	"events:\n"
 	"  - {at_s: 0.1, cut: {a: A, b: B}}\n";
 
@@ -1633,7 +1609,8 @@ Test(run, a_cut_never_repaired_is_rescheduled_live)
 /* ring4 as the live tests run it (4 MB models, 2 ms of training), before
  * its events; and the events of tasks that come and go */
 #define RING4_LIVE \
-	"name: ring4\nscale: 100\n" RING4_NETWORK RING4_TASKS("1000000", "0.002")
+	"name: ring4\nscale: 100\n" NT_RING4_NETWORK("256")		\
+	NT_RING4_TASKS("1000000", "0.002")
 #define RING4_COMINGS \
 	"events:\n" \
 	"  - {at_s: 0.02, arrive: {name: t3, global: sB, locals: [sC],\n" \
@@ -1838,23 +1815,6 @@ Test(run, background_traffic_is_followed_live)
 	nothing_left();
 }
 
-/* Remove dir and the files in it (a report's: flat). */
-static void rm_flat(const char *dir)
-{
-	char f[700];
-	struct dirent *de;
-	DIR *d = opendir(dir);
-
-	while (d && (de = readdir(d)))
-		if (de->d_name[0] != '.') {
-			snprintf(f, sizeof(f), "%s/%s", dir, de->d_name);
-			unlink(f);
-		}
-	if (d)
-		closedir(d);
-	rmdir(dir);
-}
-
 /*
  * A dynamics experiment: ring4's tasks through an arrival, background
  * traffic and a departure, run live under two policies, one after the
@@ -1932,7 +1892,7 @@ Test(run, a_dynamics_experiment_compares_the_policies)
 	cr_assert(strstr(o, "### Policies compared"), "%s", o);
 	cr_assert(strstr(o, "On ring4 with spff, 2 runs: the shortest mean "
 			    "round was under "), "%s", o);
-	rm_flat(rep);
+	nt_rm_flat(rep);
 	unlink(base);
 	unlink(ev);
 	unlink(exp);
