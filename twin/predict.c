@@ -744,6 +744,54 @@ static int up_children(struct sim *s, int total)
 	return 0;
 }
 
+/*
+ * The arrays of a round of s->nall transfers (s->nflows the tasks'), total
+ * models and nl links, zeroed; and the plan's link_bytes. false: out of
+ * memory (sim_release frees what was made).
+ */
+static bool sim_alloc(struct sim *s, int nl, int total)
+{
+	struct plan *p = s->p;
+
+	s->f = calloc((size_t)s->nall + 1, sizeof(*s->f));
+	s->ms = calloc((size_t)total + 1, sizeof(*s->ms));
+	s->round_end = calloc((size_t)p->ntasks + 1, sizeof(*s->round_end));
+	s->remcap = calloc((size_t)nl + 1, sizeof(*s->remcap));
+	s->cnt = calloc((size_t)nl + 1, sizeof(*s->cnt));
+	s->dark = calloc((size_t)nl + 1, sizeof(*s->dark));
+	s->fhead = calloc((size_t)s->nflows + 1, sizeof(*s->fhead));
+	s->lstart = calloc((size_t)nl + 2, sizeof(*s->lstart));
+	s->used = calloc((size_t)nl + 1, sizeof(*s->used));
+	s->act = calloc((size_t)s->nflows + 1, sizeof(*s->act));
+	s->fly = calloc((size_t)s->nflows + 1, sizeof(*s->fly));
+	free(p->link_bytes);
+	p->link_bytes = calloc((size_t)nl + 1, sizeof(*p->link_bytes));
+	return s->f && s->ms && s->round_end && s->remcap && s->cnt &&
+	       s->dark && s->fhead && s->lstart && s->used && s->act &&
+	       s->fly && p->link_bytes;
+}
+
+static void sim_release(struct sim *s)
+{
+	free(s->first_flow);
+	free(s->f);
+	free(s->ms);
+	free(s->round_end);
+	free(s->remcap);
+	free(s->cnt);
+	free(s->dark);
+	free(s->fhead);
+	free(s->lstart);
+	free(s->lflow);
+	free(s->used);
+	free(s->kstart);
+	free(s->kid);
+	free(s->act);
+	free(s->fly);
+	free(s->fstart);
+	free(s->flink);
+}
+
 int predict_round(struct plan *p)
 {
 	struct sim s = { .p = p };
@@ -769,22 +817,7 @@ int predict_round(struct plan *p)
 	err = -ENOMEM;
 	for (int i = 0; i < p->nbg; i++)
 		s.nall += p->bg[i].routed;
-	s.f = calloc((size_t)s.nall + 1, sizeof(*s.f));
-	s.ms = calloc((size_t)total + 1, sizeof(*s.ms));
-	s.round_end = calloc((size_t)p->ntasks + 1, sizeof(*s.round_end));
-	s.remcap = calloc((size_t)nl + 1, sizeof(*s.remcap));
-	s.cnt = calloc((size_t)nl + 1, sizeof(*s.cnt));
-	s.dark = calloc((size_t)nl + 1, sizeof(*s.dark));
-	s.fhead = calloc((size_t)s.nflows + 1, sizeof(*s.fhead));
-	s.lstart = calloc((size_t)nl + 2, sizeof(*s.lstart));
-	s.used = calloc((size_t)nl + 1, sizeof(*s.used));
-	s.act = calloc((size_t)s.nflows + 1, sizeof(*s.act));
-	s.fly = calloc((size_t)s.nflows + 1, sizeof(*s.fly));
-	free(p->link_bytes);
-	p->link_bytes = calloc((size_t)nl + 1, sizeof(*p->link_bytes));
-	if (!s.f || !s.ms || !s.round_end || !s.remcap || !s.cnt || !s.dark ||
-	    !s.fhead || !s.lstart || !s.used || !s.act || !s.fly ||
-	    !p->link_bytes)
+	if (!sim_alloc(&s, nl, total))
 		goto out;
 
 	for (int ti = 0; ti < p->ntasks; ti++) {
@@ -882,22 +915,6 @@ int predict_round(struct plan *p)
 	p->predicted = true;
 	p->predictor = "fluid";
 out:
-	free(s.first_flow);
-	free(s.f);
-	free(s.ms);
-	free(s.round_end);
-	free(s.remcap);
-	free(s.cnt);
-	free(s.dark);
-	free(s.fhead);
-	free(s.lstart);
-	free(s.lflow);
-	free(s.used);
-	free(s.kstart);
-	free(s.kid);
-	free(s.act);
-	free(s.fly);
-	free(s.fstart);
-	free(s.flink);
+	sim_release(&s);
 	return err;
 }
