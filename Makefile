@@ -64,13 +64,15 @@ EMU_PKGS := libmnl libnetfilter_queue libcgroup sqlite3
 TWIN_SRC := $(wildcard twin/*.c)
 EMU_SRC := $(wildcard emu/*.c)
 TOOLS_SRC := $(wildcard tools/*.c tools/*/*.c)
-TEST_SRC := $(wildcard tests/twin/*.c tests/tools/*.c)
+TEST_SRC := $(wildcard tests/twin/*.c tests/tools/*.c) tests/lib/tlrun.c \
+	tests/lib/ring.c
 EMU_TEST_SRC := $(wildcard tests/emu/*.c)
+EMU_TEST_LIB := tests/lib/nettest.c
 BENCH_SRC := $(wildcard tests/bench/*.c)
 
 TWIN_OBJ := $(TWIN_SRC:%.c=$(O)/%.o)
 EMU_OBJ := $(EMU_SRC:%.c=$(O)/%.o)
-EMU_TEST_OBJ := $(EMU_TEST_SRC:%.c=$(O)/%.o)
+EMU_TEST_OBJ := $(EMU_TEST_SRC:%.c=$(O)/%.o) $(EMU_TEST_LIB:%.c=$(O)/%.o)
 TOOLS_OBJ := $(TOOLS_SRC:%.c=$(O)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(O)/%.o)
 BENCH_OBJ := $(BENCH_SRC:%.c=$(O)/%.o)
@@ -271,10 +273,11 @@ chaos: $(TWINLAB) $(EMU_TESTS)
 # The delay line alone: throughput and RTT error at 1, 5, 20 and 50 ms (root).
 BENCH_DL := $(O)/tests/bench-delayline
 $(BENCH_DL): $(O)/tests/bench/delayline/bench_delayline.o \
-		$(O)/tests/emu/nettest.o $(EMU_LIB)
+		$(O)/tests/lib/nettest.o $(EMU_LIB) $(TWIN_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,$(EMU_PKGS)) -lpthread -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,$(EMU_PKGS)) \
+		$(TWIN_LIBS) -lpthread
 .PHONY: bench-delayline
 bench-delayline: $(BENCH_DL)
 	$(BENCH_DL)
@@ -290,10 +293,11 @@ bench-delayline-if-root: $(BENCH_DL)
 BENCH_FID := $(O)/tests/bench-fidelity
 FIDELITY_EXP ?= scenarios/experiments/poster-quick.yaml
 $(BENCH_FID): $(O)/tests/bench/fidelity/bench_fidelity.o \
-		$(O)/tests/emu/nettest.o $(EMU_LIB)
+		$(O)/tests/lib/nettest.o $(EMU_LIB) $(TWIN_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,sqlite3 $(EMU_PKGS)) -lpthread -lm
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,sqlite3 $(EMU_PKGS)) \
+		$(TWIN_LIBS) -lpthread
 .PHONY: bench-fidelity bench-fidelity-if-root
 bench-fidelity: $(TWINLAB) $(BENCH_FID)
 	$(BENCH_FID) $(abspath $(TWINLAB)) $(FIDELITY_EXP)

@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "emu/lab.h"
-#include "nettest.h"
+#include "tests/lib/nettest.h"
 #include "emu/netns.h"
 
 extern char **environ;

@@ -21,7 +21,7 @@
 #include "emu/delayline.h"
 #include "emu/nfqrule.h"
 #include "emu/probe.h"
-#include "nettest.h"
+#include "tests/lib/nettest.h"
 
 #define MS 1000000ull
 #define Q_TO_H2 1		/* queue on r's egress toward h2 */

@@ -33,7 +33,7 @@
 #include "emu/netns.h"
 #include "emu/nfqrule.h"
 #include "emu/traffic.h"
-#include "nettest.h"
+#include "tests/lib/nettest.h"
 #include "twin/addr.h"
 #include "twin/lpset.h"
 #include "twin/predict.h"

@@ -33,7 +33,7 @@
 #include "emu/fleet.h"
 #include "emu/lab.h"
 #include "emu/monitor.h"
-#include "nettest.h"
+#include "tests/lib/nettest.h"
 #include "emu/netns.h"
 #include "emu/worker.h"
 #include "twin/addr.h"

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "emu/lab.h"
-#include "nettest.h"
+#include "tests/lib/nettest.h"
 #include "twin/addr.h"
 #include "twin/sched.h"
 

@@ -21,7 +21,7 @@
 #include "emu/wksock.h"
 #include "emu/worker.h"
 #include "twin/clock.h"
-#include "nettest.h"
+#include "tests/lib/nettest.h"
 
 static struct nt_line line;
 

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tlrun.h"
+#include "tests/lib/tlrun.h"
 
 extern char **environ;
 

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tlrun.h"
+#include "tests/lib/tlrun.h"
 
 
 /* The tables of tools/results/results.c, as `twinlab run` and `experiment` make

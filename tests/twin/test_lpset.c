@@ -16,7 +16,7 @@
 #include "twin/predict.h"
 #include "twin/sched.h"
 
-#include "ring.h"
+#include "tests/lib/ring.h"
 
 /* The addresses two plans of one set give: all equal, routes aside. */
 static void same_addresses(const struct plan *p, const struct plan *q)

@@ -20,7 +20,7 @@
 #include "twin/timeline.h"
 #include "twin/wire.h"
 
-#include "ring.h"
+#include "tests/lib/ring.h"
 
 static int task_index(const struct plan *p, const char *name)
 {

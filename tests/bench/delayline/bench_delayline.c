@@ -34,7 +34,7 @@
 
 #include "emu/delayline.h"
 #include "emu/nfqrule.h"
-#include "tests/emu/nettest.h"
+#include "tests/lib/nettest.h"
 
 #define MS 1000000ull
 #define MAX_RUNS 16

@@ -30,7 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tests/emu/nettest.h"
+#include "tests/lib/nettest.h"
 #include <sqlite3.h>
 
 extern char **environ;

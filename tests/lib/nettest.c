@@ -30,7 +30,7 @@
 
 #include "emu/lab.h"
 #include "emu/wksock.h"
-#include "nettest.h"
+#include "tests/lib/nettest.h"
 
 static const char *const nt_bindirs[] = {
 	"/usr/sbin", "/usr/bin", "/sbin", "/bin",

@@ -3,7 +3,7 @@
  * Running the twinlab binary ($TWINLAB, set by make) the way a user does,
  * for the tests of its commands.
  */
-#include "tlrun.h"
+#include "tests/lib/tlrun.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>

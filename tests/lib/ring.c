@@ -4,7 +4,7 @@
  * and the set of lightpaths over it are tested on: one file read from the
  * repository's top, so that the tests follow the shipped ring as it is.
  */
-#include "ring.h"
+#include "tests/lib/ring.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
