@@ -67,7 +67,7 @@ TOOLS_SRC := $(wildcard tools/*.c tools/*/*.c)
 TEST_SRC := $(wildcard tests/twin/*.c tests/tools/*.c) tests/lib/tlrun.c \
 	tests/lib/ring.c
 EMU_TEST_SRC := $(wildcard tests/emu/*.c)
-EMU_TEST_LIB := tests/lib/nettest.c
+EMU_TEST_LIB := tests/lib/nettest.c tests/lib/tlrun.c
 BENCH_SRC := $(wildcard tests/bench/*.c)
 
 TWIN_OBJ := $(TWIN_SRC:%.c=$(O)/%.o)

@@ -34,6 +34,7 @@
 #include "emu/lab.h"
 #include "emu/monitor.h"
 #include "tests/lib/nettest.h"
+#include "tests/lib/tlrun.h"
 #include "emu/netns.h"
 #include "emu/worker.h"
 #include "twin/addr.h"
@@ -305,16 +306,6 @@ static char *run_faithful(const char *scenario, const char *sched,
 
 	run_cmd(&c, scenario, sched, rounds, from, NULL);
 	return until_faithful(&c);
-}
-
-/* Write text to path (created or truncated). */
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	cr_assert_not_null(f, "cannot write '%s'", path);
-	fputs(text, f);
-	cr_assert_eq(fclose(f), 0, "cannot write '%s'", path);
 }
 
 static void nothing_left(void)
@@ -591,7 +582,7 @@ static void write_yaml(const char *c1, const char *c2, const char *work)
 	char y[1024];
 
 	snprintf(y, sizeof(y), two_tasks, c1, c2, c1, c2, work, work);
-	write_file(yaml, y);
+	tl_write(yaml, y);
 }
 
 /*
@@ -662,7 +653,7 @@ Test(run, a_model_too_large_for_its_server_is_refused_first)
 	char *o;
 
 	/* 10^8 parameters at scale 1: ~40 GiB of test data for the global */
-	write_file(yaml, "name: big\nwavelength_gbps: 100\nwavelengths: 4\n"
+	tl_write(yaml, "name: big\nwavelength_gbps: 100\nwavelengths: 4\n"
 		   "demand_gbps: 10\nroadms: [A, B]\n"
 		   "fibres: [{a: A, b: B, km: 20}]\n"
 		   "routers: [{name: rA, roadm: A}, {name: rB, roadm: B}]\n"
@@ -945,7 +936,7 @@ Test(run, a_transfer_is_measured_as_the_twin_predicts)
 	double b, c, u, rnd;
 	sqlite3 *h;
 
-	write_file(yaml, pair(y, sizeof(y), "10", ""));
+	tl_write(yaml, pair(y, sizeof(y), "10", ""));
 	run_faithful(yaml, "mst", 3, "auto:4");
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
 	/* the faithful run: the last one that is not a recalibration */
@@ -1010,7 +1001,7 @@ static void traffic_run(const char *gbps, double slower, double left)
 		 " to: l, gbps: %s, for_s: 1000}}\n", gbps);
 	p = predicted(pair(y, sizeof(y), "10", ev), "pair", &sc);
 	cr_assert_gt(p->tasks[0].bcast_s, slower * quiet->tasks[0].bcast_s);
-	write_file(yaml, y);
+	tl_write(yaml, y);
 	run_faithful(yaml, "mst", 3, "auto:4");
 	o = output();
 	snprintf(ev, sizeof(ev), "event at 0.000000 s: traffic g -> l, %s "
@@ -1076,7 +1067,7 @@ Test(run, a_repair_too_late_to_wait_for_is_refused_before_building)
 	char y[2048];
 	char *o;
 
-	write_file(yaml, pair(y, sizeof(y), "10", ev));
+	tl_write(yaml, pair(y, sizeof(y), "10", ev));
 	cr_assert_eq(wait_run(start_run_at(yaml, "mst", 3, "2")), 1, "%s",
 		     output());
 	o = output();
@@ -1121,7 +1112,7 @@ Test(run, a_cut_mid_round_is_waited_out_and_measured)
 	p = predicted(pair(y, sizeof(y), "10", ev), "pair", &sc);
 	cr_assert_gt(p->tasks[0].round_s, quiet->tasks[0].round_s + 0.2,
 		     "the twin waits for TCP's timer");
-	write_file(yaml, y);
+	tl_write(yaml, y);
 	run_faithful(yaml, "mst", 3, "auto:4");
 	o = output();
 	cr_assert(strstr(o, "event at 0.005000 s: fibre A-B cut"), "%s", o);
@@ -1531,7 +1522,7 @@ Test(run, a_cut_never_repaired_is_rescheduled_live)
 	char sql[512], *o;
 	sqlite3 *h;
 
-	write_file(yaml, ring4);
+	tl_write(yaml, ring4);
 	run_cmd(&c, yaml, "spff", 10, "auto:4", "--reschedule", "none", NULL);
 	o = until_faithful(&c);
 	cr_assert(strstr(o, "the cut at 0.1 s (--reschedule none): moved t1;"),
@@ -1631,7 +1622,7 @@ static char *run_live_as(const char *text, const char *sched,
 {
 	struct run_cmd c;
 
-	write_file(yaml, text);
+	tl_write(yaml, text);
 	run_cmd(&c, yaml, sched, live_rounds, "auto:16", "--reschedule",
 		policy, "--predictor", live_predictor, NULL);
 	return until_faithful(&c);
@@ -1839,14 +1830,14 @@ Test(run, a_dynamics_experiment_compares_the_policies)
 	snprintf(ev, sizeof(ev), "%s-events.yaml", yaml);
 	snprintf(exp, sizeof(exp), "%s-exp.yaml", yaml);
 	snprintf(rep, sizeof(rep), "%s-report", yaml);
-	write_file(base, RING4_LIVE);
-	write_file(ev, RING4_COMINGS "  - {at_s: 0.03, traffic: {from: sC, "
+	tl_write(base, RING4_LIVE);
+	tl_write(ev, RING4_COMINGS "  - {at_s: 0.03, traffic: {from: sC, "
 		   "to: sD, gbps: 50, for_s: 0.05}}\n");
 	/* the files beside it, named relative to it */
 	snprintf(buf, sizeof(buf), "name: r4\nkind: dynamics\nbase: %s\n"
 		 "events: %s\nschedulers: [spff]\npolicies: [none, auto]\n"
 		 "rounds: 6\n", strrchr(base, '/') + 1, strrchr(ev, '/') + 1);
-	write_file(exp, buf);
+	tl_write(exp, buf);
 	cr_assert_eq(wait_run(nt_spawn_to(a, out)), 0, "%s", output());
 	o = output();
 	cr_assert(strstr(o, "experiment r4 (dynamics): 2 runs (1 schedulers x "
@@ -1994,7 +1985,7 @@ Test(run, a_task_cut_off_fails_and_the_others_go_on)
 	char *o;
 	int rc;
 
-	write_file(yaml, RING4_LIVE "events:\n"
+	tl_write(yaml, RING4_LIVE "events:\n"
 		   "  - {at_s: 0.03, cut: {a: B, b: C}}\n"
 		   "  - {at_s: 0.03, cut: {a: C, b: D}}\n");
 	run_cmd(&c, yaml, "spff", 10, "32", "--reschedule", "none", NULL);
@@ -2159,7 +2150,7 @@ static long chain_run(const char *relay, struct plan **pp,
 		cr_assert_eq((*pp)->tasks[0].bcast.parent[m], m - 1);
 		cr_assert_eq((*pp)->tasks[0].up.parent[m], m - 1);
 	}
-	write_file(yaml, y);
+	tl_write(yaml, y);
 	/*
 	 * From 32. Below, relays woken late forward their chunks behind
 	 * time (the pipelined broadcast measured 13.3 ms against 11.4 at
@@ -2246,14 +2237,14 @@ Test(run, an_emulation_edited_since_up_is_not_measured)
 	cr_assert_not_null(bin, "TWINLAB is not set");
 	cr_assert_not_null(nt_read_file("scenarios/teaching-ring.yaml", text,
 					sizeof(text)));
-	write_file(yaml, text);
+	tl_write(yaml, text);
 	cr_assert_eq(wait_run(nt_spawn_to(up, out)), 0, "%s", output());
 	/* the A-B fibre, 40 km, made 400 */
 	at = strstr(text, "km: 40}");
 	cr_assert_not_null(at);
 	memmove(at + 6, at + 5, strlen(at + 5) + 1);
 	at[5] = '0';
-	write_file(yaml, text);
+	tl_write(yaml, text);
 	cr_assert_neq(wait_run(start_run_at(yaml, "mst", 1, "1")), 0);
 	o = output();
 	snprintf(want, sizeof(want), "the emulation up under prefix '%s' is "
@@ -2265,7 +2256,7 @@ Test(run, an_emulation_edited_since_up_is_not_measured)
 	cr_assert(lab_exists(prefix), "the emulation was taken down");
 	/* the file as it was built runs on it */
 	memmove(at + 5, at + 6, strlen(at + 6) + 1);
-	write_file(yaml, text);
+	tl_write(yaml, text);
 	cr_assert_eq(wait_run(start_run_at(yaml, "mst", 1, "1")), 0, "%s",
 		     output());
 	cr_assert(strstr(output(), "using the emulation that is up"), "%s",
