@@ -27,6 +27,7 @@
 #include "emu/lab.h"
 #include "emu/netns.h"
 #include "twin/net.h"
+#include "twin/predict.h"
 
 struct fworker {
 	pid_t pid;
@@ -131,6 +132,7 @@ static void fill_conf(const struct fleet *f, int t, int m, struct wk_conf *c)
 	c->dilation = f->o.dilation;
 	/* the scenario's compute time: work on this worker's share */
 	c->train_s = m ? st->work_core_s / fleet_cpu_share(p, t, m) : 0;
+	c->agg_s = predict_agg_tree_s(p, tp, m);
 	if (m) {
 		c->bcast_in = (struct wk_link){ tp->bcast.parent[m],
 						ep[2 * m].src, ep[2 * m].dst };

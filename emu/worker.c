@@ -509,6 +509,18 @@ struct rstate {
 	size_t summed;		/* of that mean: payload bytes made */
 	int uploads;		/* upload children in */
 	uint64_t deadline;
+	/*
+	 * Folding the children's updates in (conf agg_s, paced on the
+	 * timer once the deadline has passed): due at agg_at while it
+	 * goes on (0: not); storing, agg_done once made; pipelined, the
+	 * payload bytes folded so far (folded), those being folded
+	 * (fold_to), and when the last fold was due (fold_prev: the next
+	 * chunk, already in, is folded from then, not from when the loop
+	 * got to it).
+	 */
+	uint64_t agg_at, fold_prev;
+	bool agg_done, fold_chain;
+	size_t folded, fold_to;
 	char why[160];
 };
 
@@ -536,6 +548,30 @@ static int bout_step(struct worker *w, struct rstate *s, int i)
 		snprintf(s->why, sizeof(s->why), "broadcast to model %d: %s",
 			 w->c->bcast_out[i].peer, strerror(-err));
 	return err;
+}
+
+/* How long folding bytes of the payload in takes here, in ns. */
+static uint64_t fold_ns(const struct worker *w, size_t bytes)
+{
+	const struct wk_conf *c = w->c;
+
+	return (uint64_t)llround(c->agg_s * c->dilation * 1e9 *
+				 (double)bytes / (double)w->wire);
+}
+
+/*
+ * Storing (or the global model): true while folding the children in
+ * takes its time, the timer armed for its end the first time.
+ */
+static bool folding(struct worker *w, struct rstate *s, int *err)
+{
+	if (s->agg_done || !(w->c->agg_s > 0))
+		return false;
+	if (!s->agg_at) {
+		s->agg_at = mono_ns() + fold_ns(w, w->wire);
+		*err = arm_deadline(w, s->agg_at);
+	}
+	return true;
 }
 
 /* Got the model (local): forward it, start training, arm the deadline. */
@@ -658,6 +694,21 @@ static int stream_up(struct worker *w, struct rstate *s)
 			ready = off - WK_SPLIT_HEAD;
 	}
 	end = ready == w->wire ? ready : ready / c->chunk * c->chunk;
+	if (c->agg_s > 0) {
+		/* what is folded goes; the next chunk in is folded next */
+		if (!s->agg_at && end > s->folded) {
+			uint64_t t0 = s->fold_chain ? s->fold_prev : mono_ns();
+
+			s->fold_to = end - s->folded > c->chunk ?
+					     s->folded + c->chunk : end;
+			s->agg_at = t0 + fold_ns(w, s->fold_to - s->folded);
+			err = arm_deadline(w, s->agg_at);
+			if (err)
+				return err;
+		}
+		s->fold_chain = false;
+		end = s->folded;
+	}
 	m[0] = w->model.w;
 	wt[0] = w->own_weight;
 	for (int i = 0; i < c->nuc; i++) {
@@ -718,8 +769,8 @@ static int maybe_upload(struct worker *w, struct rstate *s)
 		return 0;
 	if (c->piped && c->nuc)
 		return stream_up(w, s);
-	if (s->uploads < c->nuc)
-		return 0;
+	if (s->uploads < c->nuc || (c->nuc && folding(w, s, &err)))
+		return err;
 	s->sent_up = true;
 	w->rep.t_ready = s->deadline > w->rep.t_train1 ? s->deadline
 						       : w->rep.t_train1;
@@ -766,9 +817,10 @@ static int finish_root(struct worker *w, struct rstate *s)
 	int err;
 
 	/*
-	 * The round is over when the last upload is in: aggregating is the
-	 * host's arithmetic, which the twin does not time (as training is
-	 * the deadline's, not the host's).
+	 * The round is over when the last upload is in and, with the
+	 * scenario's agg_core_s, its time to fold them in has passed (the
+	 * timer's, as training is the deadline's): the arithmetic below is
+	 * the host's, which the twin does not time.
 	 */
 	w->rep.t_end = mono_ns();
 	err = aggregate(w, false);
@@ -807,7 +859,9 @@ static bool round_over(const struct worker *w, const struct rstate *s)
 			return false;
 	if (s->uploads < c->nuc)
 		return false;
-	return c->model == 0 || w->uout.done;
+	if (c->model == 0)	/* and has folded them in */
+		return !(c->agg_s > 0) || s->agg_done;
+	return w->uout.done;
 }
 
 static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
@@ -870,6 +924,16 @@ static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
 		 * no measure: this kernel counts sleeps in it now and then).
 		 */
 		now = mono_ns();
+		if (s->agg_at) {	/* folding in: done */
+			if (now > s->agg_at && now - s->agg_at > w->rep.late_ns)
+				w->rep.late_ns = now - s->agg_at;
+			s->fold_prev = s->agg_at;
+			s->agg_at = 0;
+			s->agg_done = true;
+			s->fold_chain = s->fold_to > s->folded;
+			s->folded = s->fold_to;
+			return c->model ? maybe_upload(w, s) : 0;
+		}
 		if (now > s->deadline && now - s->deadline > w->rep.late_ns)
 			w->rep.late_ns = now - s->deadline;
 		s->due = true;
@@ -906,6 +970,9 @@ static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
 			s->uploads++;
 			if (c->model)
 				return maybe_upload(w, s);
+			/* the global model: the last one in, folded in */
+			if (s->uploads == c->nuc && folding(w, s, &err))
+				return err;
 			return 0;
 		}
 		if (err)

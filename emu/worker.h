@@ -62,6 +62,9 @@ struct wk_conf {
 	double timeout_s;	/* for any one wait */
 	double dilation;	/* emulated seconds per scenario second */
 	double train_s;		/* compute phase, scenario seconds (locals) */
+	/* folding its upload children's updates in, scenario seconds (0:
+	 * as fast as the host adds); paced on the deadline timer */
+	double agg_s;
 	/* tree: m > 0 receives bcast_in and sends up_out */
 	struct wk_link bcast_in, up_out;
 	int nbc, nuc;

@@ -463,6 +463,9 @@ void scn_events_write(const struct scenario *sc, FILE *f)
 				(unsigned long long)t->parameters,
 				t->bytes_per_parameter, t->work_core_s,
 				t->rounds, t->demand_gbps);
+			if (t->agg_core_s > 0)
+				fprintf(f, ", agg_core_s: %.17g",
+					t->agg_core_s);
 			scn_write_split(f, t);
 			fputs("}}\n", f);
 			break;

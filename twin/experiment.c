@@ -18,12 +18,12 @@ struct exp_rec {
 	char name[SCN_NAME_MAX + 1];
 	char base[512], events[512];
 	long tasks, rounds, parameters, bpp, roadms;
-	double work;
+	double work, agg;
 };
 
 enum { E_NAME, E_BASE, E_SCHED, E_LOCALS, E_TASKS, E_SEEDS, E_ROUNDS,
        E_PARAMS, E_BPP, E_WORK, E_KIND, E_LOADS, E_ROADMS, E_EVENTS,
-       E_POLICIES, E_N };
+       E_POLICIES, E_AGG, E_N };
 
 /* The scenario's own limits (twin/scenario.c); tasks: a point's file
  * stays well under SCN_FILE_MAX. */
@@ -53,6 +53,8 @@ static const struct yf_field exp_fields[E_N] = {
 	[E_EVENTS] = { "events", YF_TEXT, 0, offsetof(struct exp_rec, events),
 		       0, 512 },
 	[E_POLICIES] = { "policies", YF_ANY, 0, 0, 0, 0 },
+	[E_AGG] = { "agg_core_s", YF_DOUBLE, YF_NONNEG,
+		    offsetof(struct exp_rec, agg), 1e6, 0 },
 };
 
 /* The re-scheduling policies named in v, in order, each once. */
@@ -188,7 +190,7 @@ static int refuse_given(const struct exp_parse *e, const int *fields, size_t n,
 static int kind_dynamics(const struct exp_parse *e, struct experiment *x)
 {
 	static const int never[] = { E_TASKS, E_LOADS, E_LOCALS, E_SEEDS,
-				     E_PARAMS, E_BPP, E_WORK };
+				     E_PARAMS, E_BPP, E_WORK, E_AGG };
 	static const enum resched all[] = { RESCHED_NONE, RESCHED_FULL,
 					    RESCHED_AUTO };
 
@@ -393,6 +395,7 @@ int experiment_parse(const char *buf, size_t len, const char *name,
 	x->parameters = r.parameters;
 	x->bpp = r.bpp;
 	x->work = r.work;
+	x->agg = r.agg;
 	rc = 0;
 out:
 	yaml_document_delete(&doc);
@@ -462,6 +465,7 @@ int experiment_point(const struct experiment *x, const struct scenario *base,
 		tk->parameters = (uint64_t)x->parameters;
 		tk->bytes_per_parameter = (unsigned)x->bpp;
 		tk->work_core_s = x->work;
+		tk->agg_core_s = x->agg;
 		tk->rounds = (unsigned)x->rounds;
 		tk->demand_gbps = base->demand_gbps;
 		tk->arrival = LONG_MAX;	/* file order */

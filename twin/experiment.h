@@ -14,6 +14,7 @@
  *   parameters: 500000                per task, as in a scenario
  *   bytes_per_parameter: 4            default 4
  *   work_core_s: 0.0005
+ *   agg_core_s: 0.0001                default 0 (aggregation instant)
  *
  * or, with `kind: blocking`, offered load in the twin alone: `loads`
  * (numbers of tasks) instead of `tasks`, each point scheduled by each
@@ -53,6 +54,7 @@ struct experiment {
 	int nlocals, nseeds, nloads;
 	long tasks, rounds, parameters, bpp;
 	double work;
+	double agg;		/* agg_core_s of every task (0: instant) */
 	long random_roadms;		/* base: random (gap), else 0 */
 	char events[512];		/* dynamics: resolved as base */
 	enum resched policy[3];		/* dynamics: in the file's order */

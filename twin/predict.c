@@ -16,7 +16,9 @@ struct flow {
 	const struct ppath *pp;
 	enum fstate state;
 	double bits, rem_bits, rate, arrive, prop;
-	double cap;		/* bit/s: background traffic's rate (tasks: none) */
+	double cap;		/* bit/s: background traffic's rate; a task's
+				 * transfer, how fast its sender aggregates
+				 * (pipelined) or INFINITY */
 	double on, off;		/* background traffic: when it flows */
 	double stall;		/* a transfer a cut took data from: sends
 				 * nothing before this (TCP's timer) */
@@ -32,6 +34,8 @@ struct flow {
 
 struct mstate {
 	double recv, train_end;
+	double agg_s;		/* folding in its upload children */
+	double agg_end;		/* store: when its aggregate is made */
 	bool have, trained, sent;
 	int pending;		/* upload children not yet arrived */
 };
@@ -63,6 +67,7 @@ struct sim {
 	 * lflow[lstart[l] .. lstart[l + 1]) */
 	int *lstart, *lflow;
 	int *used, nused;	/* the links of the transfers in flight now */
+	int *capped, ncapped;	/* the task transfers with a cap */
 	double chunk_bits;	/* physical bits of one chunk */
 	/* per (task, model) slot, its children in the upload tree:
 	 * kid[kstart[slot] .. kstart[slot + 1]) */
@@ -71,12 +76,10 @@ struct sim {
 
 _Thread_local unsigned long long predict_work;
 
-double predict_train_s(const struct plan *p, const struct task_plan *tp,
-		       int model)
+/* The share of a core each model placed on server srv gets. */
+static double cpu_share(const struct plan *p, int srv)
 {
-	const struct scenario *sc = p->sc;
-	int srv = tp->server[model], n = 0;
-	double share;
+	int n = 0;
 
 	for (int i = 0; i < p->ntasks; i++) {
 		const struct task_plan *o = &p->tasks[i];
@@ -86,8 +89,31 @@ double predict_train_s(const struct plan *p, const struct task_plan *tp,
 		for (int m = 0; m < o->nmodels; m++)
 			n += o->server[m] == srv;
 	}
-	share = sc->nodes[srv].cpu / (n ? n : 1);
-	return tp->task->work_core_s / fmin(1.0, share);
+	return fmin(1.0, p->sc->nodes[srv].cpu / (n ? n : 1));
+}
+
+double predict_train_s(const struct plan *p, const struct task_plan *tp,
+		       int model)
+{
+	return tp->task->work_core_s / cpu_share(p, tp->server[model]);
+}
+
+double predict_agg_s(const struct plan *p, const struct task_plan *tp,
+		     int model, int kids)
+{
+	if (!(tp->task->agg_core_s > 0) || kids <= 0)
+		return 0;
+	return kids * tp->task->agg_core_s / cpu_share(p, tp->server[model]);
+}
+
+double predict_agg_tree_s(const struct plan *p, const struct task_plan *tp,
+			  int model)
+{
+	int kids = 0;
+
+	for (int m = 1; m < tp->nmodels; m++)
+		kids += tp->up.parent[m] == model;
+	return predict_agg_s(p, tp, model, kids);
 }
 
 /* slot of (task, model) in flow/model arrays; bcast flow = slot, upload
@@ -133,6 +159,13 @@ static void try_upload(struct sim *s, int task, int m)
 
 	if (m == 0 || x->sent || !x->trained || (x->pending && !s->piped))
 		return;
+	/* storing, it aggregates once it has trained and has them all */
+	if (!s->piped && x->agg_s > 0) {
+		if (isinf(x->agg_end))
+			x->agg_end = s->t + x->agg_s;
+		if (x->agg_end > s->t + 1e-12)
+			return;
+	}
 	x->sent = true;
 	start_flow(s, half + slot(s, task, m));
 }
@@ -158,7 +191,8 @@ static void deliver(struct sim *s, int i)
 		x = &s->ms[slot(s, f->task, par)];
 		x->pending--;
 		if (par == 0 && x->pending == 0) {
-			s->round_end[f->task] = s->t;
+			/* the global model folds the last one in */
+			s->round_end[f->task] = s->t + x->agg_s;
 			s->left--;
 		} else {
 			try_upload(s, f->task, par);
@@ -189,7 +223,7 @@ static int fix(struct sim *s, struct flow *f, double r)
 	for (int i = s->piped && me < s->nflows ? s->fhead[me] : -1; i >= 0;
 	     i = s->f[i].fnext)
 		if (!s->f[i].fixed)
-			n += fix(s, &s->f[i], r);
+			n += fix(s, &s->f[i], fmin(r, s->f[i].cap));
 	return n;
 }
 
@@ -257,7 +291,8 @@ static double src_rate(const struct sim *s, int src)
  * What the sender of task transfer i has to send, pipelined: INFINITY for
  * the global model's broadcast and a leaf's upload (all of it); a relay's
  * broadcast what its own copy holds; an aggregator's upload the least any
- * of its children's uploads holds (the chunks it can sum), *src the
+ * of its children's uploads holds (the chunks it can sum; less what
+ * comes in while it folds a chunk in, when aggregating takes time), *src the
  * transfer that grows it (held). *next gets the earliest time that
  * changes otherwise than at that rate: a feed starts to grow, or another
  * child's falls below the least one's.
@@ -301,7 +336,9 @@ static double feed(const struct sim *s, int i, int *src, double *next)
 		if (gc < gl && h > least + caught(s, f))
 			*next = fmin(*next, s->t + (h - least) / (gl - gc));
 	}
-	return least;
+	/* an aggregator's chunk in the making: what comes in its time */
+	return fmax(0, least - src_rate(s, *src) * s->ms[sl].agg_s *
+				       fmin(1, s->chunk_bits / f->bits));
 }
 
 /*
@@ -433,6 +470,14 @@ static void fill(struct sim *s)
 				best = s->f[i].cap;
 				capped = i;
 			}
+		for (int k = 0; k < s->ncapped; k++) {
+			int i = s->capped[k];
+
+			if (!s->f[i].fixed && s->f[i].cap < best) {
+				best = s->f[i].cap;
+				capped = i;
+			}
+		}
 		if (capped >= 0) {
 			unfixed -= fix(s, &s->f[capped], best);
 			continue;
@@ -605,6 +650,9 @@ static int simulate(struct sim *s)
 
 			if (x->have && !x->trained)
 				next = fmin(next, x->train_end);
+			if (!x->sent && x->agg_end > s->t + eps &&
+			    isfinite(x->agg_end))
+				next = fmin(next, x->agg_end);
 		}
 		if (s->piped)
 			next = fmin(next, pipe_next(s));
@@ -745,6 +793,32 @@ static int up_children(struct sim *s, int total)
 }
 
 /*
+ * Each model's time to aggregate (predict_agg_s); pipelined, an
+ * aggregator's upload goes no faster than it makes its sum (its bits in
+ * that time), as a cap in the filling.
+ */
+static void agg_setup(struct sim *s, int total)
+{
+	const struct plan *p = s->p;
+
+	for (int ti = 0; ti < p->ntasks; ti++) {
+		const struct task_plan *tp = &p->tasks[ti];
+
+		for (int m = 0; !tp->blocked && m < tp->nmodels; m++) {
+			struct mstate *x = &s->ms[slot(s, ti, m)];
+			struct flow *f = &s->f[total + slot(s, ti, m)];
+
+			x->agg_s = predict_agg_tree_s(p, tp, m);
+			x->agg_end = INFINITY;
+			if (!s->piped || !m || !(x->agg_s > 0))
+				continue;
+			f->cap = f->bits / x->agg_s;
+			s->capped[s->ncapped++] = total + slot(s, ti, m);
+		}
+	}
+}
+
+/*
  * The arrays of a round of s->nall transfers (s->nflows the tasks'), total
  * models and nl links, zeroed; and the plan's link_bytes. false: out of
  * memory (sim_release frees what was made).
@@ -764,11 +838,12 @@ static bool sim_alloc(struct sim *s, int nl, int total)
 	s->used = calloc((size_t)nl + 1, sizeof(*s->used));
 	s->act = calloc((size_t)s->nflows + 1, sizeof(*s->act));
 	s->fly = calloc((size_t)s->nflows + 1, sizeof(*s->fly));
+	s->capped = calloc((size_t)s->nflows + 1, sizeof(*s->capped));
 	free(p->link_bytes);
 	p->link_bytes = calloc((size_t)nl + 1, sizeof(*p->link_bytes));
 	return s->f && s->ms && s->round_end && s->remcap && s->cnt &&
 	       s->dark && s->fhead && s->lstart && s->used && s->act &&
-	       s->fly && p->link_bytes;
+	       s->fly && s->capped && p->link_bytes;
 }
 
 static void sim_release(struct sim *s)
@@ -788,6 +863,7 @@ static void sim_release(struct sim *s)
 	free(s->kid);
 	free(s->act);
 	free(s->fly);
+	free(s->capped);
 	free(s->fstart);
 	free(s->flink);
 }
@@ -848,6 +924,7 @@ int predict_round(struct plan *p)
 				f->upload = up;
 				f->pp = pp;
 				f->bits = f->rem_bits = bits;
+				f->cap = INFINITY;
 				f->held = false;
 				f->fixed = true;	/* until it sends */
 				f->prop = pp->km * FIBRE_S_PER_KM;
@@ -883,6 +960,8 @@ int predict_round(struct plan *p)
 	err = up_children(&s, total);
 	if (!err)
 		err = link_flows(&s, nl);
+	if (!err)
+		agg_setup(&s, total);
 	if (err)
 		goto out;
 	/* broadcast starts at the root of every task */

@@ -8,10 +8,15 @@
  *   model (relay: store) or, pipelined, each chunk as soon as it has that
  *   chunk, and starts training once it has the whole model.
  * - Training takes work_core_s / min(1, cpu / workers on that server).
+ * - Aggregating takes agg_core_s per child at the same share of the cpu
+ *   (predict_agg_s): relays that store send their aggregate that long
+ *   after they have trained and have every child's; pipelined, an
+ *   aggregator makes its sum no faster than its children's bits per that
+ *   time and a chunk's worth of it behind them; the global model ends the
+ *   round when it has folded in every child's upload.
  * - Upload: a model sends when it has trained and has every upload child's
  *   aggregate (store) or, pipelined, once it has trained each chunk of the
- *   sum as soon as every child's chunk has arrived; aggregation itself is
- *   taken as instantaneous. Pipelined, what a relay or aggregator holds of
+ *   sum as soon as every child's chunk has arrived. Pipelined, what a relay or aggregator holds of
  *   a transfer to it is what was sent less what is in the fibre and the
  *   chunk on its way; a transfer that catches up with what its sender
  *   holds goes no faster than that grows. The round ends
@@ -80,5 +85,17 @@ extern _Thread_local unsigned long long predict_work;
 /* Seconds one local model of task tp trains per round under the plan. */
 double predict_train_s(const struct plan *p, const struct task_plan *tp,
 		       int model);
+
+/*
+ * Seconds model `model` of task tp takes to fold `kids` children's
+ * updates into its aggregate: kids x agg_core_s at the same share of its
+ * server's cpu as training (0 when the task's agg_core_s is 0).
+ */
+double predict_agg_s(const struct plan *p, const struct task_plan *tp,
+		     int model, int kids);
+
+/* predict_agg_s with model's children in tp's upload tree. */
+double predict_agg_tree_s(const struct plan *p, const struct task_plan *tp,
+			  int model);
 
 #endif

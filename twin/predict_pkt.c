@@ -74,7 +74,8 @@ const char *predict_strerror(int err)
 	return strerror(err);
 }
 
-enum ev_kind { EV_LINK_FREE, EV_ARRIVE, EV_TRAINED, EV_EMIT, EV_WAKE };
+enum ev_kind { EV_LINK_FREE, EV_ARRIVE, EV_TRAINED, EV_EMIT, EV_WAKE,
+	       EV_AGGREGATED };
 
 struct event {
 	double t;
@@ -112,6 +113,7 @@ struct plink {
 struct pmodel {
 	double recv, train_end;
 	bool trained, sent;
+	bool summing, summed;	/* its aggregate: being made, made */
 	int pending;
 };
 
@@ -310,8 +312,17 @@ static int try_upload(struct psim *s, int task, int m, double t)
 {
 	struct pmodel *x = &s->m[slot(s, task, m)];
 
-	if (m == 0 || x->sent || !x->trained || x->pending)
+	double agg;
+
+	if (m == 0 || x->sent || !x->trained || x->pending || x->summing)
 		return 0;
+	/* it aggregates once it has trained and has them all */
+	agg = x->summed ? 0 :
+			  predict_agg_tree_s(s->p, &s->p->tasks[task], m);
+	if (agg > 0) {
+		x->summing = true;
+		return push(s, t + agg, EV_AGGREGATED, task, m);
+	}
 	x->sent = true;
 	return send_message(s, flow_of(s, task, m, true), t);
 }
@@ -339,7 +350,8 @@ static int delivered(struct psim *s, int fi, double t)
 	}
 	x = &s->m[slot(s, f->task, tp->up.parent[f->model])];
 	if (--x->pending == 0 && tp->up.parent[f->model] == 0) {
-		s->round_end[f->task] = t;
+		/* the global model folds the last one in */
+		s->round_end[f->task] = t + predict_agg_tree_s(s->p, tp, 0);
 		s->left--;
 		return 0;
 	}
@@ -374,6 +386,10 @@ static int run(struct psim *s)
 			err = emit(s, e.a, e.t);
 		} else if (e.kind == EV_WAKE) {
 			err = serve(s, e.a, e.t);
+		} else if (e.kind == EV_AGGREGATED) {
+			s->m[slot(s, e.a, e.b)].summing = false;
+			s->m[slot(s, e.a, e.b)].summed = true;
+			err = try_upload(s, e.a, e.b, e.t);
 		} else {
 			s->m[slot(s, e.a, e.b)].trained = true;
 			err = try_upload(s, e.a, e.b, e.t);

@@ -377,6 +377,7 @@ struct task_rec {
 	long arrival;
 	double demand_gbps;
 	unsigned split_over;
+	double agg_core_s;
 };
 
 enum { TF_LOCALS = 2, TF_ROUNDS = 6, TF_ARRIVAL = 7, TF_DEMAND = 8,
@@ -402,6 +403,8 @@ static const struct yf_field task_fields[] = {
 	{ "split_over", YF_UINT, YF_POSITIVE,
 	  offsetof(struct task_rec, split_over), SCN_SPLIT_MAX, 0 },
 	{ "shares", YF_ANY, 0, 0, 0, 0 },
+	{ "agg_core_s", YF_DOUBLE, YF_NONNEG,
+	  offsetof(struct task_rec, agg_core_s), 1e6, 0 },
 };
 
 static bool fibre_reachable(const struct scenario *sc, int from, int to);
@@ -508,6 +511,7 @@ int scn_load_task(struct ctx *c, yaml_node_t *v, struct scn_task *t)
 		}
 	}
 	t->work_core_s = r.work_core_s;
+	t->agg_core_s = r.agg_core_s;	/* 0 unless seen */
 	t->rounds = seen[TF_ROUNDS] ? r.rounds : 1;
 	t->demand_gbps = seen[TF_DEMAND] ? r.demand_gbps : sc->demand_gbps;
 	t->arrival = seen[TF_ARRIVAL] ? r.arrival : -1;
@@ -1098,6 +1102,8 @@ int scenario_write(const struct scenario *sc, FILE *f)
 			(unsigned long long)t->parameters,
 			t->bytes_per_parameter, t->work_core_s, t->rounds,
 			t->demand_gbps);
+		if (t->agg_core_s > 0)
+			fprintf(f, ", agg_core_s: %.17g", t->agg_core_s);
 		/* a task without arrival keeps its place in file order */
 		if (t->arrival != LONG_MAX)
 			fprintf(f, ", arrival: %ld", t->arrival);

@@ -61,6 +61,8 @@ struct scn_task {
 	uint64_t parameters;
 	unsigned bytes_per_parameter;
 	double work_core_s;	/* one core's seconds of training per round */
+	double agg_core_s;	/* one core's seconds to fold one child's
+				 * update into an aggregate (0: instant) */
 	unsigned rounds;
 	double demand_gbps;	/* bandwidth reserved per transfer */
 	long arrival;		/* scheduling order key */

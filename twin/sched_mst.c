@@ -129,7 +129,8 @@ static void reach_via(const struct reach *r, int m, int p, double prop,
  * relay deeper than one the round waits for. Uploading, what m sends is
  * ready once it has trained, and goes on from each ancestor no sooner
  * than that one is ready (r->gate: an aggregator that trains slowly holds
- * back what it aggregates).
+ * back what it aggregates), and no sooner than p has folded it and its
+ * other children in (predict_agg_s: a loaded aggregator's cpu).
  */
 static int bound_parent(struct reach *r, int m, int p, double stretch)
 {
@@ -143,7 +144,10 @@ static int bound_parent(struct reach *r, int m, int p, double stretch)
 		return p;
 	reach_via(r, m, p, isnan(pv) ? 0 : pv, &lag, &peak);
 	reach_via(r, m, 0, pd, &dlag, &dpeak);
-	via = fmax(r->ready[m] + lag, r->gate[p]) + peak;
+	/* uploading, p folds m's update into its own: its cpu's time */
+	via = fmax(r->ready[m] + lag, r->gate[p]) + peak +
+	      (r->upload ? predict_agg_s(r->s->plan, r->tp, p,
+					 r->kids[p] + 1) : 0);
 	if (via <= r->after[m])
 		return p;
 	return via - r->ready[m] > stretch * (dlag + dpeak) ? 0 : p;

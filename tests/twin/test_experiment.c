@@ -73,6 +73,31 @@ Test(experiment, a_blocking_experiment)
 	cr_assert_str_eq(x.base, "dir/net.yaml");
 }
 
+/* A sweep's tasks fold their children in as the file says. */
+Test(experiment, a_sweep_gives_its_tasks_their_aggregating_time)
+{
+	struct experiment x;
+	struct scn_error err;
+	struct scenario *base = scenario_load("scenarios/nsfnet.yaml", &err);
+	struct scenario pt;
+
+	cr_assert_not_null(base, "%s", err.msg);
+	cr_assert_eq(parse("name: a\nbase: net.yaml\nschedulers: [mst]\n"
+			   "locals: [3]\nseeds: [1]\ntasks: 4\nparameters: 1000\n"
+			   "work_core_s: 0.001\nagg_core_s: 0.0002\n", &x,
+			   &err), 0, "%d:%d: %s", err.line, err.col, err.msg);
+	cr_assert_float_eq(x.agg, 0.0002, 1e-15);
+	cr_assert_eq(experiment_point(&x, base, 3, 1, 4, &pt), 0);
+	for (int t = 0; t < pt.ntasks; t++)
+		cr_expect_float_eq(pt.tasks[t].agg_core_s, 0.0002, 1e-15);
+	experiment_point_release(&pt);
+	scenario_free(base);
+	refused("name: a\nbase: net.yaml\nschedulers: [mst]\nseeds: [1]\n"
+		"locals: [3]\ntasks: 4\n"
+		"parameters: 1000\nwork_core_s: 0\nagg_core_s: -1\n",
+		"negative", "'agg_core_s' must be >= 0", 9, 0);
+}
+
 Test(experiment, a_gap_experiment)
 {
 	struct experiment x;

@@ -448,6 +448,98 @@ Test(predict, cpu_shared_by_workers)
 }
 
 /*
+ * Aggregating takes agg_core_s per child at the server's share of its
+ * cpu. Two locals behind rB, relays that store: spff's star has g fold
+ * two updates in after the last arrives (+2a); mst's chain has the
+ * middle model fold one in before it sends (+a) and g one (+a). With
+ * the middle model's cpu 0.5, its fold takes 2a: +3a. Both predictors,
+ * the same increments.
+ */
+#define AGG_TASK(agg) \
+	"tasks:\n  - {name: t, global: g, locals: [l1, l2], " \
+	"parameters: 312500, bytes_per_parameter: 4, work_core_s: 0.002, " \
+	"agg_core_s: " agg "}\n"
+#define AGG_LINE(cpu1, agg) \
+	HEAD "relay: store\nnever_slower: false\nweights: {stretch: 0}\n" \
+	"servers:\n" SRV("g", "rA") \
+	"  - {name: l1, router: rB, access_gbps: 10, cpu: " cpu1 ", " \
+	"memory_mib: 1}\n" SRV("l2", "rB") AGG_TASK(agg)
+
+static double agg_adds(const char *y0, const char *y1,
+		       const struct sched_ops *ops, double a2)
+{
+	struct scenario *sc0, *sc1;
+	struct plan *p0 = predicted(y0, ops, &sc0);
+	struct plan *p1 = predicted(y1, ops, &sc1);
+	const struct task_plan *t0 = &p0->tasks[0], *t1 = &p1->tasks[0];
+	int mid = t1->up.parent[1] == 0 ? 1 : 2;
+	double share = fmin(1, sc1->nodes[t1->server[mid]].cpu);
+	/* the middle model's fold: at its share of the cpu */
+	double want = ops == &sched_spff ? 2e-3 :
+		      1e-3 / share + 1e-3;
+
+	cr_assert_eq(t0->up.parent[1], t1->up.parent[1]);
+	cr_expect_float_eq(t1->bcast_s, t0->bcast_s, 1e-12);
+	cr_expect_float_eq(t1->compute_s, t0->compute_s, 1e-12);
+	cr_expect_float_eq(t1->round_s - t0->round_s, want, 1e-9,
+			   "%s: %.6f ms more, not %.6f", ops->name,
+			   (t1->round_s - t0->round_s) * 1e3, want * 1e3);
+	cr_expect_float_eq(predict_agg_tree_s(p1, t1, 0),
+			   ops == &sched_spff ? a2 : 1e-3, 1e-12);
+	cr_assert_eq(predict_round_packets(p0), 0);
+	cr_assert_eq(predict_round_packets(p1), 0);
+	cr_expect_float_eq(t1->round_s - t0->round_s, want, 1e-9,
+			   "%s, packets: %.6f ms more, not %.6f", ops->name,
+			   (t1->round_s - t0->round_s) * 1e3, want * 1e3);
+	plan_free(p0);
+	plan_free(p1);
+	scenario_free(sc0);
+	scenario_free(sc1);
+	return want;
+}
+
+Test(predict, aggregating_takes_its_cpu_time)
+{
+	agg_adds(AGG_LINE("1", "0"), AGG_LINE("1", "0.001"), &sched_spff,
+		 2e-3);
+	agg_adds(AGG_LINE("1", "0"), AGG_LINE("1", "0.001"), &sched_mst, 0);
+	/* l1 is the middle model: its fold takes twice as long */
+	cr_expect_float_eq(agg_adds(AGG_LINE("0.5", "0"),
+				    AGG_LINE("0.5", "0.001"), &sched_mst, 0),
+			   3e-3, 1e-12);
+}
+
+/*
+ * Pipelined, an aggregator makes its sum no faster than its cpu folds
+ * the children in: with 10 ms per child, slower than the 10 Gbit/s
+ * links (1.3 MB in 1.05 ms), the middle model's upload takes the 10 ms
+ * of its fold (its bits at that rate), then the propagation, then g
+ * folds it in for 10 ms more: the upload phase is 20 ms and the way
+ * (0.49 ms) and no more than a transfer's time beyond.
+ */
+Test(predict, pipelined_aggregation_goes_at_the_cpus_pace)
+{
+	static const char y[] =
+		HEAD "relay: pipelined\nchunk_kb: 100\nnever_slower: false\n"
+		"weights: {stretch: 0}\n"
+		"servers:\n"
+		SRV("g", "rA") SRV("l1", "rB") SRV("l2", "rB")
+		AGG_TASK("0.01");
+	const double p_ = 0.49e-3;
+	struct scenario *sc;
+	struct plan *p = predicted(y, &sched_mst, &sc);
+	const struct task_plan *tp = &p->tasks[0];
+
+	cr_assert_neq(tp->up.parent[1], tp->up.parent[2], "a chain");
+	cr_expect_geq(tp->upload_s, 20e-3 + p_ - 1e-9, "%.6f ms",
+		      tp->upload_s * 1e3);
+	cr_expect_leq(tp->upload_s, 20e-3 + p_ + T, "%.6f ms",
+		      tp->upload_s * 1e3);
+	plan_free(p);
+	scenario_free(sc);
+}
+
+/*
  * A long round: the teaching ring with 3000 s of training, so the uploads
  * run at t ~ 3000 s, where a double's resolution is ~5e-13 s. The
  * predictor waited there for a transfer's last bits to take a time the

@@ -289,6 +289,10 @@ static const struct bad_case bad_cases[] = {
 	  NET L_TASKS_HEAD L_TNAME L_TGLOBAL L_TLOCALS L_TPARAMS L_TBPP
 	  "    work_core_s: -0.5\n", 23,
 	  "'work_core_s' must be >= 0, got '-0.5'" },
+	{ "agg_negative",
+	  NET L_TASKS_HEAD L_TNAME L_TGLOBAL L_TLOCALS L_TPARAMS L_TBPP L_TWORK
+	  "    agg_core_s: -1e-3\n", 24,
+	  "'agg_core_s' must be >= 0, got '-1e-3'" },
 	{ "rounds_zero", BASE "    rounds: 0\n", 24,
 	  "'rounds' must be > 0, got '0'" },
 	{ "arrival_negative", BASE "    arrival: -1\n", 24,
@@ -630,6 +634,7 @@ Test(scenario, base_and_defaults)
 	cr_expect_eq(t->bytes_per_parameter, 4);
 	cr_expect_eq(scn_task_bytes(t), 4000);
 	cr_expect_float_eq(t->work_core_s, 0.5, 1e-12);
+	cr_expect_eq(t->agg_core_s, 0, "aggregating is instant by default");
 	cr_expect_eq(t->rounds, 1, "rounds default 1");
 	cr_expect_float_eq(t->demand_gbps, 10, 1e-12, "scenario default");
 	scenario_free(sc);
@@ -655,7 +660,7 @@ Test(scenario, explicit_values)
 		"  - {name: big.model-1, global: s1, locals: [s2],\n"
 		"     parameters: 1000000000000, bytes_per_parameter: 8,\n"
 		"     work_core_s: 0, rounds: 1000000, arrival: 7,\n"
-		"     demand_gbps: 25}\n");
+		"     demand_gbps: 25, agg_core_s: 0.00025}\n");
 	const struct scn_task *t = &sc->tasks[0];
 
 	cr_expect_eq(sc->seed, 42);
@@ -675,6 +680,7 @@ Test(scenario, explicit_values)
 	cr_expect_eq(t->rounds, 1000000);
 	cr_expect_eq(t->arrival, 7);
 	cr_expect_float_eq(t->demand_gbps, 25, 1e-12);
+	cr_expect_float_eq(t->agg_core_s, 0.00025, 1e-15);
 	scenario_free(sc);
 }
 
@@ -817,6 +823,7 @@ static void same_scenario(const struct scenario *a, const struct scenario *b,
 		cr_expect_eq(x->parameters, y->parameters, "%s", what);
 		cr_expect_eq(x->bytes_per_parameter, y->bytes_per_parameter);
 		cr_expect_eq(x->work_core_s, y->work_core_s, "%s", what);
+		cr_expect_eq(x->agg_core_s, y->agg_core_s, "%s", what);
 		cr_expect_eq(x->rounds, y->rounds, "%s", what);
 		cr_expect_eq(x->demand_gbps, y->demand_gbps, "%s", what);
 		cr_expect_eq(x->arrival, y->arrival, "%s: %s", what, x->name);
@@ -872,6 +879,21 @@ static struct scenario *written_back(const struct scenario *a, char **text)
 	cr_assert_not_null(b, "%d:%d: %s\n%s", err.line, err.col, err.msg,
 			   *text);
 	return b;
+}
+
+/* A task's aggregating time is written, and read back the same. */
+Test(scenario, written_aggregation_loads_back_the_same)
+{
+	struct scenario *a = parse_ok(BASE "    agg_core_s: 0.000125\n"), *b;
+	char *text = NULL;
+
+	cr_expect_float_eq(a->tasks[0].agg_core_s, 0.000125, 1e-15);
+	b = written_back(a, &text);
+	cr_expect(strstr(text, "agg_core_s: 0.000125"), "%s", text);
+	same_scenario(a, b, "aggregation");
+	scenario_free(a);
+	scenario_free(b);
+	free(text);
 }
 
 /* Pipelined relays and their chunk are written, and read back the same. */

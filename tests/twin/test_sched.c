@@ -1068,6 +1068,58 @@ Test(sched_known, stretch_bounds_a_chain)
 }
 
 /*
+ * Aggregating in the bound: the chain above at stretch 2, with 100 ms of
+ * training. Without folding time sC's update goes up through sB: ready
+ * at 65.519 + 100 ms, its way through sB (65.519 ms) is 1.955 times the
+ * way straight (33.519). With 40 ms of folding per child (agg_core_s),
+ * sB must fold it in before it sends: 105.519 ms, 3.148 times, and sC
+ * goes up straight; the broadcast, which folds nothing, keeps its chain.
+ * The twin agrees that this pays: 283.4 ms against 316.9 for the chain
+ * (stretch 0), where sB's fold and g's come one after the other.
+ */
+static struct plan *folding_chain(const char *stretch, const char *agg,
+				  struct scenario **sc)
+{
+	char y[2048], *at;
+	struct plan *p;
+
+	snprintf(y, sizeof(y), chain, stretch, "store");
+	at = strstr(y, "work_core_s: 0}");
+	cr_assert(at);
+	snprintf(at, sizeof(y) - (size_t)(at - y),
+		 "work_core_s: 0.1, agg_core_s: %s}\n", agg);
+	*sc = parse(y);
+	p = plan_of(*sc, &sched_mst);
+	cr_assert_eq(p->blocked, 0);
+	cr_assert_eq(predict_round(p), 0);
+	return p;
+}
+
+Test(sched_known, a_loaded_aggregator_is_passed_by)
+{
+	struct scenario *sc[3];
+	struct plan *p[3] = {
+		folding_chain("2", "0", &sc[0]),
+		folding_chain("2", "0.04", &sc[1]),
+		folding_chain("0", "0.04", &sc[2]),
+	};
+
+	for (int i = 0; i < 3; i++)
+		cr_expect_eq(p[i]->tasks[0].bcast.parent[2], 1, "plan %d", i);
+	cr_expect_eq(p[0]->tasks[0].up.parent[2], 1, "no folding: the chain");
+	cr_expect_eq(p[1]->tasks[0].up.parent[2], 0, "folding: straight");
+	cr_expect_eq(p[2]->tasks[0].up.parent[2], 1, "no stretch: the chain");
+	cr_expect_lt(p[1]->tasks[0].round_s, p[2]->tasks[0].round_s - 30e-3,
+		     "%.3f ms against the chain's %.3f",
+		     p[1]->tasks[0].round_s * 1e3,
+		     p[2]->tasks[0].round_s * 1e3);
+	for (int i = 0; i < 3; i++) {
+		plan_free(p[i]);
+		scenario_free(sc[i]);
+	}
+}
+
+/*
  * Compute in the bound: the chain above at stretch 1.05, pipelined, with
  * training (3 ms of work). A model may relay deeper than the stretch
  * allows where it is still in by when the round's slowest model is:
