@@ -78,14 +78,7 @@ struct fleet {
 
 double fleet_cpu_share(const struct plan *p, int t, int m)
 {
-	const struct task_plan *tp = &p->tasks[t];
-	int srv = tp->server[m], n = 0;
-
-	for (int i = 0; i < p->ntasks; i++)
-		for (int k = 0; !p->tasks[i].blocked && k < p->tasks[i].nmodels;
-		     k++)
-			n += p->tasks[i].server[k] == srv;
-	return fmin(1.0, p->sc->nodes[srv].cpu / (n ? n : 1));
+	return predict_cpu_share(p, p->tasks[t].server[m]);
 }
 
 static int tree_depth(const struct tree *tr, int nmodels)

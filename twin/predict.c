@@ -76,8 +76,7 @@ struct sim {
 
 _Thread_local unsigned long long predict_work;
 
-/* The share of a core each model placed on server srv gets. */
-static double cpu_share(const struct plan *p, int srv)
+double predict_cpu_share(const struct plan *p, int srv)
 {
 	int n = 0;
 
@@ -95,7 +94,7 @@ static double cpu_share(const struct plan *p, int srv)
 double predict_train_s(const struct plan *p, const struct task_plan *tp,
 		       int model)
 {
-	return tp->task->work_core_s / cpu_share(p, tp->server[model]);
+	return tp->task->work_core_s / predict_cpu_share(p, tp->server[model]);
 }
 
 double predict_agg_s(const struct plan *p, const struct task_plan *tp,
@@ -103,7 +102,8 @@ double predict_agg_s(const struct plan *p, const struct task_plan *tp,
 {
 	if (!(tp->task->agg_core_s > 0) || kids <= 0)
 		return 0;
-	return kids * tp->task->agg_core_s / cpu_share(p, tp->server[model]);
+	return kids * tp->task->agg_core_s /
+	       predict_cpu_share(p, tp->server[model]);
 }
 
 double predict_agg_tree_s(const struct plan *p, const struct task_plan *tp,

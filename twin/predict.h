@@ -82,6 +82,13 @@ const char *predict_strerror(int err);
  */
 extern _Thread_local unsigned long long predict_work;
 
+/*
+ * The share of a core each model placed on server srv gets: its cpu
+ * shared equally by every model of the plan's unblocked tasks on it, one
+ * core at most.
+ */
+double predict_cpu_share(const struct plan *p, int srv);
+
 /* Seconds one local model of task tp trains per round under the plan. */
 double predict_train_s(const struct plan *p, const struct task_plan *tp,
 		       int model);
