@@ -31,8 +31,9 @@
 
 struct fworker {
 	pid_t pid;
-	int ctl;		/* locals: write end of its wk_ctl pipe, or -1 */
+	int ctl;		/* write end of its wk_ctl pipe, or -1 */
 	double train_s;		/* its compute phase now, scenario s */
+	double agg_s;		/* its folding in now, scenario s */
 	bool exited;
 	int status;
 	struct cg *cg;
@@ -394,7 +395,8 @@ static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
 	c->ctl_fd = -1;
 	ft->w[m].ctl = -1;
 	ft->w[m].train_s = c->train_s;
-	if (m > 0) {
+	ft->w[m].agg_s = c->agg_s;
+	{
 		int ctl[2];
 
 		if (pipe2(ctl, O_CLOEXEC | O_NONBLOCK)) {
@@ -917,6 +919,16 @@ bool fleet_running(const struct fleet *f, int t)
 	return f->t[t].live;
 }
 
+/* How many children model m has in upload tree up. */
+static int kids_of(const struct tree *up, int nmodels, int m)
+{
+	int n = 0;
+
+	for (int k = 1; k < nmodels; k++)
+		n += up->parent[k] == m;
+	return n;
+}
+
 void fleet_train_from(struct fleet *f, const struct plan *q)
 {
 	for (int t = 0; t < f->p->ntasks && q->ntasks == f->p->ntasks; t++) {
@@ -924,9 +936,17 @@ void fleet_train_from(struct fleet *f, const struct plan *q)
 
 		if (!ft->live || q->tasks[t].blocked)
 			continue;
-		for (int m = 1; m < ft->nmodels; m++)
-			ft->w[m].train_s = q->tasks[t].task->work_core_s /
-					   fleet_cpu_share(q, t, m);
+		for (int m = 0; m < ft->nmodels; m++) {
+			if (m)
+				ft->w[m].train_s =
+					q->tasks[t].task->work_core_s /
+					fleet_cpu_share(q, t, m);
+			/* its children are its tree's, which the task keeps
+			 * while it runs on these workers */
+			ft->w[m].agg_s = predict_agg_s(
+				q, &q->tasks[t], m,
+				kids_of(&ft->plan->tasks[t].up, ft->nmodels, m));
+		}
 	}
 }
 
@@ -1006,11 +1026,13 @@ int fleet_round(struct fleet *f, unsigned r, uint64_t at,
 			continue;
 		/* the task's own round number */
 		go.round = r - ft->first + 1;
-		/* each local's compute phase first: it reads it when the
-		 * model arrives, which is after the go */
-		for (int m = 1; ft->live && m < ft->nmodels; m++) {
+		/* each local's compute phase and folding time first: it
+		 * reads them when the model arrives, which is after the go
+		 * (the global model, once it has the go) */
+		for (int m = 0; ft->live && m < ft->nmodels; m++) {
 			struct wk_ctl ctl = { .round = go.round,
-					      .train_s = ft->w[m].train_s };
+					      .train_s = ft->w[m].train_s,
+					      .agg_s = ft->w[m].agg_s };
 
 			if (ft->w[m].ctl >= 0 &&
 			    write(ft->w[m].ctl, &ctl, sizeof(ctl)) !=

@@ -160,7 +160,8 @@ void fleet_task_end(struct fleet *f, int t);
 /*
  * fleet_train_from - from the next round on, each running local's
  * compute phase is the one q gives it (work / its share of its server's
- * cores: tasks that came or went change how many share them). q lists the
+ * cores: tasks that came or went change how many share them), and each
+ * aggregator's time to fold its children in likewise. q lists the
  * fleet's tasks, with the same addresses (an epoch of twin/lpset.h).
  */
 void fleet_train_from(struct fleet *f, const struct plan *q);

@@ -60,6 +60,7 @@ struct worker {
 	uint64_t bcast_digest;		/* its digest, computed once */
 	uint64_t up_digest;		/* a leaf's: payload's, by the trainer */
 	double train_s;			/* compute phase now (round_train_s) */
+	double agg_s;			/* folding in now (likewise) */
 	unsigned char *payload;		/* this worker's own message up */
 	unsigned char *inbuf[WK_MAX_CHILDREN];
 	float *tmp[WK_MAX_CHILDREN];
@@ -525,17 +526,23 @@ struct rstate {
 };
 
 /*
- * This round's compute phase: the harness's last word for it (struct
- * wk_ctl, written before the round started), else the conf's.
+ * This round's compute phase and folding time: the harness's last word
+ * for them (struct wk_ctl, written before the round started), else the
+ * conf's.
  */
 static double round_train_s(struct worker *w, unsigned r)
 {
 	struct wk_ctl m;
 
 	while (w->c->ctl_fd >= 0 &&
-	       read(w->c->ctl_fd, &m, sizeof(m)) == (ssize_t)sizeof(m))
-		if (m.round <= r && isfinite(m.train_s) && m.train_s >= 0)
+	       read(w->c->ctl_fd, &m, sizeof(m)) == (ssize_t)sizeof(m)) {
+		if (m.round > r)
+			continue;
+		if (isfinite(m.train_s) && m.train_s >= 0)
 			w->train_s = m.train_s;
+		if (isfinite(m.agg_s) && m.agg_s >= 0)
+			w->agg_s = m.agg_s;
+	}
 	return w->train_s;
 }
 
@@ -555,7 +562,7 @@ static uint64_t fold_ns(const struct worker *w, size_t bytes)
 {
 	const struct wk_conf *c = w->c;
 
-	return (uint64_t)llround(c->agg_s * c->dilation * 1e9 *
+	return (uint64_t)llround(w->agg_s * c->dilation * 1e9 *
 				 (double)bytes / (double)w->wire);
 }
 
@@ -565,7 +572,7 @@ static uint64_t fold_ns(const struct worker *w, size_t bytes)
  */
 static bool folding(struct worker *w, struct rstate *s, int *err)
 {
-	if (s->agg_done || !(w->c->agg_s > 0))
+	if (s->agg_done || !(w->agg_s > 0))
 		return false;
 	if (!s->agg_at) {
 		s->agg_at = mono_ns() + fold_ns(w, w->wire);
@@ -694,7 +701,7 @@ static int stream_up(struct worker *w, struct rstate *s)
 			ready = off - WK_SPLIT_HEAD;
 	}
 	end = ready == w->wire ? ready : ready / c->chunk * c->chunk;
-	if (c->agg_s > 0) {
+	if (w->agg_s > 0) {
 		/* what is folded goes; the next chunk in is folded next */
 		if (!s->agg_at && end > s->folded) {
 			uint64_t t0 = s->fold_chain ? s->fold_prev : mono_ns();
@@ -860,7 +867,7 @@ static bool round_over(const struct worker *w, const struct rstate *s)
 	if (s->uploads < c->nuc)
 		return false;
 	if (c->model == 0)	/* and has folded them in */
-		return !(c->agg_s > 0) || s->agg_done;
+		return !(w->agg_s > 0) || s->agg_done;
 	return w->uout.done;
 }
 
@@ -1005,6 +1012,8 @@ static int round_once(struct worker *w, unsigned r)
 		if (read(c->go_fd, &go, sizeof(go)) != (ssize_t)sizeof(go) ||
 		    go.round != r)
 			return fail(w, "the harness went away");
+		/* its time to fold the uploads in, as the harness said */
+		(void)round_train_s(w, r);
 		/* encoded before t0: encoding is host time, not the round's */
 		err = fl_encode(w->model.w, w->model.nparams, c->bpp,
 				w->bcast, w->wire);
@@ -1091,7 +1100,7 @@ int worker_run(const struct wk_conf *c)
 {
 	struct worker w = { .c = c, .lb = -1, .ab = -1, .cu = -1, .ep = -1,
 			    .tfd = -1, .train_go = -1, .train_done = -1,
-			    .train_s = c->train_s };
+			    .train_s = c->train_s, .agg_s = c->agg_s };
 	int err, rc = 0;
 
 	if (c->nbc > WK_MAX_CHILDREN || c->nuc > WK_MAX_CHILDREN)

@@ -99,7 +99,7 @@ struct wk_conf {
 	/* side channel and round trigger */
 	int report_fd;		/* write end of the harness's pipe */
 	int go_fd;		/* root only: a struct wk_go per round */
-	int ctl_fd;		/* locals: struct wk_ctl, non-blocking; -1 */
+	int ctl_fd;		/* struct wk_ctl, non-blocking; -1 */
 };
 
 /*
@@ -135,7 +135,8 @@ enum wk_kind { WK_READY = 1, WK_ROUND, WK_FAIL };
  */
 struct wk_ctl {
 	uint32_t round, pad;
-	double train_s;
+	double train_s;		/* locals' compute phase */
+	double agg_s;		/* folding the upload children in */
 };
 
 /* What a worker tells the harness; fits in PIPE_BUF, written atomically. */
