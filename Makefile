@@ -52,12 +52,14 @@ endif
 cflags_of = $(shell $(PKG_CONFIG) --cflags $(1))
 libs_of = $(shell $(PKG_CONFIG) --libs $(1))
 
-# GLPK (the opt scheduler's solver) ships no pkg-config file: its header
-# is looked for directly.
+# GLPK (the opt scheduler's solver) and METIS (the split over hosts) ship
+# no pkg-config file: their headers are looked for directly.
 have_glpk = $(shell printf '\043include <glpk.h>\n' | \
 	$(CC) -E -x c - >/dev/null 2>&1 && echo y)
+have_metis = $(shell printf '\043include <metis.h>\n' | \
+	$(CC) -E -x c - >/dev/null 2>&1 && echo y)
 # What the twin library needs at link time.
-TWIN_LIBS = $(call libs_of,yaml-0.1) -lglpk -lm
+TWIN_LIBS = $(call libs_of,yaml-0.1) -lglpk -lmetis -lm
 
 EMU_PKGS := libmnl libnetfilter_queue libcgroup sqlite3
 
@@ -97,6 +99,8 @@ deps:
 	$(call need,libmicrohttpd)
 	$(if $(have_glpk),,$(error glpk.h not found: install the Debian \
 		package 'libglpk-dev'))
+	$(if $(have_metis),,$(error metis.h not found: install the Debian \
+		package 'libmetis-dev'))
 
 $(O)/twin/%.o: twin/%.c | deps
 	@mkdir -p $(@D)

@@ -14,7 +14,7 @@ packages=(
 	gcc make pkg-config
 	libyaml-dev libjson-c-dev libcriterion-dev
 	libmnl-dev libnetfilter-queue-dev libcgroup-dev libsqlite3-dev
-	libglpk-dev libmicrohttpd-dev
+	libglpk-dev libmetis-dev libmicrohttpd-dev
 	iproute2 iptables iputils-ping time
 	graphviz gnuplot-nox help2man
 	clang libclang-rt-14-dev

@@ -125,6 +125,47 @@ Test(cli, plan_json_gives_each_transfer_its_addresses)
 	tl_run_free(&r);
 }
 
+/*
+ * plan --hosts: the split and the naive one in the JSON, each host's
+ * nodes listed once over all hosts; an impossible count refused.
+ */
+Test(cli, plan_splits_over_hosts)
+{
+	const char *a[] = { "plan", "scenarios/nsfnet.yaml", "--scheduler",
+			    "spff", "--hosts", "2", "--json", NULL };
+	const char *zero[] = { "plan", "scenarios/nsfnet.yaml", "--hosts", "0",
+			       NULL };
+	const char *many[] = { "plan", "scenarios/teaching-ring.yaml",
+			       "--hosts", "9", NULL };
+	const char *text[] = { "plan", "scenarios/nsfnet.yaml", "--hosts", "2",
+			       NULL };
+	struct tl_run r = tl_run(a);
+	json_object *o, *split, *hosts, *naive, *v;
+	size_t nodes = 0;
+
+	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
+	o = json_tokener_parse(r.out);
+	cr_assert_not_null(o, "not JSON");
+	cr_assert(json_object_object_get_ex(o, "split", &split));
+	cr_assert(json_object_object_get_ex(split, "hosts", &hosts));
+	cr_assert_eq(json_object_array_length(hosts), 2);
+	for (size_t h = 0; h < 2; h++) {
+		cr_assert(json_object_object_get_ex(
+			json_object_array_get_idx(hosts, h), "nodes", &v));
+		nodes += json_object_array_length(v);
+	}
+	cr_assert_eq(nodes, 56, "NSFNET's 14 ROADMs, routers and 28 servers");
+	cr_assert(json_object_object_get_ex(split, "balance", &v));
+	cr_assert_leq(json_object_get_double(v), 1.1);
+	cr_assert(json_object_object_get_ex(split, "naive", &naive));
+	cr_assert(json_object_object_get_ex(naive, "tunnels", &v));
+	json_object_put(o);
+	tl_run_free(&r);
+	tl_refused(zero, 2, "--hosts");
+	tl_refused(many, 2, "cannot be split over 9 hosts");
+	tl_says(text, 0, "naive split (sites in file order)");
+}
+
 Test(cli, bad_scenario_exit_2_with_position)
 {
 	char path[] = "/tmp/tl-cli-bad-XXXXXX";

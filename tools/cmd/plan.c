@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tools/args.h"
+#include "tools/hosts.h"
 #include "tools/planout.h"
 #include "twin/addr.h"
 #include "twin/predict.h"
@@ -20,7 +21,7 @@
 	"       [--dot FILE [--task NAME]]\n" \
 	"       [--events FILE [--compare] [--rounds R] [--reschedule " \
 	"POLICY]]\n" \
-	"       [--predictor M]\n\n" \
+	"       [--predictor M] [--hosts N]\n\n" \
 	"Schedules every task of SCENARIO in arrival order and predicts one " \
 	"round.\n\n" \
 	"  -s, --scheduler NAME  one of:\n%s" \
@@ -50,6 +51,13 @@
 	"                    default), full (everything), auto (also what " \
 	"gains more\n" \
 	"                    than moving costs)\n" \
+	"  --hosts N         split the emulation over N hosts (1 to 256), " \
+	"each ROADM\n" \
+	"                    site whole on one, cutting fibres only: each " \
+	"host's\n" \
+	"                    workers and sites and the tunnels between them " \
+	"(METIS,\n" \
+	"                    beside a naive split)\n" \
 	CLI_PREDICTOR_HELP
 
 static int write_dot(const struct plan *p, const char *path, int task)
@@ -175,7 +183,8 @@ int cmd_plan(int argc, char **argv)
 	struct tl_outcome out[RESCHED_AUTO + 1] = { 0 };
 	bool json, compare, compared = false;
 	int err, rc = 1, ti = -1, policy = RESCHED_NONE;
-	uint64_t rounds = 0;
+	uint64_t rounds = 0, hosts = 0;
+	struct partition part = { 0 }, naive = { 0 };
 	struct cli cl = { 0 };
 	char list[4096];
 
@@ -187,6 +196,7 @@ int cmd_plan(int argc, char **argv)
 		return rc;
 	if (cli_sched(&cl, &ops) || cli_predictor(&cl, &predict) ||
 	    cli_uint(&cl, "rounds", 1, RUN_ROUNDS_MAX, &rounds) ||
+	    cli_uint(&cl, "hosts", 1, PART_HOSTS_MAX, &hosts) ||
 	    cli_resched(&cl, &policy))
 		return EXIT_USAGE;
 	json = cli_flag(&cl, "json");
@@ -221,6 +231,21 @@ int cmd_plan(int argc, char **argv)
 	}
 	if (dot && write_dot(p, dot, ti))
 		goto out_plan;
+	if (hosts) {
+		char why[256];
+
+		err = partition_plan(p, (int)hosts, false, &part, why,
+				     sizeof(why));
+		if (!err)
+			err = partition_plan(p, (int)hosts, true, &naive, why,
+					     sizeof(why));
+		if (err) {
+			p_err("cannot split the plan of '%s': %s", sc->name,
+			      why);
+			rc = err == -EINVAL ? EXIT_USAGE : 1;
+			goto out_plan;
+		}
+	}
 	if (sc->nevents) {
 		tl = timeline_new(sc, ops, policy, predict);
 		if (!tl) {
@@ -252,6 +277,11 @@ int cmd_plan(int argc, char **argv)
 
 		addressing_free(a);
 
+		if (o && hosts &&
+		    json_add(o, "split", hosts_json(p, &part, &naive))) {
+			json_object_put(o);
+			o = NULL;
+		}
 		if (o && tl &&
 		    (json_add(o, "reschedule",
 			      json_object_new_string(resched_name(policy))) ||
@@ -272,6 +302,8 @@ int cmd_plan(int argc, char **argv)
 			goto out_plan;
 	} else {
 		plan_summary(p, stdout);
+		if (hosts)
+			hosts_print(p, &part, &naive, stdout);
 		if (tl)
 			print_timeline(sc, tl);
 		if (compared)
@@ -279,6 +311,8 @@ int cmd_plan(int argc, char **argv)
 	}
 	rc = fflush(stdout) ? 1 : 0;
 out_plan:
+	partition_release(&part);
+	partition_release(&naive);
 	for (int k = 0; k <= RESCHED_AUTO; k++)
 		tl_outcome_release(&out[k]);
 	timeline_free(tl);
