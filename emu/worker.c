@@ -568,14 +568,26 @@ static uint64_t fold_ns(const struct worker *w, size_t bytes)
 
 /*
  * Storing (or the global model): true while folding the children in
- * takes its time, the timer armed for its end the first time.
+ * takes its time, the timer armed for its end the first time. It starts
+ * when the last of what it waits for came: the last child's upload,
+ * and, a local, its deadline and its training (not when this loop got
+ * round to it, after checking and decoding).
  */
 static bool folding(struct worker *w, struct rstate *s, int *err)
 {
+	const struct wk_conf *c = w->c;
+	uint64_t t0 = 0;
+
 	if (s->agg_done || !(w->agg_s > 0))
 		return false;
 	if (!s->agg_at) {
-		s->agg_at = mono_ns() + fold_ns(w, w->wire);
+		for (int i = 0; i < c->nuc; i++)
+			t0 = w->rep.t_child[i] > t0 ? w->rep.t_child[i] : t0;
+		if (c->model) {
+			t0 = s->deadline > t0 ? s->deadline : t0;
+			t0 = w->rep.t_train1 > t0 ? w->rep.t_train1 : t0;
+		}
+		s->agg_at = t0 + fold_ns(w, w->wire);
 		*err = arm_deadline(w, s->agg_at);
 	}
 	return true;

@@ -36,6 +36,7 @@ struct mstate {
 	double recv, train_end;
 	double agg_s;		/* folding in its upload children */
 	double agg_end;		/* store: when its aggregate is made */
+	double all_in;		/* when its last upload child's came */
 	bool have, trained, sent;
 	int pending;		/* upload children not yet arrived */
 };
@@ -189,7 +190,8 @@ static void deliver(struct sim *s, int i)
 		int par = tp->up.parent[f->model];
 
 		x = &s->ms[slot(s, f->task, par)];
-		x->pending--;
+		if (--x->pending == 0)
+			x->all_in = s->t;
 		if (par == 0 && x->pending == 0) {
 			/* the global model folds the last one in */
 			s->round_end[f->task] = s->t + x->agg_s;
@@ -336,9 +338,21 @@ static double feed(const struct sim *s, int i, int *src, double *next)
 		if (gc < gl && h > least + caught(s, f))
 			*next = fmin(*next, s->t + (h - least) / (gl - gc));
 	}
-	/* an aggregator's chunk in the making: what comes in its time */
-	return fmax(0, least - src_rate(s, *src) * s->ms[sl].agg_s *
-				       fmin(1, s->chunk_bits / f->bits));
+	/*
+	 * An aggregator's chunk in the making: what comes in its time, and
+	 * once every child's upload is in, the last chunk until it is folded.
+	 */
+	{
+		const struct mstate *x = &s->ms[sl];
+		double ac = x->agg_s * fmin(1, s->chunk_bits / f->bits);
+
+		if (x->agg_s > 0 && isfinite(x->all_in) &&
+		    s->t < x->all_in + ac - 1e-12) {
+			*next = fmin(*next, x->all_in + ac);
+			return fmax(0, least - s->chunk_bits);
+		}
+		return fmax(0, least - src_rate(s, *src) * ac);
+	}
 }
 
 /*
@@ -809,7 +823,7 @@ static void agg_setup(struct sim *s, int total)
 			struct flow *f = &s->f[total + slot(s, ti, m)];
 
 			x->agg_s = predict_agg_tree_s(p, tp, m);
-			x->agg_end = INFINITY;
+			x->agg_end = x->all_in = INFINITY;
 			if (!s->piped || !m || !(x->agg_s > 0))
 				continue;
 			f->cap = f->bits / x->agg_s;
