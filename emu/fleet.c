@@ -919,16 +919,6 @@ bool fleet_running(const struct fleet *f, int t)
 	return f->t[t].live;
 }
 
-/* How many children model m has in upload tree up. */
-static int kids_of(const struct tree *up, int nmodels, int m)
-{
-	int n = 0;
-
-	for (int k = 1; k < nmodels; k++)
-		n += up->parent[k] == m;
-	return n;
-}
-
 void fleet_train_from(struct fleet *f, const struct plan *q)
 {
 	for (int t = 0; t < f->p->ntasks && q->ntasks == f->p->ntasks; t++) {
@@ -945,7 +935,7 @@ void fleet_train_from(struct fleet *f, const struct plan *q)
 			 * while it runs on these workers */
 			ft->w[m].agg_s = predict_agg_s(
 				q, &q->tasks[t], m,
-				kids_of(&ft->plan->tasks[t].up, ft->nmodels, m));
+				predict_up_kids(&ft->plan->tasks[t], m));
 		}
 	}
 }

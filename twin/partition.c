@@ -284,17 +284,16 @@ out:
 	return err;
 }
 
-/* out from each site's host: hosts per node, loads, tunnels. */
+/*
+ * out from each site's host: hosts per node, loads, tunnels (their VNIs
+ * from wmax, the most wavelengths any fibre has).
+ */
 static int fill(const struct plan *p, const struct graph *g,
-		const idx_t *part, struct partition *out)
+		const idx_t *part, int wmax, struct partition *out)
 {
 	const struct scenario *sc = p->sc;
-	int wmax = 1;
 	long total = 0, most = 0;
 
-	for (int f = 0; f < sc->nfibres; f++)
-		if (sc->fibres[f].wavelengths > wmax)
-			wmax = sc->fibres[f].wavelengths;
 	out->host = malloc((size_t)sc->nnodes * sizeof(*out->host));
 	out->workers = calloc((size_t)out->nhosts, sizeof(*out->workers));
 	out->namespaces = calloc((size_t)out->nhosts,
@@ -382,7 +381,7 @@ int partition_plan(const struct plan *p, int nhosts, bool naive,
 		rebalance(p, &g, nhosts, part);
 	out->nhosts = nhosts;
 	if (!err)
-		err = fill(p, &g, part, out);
+		err = fill(p, &g, part, wmax, out);
 	for (int h = 0; !err && h < nhosts; h++)
 		if (!out->namespaces[h])
 			err = said(why, len, -EIO, "the split of '%s' left host "

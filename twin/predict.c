@@ -107,14 +107,19 @@ double predict_agg_s(const struct plan *p, const struct task_plan *tp,
 	       predict_cpu_share(p, tp->server[model]);
 }
 
-double predict_agg_tree_s(const struct plan *p, const struct task_plan *tp,
-			  int model)
+int predict_up_kids(const struct task_plan *tp, int model)
 {
 	int kids = 0;
 
 	for (int m = 1; m < tp->nmodels; m++)
 		kids += tp->up.parent[m] == model;
-	return predict_agg_s(p, tp, model, kids);
+	return kids;
+}
+
+double predict_agg_tree_s(const struct plan *p, const struct task_plan *tp,
+			  int model)
+{
+	return predict_agg_s(p, tp, model, predict_up_kids(tp, model));
 }
 
 /* slot of (task, model) in flow/model arrays; bcast flow = slot, upload
@@ -819,15 +824,18 @@ static void agg_setup(struct sim *s, int total)
 		const struct task_plan *tp = &p->tasks[ti];
 
 		for (int m = 0; !tp->blocked && m < tp->nmodels; m++) {
-			struct mstate *x = &s->ms[slot(s, ti, m)];
-			struct flow *f = &s->f[total + slot(s, ti, m)];
+			int sl = slot(s, ti, m);
+			struct mstate *x = &s->ms[sl];
+			struct flow *f = &s->f[total + sl];
 
-			x->agg_s = predict_agg_tree_s(p, tp, m);
+			/* its children, as up_children listed them */
+			x->agg_s = predict_agg_s(p, tp, m, s->kstart[sl + 1] -
+							       s->kstart[sl]);
 			x->agg_end = x->all_in = INFINITY;
 			if (!s->piped || !m || !(x->agg_s > 0))
 				continue;
 			f->cap = f->bits / x->agg_s;
-			s->capped[s->ncapped++] = total + slot(s, ti, m);
+			s->capped[s->ncapped++] = total + sl;
 		}
 	}
 }

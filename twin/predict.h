@@ -101,6 +101,9 @@ double predict_train_s(const struct plan *p, const struct task_plan *tp,
 double predict_agg_s(const struct plan *p, const struct task_plan *tp,
 		     int model, int kids);
 
+/* How many children model has in tp's upload tree. */
+int predict_up_kids(const struct task_plan *tp, int model);
+
 /* predict_agg_s with model's children in tp's upload tree. */
 double predict_agg_tree_s(const struct plan *p, const struct task_plan *tp,
 			  int model);

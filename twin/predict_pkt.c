@@ -311,7 +311,6 @@ static int send_message(struct psim *s, int fi, double t)
 static int try_upload(struct psim *s, int task, int m, double t)
 {
 	struct pmodel *x = &s->m[slot(s, task, m)];
-
 	double agg;
 
 	if (m == 0 || x->sent || !x->trained || x->pending || x->summing)
