@@ -69,7 +69,7 @@ TOOLS_SRC := $(wildcard tools/*.c tools/*/*.c)
 TEST_SRC := $(wildcard tests/twin/*.c tests/tools/*.c) tests/lib/tlrun.c \
 	tests/lib/ring.c
 EMU_TEST_SRC := $(wildcard tests/emu/*.c)
-EMU_TEST_LIB := tests/lib/nettest.c tests/lib/tlrun.c
+EMU_TEST_LIB := tests/lib/nettest.c tests/lib/tlrun.c tests/lib/clabdep.c
 BENCH_SRC := $(wildcard tests/bench/*.c)
 
 TWIN_OBJ := $(TWIN_SRC:%.c=$(O)/%.o)
@@ -152,11 +152,11 @@ $(TWINLAB): $(TOOLS_OBJ) $(EMU_LIB) $(TWIN_LIB)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,json-c libmicrohttpd $(EMU_PKGS)) $(TWIN_LIBS) -lpthread
 
 # the pure parts of tools/ that unit tests call
-TOOLS_UNIT_OBJ := $(O)/tools/view/route.o
-$(TWIN_TESTS): $(TEST_OBJ) $(TOOLS_UNIT_OBJ) $(TWIN_LIB)
+TOOLS_UNIT_OBJ := $(O)/tools/view/route.o $(O)/tools/clab.o
+$(TWIN_TESTS): $(TEST_OBJ) $(TOOLS_UNIT_OBJ) $(EMU_LIB) $(TWIN_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,json-c criterion sqlite3) $(TWIN_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(call libs_of,json-c criterion $(EMU_PKGS)) $(TWIN_LIBS) -lpthread
 
 $(EMU_TESTS): $(EMU_TEST_OBJ) $(EMU_LIB) $(TWIN_LIB)
 	@mkdir -p $(@D)
@@ -265,6 +265,13 @@ bench: bench-steiner
 bench-events: $(TWINLAB)
 	python3 tests/bench/events.py $(TWINLAB)
 bench: bench-events
+
+# Export as containerlab files (tests/bench/export.py): a 2,001-namespace
+# network over 1, 4 and 16 hosts, beside planning it. No root.
+.PHONY: bench-export
+bench-export: $(TWINLAB)
+	python3 tests/bench/export.py $(TWINLAB)
+bench: bench-export
 
 # Kill points (root): up, run and experiment killed at 60 seeded moments
 # (TWINLAB_CHAOS_POINTS, TWINLAB_CHAOS_SEED); `make check` tries 12.

@@ -273,21 +273,30 @@ int lab_fail(struct lab *lab, int err, const char *fmt, ...)
 	return err;
 }
 
-static void ignore_ns(const char *name, void *arg)
+/* Count a namespace unless it is the one given (arg: its name or NULL). */
+static void count_ns(const char *name, void *arg)
 {
-	(void)name;
-	(void)arg;
+	struct { const char *but; int n; } *c = arg;
+
+	if (!c->but || strcmp(name, c->but))
+		c->n++;
 }
 
-bool lab_exists(const char *prefix)
+bool lab_exists_but(const char *prefix, const char *but)
 {
+	struct { const char *but; int n; } c = { but, 0 };
 	char path[256];
 	struct stat st;
 
 	lab_state_path(prefix, path, sizeof(path));
 	if (stat(path, &st) == 0)
 		return true;
-	return netns_each(prefix, ignore_ns, NULL) > 0;
+	return netns_each(prefix, count_ns, &c) < 0 || c.n > 0;
+}
+
+bool lab_exists(const char *prefix)
+{
+	return lab_exists_but(prefix, NULL);
 }
 
 /* Append a line to the state file and push it to the disk cache now. */
@@ -334,9 +343,10 @@ int lab_open_state(struct lab *lab, const struct lab_opts *o)
 	return lab_record(
 		lab,
 		"twinlab-state 1\nscenario %s\nscheduler %s\n"
-		"dilation %.17g\ndigest %016llx",
+		"dilation %.17g\n%s%s%sdigest %016llx",
 		o->scenario_path ? o->scenario_path : "-", lab->p->scheduler,
-		lab->dilation,
+		lab->dilation, o->node ? "part " : "", o->node ? o->node : "",
+		o->node ? "\n" : "",
 		(unsigned long long)lab_digest(lab->p, lab->a, o->set));
 }
 
@@ -419,6 +429,14 @@ int lab_same(const char *prefix, const struct plan *p,
 			 "under prefix '%s': %s", prefix, strerror(-e));
 		return e;
 	}
+	if (st.part[0]) {
+		snprintf(err, len, "prefix '%s' holds node %s's part of an "
+			 "emulation only ('up --node'), which a run cannot "
+			 "use: 'twinlab down --prefix %s' first, or use another "
+			 "prefix", prefix, st.part, prefix);
+		lab_state_release(&st);
+		return -ESTALE;
+	}
 	e = !want ? -ENOMEM :
 	    strcmp(st.scheduler, p->scheduler) ? -ESTALE :
 	    st.dilation != (dilation > 0 ? dilation : 1) ? -ESTALE :
@@ -447,10 +465,12 @@ void lab_release(struct lab *lab)
 		return;
 	sc = lab->p->sc;
 	for (int i = 0; lab->n && i < sc->nnodes; i++) {
-		nl_close(lab->n[i].nl);
+		if (lab->n[i].nl != lab->void_nl)
+			nl_close(lab->n[i].nl);
 		if (lab->n[i].fd >= 0)
 			close(lab->n[i].fd);
 	}
+	nl_close(lab->void_nl);
 	if (lab->state)
 		fclose(lab->state);
 	free(lab->n);

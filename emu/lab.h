@@ -41,6 +41,16 @@ struct lab_opts {
 	 * lab_up is then its first epoch's (set->plan[0]), every lightpath
 	 * of the set is built and those it does not light are dark */
 	const struct lpset *set;
+	/*
+	 * Build only this node's part (NULL: all), in a namespace made with
+	 * its interfaces by someone else (a container, a deployment of an
+	 * exported topology): "<prefix>-<node>" if there is one, else (here)
+	 * the caller's own, named so. Its interfaces are found by name; its
+	 * addresses, shapers, routes, cross-connects and delay line are made
+	 * as a whole build makes them. No timeline.
+	 */
+	const char *node;
+	bool here;
 };
 
 /* The most dilation an emulation accepts (rates / N stay >= 1 kbit/s). */
@@ -222,10 +232,12 @@ void lab_delay_live_close(struct dl_live *l);
 
 /* Whether a run with this prefix exists (state file or namespaces). */
 bool lab_exists(const char *prefix);
+/* The same, not counting namespace `but` (a node's part is built in it). */
+bool lab_exists_but(const char *prefix, const char *but);
 
 /*
- * lab_state_get - the value of `key` ("scenario", "scheduler") recorded in
- * the state file of `prefix`. 0, -ENOENT (no state or no such key), -errno.
+ * lab_state_get - the value of `key` ("scenario", "scheduler", "dilation",
+ * "part") recorded in the state file of `prefix`. 0, -ENOENT (no state or no such key), -errno.
  */
 int lab_state_get(const char *prefix, const char *key, char *buf, size_t len);
 

@@ -77,6 +77,46 @@ static void *make_some(void *arg)
 	return NULL;
 }
 
+/*
+ * One node's part: its namespace taken (made by whoever made its
+ * interfaces), every other node's requests dropped.
+ */
+static int take_namespace(struct lab *lab)
+{
+	const struct scenario *sc = lab->p->sc;
+	struct lab_node *n = &lab->n[lab->only];
+	bool adopted;
+	int err;
+
+	for (int i = 0; i < sc->nnodes; i++)
+		lab_ns_name(lab->prefix, sc->nodes[i].name, lab->n[i].ns,
+			    sizeof(lab->n[i].ns));
+	lab->void_nl = nl_open_void("(elsewhere)");
+	if (!lab->void_nl)
+		return lab_fail(lab, -ENOMEM, "out of memory");
+	for (int i = 0; i < sc->nnodes; i++) {
+		lab->n[i].next = 2;
+		if (i != lab->only)
+			lab->n[i].nl = lab->void_nl;
+	}
+	err = netns_take_open(n->ns, lab_ns_flags(sc->nodes[lab->only].kind),
+			      lab->here, &adopted, &n->fd, lab_open_nl, n);
+	if (err == -ENOENT)
+		return lab_fail(lab, err, "no netns '%s': deploy the exported "
+				"topology first (or, inside a container, build "
+				"in its own namespace: --here)", n->ns);
+	if (err)
+		return lab_fail(lab, err, "cannot set up netns '%s': %s", n->ns,
+				strerror(-err));
+	/* a name given to a container's namespace is ours to take away */
+	err = adopted ? lab_record(lab, "netns %s", n->ns) : 0;
+	if (err)
+		return lab_fail(lab, err, "cannot write state: %s",
+				strerror(-err));
+	err = nl_link_up(n->nl, 1, "lo");
+	return err ? lab_fail(lab, err, "out of memory") : 0;
+}
+
 static int make_namespaces(struct lab *lab)
 {
 	const struct scenario *sc = lab->p->sc;
@@ -130,14 +170,38 @@ static int commit_all(struct lab *lab)
 	return 0;
 }
 
-/* A veth between nodes u and v, created from u's namespace. */
+static int peer(struct lab *lab, int node, int index, const char *name);
+
+/*
+ * A veth between nodes u and v, created from u's namespace; building one
+ * node's part, its end found where the deployment made it.
+ */
 static int veth(struct lab *lab, int u, const char *un, int v, const char *vn,
 		int *ui, int *vi)
 {
-	struct peer_end *pe;
+	int err;
 
 	*ui = lab->n[u].next++;
 	*vi = lab->n[v].next++;
+	if (lab->only >= 0) {	/* made by the deployment: found by name */
+		int end = u == lab->only ? *ui : v == lab->only ? *vi : 0;
+		const char *name = u == lab->only ? un : vn;
+
+		if (!end)
+			return 0;
+		err = nl_map(lab->n[lab->only].nl, end, name);
+		return err ? err : peer(lab, lab->only, end, name);
+	}
+	err = peer(lab, v, *vi, vn);
+	return err ? err :
+		     nl_veth(lab->n[u].nl, un, *ui, vn, *vi, lab->n[v].fd);
+}
+
+/* A veth end to bring up from its own namespace once made. */
+static int peer(struct lab *lab, int node, int index, const char *name)
+{
+	struct peer_end *pe;
+
 	if (lab->npeers == lab->cappeers) {
 		int ncap = lab->cappeers ? 2 * lab->cappeers : 64;
 
@@ -148,10 +212,10 @@ static int veth(struct lab *lab, int u, const char *un, int v, const char *vn,
 		lab->cappeers = ncap;
 	}
 	pe = &lab->peers[lab->npeers++];
-	pe->node = v;
-	pe->index = *vi;
-	snprintf(pe->name, sizeof(pe->name), "%s", vn);
-	return nl_veth(lab->n[u].nl, un, *ui, vn, *vi, lab->n[v].fd);
+	pe->node = node;
+	pe->index = index;
+	snprintf(pe->name, sizeof(pe->name), "%s", name);
+	return 0;
 }
 
 /* Whether lightpath l of the plan is lit in epoch e (no set: always). */
@@ -222,6 +286,8 @@ static int make_links(struct lab *lab)
 							lp->lambda, 1)]);
 		}
 	}
+	if (err == -ENODEV)
+		return lab_fail(lab, err, "%s", nl_error(lab->n[lab->only].nl));
 	if (err)
 		return lab_fail(lab, err, "out of memory");
 	return commit_all(lab);
@@ -458,7 +524,11 @@ static int record_delay(pid_t pid, unsigned long long start, void *ctx)
 static int hop(struct lab *lab, struct impair *im, int node, bool in,
 	       const char *ifn, int num, double km, double gbps, double loss)
 {
-	struct impair_hop h = {
+	struct impair_hop h;
+
+	if (lab->only >= 0 && node != lab->only)
+		return 0;	/* another node's: built elsewhere */
+	h = (struct impair_hop){
 		.netns = lab->n[node].ns,
 		.ifname = ifn,
 		.in = in,
@@ -541,6 +611,8 @@ int lab_up(const struct plan *p, const struct addressing *a,
 {
 	const struct scenario *sc = p->sc;
 	struct lab *lab;
+	char own[DL_NETNS_MAX];
+	bool in_use;
 	int err, maxw;
 
 	*out = NULL;
@@ -557,7 +629,12 @@ int lab_up(const struct plan *p, const struct addressing *a,
 			 "(network namespaces, veth, qdiscs)");
 		return -EPERM;
 	}
-	if (lab_exists(o->prefix)) {
+	if (o->node) {
+		lab_ns_name(o->prefix, o->node, own, sizeof(own));
+		in_use = lab_exists_but(o->prefix, own);
+	} else
+		in_use = lab_exists(o->prefix);
+	if (in_use) {
 		snprintf(errbuf, errlen,
 			 "prefix '%s' is in use: run "
 			 "'twinlab down --prefix %s' (or 'clean') first, or "
@@ -573,6 +650,22 @@ int lab_up(const struct plan *p, const struct addressing *a,
 	if (!(lab->dilation >= 1 && lab->dilation <= LAB_DILATION_MAX)) {
 		snprintf(errbuf, errlen, "dilation %g is out of range [1, %g]",
 			 o->dilation, LAB_DILATION_MAX);
+		free(lab);
+		return -EINVAL;
+	}
+	if (o->set && o->node) {
+		snprintf(errbuf, errlen, "one node's part follows no timeline");
+		free(lab);
+		return -EINVAL;
+	}
+	lab->only = -1;
+	lab->here = o->here;
+	for (int i = 0; o->node && i < sc->nnodes; i++)
+		if (!strcmp(sc->nodes[i].name, o->node))
+			lab->only = i;
+	if (o->node && lab->only < 0) {
+		snprintf(errbuf, errlen, "no node '%s' in scenario '%s'",
+			 o->node, sc->name);
 		free(lab);
 		return -EINVAL;
 	}
@@ -610,7 +703,7 @@ int lab_up(const struct plan *p, const struct addressing *a,
 		lab_release(lab);
 		return err;
 	}
-	err = make_namespaces(lab);
+	err = lab->only >= 0 ? take_namespace(lab) : make_namespaces(lab);
 	if (!err)
 		err = make_links(lab);
 	if (!err)
@@ -622,8 +715,14 @@ int lab_up(const struct plan *p, const struct addressing *a,
 					o->delay ? IMPAIR_ALL
 						 : IMPAIR_ALL & ~IMPAIR_DELAY);
 	if (err) {
+		bool part = lab->only >= 0;
+
 		lab_release(lab);
-		lab_down(o->prefix, NULL, NULL);
+		/* a part: not the namespace it was given, which it did not make */
+		if (part)
+			lab_down_recorded(o->prefix, NULL, NULL);
+		else
+			lab_down(o->prefix, NULL, NULL);
 		return err;
 	}
 	*out = lab;

@@ -284,6 +284,8 @@ int lab_state_get(const char *prefix, const char *key, char *buf, size_t len)
 		snprintf(buf, len, "%s", st.scheduler);
 	else if (!strcmp(key, "dilation") && st.dilation >= 1)
 		snprintf(buf, len, "%.17g", st.dilation);
+	else if (!strcmp(key, "part") && st.part[0])
+		snprintf(buf, len, "%s", st.part);
 	else
 		err = -ENOENT;
 	lab_state_release(&st);

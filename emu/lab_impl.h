@@ -48,6 +48,9 @@ struct lab {
 	bool *ing;		 /* per line slot: its ingress qdisc is made */
 	int words;		 /* wavelengths per fibre in `line` */
 	const struct lpset *set; /* the timeline followed, or NULL */
+	int only;		 /* the one node built (lab_opts.node), or -1 */
+	struct nl *void_nl;	 /* with `only`: every other node's */
+	bool here;		 /* lab_opts.here */
 	struct peer_end *peers;	 /* veth ends to bring up after creation */
 	int npeers, cappeers;
 	FILE *state;

@@ -116,6 +116,12 @@ static bool take(struct lab_state *st, const char *prefix, const char *line,
 		memcpy(st->scheduler, line + 10, strlen(line + 10) + 1);
 		return true;
 	}
+	if (!strncmp(line, "part ", 5)) {
+		if (!scn_name_ok(line + 5, sizeof(st->part) - 1, false))
+			return false;
+		memcpy(st->part, line + 5, strlen(line + 5) + 1);
+		return true;
+	}
 	if (!strncmp(line, "digest ", 7)) {
 		unsigned long long d;
 		int off = 0;

@@ -9,6 +9,8 @@
  *   scenario PATH                     the scenario file it was built from
  *   scheduler NAME
  *   dilation N                        1 <= N <= LAB_DILATION_MAX
+ *   part NODE                         only that node's part is built here
+ *                                     (lab_opts.node)
  *   digest HEX                        lab_digest of what was built: 16
  *                                     hex digits, not 0
  *   netns <prefix>-<node>             node: a scenario node name
@@ -44,6 +46,7 @@ struct lab_state {
 	char scenario[1024];		/* "" if absent */
 	char scheduler[64];		/* "" if absent */
 	double dilation;		/* 0 if absent */
+	char part[64];			/* "" if absent */
 	uint64_t digest;		/* lab_digest; 0 if absent */
 	char (*netns)[64];
 	int nnetns;

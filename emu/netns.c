@@ -82,6 +82,34 @@ static int write_at(int dir, const char *path, const char *val)
 	return err;
 }
 
+/* IPv6 off on every interface but lo (as on one made in a fresh one). */
+static int ipv6_off_made(int net)
+{
+	int fd = openat(net, "ipv6/conf", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *e;
+	char path[300];
+	int err = 0;
+	DIR *d;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;	/* no IPv6: fine */
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while (!err && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, "all") ||
+		    !strcmp(e->d_name, "default") || !strcmp(e->d_name, "lo"))
+			continue;
+		snprintf(path, sizeof(path), "ipv6/conf/%s/disable_ipv6",
+			 e->d_name);
+		err = write_at(net, path, "1");
+	}
+	closedir(d);
+	return err;
+}
+
 /*
  * Settings of a fresh namespace, made from inside it. IPv6 goes off
  * through the default that interfaces take when they are made (all of
@@ -91,7 +119,7 @@ static int write_at(int dir, const char *path, const char *val)
  * each path component looked up costs a walk as long as there are
  * namespaces.
  */
-static int init_inside(unsigned flags)
+static int init_inside(unsigned flags, bool made)
 {
 	bool v4 = flags & (NETNS_TCP | NETNS_FORWARD);
 	int net = open("/proc/sys/net", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -108,6 +136,9 @@ static int init_inside(unsigned flags)
 		}
 	}
 	err = write_at(net, "ipv6/conf/default/disable_ipv6", "1");
+	/* a namespace given with its interfaces made: theirs off too */
+	if (!err && made)
+		err = ipv6_off_made(net);
 	/*
 	 * TCP keeps no clock of its own that the twin lacks: no tail-loss
 	 * probe (its 2 RTT timer fires in the middle of a message held by
@@ -170,11 +201,58 @@ int netns_add(const char *name, unsigned flags)
 	return netns_add_open(name, flags, NULL, NULL, NULL);
 }
 
-int netns_add_open(const char *name, unsigned flags, int *nsfd,
-		   int (*inside)(void *ctx), void *ctx)
+/*
+ * Inside the namespace `enter` (-1: a fresh one, unshared; the thread's
+ * own when that is what adopt names) with `path` its name to bind (NULL:
+ * named already): its settings, its handle and inside(ctx).
+ */
+static int set_up_inside(int enter, const char *path, unsigned flags,
+			 int *nsfd, int (*inside)(void *ctx), void *ctx)
+{
+	int saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	int err = 0;
+
+	if (saved < 0)
+		return -errno;
+	if (enter == -1 && unshare(CLONE_NEWNET))
+		err = -errno;
+	else if (enter >= 0 && setns(enter, CLONE_NEWNET))
+		err = -errno;
+	if (err) {
+		close(saved);
+		return err;
+	}
+	err = init_inside(flags, enter != -1);
+	if (!err && path && mount("/proc/thread-self/ns/net", path, "none",
+				  MS_BIND, NULL))
+		err = -errno;
+	/*
+	 * While inside, the namespace's handle and its rtnetlink socket cost
+	 * no extra switch: half of a build's time is namespaces.
+	 */
+	if (!err && nsfd) {
+		*nsfd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+		if (*nsfd < 0)
+			err = -errno;
+	}
+	if (!err && inside)
+		err = inside(ctx);
+	netns_leave(saved);
+	if (err && nsfd && *nsfd >= 0) {
+		close(*nsfd);
+		*nsfd = -1;
+	}
+	if (err && path)
+		umount2(path, MNT_DETACH);
+	return err;
+}
+
+/* Name a namespace `name`: a fresh one, or (adopt) the thread's own. */
+static int name_open(const char *name, bool adopt, unsigned flags, int *nsfd,
+		     int (*inside)(void *ctx), void *ctx)
 {
 	char path[256];
-	int fd, saved, err;
+	int fd, self = -1, err;
 
 	if (nsfd)
 		*nsfd = -1;
@@ -194,44 +272,48 @@ int netns_add_open(const char *name, unsigned flags, int *nsfd,
 	if (fd < 0)
 		return -errno;
 	close(fd);
-	saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (saved < 0) {
-		err = -errno;
-		goto fail_file;
-	}
-	if (unshare(CLONE_NEWNET)) {
-		err = -errno;
-		close(saved);
-		goto fail_file;
-	}
-	err = init_inside(flags);
-	if (!err && mount("/proc/thread-self/ns/net", path, "none", MS_BIND,
-			  NULL))
-		err = -errno;
-	/*
-	 * While inside, the namespace's handle and its rtnetlink socket cost
-	 * no extra switch: half of a build's time is namespaces.
-	 */
-	if (!err && nsfd) {
-		*nsfd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-		if (*nsfd < 0)
+	if (adopt) {
+		self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+		if (self < 0) {
 			err = -errno;
-	}
-	if (!err && inside)
-		err = inside(ctx);
-	netns_leave(saved);
-	if (err) {
-		if (nsfd && *nsfd >= 0) {
-			close(*nsfd);
-			*nsfd = -1;
+			unlink(path);
+			return err;
 		}
-		umount2(path, MNT_DETACH);
-		goto fail_file;
 	}
+	err = set_up_inside(self, path, flags, nsfd, inside, ctx);
+	if (self >= 0)
+		close(self);
 	/* lo comes up from outside, through the namespace's own socket */
-	return 0;
-fail_file:
-	unlink(path);
+	if (err)
+		unlink(path);
+	return err;
+}
+
+int netns_add_open(const char *name, unsigned flags, int *nsfd,
+		   int (*inside)(void *ctx), void *ctx)
+{
+	return name_open(name, false, flags, nsfd, inside, ctx);
+}
+
+int netns_take_open(const char *name, unsigned flags, bool may_adopt,
+		    bool *adopted, int *nsfd, int (*inside)(void *ctx),
+		    void *ctx)
+{
+	int fd, err;
+
+	*adopted = false;
+	if (nsfd)
+		*nsfd = -1;
+	fd = netns_open(name);
+	if (fd == -ENOENT && may_adopt) {
+		err = name_open(name, true, flags, nsfd, inside, ctx);
+		*adopted = !err;
+		return err;
+	}
+	if (fd < 0)
+		return fd;
+	err = set_up_inside(fd, NULL, flags, nsfd, inside, ctx);
+	close(fd);
 	return err;
 }
 

@@ -44,6 +44,19 @@ int netns_add_open(const char *name, unsigned flags, int *nsfd,
 		   int (*inside)(void *ctx), void *ctx)
 	__attribute__((warn_unused_result));
 
+/*
+ * netns_take_open - as netns_add_open, for a namespace someone else made
+ * with its interfaces (a container's, a deployment's): the one named
+ * `name` if there is one, else (may_adopt) the calling thread's own,
+ * named `name` (*adopted: removing the name then leaves the namespace to
+ * its owner), else -ENOENT. Its settings are made as for a fresh one,
+ * IPv6 off on the interfaces it has too.
+ */
+int netns_take_open(const char *name, unsigned flags, bool may_adopt,
+		    bool *adopted, int *nsfd, int (*inside)(void *ctx),
+		    void *ctx)
+	__attribute__((warn_unused_result));
+
 #define NETNS_NAME_MAX 64	/* bytes of a name, with its NUL */
 
 /* A name of /run/netns/NAME itself: not empty, no '/', not "." or "..",

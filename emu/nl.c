@@ -49,8 +49,17 @@ struct nl {
 	size_t len;
 	struct nl_op *ops;
 	int nops, capops;
+	int *real;		/* the caller's index -> the kernel's, or NULL */
+	int nreal;
 	char err[384];
 };
+
+/* The kernel's index of what the caller calls `index` (nl_map). */
+static int real_index(const struct nl *nl, int index)
+{
+	return index >= 0 && index < nl->nreal && nl->real[index] ?
+		       nl->real[index] : index;
+}
 
 struct nl *nl_open(const char *netns)
 {
@@ -105,12 +114,101 @@ fail:
 	return NULL;
 }
 
+struct nl *nl_open_void(const char *label)
+{
+	struct nl *nl = calloc(1, sizeof(*nl));
+
+	if (!nl)
+		return NULL;
+	nl->buf = malloc(NL_BUF);
+	if (!nl->buf) {
+		free(nl);
+		errno = ENOMEM;
+		return NULL;
+	}
+	snprintf(nl->netns, sizeof(nl->netns), "%s", label);
+	return nl;
+}
+
+static int link_attr(const struct nlattr *a, void *data)
+{
+	(void)a;
+	(void)data;
+	return MNL_CB_OK;
+}
+
+static int link_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct ifinfomsg *ifm = mnl_nlmsg_get_payload(nlh);
+
+	if (nlh->nlmsg_type != RTM_NEWLINK)
+		return MNL_CB_OK;
+	*(int *)data = ifm->ifi_index;
+	return mnl_attr_parse(nlh, sizeof(*ifm), link_attr, NULL) < 0 ?
+		       MNL_CB_ERROR : MNL_CB_OK;
+}
+
+int nl_map(struct nl *nl, int index, const char *name)
+{
+	char buf[8 * 1024] __attribute__((aligned(8)));
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifm;
+	uint32_t seq;
+	int found = 0, ret;
+
+	if (nl->nops) {
+		ret = nl_commit(nl);
+		if (ret)
+			return ret;
+	}
+	if (index <= 0 || index > 65535 || strnlen(name, 16) == 16)
+		return -EINVAL;
+	if (index >= nl->nreal) {
+		int n = index + 16, *r = realloc(nl->real, (size_t)n * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		memset(r + nl->nreal, 0, (size_t)(n - nl->nreal) * sizeof(*r));
+		nl->real = r;
+		nl->nreal = n;
+	}
+	seq = nl->seq0++;
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_GETLINK;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	nlh->nlmsg_seq = seq;
+	ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
+	ifm->ifi_family = AF_UNSPEC;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	if (mnl_socket_sendto(nl->sock, nlh, nlh->nlmsg_len) < 0)
+		ret = -1;
+	else {
+		ssize_t len = mnl_socket_recvfrom(nl->sock, buf, sizeof(buf));
+
+		ret = len < 0 ? -1 : mnl_cb_run(buf, (size_t)len, seq,
+						nl->portid, link_cb, &found);
+	}
+	if (ret < 0 || found <= 0) {
+		int err = errno == ENODEV || !errno || found <= 0 ? -ENODEV :
+								    -errno;
+
+		snprintf(nl->err, sizeof(nl->err),
+			 "no interface '%s' in netns '%s': %s", name,
+			 nl->netns, err == -ENODEV ? "the deployment did not "
+			 "make it" : strerror(-err));
+		return err;
+	}
+	nl->real[index] = found;
+	return 0;
+}
+
 void nl_close(struct nl *nl)
 {
 	if (!nl)
 		return;
 	if (nl->sock)
 		mnl_socket_close(nl->sock);
+	free(nl->real);
 	free(nl->ops);
 	free(nl->buf);
 	free(nl);
@@ -168,12 +266,13 @@ static int queued(struct nl *nl, struct nlmsghdr *nlh)
 }
 
 /* The link message's header: interface index, to be up or down. */
-static void updown_header(struct nlmsghdr *nlh, int index, bool up)
+static void updown_header(const struct nl *nl, struct nlmsghdr *nlh,
+			  int index, bool up)
 {
 	struct ifinfomsg *ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
 
 	ifm->ifi_family = AF_UNSPEC;
-	ifm->ifi_index = index;
+	ifm->ifi_index = real_index(nl, index);
 	ifm->ifi_flags = up ? IFF_UP : 0;
 	ifm->ifi_change = IFF_UP;
 }
@@ -190,7 +289,7 @@ int nl_veth(struct nl *nl, const char *name, int index, const char *peer,
 		  "add veth '%s' (peer '%s')", name, peer);
 	if (!nlh)
 		return err;
-	updown_header(nlh, index, true);
+	updown_header(nl, nlh, index, true);
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
 	/*
 	 * One queue each way: a veth gets one per CPU by default, and the
@@ -236,7 +335,7 @@ int nl_link_set(struct nl *nl, int index, const char *name, bool up)
 		  up ? "up" : "down");
 	if (!nlh)
 		return err;
-	updown_header(nlh, index, up);
+	updown_header(nl, nlh, index, up);
 	return queued(nl, nlh);
 }
 
@@ -268,7 +367,7 @@ int nl_addr(struct nl *nl, int index, const char *name, uint32_t addr,
 	ifa->ifa_family = AF_INET;
 	ifa->ifa_prefixlen = (unsigned char)prefix;
 	ifa->ifa_scope = RT_SCOPE_UNIVERSE;
-	ifa->ifa_index = (unsigned)index;
+	ifa->ifa_index = (unsigned)real_index(nl, index);
 	mnl_attr_put_u32(nlh, IFA_LOCAL, htonl(addr));
 	mnl_attr_put_u32(nlh, IFA_ADDRESS, htonl(addr));
 	return queued(nl, nlh);
@@ -300,7 +399,7 @@ static struct nlmsghdr *route_msg(struct nl *nl, int *err, uint16_t type,
 		mnl_attr_put_u32(nlh, RTA_DST, htonl(dst));
 	if (via)
 		mnl_attr_put_u32(nlh, RTA_GATEWAY, htonl(via));
-	mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)index);
+	mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)real_index(nl, index));
 	return nlh;
 }
 
@@ -355,13 +454,14 @@ int nl_route_del(struct nl *nl, uint32_t dst, int prefix, uint32_t via,
 	return nlh ? queued(nl, nlh) : err;
 }
 
-static struct tcmsg *tc_header(struct nlmsghdr *nlh, int index,
+static struct tcmsg *tc_header(const struct nl *nl, struct nlmsghdr *nlh,
+			       int index,
 			       uint32_t handle, uint32_t parent)
 {
 	struct tcmsg *tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
 
 	tcm->tcm_family = AF_UNSPEC;
-	tcm->tcm_ifindex = index;
+	tcm->tcm_ifindex = real_index(nl, index);
 	tcm->tcm_handle = handle;
 	tcm->tcm_parent = parent;
 	return tcm;
@@ -382,7 +482,7 @@ static int tbf(struct nl *nl, int index, const char *name, uint64_t rate_bps,
 		  "add qdisc 'tbf' on '%s'", name);
 	if (!nlh)
 		return err;
-	tc_header(nlh, index, (uint32_t)major << 16, TC_H_ROOT);
+	tc_header(nl, nlh, index, (uint32_t)major << 16, TC_H_ROOT);
 	mnl_attr_put_strz(nlh, TCA_KIND, "tbf");
 	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 	q.rate.rate = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
@@ -436,7 +536,7 @@ int nl_htb(struct nl *nl, int index, const char *name, uint16_t defcls,
 		  "add qdisc 'htb' on '%s'", name);
 	if (!nlh)
 		return err;
-	tc_header(nlh, index, 1u << 16, under_tbf ?
+	tc_header(nl, nlh, index, 1u << 16, under_tbf ?
 		  TC_H_MAKE((uint32_t)NL_TBF_OVER << 16, 1) : TC_H_ROOT);
 	mnl_attr_put_strz(nlh, TCA_KIND, "htb");
 	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
@@ -461,7 +561,7 @@ int nl_htb_class(struct nl *nl, int index, const char *name, uint16_t parent,
 		  "add htb class 1:%x on '%s'", minor, name);
 	if (!nlh)
 		return err;
-	tc_header(nlh, index, TC_H_MAKE(1u << 16, minor),
+	tc_header(nl, nlh, index, TC_H_MAKE(1u << 16, minor),
 		  parent ? TC_H_MAKE(1u << 16, parent) : TC_H_ROOT);
 	mnl_attr_put_strz(nlh, TCA_KIND, "htb");
 	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
@@ -490,7 +590,7 @@ int nl_bfifo(struct nl *nl, int index, const char *name, uint16_t minor,
 		  "add qdisc 'bfifo' under 1:%x on '%s'", minor, name);
 	if (!nlh)
 		return err;
-	tc_header(nlh, index, TC_H_MAKE((uint32_t)minor << 16, 0),
+	tc_header(nl, nlh, index, TC_H_MAKE((uint32_t)minor << 16, 0),
 		  TC_H_MAKE(1u << 16, minor));
 	mnl_attr_put_strz(nlh, TCA_KIND, "bfifo");
 	mnl_attr_put(nlh, TCA_OPTIONS, sizeof(q), &q);
@@ -514,7 +614,7 @@ static int classify_u32(struct nl *nl, int index, const char *name, int off,
 		  "add filter to 1:%x on '%s'", minor, name);
 	if (!nlh)
 		return err;
-	tcm = tc_header(nlh, index, 0, 1u << 16);
+	tcm = tc_header(nl, nlh, index, 0, 1u << 16);
 	tcm->tcm_info = TC_H_MAKE(1u << 16, htons(ETH_P_IP));
 	mnl_attr_put_strz(nlh, TCA_KIND, "u32");
 	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
@@ -563,7 +663,7 @@ int nl_netem(struct nl *nl, int index, const char *name, uint64_t delay_ns,
 		  "add qdisc 'netem' on '%s'", name);
 	if (!nlh)
 		return err;
-	tc_header(nlh, index, 1u << 16, TC_H_ROOT);
+	tc_header(nl, nlh, index, 1u << 16, TC_H_ROOT);
 	mnl_attr_put_strz(nlh, TCA_KIND, "netem");
 	/* netem's options are its struct itself, not nested attributes */
 	mnl_attr_put(nlh, TCA_OPTIONS, sizeof(q), &q);
@@ -581,9 +681,9 @@ int nl_qdisc_kind(struct nl *nl, int index, const char *name,
 	if (!nlh)
 		return err;
 	if (!strcmp(kind, "clsact"))
-		tc_header(nlh, index, TC_H_MAKE(TC_H_CLSACT, 0), TC_H_CLSACT);
+		tc_header(nl, nlh, index, TC_H_MAKE(TC_H_CLSACT, 0), TC_H_CLSACT);
 	else
-		tc_header(nlh, index, 1u << 16, TC_H_ROOT);
+		tc_header(nl, nlh, index, 1u << 16, TC_H_ROOT);
 	mnl_attr_put_strz(nlh, TCA_KIND, kind);
 	return queued(nl, nlh);
 }
@@ -597,7 +697,7 @@ int nl_qdisc_del(struct nl *nl, int index, const char *name, bool clsact)
 		  clsact ? "clsact" : "root", name);
 	if (!nlh)
 		return err;
-	tc_header(nlh, index, 0, clsact ? TC_H_CLSACT : TC_H_ROOT);
+	tc_header(nl, nlh, index, 0, clsact ? TC_H_CLSACT : TC_H_ROOT);
 	return queued(nl, nlh);
 }
 
@@ -610,7 +710,7 @@ int nl_ingress(struct nl *nl, int index, const char *name)
 		  "add qdisc 'ingress' on '%s'", name);
 	if (!nlh)
 		return err;
-	tc_header(nlh, index, TC_H_MAKE(TC_H_INGRESS, 0), TC_H_INGRESS);
+	tc_header(nl, nlh, index, TC_H_MAKE(TC_H_INGRESS, 0), TC_H_INGRESS);
 	mnl_attr_put_strz(nlh, TCA_KIND, "ingress");
 	return queued(nl, nlh);
 }
@@ -635,7 +735,7 @@ int nl_redirect(struct nl *nl, int from, const char *from_name, int to,
 	if (!nlh)
 		return err;
 	/* u32 filter 800::800 at priority 1 on the ingress qdisc */
-	tcm = tc_header(nlh, from, 0x80000800u, TC_H_MAKE(TC_H_INGRESS, 0));
+	tcm = tc_header(nl, nlh, from, 0x80000800u, TC_H_MAKE(TC_H_INGRESS, 0));
 	tcm->tcm_info = TC_H_MAKE(1u << 16, htons(ETH_P_ALL));
 	mnl_attr_put_strz(nlh, TCA_KIND, "u32");
 	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
@@ -648,7 +748,7 @@ int nl_redirect(struct nl *nl, int from, const char *from_name, int to,
 	aopts = mnl_attr_nest_start(nlh, TCA_ACT_OPTIONS);
 	m.action = TC_ACT_STOLEN;
 	m.eaction = TCA_EGRESS_REDIR;
-	m.ifindex = (uint32_t)to;
+	m.ifindex = (uint32_t)real_index(nl, to);
 	mnl_attr_put(nlh, TCA_MIRRED_PARMS, sizeof(m), &m);
 	mnl_attr_nest_end(nlh, aopts);
 	mnl_attr_nest_end(nlh, act);
@@ -678,6 +778,11 @@ int nl_commit(struct nl *nl)
 
 	if (n == 0)
 		return 0;
+	if (!nl->sock) {	/* nl_open_void: nothing is sent */
+		nl->len = 0;
+		nl->nops = 0;
+		return 0;
+	}
 	if (mnl_socket_sendto(nl->sock, nl->buf, nl->len) < 0) {
 		first = -errno;
 		snprintf(nl->err, sizeof(nl->err),
@@ -777,7 +882,7 @@ int nl_qdisc_stats(struct nl *nl, int index, struct nl_qstats *out)
 {
 	char buf[32 * 1024] __attribute__((aligned(8)));
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct qdisc_ctx c = { .index = index };
+	struct qdisc_ctx c = { .index = real_index(nl, index) };
 	struct tcmsg *tcm;
 	uint32_t seq = nl->seq0++;
 	int ret;

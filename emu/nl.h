@@ -22,6 +22,22 @@ struct nl;
 struct nl *nl_open(const char *netns) __attribute__((warn_unused_result));
 void nl_close(struct nl *nl);
 
+/*
+ * nl_open_void - a handle that takes every request and sends none (for
+ * the namespaces of a build that makes one node's part only); `label`
+ * names it in messages.
+ */
+struct nl *nl_open_void(const char *label) __attribute__((warn_unused_result));
+
+/*
+ * nl_map - from now on, `index` in a request means the interface called
+ * `name` in this namespace, made by someone else with an index of the
+ * kernel's choosing. 0, or -ENODEV (no such interface: nl_error says so)
+ * or -errno. Queued requests are sent first.
+ */
+int nl_map(struct nl *nl, int index, const char *name)
+	__attribute__((warn_unused_result));
+
 /* The last failure's message ("cannot ... in netns '...': ..."). */
 /* Name the namespace of a socket opened inside it (for messages). */
 void nl_label(struct nl *nl, const char *netns);

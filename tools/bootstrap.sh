@@ -29,9 +29,10 @@ demo|check) ;;
 	;;
 esac
 
-# the tests drive Debian's chromium against the live view
+# the tests drive Debian's chromium against the live view, and check
+# exported topology files against containerlab's schema
 if [ "$job" = check ]; then
-	packages+=(chromium)
+	packages+=(chromium python3 python3-jsonschema python3-yaml)
 fi
 
 missing=()

@@ -48,6 +48,9 @@ static const struct command commands[] = {
 	  "down (root)" },
 	{ "repair", cmd_repair, "ROADM ROADM [OPTIONS]",
 	  "bring a cut fibre's wavelengths back up (root)" },
+	{ "export", cmd_export, "SCENARIO --containerlab DIR [OPTIONS]",
+	  "the emulation as containerlab topology files, split over hosts "
+	  "(no root needed)" },
 	{ "select", cmd_select, "SCENARIO --task NAME [OPTIONS]",
 	  "choose k of a task's local models by their data and network cost "
 	  "(no root needed)" },

@@ -104,6 +104,7 @@ int cmd_down(int argc, char **argv);
 int cmd_clean(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_addr(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 /* up --view: the live view of prefix with view's defaults, until a signal. */

@@ -49,6 +49,14 @@ char *tl_read(const char *path)
 struct tl_run tl_run(const char *const *args)
 {
 	const char *bin = getenv("TWINLAB");
+
+	/* before the files exist: a failed assertion leaves nothing */
+	cr_assert_not_null(bin, "TWINLAB is not set: run through 'make check'");
+	return tl_run_bin(bin, args);
+}
+
+struct tl_run tl_run_bin(const char *bin, const char *const *args)
+{
 	char *argv[16];
 	char o[] = "/tmp/tl-run-outXXXXXX", e[] = "/tmp/tl-run-errXXXXXX";
 	int fo, fe, n = 0;
@@ -56,8 +64,6 @@ struct tl_run tl_run(const char *const *args)
 	struct tl_run r = { 0 };
 	pid_t pid;
 
-	/* before the files exist: a failed assertion leaves nothing */
-	cr_assert_not_null(bin, "TWINLAB is not set: run through 'make check'");
 	fo = mkstemp(o);
 	fe = mkstemp(e);
 	if (fo >= 0)
@@ -66,8 +72,10 @@ struct tl_run tl_run(const char *const *args)
 		unlink(e);
 	cr_assert(fo >= 0 && fe >= 0);
 	argv[n++] = (char *)bin;
-	for (int i = 0; args[i]; i++)
+	for (int i = 0; args[i]; i++) {
+		cr_assert_lt(n, 15, "too many arguments");
 		argv[n++] = (char *)args[i];
+	}
 	argv[n] = NULL;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, fo, 1);

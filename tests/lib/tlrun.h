@@ -14,6 +14,8 @@ char *tl_slurp(int fd);
 char *tl_read(const char *path);
 /* Run $TWINLAB with args (NULL-terminated); its stdout and stderr. */
 struct tl_run tl_run(const char *const *args);
+/* Run the program at path bin with args the same way. */
+struct tl_run tl_run_bin(const char *bin, const char *const *args);
 /* Its exit status (asserts that it exited). */
 int tl_code(const struct tl_run *r);
 void tl_run_free(struct tl_run *r);

@@ -122,7 +122,7 @@ int fibre_apply(const char *prefix, const char *a, const char *b, bool up,
 		const char *who, struct fibre_done *d, char *msg, size_t len)
 {
 	const char *const names[2] = {a, b};
-	char err[512];
+	char err[512], part[64];
 	int lock, rc;
 
 	memset(d, 0, sizeof(*d));
@@ -149,6 +149,13 @@ int fibre_apply(const char *prefix, const char *a, const char *b, bool up,
 			 "prefix '%s' is not up ('twinlab up' builds "
 			 "it)",
 			 prefix);
+		return 1;
+	}
+	if (!lab_state_get(prefix, "part", part, sizeof(part))) {
+		lab_unlock(prefix, lock);
+		snprintf(msg, len, "prefix '%s' holds node %s's part of an "
+			 "emulation only ('up --node'): cut and repair change "
+			 "a whole one", prefix, part);
 		return 1;
 	}
 	rc = fibre_change(prefix, names, up, d, msg, len);

@@ -20,7 +20,7 @@
 
 #define UP_HELP \
 	"usage: %s up SCENARIO [--scheduler NAME] [--prefix P] [--dilation N]\n" \
-	"       [--no-delay] [--json] [--view]\n\n" \
+	"       [--no-delay] [--json] [--view] [--node NAME [--here]]\n\n" \
 	"Builds the scheduled network in namespaces '<P>-<node>'.\n\n" \
 	"  -s, --scheduler NAME  the scheduler that places the tasks (default " \
 	"mst;\n" \
@@ -46,7 +46,18 @@
 	"'twinlab view'\n" \
 	"                    does with its defaults, until Ctrl-C (the " \
 	"emulation\n" \
-	"                    stays up)\n"
+	"                    stays up)\n" \
+	"  --node NAME       build node NAME's part only, in namespace " \
+	"'<P>-<NAME>' made\n" \
+	"                    with its interfaces by a deployment of 'twinlab " \
+	"export'\n" \
+	"                    files: its interfaces found by name, the rest " \
+	"made as a\n" \
+	"                    whole 'up' makes it\n" \
+	"  --here            with --node, where there is no such namespace: " \
+	"in this\n" \
+	"                    process's own (inside the node's container), " \
+	"named so\n"
 
 
 /*
@@ -74,6 +85,8 @@ static struct json_object *up_json(const struct plan *p,
 	    json_add(o, "routes", json_object_new_int(a->nroutes)) ||
 	    json_add(o, "delay_line", json_object_new_boolean(lo->delay)) ||
 	    json_add(o, "dilation", json_object_new_double(lo->dilation)) ||
+	    (lo->node ? json_add(o, "node", json_object_new_string(lo->node))
+		      : json_add_null(o, "node")) ||
 	    json_add(o, "servers", srv))
 		goto fail;
 	for (int i = 0; i < p->sc->nnodes; i++) {
@@ -129,6 +142,18 @@ int cmd_up(int argc, char **argv)
 	lo.delay = !cli_flag(&cl, "no-delay");
 	json = cli_flag(&cl, "json");
 	view = cli_flag(&cl, "view");
+	lo.node = cli_str(&cl, "node", NULL);
+	lo.here = cli_flag(&cl, "here");
+	if (lo.here && !lo.node) {
+		p_err("--here builds one node's part in this namespace: give "
+		      "--node NAME");
+		return EXIT_USAGE;
+	}
+	if (lo.node && view) {
+		p_err("--node builds one node's part: there is no whole "
+		      "network to --view");
+		return EXIT_USAGE;
+	}
 	if (geteuid() != 0) {
 		p_err("'up' needs root: it creates network namespaces, veth "
 		      "pairs and qdiscs");
@@ -202,10 +227,13 @@ int cmd_up(int argc, char **argv)
 			goto out;
 		}
 	} else {
-		printf("up: scenario %s, scheduler %s, prefix '%s': %d "
+		if (lo.node)
+			printf("up: node %s's part of ", lo.node);
+		printf("%sscenario %s, scheduler %s, prefix '%s': %d "
 		       "namespaces, %d lightpaths, %d routes%s",
-		       sc->name, ops->name, lo.prefix, sc->nnodes, p->net->nlp,
-		       a->nroutes, lo.delay ? "" : ", no delay line");
+		       lo.node ? "" : "up: ", sc->name, ops->name, lo.prefix,
+		       sc->nnodes, p->net->nlp, a->nroutes,
+		       lo.delay ? "" : ", no delay line");
 		if (lo.dilation != 1)
 			printf(", dilation %g (time runs %g times slower)",
 			       lo.dilation, lo.dilation);
