@@ -10,7 +10,6 @@
  * its own prefixes and removes what it built in .fini, even on failure.
  */
 #include <criterion/criterion.h>
-#include <ftw.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include "emu/lab.h"
 #include "tests/lib/clabdep.h"
 #include "tests/lib/nettest.h"
+#include "tests/lib/tlrun.h"
 #include "twin/net.h"
 
 #define RING "scenarios/teaching-ring.yaml"
@@ -27,15 +27,6 @@
 static char stem[16], parts[16], whole[16], dir[64];
 static struct clabdep_host hosts[2];
 static int nhosts;
-
-static int rm_one(const char *path, const struct stat *sb, int flag,
-		  struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static void setup(void)
 {
@@ -53,7 +44,7 @@ static void teardown(void)
 		return;
 	clabdep_down(hosts, nhosts, stem);
 	lab_down(whole, NULL, NULL);
-	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	tl_rm_tree(dir);
 }
 
 /* Export the ring over n hosts, deploy it, and build it whole beside. */

@@ -7,10 +7,12 @@
 
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -145,4 +147,18 @@ void tl_tmpfile(char *tmpl, const char *text)
 	cr_assert_eq(write(fd, text, n), (ssize_t)n, "cannot write '%s'",
 		     tmpl);
 	close(fd);
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag,
+		  struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+void tl_rm_tree(const char *path)
+{
+	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }

@@ -23,6 +23,8 @@ void tl_run_free(struct tl_run *r);
 void tl_refused(const char *const *args, int code, const char *want);
 /* The same, want on its stdout or its stderr (run says it on either). */
 void tl_says(const char *const *args, int code, const char *want);
+/* Remove path and everything under it (symbolic links not followed). */
+void tl_rm_tree(const char *path);
 /* Write text to path, created or truncated (asserts on failure). */
 void tl_write(const char *path, const char *text);
 /* A new file named from tmpl as mkstemp(3) names it, holding text. */

@@ -9,7 +9,6 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,20 +23,6 @@
 
 #define SCHEMA "../shared/data/containerlab/clab.schema.json"
 #define CHECKER "tests/lib/clab_schema.py"
-
-static int rm_one(const char *path, const struct stat *sb, int flag,
-		  struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void rm_tree(const char *path)
-{
-	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 /* A fresh directory to export into (made, then removed: export makes it). */
 static void fresh(char *tmpl)
@@ -146,7 +131,7 @@ Test(export, nsfnet_and_the_ring_are_valid_on_1_2_and_4_hosts,
 			fresh(dir);
 			export_ok(scen[s], dir, hosts[h], h ? "mst" : "spff");
 			schema_valid(dir);
-			rm_tree(dir);
+			tl_rm_tree(dir);
 		}
 }
 
@@ -172,7 +157,7 @@ Test(export, a_hundred_roadms_are_valid_on_4_hosts, .timeout = 120)
 	fresh(dir);
 	export_ok(yaml, dir, "4", "spff");
 	schema_valid(dir);
-	rm_tree(dir);
+	tl_rm_tree(dir);
 	unlink(yaml);
 	experiment_point_release(&pt);
 	scenario_free(base);
@@ -213,7 +198,7 @@ Test(export, the_ring_on_two_hosts_is_the_golden_one)
 		free(got);
 		free(want);
 	}
-	rm_tree(dir);
+	tl_rm_tree(dir);
 }
 
 Test(export, json_says_what_was_written)
@@ -236,7 +221,7 @@ Test(export, json_says_what_was_written)
 	cr_assert_gt(json_object_array_length(tunnels), 0);
 	json_object_put(o);
 	tl_run_free(&r);
-	rm_tree(dir);
+	tl_rm_tree(dir);
 }
 
 static char parent[] = "/tmp/tl-exportXXXXXX";
@@ -320,13 +305,13 @@ Test(export, bad_input_is_refused_before_anything_is_written)
 		listing(full, names, sizeof(names));
 		cr_assert_str_eq(names, "mine");
 	}
-	rm_tree(full);
+	tl_rm_tree(full);
 	unlink(hf);
 	unlink(hf2);
 	/* an empty directory is written into */
 	cr_assert_eq(mkdir(dir, 0755), 0);
 	export_ok("scenarios/teaching-ring.yaml", dir, "1", "mst");
-	rm_tree(parent);
+	tl_rm_tree(parent);
 }
 
 /* ---- the checks the schema cannot make ------------------------------ */

@@ -7,7 +7,6 @@
  */
 #include <criterion/criterion.h>
 #include <json-c/json.h>
-#include <ftw.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -58,20 +57,6 @@ static void exec_sql(sqlite3 *db, const char *sql)
 
 	cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, &msg), SQLITE_OK,
 		     "%s: %s", sql, msg ? msg : "?");
-}
-
-static int rm_one(const char *path, const struct stat *sb, int flag,
-		  struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void rm_rf(const char *dir)
-{
-	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 }
 
 /*
@@ -217,7 +202,7 @@ static void tmp_init(void)
 
 static void tmp_fini(void)
 {
-	rm_rf(tmp.dir);
+	tl_rm_tree(tmp.dir);
 }
 
 /* Run sql on the test's database (sqlite makes the file if need be). */

@@ -145,17 +145,21 @@ struct writing {
 	struct json_object *files;	/* names written */
 };
 
+/* File `name` in the directory being written, or NULL (said). */
 static FILE *create(const struct writing *w, const char *name)
 {
 	char path[1400];
+	FILE *f = NULL;
 	int fd;
 
 	snprintf(path, sizeof(path), "%.1100s/%.250s", w->tmp, name);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		  0644);
-	if (fd < 0)
-		return NULL;
-	return fdopen(fd, "w");
+	if (fd >= 0 && !(f = fdopen(fd, "w")))
+		close(fd);
+	if (!f)
+		p_err("cannot create '%s': %s", name, strerror(errno));
+	return f;
 }
 
 static int done(const struct writing *w, const char *name, FILE *f, int err)
@@ -177,10 +181,8 @@ static int write_hosts(const struct writing *w)
 
 		snprintf(name, sizeof(name), "%s-h%d.clab.yml", w->o->lab, h + 1);
 		f = create(w, name);
-		if (!f) {
-			p_err("cannot create '%s': %s", name, strerror(errno));
-			return -errno;
-		}
+		if (!f)
+			return -EIO;
 		if (done(w, name, f, clab_write(w->c, h, w->o, f)))
 			return -EIO;
 	}
@@ -201,10 +203,8 @@ static int write_scenario(const struct writing *w)
 	}
 	f = create(w, "scenario.yaml");
 	if (!f) {
-		err = -errno;
 		free(text);
-		p_err("cannot create 'scenario.yaml': %s", strerror(-err));
-		return err;
+		return -EIO;
 	}
 	err = fwrite(text, 1, len, f) == len ? 0 : -EIO;
 	free(text);
@@ -228,10 +228,8 @@ static int write_plan(const struct writing *w, const struct partition *naive)
 	}
 	f = create(w, "plan.json");
 	if (!f) {
-		err = -errno;
 		json_object_put(o);
-		p_err("cannot create 'plan.json': %s", strerror(-err));
-		return err;
+		return -EIO;
 	}
 	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 						      JSON_C_TO_STRING_NOSLASHESCAPE);
@@ -244,10 +242,8 @@ static int write_containerfile(const struct writing *w)
 {
 	FILE *f = create(w, "Containerfile");
 
-	if (!f) {
-		p_err("cannot create 'Containerfile': %s", strerror(errno));
-		return -errno;
-	}
+	if (!f)
+		return -EIO;
 	fprintf(f,
 		"# The image of every node: Debian 12 with what 'twinlab up "
 		"--node' calls\n# (iproute2's kernel interfaces, iptables for "
@@ -272,10 +268,8 @@ static int write_readme(const struct writing *w)
 	const struct partition *pt = w->c->pt;
 	FILE *f = create(w, "README.md");
 
-	if (!f) {
-		p_err("cannot create 'README.md': %s", strerror(errno));
-		return -errno;
-	}
+	if (!f)
+		return -EIO;
 	fprintf(f, "# %s on %d host%s (containerlab)\n\n", w->o->lab,
 		pt->nhosts, pt->nhosts > 1 ? "s" : "");
 	fprintf(f,
