@@ -259,7 +259,7 @@ static int write_containerfile(const struct writing *w)
 		"libyaml-0-2 \\\n"
 		" && rm -rf /var/lib/apt/lists/*\n"
 		"CMD [\"sleep\", \"infinity\"]\n",
-		EXPORT_TWINLAB, EXPORT_IMAGE);
+		EXPORT_TWINLAB, w->o->image);
 	return done(w, "Containerfile", f, ferror(f) ? -EIO : 0);
 }
 
@@ -291,17 +291,19 @@ static int write_readme(const struct writing *w)
 		"4. `containerlab deploy -t %s-h<k>.clab.yml` with k its "
 		"number (the\n   addresses the tunnels use are in the files' "
 		"`remote:` keys).\n\n",
-		EXPORT_TWINLAB, EXPORT_IMAGE,
+		EXPORT_TWINLAB, w->o->image,
 		CLAB_MTU + CLAB_VXLAN_OVERHEAD, CLAB_MTU, CLAB_VXLAN_OVERHEAD,
 		CLAB_MTU + CLAB_VXLAN_OVERHEAD, w->o->lab);
 	fprintf(f,
 		"Every node starts with `twinlab up /twinlab/scenario.yaml "
 		"--node NAME`, which\nmakes its addresses, shapers, routes, "
 		"cross-connects and delay line as a\nwhole `twinlab up` does. "
-		"On Kubernetes, clabernetes takes the same files\n(one "
-		"`Topology` per file). The federated-learning workers are not "
-		"started\nby these files: `twinlab run` drives one machine's "
-		"emulation only.\n\n`plan.json` holds the plan, every "
+		"On Kubernetes (clabernetes), export for one host and\n"
+		"`containerlab --runtime c9s deploy -t <file>`: clabernetes "
+		"spreads the nodes\nitself (an image with twinlab inside "
+		"replaces the bind of the host's binary).\nThe federated-"
+		"learning workers are not started by these files: `twinlab "
+		"run`\ndrives one machine's emulation only.\n\n`plan.json` holds the plan, every "
 		"transfer's addresses and the split\n(`split`: each host's "
 		"sites and workers, the tunnels, beside a naive split).\n");
 	return done(w, "README.md", f, ferror(f) ? -EIO : 0);
