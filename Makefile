@@ -273,6 +273,17 @@ bench-export: $(TWINLAB)
 	python3 tests/bench/export.py $(TWINLAB)
 bench: bench-export
 
+# A run split over 2 and 4 hosts (built here, as export splits it) against
+# the same run on one host (tests/bench/split.py; root): NSFNET and
+# Nobel-Germany, per-task rounds, bytes per link, verdicts.
+.PHONY: bench-split bench-split-if-root
+bench-split: $(TWINLAB)
+	python3 tests/bench/split.py $(TWINLAB)
+bench: bench-split-if-root
+bench-split-if-root: $(TWINLAB)
+	@if [ "$$(id -u)" -eq 0 ]; then python3 tests/bench/split.py $(TWINLAB); \
+	else echo "bench: split benchmark skipped: it needs root"; fi
+
 # Kill points (root): up, run and experiment killed at 60 seeded moments
 # (TWINLAB_CHAOS_POINTS, TWINLAB_CHAOS_SEED); `make check` tries 12.
 .PHONY: chaos

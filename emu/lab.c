@@ -46,6 +46,7 @@
 #include "proc.h"
 #include "twin/fl.h"
 #include "twin/lpset.h"
+#include "twin/partition.h"
 
 void lab_ns_name(const char *prefix, const char *node, char *buf, size_t len)
 {
@@ -459,18 +460,20 @@ int lab_same(const char *prefix, const struct plan *p,
 
 void lab_release(struct lab *lab)
 {
-	const struct scenario *sc;
-
 	if (!lab)
 		return;
-	sc = lab->p->sc;
-	for (int i = 0; lab->n && i < sc->nnodes; i++) {
+	for (int i = 0; lab->n && i < lab_nns(lab); i++) {
 		if (lab->n[i].nl != lab->void_nl)
 			nl_close(lab->n[i].nl);
 		if (lab->n[i].fd >= 0)
 			close(lab->n[i].fd);
 	}
 	nl_close(lab->void_nl);
+	if (lab->pt)
+		partition_release(lab->pt);
+	free(lab->pt);
+	free(lab->split_und);
+	free(lab->split_side);
 	if (lab->state)
 		fclose(lab->state);
 	free(lab->n);

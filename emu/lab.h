@@ -51,6 +51,13 @@ struct lab_opts {
 	 */
 	const char *node;
 	bool here;
+	/*
+	 * Split over this many hosts (0 or 1: none), each a namespace of its
+	 * own on this machine, the fibres cut between them carried by VXLAN
+	 * over an underlay, as the exported containerlab files deploy it
+	 * (lab_split.c).
+	 */
+	int hosts;
 };
 
 /* The most dilation an emulation accepts (rates / N stay >= 1 kbit/s). */

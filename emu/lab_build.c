@@ -33,6 +33,7 @@
 #include "proc.h"
 #include "twin/fl.h"
 #include "twin/lpset.h"
+#include "twin/partition.h"
 
 /*
  * Namespaces are made by LAB_NS_THREADS threads side by side, node i by
@@ -157,11 +158,14 @@ static int make_namespaces(struct lab *lab)
 	return 0;
 }
 
+int lab_nns(const struct lab *lab)
+{
+	return lab->p->sc->nnodes + (lab->pt ? lab->pt->nhosts + 1 : 0);
+}
+
 static int commit_all(struct lab *lab)
 {
-	const struct scenario *sc = lab->p->sc;
-
-	for (int i = 0; i < sc->nnodes; i++) {
+	for (int i = 0; i < lab_nns(lab); i++) {
 		int err = nl_commit(lab->n[i].nl);
 
 		if (err)
@@ -171,13 +175,12 @@ static int commit_all(struct lab *lab)
 }
 
 static int peer(struct lab *lab, int node, int index, const char *name);
-
 /*
  * A veth between nodes u and v, created from u's namespace; building one
  * node's part, its end found where the deployment made it.
  */
-static int veth(struct lab *lab, int u, const char *un, int v, const char *vn,
-		int *ui, int *vi)
+int lab_veth(struct lab *lab, int u, const char *un, int v, const char *vn,
+	     int *ui, int *vi)
 {
 	int err;
 
@@ -247,13 +250,15 @@ static int make_links(struct lab *lab)
 	char a[16], b[16];
 	int err = 0;
 
+	if (lab->pt)
+		err = lab_split_underlay(lab);
 	for (int s = 0; s < sc->nnodes && !err; s++) {
 		int ui;
 
 		if (sc->nodes[s].kind != NODE_SERVER)
 			continue;
 		lab_access_if(s, b, sizeof(b));
-		err = veth(lab, s, LAB_SERVER_IF, sc->nodes[s].attach, b, &ui,
+		err = lab_veth(lab, s, LAB_SERVER_IF, sc->nodes[s].attach, b, &ui,
 			   &lab->acc[s]);
 	}
 	for (int l = 0; l < p->net->nlp && !err; l++) {
@@ -262,10 +267,10 @@ static int make_links(struct lab *lab)
 
 		lab_lightpath_if(l, a, sizeof(a));
 		snprintf(b, sizeof(b), "ad%d", l);
-		err = veth(lab, lp->a, a, at, b, &lab->lp[2 * l],
+		err = lab_veth(lab, lp->a, a, at, b, &lab->lp[2 * l],
 			   &lab->ad[2 * l]);
 		if (!err)
-			err = veth(lab, lp->b, a, sc->nodes[lp->b].attach, b,
+			err = lab_veth(lab, lp->b, a, sc->nodes[lp->b].attach, b,
 				   &lab->lp[2 * l + 1], &lab->ad[2 * l + 1]);
 		/*
 		 * one veth per wavelength per fibre, from the fibre's end a;
@@ -277,9 +282,20 @@ static int make_links(struct lab *lab)
 			if (lab->line[line_slot(lab->words, lp->fib[i],
 						lp->lambda, 0)])
 				continue;
+			if (lab_split_cut(lab, lp->fib[i])) {
+				err = lab_split_line(
+					lab, lp->fib[i], lp->lambda,
+					&lab->line[line_slot(lab->words,
+							     lp->fib[i],
+							     lp->lambda, 0)],
+					&lab->line[line_slot(lab->words,
+							     lp->fib[i],
+							     lp->lambda, 1)]);
+				continue;
+			}
 			snprintf(a, sizeof(a), "f%dw%d", lp->fib[i],
 				 lp->lambda);
-			err = veth(lab, f->a, a, f->b, a,
+			err = lab_veth(lab, f->a, a, f->b, a,
 				   &lab->line[line_slot(lab->words, lp->fib[i],
 							lp->lambda, 0)],
 				   &lab->line[line_slot(lab->words, lp->fib[i],
@@ -467,6 +483,8 @@ static int configure(struct lab *lab)
 		err = nl_route(lab->n[rt->node].nl, rt->dst, 32, rt->via, idx,
 			       n1, NULL);
 	}
+	if (!err && lab->pt)
+		err = lab_split_configure(lab);
 	lab_dsts_free(d, d ? plan_nlinks(p) : 0);
 	if (err == -E2BIG)
 		return lab_fail(lab, err,
@@ -658,6 +676,11 @@ int lab_up(const struct plan *p, const struct addressing *a,
 		free(lab);
 		return -EINVAL;
 	}
+	if (o->node && o->hosts > 1) {
+		snprintf(errbuf, errlen, "one node's part is on one host");
+		free(lab);
+		return -EINVAL;
+	}
 	lab->only = -1;
 	lab->here = o->here;
 	for (int i = 0; o->node && i < sc->nnodes; i++)
@@ -683,7 +706,26 @@ int lab_up(const struct plan *p, const struct addressing *a,
 	lab->errlen = errlen;
 	maxw = lab_max_wavelengths(sc);
 	lab->words = maxw;
-	lab->n = calloc((size_t)sc->nnodes + 1, sizeof(*lab->n));
+	if (o->hosts > 1) {
+		char why[256];
+
+		lab->pt = calloc(1, sizeof(*lab->pt));
+		err = lab->pt ? partition_plan(p, o->hosts, false, lab->pt, why,
+					       sizeof(why))
+			      : -ENOMEM;
+		if (err) {
+			snprintf(errbuf, errlen, "cannot split '%s' over %d "
+				 "hosts: %s", sc->name, o->hosts,
+				 err == -ENOMEM ? "out of memory" : why);
+			free(lab->pt);
+			free(lab);
+			return err;
+		}
+		lab->split_und = calloc((size_t)o->hosts, sizeof(int));
+		lab->split_side = calloc((size_t)o->hosts, sizeof(int));
+	}
+	lab->n = calloc((size_t)sc->nnodes + (size_t)o->hosts + 2,
+			sizeof(*lab->n));
 	lab->acc = calloc((size_t)sc->nnodes + 1, sizeof(*lab->acc));
 	lab->lp = calloc((size_t)2 * p->net->nlp + 1, sizeof(*lab->lp));
 	lab->ad = calloc((size_t)2 * p->net->nlp + 1, sizeof(*lab->ad));
@@ -692,11 +734,11 @@ int lab_up(const struct plan *p, const struct addressing *a,
 	lab->ing =
 		calloc((size_t)sc->nfibres * maxw * 2 + 1, sizeof(*lab->ing));
 	if (!lab->n || !lab->acc || !lab->lp || !lab->ad || !lab->line ||
-	    !lab->ing) {
+	    !lab->ing || (lab->pt && (!lab->split_und || !lab->split_side))) {
 		lab_release(lab);
 		return -ENOMEM;
 	}
-	for (int i = 0; i < sc->nnodes; i++)
+	for (int i = 0; i < lab_nns(lab); i++)
 		lab->n[i].fd = -1;
 	err = lab_open_state(lab, o);
 	if (err) {
@@ -704,6 +746,8 @@ int lab_up(const struct plan *p, const struct addressing *a,
 		return err;
 	}
 	err = lab->only >= 0 ? take_namespace(lab) : make_namespaces(lab);
+	if (!err && lab->pt)
+		err = lab_split_namespaces(lab);
 	if (!err)
 		err = make_links(lab);
 	if (!err)

@@ -51,6 +51,13 @@ struct lab {
 	int only;		 /* the one node built (lab_opts.node), or -1 */
 	struct nl *void_nl;	 /* with `only`: every other node's */
 	bool here;		 /* lab_opts.here */
+	/*
+	 * A split over hosts (lab_opts.hosts > 1), or NULL: namespace
+	 * nnodes + k is host k's, nnodes + nhosts the underlay's switch.
+	 */
+	struct partition *pt;
+	int *split_und, *split_side; /* per host: "und", its switch port */
+	int split_br;		     /* the switch's bridge */
 	struct peer_end *peers;	 /* veth ends to bring up after creation */
 	int npeers, cappeers;
 	FILE *state;
@@ -92,13 +99,25 @@ void lab_release(struct lab *lab);
 int lab_open_nl(void *ctx);
 void lab_side_by_side(void *(*fn)(void *), void *arg, size_t size, int n);
 
-/* lab_build.c: ROADM ports and cross-connects */
+/* lab_build.c: veths, ROADM ports and cross-connects */
+int lab_veth(struct lab *lab, int u, const char *un, int v, const char *vn,
+	     int *ui, int *vi);
 int lab_max_wavelengths(const struct scenario *sc);
 int lab_lightpath_joins(int words, const struct scenario *sc,
 			const struct lightpath *lp, int l,
 			int (*fn)(void *ctx, const struct join *j), void *ctx);
 int lab_cross(struct nl *nl, int x, const char *xn, int y, const char *yn,
 	      bool replace);
+
+/* lab_split.c: a split over hosts, built here (lab_split.c says how) */
+void lab_split_ns_name(const char *prefix, int host, char *buf, size_t len);
+int lab_split_namespaces(struct lab *lab);
+int lab_split_underlay(struct lab *lab);
+bool lab_split_cut(const struct lab *lab, int fibre);
+int lab_split_line(struct lab *lab, int fibre, int lambda, int *ia, int *ib);
+int lab_split_configure(struct lab *lab);
+/* Namespaces of the lab: its nodes', and a split's hosts' and switch. */
+int lab_nns(const struct lab *lab);
 
 /* lab_shape.c: rates, the destinations each link serves, its shaper */
 double lab_emulated_bps(const struct scenario *sc, double gbps,

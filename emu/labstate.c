@@ -37,13 +37,24 @@ void lab_traffic_name(const char *prefix, char *buf, size_t len)
 	snprintf(buf, len, "%.9s-traf", prefix);
 }
 
-/* "<prefix>-<node>", node a scenario's node name (no '/', no '..'). */
+/* "<prefix>-<node>", node a scenario's node name (no '/', no '..'), or a
+ * split's "<prefix>--h<k>" and "<prefix>--u". */
 static bool ns_of_prefix(const char *prefix, const char *ns)
 {
 	size_t n = strlen(prefix);
 
-	return !strncmp(ns, prefix, n) && ns[n] == '-' &&
-	       scn_name_ok(ns + n + 1, SCN_NODE_NAME_MAX, false);
+	const char *rest = ns + n + 1;
+
+	if (strncmp(ns, prefix, n) || ns[n] != '-')
+		return false;
+	/* a split's hosts and their switch: "-h<k>", "-u" */
+	if (!strcmp(rest, "-u"))
+		return true;
+	if (!strncmp(rest, "-h", 2) && rest[2] >= '1' && rest[2] <= '9' &&
+	    strspn(rest + 2, "0123456789") == strlen(rest + 2) &&
+	    strlen(rest + 2) <= 3)
+		return true;
+	return scn_name_ok(rest, SCN_NODE_NAME_MAX, false);
 }
 
 static bool add_netns(struct lab_state *st, const char *name)

@@ -13,7 +13,8 @@
  *                                     (lab_opts.node)
  *   digest HEX                        lab_digest of what was built: 16
  *                                     hex digits, not 0
- *   netns <prefix>-<node>             node: a scenario node name
+ *   netns <prefix>-<node>             node: a scenario node name, or a
+ *                                     split's "-h<k>" or "-u" (lab_split.c)
  *   pid PID START NAME EXE            a process of the emulation: NAME
  *                                     is lab_delay_name(prefix) (the delay
  *                                     line's supervisor) or

@@ -326,6 +326,94 @@ int nl_veth(struct nl *nl, const char *name, int index, const char *peer,
 	return queued(nl, nlh);
 }
 
+static const char *ip4(uint32_t a, char *buf)
+{
+	snprintf(buf, 16, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255,
+		 (a >> 8) & 255, a & 255);
+	return buf;
+}
+
+int nl_bridge(struct nl *nl, const char *name, int index)
+{
+	struct nlmsghdr *nlh;
+	struct nlattr *info;
+	int err;
+
+	nlh = put(nl, &err, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL,
+		  "add bridge '%s'", name);
+	if (!nlh)
+		return err;
+	updown_header(nl, nlh, index, true);
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	info = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "bridge");
+	mnl_attr_nest_end(nlh, info);
+	return queued(nl, nlh);
+}
+
+int nl_vxlan(struct nl *nl, const char *name, int index,
+	     const struct nl_vxlan_opts *o)
+{
+	struct nlmsghdr *nlh;
+	struct nlattr *info, *data;
+	char b1[16], b2[16];
+	int err;
+
+	nlh = put(nl, &err, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL,
+		  "add vxlan '%s' (VNI %u, %s -> %s)", name, o->vni,
+		  ip4(o->local, b1), ip4(o->remote, b2));
+	if (!nlh)
+		return err;
+	updown_header(nl, nlh, index, true);
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+	mnl_attr_put_u32(nlh, IFLA_MTU, o->mtu);
+	info = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "vxlan");
+	data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
+	mnl_attr_put_u32(nlh, IFLA_VXLAN_ID, o->vni);
+	mnl_attr_put_u32(nlh, IFLA_VXLAN_GROUP, htonl(o->remote));
+	mnl_attr_put_u32(nlh, IFLA_VXLAN_LOCAL, htonl(o->local));
+	mnl_attr_put_u16(nlh, IFLA_VXLAN_PORT, htons(o->port));
+	mnl_attr_put_u32(nlh, IFLA_VXLAN_LINK,
+			 (uint32_t)real_index(nl, o->dev));
+	mnl_attr_put_u8(nlh, IFLA_VXLAN_LEARNING, 0);
+	mnl_attr_nest_end(nlh, data);
+	mnl_attr_nest_end(nlh, info);
+	return queued(nl, nlh);
+}
+
+int nl_link_mtu(struct nl *nl, int index, const char *name, uint32_t mtu)
+{
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifm;
+	int err;
+
+	nlh = put(nl, &err, RTM_NEWLINK, 0, "set '%s' mtu %u", name, mtu);
+	if (!nlh)
+		return err;
+	ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
+	ifm->ifi_family = AF_UNSPEC;
+	ifm->ifi_index = real_index(nl, index);
+	mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
+	return queued(nl, nlh);
+}
+
+int nl_link_master(struct nl *nl, int index, const char *name, int master)
+{
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifm;
+	int err;
+
+	nlh = put(nl, &err, RTM_NEWLINK, 0, "put '%s' on its bridge", name);
+	if (!nlh)
+		return err;
+	ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
+	ifm->ifi_family = AF_UNSPEC;
+	ifm->ifi_index = real_index(nl, index);
+	mnl_attr_put_u32(nlh, IFLA_MASTER, (uint32_t)real_index(nl, master));
+	return queued(nl, nlh);
+}
+
 int nl_link_set(struct nl *nl, int index, const char *name, bool up)
 {
 	struct nlmsghdr *nlh;
@@ -342,13 +430,6 @@ int nl_link_set(struct nl *nl, int index, const char *name, bool up)
 int nl_link_up(struct nl *nl, int index, const char *name)
 {
 	return nl_link_set(nl, index, name, true);
-}
-
-static const char *ip4(uint32_t a, char *buf)
-{
-	snprintf(buf, 16, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255,
-		 (a >> 8) & 255, a & 255);
-	return buf;
 }
 
 int nl_addr(struct nl *nl, int index, const char *name, uint32_t addr,

@@ -52,6 +52,20 @@ const char *nl_error(const struct nl *nl);
  * open at peer_ns_fd (-1: here too). Both ends are brought up. */
 int nl_veth(struct nl *nl, const char *name, int index, const char *peer,
 	    int peer_index, int peer_ns_fd);
+/* A bridge, up. */
+int nl_bridge(struct nl *nl, const char *name, int index);
+/* A VXLAN interface, up: VNI vni to remote from local (host order), UDP
+ * port, over interface dev, MTU mtu; no learning (one remote). */
+struct nl_vxlan_opts {
+	uint32_t vni, remote, local, mtu;
+	uint16_t port;
+	int dev;
+};
+int nl_vxlan(struct nl *nl, const char *name, int index,
+	     const struct nl_vxlan_opts *o);
+int nl_link_mtu(struct nl *nl, int index, const char *name, uint32_t mtu);
+/* Interface `index` made a port of bridge `master`. */
+int nl_link_master(struct nl *nl, int index, const char *name, int master);
 /* Bring interface `index` (e.g. lo = 1) up, or down. */
 int nl_link_set(struct nl *nl, int index, const char *name, bool up);
 int nl_link_up(struct nl *nl, int index, const char *name);

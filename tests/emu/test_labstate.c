@@ -44,6 +44,24 @@ Test(labstate, a_state_as_written)
 	lab_state_release(&st);
 }
 
+/* A node's part (up --node) and a split's hosts (up --hosts). */
+Test(labstate, a_part_and_a_split_as_written)
+{
+	struct lab_state st = parse(
+		"twinlab-state 1\nscenario x.yaml\nscheduler mst\n"
+		"dilation 1\npart r1\nnetns tl--h1\nnetns tl--h12\n"
+		"netns tl--u\nnetns tl--h0\nnetns tl--hx\nnetns tl--h1234\n"
+		"netns tl--x\npart ../r1\n", 0);
+
+	cr_expect_str_eq(st.part, "r1");
+	cr_assert_eq(st.nnetns, 3);
+	cr_expect_str_eq(st.netns[0], "tl--h1");
+	cr_expect_str_eq(st.netns[1], "tl--h12");
+	cr_expect_str_eq(st.netns[2], "tl--u");
+	cr_expect_eq(st.rejected, 5, "h0, hx, h1234, x and a path");
+	lab_state_release(&st);
+}
+
 Test(labstate, not_a_state_file)
 {
 	parse("", -EINVAL);

@@ -2330,3 +2330,75 @@ Test(fleet, cgroup_names_of_carried_tasks_cannot_collide)
 	/* and '+' is not a task name's */
 	cr_expect_not(scn_name_ok("t1+3", SCN_TASK_NAME_MAX, true));
 }
+
+/*
+ * The ring split over two hosts as `export --hosts 2` splits it, built
+ * here (`run --hosts 2`: each host's namespace, the cut fibre's wavelength
+ * a VXLAN tunnel over an underlay), measures as on one host: each task's
+ * mean round within 5 % of the one-host run's, the bytes of every link
+ * within 2 %, both faithful; and nothing of the split is left.
+ */
+Test(run, a_run_split_over_two_hosts_measures_as_on_one, .timeout = 300)
+{
+	struct run_cmd c;
+	sqlite3 *h;
+	char sql[400];
+	long one, two;
+	int tasks = 0, links = 0;
+
+	run_faithful("scenarios/teaching-ring.yaml", "mst", 3, "auto:8");
+	run_cmd(&c, "scenarios/teaching-ring.yaml", "mst", 3, "auto:8",
+		"--hosts", "2", NULL);
+	cr_assert(strstr(until_faithful(&c), "fidelity: dilation "));
+	nothing_left();
+	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+	two = (long)q1(h, "SELECT max(id) FROM runs");
+	one = two - 1;
+	cr_assert_gt(one, 0);
+	/* per task: the split run's mean round over the one-host run's */
+	snprintf(sql, sizeof(sql),
+		 "SELECT a.task, avg(b.round_s) / avg(a.round_s) FROM rounds a "
+		 "JOIN rounds b ON b.task = a.task AND b.round = a.round "
+		 "WHERE a.run = %ld AND b.run = %ld GROUP BY a.task", one, two);
+	{
+		sqlite3_stmt *st;
+
+		cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL),
+			     SQLITE_OK);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			double r = sqlite3_column_double(st, 1);
+
+			cr_log_info("task %d: split / one host %.4f",
+				    sqlite3_column_int(st, 0), r);
+			cr_expect(fabs(r - 1) <= 0.05, "task %d: %.4f",
+				  sqlite3_column_int(st, 0), r);
+			tasks++;
+		}
+		sqlite3_finalize(st);
+	}
+	cr_assert_eq(tasks, 2);
+	snprintf(sql, sizeof(sql),
+		 "SELECT a.link, sum(b.bytes) * 1.0 / sum(a.bytes) FROM links a "
+		 "JOIN links b ON b.link = a.link AND b.round = a.round "
+		 "WHERE a.run = %ld AND b.run = %ld GROUP BY a.link", one, two);
+	{
+		sqlite3_stmt *st;
+
+		cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL),
+			     SQLITE_OK);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			double r = sqlite3_column_double(st, 1);
+
+			cr_expect(fabs(r - 1) <= 0.02, "link %s: %.4f",
+				  sqlite3_column_text(st, 0), r);
+			links++;
+		}
+		sqlite3_finalize(st);
+	}
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(DISTINCT link) FROM links WHERE run = %ld", one);
+	cr_assert_eq(links, (int)q1(h, sql), "a link of one run is missing "
+		     "from the other");
+	cr_assert_gt(links, 0);
+	sqlite3_close(h);
+}

@@ -22,6 +22,7 @@
 #include "emu/lab.h"
 #include "tools/results/results.h"
 #include "tools/session/session.h"
+#include "twin/partition.h"
 #include "twin/predict.h"
 #include "twin/sched.h"
 
@@ -30,7 +31,8 @@
 	"           [--prefix P] [--dilation N|auto[:N]] [--keep] " \
 	"[--events FILE]\n" \
 	"           [--reschedule none|full|auto] [--predictor M] [--json] " \
-	"[--view]\n\n" \
+	"[--view]\n" \
+	"           [--hosts N]\n\n" \
 	"Runs every task's workers on the emulation (built first unless it is " \
 	"up) for R\nrounds, stores everything in FILE and prints measured " \
 	"against predicted\nfigures, in scenario time, with a fidelity " \
@@ -67,7 +69,10 @@
 	"to stderr)\n" \
 	"  --view            serve the run's live view in a browser on this " \
 	"machine (as\n" \
-	"                    'twinlab view'; its address is printed first)\n"
+	"                    'twinlab view'; its address is printed first)\n" \
+	"  --hosts N         on an emulation split over N hosts (2 to 256) " \
+	"as 'export\n" \
+	"                    --hosts N' splits it, built here ('up --hosts')\n"
 
 /* ---- --json: the run as stored ----------------------------------------- */
 
@@ -164,7 +169,7 @@ int cmd_run(int argc, char **argv)
 	struct session_result res;
 	char err[512];
 	int policy = RESCHED_NONE;
-	uint64_t rounds = 0;
+	uint64_t rounds = 0, hosts = 0;
 	int rc, lock;
 
 	rc = cli_parse(&cl, argc, argv, 1, 1, RUN_HELP, prog, RUN_ROUNDS_MAX);
@@ -173,8 +178,10 @@ int cmd_run(int argc, char **argv)
 	if (cli_dilation(&cl, &o.dilation, &o.auto_n) ||
 	    cli_predictor(&cl, &o.predict) || cli_sched(&cl, &o.ops) ||
 	    cli_uint(&cl, "rounds", 1, RUN_ROUNDS_MAX, &rounds) ||
+	    cli_uint(&cl, "hosts", 2, PART_HOSTS_MAX, &hosts) ||
 	    cli_prefix(&cl, &o.prefix))
 		return EXIT_USAGE;
+	o.hosts = (int)hosts;
 	o.rounds = (unsigned)rounds;
 	o.db = cli_str(&cl, "db", o.db);
 	o.keep = cli_flag(&cl, "keep");

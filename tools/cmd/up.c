@@ -15,12 +15,14 @@
 #include "emu/lab.h"
 #include "emu/netns.h"
 #include "twin/addr.h"
+#include "twin/partition.h"
 #include "twin/sched.h"
 
 
 #define UP_HELP \
 	"usage: %s up SCENARIO [--scheduler NAME] [--prefix P] [--dilation N]\n" \
-	"       [--no-delay] [--json] [--view] [--node NAME [--here]]\n\n" \
+	"       [--no-delay] [--json] [--view] [--node NAME [--here]]\n" \
+	"       [--hosts N]\n\n" \
 	"Builds the scheduled network in namespaces '<P>-<node>'.\n\n" \
 	"  -s, --scheduler NAME  the scheduler that places the tasks (default " \
 	"mst;\n" \
@@ -57,7 +59,13 @@
 	"  --here            with --node, where there is no such namespace: " \
 	"in this\n" \
 	"                    process's own (inside the node's container), " \
-	"named so\n"
+	"named so\n" \
+	"  --hosts N         split over N hosts as 'export --hosts N' does " \
+	"(2 to 256),\n" \
+	"                    built here: each host a namespace '<P>--h<k>', " \
+	"the fibres\n" \
+	"                    cut between them carried by VXLAN over an " \
+	"underlay\n"
 
 
 /*
@@ -131,14 +139,17 @@ int cmd_up(int argc, char **argv)
 	struct lab *lab;
 	char err[512];
 	int rc, e, lock = -1;
+	uint64_t hosts = 0;
 
 	rc = cli_parse(&cl, argc, argv, 1, 1, UP_HELP, prog,
 		       LAB_DILATION_MAX);
 	if (rc != CLI_GO)
 		return rc;
 	if (cli_sched(&cl, &ops) || cli_prefix(&cl, &lo.prefix) ||
-	    cli_real(&cl, "dilation", 1, LAB_DILATION_MAX, &lo.dilation))
+	    cli_real(&cl, "dilation", 1, LAB_DILATION_MAX, &lo.dilation) ||
+	    cli_uint(&cl, "hosts", 2, PART_HOSTS_MAX, &hosts))
 		return EXIT_USAGE;
+	lo.hosts = (int)hosts;
 	lo.delay = !cli_flag(&cl, "no-delay");
 	json = cli_flag(&cl, "json");
 	view = cli_flag(&cl, "view");

@@ -736,7 +736,8 @@ int session_run(const struct session_opts *o, struct session_result *res)
 		.db = o->db,
 		.lo = {.prefix = o->prefix,
 		       .delay = true,
-		       .dilation = o->dilation},
+		       .dilation = o->dilation,
+		       .hosts = o->hosts},
 		.fo = {.timeout_s = 60, .cgroups = true},
 	};
 	struct scenario *sc;
@@ -827,6 +828,12 @@ int session_run(const struct session_opts *o, struct session_result *res)
 		    "its own emulation (with every lightpath of its epochs); "
 		    "take it down first or choose another --prefix",
 		    x.lo.prefix);
+		goto out;
+	}
+	if (o->hosts > 1 && lab_exists(x.lo.prefix)) {
+		session_say(&x, "prefix '%s' is up: a run split over hosts "
+		    "builds its own emulation; take it down first or choose "
+		    "another --prefix", x.lo.prefix);
 		goto out;
 	}
 	if (lab_exists(x.lo.prefix) && use_up(&x, o->scenario))

@@ -40,6 +40,7 @@ struct session_opts {
 	double dilation;		/* N; with auto_n, where auto starts */
 	bool auto_n;			/* raise N until round 1 is faithful */
 	bool keep;			/* leave the emulation up */
+	int hosts;			/* > 1: split over hosts, built here */
 	/* re-place tasks as the scenario's cuts and repairs change the
 	 * network, by policy `resched`, live (twin/lpset.h); else cuts are
 	 * played and nothing moves */
