@@ -10,6 +10,7 @@
  * its own prefixes and removes what it built in .fini, even on failure.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -357,4 +358,77 @@ Test(export, a_node_part_refuses_what_it_cannot_build)
 		cr_assert_eq(access(path, F_OK), 0, "its namespace was taken");
 	}
 	cr_assert_eq(run_argv_output(delns, out, sizeof(out)), 0, "%s", out);
+}
+
+/*
+ * up --hosts: the split built here, a cut fibre's wavelength carried by
+ * its tunnel (a ping across it), down removing all of it; a host count
+ * the ring's 4 sites cannot take refused before anything is built.
+ */
+Test(export, up_split_over_hosts_and_down_leave_nothing)
+{
+	char out[4096], ns[96], path[160];
+	char *up[] = { getenv("TWINLAB"), "up", RING, "--prefix", whole,
+		       "--hosts", "2", "--json", NULL };
+	static char upout[64 * 1024];
+	char *bad[] = { getenv("TWINLAB"), "up", RING, "--prefix", whole,
+			"--hosts", "5", NULL };
+	char *down[] = { getenv("TWINLAB"), "down", "--prefix", whole, NULL };
+	char *vx[] = { "ip", "-d", "-n", ns, "-o", "link", "show", "type",
+		       "vxlan", NULL };
+
+	cr_assert_not_null(up[0]);
+	cr_assert_eq(run_argv_output(bad, out, sizeof(out)), 1, "%s", out);
+	cr_assert(strstr(out, "cannot be split over"), "%s", out);
+	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s", whole);
+	cr_assert_eq(access(path, F_OK), -1, "%s was left", path);
+	cr_assert_eq(run_argv_output(up, upout, sizeof(upout)), 0, "%s", upout);
+	snprintf(ns, sizeof(ns), "%s--h1", whole);
+	cr_assert_eq(run_argv_output(vx, out, sizeof(out)), 0, "%s", out);
+	cr_assert(strstr(out, "vxlan id "), "no tunnel on host 1: %s", out);
+	/* s1 -> s3 crosses fibre A-B, which the split cuts (the golden files) */
+	{
+		char src[32] = "", dst[32] = "", sns[96];
+		char *ping[] = { "ip", "netns", "exec", sns, "ping", "-c", "3",
+				 "-i", "0.01", "-q", "-I", src, dst, NULL };
+		struct json_object *j = json_tokener_parse(upout), *tr;
+
+		cr_assert_not_null(j, "%s", upout);
+		cr_assert(json_object_object_get_ex(j, "transfers", &tr));
+		for (size_t i = 0; i < json_object_array_length(tr); i++) {
+			struct json_object *x = json_object_array_get_idx(tr, i);
+			struct json_object *f, *t, *a, *b;
+
+			if (json_object_object_get_ex(x, "from", &f) &&
+			    json_object_object_get_ex(x, "to", &t) &&
+			    !strcmp(json_object_get_string(f), "s1") &&
+			    !strcmp(json_object_get_string(t), "s3") &&
+			    json_object_object_get_ex(x, "src", &a) &&
+			    json_object_object_get_ex(x, "dst", &b)) {
+				snprintf(src, sizeof(src), "%s",
+					 json_object_get_string(a));
+				snprintf(dst, sizeof(dst), "%s",
+					 json_object_get_string(b));
+			}
+		}
+		json_object_put(j);
+		cr_assert(src[0], "no transfer s1 -> s3: %s", upout);
+		snprintf(sns, sizeof(sns), "%s-s1", whole);
+		cr_assert_eq(run_argv_output(ping, out, sizeof(out)), 0, "%s",
+			     out);
+	}
+	cr_assert_eq(run_argv_output(down, out, sizeof(out)), 0, "%s", out);
+	{
+		DIR *d = opendir("/run/netns");
+		struct dirent *e;
+		size_t n = strlen(whole);
+
+		while (d && (e = readdir(d)))
+			cr_assert(strncmp(e->d_name, whole, n) ||
+					  e->d_name[n] != '-',
+				  "namespace %s left", e->d_name);
+		if (d)
+			closedir(d);
+	}
+	cr_assert_eq(access(path, F_OK), -1, "%s was left", path);
 }

@@ -136,7 +136,7 @@ Test(export, nsfnet_and_the_ring_are_valid_on_1_2_and_4_hosts,
 }
 
 /* The 100-ROADM network the split is measured on, exported and valid. */
-Test(export, a_hundred_roadms_are_valid_on_4_hosts, .timeout = 120)
+Test(export, a_hundred_roadms_are_valid_on_1_2_and_4_hosts, .timeout = 120)
 {
 	struct experiment x = { .kind = EXP_EMULATION, .rounds = 1,
 				.parameters = 100000, .bpp = 4 };
@@ -154,10 +154,16 @@ Test(export, a_hundred_roadms_are_valid_on_4_hosts, .timeout = 120)
 	cr_assert_not_null(f);
 	cr_assert_eq(scenario_write(&pt, f), 0);
 	cr_assert_eq(fclose(f), 0);
-	fresh(dir);
-	export_ok(yaml, dir, "4", "spff");
-	schema_valid(dir);
-	tl_rm_tree(dir);
+	for (int h = 1; h <= 4; h *= 2) {
+		char hs[4];
+
+		snprintf(hs, sizeof(hs), "%d", h);
+		strcpy(dir, "/tmp/tl-exportXXXXXX");
+		fresh(dir);
+		export_ok(yaml, dir, hs, "spff");
+		schema_valid(dir);
+		tl_rm_tree(dir);
+	}
 	unlink(yaml);
 	experiment_point_release(&pt);
 	scenario_free(base);
@@ -269,6 +275,37 @@ Test(export, bad_input_is_refused_before_anything_is_written)
 		snprintf(want, sizeof(want), "%s:4: '10.0.0.300' is not an "
 			 "IPv4 address", hf);
 		refused(a, dir, want);
+	}
+	{	/* a node name containerlab refuses: the ring's r1 as _r1 */
+		char *ring = tl_read("scenarios/teaching-ring.yaml"), *at;
+		char bad[] = "/tmp/tl-badnameXXXXXX";
+		const char *a[] = { "export", bad, "--containerlab", dir, NULL };
+		size_t n = strlen(ring);
+		char *text = malloc(2 * n + 1), *w = text;
+
+		cr_assert_not_null(text);
+		/* every "r1," and "r1}" becomes "_r1," or "_r1}" */
+		for (const char *r = ring; *r;) {
+			at = strstr(r, " r1");
+			if (!at || (at[3] != ',' && at[3] != '}')) {
+				size_t k = at ? (size_t)(at - r) + 3 : strlen(r);
+
+				memcpy(w, r, k);
+				w += k;
+				r += k;
+				continue;
+			}
+			memcpy(w, r, (size_t)(at - r) + 1);
+			w += at - r + 1;
+			*w++ = '_';
+			r = at + 1;
+		}
+		*w = '\0';
+		tl_tmpfile(bad, text);
+		refused(a, dir, "containerlab refuses node name '_r1'");
+		unlink(bad);
+		free(text);
+		free(ring);
 	}
 	tl_tmpfile(hf2, "192.0.2.10\n192.0.2.10\n");
 	{
