@@ -118,6 +118,18 @@ static int take_namespace(struct lab *lab)
 	return err ? lab_fail(lab, err, "out of memory") : 0;
 }
 
+int lab_ns_made(struct lab *lab, struct lab_node *n)
+{
+	int err = lab_record(lab, "netns %s", n->ns);
+
+	if (err)
+		return lab_fail(lab, err, "cannot write state: %s",
+				strerror(-err));
+	n->next = 2;
+	err = nl_link_up(n->nl, 1, "lo");
+	return err ? lab_fail(lab, err, "out of memory") : 0;
+}
+
 static int make_namespaces(struct lab *lab)
 {
 	const struct scenario *sc = lab->p->sc;
@@ -137,18 +149,11 @@ static int make_namespaces(struct lab *lab)
 	lab_side_by_side(make_some, m, sizeof(m[0]), LAB_NS_THREADS);
 	/* recorded in the nodes' order, what was made */
 	for (int i = 0; i < sc->nnodes; i++) {
-		struct lab_node *n = &lab->n[i];
-
-		if (n->fd < 0)
+		if (lab->n[i].fd < 0)
 			continue;
-		err = lab_record(lab, "netns %s", n->ns);
+		err = lab_ns_made(lab, &lab->n[i]);
 		if (err)
-			return lab_fail(lab, err, "cannot write state: %s",
-					strerror(-err));
-		n->next = 2;
-		err = nl_link_up(n->nl, 1, "lo");
-		if (err)
-			return lab_fail(lab, err, "out of memory");
+			return err;
 	}
 	/* node i is maker i % LAB_NS_THREADS's */
 	err = failed < sc->nnodes ? m[failed % LAB_NS_THREADS].err : 0;

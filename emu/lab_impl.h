@@ -99,7 +99,9 @@ void lab_release(struct lab *lab);
 int lab_open_nl(void *ctx);
 void lab_side_by_side(void *(*fn)(void *), void *arg, size_t size, int n);
 
-/* lab_build.c: veths, ROADM ports and cross-connects */
+/* lab_build.c: namespaces, veths, ROADM ports and cross-connects */
+/* A namespace n just made: recorded, its lo up (its own queue). */
+int lab_ns_made(struct lab *lab, struct lab_node *n);
 int lab_veth(struct lab *lab, int u, const char *un, int v, const char *vn,
 	     int *ui, int *vi);
 int lab_max_wavelengths(const struct scenario *sc);

@@ -52,14 +52,9 @@ int lab_split_namespaces(struct lab *lab)
 		if (err)
 			return lab_fail(lab, err, "cannot create netns '%s': %s",
 					n->ns, strerror(-err));
-		err = lab_record(lab, "netns %s", n->ns);
+		err = lab_ns_made(lab, n);
 		if (err)
-			return lab_fail(lab, err, "cannot write state: %s",
-					strerror(-err));
-		n->next = 2;
-		err = nl_link_up(n->nl, 1, "lo");
-		if (err)
-			return lab_fail(lab, err, "out of memory");
+			return err;
 	}
 	return 0;
 }

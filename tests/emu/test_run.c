@@ -2332,6 +2332,29 @@ Test(fleet, cgroup_names_of_carried_tasks_cannot_collide)
 }
 
 /*
+ * Each row of sql (a name, a ratio): the ratio within tol of 1; how many
+ * rows there were.
+ */
+static int ratios_near_one(sqlite3 *h, const char *sql, double tol)
+{
+	sqlite3_stmt *st;
+	int n = 0;
+
+	cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK,
+		     "%s: %s", sql, sqlite3_errmsg(h));
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		double r = sqlite3_column_double(st, 1);
+
+		cr_log_info("%s: %.4f", sqlite3_column_text(st, 0), r);
+		cr_expect(fabs(r - 1) <= tol, "%s: %.4f",
+			  sqlite3_column_text(st, 0), r);
+		n++;
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
+/*
  * The ring split over two hosts as `export --hosts 2` splits it, built
  * here (`run --hosts 2`: each host's namespace, the cut fibre's wavelength
  * a VXLAN tunnel over an underlay), measures as on one host: each task's
@@ -2344,7 +2367,7 @@ Test(run, a_run_split_over_two_hosts_measures_as_on_one, .timeout = 300)
 	sqlite3 *h;
 	char sql[400];
 	long one, two;
-	int tasks = 0, links = 0;
+	int links;
 
 	run_faithful("scenarios/teaching-ring.yaml", "mst", 3, "auto:8");
 	run_cmd(&c, "scenarios/teaching-ring.yaml", "mst", 3, "auto:8",
@@ -2357,44 +2380,16 @@ Test(run, a_run_split_over_two_hosts_measures_as_on_one, .timeout = 300)
 	cr_assert_gt(one, 0);
 	/* per task: the split run's mean round over the one-host run's */
 	snprintf(sql, sizeof(sql),
-		 "SELECT a.task, avg(b.round_s) / avg(a.round_s) FROM rounds a "
-		 "JOIN rounds b ON b.task = a.task AND b.round = a.round "
-		 "WHERE a.run = %ld AND b.run = %ld GROUP BY a.task", one, two);
-	{
-		sqlite3_stmt *st;
-
-		cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL),
-			     SQLITE_OK);
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			double r = sqlite3_column_double(st, 1);
-
-			cr_log_info("task %d: split / one host %.4f",
-				    sqlite3_column_int(st, 0), r);
-			cr_expect(fabs(r - 1) <= 0.05, "task %d: %.4f",
-				  sqlite3_column_int(st, 0), r);
-			tasks++;
-		}
-		sqlite3_finalize(st);
-	}
-	cr_assert_eq(tasks, 2);
+		 "SELECT 'task ' || a.task, avg(b.round_s) / avg(a.round_s) "
+		 "FROM rounds a JOIN rounds b ON b.task = a.task AND "
+		 "b.round = a.round WHERE a.run = %ld AND b.run = %ld "
+		 "GROUP BY a.task", one, two);
+	cr_assert_eq(ratios_near_one(h, sql, 0.05), 2);
 	snprintf(sql, sizeof(sql),
 		 "SELECT a.link, sum(b.bytes) * 1.0 / sum(a.bytes) FROM links a "
 		 "JOIN links b ON b.link = a.link AND b.round = a.round "
 		 "WHERE a.run = %ld AND b.run = %ld GROUP BY a.link", one, two);
-	{
-		sqlite3_stmt *st;
-
-		cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL),
-			     SQLITE_OK);
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			double r = sqlite3_column_double(st, 1);
-
-			cr_expect(fabs(r - 1) <= 0.02, "link %s: %.4f",
-				  sqlite3_column_text(st, 0), r);
-			links++;
-		}
-		sqlite3_finalize(st);
-	}
+	links = ratios_near_one(h, sql, 0.02);
 	snprintf(sql, sizeof(sql),
 		 "SELECT count(DISTINCT link) FROM links WHERE run = %ld", one);
 	cr_assert_eq(links, (int)q1(h, sql), "a link of one run is missing "
