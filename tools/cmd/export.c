@@ -495,6 +495,13 @@ int cmd_export(int argc, char **argv)
 	if (rc)
 		goto out;
 	rc = 1;
+	if (sc->nevents)
+		p_err("warning: '%s' has %d events: the files build the network "
+		      "at t = 0 and play none of them", sc->name, sc->nevents);
+	for (int i = 0; i < p->ntasks; i++)
+		if (p->tasks[i].blocked)
+			p_err("warning: task '%s' is blocked and not built: %s",
+			      p->tasks[i].task->name, p->tasks[i].why);
 	o.lab = sc->name;
 	err = partition_plan(p, n, false, &part, why, sizeof(why));
 	if (!err)
