@@ -34,16 +34,25 @@ struct linkload {
 /*
  * Every link's rate since its last reading, each over its own interval:
  * a reader held up between two links (a busy host) does not lend one
- * link's bytes another's time.
+ * link's bytes another's time. A counter is read between two clock
+ * readings and dated half-way; where the two are further apart than a
+ * twentieth of a step (the reader was held up while reading: when the
+ * kernel took the count is not known to better than that), the reading
+ * is passed over and the next one covers both intervals.
  */
 static void read_all(struct linkload *l, double t_s, bool first)
 {
 	const struct plan *p = l->p;
+	uint64_t slack = (uint64_t)(l->step_s * l->dilation * 1e9 / 20);
 
 	for (int i = 0; i < l->nc; i++) {
-		uint64_t b = counters_read(&l->c[i]).bytes, t = mono_ns();
+		uint64_t t0 = mono_ns(), b = counters_read(&l->c[i]).bytes;
+		uint64_t t1 = mono_ns(), t = t0 + (t1 - t0) / 2;
 		double dt_wall = (double)(t - l->last_ns[i]) / 1e9;
 		struct link_util *x;
+
+		if (!first && t1 - t0 > slack)
+			continue;
 
 		if (!first && l->n == l->cap && l->cap < LINKLOAD_MAX) {
 			size_t cap = l->cap ? 2 * l->cap : 1024;
