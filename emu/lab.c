@@ -474,6 +474,7 @@ void lab_release(struct lab *lab)
 	free(lab->pt);
 	free(lab->split_und);
 	free(lab->split_side);
+	free(lab->split_vs);
 	if (lab->state)
 		fclose(lab->state);
 	free(lab->n);

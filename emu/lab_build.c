@@ -243,7 +243,7 @@ int lab_max_wavelengths(const struct scenario *sc)
 	return w;
 }
 
-static int line_slot(int words, int fibre, int lambda, int end)
+int lab_line_slot(int words, int fibre, int lambda, int end)
 {
 	return (fibre * words + lambda) * 2 + end;
 }
@@ -283,28 +283,20 @@ static int make_links(struct lab *lab)
 		 */
 		for (int i = 0; i < lp->nfib && !err; i++) {
 			const struct scn_fibre *f = &sc->fibres[lp->fib[i]];
+			int slot = lab_line_slot(lab->words, lp->fib[i],
+						 lp->lambda, 0);
 
-			if (lab->line[line_slot(lab->words, lp->fib[i],
-						lp->lambda, 0)])
+			if (lab->line[slot])
 				continue;
 			if (lab_split_cut(lab, lp->fib[i])) {
-				err = lab_split_line(
-					lab, lp->fib[i], lp->lambda,
-					&lab->line[line_slot(lab->words,
-							     lp->fib[i],
-							     lp->lambda, 0)],
-					&lab->line[line_slot(lab->words,
-							     lp->fib[i],
-							     lp->lambda, 1)]);
+				err = lab_split_line(lab, lp->fib[i],
+						     lp->lambda);
 				continue;
 			}
 			snprintf(a, sizeof(a), "f%dw%d", lp->fib[i],
 				 lp->lambda);
-			err = lab_veth(lab, f->a, a, f->b, a,
-				   &lab->line[line_slot(lab->words, lp->fib[i],
-							lp->lambda, 0)],
-				   &lab->line[line_slot(lab->words, lp->fib[i],
-							lp->lambda, 1)]);
+			err = lab_veth(lab, f->a, a, f->b, a, &lab->line[slot],
+				       &lab->line[slot + 1]);
 		}
 	}
 	if (err == -ENODEV)
@@ -336,10 +328,10 @@ int lab_lightpath_joins(int words, const struct scenario *sc,
 		int end = f->a == j.roadm ? 0 : 1;
 
 		snprintf(j.y, sizeof(j.y), "f%dw%d", lp->fib[i], lp->lambda);
-		j.yslot = line_slot(words, lp->fib[i], lp->lambda, end);
+		j.yslot = lab_line_slot(words, lp->fib[i], lp->lambda, end);
 		err = fn(ctx, &j);
 		j.roadm = end ? f->a : f->b;
-		j.xslot = line_slot(words, lp->fib[i], lp->lambda, 1 - end);
+		j.xslot = lab_line_slot(words, lp->fib[i], lp->lambda, 1 - end);
 		memcpy(j.x, j.y, sizeof(j.x));
 	}
 	snprintf(j.y, sizeof(j.y), "ad%d", l);
@@ -728,6 +720,8 @@ int lab_up(const struct plan *p, const struct addressing *a,
 		}
 		lab->split_und = calloc((size_t)o->hosts, sizeof(int));
 		lab->split_side = calloc((size_t)o->hosts, sizeof(int));
+		lab->split_vs = calloc((size_t)sc->nfibres * maxw * 2 + 1,
+				       sizeof(int));
 	}
 	lab->n = calloc((size_t)sc->nnodes + (size_t)o->hosts + 2,
 			sizeof(*lab->n));
@@ -739,7 +733,8 @@ int lab_up(const struct plan *p, const struct addressing *a,
 	lab->ing =
 		calloc((size_t)sc->nfibres * maxw * 2 + 1, sizeof(*lab->ing));
 	if (!lab->n || !lab->acc || !lab->lp || !lab->ad || !lab->line ||
-	    !lab->ing || (lab->pt && (!lab->split_und || !lab->split_side))) {
+	    !lab->ing || (lab->pt && (!lab->split_und || !lab->split_side ||
+			  !lab->split_vs))) {
 		lab_release(lab);
 		return -ENOMEM;
 	}

@@ -57,6 +57,7 @@ struct lab {
 	 */
 	struct partition *pt;
 	int *split_und, *split_side; /* per host: "und", its switch port */
+	int *split_vs;		     /* per line slot: its veth's host end */
 	int split_br;		     /* the switch's bridge */
 	struct peer_end *peers;	 /* veth ends to bring up after creation */
 	int npeers, cappeers;
@@ -105,6 +106,8 @@ int lab_ns_made(struct lab *lab, struct lab_node *n);
 int lab_veth(struct lab *lab, int u, const char *un, int v, const char *vn,
 	     int *ui, int *vi);
 int lab_max_wavelengths(const struct scenario *sc);
+/* Where (fibre, lambda)'s end (0: the fibre's a) is in `line`. */
+int lab_line_slot(int words, int fibre, int lambda, int end);
 int lab_lightpath_joins(int words, const struct scenario *sc,
 			const struct lightpath *lp, int l,
 			int (*fn)(void *ctx, const struct join *j), void *ctx);
@@ -116,7 +119,9 @@ void lab_split_ns_name(const char *prefix, int host, char *buf, size_t len);
 int lab_split_namespaces(struct lab *lab);
 int lab_split_underlay(struct lab *lab);
 bool lab_split_cut(const struct lab *lab, int fibre);
-int lab_split_line(struct lab *lab, int fibre, int lambda, int *ia, int *ib);
+/* Wavelength lambda of a cut fibre: its two ROADM ports, each by a veth
+ * into its host (line and split_vs, at the wavelength's line slots). */
+int lab_split_line(struct lab *lab, int fibre, int lambda);
 int lab_split_configure(struct lab *lab);
 /* Namespaces of the lab: its nodes', and a split's hosts' and switch. */
 int lab_nns(const struct lab *lab);

@@ -85,26 +85,22 @@ bool lab_split_cut(const struct lab *lab, int fibre)
 	return lab->pt && lab->pt->host[f->a] != lab->pt->host[f->b];
 }
 
-static unsigned vni(const struct lab *lab, int fibre, int lambda)
-{
-	return 1 + 2 * ((unsigned)fibre * (unsigned)lab->words +
-			(unsigned)lambda);
-}
-
-int lab_split_line(struct lab *lab, int fibre, int lambda, int *ia, int *ib)
+int lab_split_line(struct lab *lab, int fibre, int lambda)
 {
 	const struct scenario *sc = lab->p->sc;
 	const struct scn_fibre *f = &sc->fibres[fibre];
+	int slot = lab_line_slot(lab->words, fibre, lambda, 0), err;
 	char name[16], vs[16];
-	int hi, err;
 
 	snprintf(name, sizeof(name), "f%dw%d", fibre, lambda);
-	snprintf(vs, sizeof(vs), "vs%u", vni(lab, fibre, lambda));
+	snprintf(vs, sizeof(vs), "vs%u", partition_vni(lab->pt, fibre, lambda,
+						     0));
 	err = lab_veth(lab, f->a, name, sc->nnodes + lab->pt->host[f->a], vs,
-		       ia, &hi);
+		       &lab->line[slot], &lab->split_vs[slot]);
 	return err ? err : lab_veth(lab, f->b, name,
-				    sc->nnodes + lab->pt->host[f->b], vs, ib,
-				    &hi);
+				    sc->nnodes + lab->pt->host[f->b], vs,
+				    &lab->line[slot + 1],
+				    &lab->split_vs[slot + 1]);
 }
 
 /* At one end of a cut wavelength: its tunnel, stitched to its veth. */
@@ -115,7 +111,7 @@ static int stitch(struct lab *lab, int fibre, int lambda, int end)
 	int here = lab->pt->host[end ? f->b : f->a];
 	int there = lab->pt->host[end ? f->a : f->b];
 	struct lab_node *n = &lab->n[sc->nnodes + here];
-	unsigned v = vni(lab, fibre, lambda);
+	unsigned v = partition_vni(lab->pt, fibre, lambda, 0);
 	struct nl_vxlan_opts o = {
 		.vni = v,
 		.remote = underlay(there),
@@ -124,18 +120,13 @@ static int stitch(struct lab *lab, int fibre, int lambda, int end)
 		.port = SPLIT_PORT,
 		.dev = lab->split_und[here],
 	};
+	/* the veth end lab_split_line made here */
+	int vsi = lab->split_vs[lab_line_slot(lab->words, fibre, lambda, end)];
+	int vxi = n->next++, err;
 	char vs[16], vx[16];
-	int vsi = -1, vxi = n->next++, err;
 
 	snprintf(vs, sizeof(vs), "vs%u", v);
 	snprintf(vx, sizeof(vx), "vx%u", v);
-	/* the veth end lab_split_line made here: found among the peers */
-	for (int i = 0; i < lab->npeers; i++)
-		if (lab->peers[i].node == sc->nnodes + here &&
-		    !strcmp(lab->peers[i].name, vs))
-			vsi = lab->peers[i].index;
-	if (vsi < 0)
-		return -ENOENT;
 	err = nl_vxlan(n->nl, vx, vxi, &o);
 	if (!err)
 		err = nl_ingress(n->nl, vsi, vs);
@@ -171,9 +162,7 @@ int lab_split_configure(struct lab *lab)
 		if (!lab_split_cut(lab, f))
 			continue;
 		for (int w = 0; w < lab->words && !err; w++) {
-			int slot = (f * lab->words + w) * 2;
-
-			if (!lab->line[slot])
+			if (!lab->line[lab_line_slot(lab->words, f, w, 0)])
 				continue;
 			err = stitch(lab, f, w, 0);
 			if (!err)

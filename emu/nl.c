@@ -382,36 +382,36 @@ int nl_vxlan(struct nl *nl, const char *name, int index,
 	return queued(nl, nlh);
 }
 
-int nl_link_mtu(struct nl *nl, int index, const char *name, uint32_t mtu)
+/* One attribute of interface `index` set (its name and `what` to say it). */
+static int link_u32(struct nl *nl, int index, const char *name, uint16_t attr,
+		    uint32_t v, const char *what)
 {
 	struct nlmsghdr *nlh;
 	struct ifinfomsg *ifm;
 	int err;
 
-	nlh = put(nl, &err, RTM_NEWLINK, 0, "set '%s' mtu %u", name, mtu);
+	nlh = put(nl, &err, RTM_NEWLINK, 0, "set '%s' %s", name, what);
 	if (!nlh)
 		return err;
 	ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
 	ifm->ifi_family = AF_UNSPEC;
 	ifm->ifi_index = real_index(nl, index);
-	mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
+	mnl_attr_put_u32(nlh, attr, v);
 	return queued(nl, nlh);
+}
+
+int nl_link_mtu(struct nl *nl, int index, const char *name, uint32_t mtu)
+{
+	char what[32];
+
+	snprintf(what, sizeof(what), "mtu %u", mtu);
+	return link_u32(nl, index, name, IFLA_MTU, mtu, what);
 }
 
 int nl_link_master(struct nl *nl, int index, const char *name, int master)
 {
-	struct nlmsghdr *nlh;
-	struct ifinfomsg *ifm;
-	int err;
-
-	nlh = put(nl, &err, RTM_NEWLINK, 0, "put '%s' on its bridge", name);
-	if (!nlh)
-		return err;
-	ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
-	ifm->ifi_family = AF_UNSPEC;
-	ifm->ifi_index = real_index(nl, index);
-	mnl_attr_put_u32(nlh, IFLA_MASTER, (uint32_t)real_index(nl, master));
-	return queued(nl, nlh);
+	return link_u32(nl, index, name, IFLA_MASTER,
+			(uint32_t)real_index(nl, master), "on its bridge");
 }
 
 int nl_link_set(struct nl *nl, int index, const char *name, bool up)

@@ -35,18 +35,8 @@ static struct clab_link veth(int host, int u, const char *un, int v,
 	return l;
 }
 
-static int widest(const struct scenario *sc)
-{
-	int w = 1;
-
-	for (int i = 0; i < sc->nfibres; i++)
-		if (sc->fibres[i].wavelengths > w)
-			w = sc->fibres[i].wavelengths;
-	return w;
-}
-
 /* One wavelength of a fibre: a veth on one host, a tunnel between two. */
-static int line(struct clab *c, int *cap, int f, int lambda, int wmax)
+static int line(struct clab *c, int *cap, int f, int lambda)
 {
 	const struct scn_fibre *fb = &c->p->sc->fibres[f];
 	int ha = c->pt->host[fb->a], hb = c->pt->host[fb->b], err;
@@ -63,7 +53,7 @@ static int line(struct clab *c, int *cap, int f, int lambda, int wmax)
 	l = veth(ha, fb->a, name, -1, "");
 	l.vxlan = true;
 	l.remote = hb;
-	l.vni = 1 + 2 * ((unsigned)f * (unsigned)wmax + (unsigned)lambda);
+	l.vni = partition_vni(c->pt, f, lambda, 0);
 	l.fibre = f;
 	l.lambda = lambda;
 	err = add(c, cap, &l);
@@ -77,7 +67,7 @@ int clab_build(const struct plan *p, const struct partition *pt,
 	       const uint32_t *underlay, struct clab *out)
 {
 	const struct scenario *sc = p->sc;
-	int wmax = widest(sc), cap = 0, err = 0;
+	int wmax = pt->wmax, cap = 0, err = 0;
 	bool *seen = calloc((size_t)sc->nfibres * (size_t)wmax + 1, 1);
 	char a[16], b[16];
 
@@ -118,7 +108,7 @@ int clab_build(const struct plan *p, const struct partition *pt,
 			if (seen[at])
 				continue;
 			seen[at] = true;
-			err = line(out, &cap, lp->fib[k], lp->lambda, wmax);
+			err = line(out, &cap, lp->fib[k], lp->lambda);
 		}
 	}
 	free(seen);

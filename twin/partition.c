@@ -284,6 +284,13 @@ out:
 	return err;
 }
 
+unsigned partition_vni(const struct partition *pt, int fibre, int lambda,
+		       int dir)
+{
+	return 1 + 2 * ((unsigned)fibre * (unsigned)pt->wmax +
+			(unsigned)lambda) + (unsigned)dir;
+}
+
 /*
  * out from each site's host: hosts per node, loads, tunnels (their VNIs
  * from wmax, the most wavelengths any fibre has).
@@ -294,6 +301,7 @@ static int fill(const struct plan *p, const struct graph *g,
 	const struct scenario *sc = p->sc;
 	long total = 0, most = 0;
 
+	out->wmax = wmax;
 	out->host = malloc((size_t)sc->nnodes * sizeof(*out->host));
 	out->workers = calloc((size_t)out->nhosts, sizeof(*out->workers));
 	out->namespaces = calloc((size_t)out->nhosts,
@@ -330,10 +338,8 @@ static int fill(const struct plan *p, const struct graph *g,
 					(struct part_tunnel){
 						lp->fib[k], lp->lambda, d,
 						d ? hb : ha, d ? ha : hb,
-						1 + 2 * ((unsigned)lp->fib[k] *
-								 (unsigned)wmax +
-							 (unsigned)lp->lambda) +
-							(unsigned)d };
+						partition_vni(out, lp->fib[k],
+							      lp->lambda, d) };
 		}
 	}
 	for (int h = 0; h < out->nhosts; h++) {

@@ -30,7 +30,7 @@ struct part_tunnel {
 	int fibre, lambda;
 	int dir;		/* 0: the fibre's a -> b, 1: b -> a */
 	int from, to;		/* hosts */
-	unsigned vni;		/* 1 + 2 (fibre x wavelengths + lambda) + dir */
+	unsigned vni;		/* partition_vni */
 };
 
 struct partition {
@@ -42,7 +42,13 @@ struct partition {
 	int ntunnels;		/* lit wavelength directions over them */
 	struct part_tunnel *tunnel;
 	double balance;		/* the most loaded host's workers / mean */
+	int wmax;		/* the most wavelengths a fibre has */
 };
+
+/* The VNI of wavelength lambda of fibre `fibre`, direction dir (0: a -> b):
+ * 1 + 2 (fibre x wmax + lambda) + dir. */
+unsigned partition_vni(const struct partition *pt, int fibre, int lambda,
+		       int dir);
 
 /*
  * partition_plan - split plan p over nhosts hosts: by METIS (naive

@@ -262,6 +262,15 @@ void clabdep_up(struct clabdep_host *h, int n, const char *stem,
 			start(&h[k].node[i], scenario);
 }
 
+/* Remove namespace `name` if it is there. */
+static void del_ns(const char *name)
+{
+	char *del[] = { "ip", "netns", "del", (char *)name, NULL };
+	char out[256];
+
+	run_argv_output(del, out, sizeof(out));
+}
+
 void clabdep_down(struct clabdep_host *h, int n, const char *stem)
 {
 	char name[96];
@@ -270,27 +279,15 @@ void clabdep_down(struct clabdep_host *h, int n, const char *stem)
 		for (int i = 0; i < h[k].nnodes; i++) {
 			char *down[] = { getenv("TWINLAB"), "down", "--prefix",
 					 h[k].node[i].prefix, NULL };
-			char *del[] = { "ip", "netns", "del", h[k].node[i].ns,
-					NULL };
 			char out[1024];
 
 			if (down[0])
 				run_argv_output(down, out, sizeof(out));
-			run_argv_output(del, out, sizeof(out));
+			del_ns(h[k].node[i].ns);
 		}
 		snprintf(name, sizeof(name), "%sh%d", stem, k + 1);
-		{
-			char *del[] = { "ip", "netns", "del", name, NULL };
-			char out[256];
-
-			run_argv_output(del, out, sizeof(out));
-		}
+		del_ns(name);
 	}
 	snprintf(name, sizeof(name), "%su", stem);
-	{
-		char *del[] = { "ip", "netns", "del", name, NULL };
-		char out[256];
-
-		run_argv_output(del, out, sizeof(out));
-	}
+	del_ns(name);
 }

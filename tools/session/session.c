@@ -823,17 +823,12 @@ int session_run(const struct session_opts *o, struct session_result *res)
 		x.json_text = j ? strdup(json_object_to_json_string(j)) : NULL;
 		json_object_put(j);
 	}
-	if (x.set && lab_exists(x.lo.prefix)) {
-		session_say(&x, "prefix '%s' is up: a run that re-places tasks builds "
-		    "its own emulation (with every lightpath of its epochs); "
-		    "take it down first or choose another --prefix",
-		    x.lo.prefix);
-		goto out;
-	}
-	if (o->hosts > 1 && lab_exists(x.lo.prefix)) {
-		session_say(&x, "prefix '%s' is up: a run split over hosts "
-		    "builds its own emulation; take it down first or choose "
-		    "another --prefix", x.lo.prefix);
+	if ((x.set || o->hosts > 1) && lab_exists(x.lo.prefix)) {
+		session_say(&x, "prefix '%s' is up: a run %s builds its own "
+		    "emulation%s; take it down first or choose another "
+		    "--prefix", x.lo.prefix, x.set ? "that re-places tasks" :
+		    "split over hosts", x.set ? " (with every lightpath of its "
+		    "epochs)" : "");
 		goto out;
 	}
 	if (lab_exists(x.lo.prefix) && use_up(&x, o->scenario))
