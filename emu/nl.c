@@ -548,6 +548,19 @@ static struct tcmsg *tc_header(const struct nl *nl, struct nlmsghdr *nlh,
 	return tcm;
 }
 
+/* bytes/s in a ratespec, with the 64-bit attribute's value when it is more */
+static void ratespec(struct tc_ratespec *r, uint64_t bytes)
+{
+	r->rate = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
+	r->linklayer = TC_LINKLAYER_ETHERNET;	/* no rate table needed */
+}
+
+/* the burst as time, in 64 ns scheduler ticks */
+static uint32_t ticks(uint32_t burst, uint64_t bytes)
+{
+	return (uint32_t)((double)burst / (double)bytes * 1e9 / 64);
+}
+
 static int tbf(struct nl *nl, int index, const char *name, uint64_t rate_bps,
 	       uint32_t burst, uint32_t limit, uint16_t major)
 {
@@ -566,11 +579,9 @@ static int tbf(struct nl *nl, int index, const char *name, uint64_t rate_bps,
 	tc_header(nl, nlh, index, (uint32_t)major << 16, TC_H_ROOT);
 	mnl_attr_put_strz(nlh, TCA_KIND, "tbf");
 	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
-	q.rate.rate = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
-	q.rate.linklayer = TC_LINKLAYER_ETHERNET;
+	ratespec(&q.rate, bytes);
 	q.limit = limit;
-	/* the burst as time, in 64 ns scheduler ticks */
-	q.buffer = (uint32_t)((double)burst / (double)bytes * 1e9 / 64);
+	q.buffer = ticks(burst, bytes);
 	mnl_attr_put(nlh, TCA_TBF_PARMS, sizeof(q), &q);
 	if (bytes > UINT32_MAX)
 		mnl_attr_put_u64(nlh, TCA_TBF_RATE64, bytes);
@@ -590,18 +601,6 @@ int nl_tbf_over(struct nl *nl, int index, const char *name,
 {
 	/* its own FIFO's limit, until the qdisc under it replaces that */
 	return tbf(nl, index, name, rate_bps, burst, 65536, NL_TBF_OVER);
-}
-
-/* bytes/s in a ratespec, with the 64-bit attribute's value when it is more */
-static void ratespec(struct tc_ratespec *r, uint64_t bytes)
-{
-	r->rate = bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes;
-	r->linklayer = TC_LINKLAYER_ETHERNET;	/* no rate table needed */
-}
-
-static uint32_t ticks(uint32_t burst, uint64_t bytes)
-{
-	return (uint32_t)((double)burst / (double)bytes * 1e9 / 64);
 }
 
 int nl_htb(struct nl *nl, int index, const char *name, uint16_t defcls,
@@ -761,7 +760,8 @@ int nl_qdisc_kind(struct nl *nl, int index, const char *name,
 		  "add qdisc '%s' on '%s'", kind, name);
 	if (!nlh)
 		return err;
-	if (!strcmp(kind, "clsact"))
+	/* both at the ingress hook as ffff: (TC_H_CLSACT is TC_H_INGRESS) */
+	if (!strcmp(kind, "clsact") || !strcmp(kind, "ingress"))
 		tc_header(nl, nlh, index, TC_H_MAKE(TC_H_CLSACT, 0), TC_H_CLSACT);
 	else
 		tc_header(nl, nlh, index, 1u << 16, TC_H_ROOT);
@@ -784,16 +784,7 @@ int nl_qdisc_del(struct nl *nl, int index, const char *name, bool clsact)
 
 int nl_ingress(struct nl *nl, int index, const char *name)
 {
-	struct nlmsghdr *nlh;
-	int err;
-
-	nlh = put(nl, &err, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_EXCL,
-		  "add qdisc 'ingress' on '%s'", name);
-	if (!nlh)
-		return err;
-	tc_header(nl, nlh, index, TC_H_MAKE(TC_H_INGRESS, 0), TC_H_INGRESS);
-	mnl_attr_put_strz(nlh, TCA_KIND, "ingress");
-	return queued(nl, nlh);
+	return nl_qdisc_kind(nl, index, name, "ingress");
 }
 
 int nl_redirect(struct nl *nl, int from, const char *from_name, int to,

@@ -129,7 +129,8 @@ int nl_classify_small(struct nl *nl, int index, const char *name,
  * kernel has it: for probing). */
 int nl_netem(struct nl *nl, int index, const char *name, uint64_t delay_ns,
 	     uint32_t limit);
-/* A root qdisc of `kind` with default options (for probing). */
+/* A qdisc of `kind` with default options: clsact and ingress at the
+ * ingress hook, any other as root 1: (for probing). */
 int nl_qdisc_kind(struct nl *nl, int index, const char *name,
 		  const char *kind);
 /* Remove the root (or the clsact) qdisc of `index`. */
