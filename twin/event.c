@@ -227,9 +227,7 @@ static int cmp_event(const void *x, const void *y)
 
 	if (a->at_s != b->at_s)
 		return a->at_s < b->at_s ? -1 : 1;
-	if (a->line != b->line)
-		return a->line < b->line ? -1 : 1;
-	return a->col < b->col ? -1 : a->col > b->col;
+	return scn_file_order(a->line, a->col, b->line, b->col);
 }
 
 /* A task by name among the scenario's and the arrivals before event k. */
@@ -423,15 +421,18 @@ int scenario_load_events(struct scenario *sc, const char *path,
 	yaml_document_delete(&doc);
 	if (rc) {
 		/* the scenario stays as it was */
-		for (int i = 0; i < sc->nevents; i++) {
-			free(sc->events[i].task.locals);
-			free(sc->events[i].task.share);
-		}
-		free(sc->events);
-		sc->events = NULL;
-		sc->nevents = 0;
+		scn_events_release(sc);
 	}
 	return rc;
+}
+
+void scn_events_release(struct scenario *sc)
+{
+	for (int i = 0; i < sc->nevents; i++)
+		scn_task_release(&sc->events[i].task);
+	free(sc->events);
+	sc->events = NULL;
+	sc->nevents = 0;
 }
 
 void scn_events_write(const struct scenario *sc, FILE *f)

@@ -581,6 +581,12 @@ int scn_load_task(struct ctx *c, yaml_node_t *v, struct scn_task *t)
 	return 0;
 }
 
+void scn_task_release(struct scn_task *t)
+{
+	free(t->locals);
+	free(t->share);
+}
+
 void scn_write_split(FILE *f, const struct scn_task *t)
 {
 	if (t->split_over)
@@ -630,15 +636,20 @@ out:
 	return found;
 }
 
+int scn_file_order(int la, int ca, int lb, int cb)
+{
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return ca < cb ? -1 : ca > cb;
+}
+
 static int cmp_task(const void *x, const void *y)
 {
 	const struct scn_task *a = x, *b = y;
 
 	if (a->arrival != b->arrival)
 		return a->arrival < b->arrival ? -1 : 1;
-	if (a->line != b->line)
-		return a->line < b->line ? -1 : 1;
-	return a->col < b->col ? -1 : a->col > b->col;
+	return scn_file_order(a->line, a->col, b->line, b->col);
 }
 
 static int load_tasks(struct ctx *c, yaml_node_t *seq)
@@ -965,16 +976,10 @@ void scenario_free(struct scenario *sc)
 {
 	if (!sc)
 		return;
-	for (int i = 0; i < sc->ntasks; i++) {
-		free(sc->tasks[i].locals);
-		free(sc->tasks[i].share);
-	}
+	for (int i = 0; i < sc->ntasks; i++)
+		scn_task_release(&sc->tasks[i]);
 	free(sc->tasks);
-	for (int i = 0; i < sc->nevents; i++) {
-		free(sc->events[i].task.locals);
-		free(sc->events[i].task.share);
-	}
-	free(sc->events);
+	scn_events_release(sc);
 	free(sc->fibres);
 	free(sc->nodes);
 	free(sc->bg);
