@@ -31,10 +31,10 @@ static int hop_start(const struct plan *p, const struct hop *h)
 	return h->dir ? p->net->lp[h->idx].b : p->net->lp[h->idx].a;
 }
 
-static int route(const struct plan *p, const struct scn_bg *bg,
-		 struct bg_flow *f)
+static int route(const struct plan *p, struct bg_flow *f)
 {
 	const struct scenario *sc = p->sc;
+	const struct scn_bg *bg = f->bg;
 	int n = sc->nnodes, nadj = 0, nh = 0, err = -ENOMEM;
 	struct bg_adj *adj = calloc(2 * ((size_t)n + p->net->nlp) + 1,
 				 sizeof(*adj));
@@ -43,9 +43,6 @@ static int route(const struct plan *p, const struct scn_bg *bg,
 	bool *done = calloc((size_t)n + 1, sizeof(*done));
 	struct hop *hops = NULL;
 
-	f->bg = bg;
-	f->on_s = 0;
-	f->off_s = INFINITY;
 	if (!adj || !dist || !prev || !done)
 		goto out;
 	for (int s = 0; s < n; s++) {
@@ -133,23 +130,32 @@ out:
 	return err;
 }
 
-int plan_background(struct plan *p)
+int plan_bg_new(struct plan *p)
 {
 	const struct scenario *sc = p->sc;
 
-	if (p->bg || !sc->nbg)
-		return 0;
 	p->bg = calloc((size_t)sc->nbg, sizeof(*p->bg));
 	if (!p->bg)
 		return -ENOMEM;
 	p->nbg = sc->nbg;
 	for (int i = 0; i < sc->nbg; i++) {
-		int err = route(p, &sc->bg[i], &p->bg[i]);
-
-		if (err)
-			return err;
+		p->bg[i].bg = &sc->bg[i];
+		p->bg[i].on_s = 0;
+		p->bg[i].off_s = INFINITY;
 	}
 	return 0;
+}
+
+int plan_background(struct plan *p)
+{
+	int err;
+
+	if (p->bg || !p->sc->nbg)
+		return 0;
+	err = plan_bg_new(p);
+	for (int i = 0; !err && i < p->nbg; i++)
+		err = route(p, &p->bg[i]);
+	return err;
 }
 
 int plan_traffic_windows(struct plan *p, double t_s)

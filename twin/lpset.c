@@ -9,7 +9,6 @@
 #include "lpset.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,21 +139,17 @@ static void other_trees(const struct lpset *s, struct task_plan *q, int t,
 static int epoch_traffic(struct plan *q, const struct plan *src,
 			 const int *map)
 {
-	const struct scenario *sc = q->sc;
+	int err;
 
-	if (!sc->nbg)
+	if (!q->sc->nbg)
 		return 0;
-	q->bg = calloc((size_t)sc->nbg, sizeof(*q->bg));
-	if (!q->bg)
-		return -ENOMEM;
-	q->nbg = sc->nbg;
-	for (int i = 0; i < sc->nbg; i++) {
+	err = plan_bg_new(q);
+	if (err)
+		return err;
+	for (int i = 0; i < q->nbg; i++) {
 		struct bg_flow *f = &q->bg[i];
 		const struct bg_flow *g = NULL;
 
-		f->bg = &sc->bg[i];
-		f->on_s = 0;
-		f->off_s = INFINITY;
 		for (int j = 0; j < src->nbg && !g; j++)
 			if (src->bg[j].bg->event == f->bg->event)
 				g = &src->bg[j];

@@ -209,6 +209,12 @@ int plan_task_find(const struct plan *p, const char *name);
 bool plan_task_same(const struct plan *a, int i, const struct plan *b, int j);
 
 /*
+ * plan_bg_new - p->bg, one flow for each of the scenario's (it has some),
+ * each on from the start for good and not routed yet. 0 or -ENOMEM.
+ */
+int plan_bg_new(struct plan *p) __attribute__((warn_unused_result));
+
+/*
  * plan_background - route the scenario's background traffic over p (see
  * struct bg_flow); again after the first call does nothing. 0 or -ENOMEM.
  */
