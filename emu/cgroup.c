@@ -23,6 +23,7 @@
  *    lists them from "tasks", which only v1 has.
  */
 #include "cgroup.h"
+#include "tally.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -687,27 +688,8 @@ struct sweep {
 	int nnames, capnames;
 	pid_t *killed;
 	int nkilled, capkilled;
-	int count;
-	void (*report)(const char *what, void *arg);
-	void *arg;
+	struct tally said;
 };
-
-static void say(struct sweep *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void say(struct sweep *s, const char *fmt, ...)
-{
-	char buf[CG_FULL_MAX + PATH_MAX + 64];
-	va_list ap;
-
-	s->count++;
-	if (!s->report)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	s->report(buf, s->arg);
-}
 
 /* Every mounted hierarchy once, with one of its controllers. */
 static int list_hierarchies(struct sweep *s)
@@ -827,7 +809,7 @@ static void note_kill(struct sweep *s, pid_t pid, const char *name)
 		s->capkilled = cap;
 	}
 	s->killed[s->nkilled++] = pid;
-	say(s, "process %d in cgroup %s", (int)pid, name);
+	tally_say(&s->said, "process %d in cgroup %s", (int)pid, name);
 }
 
 /*
@@ -859,7 +841,7 @@ static void kill_in(const char *name, void *arg)
 int cg_remove_prefix(const char *prefix,
 		     void (*report)(const char *what, void *arg), void *arg)
 {
-	struct sweep s = { .report = report, .arg = arg };
+	struct sweep s = { .said = { report, arg, 0 } };
 	char base[CG_FULL_MAX];
 	int e, first = 0, maxd = 0;
 
@@ -905,7 +887,8 @@ int cg_remove_prefix(const char *prefix,
 				kill_in(s.names[i], &s);
 				e = remove_name(s.names[i], mnt, n, kill_in, &s);
 				if (!e)
-					say(&s, "cgroup %s", s.names[i]);
+					tally_say(&s.said, "cgroup %s",
+						  s.names[i]);
 				else if (!first)
 					first = e;
 			}
@@ -918,5 +901,5 @@ out:
 	free(s.names);
 	free(s.depth);
 	free(s.killed);
-	return e ? e : s.count;
+	return e ? e : s.said.count;
 }

@@ -14,7 +14,6 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,36 +29,20 @@
 #include "netns.h"
 #include "nl.h"
 #include "proc.h"
+#include "tally.h"
 #include "twin/fl.h"
 #include "twin/lpset.h"
 
 struct down_ctx {
-	void (*report)(const char *what, void *arg);
-	void *arg;
-	int removed;
+	struct tally said;
 	int first_err;
 };
 
-static void say(struct down_ctx *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void say(struct down_ctx *c, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-
-	c->removed++;
-	if (!c->report)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	c->report(buf, c->arg);
-}
-
 static void cg_said(const char *what, void *arg)
 {
-	say(arg, "%s", what);
+	struct down_ctx *c = arg;
+
+	tally_say(&c->said, "%s", what);
 }
 
 /* What deleting namespace `name` came to (err from netns_del). */
@@ -69,7 +52,7 @@ static void del_said(struct down_ctx *c, const char *name, int err)
 		if (!c->first_err)
 			c->first_err = err;
 	} else if (!err) {
-		say(c, "netns %s", name);
+		tally_say(&c->said, "netns %s", name);
 	}
 }
 
@@ -190,7 +173,7 @@ int lab_down_recorded(const char *prefix,
 static int down(const char *prefix, bool sweep,
 		void (*report)(const char *what, void *arg), void *arg)
 {
-	struct down_ctx c = {report, arg, 0, 0};
+	struct down_ctx c = { { report, arg, 0 }, 0 };
 	char path[256], dir[256];
 	struct lab_state st;
 	struct stat sb;
@@ -215,10 +198,10 @@ static int down(const char *prefix, bool sweep,
 			wait_gone(p->pid, p->start);
 			/* ours (we built it): no zombie left */
 			waitpid(p->pid, NULL, WNOHANG);
-			say(&c, "%s process %d",
-			    is_delay(prefix, p) ? "delay line"
-						: "traffic generator",
-			    (int)p->pid);
+			tally_say(&c.said, "%s process %d",
+				  is_delay(prefix, p) ? "delay line"
+						      : "traffic generator",
+				  (int)p->pid);
 		}
 	}
 	if (valid)
@@ -239,13 +222,13 @@ static int down(const char *prefix, bool sweep,
 	/* the state file goes even if it was not valid: it is the prefix's */
 	if (had_state) {
 		unlink(path);
-		say(&c, "state %s", path);
+		tally_say(&c.said, "state %s", path);
 	}
 	lab_live_path(prefix, path, sizeof(path));
 	unlink(path);
 	snprintf(dir, sizeof(dir), LAB_STATE_DIR "/%s", prefix);
 	rmdir(dir);
-	return c.first_err ? c.first_err : c.removed;
+	return c.first_err ? c.first_err : c.said.count;
 }
 
 int lab_delay_pid(const char *prefix, pid_t *pid)
