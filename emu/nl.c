@@ -677,14 +677,27 @@ int nl_bfifo(struct nl *nl, int index, const char *name, uint16_t minor,
 	return queued(nl, nlh);
 }
 
-/* u32 at priority 1 on the root htb: the 32 bits at off, masked, == val */
-static int classify_u32(struct nl *nl, int index, const char *name, int off,
-			uint32_t mask, uint32_t val, uint16_t minor)
+/* A u32 filter's one-key selector: the 32 bits at off, masked, == val. */
+static void u32_sel(struct nlmsghdr *nlh, int off, uint32_t mask,
+		    uint32_t val)
 {
 	struct {
 		struct tc_u32_sel sel;
 		struct tc_u32_key key;
 	} sel = { 0 };
+
+	sel.sel.flags = TC_U32_TERMINAL;
+	sel.sel.nkeys = 1;
+	sel.key.mask = htonl(mask);
+	sel.key.val = htonl(val);
+	sel.key.off = off;
+	mnl_attr_put(nlh, TCA_U32_SEL, sizeof(sel), &sel);
+}
+
+/* u32 at priority 1 on the root htb: the 32 bits at off, masked, == val */
+static int classify_u32(struct nl *nl, int index, const char *name, int off,
+			uint32_t mask, uint32_t val, uint16_t minor)
+{
 	struct nlmsghdr *nlh;
 	struct tcmsg *tcm;
 	struct nlattr *opts;
@@ -698,12 +711,7 @@ static int classify_u32(struct nl *nl, int index, const char *name, int off,
 	tcm->tcm_info = TC_H_MAKE(1u << 16, htons(ETH_P_IP));
 	mnl_attr_put_strz(nlh, TCA_KIND, "u32");
 	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
-	sel.sel.flags = TC_U32_TERMINAL;
-	sel.sel.nkeys = 1;
-	sel.key.mask = htonl(mask);
-	sel.key.val = htonl(val);
-	sel.key.off = off;
-	mnl_attr_put(nlh, TCA_U32_SEL, sizeof(sel), &sel);
+	u32_sel(nlh, off, mask, val);
 	mnl_attr_put_u32(nlh, TCA_U32_CLASSID, TC_H_MAKE(1u << 16, minor));
 	mnl_attr_nest_end(nlh, opts);
 	return queued(nl, nlh);
@@ -790,10 +798,6 @@ int nl_ingress(struct nl *nl, int index, const char *name)
 int nl_redirect(struct nl *nl, int from, const char *from_name, int to,
 		const char *to_name, bool replace)
 {
-	struct {
-		struct tc_u32_sel sel;
-		struct tc_u32_key key;
-	} sel = { 0 };
 	struct tc_mirred m = { 0 };
 	struct nlmsghdr *nlh;
 	struct tcmsg *tcm;
@@ -811,9 +815,7 @@ int nl_redirect(struct nl *nl, int from, const char *from_name, int to,
 	tcm->tcm_info = TC_H_MAKE(1u << 16, htons(ETH_P_ALL));
 	mnl_attr_put_strz(nlh, TCA_KIND, "u32");
 	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
-	sel.sel.flags = TC_U32_TERMINAL;
-	sel.sel.nkeys = 1;	/* mask 0, value 0: matches every frame */
-	mnl_attr_put(nlh, TCA_U32_SEL, sizeof(sel), &sel);
+	u32_sel(nlh, 0, 0, 0);	/* mask 0, value 0: matches every frame */
 	acts = mnl_attr_nest_start(nlh, TCA_U32_ACT);
 	act = mnl_attr_nest_start(nlh, 1);
 	mnl_attr_put_strz(nlh, TCA_ACT_KIND, "mirred");
