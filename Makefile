@@ -460,7 +460,8 @@ $(O)/tests/bench/emu/%.o: tests/bench/emu/%.c | deps
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) $(call cflags_of,libmnl json-c) -c -o $@ $<
 
-$(BENCH_EMU): $(BENCH_EMU_OBJ) $(EMU_LIB) $(TWIN_LIB)
+$(BENCH_EMU): $(BENCH_EMU_OBJ) $(O)/tests/lib/nettest.o $(EMU_LIB) \
+		$(TWIN_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ \

@@ -64,35 +64,41 @@ double nt_median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+const char *nt_which(const char *name, char *buf, size_t len)
+{
+	for (size_t i = 0; i < sizeof(nt_bindirs) / sizeof(nt_bindirs[0]);
+	     i++) {
+		snprintf(buf, len, "%s/%s", nt_bindirs[i], name);
+		if (access(buf, X_OK) == 0)
+			return buf;
+	}
+	return NULL;
+}
+
 static int nt_resolve(const char *name, char *path, size_t size)
 {
 	if (strchr(name, '/')) {
 		snprintf(path, size, "%s", name);
 		return access(path, X_OK) ? -errno : 0;
 	}
-	for (size_t i = 0; i < sizeof(nt_bindirs) / sizeof(nt_bindirs[0]);
-	     i++) {
-		snprintf(path, size, "%s/%s", nt_bindirs[i], name);
-		if (access(path, X_OK) == 0)
-			return 0;
-	}
-	return -ENOENT;
+	return nt_which(name, path, size) ? 0 : -ENOENT;
 }
 
-/* fork + execve; out_fd >= 0 becomes the child's stdout and stderr. */
-static int nt_spawn(char *const argv[], int out_fd)
+/*
+ * An exec failure (or setup's) comes back through a close-on-exec pipe as
+ * the errno, so a missing program is -ENOENT here, not exit status 127
+ * later.
+ */
+pid_t nt_fork_exec(const char *path, char *const argv[],
+		   int (*setup)(const void *arg), const void *arg)
 {
 	static char *const envp[] = {
 		"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL
 	};
-	char path[256];
-	int pfd[2], status, err;
+	int pfd[2], err = 0;
 	ssize_t r;
 	pid_t pid;
 
-	err = nt_resolve(argv[0], path, sizeof(path));
-	if (err)
-		return err;
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return -errno;
 	pid = fork();
@@ -103,15 +109,11 @@ static int nt_spawn(char *const argv[], int out_fd)
 		return err;
 	}
 	if (pid == 0) {
-		int fd = open("/dev/null", O_RDONLY);
-
-		if (fd < 0 || dup2(fd, 0) < 0)
-			goto child_fail;
-		if (out_fd >= 0 && (dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0))
-			goto child_fail;
-		execve(path, argv, envp);
-child_fail:
-		err = errno;
+		err = setup(arg);
+		if (!err) {
+			execve(path, argv, envp);
+			err = errno;
+		}
 		if (write(pfd[1], &err, sizeof(err)) < 0)
 			_exit(126);
 		_exit(127);
@@ -121,11 +123,43 @@ child_fail:
 		r = read(pfd[0], &err, sizeof(err));
 	while (r < 0 && errno == EINTR);
 	close(pfd[0]);
+	if (r == (ssize_t)sizeof(err)) {
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return -err;
+	}
+	return pid;
+}
+
+/* In the child: stdin from /dev/null, *out_fd (if >= 0) as stdout and
+ * stderr; 0 or an errno. */
+static int nt_child_fds(const void *out_fd)
+{
+	int out = *(const int *)out_fd, fd = open("/dev/null", O_RDONLY);
+
+	if (fd < 0 || dup2(fd, 0) < 0)
+		return errno;
+	if (out >= 0 && (dup2(out, 1) < 0 || dup2(out, 2) < 0))
+		return errno;
+	return 0;
+}
+
+/* fork + execve; out_fd >= 0 becomes the child's stdout and stderr. */
+static int nt_spawn(char *const argv[], int out_fd)
+{
+	char path[256];
+	int status, err;
+	pid_t pid;
+
+	err = nt_resolve(argv[0], path, sizeof(path));
+	if (err)
+		return err;
+	pid = nt_fork_exec(path, argv, nt_child_fds, &out_fd);
+	if (pid < 0)
+		return (int)pid;
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return -errno;
-	if (r == (ssize_t)sizeof(err))
-		return -err;
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	return 128 + WTERMSIG(status);

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /*
  * run_argv - run argv[0] (a path, or a name looked up in /usr/sbin,
@@ -28,6 +29,19 @@ int run_argv(char *const argv[]);
 /* run_argv, stdout and stderr captured into out (NUL-terminated,
  * truncated to size). */
 int run_argv_output(char *const argv[], char *out, size_t size);
+
+/* Absolute path of a program in /usr/sbin, /usr/bin, /sbin, /bin, written
+ * to buf: buf, or NULL when none of them holds it. */
+const char *nt_which(const char *name, char *buf, size_t len);
+
+/*
+ * nt_fork_exec - fork; in the child, setup(arg), then execve path with argv
+ * and the environment PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C. setup
+ * returns 0 or an errno; that errno, or execve's, is returned here as
+ * -errno (the child reaped), else the child's pid, not waited for.
+ */
+pid_t nt_fork_exec(const char *path, char *const argv[],
+		   int (*setup)(const void *arg), const void *arg);
 
 /* A socket created inside named namespace netns: fd >= 0 or -errno. */
 int nt_socket(const char *netns, int domain, int type, int protocol);

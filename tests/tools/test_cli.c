@@ -20,6 +20,19 @@
 
 extern char **environ;
 
+/* Run args, which must exit 0 printing JSON: that JSON (put it). */
+static json_object *run_json(const char *const *args)
+{
+	struct tl_run r = tl_run(args);
+	json_object *o;
+
+	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
+	o = json_tokener_parse(r.out);
+	cr_assert_not_null(o, "not JSON: %s", r.out);
+	tl_run_free(&r);
+	return o;
+}
+
 static double summary(json_object *o, const char *key)
 {
 	json_object *s, *v;
@@ -37,12 +50,9 @@ Test(cli, nsfnet_json_both_schedulers)
 	for (int i = 0; i < 2; i++) {
 		const char *a[] = { "plan", "scenarios/nsfnet.yaml",
 				    "--scheduler", sched[i], "--json", NULL };
-		struct tl_run r = tl_run(a);
 		json_object *o, *tasks, *t0, *v;
 
-		cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
-		o = json_tokener_parse(r.out);
-		cr_assert_not_null(o, "not JSON");
+		o = run_json(a);
 		cr_assert_eq(summary(o, "tasks"), 30);
 		cr_assert_eq(summary(o, "blocked"), 0);
 		cr_assert_gt(summary(o, "wavelength_links"), 0);
@@ -59,7 +69,6 @@ Test(cli, nsfnet_json_both_schedulers)
 			cr_assert(json_object_object_get_ex(t0, *k, &v),
 				  "task lacks '%s'", *k);
 		json_object_put(o);
-		tl_run_free(&r);
 	}
 	cr_assert_lt(bytes[1], bytes[0], "mst %g !< spff %g", bytes[1],
 		     bytes[0]);
@@ -75,14 +84,11 @@ Test(cli, plan_json_gives_each_transfer_its_addresses)
 {
 	const char *a[] = { "plan", "scenarios/teaching-ring.yaml", "--json",
 			    NULL };
-	struct tl_run r = tl_run(a);
 	char seen[20][32];
 	json_object *o, *tasks;
 	int n = 0;
 
-	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
-	o = json_tokener_parse(r.out);
-	cr_assert_not_null(o, "not JSON");
+	o = run_json(a);
 	cr_assert(json_object_object_get_ex(o, "tasks", &tasks));
 	for (size_t t = 0; t < json_object_array_length(tasks); t++)
 		for (int k = 0; k < 2; k++) {
@@ -122,7 +128,6 @@ Test(cli, plan_json_gives_each_transfer_its_addresses)
 		for (int j = i + 1; j < n; j++)
 			cr_expect_str_neq(seen[i], seen[j]);
 	json_object_put(o);
-	tl_run_free(&r);
 }
 
 /*
@@ -139,13 +144,10 @@ Test(cli, plan_splits_over_hosts)
 			       "--hosts", "9", NULL };
 	const char *text[] = { "plan", "scenarios/nsfnet.yaml", "--hosts", "2",
 			       NULL };
-	struct tl_run r = tl_run(a);
 	json_object *o, *split, *hosts, *naive, *v;
 	size_t nodes = 0;
 
-	cr_assert_eq(tl_code(&r), 0, "stderr: %s", r.err);
-	o = json_tokener_parse(r.out);
-	cr_assert_not_null(o, "not JSON");
+	o = run_json(a);
 	cr_assert(json_object_object_get_ex(o, "split", &split));
 	cr_assert(json_object_object_get_ex(split, "hosts", &hosts));
 	cr_assert_eq(json_object_array_length(hosts), 2);
@@ -160,7 +162,6 @@ Test(cli, plan_splits_over_hosts)
 	cr_assert(json_object_object_get_ex(split, "naive", &naive));
 	cr_assert(json_object_object_get_ex(naive, "tunnels", &v));
 	json_object_put(o);
-	tl_run_free(&r);
 	tl_refused(zero, 2, "--hosts");
 	tl_refused(many, 2, "cannot be split over 9 hosts");
 	tl_says(text, 0, "naive split (sites in file order)");
@@ -508,12 +509,10 @@ Test(cli, experiment_twin_only)
 				   "scenarios/experiments/poster-gap.yaml",
 				   "--json", NULL };
 	json_object *o, *pts;
-	struct tl_run r = tl_run(ok);
+	struct tl_run r;
 	int n, base = 0;
 
-	cr_assert_eq(tl_code(&r), 0, "%s", r.err);
-	o = json_tokener_parse(r.out);
-	cr_assert_not_null(o, "%s", r.out);
+	o = run_json(ok);
 	cr_assert(json_object_object_get_ex(o, "points", &pts));
 	n = (int)json_object_array_length(pts);
 	cr_assert_eq(n, 3 * 2, "3 local-model counts x 2 schedulers");
@@ -542,7 +541,6 @@ Test(cli, experiment_twin_only)
 	}
 	cr_expect_eq(base, 3);
 	json_object_put(o);
-	tl_run_free(&r);
 	r = tl_run(text);
 	cr_assert_eq(tl_code(&r), 0, "%s", r.err);
 	cr_assert(strstr(r.out, "15 local models (medians over 1 seeds)"),
@@ -736,12 +734,9 @@ Test(cli, select_compares_all_chosen_and_random)
 	const char *lam[] = { "select", "scenarios/teaching-ring.yaml",
 			      "--task", "t1", "--k", "1", "--lambda", "-1",
 			      NULL };
-	struct tl_run r = tl_run(ok);
 	json_object *o, *subs;
 
-	cr_assert_eq(tl_code(&r), 0, "%s", r.err);
-	o = json_tokener_parse(r.out);
-	cr_assert_not_null(o, "%s", r.out);
+	o = run_json(ok);
 	cr_assert(json_object_object_get_ex(o, "subsets", &subs));
 	cr_assert_eq(json_object_array_length(subs), 3);
 	for (int i = 0; i < 3; i++) {
@@ -757,7 +752,6 @@ Test(cli, select_compares_all_chosen_and_random)
 		cr_assert(i || json_object_get_double(v) < 1e-9);
 	}
 	json_object_put(o);
-	tl_run_free(&r);
 	tl_refused(big, 2, "--k 4: task 't1' has 3 local models");
 	tl_refused(none, 2, "no task 'nope'");
 	tl_refused(lam, 2, "bad --lambda '-1': a number in [0, 1000000]");
@@ -771,12 +765,9 @@ Test(cli, select_within_a_round_budget)
 			     NULL };
 	const char *none[] = { "select", "scenarios/nsfnet.yaml", "--task",
 			       "t05", "--max-round-ms", "1", NULL };
-	struct tl_run r = tl_run(ok);
 	json_object *o, *subs, *x, *v;
 
-	cr_assert_eq(tl_code(&r), 0, "%s", r.err);
-	o = json_tokener_parse(r.out);
-	cr_assert_not_null(o, "%s", r.out);
+	o = run_json(ok);
 	cr_assert(json_object_object_get_ex(o, "subsets", &subs));
 	x = json_object_array_get_idx(subs, 1);
 	cr_assert(json_object_object_get_ex(x, "round_s", &v));
@@ -785,7 +776,6 @@ Test(cli, select_within_a_round_budget)
 	cr_assert_geq(json_object_array_length(v), 1);
 	cr_assert_lt(json_object_array_length(v), 15);
 	json_object_put(o);
-	tl_run_free(&r);
 	tl_refused(none, 2, "not even one local model");
 }
 

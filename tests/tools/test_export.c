@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tests/lib/ring.h"
 #include "tests/lib/tlrun.h"
 #include "tools/clab.h"
 #include "twin/experiment.h"
@@ -131,16 +132,13 @@ Test(export, nsfnet_and_the_ring_are_valid_on_1_2_and_4_hosts,
 /* The 100-ROADM network the split is measured on, exported and valid. */
 Test(export, a_hundred_roadms_are_valid_on_1_2_and_4_hosts, .timeout = 120)
 {
-	struct experiment x = { .kind = EXP_EMULATION, .rounds = 1,
-				.parameters = 100000, .bpp = 4 };
 	struct scenario *base, pt;
 	char yaml[] = "/tmp/tl-export100XXXXXX", dir[] = "/tmp/tl-exportXXXXXX";
 	FILE *f;
 	int fd;
 
 	need_schema();
-	cr_assert_eq(experiment_random_base(100, 3, &base), 0);
-	cr_assert_eq(experiment_point(&x, base, 5, 1, 100, &pt), 0);
+	hundred_roadms(&base, &pt);
 	fd = mkstemp(yaml);
 	cr_assert_geq(fd, 0);
 	f = fdopen(fd, "w");

@@ -104,6 +104,25 @@ static void ring_set_free(struct lpset *s, struct timeline *tl,
 	scenario_free(sc);
 }
 
+/*
+ * check(s, sc, tl, pol) on the ring with events followed by SPFF under
+ * each policy in turn: what a set must hold whichever epochs it is given.
+ */
+static void each_policy(const char *events,
+			void (*check)(struct lpset *s, struct scenario *sc,
+				      struct timeline *tl, enum resched pol))
+{
+	for (size_t i = 0; i < NPOLICIES; i++) {
+		struct scenario *sc;
+		struct timeline *tl;
+		struct lpset *s = ring_set(events, &sched_spff, policies[i],
+					   &sc, &tl);
+
+		check(s, sc, tl, policies[i]);
+		ring_set_free(s, tl, sc);
+	}
+}
+
 /* An event: task t9 arrives at at_s, one local model on s3. */
 #define T9_ARRIVES(at_s)						\
 	"  - {at_s: " at_s ", arrive: {name: t9, global: s6,"		\
@@ -115,49 +134,48 @@ static const char cut_repair[] =
 	"  - {at_s: 1, cut: {a: A, b: B}}\n"
 	"  - {at_s: 3, repair: {a: A, b: B}}\n";
 
+static void cut_and_repair(struct lpset *s, struct scenario *sc,
+			   struct timeline *tl, enum resched pol)
+{
+	int ab = sc->events[0].fibre, moved = 0;
+
+	cr_assert_eq(s->nepochs, 3);
+	for (int e = 0; e < s->nepochs; e++) {
+		const struct net *n = tl->e[e].plan->net;
+		int lit = 0;
+
+		cr_assert_eq(s->plan[e]->net->nlp, s->net->nlp);
+		for (int l = 0; l < s->net->nlp; l++) {
+			lit += s->lit[e][l];
+			cr_assert_eq(s->lit[e][l],
+				     net_find_lightpath(n,
+					     &s->net->lp[l]) >= 0);
+			if (e == 1 && s->lit[e][l])
+				cr_assert_not(plan_lightpath_crosses(
+					s->plan[e], l, ab));
+		}
+		cr_assert_eq(lit, n->nlp, "epoch %d", e);
+		paths_lit(s, e);
+		if (e)
+			same_addresses(s->plan[0], s->plan[e]);
+		for (int t = 0; t < sc->ntasks; t++)
+			cr_assert_not(s->waits[e][t]);
+	}
+	/* epoch 0 is the plan itself, its lightpaths first */
+	for (int l = 0; l < tl->e[0].plan->net->nlp; l++)
+		cr_assert(s->lit[0][l]);
+	for (int t = 0; t < sc->ntasks; t++)
+		moved += tl->e[1].moved[t];
+	cr_assert_gt(moved, 0, "the ring's tasks cross A-B");
+	cr_assert_eq(paths_changed(s, 1), moved, "policy %s",
+		     resched_name(pol));
+	cr_assert_gt(s->net->nlp, tl->e[0].plan->net->nlp,
+		     "the cut lights lightpaths around it");
+}
+
 Test(lpset, a_cut_and_its_repair_over_one_set)
 {
-	for (size_t i = 0; i < NPOLICIES; i++) {
-		struct scenario *sc;
-		struct timeline *tl;
-		struct lpset *s = ring_set(cut_repair, &sched_spff, policies[i],
-					   &sc, &tl);
-		int ab = sc->events[0].fibre, moved = 0;
-
-		cr_assert_eq(s->nepochs, 3);
-		for (int e = 0; e < s->nepochs; e++) {
-			const struct net *n = tl->e[e].plan->net;
-			int lit = 0;
-
-			cr_assert_eq(s->plan[e]->net->nlp, s->net->nlp);
-			for (int l = 0; l < s->net->nlp; l++) {
-				lit += s->lit[e][l];
-				cr_assert_eq(s->lit[e][l],
-					     net_find_lightpath(n,
-						     &s->net->lp[l]) >= 0);
-				if (e == 1 && s->lit[e][l])
-					cr_assert_not(plan_lightpath_crosses(
-						s->plan[e], l, ab));
-			}
-			cr_assert_eq(lit, n->nlp, "epoch %d", e);
-			paths_lit(s, e);
-			if (e)
-				same_addresses(s->plan[0], s->plan[e]);
-			for (int t = 0; t < sc->ntasks; t++)
-				cr_assert_not(s->waits[e][t]);
-		}
-		/* epoch 0 is the plan itself, its lightpaths first */
-		for (int l = 0; l < tl->e[0].plan->net->nlp; l++)
-			cr_assert(s->lit[0][l]);
-		for (int t = 0; t < sc->ntasks; t++)
-			moved += tl->e[1].moved[t];
-		cr_assert_gt(moved, 0, "the ring's tasks cross A-B");
-		cr_assert_eq(paths_changed(s, 1), moved, "policy %s",
-			     resched_name(policies[i]));
-		cr_assert_gt(s->net->nlp, tl->e[0].plan->net->nlp,
-			     "the cut lights lightpaths around it");
-		ring_set_free(s, tl, sc);
-	}
+	each_policy(cut_repair, cut_and_repair);
 }
 
 /* Cut off (C alone after two cuts): the task waits on what it had. */
@@ -242,67 +260,69 @@ Test(lpset, a_task_cut_off_for_ever_is_lost)
  * set, hop for hop) and not where it does not flow; its addresses are the
  * same in every epoch, and so are everyone else's.
  */
+static const char traffic_and_arrival[] =
+	"events:\n"
+	"  - {at_s: 1, traffic: {from: s1, to: s4, gbps: 5, for_s: 1}}\n"
+	T9_ARRIVES("1.5");
+
+static void background_flows(struct lpset *s, struct scenario *sc,
+			     struct timeline *tl, enum resched pol)
+{
+	struct addressing *a0;
+	int routed = 0;
+
+	(void)sc;
+	(void)pol;
+	/* start, traffic, arrival, traffic's end */
+	cr_assert_eq(s->nepochs, 4);
+	cr_assert_eq(s->sc->nbg, 1);
+	a0 = addressing_new(s->plan[0]);
+	cr_assert_not_null(a0);
+	cr_assert_neq(a0->bg[0].src, 0);
+	for (int e = 0; e < s->nepochs; e++) {
+		const struct plan *q = s->plan[e], *src = tl->e[e].plan;
+		const struct bg_flow *f = &q->bg[0];
+		struct addressing *a = addressing_new(q);
+
+		cr_assert_eq(q->nbg, 1);
+		cr_assert_eq(src->nbg, e == 1 || e == 2, "epoch %d", e);
+		cr_assert_eq(f->routed, src->nbg && src->bg[0].routed,
+			     "epoch %d", e);
+		cr_assert(f->routed || f->why[0], "epoch %d", e);
+		routed += f->routed;
+		for (int h = 0; f->routed && h < f->path.nhops; h++) {
+			const struct hop *x = &f->path.hops[h];
+			const struct hop *y = &src->bg[0].path.hops[h];
+
+			cr_assert_eq(f->path.nhops,
+				     src->bg[0].path.nhops);
+			cr_assert_eq(x->kind, y->kind);
+			cr_assert_eq(x->dir, y->dir);
+			if (x->kind != HOP_LIGHTPATH) {
+				cr_assert_eq(x->idx, y->idx);
+				continue;
+			}
+			cr_assert(s->lit[e][x->idx], "epoch %d: a "
+				  "dark lightpath", e);
+			cr_assert_eq(net_find_lightpath(s->net,
+					&src->net->lp[y->idx]), x->idx);
+		}
+		cr_assert_not_null(a);
+		cr_assert_eq(a->bg[0].src, a0->bg[0].src);
+		cr_assert_eq(a->bg[0].dst, a0->bg[0].dst);
+		same_addresses(s->plan[0], q);
+		paths_lit(s, e);
+		addressing_free(a);
+	}
+	cr_assert_eq(routed, 2, "the flow flows in two epochs");
+	cr_assert(strstr(s->plan[0]->bg[0].why, "does not flow"),
+		  "%s", s->plan[0]->bg[0].why);
+	addressing_free(a0);
+}
+
 Test(lpset, background_traffic_flows_in_its_epochs)
 {
-	for (size_t i = 0; i < NPOLICIES; i++) {
-		struct scenario *sc;
-		struct timeline *tl;
-		struct lpset *s = ring_set(
-			"events:\n"
-			"  - {at_s: 1, traffic: {from: s1, to: s4, gbps: 5,"
-			" for_s: 1}}\n"
-			T9_ARRIVES("1.5"),
-			&sched_spff, policies[i], &sc, &tl);
-		struct addressing *a0;
-		int routed = 0;
-
-		/* start, traffic, arrival, traffic's end */
-		cr_assert_eq(s->nepochs, 4);
-		cr_assert_eq(s->sc->nbg, 1);
-		a0 = addressing_new(s->plan[0]);
-		cr_assert_not_null(a0);
-		cr_assert_neq(a0->bg[0].src, 0);
-		for (int e = 0; e < s->nepochs; e++) {
-			const struct plan *q = s->plan[e], *src = tl->e[e].plan;
-			const struct bg_flow *f = &q->bg[0];
-			struct addressing *a = addressing_new(q);
-
-			cr_assert_eq(q->nbg, 1);
-			cr_assert_eq(src->nbg, e == 1 || e == 2, "epoch %d", e);
-			cr_assert_eq(f->routed, src->nbg && src->bg[0].routed,
-				     "epoch %d", e);
-			cr_assert(f->routed || f->why[0], "epoch %d", e);
-			routed += f->routed;
-			for (int h = 0; f->routed && h < f->path.nhops; h++) {
-				const struct hop *x = &f->path.hops[h];
-				const struct hop *y = &src->bg[0].path.hops[h];
-
-				cr_assert_eq(f->path.nhops,
-					     src->bg[0].path.nhops);
-				cr_assert_eq(x->kind, y->kind);
-				cr_assert_eq(x->dir, y->dir);
-				if (x->kind != HOP_LIGHTPATH) {
-					cr_assert_eq(x->idx, y->idx);
-					continue;
-				}
-				cr_assert(s->lit[e][x->idx], "epoch %d: a "
-					  "dark lightpath", e);
-				cr_assert_eq(net_find_lightpath(s->net,
-						&src->net->lp[y->idx]), x->idx);
-			}
-			cr_assert_not_null(a);
-			cr_assert_eq(a->bg[0].src, a0->bg[0].src);
-			cr_assert_eq(a->bg[0].dst, a0->bg[0].dst);
-			same_addresses(s->plan[0], q);
-			paths_lit(s, e);
-			addressing_free(a);
-		}
-		cr_assert_eq(routed, 2, "the flow flows in two epochs");
-		cr_assert(strstr(s->plan[0]->bg[0].why, "does not flow"),
-			  "%s", s->plan[0]->bg[0].why);
-		addressing_free(a0);
-		ring_set_free(s, tl, sc);
-	}
+	each_policy(traffic_and_arrival, background_flows);
 }
 
 /* Whether x and y have the same trees (parents per model). */
@@ -396,68 +416,70 @@ Test(lpset, a_tree_that_changes_carries_on_as_a_task_of_its_own)
  * stay those of epoch 0 and every running task crosses only lit
  * lightpaths.
  */
+static const char arrival_and_departure[] =
+	"events:\n"
+	T9_ARRIVES("1") "  - {at_s: 2, leave: t1}\n";
+
+static void arrive_and_leave(struct lpset *s, struct scenario *sc,
+			     struct timeline *tl, enum resched pol)
+{
+	int t1 = -1, t9 = -1;
+
+	(void)pol;
+	cr_assert_eq(s->nepochs, 3);
+	cr_assert_eq(s->sc->ntasks, sc->ntasks + 1);
+	for (int t = 0; t < s->sc->ntasks; t++) {
+		if (!strcmp(s->sc->tasks[t].name, "t1"))
+			t1 = t;
+		if (!strcmp(s->sc->tasks[t].name, "t9"))
+			t9 = t;
+	}
+	cr_assert_eq(t9, sc->ntasks, "arrivals after the scenario's");
+	cr_assert_geq(t1, 0);
+	for (int e = 0; e < s->nepochs; e++) {
+		const struct plan *q = s->plan[e];
+
+		cr_assert_eq(q->ntasks, s->sc->ntasks);
+		cr_assert_eq(s->runs[e][t9], e >= 1, "epoch %d", e);
+		cr_assert_eq(s->runs[e][t1], e < 2, "epoch %d", e);
+		cr_assert_eq(q->tasks[t9].blocked, e < 1);
+		cr_assert_eq(q->tasks[t1].blocked, e >= 2);
+		for (int t = 0; t < q->ntasks; t++) {
+			cr_assert_eq(s->runs[e][t],
+				     !q->tasks[t].blocked);
+			cr_assert_not(s->waits[e][t]);
+		}
+		if (e)
+			same_addresses(s->plan[0], q);
+		paths_lit(s, e);
+		/* each running task's byte-links, as the timeline's */
+		for (int k = 0; k < tl->e[e].plan->ntasks; k++)
+			cr_assert_float_eq(
+				q->tasks[s->index[e][k]].bytes_links,
+				tl->e[e].plan->tasks[k].bytes_links,
+				1e-6, "epoch %d task %d", e, k);
+	}
+	/* the timeline's epoch plans list who is there, in order */
+	for (int e = 0; e < s->nepochs; e++)
+		for (int k = 0; k < tl->e[e].plan->ntasks; k++)
+			cr_assert_str_eq(s->sc->tasks[s->index[e][k]]
+						 .name,
+					 tl->e[e].plan->tasks[k]
+						 .task->name);
+	cr_assert_eq(tl->e[2].plan->ntasks, sc->ntasks, "t1 gone");
+	cr_assert(strstr(s->plan[0]->tasks[t9].why, "not arrived"),
+		  "%s", s->plan[0]->tasks[t9].why);
+	cr_assert(strstr(s->plan[2]->tasks[t1].why, "left"), "%s",
+		  s->plan[2]->tasks[t1].why);
+	/* the arrival's lightpaths light at its epoch */
+	for (int l = 0; l < s->net->nlp; l++)
+		if (s->net->lp[l].task == t9)
+			cr_assert(s->lit[1][l] && !s->lit[0][l]);
+}
+
 Test(lpset, tasks_that_arrive_and_leave_run_in_their_epochs)
 {
-	for (size_t i = 0; i < NPOLICIES; i++) {
-		struct scenario *sc;
-		struct timeline *tl;
-		struct lpset *s = ring_set(
-			"events:\n"
-			T9_ARRIVES("1") "  - {at_s: 2, leave: t1}\n",
-			&sched_spff, policies[i], &sc, &tl);
-		int t1 = -1, t9 = -1;
-
-		cr_assert_eq(s->nepochs, 3);
-		cr_assert_eq(s->sc->ntasks, sc->ntasks + 1);
-		for (int t = 0; t < s->sc->ntasks; t++) {
-			if (!strcmp(s->sc->tasks[t].name, "t1"))
-				t1 = t;
-			if (!strcmp(s->sc->tasks[t].name, "t9"))
-				t9 = t;
-		}
-		cr_assert_eq(t9, sc->ntasks, "arrivals after the scenario's");
-		cr_assert_geq(t1, 0);
-		for (int e = 0; e < s->nepochs; e++) {
-			const struct plan *q = s->plan[e];
-
-			cr_assert_eq(q->ntasks, s->sc->ntasks);
-			cr_assert_eq(s->runs[e][t9], e >= 1, "epoch %d", e);
-			cr_assert_eq(s->runs[e][t1], e < 2, "epoch %d", e);
-			cr_assert_eq(q->tasks[t9].blocked, e < 1);
-			cr_assert_eq(q->tasks[t1].blocked, e >= 2);
-			for (int t = 0; t < q->ntasks; t++) {
-				cr_assert_eq(s->runs[e][t],
-					     !q->tasks[t].blocked);
-				cr_assert_not(s->waits[e][t]);
-			}
-			if (e)
-				same_addresses(s->plan[0], q);
-			paths_lit(s, e);
-			/* each running task's byte-links, as the timeline's */
-			for (int k = 0; k < tl->e[e].plan->ntasks; k++)
-				cr_assert_float_eq(
-					q->tasks[s->index[e][k]].bytes_links,
-					tl->e[e].plan->tasks[k].bytes_links,
-					1e-6, "epoch %d task %d", e, k);
-		}
-		/* the timeline's epoch plans list who is there, in order */
-		for (int e = 0; e < s->nepochs; e++)
-			for (int k = 0; k < tl->e[e].plan->ntasks; k++)
-				cr_assert_str_eq(s->sc->tasks[s->index[e][k]]
-							 .name,
-						 tl->e[e].plan->tasks[k]
-							 .task->name);
-		cr_assert_eq(tl->e[2].plan->ntasks, sc->ntasks, "t1 gone");
-		cr_assert(strstr(s->plan[0]->tasks[t9].why, "not arrived"),
-			  "%s", s->plan[0]->tasks[t9].why);
-		cr_assert(strstr(s->plan[2]->tasks[t1].why, "left"), "%s",
-			  s->plan[2]->tasks[t1].why);
-		/* the arrival's lightpaths light at its epoch */
-		for (int l = 0; l < s->net->nlp; l++)
-			if (s->net->lp[l].task == t9)
-				cr_assert(s->lit[1][l] && !s->lit[0][l]);
-		ring_set_free(s, tl, sc);
-	}
+	each_policy(arrival_and_departure, arrive_and_leave);
 }
 
 /*

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "tests/lib/ring.h"
 #include "twin/experiment.h"
 #include "twin/net.h"
 #include "twin/partition.h"
@@ -120,14 +121,11 @@ Test(partition, nsfnet_splits_whole_sites_within_the_balance)
  */
 Test(partition, a_hundred_roadms_split_better_than_naively, .timeout = 60)
 {
-	struct experiment x = { .kind = EXP_EMULATION, .rounds = 1,
-				.parameters = 100000, .bpp = 4 };
 	struct scenario *base, pt;
 	struct plan *p;
 	char why[256];
 
-	cr_assert_eq(experiment_random_base(100, 3, &base), 0);
-	cr_assert_eq(experiment_point(&x, base, 5, 1, 100, &pt), 0);
+	hundred_roadms(&base, &pt);
 	p = sched_plan(&pt, &sched_spff);
 	cr_assert_not_null(p);
 	for (int n = 2; n <= 4; n *= 2) {

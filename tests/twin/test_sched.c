@@ -492,6 +492,13 @@ static struct rnd_case rnd_cases[] = {
 };
 
 /* The cases each property below is checked on. */
+/* One of the servers s0 .. s<nsrv-1> at random: its node, its name in nm. */
+static int rnd_server(const struct scenario *sc, int nsrv, char nm[16])
+{
+	snprintf(nm, 16, "s%u", rnd((uint32_t)nsrv));
+	return scenario_find(sc, nm);
+}
+
 static struct criterion_test_params rnd_params(void)
 {
 	return cr_make_param_array(struct rnd_case, rnd_cases,
@@ -556,8 +563,7 @@ ParameterizedTest(struct rnd_case *c, sched_props, mst_matches_closure_prim)
 		for (int i = 0; i < k; i++) {
 			char nm[16];
 
-			snprintf(nm, sizeof(nm), "s%d", (int)rnd((uint32_t)nsrv));
-			term[i] = scenario_find(sc, nm);
+			term[i] = rnd_server(sc, nsrv, nm);
 			for (int j = 0; j < i; j++)
 				if (term[j] == term[i])
 					term[i] = -1;
@@ -609,8 +615,7 @@ ParameterizedTest(struct rnd_case *c, sched_props, search_matches_bellman_ford)
 		bool more = true;
 
 		mst_place(&s, p, t);
-		snprintf(nm, sizeof(nm), "s%u", rnd((uint32_t)nsrv));
-		src = scenario_find(sc, nm);
+		src = rnd_server(sc, nsrv, nm);
 		cr_assert_geq(src, 0);
 		for (int v = 0; v < n; v++)
 			d[v] = v == src ? 0 : INFINITY;
@@ -795,10 +800,8 @@ static void check_pairs(const char *y, int nsrv)
 			double demand = 10.0 * (1 + (int)rnd(10)), d1, d2 = 0;
 			struct step *st;
 
-			snprintf(na, sizeof(na), "s%u", rnd((uint32_t)nsrv));
-			snprintf(nb, sizeof(nb), "s%u", rnd((uint32_t)nsrv));
-			a = scenario_find(sc, na);
-			b = scenario_find(sc, nb);
+			a = rnd_server(sc, nsrv, na);
+			b = rnd_server(sc, nsrv, nb);
 			if (a == b)
 				continue;
 			e1 = search(&s, &a, 1, b, S_AUX, true, lambda, demand);

@@ -47,6 +47,7 @@
 #include "watch.h"
 #include "emu/lab.h"
 #include "emu/netns.h"
+#include "tests/lib/nettest.h"
 #include "twin/addr.h"
 #include "twin/sched.h"
 
@@ -1180,7 +1181,7 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
-	opt.mn_opts.ip = proc_which("ip", ipbuf, sizeof(ipbuf));
+	opt.mn_opts.ip = nt_which("ip", ipbuf, sizeof(ipbuf));
 	if (!opt.mn_opts.ip) {
 		fprintf(stderr, "bench-emu: no 'ip' (iproute2)\n");
 		return 1;

@@ -12,14 +12,15 @@
 #include "emu/netns.h"
 #include "labveth.h"
 #include "proc.h"
+#include "tests/lib/nettest.h"
 
 #define MAX_ARGS 32
 
 int iptc_init(struct iptc *s)
 {
 	memset(s, 0, sizeof(*s));
-	if (!proc_which("ip", s->ip, sizeof(s->ip)) ||
-	    !proc_which("tc", s->tc, sizeof(s->tc)))
+	if (!nt_which("ip", s->ip, sizeof(s->ip)) ||
+	    !nt_which("tc", s->tc, sizeof(s->tc)))
 		return -ENOENT;
 	return 0;
 }

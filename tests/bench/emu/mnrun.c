@@ -15,6 +15,7 @@
 #include "bench.h"
 #include "emu/netns.h"
 #include "proc.h"
+#include "tests/lib/nettest.h"
 
 #define MN_TIMEOUT_S 900.0	/* for one build or one stop */
 
@@ -280,13 +281,13 @@ int mn_check(const struct mn_opts *o, char *why, size_t len)
 		snprintf(why, len, "no '%s'", o->script);
 		return -ENOENT;
 	}
-	if (!proc_which("mnexec", buf, sizeof(buf))) {
+	if (!nt_which("mnexec", buf, sizeof(buf))) {
 		snprintf(why, len, "no 'mnexec': install the Debian package "
 			 "'mininet' (apt-get install --no-install-recommends "
 			 "mininet)");
 		return -ENOENT;
 	}
-	if (!proc_which("brctl", buf, sizeof(buf))) {
+	if (!nt_which("brctl", buf, sizeof(buf))) {
 		snprintf(why, len, "no 'brctl', which Mininet's LinuxBridge "
 			 "needs: install the Debian package 'bridge-utils'");
 		return -ENOENT;

@@ -14,24 +14,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-
-static char *const proc_envp[] = {
-	"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL
-};
-
-const char *proc_which(const char *name, char *buf, size_t len)
-{
-	static const char *const dirs[] = {
-		"/usr/sbin", "/usr/bin", "/sbin", "/bin",
-	};
-
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(buf, len, "%s/%s", dirs[i], name);
-		if (access(buf, X_OK) == 0)
-			return buf;
-	}
-	return NULL;
-}
+#include "tests/lib/nettest.h"
 
 static void child_fd(int fd, int target, int flags)
 {
@@ -41,49 +24,22 @@ static void child_fd(int fd, int target, int flags)
 		_exit(126);
 }
 
-/*
- * An exec failure comes back through a close-on-exec pipe as the errno,
- * so a missing program is -ENOENT here, not exit status 127 later.
- */
+/* In the child: its namespace and standard streams; 0 or an errno. */
+static int child_setup(const void *arg)
+{
+	const struct proc_io *io = arg;
+
+	signal(SIGPIPE, SIG_DFL);
+	if (io->netns_fd >= 0 && setns(io->netns_fd, CLONE_NEWNET) < 0)
+		return errno;
+	child_fd(io->in_fd, 0, O_RDONLY);
+	child_fd(io->out_fd, 1, O_WRONLY);
+	return 0;
+}
+
 pid_t proc_spawn(char *const argv[], const struct proc_io *io)
 {
-	int pfd[2], err = 0;
-	ssize_t r;
-	pid_t pid;
-
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		err = -errno;
-		close(pfd[0]);
-		close(pfd[1]);
-		return err;
-	}
-	if (pid == 0) {
-		signal(SIGPIPE, SIG_DFL);
-		if (io->netns_fd >= 0 && setns(io->netns_fd, CLONE_NEWNET) < 0)
-			goto fail;
-		child_fd(io->in_fd, 0, O_RDONLY);
-		child_fd(io->out_fd, 1, O_WRONLY);
-		execve(argv[0], argv, proc_envp);
-fail:
-		err = errno;
-		if (write(pfd[1], &err, sizeof(err)) < 0)
-			_exit(126);
-		_exit(127);
-	}
-	close(pfd[1]);
-	do
-		r = read(pfd[0], &err, sizeof(err));
-	while (r < 0 && errno == EINTR);
-	close(pfd[0]);
-	if (r == (ssize_t)sizeof(err)) {
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		return -err;
-	}
-	return pid;
+	return nt_fork_exec(argv[0], argv, child_setup, io);
 }
 
 int proc_wait(pid_t pid)

@@ -19,9 +19,6 @@ struct proc_io {
 	int netns_fd;		/* -1: the caller's namespace */
 };
 
-/* Absolute path of a program in /usr/sbin, /usr/bin, /sbin, /bin, or NULL. */
-const char *proc_which(const char *name, char *buf, size_t len);
-
 /*
  * proc_spawn - start argv[0] (an absolute path) with argv; stderr is
  * ours. Returns the pid, or -errno when it could not be started.
