@@ -370,14 +370,14 @@ clean:
 
 # libFuzzer harnesses, built with clang straight from the sources (tests/
 # fuzz/): the scenario loader, the experiment file, the state file `down` and `clean` act on,
-# and the numbers a user writes. `make fuzz [FUZZ_SECONDS=60]` runs each;
+# the numbers a user writes, and a worker's link. `make fuzz [FUZZ_SECONDS=60]` runs each;
 # `make fuzz-smoke` runs each briefly (CI, when clang is installed). New
 # inputs go to $(FUZZ_DIR)/<name>/corpus, crashes to $(FUZZ_DIR)/crash-*.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_DIR := $(O)/fuzz
-FUZZ_NAMES := scenario experiment state args timeline view
+FUZZ_NAMES := scenario experiment state args timeline view link
 FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz-%)
 FUZZ_CFLAGS := -std=c17 -D_GNU_SOURCE $(WARN) -g -O1 -I. \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
@@ -389,12 +389,15 @@ FUZZ_SRC_state := emu/labstate.c $(TWIN_SRC)
 FUZZ_SRC_args := tools/args.c
 FUZZ_SRC_timeline := $(TWIN_SRC)
 FUZZ_SRC_view := tools/view/route.c
+FUZZ_SRC_link := emu/remote.c emu/worker.c emu/xfer.c emu/wksock.c \
+	$(TWIN_SRC)
 FUZZ_SEEDS_scenario := scenarios/*.yaml tests/fuzz/scenario/*
 FUZZ_SEEDS_experiment := scenarios/experiments/*.yaml
 FUZZ_SEEDS_state := tests/fuzz/state/*
 FUZZ_SEEDS_args := tests/fuzz/args/*
 FUZZ_SEEDS_timeline := tests/fuzz/timeline/*
 FUZZ_SEEDS_view := tests/fuzz/view/*
+FUZZ_SEEDS_link := tests/fuzz/link/*
 
 $(FUZZ_DIR)/fuzz-%: tests/fuzz/fuzz_%.c $(TWIN_SRC) emu/labstate.c \
 		tools/args.c $(wildcard twin/*.h emu/*.h tools/*.h tools/*/*.h)
@@ -415,6 +418,7 @@ fuzz: $(FUZZ_BINS)
 	cp $(FUZZ_SEEDS_args) $(FUZZ_DIR)/args/seed/
 	cp $(FUZZ_SEEDS_timeline) $(FUZZ_DIR)/timeline/seed/
 	cp $(FUZZ_SEEDS_view) $(FUZZ_DIR)/view/seed/
+	cp $(FUZZ_SEEDS_link) $(FUZZ_DIR)/link/seed/
 	@set -e; for n in $(FUZZ_NAMES); do \
 		echo "== fuzz-$$n, $(FUZZ_SECONDS) s"; \
 		$(FUZZ_DIR)/fuzz-$$n -max_total_time=$(FUZZ_SECONDS) \
@@ -433,6 +437,7 @@ fuzz-smoke: $(FUZZ_BINS)
 	@cp $(FUZZ_SEEDS_args) $(FUZZ_DIR)/args/smoke/
 	@cp $(FUZZ_SEEDS_timeline) $(FUZZ_DIR)/timeline/smoke/
 	@cp $(FUZZ_SEEDS_view) $(FUZZ_DIR)/view/smoke/
+	@cp $(FUZZ_SEEDS_link) $(FUZZ_DIR)/link/smoke/
 	@set -e; for n in $(FUZZ_NAMES); do \
 		log=$(FUZZ_DIR)/$$n/smoke.log; \
 		$(FUZZ_DIR)/fuzz-$$n -max_total_time=$(FUZZ_SMOKE_SECONDS) \

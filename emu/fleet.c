@@ -26,6 +26,7 @@
 #include "emu/cgroup.h"
 #include "emu/lab.h"
 #include "emu/netns.h"
+#include "emu/remote.h"
 #include "twin/net.h"
 #include "twin/predict.h"
 
@@ -39,6 +40,8 @@ struct fworker {
 	struct cg *cg;
 	uint64_t cpu_ns;	/* cgroup CPU time at the last round's end */
 	double cpu_s;		/* the worker's own count, likewise */
+	bool remote;		/* started through fleet_opts.via: ctl is
+				 * its link, which takes frames */
 };
 
 struct ftask {
@@ -73,6 +76,8 @@ struct fleet {
 	struct fleet_opts o;
 	int report_fd;		/* read end */
 	int report_wr;		/* write end, for workers started later */
+	struct rm_relay *relay;	/* workers started through o.via */
+	uint64_t clock_err_ns;	/* their clocks' worst match */
 	struct ftask *t;
 	bool watch_gone;	/* the watched process ended */
 };
@@ -279,6 +284,20 @@ int fleet_check_memory(const struct plan *p, int samples_per_local,
 	return 0;
 }
 
+/*
+ * A worker started by a command may outlive its command's process (a
+ * container runtime does not end what it started in the container when
+ * its exec client is killed): its link closing ends it.
+ */
+static void close_links(struct ftask *ft)
+{
+	for (int m = 0; m < ft->nmodels; m++)
+		if (ft->w[m].remote && ft->w[m].ctl >= 0) {
+			close(ft->w[m].ctl);
+			ft->w[m].ctl = -1;
+		}
+}
+
 static void kill_task(struct fleet *f, int t, const char *why)
 {
 	struct ftask *ft = &f->t[t];
@@ -296,6 +315,7 @@ static void kill_task(struct fleet *f, int t, const char *why)
 		close(ft->go_fd);
 		ft->go_fd = -1;
 	}
+	close_links(ft);
 }
 
 /*
@@ -380,6 +400,48 @@ static void worker_cg(const struct fleet *f, int t, int m, char *buf,
 			  scenario_task_first(f->p->sc, t) != t, m, buf, len);
 }
 
+/*
+ * Start task t's worker m through o.via: its link is its ctl (and the
+ * root's go), its reports come through the relay.
+ */
+static int spawn_via(struct fleet *f, int t, int m, struct wk_conf *c,
+		     char *err, size_t len)
+{
+	struct ftask *ft = &f->t[t];
+	uint64_t clock_err = 0;
+	int to, from, e;
+	pid_t pid;
+
+	if (c->model_fd >= 0) {
+		snprintf(err, len, "task '%s' carries a global model on over "
+			 "new trees, which its root keeps on the harness's "
+			 "host: workers started by a command cannot",
+			 ft->plan->tasks[t].task->name);
+		return -EOPNOTSUPP;
+	}
+	if (!f->relay) {
+		f->relay = rm_relay_new(f->report_wr);
+		if (!f->relay)
+			return -errno;
+	}
+	pid = rm_spawn(f->o.via, server_of(f, t, m)->name, c, f->o.timeout_s,
+		       &to, &from, &clock_err, err, len);
+	if (pid < 0)
+		return (int)pid;
+	ft->w[m].pid = pid;
+	ft->w[m].remote = true;
+	ft->w[m].ctl = to;
+	if (clock_err > f->clock_err_ns)
+		f->clock_err_ns = clock_err;
+	e = rm_relay_add(f->relay, from, t, m);
+	if (!e && m == 0) {
+		ft->go_fd = dup(to);
+		if (ft->go_fd < 0)
+			e = -errno;
+	}
+	return e;
+}
+
 static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
 		 size_t len)
 {
@@ -396,6 +458,12 @@ static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
 	ft->w[m].ctl = -1;
 	ft->w[m].train_s = c->train_s;
 	ft->w[m].agg_s = c->agg_s;
+	if (f->o.via) {
+		int e = spawn_via(f, t, m, c, err, len);
+
+		free(c);
+		return e;
+	}
 	{
 		int ctl[2];
 
@@ -690,6 +758,11 @@ static int task_spawn(struct fleet *f, int t, char *err, size_t len)
 			      (off_t)(2 * wk_kept_slot(ft->nparams))))
 			return -errno;
 	}
+	if (f->o.via) {	/* the root's go goes over its link */
+		for (int m = 0; m < ft->nmodels && !e; m++)
+			e = spawn(f, t, m, f->report_wr, -1, err, len);
+		return e;
+	}
 	if (pipe2(go, O_CLOEXEC))
 		return -errno;
 	ft->go_fd = go[1];
@@ -905,6 +978,7 @@ void fleet_task_end(struct fleet *f, int t)
 		close(ft->go_fd);
 		ft->go_fd = -1;
 	}
+	close_links(ft);
 	for (int m = 0; m < ft->nmodels; m++)
 		if (ft->w[m].pid > 0 && !ft->w[m].exited) {
 			kill(ft->w[m].pid, SIGKILL);
@@ -912,6 +986,11 @@ void fleet_task_end(struct fleet *f, int t)
 			    ft->w[m].pid)
 				ft->w[m].exited = true;
 		}
+}
+
+uint64_t fleet_clock_error_ns(const struct fleet *f)
+{
+	return f->clock_err_ns;
 }
 
 bool fleet_running(const struct fleet *f, int t)
@@ -997,6 +1076,15 @@ static uint64_t path_late(const struct ftask *ft, const struct task_plan *tp)
 	return worst;
 }
 
+/* Say something to worker w: on its pipe as it is, or framed on its link. */
+static int tell(const struct fworker *w, int fd, uint16_t type,
+		const void *msg, uint32_t len)
+{
+	if (w->remote)
+		return rm_send(fd, type, msg, len);
+	return write(fd, msg, len) == (ssize_t)len ? 0 : -EIO;
+}
+
 int fleet_round(struct fleet *f, unsigned r, uint64_t at,
 		struct fleet_task_round *res)
 {
@@ -1025,13 +1113,13 @@ int fleet_round(struct fleet *f, unsigned r, uint64_t at,
 					      .agg_s = ft->w[m].agg_s };
 
 			if (ft->w[m].ctl >= 0 &&
-			    write(ft->w[m].ctl, &ctl, sizeof(ctl)) !=
-				    (ssize_t)sizeof(ctl))
+			    tell(&ft->w[m], ft->w[m].ctl, RM_CTL, &ctl,
+				 sizeof(ctl)))
 				kill_task(f, t, "cannot tell a worker its "
 					  "compute phase");
 		}
-		if (ft->live && write(ft->go_fd, &go, sizeof(go)) !=
-				(ssize_t)sizeof(go))
+		if (ft->live && tell(&ft->w[0], ft->go_fd, RM_GO, &go,
+				     sizeof(go)))
 			kill_task(f, t, "cannot start the round");
 	}
 	collect(f, WK_ROUND, r,
@@ -1114,6 +1202,7 @@ void fleet_stop(struct fleet *f)
 				kill(ft->w[m].pid, SIGKILL);
 	}
 	reap(f, true, false);
+	rm_relay_free(f->relay);
 	for (int t = 0; t < f->p->ntasks; t++) {
 		struct ftask *ft = &f->t[t];
 

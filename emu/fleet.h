@@ -27,6 +27,15 @@ struct fleet_opts {
 	double timeout_s;	/* a round's deadline */
 	double dilation;	/* emulated seconds per scenario second (>= 1) */
 	bool cgroups;		/* put each worker in its own cgroup */
+	/*
+	 * NULL: fork each worker into its server's namespace. Else a
+	 * command that starts one on another host, in its server's
+	 * container (emu/remote.h), its words' `{node}` the server's name:
+	 * `docker exec -i clab-LAB-{node} /twinlab/twinlab worker`. Such
+	 * workers get no cgroup here (their container is theirs) and
+	 * count their own CPU.
+	 */
+	char *const *via;
 	int samples_per_local;	/* data set size per local model */
 	/* set (by a signal handler) to give up waiting for workers */
 	const volatile sig_atomic_t *stop;
@@ -165,6 +174,13 @@ void fleet_task_end(struct fleet *f, int t);
  * fleet's tasks, with the same addresses (an epoch of twin/lpset.h).
  */
 void fleet_train_from(struct fleet *f, const struct plan *q);
+
+/*
+ * fleet_clock_error_ns - for workers started through o.via, the most any
+ * one's clock may be off this host's after they were matched (half the
+ * shortest round trip of its link); 0 for forked workers.
+ */
+uint64_t fleet_clock_error_ns(const struct fleet *f);
 
 /* Whether task t's workers run: started, not ended, not failed. */
 bool fleet_running(const struct fleet *f, int t);

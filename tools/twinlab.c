@@ -54,6 +54,9 @@ static const struct command commands[] = {
 	{ "select", cmd_select, "SCENARIO --task NAME [OPTIONS]",
 	  "choose k of a task's local models by their data and network cost "
 	  "(no root needed)" },
+	{ "worker", cmd_worker, "",
+	  "one model worker, for a run's harness on another host (started "
+	  "by 'run --workers-via')" },
 	{ "doctor", cmd_doctor, "[OPTIONS]",
 	  "what this kernel offers and which paths twinlab uses" },
 	{ "help", cmd_help, "[COMMAND]", "this help, or a command's" },

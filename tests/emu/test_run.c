@@ -2397,3 +2397,80 @@ Test(run, a_run_split_over_two_hosts_measures_as_on_one, .timeout = 300)
 	cr_assert_gt(links, 0);
 	sqlite3_close(h);
 }
+
+/* How many processes run `bin word ...`. */
+static int count_procs(const char *bin, const char *word)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	cr_assert_not_null(d);
+	while ((de = readdir(d))) {
+		char path[64], line[512];
+		ssize_t k;
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.32s/cmdline", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;	/* it ended meanwhile */
+		k = read(fd, line, sizeof(line) - 1);
+		close(fd);
+		if (k <= 0)
+			continue;
+		line[k] = '\0';
+		if (!strcmp(line, bin) && (size_t)k > strlen(bin) + 1 &&
+		    !strcmp(line + strlen(bin) + 1, word))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * Workers started by a command (`run --workers-via`, as the head host of
+ * an exported emulation starts them in the servers' containers), here
+ * `twinlab exec` into each server's namespace of a run split over two
+ * hosts: they learn exactly what forked workers learn (the same global
+ * model, digest for digest, every round), each task's mean round within
+ * 5 % of the forked one-host run's, both faithful; and no worker is left.
+ */
+Test(run, workers_started_by_a_command_learn_and_measure_as_forked_ones,
+     .timeout = 300)
+{
+	char *bin = getenv("TWINLAB"), via[600], sql[400];
+	struct run_cmd c;
+	long one, two;
+	sqlite3 *h;
+
+	cr_assert_not_null(bin, "TWINLAB is not set");
+	snprintf(via, sizeof(via), "%s exec --prefix %s {node} -- %s worker",
+		 bin, prefix, bin);
+	run_faithful("scenarios/teaching-ring.yaml", "mst", 3, "auto:8");
+	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+	one = (long)q1(h, "SELECT max(id) FROM runs");	/* forked */
+	sqlite3_close(h);
+	run_cmd(&c, "scenarios/teaching-ring.yaml", "mst", 3, "auto:8",
+		"--hosts", "2", "--workers-via", via, NULL);
+	cr_assert(strstr(until_faithful(&c), "fidelity: dilation "));
+	nothing_left();
+	cr_assert_eq(count_procs(bin, "worker"), 0, "a worker was left");
+	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+	two = (long)q1(h, "SELECT max(id) FROM runs");
+	cr_assert_gt(two, one);
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(*) FROM rounds a JOIN rounds b ON b.task = "
+		 "a.task AND b.round = a.round AND b.global_digest = "
+		 "a.global_digest WHERE a.run = %ld AND b.run = %ld", one, two);
+	cr_assert_eq(q1(h, sql), 2 * 3, "the models learnt differ");
+	snprintf(sql, sizeof(sql),
+		 "SELECT 'task ' || a.task, avg(b.round_s) / avg(a.round_s) "
+		 "FROM rounds a JOIN rounds b ON b.task = a.task AND "
+		 "b.round = a.round WHERE a.run = %ld AND b.run = %ld "
+		 "GROUP BY a.task", one, two);
+	cr_assert_eq(ratios_near_one(h, sql, 0.05), 2);
+	sqlite3_close(h);
+}

@@ -301,11 +301,20 @@ static int write_readme(const struct writing *w)
 		"On Kubernetes (clabernetes), export for one host and\n"
 		"`containerlab --runtime c9s deploy -t <file>`: clabernetes "
 		"spreads the nodes\nitself (an image with twinlab inside "
-		"replaces the bind of the host's binary).\nThe federated-"
-		"learning workers are not started by these files: `twinlab "
-		"run`\ndrives one machine's emulation only.\n\n`plan.json` holds the plan, every "
+		"replaces the bind of the host's binary).\n\n"
+		"The federated-learning workers are started by `twinlab run "
+		"--workers-via\n'docker exec -i clab-%s-{node} "
+		"/twinlab/twinlab worker'` (or\n`containerlab exec`): one "
+		"`twinlab worker` in each server's container per\nmodel, "
+		"speaking to the run over that command's stdin and stdout, "
+		"its clock\nmatched to the run's. `run` still reads the "
+		"links' counters and the delay\nlines' lateness in "
+		"namespaces on its own host, so it measures a deployment\n"
+		"only where it built the emulation itself.\n\n"
+		"`plan.json` holds the plan, every "
 		"transfer's addresses and the split\n(`split`: each host's "
-		"sites and workers, the tunnels, beside a naive split).\n");
+		"sites and workers, the tunnels, beside a naive split).\n",
+		w->o->lab);
 	return done(w, "README.md", f, ferror(f) ? -EIO : 0);
 }
 

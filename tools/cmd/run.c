@@ -32,7 +32,7 @@
 	"[--events FILE]\n" \
 	"           [--reschedule none|full|auto] [--predictor M] [--json] " \
 	"[--view]\n" \
-	"           [--hosts N]\n\n" \
+	"           [--hosts N] [--workers-via CMD]\n\n" \
 	"Runs every task's workers on the emulation (built first unless it is " \
 	"up) for R\nrounds, stores everything in FILE and prints measured " \
 	"against predicted\nfigures, in scenario time, with a fidelity " \
@@ -72,7 +72,18 @@
 	"                    'twinlab view'; its address is printed first)\n" \
 	"  --hosts N         on an emulation split over N hosts (2 to 256) " \
 	"as 'export\n" \
-	"                    --hosts N' splits it, built here ('up --hosts')\n"
+	"                    --hosts N' splits it, built here ('up --hosts')\n" \
+	"  --workers-via CMD  start each worker with CMD instead of forking " \
+	"it into its\n" \
+	"                    server's namespace: its words (split at spaces) " \
+	"with {node}\n" \
+	"                    the server's name, e.g. 'docker exec -i " \
+	"clab-LAB-{node}\n" \
+	"                    /twinlab/twinlab worker'; it speaks to the worker " \
+	"over\n" \
+	"                    CMD's stdin and stdout ('twinlab help worker')\n"
+
+#define RUN_VIA_WORDS 64	/* words of --workers-via */
 
 /* ---- --json: the run as stored ----------------------------------------- */
 
@@ -158,6 +169,38 @@ static int print_run_json(const char *db, int64_t id)
 	return e ? 1 : 0;
 }
 
+/*
+ * --workers-via: the command's words, split at blanks (no shell: each word
+ * is an argument as it stands), one of them naming the server.
+ */
+static int via_words(const char *cmd, char *buf, size_t len, char **words,
+		     int max)
+{
+	int n = 0;
+
+	if (strlen(cmd) >= len) {
+		p_err("bad --workers-via: longer than %zu bytes", len - 1);
+		return EXIT_USAGE;
+	}
+	strcpy(buf, cmd);
+	for (char *save = NULL, *w = strtok_r(buf, " \t", &save); w;
+	     w = strtok_r(NULL, " \t", &save)) {
+		if (n == max) {
+			p_err("bad --workers-via '%s': more than %d words", cmd,
+			      max);
+			return EXIT_USAGE;
+		}
+		words[n++] = w;
+	}
+	words[n] = NULL;
+	for (int i = 0; i < n; i++)
+		if (strstr(words[i], "{node}"))
+			return 0;
+	p_err("bad --workers-via '%s': no word names the server ({node}), so "
+	      "every worker would start in one place", cmd);
+	return EXIT_USAGE;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct cli cl = { 0 };
@@ -170,6 +213,8 @@ int cmd_run(int argc, char **argv)
 	char err[512];
 	int policy = RESCHED_NONE;
 	uint64_t rounds = 0, hosts = 0;
+	char via_buf[4096], *via[RUN_VIA_WORDS + 1];
+	const char *via_cmd;
 	int rc, lock;
 
 	rc = cli_parse(&cl, argc, argv, 1, 1, RUN_HELP, prog, RUN_ROUNDS_MAX);
@@ -182,6 +227,11 @@ int cmd_run(int argc, char **argv)
 	    cli_prefix(&cl, &o.prefix))
 		return EXIT_USAGE;
 	o.hosts = (int)hosts;
+	via_cmd = cli_str(&cl, "workers-via", NULL);
+	if (via_cmd && via_words(via_cmd, via_buf, sizeof(via_buf), via,
+				 RUN_VIA_WORDS))
+		return EXIT_USAGE;
+	o.via = via_cmd ? via : NULL;
 	o.rounds = (unsigned)rounds;
 	o.db = cli_str(&cl, "db", o.db);
 	o.keep = cli_flag(&cl, "keep");

@@ -329,6 +329,10 @@ static int att_start(struct attempt *a)
 		session_say(x, "%s", a->err);
 		return -1;
 	}
+	if (x->fo.via)
+		fprintf(x->out, "run: workers started by '%s', their clocks "
+			"matched to this host's within %.1f us\n",
+			x->fo.via[0], (double)fleet_clock_error_ns(a->f) / 1e3);
 	/* background traffic: its generator, ready before the first round */
 	if (p->nbg) {
 		e = lab_traffic_start(p, x->set, x->a, x->lo.prefix, n, &a->tg,
@@ -738,7 +742,7 @@ int session_run(const struct session_opts *o, struct session_result *res)
 		       .delay = true,
 		       .dilation = o->dilation,
 		       .hosts = o->hosts},
-		.fo = {.timeout_s = 60, .cgroups = true},
+		.fo = {.timeout_s = 60, .cgroups = !o->via, .via = o->via},
 	};
 	struct scenario *sc;
 	int rc = 1;

@@ -41,6 +41,8 @@ struct session_opts {
 	bool auto_n;			/* raise N until round 1 is faithful */
 	bool keep;			/* leave the emulation up */
 	int hosts;			/* > 1: split over hosts, built here */
+	char *const *via;		/* fleet_opts.via: workers started by
+					 * a command; NULL: forked */
 	/* re-place tasks as the scenario's cuts and repairs change the
 	 * network, by policy `resched`, live (twin/lpset.h); else cuts are
 	 * played and nothing moves */

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A worker started through a command: `docker exec -i NODE twinlab worker`
+ * or `containerlab exec`, on another host, in a container the harness
+ * cannot fork into. The command's stdin and stdout are the worker's only
+ * link to the harness (a container of the emulation has no other network
+ * than the emulated one, and its traffic stays there), so everything the
+ * fleet says to a forked worker through pipes goes over that link in
+ * frames: the worker's configuration, each round's go, each compute phase,
+ * and back, every report.
+ *
+ * Clocks: the hosts' monotonic clocks are not the same clock. When the
+ * link opens, the harness asks the worker's time a few times and keeps
+ * the answer of the shortest round trip (its error is at most half that
+ * trip); the worker's end then moves every time it receives (a round's
+ * start) and sends (a report's instants) by that offset, so the fleet
+ * sees one clock, its own, as with forked workers.
+ *
+ * The worker's end ends when the link does: a container runtime does not
+ * end the process it started when its exec client is killed, closing the
+ * link does.
+ */
+#ifndef EMU_REMOTE_H
+#define EMU_REMOTE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "emu/worker.h"
+
+#define RM_MAGIC 0x746c726du	/* "tlrm" */
+#define RM_CLOCK_ASKS 8		/* clock samples when a link opens */
+
+enum rm_type { RM_CONF = 1, RM_CLOCK, RM_OFFSET, RM_GO, RM_CTL, RM_REPORT };
+
+struct rm_hdr {
+	uint32_t magic;
+	uint16_t type, version;
+	uint32_t len;		/* payload bytes after the header */
+	uint32_t pad;
+};
+
+#define RM_VERSION 1
+
+/* The clock's question and answer: the harness's time, echoed, and the
+ * worker's time when it answered. */
+struct rm_clock {
+	uint64_t asked, answered;
+};
+
+/*
+ * rm_payload_len - the one payload length a frame of type `type` may have
+ * (the link's frames are fixed-size per type); 0 for an unknown type.
+ */
+uint32_t rm_payload_len(uint16_t type);
+
+/*
+ * rm_send - write one frame (header and payload in one write, so frames
+ * from one writer never interleave). 0 or -errno (-EPIPE: the other end
+ * is gone).
+ */
+int rm_send(int fd, uint16_t type, const void *payload, uint32_t len)
+	__attribute__((warn_unused_result));
+
+/*
+ * A frame being read from a stream that may deliver it in pieces (a
+ * container runtime's relay does). rm_reader_feed reads what fd has
+ * (one read; the fd may be non-blocking) and returns 1 when a whole frame
+ * is in r->buf (type in r->type, payload at r->buf), 0 when more is
+ * needed, -EPIPE at end of stream, -EBADMSG for a frame that is not one
+ * of the link's (bad magic, version, type or length), or -errno.
+ */
+union rm_payload {
+	struct wk_conf conf;
+	struct rm_clock clock;
+	int64_t offset;
+	struct wk_go go;
+	struct wk_ctl ctl;
+	struct wk_report report;
+};
+
+struct rm_reader {
+	struct rm_hdr hdr;
+	size_t have;		/* bytes of header + payload so far */
+	uint16_t type;
+	unsigned char buf[sizeof(union rm_payload)];
+};
+
+int rm_reader_feed(struct rm_reader *r, int fd);
+
+/*
+ * rm_conf_check - a configuration that came over a link is one a worker
+ * can run: counts within bounds, strings terminated, the learning sizes
+ * positive; 0 or -EINVAL with the reason in why.
+ */
+int rm_conf_check(const struct wk_conf *c, char *why, size_t len);
+
+/*
+ * rm_worker_main - the worker's end: read the configuration from `in`,
+ * answer the clock, run the worker (worker_run) with its go, compute
+ * phases and reports carried over in/out. Returns the worker's exit
+ * status (0 when its rounds are done and the link has ended). Errors
+ * before the worker runs go to stderr (the command's, which the harness
+ * passes through) and give 2.
+ */
+int rm_worker_main(int in, int out);
+
+/*
+ * The harness's end of one worker's link.
+ *
+ * rm_spawn - run argv (every `{node}` in its words replaced by node)
+ * with its stdin and stdout on pipes, send conf, match clocks (waiting at
+ * most timeout_s for each answer) and return the child's PID, with *to
+ * (write end: frames to the worker), *from (read end: its frames) and
+ * how far the clocks may be off (half the shortest round trip).
+ * -errno with a message on failure (the child ended and reaped).
+ */
+pid_t rm_spawn(char *const *argv, const char *node, const struct wk_conf *conf,
+	       double timeout_s, int *to, int *from, uint64_t *clock_err_ns,
+	       char *err, size_t len);
+
+/*
+ * rm_match_clocks - over a link whose worker end has its configuration:
+ * ask its time RM_CLOCK_ASKS times (waiting at most ms for each answer),
+ * send it the offset (its clock - ours) of the shortest round trip, and
+ * say half that trip in *err_ns, the most the offset can be off. 0 or
+ * -errno (-ETIMEDOUT, -EPIPE, -EPROTO for an answer that is not one).
+ */
+int rm_match_clocks(int to, int from, int ms, uint64_t *err_ns)
+	__attribute__((warn_unused_result));
+
+/*
+ * The relay: one thread that reads every link's frames as they come (in
+ * pieces or not) and writes each report whole, with one write, to out
+ * (the fleet's report pipe, as a forked worker would), as the link's
+ * task and model whatever the frame says; a frame that is not a report
+ * is written as that worker's failure and its link closed. A link that
+ * ends is closed (its process's end tells the fleet).
+ *
+ * rm_relay_new - NULL with errno. rm_relay_add - hand it a link's read
+ * end (closed on failure too); 0 or -ENOMEM. rm_relay_free - stop it and
+ * close every link.
+ */
+struct rm_relay;
+
+struct rm_relay *rm_relay_new(int out);
+int rm_relay_add(struct rm_relay *rl, int fd, int task, int model)
+	__attribute__((warn_unused_result));
+void rm_relay_free(struct rm_relay *rl);
+
+#endif
