@@ -5,6 +5,7 @@
  * hands the harness every report whole.
  */
 #include "remote.h"
+#include "spawn.h"
 #include "twin/clock.h"
 #include "twin/grow.h"
 
@@ -468,12 +469,7 @@ pid_t rm_spawn(char *const *argv, const char *node, const struct wk_conf *conf,
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 close_pipes:
-	for (int i = 0; i < 2; i++) {
-		if (in[i] >= 0)
-			close(in[i]);
-		if (out[i] >= 0)
-			close(out[i]);
-	}
+	pipes_close(in, out);
 	free_argv(av);
 	return e;
 }

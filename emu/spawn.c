@@ -164,12 +164,7 @@ int spawn_run(const struct spawn *sp, struct spawn_result *res)
 		}
 	}
 out:
-	for (int i = 0; i < 2; i++) {
-		if (epipe[i] >= 0)
-			close(epipe[i]);
-		if (fpipe[i] >= 0)
-			close(fpipe[i]);
-	}
+	pipes_close(epipe, fpipe);
 	if (pidfd >= 0)
 		close(pidfd);
 	return err;
@@ -214,4 +209,15 @@ void spawn_describe(const struct spawn_result *res, char *buf, size_t len)
 	if (end > line)
 		snprintf(buf + n, len - (size_t)n, ": %.*s", (int)(end - line),
 			 line);
+}
+
+void pipes_close(int a[2], int b[2])
+{
+	for (int i = 0; i < 2; i++) {
+		if (a[i] >= 0)
+			close(a[i]);
+		if (b[i] >= 0)
+			close(b[i]);
+		a[i] = b[i] = -1;
+	}
 }

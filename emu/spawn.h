@@ -57,4 +57,10 @@ int spawn_exit_status(const struct spawn_result *res);
  */
 void spawn_describe(const struct spawn_result *res, char *buf, size_t len);
 
+/*
+ * pipes_close - close whichever ends of pipes a and b are open (>= 0),
+ * as a failure path that made them in turn leaves them; each becomes -1.
+ */
+void pipes_close(int a[2], int b[2]);
+
 #endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The traffic generator; see traffic.h. */
 #include "traffic.h"
+#include "spawn.h"
 #include "twin/clock.h"
 
 #include <arpa/inet.h>
@@ -358,12 +359,7 @@ fail:
 	snprintf(err, len, "cannot start the traffic generator: %s",
 		 strerror(-e));
 fail_quiet:
-	for (int i = 0; i < 2; i++) {
-		if (ready[i] >= 0)
-			close(ready[i]);
-		if (go[i] >= 0)
-			close(go[i]);
-	}
+	pipes_close(ready, go);
 	if (g->pid > 0) {
 		kill(g->pid, SIGTERM);
 		waitpid(g->pid, NULL, 0);

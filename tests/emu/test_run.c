@@ -2354,6 +2354,19 @@ static int ratios_near_one(sqlite3 *h, const char *sql, double tol)
 	return n;
 }
 
+/* Per task, run two's mean round over run one's within tol; how many. */
+static int rounds_near(sqlite3 *h, long one, long two, double tol)
+{
+	char sql[300];
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT 'task ' || a.task, avg(b.round_s) / avg(a.round_s) "
+		 "FROM rounds a JOIN rounds b ON b.task = a.task AND "
+		 "b.round = a.round WHERE a.run = %ld AND b.run = %ld "
+		 "GROUP BY a.task", one, two);
+	return ratios_near_one(h, sql, tol);
+}
+
 /*
  * The ring split over two hosts as `export --hosts 2` splits it, built
  * here (`run --hosts 2`: each host's namespace, the cut fibre's wavelength
@@ -2379,12 +2392,7 @@ Test(run, a_run_split_over_two_hosts_measures_as_on_one, .timeout = 300)
 	one = two - 1;
 	cr_assert_gt(one, 0);
 	/* per task: the split run's mean round over the one-host run's */
-	snprintf(sql, sizeof(sql),
-		 "SELECT 'task ' || a.task, avg(b.round_s) / avg(a.round_s) "
-		 "FROM rounds a JOIN rounds b ON b.task = a.task AND "
-		 "b.round = a.round WHERE a.run = %ld AND b.run = %ld "
-		 "GROUP BY a.task", one, two);
-	cr_assert_eq(ratios_near_one(h, sql, 0.05), 2);
+	cr_assert_eq(rounds_near(h, one, two, 0.05), 2);
 	snprintf(sql, sizeof(sql),
 		 "SELECT a.link, sum(b.bytes) * 1.0 / sum(a.bytes) FROM links a "
 		 "JOIN links b ON b.link = a.link AND b.round = a.round "
@@ -2466,11 +2474,6 @@ Test(run, workers_started_by_a_command_learn_and_measure_as_forked_ones,
 		 "a.task AND b.round = a.round AND b.global_digest = "
 		 "a.global_digest WHERE a.run = %ld AND b.run = %ld", one, two);
 	cr_assert_eq(q1(h, sql), 2 * 3, "the models learnt differ");
-	snprintf(sql, sizeof(sql),
-		 "SELECT 'task ' || a.task, avg(b.round_s) / avg(a.round_s) "
-		 "FROM rounds a JOIN rounds b ON b.task = a.task AND "
-		 "b.round = a.round WHERE a.run = %ld AND b.run = %ld "
-		 "GROUP BY a.task", one, two);
-	cr_assert_eq(ratios_near_one(h, sql, 0.05), 2);
+	cr_assert_eq(rounds_near(h, one, two, 0.05), 2);
 	sqlite3_close(h);
 }
