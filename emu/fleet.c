@@ -42,6 +42,8 @@ struct fworker {
 	double cpu_s;		/* the worker's own count, likewise */
 	bool remote;		/* started through fleet_opts.via: ctl is
 				 * its link, which takes frames */
+	int from;		/* its link's read end until the relay
+				 * takes it, or -1 */
 };
 
 struct ftask {
@@ -291,11 +293,16 @@ int fleet_check_memory(const struct plan *p, int samples_per_local,
  */
 static void close_links(struct ftask *ft)
 {
-	for (int m = 0; m < ft->nmodels; m++)
+	for (int m = 0; m < ft->nmodels; m++) {
 		if (ft->w[m].remote && ft->w[m].ctl >= 0) {
 			close(ft->w[m].ctl);
 			ft->w[m].ctl = -1;
 		}
+		if (ft->w[m].from >= 0) {
+			close(ft->w[m].from);
+			ft->w[m].from = -1;
+		}
+	}
 }
 
 static void kill_task(struct fleet *f, int t, const char *why)
@@ -401,15 +408,14 @@ static void worker_cg(const struct fleet *f, int t, int m, char *buf,
 }
 
 /*
- * Start task t's worker m through o.via: its link is its ctl (and the
- * root's go), its reports come through the relay.
+ * Start task t's worker m through o.via: its link is its ctl (and, once
+ * the clocks are matched, the root's go); link_open follows.
  */
 static int spawn_via(struct fleet *f, int t, int m, struct wk_conf *c,
 		     char *err, size_t len)
 {
 	struct ftask *ft = &f->t[t];
-	uint64_t clock_err = 0;
-	int to, from, e;
+	int to, from;
 	pid_t pid;
 
 	if (c->model_fd >= 0) {
@@ -419,24 +425,50 @@ static int spawn_via(struct fleet *f, int t, int m, struct wk_conf *c,
 			 ft->plan->tasks[t].task->name);
 		return -EOPNOTSUPP;
 	}
-	if (!f->relay) {
-		f->relay = rm_relay_new(f->report_wr);
-		if (!f->relay)
-			return -errno;
-	}
-	pid = rm_spawn(f->o.via, server_of(f, t, m)->name, c, f->o.timeout_s,
-		       &to, &from, &clock_err, err, len);
+	pid = rm_start(f->o.via, server_of(f, t, m)->name, c, &to, &from, err,
+		       len);
 	if (pid < 0)
 		return (int)pid;
 	ft->w[m].pid = pid;
 	ft->w[m].remote = true;
 	ft->w[m].ctl = to;
+	ft->w[m].from = from;
+	return 0;
+}
+
+/*
+ * Worker m of task t, started through o.via: match its clock, then its
+ * reports go through the relay and (the root) its go over its link.
+ */
+static int link_open(struct fleet *f, int t, int m, char *err, size_t len)
+{
+	struct fworker *w = &f->t[t].w[m];
+	uint64_t clock_err = 0;
+	int e;
+
+	if (!f->relay) {
+		f->relay = rm_relay_new(f->report_wr);
+		if (!f->relay)
+			return -errno;
+	}
+	e = rm_match_clocks(w->ctl, w->from, (int)(f->o.timeout_s * 1000),
+			    &clock_err);
+	if (e) {
+		snprintf(err, len, "the worker on '%s' (started by '%s') did "
+			 "not answer: %s", server_of(f, t, m)->name,
+			 f->o.via[0], e == -EPIPE ? "it ended" :
+			 e == -ETIMEDOUT ? "no answer in time" :
+			 e == -EBADMSG || e == -EPROTO ?
+			 "what it sent is not a worker's" : strerror(-e));
+		return e;
+	}
 	if (clock_err > f->clock_err_ns)
 		f->clock_err_ns = clock_err;
-	e = rm_relay_add(f->relay, from, t, m);
+	e = rm_relay_add(f->relay, w->from, t, m);
+	w->from = -1;	/* the relay's, closed by it even on failure */
 	if (!e && m == 0) {
-		ft->go_fd = dup(to);
-		if (ft->go_fd < 0)
+		f->t[t].go_fd = dup(w->ctl);
+		if (f->t[t].go_fd < 0)
 			e = -errno;
 	}
 	return e;
@@ -726,7 +758,7 @@ static int task_init(struct fleet *f, const struct plan *q, int t,
 	if (!ft->w || !ft->rep || !ft->got)
 		return -ENOMEM;
 	for (int m = 0; m < tp->nmodels; m++)
-		ft->w[m].ctl = -1;
+		ft->w[m].ctl = ft->w[m].from = -1;
 	e = wire_message(q->sc, tp->task, &wm);
 	if (e) {
 		snprintf(err, len, "task '%s': %s", tp->task->name,
@@ -761,6 +793,8 @@ static int task_spawn(struct fleet *f, int t, char *err, size_t len)
 	if (f->o.via) {	/* the root's go goes over its link */
 		for (int m = 0; m < ft->nmodels && !e; m++)
 			e = spawn(f, t, m, f->report_wr, -1, err, len);
+		for (int m = 0; m < ft->nmodels && !e; m++)
+			e = link_open(f, t, m, err, len);
 		return e;
 	}
 	if (pipe2(go, O_CLOEXEC))
@@ -1209,6 +1243,8 @@ void fleet_stop(struct fleet *f)
 		for (int m = 0; m < ft->nmodels; m++) {
 			if (ft->w[m].ctl >= 0)
 				close(ft->w[m].ctl);
+			if (ft->w[m].from >= 0)
+				close(ft->w[m].from);
 			if (ft->w[m].cg) {
 				char name[64];
 

@@ -411,9 +411,8 @@ int rm_match_clocks(int to, int from, int ms, uint64_t *err_ns)
 	return rm_send(to, RM_OFFSET, &offset, sizeof(offset));
 }
 
-pid_t rm_spawn(char *const *argv, const char *node, const struct wk_conf *conf,
-	       double timeout_s, int *to, int *from, uint64_t *clock_err_ns,
-	       char *err, size_t len)
+pid_t rm_start(char *const *argv, const char *node, const struct wk_conf *conf,
+	       int *to, int *from, char *err, size_t len)
 {
 	char **av = put_node(argv, node);
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, e, status;
@@ -450,21 +449,16 @@ pid_t rm_spawn(char *const *argv, const char *node, const struct wk_conf *conf,
 	close(in[0]);
 	close(out[1]);
 	in[0] = out[1] = -1;
+	/* a pipe takes it whole, whether the command reads yet or not */
 	e = rm_send(in[1], RM_CONF, conf, sizeof(*conf));
-	if (!e)
-		e = rm_match_clocks(in[1], out[0], (int)(timeout_s * 1000),
-				 clock_err_ns);
 	if (!e) {
 		free_argv(av);
 		*to = in[1];
 		*from = out[0];
 		return pid;
 	}
-	snprintf(err, len, "the worker on '%s' (started by '%s') did not "
-		 "answer: %s", node, av[0],
-		 e == -EPIPE ? "it ended" : e == -ETIMEDOUT ?
-		 "no answer in time" : e == -EBADMSG || e == -EPROTO ?
-		 "what it sent is not a worker's" : strerror(-e));
+	snprintf(err, len, "cannot send the worker on '%s' its "
+		 "configuration: %s", node, strerror(-e));
 	kill(pid, SIGKILL);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;

@@ -108,16 +108,15 @@ int rm_worker_main(int in, int out);
 /*
  * The harness's end of one worker's link.
  *
- * rm_spawn - run argv (every `{node}` in its words replaced by node)
- * with its stdin and stdout on pipes, send conf, match clocks (waiting at
- * most timeout_s for each answer) and return the child's PID, with *to
- * (write end: frames to the worker), *from (read end: its frames) and
- * how far the clocks may be off (half the shortest round trip).
- * -errno with a message on failure (the child ended and reaped).
+ * rm_start - run argv (every `{node}` in its words replaced by node)
+ * with its stdin and stdout on pipes and send it conf; the child's PID,
+ * with *to (write end: frames to the worker) and *from (read end: its
+ * frames). The clocks are matched next (rm_match_clocks): starting every
+ * worker first lets their commands start side by side. -errno with a
+ * message on failure (the child ended and reaped).
  */
-pid_t rm_spawn(char *const *argv, const char *node, const struct wk_conf *conf,
-	       double timeout_s, int *to, int *from, uint64_t *clock_err_ns,
-	       char *err, size_t len);
+pid_t rm_start(char *const *argv, const char *node, const struct wk_conf *conf,
+	       int *to, int *from, char *err, size_t len);
 
 /*
  * rm_match_clocks - over a link whose worker end has its configuration:

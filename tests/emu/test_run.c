@@ -2477,3 +2477,20 @@ Test(run, workers_started_by_a_command_learn_and_measure_as_forked_ones,
 	cr_assert_eq(rounds_near(h, one, two, 0.05), 2);
 	sqlite3_close(h);
 }
+
+/* A command that starts no worker: the run says which node and which
+ * command, and leaves nothing. */
+Test(run, a_command_that_starts_no_worker_is_named)
+{
+	struct run_cmd c;
+	char *o;
+
+	run_cmd(&c, "scenarios/teaching-ring.yaml", "mst", 1, "10",
+		"--workers-via", "/nonexistent/twinlab {node} worker", NULL);
+	cr_assert_eq(wait_run(spawn_run(c.argv)), 1, "%s", output());
+	o = output();
+	cr_assert(strstr(o, "the worker on 's") &&
+		  strstr(o, "(started by '/nonexistent/twinlab') did not "
+			 "answer: it ended"), "%s", o);
+	nothing_left();
+}
