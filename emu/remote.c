@@ -159,10 +159,12 @@ int rm_conf_check(const struct wk_conf *c, char *why, size_t len)
 		 c->nuc > WK_MAX_CHILDREN)
 		bad = "more children than a worker takes";
 	else if (c->nlocals < 1 || c->nlocals > 1 << 20 || c->share < 0 ||
+		 c->share >= c->nlocals ||
 		 c->samples < 1 || c->samples > 1 << 26 || c->classes < 2 ||
 		 c->classes > 1 << 16 || c->dim < 1 || c->dim > 1 << 26 ||
 		 (c->bpp != 1 && c->bpp != 2 && c->bpp != 4 && c->bpp != 8) ||
-		 c->chunk < c->bpp || c->train_samples < 0)
+		 c->chunk < c->bpp || c->train_samples < 0 ||
+		 (double)c->samples * c->dim > 1e9)
 		bad = "learning sizes out of range";
 	if (bad)
 		snprintf(why, len, "the configuration received: %s", bad);
@@ -491,6 +493,14 @@ struct rm_relay {
 	int n, cap;
 };
 
+static void relay_drain_wake(struct rm_relay *rl)
+{
+	uint64_t v;
+
+	if (read(rl->wake, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+}
+
 /* A frame a link sent: a report, as its own (task and model the
  * link's), or a failure that names what was wrong. */
 static void relay_frame(struct rm_relay *rl, struct rm_link *l, int e)
@@ -508,7 +518,32 @@ static void relay_frame(struct rm_relay *rl, struct rm_link *l, int e)
 	}
 	rep.task = l->task;
 	rep.model = l->model;
-	/* one write under PIPE_BUF: whole among the fleet's reports */
+	/*
+	 * Room first, or stop: the fleet may not read while it stops, and
+	 * a relay blocked on a full pipe could not be joined. Once the
+	 * pipe has room, one write under PIPE_BUF goes whole.
+	 */
+	for (;;) {
+		struct pollfd p[2] = { { .fd = rl->out, .events = POLLOUT },
+				       { .fd = rl->wake, .events = POLLIN } };
+		bool stop;
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		if (p[0].revents & (POLLERR | POLLHUP))
+			return;		/* nobody reads any more */
+		if (p[0].revents & POLLOUT)
+			break;
+		pthread_mutex_lock(&rl->lock);
+		stop = rl->stop;
+		pthread_mutex_unlock(&rl->lock);
+		if (stop)
+			return;
+		relay_drain_wake(rl);	/* links added: seen next turn */
+	}
 	while (write(rl->out, &rep, sizeof(rep)) < 0 && errno == EINTR)
 		;
 }
@@ -539,6 +574,12 @@ static void *relay_main(void *arg)
 	struct rm_link **mine = NULL;
 	struct pollfd *p = NULL;
 	int cap = 0, pcap = 0;
+	sigset_t pipe_sig;
+
+	/* a write to a reader gone fails (EPIPE) without a signal */
+	sigemptyset(&pipe_sig);
+	sigaddset(&pipe_sig, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_sig, NULL);
 
 	for (;;) {
 		int n;
@@ -570,13 +611,8 @@ static void *relay_main(void *arg)
 				continue;
 			break;
 		}
-		if (p[0].revents) {
-			uint64_t v;
-
-			if (read(rl->wake, &v, sizeof(v)) < 0 &&
-			    errno != EAGAIN)
-				break;
-		}
+		if (p[0].revents)
+			relay_drain_wake(rl);
 		for (int i = 0; i < n; i++)
 			if (p[i + 1].revents && mine[i]->fd >= 0)
 				relay_link(rl, mine[i]);

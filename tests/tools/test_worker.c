@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -220,6 +221,8 @@ Test(link, a_configuration_out_of_bounds_is_refused)
 	SPOILT(c.nbc = WK_MAX_CHILDREN + 1);
 	SPOILT(c.nuc = -1);
 	SPOILT(c.samples = 0);
+	SPOILT(c.share = c.nlocals);
+	SPOILT(c.samples = 1 << 26; c.dim = 1 << 20);
 	SPOILT(c.bpp = 3);
 	SPOILT(c.chunk = 2);
 #undef SPOILT
@@ -338,4 +341,32 @@ Test(link, the_worker_refuses_what_is_not_a_harness)
 	cr_assert(strstr(err, "the clocks were not matched"), "%s", err);
 	free(err);
 	unlink(tmpl);
+}
+
+/* A relay whose fleet does not read (it is stopping) is still stopped:
+ * it waits for room, not in a write that would never return. */
+Test(link, a_relay_stops_while_nobody_reads, .timeout = 20)
+{
+	struct wk_report rep = { .kind = WK_ROUND };
+	char junk[4096] = { 0 };
+	int out[2], l[2];
+	struct rm_relay *rl;
+
+	cr_assert_eq(pipe2(out, O_NONBLOCK), 0);
+	while (write(out[1], junk, sizeof(junk)) > 0)
+		;
+	cr_assert_eq(errno, EAGAIN);
+	cr_assert_eq(fcntl(out[1], F_SETFL, 0), 0);	/* as the fleet's */
+	cr_assert_eq(pipe(l), 0);
+	rl = rm_relay_new(out[1]);
+	cr_assert_not_null(rl);
+	cr_assert_eq(rm_relay_add(rl, l[0], 0, 0), 0);
+	cr_assert_eq(rm_send(l[1], RM_REPORT, &rep, sizeof(rep)), 0);
+	/* until the relay has read it all: it waits for room then */
+	for (int left = 1; left;)
+		cr_assert_eq(ioctl(l[0], FIONREAD, &left), 0);
+	rm_relay_free(rl);
+	close(l[1]);
+	close(out[0]);
+	close(out[1]);
 }
