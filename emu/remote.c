@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,14 +54,23 @@ int rm_send(int fd, uint16_t type, const void *payload, uint32_t len)
 				{ (void *)payload, len } };
 	size_t want = sizeof(h) + len, done = 0;
 
-	/* a pipe takes it whole (under PIPE_BUF); a socket may not */
+	/*
+	 * A link to a command the harness started is a socket: no SIGPIPE
+	 * when the command has gone (a run takes SIGPIPE as the user's
+	 * stop). The worker's end may be a pipe (its runtime's), where
+	 * SIGPIPE is ignored.
+	 */
 	while (done < want) {
-		ssize_t k = writev(fd, iov, 2);
+		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+		ssize_t k = sendmsg(fd, &mh, MSG_NOSIGNAL);
+
+		if (k < 0 && errno == ENOTSOCK)
+			k = writev(fd, iov, 2);
 
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0)
-			return -errno;
+			return errno == ECONNRESET ? -EPIPE : -errno;
 		done += (size_t)k;
 		for (int i = 0; i < 2 && k > 0; i++) {
 			size_t n = (size_t)k < iov[i].iov_len ?
@@ -89,8 +99,11 @@ int rm_reader_feed(struct rm_reader *r, int fd)
 		want = sizeof(r->hdr) + r->hdr.len - r->have;
 		k = read(fd, r->buf + (r->have - sizeof(r->hdr)), want);
 	}
+	/* (a socket whose other end closed with our bytes unread says
+	 * ECONNRESET: ended all the same) */
 	if (k < 0)
-		return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+		return errno == EAGAIN || errno == EINTR ? 0 :
+		       errno == ECONNRESET ? -EPIPE : -errno;
 	if (k == 0)
 		return -EPIPE;
 	r->have += (size_t)k;
@@ -417,7 +430,7 @@ pid_t rm_start(char *const *argv, const char *node, const struct wk_conf *conf,
 	       int *to, int *from, char *err, size_t len)
 {
 	char **av = put_node(argv, node);
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, e, status;
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, e;
 	pid_t pid = -1;
 
 	*to = *from = -1;
@@ -427,7 +440,8 @@ pid_t rm_start(char *const *argv, const char *node, const struct wk_conf *conf,
 			 "worker on '%s': %s", node, strerror(errno));
 		return e;
 	}
-	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out)) {
 		e = -errno;
 		snprintf(err, len, "cannot make a worker's link: %s",
 			 strerror(errno));
@@ -451,9 +465,13 @@ pid_t rm_start(char *const *argv, const char *node, const struct wk_conf *conf,
 	close(in[0]);
 	close(out[1]);
 	in[0] = out[1] = -1;
-	/* a pipe takes it whole, whether the command reads yet or not */
+	/*
+	 * The socket takes it whether the command reads yet or not. If the
+	 * command has already ended, matching the clocks says so, as for
+	 * one that ends later.
+	 */
 	e = rm_send(in[1], RM_CONF, conf, sizeof(*conf));
-	if (!e) {
+	if (!e || e == -EPIPE) {
 		free_argv(av);
 		*to = in[1];
 		*from = out[0];
@@ -462,7 +480,7 @@ pid_t rm_start(char *const *argv, const char *node, const struct wk_conf *conf,
 	snprintf(err, len, "cannot send the worker on '%s' its "
 		 "configuration: %s", node, strerror(-e));
 	kill(pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
 close_pipes:
 	pipes_close(in, out);

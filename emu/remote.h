@@ -109,9 +109,10 @@ int rm_worker_main(int in, int out);
  * The harness's end of one worker's link.
  *
  * rm_start - run argv (every `{node}` in its words replaced by node)
- * with its stdin and stdout on pipes and send it conf; the child's PID,
+ * with its stdin and stdout on sockets and send it conf; the child's PID,
  * with *to (write end: frames to the worker) and *from (read end: its
- * frames). The clocks are matched next (rm_match_clocks): starting every
+ * frames; sockets, so that a write to a command gone fails without
+ * SIGPIPE). The clocks are matched next (rm_match_clocks): starting every
  * worker first lets their commands start side by side. -errno with a
  * message on failure (the child ended and reaped).
  */
