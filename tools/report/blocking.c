@@ -101,55 +101,58 @@ static bool same_fig(const struct blk *a, const struct blk *b)
 	       a->nlocals == b->nlocals;
 }
 
+static const char *blk_sched(const struct report *r, int i)
+{
+	return r->blk[i].scheduler;
+}
+
+/* A load's line: its seeds, blocked (mean, min, max) and links lit. */
+static void blk_row(FILE *f, const struct report *r, int i)
+{
+	const struct blk *b = &r->blk[i];
+
+	fprintf(f, "%ld %d", b->load, b->n);
+	dat_num(f, 100 * b->b_sum / b->n);
+	dat_num(f, 100 * b->b_min);
+	dat_num(f, 100 * b->b_max);
+	dat_num(f, 100 * b->u_sum / b->n);
+	fputc('\n', f);
+}
+
 /* One figure: rows [f0, f1) of r->blk (sorted by scheduler, then load). */
 static void figure(struct report *r, FILE *md, int f0, int f1)
 {
 	const struct blk *b0 = &r->blk[f0];
-	char stem[160], part[48], name[240], e1[DAT_NAME], e2[DAT_NAME];
+	char stem[160], part[48], title[240], about[DAT_NAME + 64];
+	char e[DAT_NAME];
 	const char *sched[16];
-	int ns = 0;
-	FILE *f;
+	struct sched_fig fig = {
+		.stem = stem,
+		.about = about,
+		.columns = "tasks seeds blocked_pct min_pct max_pct "
+			   "wavelength_links_pct",
+		.what = "blocking and wavelength use against offered load",
+		.xlabel = "tasks offered",
+		.title = title,
+		.panel = {
+			{ "tasks blocked", "% of tasks offered", "0:100",
+			  "using 1:3:4:5 with yerrorlines" },
+			{ "wavelength-links lit", "% of all wavelength-links",
+			  "0:100", "using 1:6 with linespoints" } },
+		.sched_of = blk_sched,
+		.row = blk_row,
+	};
+	int ns;
 
 	fname_part(part, sizeof(part), b0->experiment);
 	snprintf(stem, sizeof(stem), "fig-blocking-%s-l%ld", part,
 		 b0->nlocals);
-	for (int i = f0; i < f1; i++)
-		if ((!ns || strcmp(sched[ns - 1], r->blk[i].scheduler)) &&
-		    ns < 16)
-			sched[ns++] = r->blk[i].scheduler;
-	for (int k = 0; k < ns; k++) {
-		f = out_open_sched(r, stem, sched[k], name, sizeof(name));
-		if (!f)
-			continue;
-		fprintf(f, "# twinlab report: blocking under load, %s, %ld "
-			   "local models, scheduler %s\n# tasks seeds "
-			   "blocked_pct min_pct max_pct wavelength_links_pct\n",
-			dat_safe(b0->experiment, e1, sizeof(e1)), b0->nlocals,
-			dat_safe(sched[k], e2, sizeof(e2)));
-		for (int i = f0; i < f1; i++) {
-			const struct blk *b = &r->blk[i];
-
-			if (strcmp(b->scheduler, sched[k]))
-				continue;
-			fprintf(f, "%ld %d", b->load, b->n);
-			dat_num(f, 100 * b->b_sum / b->n);
-			dat_num(f, 100 * b->b_min);
-			dat_num(f, 100 * b->b_max);
-			dat_num(f, 100 * b->u_sum / b->n);
-			fputc('\n', f);
-		}
-		out_close(r, f, name);
-	}
-	snprintf(name, sizeof(name), "blocking under load: %s, %ld local "
+	snprintf(about, sizeof(about), "blocking under load, %s, %ld local "
+		 "models", dat_safe(b0->experiment, e, sizeof(e)),
+		 b0->nlocals);
+	snprintf(title, sizeof(title), "blocking under load: %s, %ld local "
 		 "models per task", b0->experiment, b0->nlocals);
-	gp_sched_panels(r, stem, "blocking and wavelength use against "
-			"offered load", "tasks offered", name, sched, ns,
-			(const struct sched_panel[2]){
-				{ "tasks blocked", "% of tasks offered",
-				  "0:100", "using 1:3:4:5 with yerrorlines" },
-				{ "wavelength-links lit",
-				  "% of all wavelength-links", "0:100",
-				  "using 1:6 with linespoints" } });
+	ns = sched_figure(r, &fig, f0, f1, sched, 16);
 	/* the table: one row per load, a column per scheduler */
 	fprintf(md, "\n### %s, %ld local models per task\n\n",
 		b0->experiment, b0->nlocals);
@@ -170,11 +173,7 @@ static void figure(struct report *r, FILE *md, int f0, int f1)
 						100 * r->blk[j].u_sum /
 							r->blk[j].n);
 	}
-	if (r->gnuplot)
-		fprintf(md, "\n\n![blocking under load](%s.png) ([SVG](%s.svg))"
-			    "\n", stem, stem);
-	else
-		fputc('\n', md);
+	md_sched_link(r, md, "blocking under load", stem);
 }
 
 void write_blocking(struct report *r, FILE *md)

@@ -127,6 +127,46 @@ void md_sched_header(FILE *md, const char *first, const char *const *sched,
 		fputs("---:|", md);
 }
 
+int sched_figure(struct report *r, const struct sched_fig *fig, int f0,
+		 int f1, const char **sched, int max)
+{
+	char name[240], e[DAT_NAME];
+	int ns = 0;
+	FILE *f;
+
+	for (int i = f0; i < f1; i++) {
+		const char *s = fig->sched_of(r, i);
+
+		if ((!ns || strcmp(sched[ns - 1], s)) && ns < max)
+			sched[ns++] = s;
+	}
+	for (int k = 0; k < ns; k++) {
+		f = out_open_sched(r, fig->stem, sched[k], name, sizeof(name));
+		if (!f)
+			continue;
+		fprintf(f, "# twinlab report: %s, scheduler %s\n# %s\n",
+			fig->about, dat_safe(sched[k], e, sizeof(e)),
+			fig->columns);
+		for (int i = f0; i < f1; i++)
+			if (!strcmp(fig->sched_of(r, i), sched[k]))
+				fig->row(f, r, i);
+		out_close(r, f, name);
+	}
+	gp_sched_panels(r, fig->stem, fig->what, fig->xlabel, fig->title,
+			sched, ns, fig->panel);
+	return ns;
+}
+
+void md_sched_link(const struct report *r, FILE *md, const char *alt,
+		   const char *stem)
+{
+	if (r->gnuplot)
+		fprintf(md, "\n\n![%s](%s.png) ([SVG](%s.svg))\n", alt, stem,
+			stem);
+	else
+		fputc('\n', md);
+}
+
 void gp_head(FILE *f, const char *what)
 {
 	fprintf(f, "# twinlab report: %s\n"

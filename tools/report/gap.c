@@ -140,16 +140,55 @@ static double mean(const struct gapr *g)
 	return g->n ? s / g->n : NAN;
 }
 
+static const char *gap_sched(const struct report *r, int i)
+{
+	return r->gap[i].scheduler;
+}
+
+/* A local-model count's line, when it has gaps: their mean, median, 95th
+ * percentile and largest, and the share solved optimally. */
+static void gap_row(FILE *f, const struct report *r, int i)
+{
+	const struct gapr *g = &r->gap[i];
+
+	if (!g->n)
+		return;
+	fprintf(f, "%ld %d", g->nlocals, g->n);
+	dat_num(f, 100 * mean(g));
+	dat_num(f, 100 * quantile(g, 0.5));
+	dat_num(f, 100 * quantile(g, 0.95));
+	dat_num(f, 100 * g->gap[g->n - 1]);
+	dat_num(f, 100.0 * g->optimal / g->n);
+	fputc('\n', f);
+}
+
 /* One experiment: rows [f0, f1) of r->gap. */
 static void figure(struct report *r, FILE *md, int f0, int f1)
 {
 	const struct gapr *g0 = &r->gap[f0];
-	char stem[160], part[48], name[240], e1[DAT_NAME], e2[DAT_NAME];
+	char stem[160], part[48], title[240], about[DAT_NAME + 64];
+	char e[DAT_NAME];
 	const char *sched[16];
 	long nl[64];
-	int ns = 0, nn = 0, inst = 0;
+	int ns, nn = 0, inst = 0;
 	double opt_s = 0;
-	FILE *f;
+	struct sched_fig fig = {
+		.stem = stem,
+		.about = about,
+		.columns = "local_models instances mean_pct median_pct "
+			   "p95_pct max_pct optimal_pct",
+		.what = "optimality gap against local models",
+		.xlabel = "local models per task",
+		.title = title,
+		.panel = {
+			{ "gap to opt: mean, bars to the 95th percentile",
+			  "% over opt", "0:*",
+			  "using 1:3:3:5 with yerrorlines" },
+			{ "instances solved optimally", "% of instances",
+			  "0:105", "using 1:7 with linespoints" } },
+		.sched_of = gap_sched,
+		.row = gap_row,
+	};
 
 	fname_part(part, sizeof(part), g0->experiment);
 	snprintf(stem, sizeof(stem), "fig-gap-%s", part);
@@ -157,8 +196,6 @@ static void figure(struct report *r, FILE *md, int f0, int f1)
 		const struct gapr *g = &r->gap[i];
 		bool seen = false;
 
-		if ((!ns || strcmp(sched[ns - 1], g->scheduler)) && ns < 16)
-			sched[ns++] = g->scheduler;
 		for (int k = 0; k < nn; k++)
 			seen |= nl[k] == g->nlocals;
 		if (!seen && nn < 64)
@@ -168,41 +205,11 @@ static void figure(struct report *r, FILE *md, int f0, int f1)
 			opt_s += g->opt_seconds;
 		}
 	}
-	for (int k = 0; k < ns; k++) {
-		f = out_open_sched(r, stem, sched[k], name, sizeof(name));
-		if (!f)
-			continue;
-		fprintf(f, "# twinlab report: optimality gap, %s, scheduler "
-			   "%s\n# local_models instances mean_pct median_pct "
-			   "p95_pct max_pct optimal_pct\n",
-			dat_safe(g0->experiment, e1, sizeof(e1)),
-			dat_safe(sched[k], e2, sizeof(e2)));
-		for (int i = f0; i < f1; i++) {
-			const struct gapr *g = &r->gap[i];
-
-			if (strcmp(g->scheduler, sched[k]) || !g->n)
-				continue;
-			fprintf(f, "%ld %d", g->nlocals, g->n);
-			dat_num(f, 100 * mean(g));
-			dat_num(f, 100 * quantile(g, 0.5));
-			dat_num(f, 100 * quantile(g, 0.95));
-			dat_num(f, 100 * g->gap[g->n - 1]);
-			dat_num(f, 100.0 * g->optimal / g->n);
-			fputc('\n', f);
-		}
-		out_close(r, f, name);
-	}
-	snprintf(name, sizeof(name), "tree weight over the optimum: %s",
+	snprintf(about, sizeof(about), "optimality gap, %s",
+		 dat_safe(g0->experiment, e, sizeof(e)));
+	snprintf(title, sizeof(title), "tree weight over the optimum: %s",
 		 g0->experiment);
-	gp_sched_panels(r, stem, "optimality gap against local models",
-			"local models per task", name, sched, ns,
-			(const struct sched_panel[2]){
-				{ "gap to opt: mean, bars to the 95th "
-				  "percentile", "% over opt", "0:*",
-				  "using 1:3:3:5 with yerrorlines" },
-				{ "instances solved optimally",
-				  "% of instances", "0:105",
-				  "using 1:7 with linespoints" } });
+	ns = sched_figure(r, &fig, f0, f1, sched, 16);
 	fprintf(md, "\n### %s\n\nOn %s: %d instances; opt took %.3f s per "
 		    "instance on average.\n\n", g0->experiment, g0->base, inst,
 		inst ? opt_s / inst : 0);
@@ -226,11 +233,7 @@ static void figure(struct report *r, FILE *md, int f0, int f1)
 					g->n);
 		}
 	}
-	if (r->gnuplot)
-		fprintf(md, "\n\n![optimality gap](%s.png) ([SVG](%s.svg))\n",
-			stem, stem);
-	else
-		fputc('\n', md);
+	md_sched_link(r, md, "optimality gap", stem);
 }
 
 void write_gap(struct report *r, FILE *md)

@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +253,27 @@ static char *dup_or(const char *s, const char *dflt)
 	return strdup(s ? s : dflt);
 }
 
+/*
+ * A run's texts, copied from its row (a missing one as dflt): one table,
+ * so that load_run copies, checks and report_release frees each of them.
+ */
+#define RUN_TEXT(f, dflt)						\
+	{ offsetof(struct rrun, f), offsetof(struct results_run_row, f), dflt }
+static const struct {
+	size_t run, row;
+	const char *dflt;
+} run_texts[] = {
+	RUN_TEXT(scenario, "?"),	RUN_TEXT(scheduler, "?"),
+	RUN_TEXT(status, "?"),		RUN_TEXT(experiment, ""),
+	RUN_TEXT(verdict, ""),		RUN_TEXT(predictor, "fluid"),
+};
+#define NRUN_TEXTS (sizeof(run_texts) / sizeof(run_texts[0]))
+
+static char **run_text(struct rrun *x, size_t k)
+{
+	return (char **)((char *)x + run_texts[k].run);
+}
+
 struct loading {
 	struct report *r;
 	int cap;
@@ -267,24 +289,23 @@ static int load_run(void *ctx, const struct results_run_row *row)
 		return -ENOMEM;
 	x = &r->runs[r->nruns++];
 	x->id = row->id;
-	x->scenario = dup_or(row->scenario, "?");
-	x->scheduler = dup_or(row->scheduler, "?");
 	x->scale = row->scale;
 	x->plan_bf = row->pred_bytes_links;
 	x->wl = row->wavelength_links;
-	x->status = dup_or(row->status, "?");
 	x->rounds_cfg = row->rounds;
 	parse_fibres(x, row->plan_json);
-	x->experiment = dup_or(row->experiment, "");
 	x->nlocals = row->nlocals;
 	x->seed = row->seed;
 	x->point = row->point;
-	x->verdict = dup_or(row->verdict, "");
 	x->dilation = row->dilation;
-	x->predictor = dup_or(row->predictor, "fluid");
-	if (!x->scenario || !x->scheduler || !x->status || !x->experiment ||
-	    !x->verdict || !x->predictor)
-		return -ENOMEM;
+	/* all copied before any is checked: report_release frees them all */
+	for (size_t k = 0; k < NRUN_TEXTS; k++)
+		*run_text(x, k) = dup_or(*(const char *const *)
+					 ((const char *)row + run_texts[k].row),
+					 run_texts[k].dflt);
+	for (size_t k = 0; k < NRUN_TEXTS; k++)
+		if (!*run_text(x, k))
+			return -ENOMEM;
 	r->npacket += !strcmp(x->predictor, "packet");
 	x->degraded = x->verdict[0] && strncmp(x->verdict, "faithful", 8) != 0;
 	r->ndegraded += x->degraded;
@@ -415,12 +436,8 @@ static void report_release(struct report *r)
 		free(r->section_md[i]);
 	}
 	for (int i = 0; i < r->nruns; i++) {
-		free(r->runs[i].scenario);
-		free(r->runs[i].scheduler);
-		free(r->runs[i].status);
-		free(r->runs[i].verdict);
-		free(r->runs[i].predictor);
-		free(r->runs[i].experiment);
+		for (size_t k = 0; k < NRUN_TEXTS; k++)
+			free(*run_text(&r->runs[i], k));
 		free(r->runs[i].nfib);
 	}
 	for (int i = 0; i < r->ntasks; i++) {

@@ -291,6 +291,35 @@ FILE *out_open_sched(struct report *r, const char *stem, const char *sched,
 void md_sched_header(FILE *md, const char *first, const char *const *sched,
 		     int ns);
 
+/*
+ * A figure over schedulers drawn from consecutive rows of a section's
+ * table (blocking.c, gap.c): a data file per scheduler, then the two
+ * panels. The rows are the section's, known to it by index only.
+ */
+struct sched_fig {
+	const char *stem;
+	const char *about;	/* the data files' subject, dat_safe'd */
+	const char *columns;	/* the data files' column names */
+	const char *what, *xlabel, *title;	/* as gp_sched_panels */
+	struct sched_panel panel[2];
+	const char *(*sched_of)(const struct report *r, int i);
+	/* row i's data line on f (nothing when it has none) */
+	void (*row)(FILE *f, const struct report *r, int i);
+};
+
+/*
+ * sched_figure - fig from rows [f0, f1), grouped by scheduler: their
+ * schedulers in order of first appearance in sched (at most max; how many
+ * returned), '<stem>-<sched>.dat' each with "# twinlab report: <about>,
+ * scheduler <name>" and the columns over its rows, and '<stem>.gp'.
+ */
+int sched_figure(struct report *r, const struct sched_fig *fig, int f0,
+		 int f1, const char **sched, int max);
+
+/* md_sched_link - a scheduler figure's picture in report.md, if drawn. */
+void md_sched_link(const struct report *r, FILE *md, const char *alt,
+		   const char *stem);
+
 int write_figures(struct report *r);
 
 /*

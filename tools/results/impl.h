@@ -62,8 +62,23 @@ struct col {
 	const char *dflt;	/* read: a NULL text as this */
 };
 
-#define COL(T, field, type) { #field, type, offsetof(T, field), NULL }
-#define COL_AS(T, field, type, name) { name, type, offsetof(T, field), NULL }
+/*
+ * A column's type from its field's C type, so that a table names each
+ * column once and cannot say a type its field does not have. A char[]
+ * field reads here as char * (the array decays), so rows hold their
+ * text as const char *, never char *.
+ */
+#define COL_TYPE(T, field)						\
+	_Generic(((T *)0)->field, const char *: COL_TEXT,		\
+		 char *: COL_CHARS, int: COL_INT, bool: COL_BOOL,	\
+		 int64_t: COL_I64, uint64_t: COL_U64, double: COL_REAL)
+
+#define COL(T, field)							\
+	{ #field, COL_TYPE(T, field), offsetof(T, field), NULL }
+#define COL_AS(T, field, name)						\
+	{ name, COL_TYPE(T, field), offsetof(T, field), NULL }
+/* a double stored only where it is finite */
+#define COL_FIN(T, field) { #field, COL_FINITE, offsetof(T, field), NULL }
 /* text that reads as dflt where it is NULL */
 #define COL_D(T, field, dflt) { #field, COL_TEXT, offsetof(T, field), dflt }
 

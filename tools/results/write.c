@@ -61,17 +61,13 @@ struct run_row {
 	int64_t owner_pid, owner_start;
 };
 
-#define RUN(f, type) COL(struct run_row, f, type)
+#define RUN(f) COL(struct run_row, f)
 static const struct col run_cols[] = {
-	RUN(started, COL_TEXT),		RUN(scenario, COL_TEXT),
-	RUN(scenario_file, COL_TEXT),	RUN(scenario_yaml, COL_TEXT),
-	RUN(scheduler, COL_TEXT),	RUN(prefix, COL_TEXT),
-	RUN(rounds, COL_INT),		RUN(scale, COL_REAL),
-	RUN(plan_json, COL_TEXT),	RUN(pred_mean_round_s, COL_REAL),
-	RUN(pred_bytes_links, COL_REAL), RUN(wavelength_links, COL_I64),
-	RUN(status, COL_TEXT),		RUN(plan_dot, COL_TEXT),
-	RUN(predictor, COL_TEXT),	RUN(owner_pid, COL_I64),
-	RUN(owner_start, COL_I64),
+	RUN(started), RUN(scenario), RUN(scenario_file), RUN(scenario_yaml),
+	RUN(scheduler), RUN(prefix), RUN(rounds), RUN(scale), RUN(plan_json),
+	RUN(pred_mean_round_s), RUN(pred_bytes_links), RUN(wavelength_links),
+	RUN(status), RUN(plan_dot), RUN(predictor), RUN(owner_pid),
+	RUN(owner_start),
 };
 static const struct table runs_table = TABLE("runs", run_cols);
 
@@ -88,15 +84,12 @@ struct task_row {
 	int64_t wavelength_links;
 };
 
-#define TASK(f, type) COL(struct task_row, f, type)
+#define TASK(f) COL(struct task_row, f)
 static const struct col task_cols[] = {
-	TASK(run, COL_I64),		TASK(task, COL_INT),
-	TASK(name, COL_TEXT),		TASK(nlocals, COL_INT),
-	TASK(model_bytes, COL_I64),	TASK(blocked, COL_BOOL),
-	TASK(failed, COL_BOOL),		TASK(why, COL_TEXT),
-	TASK(pred_round_s, COL_REAL),	TASK(pred_bcast_s, COL_REAL),
-	TASK(pred_compute_s, COL_REAL),	TASK(pred_upload_s, COL_REAL),
-	TASK(bytes_links, COL_REAL),	TASK(wavelength_links, COL_I64),
+	TASK(run), TASK(task), TASK(name), TASK(nlocals), TASK(model_bytes),
+	TASK(blocked), TASK(failed), TASK(why), TASK(pred_round_s),
+	TASK(pred_bcast_s), TASK(pred_compute_s), TASK(pred_upload_s),
+	TASK(bytes_links), TASK(wavelength_links),
 };
 static const struct table tasks_table = TABLE("tasks", task_cols);
 
@@ -199,17 +192,13 @@ struct round_row {
 	double pred_round_s, pred_bytes_links;
 };
 
-#define ROUND(f, type) COL(struct round_row, f, type)
+#define ROUND(f) COL(struct round_row, f)
 static const struct col round_cols[] = {
-	ROUND(run, COL_I64),		ROUND(task, COL_INT),
-	ROUND(round, COL_INT),		ROUND(round_s, COL_REAL),
-	ROUND(bcast_s, COL_REAL),	ROUND(compute_s, COL_REAL),
-	ROUND(upload_s, COL_REAL),	ROUND(accuracy, COL_REAL),
-	ROUND(loss, COL_REAL),		ROUND(cpu_s, COL_REAL),
-	ROUND(check_ok, COL_BOOL),	ROUND(check_err, COL_REAL),
-	ROUND(check_tol, COL_REAL),	ROUND(global_digest, COL_CHARS),
-	ROUND(global_proj, COL_CHARS),	ROUND(pred_round_s, COL_REAL),
-	ROUND(pred_bytes_links, COL_REAL),
+	ROUND(run), ROUND(task), ROUND(round), ROUND(round_s), ROUND(bcast_s),
+	ROUND(compute_s), ROUND(upload_s), ROUND(accuracy), ROUND(loss),
+	ROUND(cpu_s), ROUND(check_ok), ROUND(check_err), ROUND(check_tol),
+	ROUND(global_digest), ROUND(global_proj), ROUND(pred_round_s),
+	ROUND(pred_bytes_links),
 };
 static const struct table rounds_table = TABLE("rounds", round_cols);
 
@@ -221,13 +210,11 @@ struct transfer_row {
 	uint64_t start_ns, end_ns, bytes;
 };
 
-#define TRANSFER(f, type) COL(struct transfer_row, f, type)
+#define TRANSFER(f) COL(struct transfer_row, f)
 static const struct col transfer_cols[] = {
-	TRANSFER(run, COL_I64),		TRANSFER(task, COL_INT),
-	TRANSFER(round, COL_INT),	TRANSFER(tree, COL_TEXT),
-	TRANSFER(src_model, COL_INT),	TRANSFER(dst_model, COL_INT),
-	TRANSFER(start_ns, COL_U64),	TRANSFER(end_ns, COL_U64),
-	TRANSFER(bytes, COL_U64),
+	TRANSFER(run), TRANSFER(task), TRANSFER(round), TRANSFER(tree),
+	TRANSFER(src_model), TRANSFER(dst_model), TRANSFER(start_ns),
+	TRANSFER(end_ns), TRANSFER(bytes),
 };
 static const struct table transfers_table =
 	TABLE("transfers", transfer_cols);
@@ -240,10 +227,9 @@ struct link_row {
 	double pred_bytes;
 };
 
-#define LINK(f, type) COL(struct link_row, f, type)
+#define LINK(f) COL(struct link_row, f)
 static const struct col link_cols[] = {
-	LINK(run, COL_I64),	LINK(round, COL_INT),	LINK(link, COL_TEXT),
-	LINK(bytes, COL_U64),	LINK(pred_bytes, COL_REAL),
+	LINK(run), LINK(round), LINK(link), LINK(bytes), LINK(pred_bytes),
 };
 static const struct table links_table = TABLE("links", link_cols);
 
@@ -413,20 +399,14 @@ struct fidelity_row {
 	const char *verdict;
 };
 
-#define FID(f, type) COL_AS(struct fidelity_row, m.f, type, #f)
+#define FID(f) COL_AS(struct fidelity_row, m.f, #f)
 static const struct col fidelity_cols[] = {
-	COL(struct fidelity_row, run, COL_I64),
-	COL(struct fidelity_row, round, COL_INT),
-	FID(dilation, COL_REAL),	FID(wall_s, COL_REAL),
-	FID(psi, COL_REAL),		FID(cpu, COL_REAL),
-	FID(retrans, COL_U64),		FID(out_segs, COL_U64),
-	FID(drops, COL_U64),		FID(overruns, COL_INT),
-	FID(phases, COL_INT),		FID(overrun_max_s, COL_REAL),
-	FID(skew_max_s, COL_REAL),
-	COL(struct fidelity_row, verdict, COL_TEXT),
-	FID(late_max_s, COL_REAL),	FID(dl_packets, COL_U64),
-	FID(dl_late_mean_s, COL_REAL),	FID(dl_late_max_s, COL_REAL),
-	FID(runq_mean, COL_REAL),	FID(runq_max, COL_U64),
+	COL(struct fidelity_row, run), COL(struct fidelity_row, round),
+	FID(dilation), FID(wall_s), FID(psi), FID(cpu), FID(retrans),
+	FID(out_segs), FID(drops), FID(overruns), FID(phases),
+	FID(overrun_max_s), FID(skew_max_s), COL(struct fidelity_row, verdict),
+	FID(late_max_s), FID(dl_packets), FID(dl_late_mean_s),
+	FID(dl_late_max_s), FID(runq_mean), FID(runq_max),
 };
 static const struct table fidelity_table = TABLE("fidelity", fidelity_cols);
 
@@ -466,15 +446,16 @@ int results_task_placed(struct results *r, const struct plan *q, int t)
 	return sqlite3_changes(r->db) == 1 ? 0 : -EIO;
 }
 
-#define EVENT(f, type) COL(struct results_event_row, f, type)
+#define EVENT(f) COL(struct results_event_row, f)
 static const struct col results_event_cols[] = {
-	EVENT(run, COL_I64),		EVENT(at_s, COL_REAL),
+	EVENT(run), EVENT(at_s),
 	COL_D(struct results_event_row, kind, "?"),
 	COL_D(struct results_event_row, detail, ""),
 	COL_D(struct results_event_row, tasks, ""),
-	EVENT(interruption_s, COL_REAL),
+	EVENT(interruption_s),
 	COL_D(struct results_event_row, policy, ""),
-	EVENT(live_s, COL_FINITE),	EVENT(first_round_s, COL_FINITE),
+	COL_FIN(struct results_event_row, live_s),
+	COL_FIN(struct results_event_row, first_round_s),
 };
 const struct table results_events_table =
 	TABLE("events", results_event_cols);
@@ -504,11 +485,10 @@ struct sample_row {
 	struct link_util u;
 };
 
-#define SAMPLE(f, type) COL_AS(struct sample_row, u.f, type, #f)
+#define SAMPLE(f) COL_AS(struct sample_row, u.f, #f)
 static const struct col sample_cols[] = {
-	COL(struct sample_row, run, COL_I64),
-	SAMPLE(t_s, COL_REAL),		SAMPLE(link, COL_CHARS),
-	SAMPLE(gbps, COL_REAL),		SAMPLE(cap_gbps, COL_REAL),
+	COL(struct sample_row, run),
+	SAMPLE(t_s), SAMPLE(link), SAMPLE(gbps), SAMPLE(cap_gbps),
 };
 static const struct table samples_table = TABLE("link_samples", sample_cols);
 
@@ -535,15 +515,13 @@ int results_link_samples(struct results *r, const struct link_util *u,
 		       0 : -EIO;
 }
 
-#define BLOCKING(f, type) COL(struct results_blocking_row, f, type)
+#define BLOCKING(f) COL(struct results_blocking_row, f)
 static const struct col results_blocking_cols[] = {
 	COL_D(struct results_blocking_row, experiment, "?"),
 	COL_D(struct results_blocking_row, base, ""),
 	COL_D(struct results_blocking_row, scheduler, "?"),
-	BLOCKING(nlocals, COL_I64),	BLOCKING(seed, COL_I64),
-	BLOCKING(load, COL_I64),	BLOCKING(blocked, COL_I64),
-	BLOCKING(wl_used, COL_I64),	BLOCKING(wl_total, COL_I64),
-	BLOCKING(bytes_links, COL_REAL),
+	BLOCKING(nlocals), BLOCKING(seed), BLOCKING(load), BLOCKING(blocked),
+	BLOCKING(wl_used), BLOCKING(wl_total), BLOCKING(bytes_links),
 };
 const struct table results_blocking_table =
 	TABLE("blocking", results_blocking_cols);
@@ -553,15 +531,13 @@ int results_blocking(struct results *r, const struct results_blocking_row *b)
 	return row_insert(r->db, "INSERT", &results_blocking_table, b);
 }
 
-#define GAP(f, type) COL(struct results_gap_row, f, type)
+#define GAP(f) COL(struct results_gap_row, f)
 static const struct col results_gap_cols[] = {
 	COL_D(struct results_gap_row, experiment, "?"),
 	COL_D(struct results_gap_row, base, ""),
 	COL_D(struct results_gap_row, scheduler, "?"),
-	GAP(nlocals, COL_I64),		GAP(seed, COL_I64),
-	GAP(blocked, COL_BOOL),		GAP(weight, COL_REAL),
-	GAP(opt_weight, COL_REAL),	GAP(seconds, COL_REAL),
-	GAP(opt_seconds, COL_REAL),
+	GAP(nlocals), GAP(seed), GAP(blocked), GAP(weight), GAP(opt_weight),
+	GAP(seconds), GAP(opt_seconds),
 };
 const struct table results_gap_table = TABLE("gap", results_gap_cols);
 
