@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +30,10 @@
 #include "emu/remote.h"
 #include "twin/net.h"
 #include "twin/predict.h"
+
+/* How long a command started through o.via has to end by itself once its
+ * link is closed, before it is killed. */
+#define FLEET_LINK_GRACE_NS 5000000000u
 
 struct fworker {
 	pid_t pid;
@@ -44,6 +49,7 @@ struct fworker {
 				 * its link, which takes frames */
 	int from;		/* its link's read end until the relay
 				 * takes it, or -1 */
+	const struct rm_link *link;	/* the relay's, once it has it */
 };
 
 struct ftask {
@@ -305,6 +311,43 @@ static void close_links(struct ftask *ft)
 	}
 }
 
+/*
+ * Close task ft's go and its workers' links, then give the commands of
+ * workers started through o.via until deadline (CLOCK_MONOTONIC ns) to
+ * end by themselves: their workers see the link end and exit, and with
+ * them a command that waits for them (docker exec, or a wrapper that a
+ * SIGKILL would not pass on). Whatever is left is killed by the caller.
+ */
+static void end_links(struct ftask *ft, uint64_t deadline)
+{
+	if (ft->go_fd >= 0) {
+		close(ft->go_fd);
+		ft->go_fd = -1;
+	}
+	close_links(ft);
+	for (int m = 0; m < ft->nmodels; m++) {
+		struct fworker *w = &ft->w[m];
+		uint64_t now = mono_ns();
+		int pfd;
+
+		if (!w->remote || w->pid <= 0 || w->exited)
+			continue;
+		pfd = (int)syscall(SYS_pidfd_open, w->pid, 0);
+		if (pfd >= 0 && now < deadline) {
+			struct pollfd p = { .fd = pfd, .events = POLLIN };
+
+			while (poll(&p, 1, (int)((deadline - now) / 1000000u) +
+						   1) < 0 &&
+			       errno == EINTR)
+				now = mono_ns();
+		}
+		if (pfd >= 0)
+			close(pfd);
+		if (waitpid(w->pid, &w->status, WNOHANG) == w->pid)
+			w->exited = true;
+	}
+}
+
 static void kill_task(struct fleet *f, int t, const char *why)
 {
 	struct ftask *ft = &f->t[t];
@@ -315,14 +358,10 @@ static void kill_task(struct fleet *f, int t, const char *why)
 	}
 	ft->live = false;
 	ft->starting = false;
+	end_links(ft, mono_ns() + FLEET_LINK_GRACE_NS);
 	for (int m = 0; m < ft->nmodels; m++)
 		if (ft->w[m].pid > 0 && !ft->w[m].exited)
 			kill(ft->w[m].pid, SIGKILL);
-	if (ft->go_fd >= 0) {
-		close(ft->go_fd);
-		ft->go_fd = -1;
-	}
-	close_links(ft);
 }
 
 /*
@@ -355,7 +394,11 @@ static void reap(struct fleet *f, bool final, bool signals_only)
 		for (int m = 0; m < ft->nmodels; m++) {
 			struct fworker *w = &ft->w[m];
 
+			/* a command's worker may have failed and said why: its
+			 * report comes through the relay, after the command
+			 * has gone; its exit counts once its link has ended */
 			if (w->pid <= 0 || w->exited ||
+			    (!final && w->link && !rm_link_ended(w->link)) ||
 			    waitpid(w->pid, &w->status, final ? 0 : WNOHANG) !=
 				    w->pid)
 				continue;
@@ -452,22 +495,23 @@ static int link_open(struct fleet *f, int t, int m, char *err, size_t len)
 			return -errno;
 	}
 	e = rm_match_clocks(w->ctl, w->from, (int)(f->o.timeout_s * 1000),
-			    &clock_err);
+			    f->o.stop, &clock_err);
 	if (e) {
 		snprintf(err, len, "the worker on '%s' (started by '%s') did "
 			 "not answer: %s", server_of(f, t, m)->name,
 			 f->o.via[0], e == -EPIPE ? "it ended" :
 			 e == -ETIMEDOUT ? "no answer in time" :
+			 e == -ECANCELED ? "the run was stopped first" :
 			 e == -EBADMSG || e == -EPROTO ?
 			 "what it sent is not a worker's" : strerror(-e));
 		return e;
 	}
 	if (clock_err > f->clock_err_ns)
 		f->clock_err_ns = clock_err;
-	e = rm_relay_add(f->relay, w->from, t, m);
+	e = rm_relay_add(f->relay, w->from, t, m, &w->link);
 	w->from = -1;	/* the relay's, closed by it even on failure */
 	if (!e && m == 0) {
-		f->t[t].go_fd = dup(w->ctl);
+		f->t[t].go_fd = fcntl(w->ctl, F_DUPFD_CLOEXEC, 0);
 		if (f->t[t].go_fd < 0)
 			e = -errno;
 	}
@@ -1008,11 +1052,7 @@ void fleet_task_end(struct fleet *f, int t)
 	ft->live = false;
 	ft->starting = false;
 	ft->ended = true;
-	if (ft->go_fd >= 0) {
-		close(ft->go_fd);
-		ft->go_fd = -1;
-	}
-	close_links(ft);
+	end_links(ft, mono_ns() + FLEET_LINK_GRACE_NS);
 	for (int m = 0; m < ft->nmodels; m++)
 		if (ft->w[m].pid > 0 && !ft->w[m].exited) {
 			kill(ft->w[m].pid, SIGKILL);
@@ -1224,11 +1264,12 @@ void fleet_stop(struct fleet *f)
 {
 	if (!f)
 		return;
+	uint64_t grace = mono_ns() + FLEET_LINK_GRACE_NS;
+
 	for (int t = 0; t < f->p->ntasks; t++) {
 		struct ftask *ft = &f->t[t];
 
-		if (ft->go_fd >= 0)
-			close(ft->go_fd);
+		end_links(ft, grace);
 		if (ft->model_fd >= 0)
 			close(ft->model_fd);
 		for (int m = 0; m < ft->nmodels; m++)

@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,8 +111,10 @@ int rm_reader_feed(struct rm_reader *r, int fd)
 	if (r->have == sizeof(r->hdr)) {
 		if (r->hdr.magic != RM_MAGIC || r->hdr.version != RM_VERSION ||
 		    !rm_payload_len(r->hdr.type) ||
-		    r->hdr.len != rm_payload_len(r->hdr.type))
+		    r->hdr.len != rm_payload_len(r->hdr.type)) {
+			r->have = 0;	/* never a length read by */
 			return -EBADMSG;
+		}
 		r->type = r->hdr.type;
 	}
 	return r->have >= sizeof(r->hdr) &&
@@ -119,8 +122,10 @@ int rm_reader_feed(struct rm_reader *r, int fd)
 }
 
 /* Read one whole frame from a blocking fd, waiting at most ms (-1: no
- * limit). 0, -ETIMEDOUT, -EPIPE, -EBADMSG or -errno. */
-static int read_frame(struct rm_reader *r, int fd, int ms)
+ * limit) or until *stop is set (if stop). 0, -ETIMEDOUT, -ECANCELED,
+ * -EPIPE, -EBADMSG or -errno. */
+static int read_frame(struct rm_reader *r, int fd, int ms,
+		      const volatile sig_atomic_t *stop)
 {
 	uint64_t end = ms < 0 ? 0 : mono_ns() + (uint64_t)ms * 1000000u;
 
@@ -128,6 +133,8 @@ static int read_frame(struct rm_reader *r, int fd, int ms)
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		int left = -1, e;
 
+		if (stop && *stop)
+			return -ECANCELED;
 		if (ms >= 0) {
 			uint64_t now = mono_ns();
 
@@ -135,6 +142,8 @@ static int read_frame(struct rm_reader *r, int fd, int ms)
 				return -ETIMEDOUT;
 			left = (int)((end - now) / 1000000u) + 1;
 		}
+		if (stop && (left < 0 || left > 100))
+			left = 100;	/* a look at *stop now and then */
 		e = poll(&p, 1, left);
 		if (e < 0 && errno != EINTR)
 			return -errno;
@@ -149,6 +158,16 @@ static int read_frame(struct rm_reader *r, int fd, int ms)
 static bool terminated(const char *s, size_t n)
 {
 	return memchr(s, '\0', n) != NULL;
+}
+
+/* A bool as it came over the wire: its byte is 0 or 1 (another value
+ * read as a bool is undefined). */
+static bool bool_byte(const bool *b)
+{
+	unsigned char v;
+
+	memcpy(&v, b, 1);
+	return v <= 1;
 }
 
 int rm_conf_check(const struct wk_conf *c, char *why, size_t len)
@@ -171,13 +190,17 @@ int rm_conf_check(const struct wk_conf *c, char *why, size_t len)
 	else if (c->nbc < 0 || c->nbc > WK_MAX_CHILDREN || c->nuc < 0 ||
 		 c->nuc > WK_MAX_CHILDREN)
 		bad = "more children than a worker takes";
+	else if (!bool_byte(&c->piped))
+		bad = "a flag is neither 0 nor 1";
 	else if (c->nlocals < 1 || c->nlocals > 1 << 20 || c->share < 0 ||
 		 c->share >= c->nlocals ||
 		 c->samples < 1 || c->samples > 1 << 26 || c->classes < 2 ||
 		 c->classes > 1 << 16 || c->dim < 1 || c->dim > 1 << 26 ||
 		 (c->bpp != 1 && c->bpp != 2 && c->bpp != 4 && c->bpp != 8) ||
-		 c->chunk < c->bpp || c->train_samples < 0 ||
-		 (double)c->samples * c->dim > 1e9)
+		 c->chunk < c->bpp || c->chunk % c->bpp ||
+		 c->train_samples < 0 || c->train_samples > (int64_t)1e12 ||
+		 (double)(c->samples + WK_TEST_SAMPLES) * c->dim > 1e9 ||
+		 (double)c->classes * (c->dim + 1) > 1e9)
 		bad = "learning sizes out of range";
 	if (bad)
 		snprintf(why, len, "the configuration received: %s", bad);
@@ -199,8 +222,7 @@ static void shift(uint64_t *t, int64_t by)
 		*t = (uint64_t)((int64_t)*t + by);
 }
 
-/* A report's instants on the harness's clock. */
-static void to_harness(struct wk_report *rep, int64_t offset)
+void rm_report_to_harness(struct wk_report *rep, int64_t offset)
 {
 	uint64_t *at[] = { &rep->t_start, &rep->t_go, &rep->t_send,
 			   &rep->t_train0, &rep->t_train1, &rep->t_ready,
@@ -210,6 +232,11 @@ static void to_harness(struct wk_report *rep, int64_t offset)
 		shift(at[i], -offset);
 	for (int i = 0; i < WK_MAX_CHILDREN; i++)
 		shift(&rep->t_child[i], -offset);
+}
+
+void rm_go_to_worker(struct wk_go *go, int64_t offset)
+{
+	shift(&go->t0, offset);
 }
 
 /*
@@ -244,7 +271,7 @@ static void *wside_relay(void *arg)
 			have += k > 0 ? (size_t)k : 0;
 			if (have == sizeof(rep)) {
 				have = 0;
-				to_harness(&rep, s->offset);
+				rm_report_to_harness(&rep, s->offset);
 				if (rm_send(s->out, RM_REPORT, &rep,
 					    sizeof(rep)))
 					_exit(0);
@@ -261,7 +288,7 @@ static void *wside_relay(void *arg)
 			struct wk_go go;
 
 			memcpy(&go, in.buf, sizeof(go));
-			go.t0 = (uint64_t)((int64_t)go.t0 + s->offset);
+			rm_go_to_worker(&go, s->offset);
 			if (write(s->go, &go, sizeof(go)) != sizeof(go))
 				_exit(1);
 		} else if (in.type == RM_CTL) {
@@ -277,7 +304,7 @@ static int wside_open(struct wside *s, struct wk_conf *c)
 {
 	struct rm_reader r = { 0 };
 	char why[160];
-	int e = read_frame(&r, s->in, -1);
+	int e = read_frame(&r, s->in, -1, NULL);
 
 	if (e || r.type != RM_CONF) {
 		fprintf(stderr, "twinlab worker: no configuration on stdin: "
@@ -294,7 +321,7 @@ static int wside_open(struct wside *s, struct wk_conf *c)
 	for (;;) {
 		struct rm_clock ck;
 
-		e = read_frame(&r, s->in, -1);
+		e = read_frame(&r, s->in, -1, NULL);
 		if (e)
 			break;
 		if (r.type == RM_OFFSET) {
@@ -334,6 +361,9 @@ int rm_worker_main(int in, int out)
 	/* its host's namespace is the container's own: nothing to enter */
 	c.netns[0] = '\0';
 	c.model_fd = -1;
+	/* a compute phase comes over the link, not always before the model
+	 * arrives over the network: wait for each round's */
+	c.ctl_each_round = true;
 	c.go_fd = c.model == 0 ? go[0] : -1;
 	c.ctl_fd = ctl[0];
 	c.report_fd = rep[1];
@@ -397,33 +427,45 @@ static void free_argv(char **argv)
 	free(argv);
 }
 
-int rm_match_clocks(int to, int from, int ms, uint64_t *err_ns)
+int rm_match_clocks(int to, int from, int ms,
+		    const volatile sig_atomic_t *stop, uint64_t *err_ns)
 {
 	uint64_t best = UINT64_MAX;
 	int64_t offset = 0;
 	struct rm_reader r = { 0 };
 
 	for (int i = 0; i < RM_CLOCK_ASKS; i++) {
-		struct rm_clock ck = { .asked = mono_ns() };
-		uint64_t back;
+		struct rm_clock ck = { .asked = mono_ns() }, back;
+		uint64_t now;
 		int e = rm_send(to, RM_CLOCK, &ck, sizeof(ck));
 
 		if (!e)
-			e = read_frame(&r, from, ms);
+			e = read_frame(&r, from, ms, stop);
 		if (e)
 			return e;
-		back = mono_ns();
+		now = mono_ns();
 		if (r.type != RM_CLOCK)
 			return -EPROTO;
-		memcpy(&ck, r.buf, sizeof(ck));
-		if (back - ck.asked < best && ck.asked <= back) {
-			best = back - ck.asked;
-			offset = (int64_t)(ck.answered -
+		memcpy(&back, r.buf, sizeof(back));
+		if (back.asked != ck.asked)
+			return -EPROTO;	/* not the answer to this question */
+		if (now - ck.asked < best) {
+			best = now - ck.asked;
+			offset = (int64_t)(back.answered -
 					   (ck.asked + best / 2));
 		}
 	}
 	*err_ns = best / 2;
 	return rm_send(to, RM_OFFSET, &offset, sizeof(offset));
+}
+
+/* fd as target in a child about to exec: a dup, or (the same number)
+ * kept across the exec. 0 or -1. */
+static int onto(int fd, int target)
+{
+	if (fd == target)
+		return fcntl(fd, F_SETFD, 0);
+	return dup2(fd, target) < 0 ? -1 : 0;
 }
 
 pid_t rm_start(char *const *argv, const char *node, const struct wk_conf *conf,
@@ -454,12 +496,22 @@ pid_t rm_start(char *const *argv, const char *node, const struct wk_conf *conf,
 		goto close_pipes;
 	}
 	if (pid == 0) {
+		char msg[512];
+		int n;
+
+		/* its own process group: the user's ^C stops the run, which
+		 * ends the commands, rather than killing them under it */
 		signal(SIGPIPE, SIG_DFL);
-		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0)
+		if (setpgid(0, 0) || onto(in[0], 0) || onto(out[1], 1))
 			_exit(126);
 		execvp(av[0], av);
-		fprintf(stderr, "twinlab: cannot run '%s' to start the worker "
-			"on '%s': %s\n", av[0], node, strerror(errno));
+		/* no stdio between fork and exec: another thread may hold it */
+		n = snprintf(msg, sizeof(msg), "twinlab: cannot run '%s' to "
+			     "start the worker on '%s': %s\n", av[0], node,
+			     strerror(errno));
+		if (n > 0 && write(2, msg, (size_t)n < sizeof(msg) ?
+					      (size_t)n : sizeof(msg) - 1) < 0)
+			_exit(127);
 		_exit(127);
 	}
 	close(in[0]);
@@ -492,8 +544,14 @@ close_pipes:
 
 struct rm_link {
 	int fd, task, model;
+	atomic_bool ended;	/* fd closed: its end, or a bad frame */
 	struct rm_reader r;
 };
+
+bool rm_link_ended(const struct rm_link *l)
+{
+	return atomic_load(&l->ended);
+}
 
 /*
  * The links are the relay thread's alone once added; the lock guards only
@@ -546,6 +604,13 @@ static void relay_frame(struct rm_relay *rl, struct rm_link *l, int e)
 				       { .fd = rl->wake, .events = POLLIN } };
 		bool stop;
 
+		/* before waiting: the wake that said stop may have been
+		 * taken already (stop is set before it is written) */
+		pthread_mutex_lock(&rl->lock);
+		stop = rl->stop;
+		pthread_mutex_unlock(&rl->lock);
+		if (stop)
+			return;
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -555,11 +620,6 @@ static void relay_frame(struct rm_relay *rl, struct rm_link *l, int e)
 			return;		/* nobody reads any more */
 		if (p[0].revents & POLLOUT)
 			break;
-		pthread_mutex_lock(&rl->lock);
-		stop = rl->stop;
-		pthread_mutex_unlock(&rl->lock);
-		if (stop)
-			return;
 		relay_drain_wake(rl);	/* links added: seen next turn */
 	}
 	while (write(rl->out, &rep, sizeof(rep)) < 0 && errno == EINTR)
@@ -577,12 +637,14 @@ static void relay_link(struct rm_relay *rl, struct rm_link *l)
 		/* it ended: the fleet sees the process end */
 		close(l->fd);
 		l->fd = -1;
+		atomic_store(&l->ended, true);
 		return;
 	}
 	relay_frame(rl, l, e);
 	if (e < 0 || l->r.type != RM_REPORT) {
 		close(l->fd);
 		l->fd = -1;
+		atomic_store(&l->ended, true);
 	}
 }
 
@@ -673,17 +735,23 @@ static void relay_wake(struct rm_relay *rl)
 		return;
 }
 
-int rm_relay_add(struct rm_relay *rl, int fd, int task, int model)
+int rm_relay_add(struct rm_relay *rl, int fd, int task, int model,
+		 const struct rm_link **link)
 {
 	struct rm_link *l = calloc(1, sizeof(*l));
 	void *v;
 	int e = 0;
 
+	if (link)
+		*link = NULL;
 	if (!l) {
 		close(fd);
 		return -ENOMEM;
 	}
-	*l = (struct rm_link){ .fd = fd, .task = task, .model = model };
+	l->fd = fd;
+	l->task = task;
+	l->model = model;
+	atomic_init(&l->ended, false);
 	pthread_mutex_lock(&rl->lock);
 	v = grow_array(rl->l, &rl->cap, rl->n, sizeof(*rl->l), 16);
 	if (!v) {
@@ -696,6 +764,8 @@ int rm_relay_add(struct rm_relay *rl, int fd, int task, int model)
 	if (e) {
 		close(fd);
 		free(l);
+	} else if (link) {
+		*link = l;
 	}
 	relay_wake(rl);
 	return e;

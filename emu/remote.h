@@ -23,6 +23,8 @@
 #ifndef EMU_REMOTE_H
 #define EMU_REMOTE_H
 
+#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -98,10 +100,12 @@ int rm_conf_check(const struct wk_conf *c, char *why, size_t len);
 /*
  * rm_worker_main - the worker's end: read the configuration from `in`,
  * answer the clock, run the worker (worker_run) with its go, compute
- * phases and reports carried over in/out. Returns the worker's exit
- * status (0 when its rounds are done and the link has ended). Errors
- * before the worker runs go to stderr (the command's, which the harness
- * passes through) and give 2.
+ * phases and reports carried over in/out. The link's end ends the
+ * process at once (exit 0), in a round or after the last; else it
+ * returns the worker's exit status when worker_run returns (a failure,
+ * or a local whose broadcast parent has gone). Errors before the worker
+ * runs go to stderr (the command's, which the harness passes through)
+ * and give 2.
  */
 int rm_worker_main(int in, int out);
 
@@ -120,13 +124,26 @@ pid_t rm_start(char *const *argv, const char *node, const struct wk_conf *conf,
 	       int *to, int *from, char *err, size_t len);
 
 /*
+ * The clocks' offset is the worker's clock minus the harness's.
+ * rm_report_to_harness - a report's instants (worker's clock) on the
+ * harness's; rm_go_to_worker - a round's start (harness's clock) on the
+ * worker's. Instants of 0 (not set) stay 0.
+ */
+void rm_report_to_harness(struct wk_report *rep, int64_t offset);
+void rm_go_to_worker(struct wk_go *go, int64_t offset);
+
+/*
  * rm_match_clocks - over a link whose worker end has its configuration:
  * ask its time RM_CLOCK_ASKS times (waiting at most ms for each answer),
  * send it the offset (its clock - ours) of the shortest round trip, and
- * say half that trip in *err_ns, the most the offset can be off. 0 or
- * -errno (-ETIMEDOUT, -EPIPE, -EPROTO for an answer that is not one).
+ * say half that trip in *err_ns, the most the offset can be off. Gives up
+ * when *stop is set (stop may be NULL). 0 or -errno (-ETIMEDOUT,
+ * -ECANCELED, -EPIPE, -EPROTO for an answer that is not this question's).
+ * The offset is that of the link's opening: clocks that drift apart
+ * later (tens of ppm under NTP) are not followed.
  */
-int rm_match_clocks(int to, int from, int ms, uint64_t *err_ns)
+int rm_match_clocks(int to, int from, int ms,
+		    const volatile sig_atomic_t *stop, uint64_t *err_ns)
 	__attribute__((warn_unused_result));
 
 /*
@@ -138,14 +155,20 @@ int rm_match_clocks(int to, int from, int ms, uint64_t *err_ns)
  * ends is closed (its process's end tells the fleet).
  *
  * rm_relay_new - NULL with errno. rm_relay_add - hand it a link's read
- * end (closed on failure too); 0 or -ENOMEM. rm_relay_free - stop it and
- * close every link.
+ * end (closed on failure too) and get its handle in *link (if link);
+ * 0 or -ENOMEM. rm_relay_free - stop it and close every link.
  */
 struct rm_relay;
 
 struct rm_relay *rm_relay_new(int out);
-int rm_relay_add(struct rm_relay *rl, int fd, int task, int model)
+struct rm_link;
+int rm_relay_add(struct rm_relay *rl, int fd, int task, int model,
+		 const struct rm_link **link)
 	__attribute__((warn_unused_result));
+/* Whether a link the relay has (*link of rm_relay_add) has ended: read
+ * to its end (its command's output closed), or closed for a bad frame.
+ * Its reports are then all in the fleet's pipe. */
+bool rm_link_ended(const struct rm_link *link);
 void rm_relay_free(struct rm_relay *rl);
 
 #endif

@@ -532,18 +532,29 @@ struct rstate {
  */
 static double round_train_s(struct worker *w, unsigned r)
 {
+	bool got = !w->c->ctl_each_round;
 	struct wk_ctl m;
 
-	while (w->c->ctl_fd >= 0 &&
-	       read(w->c->ctl_fd, &m, sizeof(m)) == (ssize_t)sizeof(m)) {
-		if (m.round > r)
-			continue;
-		if (isfinite(m.train_s) && m.train_s >= 0)
-			w->train_s = m.train_s;
-		if (isfinite(m.agg_s) && m.agg_s >= 0)
-			w->agg_s = m.agg_s;
+	for (;;) {
+		struct pollfd p = { .fd = w->c->ctl_fd, .events = POLLIN };
+
+		while (w->c->ctl_fd >= 0 &&
+		       read(w->c->ctl_fd, &m, sizeof(m)) ==
+			       (ssize_t)sizeof(m)) {
+			if (m.round > r)
+				continue;
+			got = got || m.round == r;
+			if (isfinite(m.train_s) && m.train_s >= 0)
+				w->train_s = m.train_s;
+			if (isfinite(m.agg_s) && m.agg_s >= 0)
+				w->agg_s = m.agg_s;
+		}
+		/* over a link: this round's word, however late (a late one
+		 * shows as a longer round, not as last round's phase) */
+		if (got || w->c->ctl_fd < 0 ||
+		    poll(&p, 1, (int)(w->c->timeout_s * 1000)) <= 0)
+			return w->train_s;
 	}
-	return w->train_s;
 }
 
 /* Move broadcast child i's message on; why it could not, in s. */

@@ -100,6 +100,12 @@ struct wk_conf {
 	int report_fd;		/* write end of the harness's pipe */
 	int go_fd;		/* root only: a struct wk_go per round */
 	int ctl_fd;		/* struct wk_ctl, non-blocking; -1 */
+	/*
+	 * Set by a worker's end of a link (emu/remote.h), never sent: each
+	 * round's wk_ctl is awaited (timeout_s at most) when the model
+	 * arrives, since it comes over the link, not surely first.
+	 */
+	bool ctl_each_round;
 };
 
 /*

@@ -5,7 +5,8 @@
  * cuts them, the reader hands on only frames of the link (the one length
  * of their type), says a stream that is not one as such, and a
  * configuration it accepts keeps a worker's bounds. The first byte sets
- * how the rest is cut into reads. Seed corpus: tests/fuzz/link/.
+ * how the rest is cut into reads; a header refused resets the reader,
+ * so reading on is safe. Seed corpus: tests/fuzz/link/.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +29,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1 || size > 60000 || pipe2(p, O_NONBLOCK))
 		return 0;
 	piece = (size_t)data[0] % 64 + 1;
-	while (e >= 0) {
+	while (e != -EPIPE) {
+		/* a refused header leaves the reader reset: reading on
+		 * takes the next bytes as a header, never a length read by */
+		if (e == -EBADMSG && r.have)
+			abort();
+		if (e < 0 && e != -EBADMSG)
+			abort();
 		if (at < size) {
 			size_t n = size - at < piece ? size - at : piece;
 
@@ -51,15 +58,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			memcpy(&c, r.buf, sizeof(c));
 			if (rm_conf_check(&c, why, sizeof(why)))
 				continue;
-			if (c.nbc > WK_MAX_CHILDREN || c.nuc > WK_MAX_CHILDREN ||
-			    c.nbc < 0 || c.nuc < 0 || c.rounds < 1 ||
-			    !memchr(c.task_name, 0, sizeof(c.task_name)) ||
-			    !(c.dilation >= 1))
-				abort();
+			/* what a worker indexes and allocates by */
+			{
+				unsigned char piped;
+
+				memcpy(&piped, &c.piped, 1);
+				if (c.nbc > WK_MAX_CHILDREN ||
+				    c.nuc > WK_MAX_CHILDREN || c.nbc < 0 ||
+				    c.nuc < 0 || piped > 1 ||
+				    c.share >= c.nlocals ||
+				    !memchr(c.task_name, 0,
+					    sizeof(c.task_name)) ||
+				    (double)(c.samples + WK_TEST_SAMPLES) *
+						    c.dim > 1e9 ||
+				    (double)c.classes * (c.dim + 1) > 1e9 ||
+				    c.chunk % c.bpp)
+					abort();
+			}
 		}
 	}
-	if (e != -EPIPE && e != -EBADMSG)
-		abort();
 	if (p[1] >= 0)
 		close(p[1]);
 	close(p[0]);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -151,7 +152,7 @@ Test(link, clocks_are_matched_within_half_a_round_trip)
 		f.in = to[0];
 		f.out = from[1];
 		cr_assert_eq(pthread_create(&th, NULL, fake_worker, &f), 0);
-		cr_assert_eq(rm_match_clocks(to[1], from[0], 10000, &err_ns),
+		cr_assert_eq(rm_match_clocks(to[1], from[0], 10000, NULL, &err_ns),
 			     0);
 		pthread_join(th, NULL);
 		off = f.told - f.ahead;
@@ -175,10 +176,10 @@ Test(link, a_worker_that_does_not_answer_is_given_up)
 
 	cr_assert_eq(pipe(to), 0);
 	cr_assert_eq(pipe(from), 0);
-	cr_assert_eq(rm_match_clocks(to[1], from[0], 50, &err_ns),
+	cr_assert_eq(rm_match_clocks(to[1], from[0], 50, NULL, &err_ns),
 		     -ETIMEDOUT);
 	close(from[1]);
-	cr_assert_eq(rm_match_clocks(to[1], from[0], 50, &err_ns), -EPIPE);
+	cr_assert_eq(rm_match_clocks(to[1], from[0], 50, NULL, &err_ns), -EPIPE);
 	close(to[0]);
 	close(to[1]);
 	close(from[0]);
@@ -225,16 +226,21 @@ Test(link, a_configuration_out_of_bounds_is_refused)
 	SPOILT(c.samples = 1 << 26; c.dim = 1 << 20);
 	SPOILT(c.bpp = 3);
 	SPOILT(c.chunk = 2);
+	SPOILT(c.chunk = 4097);
+	SPOILT(c.train_samples = (int64_t)1 << 50);
+	SPOILT(c.classes = 1 << 16; c.dim = 1 << 20; c.samples = 1);
+	SPOILT(memset(&c.piped, 2, 1));
 #undef SPOILT
 }
 
 /* The relay hands on a report as its link's task and model, and a frame
  * out of place as that worker's failure. */
-Test(link, the_relay_says_each_report_as_its_links)
+Test(link, the_relay_says_each_report_as_its_links, .timeout = 20)
 {
 	struct wk_report rep = { .kind = WK_ROUND, .task = 9, .model = 9,
 				 .round = 2 }, got;
 	struct rm_clock ck = { 1, 2 };
+	const struct rm_link *l2_link;
 	int out[2], l1[2], l2[2];
 	struct rm_relay *rl;
 
@@ -243,8 +249,8 @@ Test(link, the_relay_says_each_report_as_its_links)
 	cr_assert_eq(pipe(l2), 0);
 	rl = rm_relay_new(out[1]);
 	cr_assert_not_null(rl);
-	cr_assert_eq(rm_relay_add(rl, l1[0], 3, 1), 0);
-	cr_assert_eq(rm_relay_add(rl, l2[0], 4, 2), 0);
+	cr_assert_eq(rm_relay_add(rl, l1[0], 3, 1, NULL), 0);
+	cr_assert_eq(rm_relay_add(rl, l2[0], 4, 2, &l2_link), 0);
 	/* in two pieces */
 	{
 		struct rm_hdr h = { .magic = RM_MAGIC, .type = RM_REPORT,
@@ -268,6 +274,9 @@ Test(link, the_relay_says_each_report_as_its_links)
 	cr_assert_eq(got.task, 4);
 	cr_assert_eq(got.model, 2);
 	cr_assert(strstr(got.msg, "out of place"), "%s", got.msg);
+	/* its link is closed after the failure is written: it ends */
+	while (!rm_link_ended(l2_link))
+		sched_yield();
 	rm_relay_free(rl);
 	close(l1[1]);
 	close(l2[1]);
@@ -360,7 +369,7 @@ Test(link, a_relay_stops_while_nobody_reads, .timeout = 20)
 	cr_assert_eq(pipe(l), 0);
 	rl = rm_relay_new(out[1]);
 	cr_assert_not_null(rl);
-	cr_assert_eq(rm_relay_add(rl, l[0], 0, 0), 0);
+	cr_assert_eq(rm_relay_add(rl, l[0], 0, 0, NULL), 0);
 	cr_assert_eq(rm_send(l[1], RM_REPORT, &rep, sizeof(rep)), 0);
 	/* until the relay has read it all: it waits for room then */
 	for (int left = 1; left;)
@@ -369,4 +378,89 @@ Test(link, a_relay_stops_while_nobody_reads, .timeout = 20)
 	close(l[1]);
 	close(out[0]);
 	close(out[1]);
+}
+
+/*
+ * The offset is the worker's clock minus the harness's: a report's
+ * instants go back by it, a round's start forward, and 0 (not set)
+ * stays 0; there and back is the identity.
+ */
+Test(link, instants_cross_the_clocks_one_way_each)
+{
+	const int64_t off = 5000000000;
+	struct wk_report rep = { .t_start = 7000000000u, .t_go = 6000000000u,
+				 .t_end = 9000000000u, .t_child = { 8000000000u },
+				 .late_ns = 123, .overrun_ns = 456 };
+	struct wk_go go = { .round = 1, .t0 = 1000000000u };
+
+	rm_report_to_harness(&rep, off);
+	cr_assert_eq(rep.t_start, 2000000000u);
+	cr_assert_eq(rep.t_go, 1000000000u);
+	cr_assert_eq(rep.t_end, 4000000000u);
+	cr_assert_eq(rep.t_child[0], 3000000000u);
+	cr_assert_eq(rep.t_child[1], 0, "an instant not set moved");
+	cr_assert_eq(rep.t_send, 0, "an instant not set moved");
+	cr_assert_eq(rep.late_ns, 123, "a duration moved");
+	cr_assert_eq(rep.overrun_ns, 456, "a duration moved");
+	rm_go_to_worker(&go, off);
+	cr_assert_eq(go.t0, 6000000000u);
+	/* the root's go and its report of it agree on the harness's clock */
+	rep = (struct wk_report){ .t_go = go.t0 };
+	rm_report_to_harness(&rep, off);
+	cr_assert_eq(rep.t_go, 1000000000u);
+}
+
+/* An answer to another question is not taken as this one's. */
+static void *wrong_answer(void *arg)
+{
+	struct fake *f = arg;
+	struct rm_reader r = { 0 };
+
+	while (rm_reader_feed(&r, f->in) == 0)
+		;
+	{
+		struct rm_clock ck = { .asked = 1, .answered = 2 };
+
+		if (rm_send(f->out, RM_CLOCK, &ck, sizeof(ck)))
+			return NULL;
+	}
+	return NULL;
+}
+
+Test(link, an_answer_to_another_question_is_refused)
+{
+	int to[2], from[2];
+	struct fake f = { 0 };
+	uint64_t err_ns;
+	pthread_t th;
+
+	cr_assert_eq(pipe(to), 0);
+	cr_assert_eq(pipe(from), 0);
+	f.in = to[0];
+	f.out = from[1];
+	cr_assert_eq(pthread_create(&th, NULL, wrong_answer, &f), 0);
+	cr_assert_eq(rm_match_clocks(to[1], from[0], 10000, NULL, &err_ns),
+		     -EPROTO);
+	pthread_join(th, NULL);
+	for (int k = 0; k < 2; k++) {
+		close(to[k]);
+		close(from[k]);
+	}
+}
+
+/* A stop while waiting for the worker's answer gives up at once. */
+Test(link, a_stop_ends_the_wait_for_a_clock)
+{
+	static volatile sig_atomic_t stop = 1;
+	int to[2], from[2];
+	uint64_t err_ns;
+
+	cr_assert_eq(pipe(to), 0);
+	cr_assert_eq(pipe(from), 0);
+	cr_assert_eq(rm_match_clocks(to[1], from[0], 600000, &stop, &err_ns),
+		     -ECANCELED);
+	for (int k = 0; k < 2; k++) {
+		close(to[k]);
+		close(from[k]);
+	}
 }

@@ -491,7 +491,6 @@ static struct rnd_case rnd_cases[] = {
 	{ 9, 9, 30 },  { 10, 14, 40 }, { 11, 4, 10 }, { 12, 25, 30 },
 };
 
-/* The cases each property below is checked on. */
 /* One of the servers s0 .. s<nsrv-1> at random: its node, its name in nm. */
 static int rnd_server(const struct scenario *sc, int nsrv, char nm[16])
 {
@@ -499,6 +498,7 @@ static int rnd_server(const struct scenario *sc, int nsrv, char nm[16])
 	return scenario_find(sc, nm);
 }
 
+/* The cases each property below is checked on. */
 static struct criterion_test_params rnd_params(void)
 {
 	return cr_make_param_array(struct rnd_case, rnd_cases,
