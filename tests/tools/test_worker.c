@@ -131,6 +131,33 @@ static void *fake_worker(void *arg)
 }
 
 /*
+ * rm_match_clocks against a worker's end played by `worker` on a thread
+ * of its own (none: a worker that never answers), then joined; its
+ * result.
+ */
+static int clocks_with(void *(*worker)(void *), struct fake *f, int ms,
+		       const volatile sig_atomic_t *stop, uint64_t *err_ns)
+{
+	int to[2], from[2], e;
+	pthread_t th;
+
+	cr_assert_eq(pipe(to), 0);
+	cr_assert_eq(pipe(from), 0);
+	f->in = to[0];
+	f->out = from[1];
+	if (worker)
+		cr_assert_eq(pthread_create(&th, NULL, worker, f), 0);
+	e = rm_match_clocks(to[1], from[0], ms, stop, err_ns);
+	if (worker)
+		pthread_join(th, NULL);
+	for (int k = 0; k < 2; k++) {
+		close(to[k]);
+		close(from[k]);
+	}
+	return e;
+}
+
+/*
  * The offset the worker is told is its clock's lead within half the
  * shortest round trip, which the harness says (the answer was read
  * between the question and its return: the bound holds whatever the
@@ -141,30 +168,18 @@ Test(link, clocks_are_matched_within_half_a_round_trip)
 	const int64_t aheads[] = { 5000000000, -3000000000, 0 };
 
 	for (size_t i = 0; i < sizeof(aheads) / sizeof(aheads[0]); i++) {
-		int to[2], from[2];
 		struct fake f = { .ahead = aheads[i], .told = INT64_MIN };
 		uint64_t err_ns = UINT64_MAX;
-		pthread_t th;
 		int64_t off;
 
-		cr_assert_eq(pipe(to), 0);
-		cr_assert_eq(pipe(from), 0);
-		f.in = to[0];
-		f.out = from[1];
-		cr_assert_eq(pthread_create(&th, NULL, fake_worker, &f), 0);
-		cr_assert_eq(rm_match_clocks(to[1], from[0], 10000, NULL, &err_ns),
-			     0);
-		pthread_join(th, NULL);
+		cr_assert_eq(clocks_with(fake_worker, &f, 10000, NULL,
+					 &err_ns), 0);
 		off = f.told - f.ahead;
 		cr_assert_lt(err_ns, 1000000000u);
 		cr_assert(off <= (int64_t)err_ns && -off <= (int64_t)err_ns,
 			  "told %lld, ahead %lld, bound %llu ns",
 			  (long long)f.told, (long long)f.ahead,
 			  (unsigned long long)err_ns);
-		for (int k = 0; k < 2; k++) {
-			close(to[k]);
-			close(from[k]);
-		}
 	}
 }
 
@@ -429,38 +444,20 @@ static void *wrong_answer(void *arg)
 
 Test(link, an_answer_to_another_question_is_refused)
 {
-	int to[2], from[2];
 	struct fake f = { 0 };
 	uint64_t err_ns;
-	pthread_t th;
 
-	cr_assert_eq(pipe(to), 0);
-	cr_assert_eq(pipe(from), 0);
-	f.in = to[0];
-	f.out = from[1];
-	cr_assert_eq(pthread_create(&th, NULL, wrong_answer, &f), 0);
-	cr_assert_eq(rm_match_clocks(to[1], from[0], 10000, NULL, &err_ns),
+	cr_assert_eq(clocks_with(wrong_answer, &f, 10000, NULL, &err_ns),
 		     -EPROTO);
-	pthread_join(th, NULL);
-	for (int k = 0; k < 2; k++) {
-		close(to[k]);
-		close(from[k]);
-	}
 }
 
 /* A stop while waiting for the worker's answer gives up at once. */
 Test(link, a_stop_ends_the_wait_for_a_clock)
 {
 	static volatile sig_atomic_t stop = 1;
-	int to[2], from[2];
+	struct fake f = { 0 };
 	uint64_t err_ns;
 
-	cr_assert_eq(pipe(to), 0);
-	cr_assert_eq(pipe(from), 0);
-	cr_assert_eq(rm_match_clocks(to[1], from[0], 600000, &stop, &err_ns),
+	cr_assert_eq(clocks_with(NULL, &f, 600000, &stop, &err_ns),
 		     -ECANCELED);
-	for (int k = 0; k < 2; k++) {
-		close(to[k]);
-		close(from[k]);
-	}
 }
