@@ -1037,9 +1037,49 @@ static uint64_t path_late(const struct ftask *ft, const struct task_plan *tp)
 static int tell(const struct fworker *w, int fd, uint16_t type,
 		const void *msg, uint32_t len)
 {
+	struct timespec now = { 0, 0 };
+	sigset_t pipe_sig, old;
+	ssize_t k;
+	int e;
+
 	if (w->remote)
 		return rm_send(fd, type, msg, len);
-	return write(fd, msg, len) == (ssize_t)len ? 0 : -EIO;
+	/*
+	 * A forked worker that died has closed its end: the write fails
+	 * with EPIPE and no SIGPIPE, which a run takes as the user's stop
+	 * (the signal is blocked, and the one the write raised taken).
+	 */
+	sigemptyset(&pipe_sig);
+	sigaddset(&pipe_sig, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_sig, &old);
+	k = write(fd, msg, len);
+	e = k == (ssize_t)len ? 0 : k < 0 ? -errno : -EIO;
+	if (e == -EPIPE)
+		while (sigtimedwait(&pipe_sig, NULL, &now) < 0 &&
+		       errno == EINTR)
+			;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return e;
+}
+
+/*
+ * Worker m of task t could not be told something (err). A forked one whose
+ * pipe is closed (-EPIPE) is dying (it alone held the read end): wait until it can be
+ * reaped and let reap name it (killed by a signal, ...); else why.
+ */
+static void untold(struct fleet *f, int t, int m, int err, const char *why)
+{
+	struct fworker *w = &f->t[t].w[m];
+	siginfo_t si;
+
+	if (err == -EPIPE && !w->remote && w->pid > 0 && !w->exited)
+		while (waitid(P_PID, (id_t)w->pid, &si, WEXITED | WNOWAIT) <
+			       0 &&
+		       errno == EINTR)
+			;
+	reap(f, false, false);
+	if (f->t[t].live)
+		kill_task(f, t, why);
 }
 
 int fleet_round(struct fleet *f, unsigned r, uint64_t at,
@@ -1069,15 +1109,21 @@ int fleet_round(struct fleet *f, unsigned r, uint64_t at,
 					      .train_s = ft->w[m].train_s,
 					      .agg_s = ft->w[m].agg_s };
 
-			if (ft->w[m].ctl >= 0 &&
-			    tell(&ft->w[m], ft->w[m].ctl, RM_CTL, &ctl,
-				 sizeof(ctl)))
-				kill_task(f, t, "cannot tell a worker its "
-					  "compute phase");
+			int e = ft->w[m].ctl < 0 ? 0 :
+				tell(&ft->w[m], ft->w[m].ctl, RM_CTL, &ctl,
+				     sizeof(ctl));
+
+			if (e)
+				untold(f, t, m, e, "cannot tell a worker its "
+				       "compute phase");
 		}
-		if (ft->live && tell(&ft->w[0], ft->go_fd, RM_GO, &go,
-				     sizeof(go)))
-			kill_task(f, t, "cannot start the round");
+		if (ft->live) {
+			int e = tell(&ft->w[0], ft->go_fd, RM_GO, &go,
+				     sizeof(go));
+
+			if (e)
+				untold(f, t, 0, e, "cannot start the round");
+		}
 	}
 	collect(f, WK_ROUND, r,
 		mono_ns() + (uint64_t)(f->o.timeout_s * 1e9));
