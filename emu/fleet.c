@@ -28,6 +28,7 @@
 #include "emu/lab.h"
 #include "emu/netns.h"
 #include "emu/remote.h"
+#include "emu/spawn.h"
 #include "twin/net.h"
 #include "twin/predict.h"
 
@@ -210,23 +211,9 @@ static void end_links(struct ftask *ft, uint64_t deadline)
 	close_links(ft);
 	for (int m = 0; m < ft->nmodels; m++) {
 		struct fworker *w = &ft->w[m];
-		uint64_t now = mono_ns();
-		int pfd;
 
-		if (!w->remote || w->pid <= 0 || w->exited)
-			continue;
-		pfd = (int)syscall(SYS_pidfd_open, w->pid, 0);
-		if (pfd >= 0 && now < deadline) {
-			struct pollfd p = { .fd = pfd, .events = POLLIN };
-
-			while (poll(&p, 1, (int)((deadline - now) / 1000000u) +
-						   1) < 0 &&
-			       errno == EINTR)
-				now = mono_ns();
-		}
-		if (pfd >= 0)
-			close(pfd);
-		if (waitpid(w->pid, &w->status, WNOHANG) == w->pid)
+		if (w->remote && w->pid > 0 && !w->exited &&
+		    spawn_wait_until(w->pid, deadline, &w->status))
 			w->exited = true;
 	}
 }

@@ -63,8 +63,7 @@ void lab_lightpath_if(int lp, char *buf, size_t len)
 	snprintf(buf, len, "lp%d", lp);
 }
 
-void lab_link_end(const struct plan *p, const char *prefix, int link,
-		  char *ns, char *ifname)
+int lab_link_node(const struct plan *p, int link, char *ifname)
 {
 	const struct scenario *sc = p->sc;
 	int n2 = 2 * sc->nnodes;
@@ -73,21 +72,25 @@ void lab_link_end(const struct plan *p, const char *prefix, int link,
 		int s = link / 2;
 
 		if (link % 2 == 0) {	/* server -> router */
-			lab_ns_name(prefix, sc->nodes[s].name, ns, 64);
 			snprintf(ifname, 16, "%s", LAB_SERVER_IF);
-		} else {		/* router -> server */
-			lab_ns_name(prefix, sc->nodes[sc->nodes[s].attach].name,
-				    ns, 64);
-			lab_access_if(s, ifname, 16);
+			return s;
 		}
-	} else {
-		int l = (link - n2) / 2;
-		const struct lightpath *lp = &p->net->lp[l];
-
-		lab_ns_name(prefix, sc->nodes[link % 2 ? lp->b : lp->a].name,
-			    ns, 64);
-		lab_lightpath_if(l, ifname, 16);
+		lab_access_if(s, ifname, 16);	/* router -> server */
+		return sc->nodes[s].attach;
 	}
+	lab_lightpath_if((link - n2) / 2, ifname, 16);
+	{
+		const struct lightpath *lp = &p->net->lp[(link - n2) / 2];
+
+		return link % 2 ? lp->b : lp->a;
+	}
+}
+
+void lab_link_end(const struct plan *p, const char *prefix, int link,
+		  char *ns, char *ifname)
+{
+	lab_ns_name(prefix, p->sc->nodes[lab_link_node(p, link, ifname)].name,
+		    ns, 64);
 }
 
 void lab_state_path(const char *prefix, char *buf, size_t len)

@@ -265,6 +265,9 @@ void lab_lightpath_if(int lp, char *buf, size_t len);
 void lab_link_end(const struct plan *p, const char *prefix, int link,
 		  char *ns, char *ifname);
 
+/* lab_link_node - the same link's node (its index) and interface. */
+int lab_link_node(const struct plan *p, int link, char *ifname);
+
 /* Namespace name of node `node` for prefix: "<prefix>-<name>". */
 void lab_ns_name(const char *prefix, const char *node, char *buf, size_t len);
 

@@ -20,6 +20,8 @@ struct monitor {
 	char (*ns)[64];
 	int nns;
 	struct dl_live *dl;
+	int (*read)(void *ctx, struct mon_sample *s);	/* or NULL */
+	void *read_ctx;
 	pthread_t runq;		/* counts runnable threads, once started */
 	bool runq_on;
 	atomic_bool runq_stop;
@@ -58,6 +60,13 @@ void monitor_free(struct monitor *m)
 void monitor_watch_delay(struct monitor *m, struct dl_live *live)
 {
 	m->dl = live;
+}
+
+void monitor_read_via(struct monitor *m,
+		      int (*read)(void *ctx, struct mon_sample *s), void *ctx)
+{
+	m->read = read;
+	m->read_ctx = ctx;
 }
 
 /* Read at most len - 1 bytes of a small /proc file. */
@@ -153,8 +162,7 @@ static int cpu(struct mon_sample *s)
 	return 0;
 }
 
-/* RetransSegs and OutSegs of the namespace this thread is in. */
-static int tcp_counters(uint64_t *retrans, uint64_t *out)
+int monitor_tcp(uint64_t *retrans, uint64_t *out)
 {
 	char buf[4096], *head, *vals;
 	int err = slurp("/proc/thread-self/net/snmp", buf, sizeof(buf));
@@ -208,13 +216,15 @@ int monitor_sample(struct monitor *m, struct mon_sample *s)
 	}
 	psi(s);
 	err = cpu(s);
+	if (!err && m->read)
+		err = m->read(m->read_ctx, s);
 	for (int i = 0; i < m->nns && !err; i++) {
 		int saved;
 
 		err = netns_enter(m->ns[i], &saved);
 		if (err)
 			break;
-		err = tcp_counters(&s->retrans, &s->out_segs);
+		err = monitor_tcp(&s->retrans, &s->out_segs);
 		netns_leave(saved);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -106,6 +106,15 @@ void monitor_free(struct monitor *m);
  */
 void monitor_watch_delay(struct monitor *m, struct dl_live *live);
 
+/*
+ * monitor_read_via - read the TCP counters (and the delay line's, when
+ * none is watched here) with read(ctx, s) instead of in the namespaces:
+ * a deployment on other hosts, through their nodes' agents. read adds to
+ * s's retrans, out_segs and dl_* fields; 0 or -errno.
+ */
+void monitor_read_via(struct monitor *m,
+		      int (*read)(void *ctx, struct mon_sample *s), void *ctx);
+
 /* monitor_sample - read every counter now. 0 or -errno. */
 int monitor_sample(struct monitor *m, struct mon_sample *s)
 	__attribute__((warn_unused_result));
@@ -113,6 +122,13 @@ int monitor_sample(struct monitor *m, struct mon_sample *s)
 /* The round between two samples (host part of r; the caller sets
  * r->dilation first, and fills the workers' part: overruns, phases,
  * skew, round_min_s). */
+/*
+ * monitor_tcp - add RetransSegs and OutSegs of the namespace this thread
+ * is in to *retrans and *out. 0 or -errno.
+ */
+int monitor_tcp(uint64_t *retrans, uint64_t *out)
+	__attribute__((warn_unused_result));
+
 void monitor_diff(const struct mon_sample *a, const struct mon_sample *b,
 		  struct mon_round *r);
 

@@ -43,6 +43,10 @@ uint32_t rm_payload_len(uint16_t type)
 		return sizeof(struct wk_ctl);
 	case RM_REPORT:
 		return sizeof(struct wk_report);
+	case RM_ASK:
+		return sizeof(struct rm_ask);
+	case RM_ANSWER:
+		return sizeof(struct rm_answer);
 	}
 	return 0;
 }
@@ -121,10 +125,7 @@ int rm_reader_feed(struct rm_reader *r, int fd)
 	       r->have == sizeof(r->hdr) + r->hdr.len;
 }
 
-/* Read one whole frame from a blocking fd, waiting at most ms (-1: no
- * limit) or until *stop is set (if stop). 0, -ETIMEDOUT, -ECANCELED,
- * -EPIPE, -EBADMSG or -errno. */
-static int read_frame(struct rm_reader *r, int fd, int ms,
+int rm_read_frame(struct rm_reader *r, int fd, int ms,
 		      const volatile sig_atomic_t *stop)
 {
 	uint64_t end = ms < 0 ? 0 : mono_ns() + (uint64_t)ms * 1000000u;
@@ -304,7 +305,7 @@ static int wside_open(struct wside *s, struct wk_conf *c)
 {
 	struct rm_reader r = { 0 };
 	char why[160];
-	int e = read_frame(&r, s->in, -1, NULL);
+	int e = rm_read_frame(&r, s->in, -1, NULL);
 
 	if (e || r.type != RM_CONF) {
 		fprintf(stderr, "twinlab worker: no configuration on stdin: "
@@ -321,7 +322,7 @@ static int wside_open(struct wside *s, struct wk_conf *c)
 	for (;;) {
 		struct rm_clock ck;
 
-		e = read_frame(&r, s->in, -1, NULL);
+		e = rm_read_frame(&r, s->in, -1, NULL);
 		if (e)
 			break;
 		if (r.type == RM_OFFSET) {
@@ -440,7 +441,7 @@ int rm_match_clocks(int to, int from, int ms,
 		int e = rm_send(to, RM_CLOCK, &ck, sizeof(ck));
 
 		if (!e)
-			e = read_frame(&r, from, ms, stop);
+			e = rm_read_frame(&r, from, ms, stop);
 		if (e)
 			return e;
 		now = mono_ns();
@@ -468,7 +469,7 @@ static int onto(int fd, int target)
 	return dup2(fd, target) < 0 ? -1 : 0;
 }
 
-pid_t rm_start(char *const *argv, const char *node, const struct wk_conf *conf,
+pid_t rm_spawn(char *const *argv, const char *node, const char *what,
 	       int *to, int *from, char *err, size_t len)
 {
 	char **av = put_node(argv, node);
@@ -479,21 +480,22 @@ pid_t rm_start(char *const *argv, const char *node, const struct wk_conf *conf,
 	if (!av) {
 		e = -errno;
 		snprintf(err, len, "cannot make the command that starts the "
-			 "worker on '%s': %s", node, strerror(errno));
+			 "%s on '%s': %s", what, node, strerror(errno));
 		return e;
 	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) ||
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out)) {
 		e = -errno;
-		snprintf(err, len, "cannot make a worker's link: %s",
+		snprintf(err, len, "cannot make a %s's link: %s", what,
 			 strerror(errno));
-		goto close_pipes;
+		goto fail;
 	}
 	pid = fork();
 	if (pid < 0) {
 		e = -errno;
-		snprintf(err, len, "cannot fork a worker: %s", strerror(errno));
-		goto close_pipes;
+		snprintf(err, len, "cannot fork a %s: %s", what,
+			 strerror(errno));
+		goto fail;
 	}
 	if (pid == 0) {
 		char msg[512];
@@ -507,7 +509,7 @@ pid_t rm_start(char *const *argv, const char *node, const struct wk_conf *conf,
 		execvp(av[0], av);
 		/* no stdio between fork and exec: another thread may hold it */
 		n = snprintf(msg, sizeof(msg), "twinlab: cannot run '%s' to "
-			     "start the worker on '%s': %s\n", av[0], node,
+			     "start the %s on '%s': %s\n", av[0], what, node,
 			     strerror(errno));
 		if (n > 0 && write(2, msg, (size_t)n < sizeof(msg) ?
 					      (size_t)n : sizeof(msg) - 1) < 0)
@@ -516,27 +518,40 @@ pid_t rm_start(char *const *argv, const char *node, const struct wk_conf *conf,
 	}
 	close(in[0]);
 	close(out[1]);
-	in[0] = out[1] = -1;
+	free_argv(av);
+	*to = in[1];
+	*from = out[0];
+	return pid;
+fail:
+	pipes_close(in, out);
+	free_argv(av);
+	return e;
+}
+
+pid_t rm_start(char *const *argv, const char *node, const struct wk_conf *conf,
+	       int *to, int *from, char *err, size_t len)
+{
+	pid_t pid = rm_spawn(argv, node, "worker", to, from, err, len);
+	int e;
+
+	if (pid < 0)
+		return pid;
 	/*
 	 * The socket takes it whether the command reads yet or not. If the
 	 * command has already ended, matching the clocks says so, as for
 	 * one that ends later.
 	 */
-	e = rm_send(in[1], RM_CONF, conf, sizeof(*conf));
-	if (!e || e == -EPIPE) {
-		free_argv(av);
-		*to = in[1];
-		*from = out[0];
+	e = rm_send(*to, RM_CONF, conf, sizeof(*conf));
+	if (!e || e == -EPIPE)
 		return pid;
-	}
 	snprintf(err, len, "cannot send the worker on '%s' its "
 		 "configuration: %s", node, strerror(-e));
 	kill(pid, SIGKILL);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
-close_pipes:
-	pipes_close(in, out);
-	free_argv(av);
+	close(*to);
+	close(*from);
+	*to = *from = -1;
 	return e;
 }
 

@@ -33,7 +33,8 @@
 #define RM_MAGIC 0x746c726du	/* "tlrm" */
 #define RM_CLOCK_ASKS 8		/* clock samples when a link opens */
 
-enum rm_type { RM_CONF = 1, RM_CLOCK, RM_OFFSET, RM_GO, RM_CTL, RM_REPORT };
+enum rm_type { RM_CONF = 1, RM_CLOCK, RM_OFFSET, RM_GO, RM_CTL, RM_REPORT,
+	       RM_ASK, RM_ANSWER };
 
 struct rm_hdr {
 	uint32_t magic;
@@ -48,6 +49,31 @@ struct rm_hdr {
  * worker's time when it answered. */
 struct rm_clock {
 	uint64_t asked, answered;
+};
+
+/*
+ * A node's counters, asked of its agent (`twinlab agent`, emu/agent.h):
+ * what, seq echoed; the answer's v[] by what (see enum rm_ask_what).
+ */
+enum rm_ask_what {
+	RM_ASK_HELLO = 1,	/* v[0]: RM_VERSION; the agent is there */
+	RM_ASK_LINK,		/* ifname's shaper: bytes, packets, drops */
+	RM_ASK_TCP,		/* the namespace's TCP: RetransSegs, OutSegs */
+	RM_ASK_DELAY,		/* the node's delay line (struct dl_live):
+				 * accepted, late_ns_sum, late_ns_max since the
+				 * last ask; err -ENOENT where it has none */
+};
+
+struct rm_ask {
+	uint32_t what, seq;
+	char ifname[16];
+};
+
+struct rm_answer {
+	uint32_t what, seq;
+	int32_t err;		/* 0 or -errno, v[] then zeros */
+	uint32_t pad;
+	uint64_t v[3];
 };
 
 /*
@@ -79,6 +105,8 @@ union rm_payload {
 	struct wk_go go;
 	struct wk_ctl ctl;
 	struct wk_report report;
+	struct rm_ask ask;
+	struct rm_answer answer;
 };
 
 struct rm_reader {
@@ -122,6 +150,23 @@ int rm_worker_main(int in, int out);
  */
 pid_t rm_start(char *const *argv, const char *node, const struct wk_conf *conf,
 	       int *to, int *from, char *err, size_t len);
+
+/*
+ * rm_spawn - rm_start's command alone, for `what` ("worker", "agent") on
+ * node: its PID and link (*to, *from), nothing sent yet; -errno with a
+ * message on failure.
+ */
+pid_t rm_spawn(char *const *argv, const char *node, const char *what,
+	       int *to, int *from, char *err, size_t len);
+
+/*
+ * rm_read_frame - one whole frame from a blocking fd, waiting at most ms
+ * (-1: no limit) or until *stop is set (stop may be NULL). 0, -ETIMEDOUT,
+ * -ECANCELED, -EPIPE, -EBADMSG or -errno.
+ */
+int rm_read_frame(struct rm_reader *r, int fd, int ms,
+		  const volatile sig_atomic_t *stop)
+	__attribute__((warn_unused_result));
 
 /*
  * The clocks' offset is the worker's clock minus the harness's.

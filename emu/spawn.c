@@ -5,6 +5,7 @@
  * wait is a poll() with the time limit as its timeout.
  */
 #include "spawn.h"
+#include "twin/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -220,4 +221,22 @@ void pipes_close(int a[2], int b[2])
 			close(b[i]);
 		a[i] = b[i] = -1;
 	}
+}
+
+bool spawn_wait_until(pid_t pid, uint64_t deadline_ns, int *status)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	uint64_t now = mono_ns();
+
+	if (pfd >= 0 && now < deadline_ns) {
+		struct pollfd p = { .fd = pfd, .events = POLLIN };
+
+		while (poll(&p, 1, (int)((deadline_ns - now) / 1000000u) + 1) <
+			       0 &&
+		       errno == EINTR)
+			now = mono_ns();
+	}
+	if (pfd >= 0)
+		close(pfd);
+	return waitpid(pid, status, WNOHANG) == pid;
 }

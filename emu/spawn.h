@@ -12,6 +12,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #define SPAWN_ERR_MAX 2048	/* bytes of standard error kept */
 
@@ -62,5 +64,12 @@ void spawn_describe(const struct spawn_result *res, char *buf, size_t len);
  * as a failure path that made them in turn leaves them; each becomes -1.
  */
 void pipes_close(int a[2], int b[2]);
+
+/*
+ * spawn_wait_until - wait for child pid to end until deadline_ns
+ * (CLOCK_MONOTONIC), without reaping it while it runs: true and *status
+ * once reaped, false if it still runs then (or is not ours to wait for).
+ */
+bool spawn_wait_until(pid_t pid, uint64_t deadline_ns, int *status);
 
 #endif

@@ -57,6 +57,9 @@ static const struct command commands[] = {
 	{ "worker", cmd_worker, "",
 	  "one model worker, for a run's harness on another host (started "
 	  "by 'run --workers-via')" },
+	{ "agent", cmd_agent, "[OPTIONS]",
+	  "a node's counters, for a run's harness on another host (started "
+	  "by 'run --agents-via')" },
 	{ "doctor", cmd_doctor, "[OPTIONS]",
 	  "what this kernel offers and which paths twinlab uses" },
 	{ "help", cmd_help, "[COMMAND]", "this help, or a command's" },

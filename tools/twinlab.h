@@ -134,6 +134,7 @@ int cmd_cut(int argc, char **argv);
 int cmd_repair(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_experiment(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -2445,14 +2445,17 @@ static int count_procs(const char *bin, const char *word)
  * hosts: they learn exactly what forked workers learn (the same global
  * model, digest for digest, every round), each task's mean round within
  * 5 % of the forked one-host run's, both faithful; and no worker is left
- * when the run has ended.
+ * when the run has ended. Its counters are read by agents started the
+ * same way: every link's bytes read, the run's within 2 % of those read in
+ * the namespaces, and no agent left.
  */
 Test(run, workers_started_by_a_command_learn_and_measure_as_forked_ones,
      .timeout = 300)
 {
-	char *bin = getenv("TWINLAB"), via[600], sql[400];
+	char *bin = getenv("TWINLAB"), via[600], ag[600], sql[400];
 	struct run_cmd c;
 	long one, two;
+	double b1, b2;
 	sqlite3 *h;
 
 	cr_assert_not_null(bin, "TWINLAB is not set");
@@ -2463,15 +2466,20 @@ Test(run, workers_started_by_a_command_learn_and_measure_as_forked_ones,
 	 */
 	snprintf(via, sizeof(via), "/usr/bin/timeout 600 %s exec --prefix %s "
 		 "{node} -- %s worker", bin, prefix, bin);
+	snprintf(ag, sizeof(ag), "/usr/bin/timeout 600 %s exec --prefix %s "
+		 "{node} -- %s agent", bin, prefix, bin);
 	run_faithful("scenarios/teaching-ring.yaml", "mst", 3, "auto:8");
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
 	one = (long)q1(h, "SELECT max(id) FROM runs");	/* forked */
 	sqlite3_close(h);
 	run_cmd(&c, "scenarios/teaching-ring.yaml", "mst", 3, "auto:8",
-		"--hosts", "2", "--workers-via", via, NULL);
+		"--hosts", "2", "--workers-via", via, "--agents-via", ag, NULL);
 	cr_assert(strstr(until_faithful(&c), "fidelity: dilation "));
+	cr_assert(strstr(output(), "the nodes' counters are read by agents"),
+		  "%s", output());
 	nothing_left();
 	cr_assert_eq(count_procs(bin, "worker"), 0, "a worker was left");
+	cr_assert_eq(count_procs(bin, "agent"), 0, "an agent was left");
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
 	two = (long)q1(h, "SELECT max(id) FROM runs");
 	cr_assert_gt(two, one);
@@ -2481,6 +2489,19 @@ Test(run, workers_started_by_a_command_learn_and_measure_as_forked_ones,
 		 "a.global_digest WHERE a.run = %ld AND b.run = %ld", one, two);
 	cr_assert_eq(q1(h, sql), 2 * 3, "the models learnt differ");
 	cr_assert_eq(rounds_near(h, one, two, 0.05), 2);
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(*) FROM links a JOIN links b ON b.link = a.link "
+		 "AND b.round = a.round WHERE a.run = %ld AND b.run = %ld AND "
+		 "a.bytes > 0 AND b.bytes = 0", one, two);
+	cr_assert_eq(q1(h, sql), 0, "a link's bytes were not read");
+	snprintf(sql, sizeof(sql), "SELECT sum(bytes) FROM links WHERE run = "
+		 "%ld", one);
+	b1 = q1(h, sql);
+	snprintf(sql, sizeof(sql), "SELECT sum(bytes) FROM links WHERE run = "
+		 "%ld", two);
+	b2 = q1(h, sql);
+	cr_assert(b1 > 0 && fabs(b2 / b1 - 1) <= 0.02, "bytes %g against %g",
+		  b2, b1);
 	sqlite3_close(h);
 }
 

@@ -32,7 +32,7 @@
 	"[--events FILE]\n" \
 	"           [--reschedule none|full|auto] [--predictor M] [--json] " \
 	"[--view]\n" \
-	"           [--hosts N] [--workers-via CMD]\n\n" \
+	"           [--hosts N] [--workers-via CMD] [--agents-via CMD]\n\n" \
 	"Runs every task's workers on the emulation (built first unless it is " \
 	"up) for R\nrounds, stores everything in FILE and prints measured " \
 	"against predicted\nfigures, in scenario time, with a fidelity " \
@@ -81,9 +81,17 @@
 	"clab-LAB-{node}\n" \
 	"                    /twinlab/twinlab worker'; it speaks to the worker " \
 	"over\n" \
-	"                    CMD's stdin and stdout ('twinlab help worker')\n"
+	"                    CMD's stdin and stdout ('twinlab help worker')\n" \
+	"  --agents-via CMD  read each router's and server's counters (shapers, " \
+	"TCP,\n" \
+	"                    a delay line that is not this host's) through an " \
+	"agent\n" \
+	"                    started by CMD ({node} as above, e.g. '... " \
+	"twinlab agent')\n" \
+	"                    instead of in its namespace ('twinlab help " \
+	"agent')\n"
 
-#define RUN_VIA_WORDS 64	/* words of --workers-via */
+#define RUN_VIA_WORDS 64	/* words of --workers-via, --agents-via */
 
 /* ---- --json: the run as stored ----------------------------------------- */
 
@@ -170,23 +178,24 @@ static int print_run_json(const char *db, int64_t id)
 }
 
 /*
- * --workers-via: the command's words, split at blanks (no shell: each word
- * is an argument as it stands), one of them naming the server.
+ * --workers-via, --agents-via (opt): the command's words, split at blanks
+ * (no shell: each word is an argument as it stands), one of them naming
+ * the node.
  */
-static int via_words(const char *cmd, char *buf, size_t len, char **words,
-		     int max)
+static int via_words(const char *opt, const char *cmd, char *buf, size_t len,
+		     char **words, int max)
 {
 	int n = 0;
 
 	if (strlen(cmd) >= len) {
-		p_err("bad --workers-via: longer than %zu bytes", len - 1);
+		p_err("bad --%s: longer than %zu bytes", opt, len - 1);
 		return EXIT_USAGE;
 	}
 	strcpy(buf, cmd);
 	for (char *save = NULL, *w = strtok_r(buf, " \t", &save); w;
 	     w = strtok_r(NULL, " \t", &save)) {
 		if (n == max) {
-			p_err("bad --workers-via '%s': more than %d words", cmd,
+			p_err("bad --%s '%s': more than %d words", opt, cmd,
 			      max);
 			return EXIT_USAGE;
 		}
@@ -196,8 +205,9 @@ static int via_words(const char *cmd, char *buf, size_t len, char **words,
 	for (int i = 0; i < n; i++)
 		if (strstr(words[i], "{node}"))
 			return 0;
-	p_err("bad --workers-via '%s': no word names the server ({node}), so "
-	      "every worker would start in one place", cmd);
+	p_err("bad --%s '%s': no word names the node ({node}), so every "
+	      "%s would start in one place", opt, cmd,
+	      strcmp(opt, "workers-via") ? "agent" : "worker");
 	return EXIT_USAGE;
 }
 
@@ -214,7 +224,8 @@ int cmd_run(int argc, char **argv)
 	int policy = RESCHED_NONE;
 	uint64_t rounds = 0, hosts = 0;
 	char via_buf[4096], *via[RUN_VIA_WORDS + 1];
-	const char *via_cmd;
+	char ag_buf[4096], *ag[RUN_VIA_WORDS + 1];
+	const char *via_cmd, *ag_cmd;
 	int rc, lock;
 
 	rc = cli_parse(&cl, argc, argv, 1, 1, RUN_HELP, prog, RUN_ROUNDS_MAX);
@@ -228,10 +239,15 @@ int cmd_run(int argc, char **argv)
 		return EXIT_USAGE;
 	o.hosts = (int)hosts;
 	via_cmd = cli_str(&cl, "workers-via", NULL);
-	if (via_cmd && via_words(via_cmd, via_buf, sizeof(via_buf), via,
-				 RUN_VIA_WORDS))
+	if (via_cmd && via_words("workers-via", via_cmd, via_buf,
+				 sizeof(via_buf), via, RUN_VIA_WORDS))
 		return EXIT_USAGE;
 	o.via = via_cmd ? via : NULL;
+	ag_cmd = cli_str(&cl, "agents-via", NULL);
+	if (ag_cmd && via_words("agents-via", ag_cmd, ag_buf, sizeof(ag_buf),
+				ag, RUN_VIA_WORDS))
+		return EXIT_USAGE;
+	o.agents_via = ag_cmd ? ag : NULL;
 	o.rounds = (unsigned)rounds;
 	o.db = cli_str(&cl, "db", o.db);
 	o.keep = cli_flag(&cl, "keep");

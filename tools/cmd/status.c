@@ -62,10 +62,10 @@ struct watch {
 static int watch_open(struct watch *w, const struct plan *p,
 		      const char *prefix)
 {
-	int e = servers_monitor(p, prefix, &w->mon);
+	int e = servers_monitor(p, prefix, NULL, &w->mon);
 
 	if (!e)
-		e = counters_open(p, NULL, prefix, false, &w->ctr, &w->nctr,
+		e = counters_open(p, NULL, prefix, NULL, false, &w->ctr, &w->nctr,
 				  &w->nsc, &w->nnsc);
 	if (!e && !lab_delay_pid(prefix, &w->sup) &&
 	    !lab_delay_live_open(prefix, &w->dl))

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/agent.h"
 #include "emu/lab.h"
 #include "emu/monitor.h"
 #include "emu/netns.h"
@@ -36,7 +37,8 @@ static bool wanted(const struct plan *p, const struct lpset *set, int l,
 }
 
 static int open_links(const struct plan *p, const struct lpset *set,
-		      const char *prefix, bool traffic, bool every,
+		      const char *prefix, struct agents *ag, bool traffic,
+		      bool every,
 		      struct counter **out, int *n, struct nscache **cache,
 		      int *ncache)
 {
@@ -57,6 +59,15 @@ static int open_links(const struct plan *p, const struct lpset *set,
 			continue;
 		x->link = l;
 		lab_link_end(p, prefix, l, x->ns, x->ifname);
+		if (ag) {
+			x->ag = ag;
+			x->agent = agents_find(ag, p->sc->nodes[lab_link_node(
+						p, l, x->ifname)].name);
+			if (x->agent < 0)
+				return -ENOENT;
+			*n = ++k;
+			continue;
+		}
 		for (j = 0; j < m && strcmp(nc[j].ns, x->ns); j++)
 			;
 		if (j == m) {
@@ -80,10 +91,11 @@ static int open_links(const struct plan *p, const struct lpset *set,
 }
 
 int counters_open(const struct plan *p, const struct lpset *set,
-		  const char *prefix, bool traffic, struct counter **out,
-		  int *n, struct nscache **cache, int *ncache)
+		  const char *prefix, struct agents *ag, bool traffic,
+		  struct counter **out, int *n, struct nscache **cache,
+		  int *ncache)
 {
-	return open_links(p, set, prefix, traffic, false, out, n, cache,
+	return open_links(p, set, prefix, ag, traffic, false, out, n, cache,
 			  ncache);
 }
 
@@ -91,7 +103,8 @@ int counters_open_every(const struct plan *p, const char *prefix,
 			struct counter **out, int *n, struct nscache **cache,
 			int *ncache)
 {
-	return open_links(p, NULL, prefix, false, true, out, n, cache, ncache);
+	return open_links(p, NULL, prefix, NULL, false, true, out, n, cache,
+			  ncache);
 }
 
 void counters_close(struct counter *c, struct nscache *cache, int ncache)
@@ -105,14 +118,23 @@ void counters_close(struct counter *c, struct nscache *cache, int ncache)
 struct nl_qstats counters_read(const struct counter *x)
 {
 	struct nl_qstats q = { 0 };
+	uint64_t v[3];
 
+	if (x->ag) {
+		if (!agents_ask(x->ag, x->agent, RM_ASK_LINK, x->ifname, v)) {
+			q.bytes = v[0];
+			q.packets = v[1];
+			q.drops = v[2];
+		}
+		return q;
+	}
 	if (nl_qdisc_stats(x->nl, x->ifindex, &q))
 		memset(&q, 0, sizeof(q));
 	return q;
 }
 
 int servers_monitor(const struct plan *p, const char *prefix,
-		    struct monitor **out)
+		    struct agents_mon *am, struct monitor **out)
 {
 	const struct scenario *sc = p->sc;
 	char (*names)[64] = calloc((size_t)sc->nnodes + 1, sizeof(*names));
@@ -132,10 +154,54 @@ int servers_monitor(const struct plan *p, const char *prefix,
 			ns[n] = names[n];
 			n++;
 		}
-	*out = monitor_new(ns, n);
-	if (!*out)
+	if (am) {	/* TCP through the servers' agents */
+		int *sv = calloc((size_t)n + 1, sizeof(*sv));
+
+		for (int s = 0, k = 0; sv && s < sc->nnodes; s++)
+			if (sc->nodes[s].kind == NODE_SERVER &&
+			    (sv[k++] = agents_find(am->a, sc->nodes[s].name)) <
+				    0)
+				err = -ENOENT;
+		am->servers = sv;
+		am->nservers = n;
+		if (!sv)
+			err = -ENOMEM;
+		n = 0;
+	}
+	*out = err ? NULL : monitor_new(ns, n);
+	if (!err && !*out)
 		err = -errno;
+	if (*out && am)
+		monitor_read_via(*out, agents_sample, am);
 	free(names);
 	free(ns);
 	return err;
+}
+
+void agents_mon_free(struct agents_mon *am)
+{
+	free((void *)am->servers);
+	am->servers = NULL;
+}
+
+int counters_agents(const struct plan *p, char *const *argv,
+		    const volatile sig_atomic_t *stop, struct agents **out,
+		    char *why, size_t len)
+{
+	const struct scenario *sc = p->sc;
+	const char **nodes = calloc((size_t)sc->nnodes + 1, sizeof(*nodes));
+	int n = 0, e;
+
+	*out = NULL;
+	if (!nodes) {
+		snprintf(why, len, "out of memory");
+		return -ENOMEM;
+	}
+	for (int i = 0; i < sc->nnodes; i++)
+		if (sc->nodes[i].kind == NODE_SERVER ||
+		    sc->nodes[i].kind == NODE_ROUTER)
+			nodes[n++] = sc->nodes[i].name;
+	e = agents_start(argv, nodes, n, stop, out, why, len);
+	free(nodes);
+	return e;
 }

@@ -8,18 +8,23 @@
 #ifndef TOOLS_COUNTERS_H
 #define TOOLS_COUNTERS_H
 
+#include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "emu/nl.h"
 #include "twin/plan.h"
 
 struct lpset;
+struct agents;
 
 struct counter {
 	int link;
 	char ns[64], ifname[16];
 	int ifindex;
 	struct nl *nl;		/* borrowed from the namespace cache */
+	struct agents *ag;	/* or read by its node's agent (emu/agent.h) */
+	int agent;
 	struct nl_qstats before;
 };
 
@@ -33,10 +38,11 @@ struct nscache {
  * (predicted bytes), and with traffic also every link its routed
  * background flows cross, in prefix's emulation; with a timeline followed
  * live (set, p its first epoch's plan), every link that does so in some
- * epoch. 0 or -errno; close with counters_close even on failure.
+ * epoch; read in the namespaces, or with ag by the nodes' agents. 0 or
+ * -errno; close with counters_close even on failure.
  */
 int counters_open(const struct plan *p, const struct lpset *set,
-		  const char *prefix, bool traffic,
+		  const char *prefix, struct agents *ag, bool traffic,
 		  struct counter **out, int *n, struct nscache **cache,
 		  int *ncache) __attribute__((warn_unused_result));
 
@@ -53,11 +59,23 @@ void counters_close(struct counter *c, struct nscache *cache, int ncache);
 
 /*
  * servers_monitor - the fidelity monitor (emu/monitor.h) over TCP in the
- * namespaces of p's servers in prefix's emulation. 0 or -errno.
+ * namespaces of p's servers in prefix's emulation (with am, through the
+ * agents: am->servers are set here and freed with agents_mon_free). 0 or
+ * -errno.
  */
 struct monitor;
+struct agents_mon;
 int servers_monitor(const struct plan *p, const char *prefix,
-		    struct monitor **out);
+		    struct agents_mon *am, struct monitor **out);
+void agents_mon_free(struct agents_mon *am);
+
+/*
+ * counters_agents - start an agent (argv: `run --agents-via`) on each of
+ * p's routers and servers. 0 and *out, or -errno with why.
+ */
+int counters_agents(const struct plan *p, char *const *argv,
+		    const volatile sig_atomic_t *stop, struct agents **out,
+		    char *why, size_t len) __attribute__((warn_unused_result));
 
 /* The link's shaper now; zeros if it cannot be read. */
 struct nl_qstats counters_read(const struct counter *x);

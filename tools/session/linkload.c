@@ -112,8 +112,8 @@ static void *run(void *arg)
 }
 
 int linkload_start(const struct plan *p, const struct lpset *set,
-		   const char *prefix, double dilation, uint64_t t0_ns,
-		   double step_s, struct linkload **out)
+		   const char *prefix, struct agents *ag, double dilation,
+		   uint64_t t0_ns, double step_s, struct linkload **out)
 {
 	struct linkload *l = calloc(1, sizeof(*l));
 	int err;
@@ -125,7 +125,7 @@ int linkload_start(const struct plan *p, const struct lpset *set,
 	l->dilation = dilation;
 	l->step_s = step_s > 0 ? step_s : 0.1;
 	l->t0 = t0_ns;
-	err = counters_open(p, set, prefix, true, &l->c, &l->nc, &l->nsc,
+	err = counters_open(p, set, prefix, ag, true, &l->c, &l->nc, &l->nsc,
 			    &l->nnsc);
 	l->last = calloc((size_t)l->nc + 1, sizeof(*l->last));
 	l->last_ns = calloc((size_t)l->nc + 1, sizeof(*l->last_ns));

@@ -18,16 +18,18 @@
 
 struct linkload;
 struct lpset;
+struct agents;
 
 /*
  * linkload_start - read p's links (with set, a timeline followed live:
- * those of every epoch; counters_open) in prefix's emulation every step_s
+ * those of every epoch; counters_open) in prefix's emulation (or through
+ * ag, its nodes' agents) every step_s
  * of scenario time (x dilation of real time) from t0_ns
  * (CLOCK_MONOTONIC). 0 or -errno.
  */
 int linkload_start(const struct plan *p, const struct lpset *set,
-		   const char *prefix, double dilation, uint64_t t0_ns,
-		   double step_s, struct linkload **out)
+		   const char *prefix, struct agents *ag, double dilation,
+		   uint64_t t0_ns, double step_s, struct linkload **out)
 	__attribute__((warn_unused_result));
 
 /*

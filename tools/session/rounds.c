@@ -185,7 +185,7 @@ static int round_open(struct attempt *a, unsigned r, struct att_round *R)
 			return -1;
 		}
 		/* the links' load, read every step of scenario time */
-		e = linkload_start(p, x->set, x->lo.prefix, n, a->t0, step,
+		e = linkload_start(p, x->set, x->lo.prefix, a->ag, n, a->t0, step,
 				   &a->ll);
 		if (e)
 			session_say(x,

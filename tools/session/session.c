@@ -225,10 +225,24 @@ static int att_prepare(struct attempt *a)
 	ATT_LOCALS;
 	int e;
 
-	e = counters_open(p, x->set, x->lo.prefix, false, &a->ctr, &a->nctr,
-			  &a->nsc, &a->nnsc);
+	if (x->agents_via) {
+		char why[512];
+
+		e = counters_agents(p, x->agents_via, x->stop, &a->ag, why,
+				    sizeof(why));
+		if (e) {
+			session_say(x, "%s", why);
+			return -1;
+		}
+		a->am.a = a->ag;
+		fprintf(x->out, "run: the nodes' counters are read by agents "
+			"started by '%s'\n", x->agents_via[0]);
+	}
+	e = counters_open(p, x->set, x->lo.prefix, a->ag, false, &a->ctr,
+			  &a->nctr, &a->nsc, &a->nnsc);
 	if (!e)
-		e = servers_monitor(p, x->lo.prefix, &a->mon);
+		e = servers_monitor(p, x->lo.prefix, a->ag ? &a->am : NULL,
+				    &a->mon);
 	if (e) {
 		session_say(x, "cannot open the link counters: %s", strerror(-e));
 		return -1;
@@ -306,6 +320,9 @@ static int att_prepare(struct attempt *a)
 			    LAB_STATE_DIR, x->lo.prefix, strerror(-e));
 		else
 			monitor_watch_delay(a->mon, a->dlc);
+	} else {
+		/* not this host's: the routers' own, through their agents */
+		a->am.delay = a->ag != NULL;
 	}
 	{
 		double d = drain_s(p, n);
@@ -503,6 +520,9 @@ static void att_release(struct attempt *a)
 	monitor_free(a->mon);
 	lab_delay_live_close(a->dlc);
 	counters_close(a->ctr, a->nsc, a->nnsc);
+	agents_mon_free(&a->am);
+	agents_stop(a->ag);
+	a->ag = NULL;
 	lab_free(a->lab);
 	if (x->built && (!x->keep || a->rc == ATTEMPT_RETRY))
 		lab_down(x->lo.prefix, NULL, NULL);
@@ -743,6 +763,7 @@ int session_run(const struct session_opts *o, struct session_result *res)
 		       .dilation = o->dilation,
 		       .hosts = o->hosts},
 		.fo = {.timeout_s = 60, .cgroups = !o->via, .via = o->via},
+		.agents_via = o->agents_via,
 	};
 	struct scenario *sc;
 	int rc = 1;

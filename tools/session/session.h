@@ -43,6 +43,9 @@ struct session_opts {
 	int hosts;			/* > 1: split over hosts, built here */
 	char *const *via;		/* fleet_opts.via: workers started by
 					 * a command; NULL: forked */
+	char *const *agents_via;	/* the nodes' counters read by agents
+					 * started by this command (`twinlab
+					 * agent`); NULL: in the namespaces */
 	/* re-place tasks as the scenario's cuts and repairs change the
 	 * network, by policy `resched`, live (twin/lpset.h); else cuts are
 	 * played and nothing moves */

@@ -16,6 +16,7 @@
 
 #include "emu/fleet.h"
 #include "emu/lab.h"
+#include "emu/agent.h"
 #include "emu/monitor.h"
 #include "emu/traffic.h"
 #include "tools/results/results.h"
@@ -38,6 +39,7 @@ struct run_ctx {
 	struct fleet_opts fo;
 	bool keep, auto_n;
 	struct view *view; /* the live view, or NULL */
+	char *const *agents_via;	/* session_opts.agents_via */
 	predict_fn predict;
 	char *scenario_text;	/* as run, when not the file's (--events) */
 	struct plan *p;
@@ -82,6 +84,8 @@ struct attempt {
 	struct fleet *f;
 	struct lab *lab;
 	struct monitor *mon;
+	struct agents *ag;	/* the nodes' agents (agents_via), or NULL */
+	struct agents_mon am;	/* the monitor's reader over them */
 	struct dl_live *dlc;
 	struct counter *ctr;
 	struct nscache *nsc;
