@@ -56,6 +56,23 @@ void agent_answer(const struct rm_ask *q, const char *prefix,
 	case RM_ASK_TCP:
 		e = monitor_tcp(&a->v[0], &a->v[1]);
 		break;
+	case RM_ASK_PART: {
+		char buf[64], *end;
+		double d;
+
+		e = prefix ? lab_state_get(prefix, "dilation", buf,
+					   sizeof(buf)) : -ENOENT;
+		if (e)
+			break;
+		errno = 0;
+		d = strtod(buf, &end);
+		if (errno || end == buf || *end || !(d >= 1)) {
+			e = -EINVAL;
+			break;
+		}
+		memcpy(&a->v[0], &d, sizeof(d));
+		break;
+	}
 	case RM_ASK_DELAY:
 		if (!prefix) {
 			e = -ENOENT;
@@ -129,6 +146,16 @@ struct agents {
 	int n;
 	struct agent *a;
 };
+
+const char *agents_node(const struct agents *a, int i)
+{
+	return a->a[i].node;
+}
+
+int agents_count(const struct agents *a)
+{
+	return a ? a->n : 0;
+}
 
 int agents_find(const struct agents *a, const char *node)
 {
@@ -234,7 +261,8 @@ void agents_stop(struct agents *a)
 	free(a);
 }
 
-int agents_start(char *const *argv, const char *const *nodes, int n,
+int agents_start(char *const *argv, const char *const *nodes,
+		 const char *const *prefixes, int n,
 		 const volatile sig_atomic_t *stop, struct agents **out,
 		 char *err, size_t len)
 {
@@ -257,8 +285,8 @@ int agents_start(char *const *argv, const char *const *nodes, int n,
 		snprintf(g->node, sizeof(g->node), "%s", nodes[i]);
 		pthread_mutex_init(&g->mu, NULL);
 		a->n = i + 1;
-		pid = rm_spawn(argv, nodes[i], "agent", &g->to, &g->from, err,
-			       len);
+		pid = rm_spawn(argv, nodes[i], prefixes[i], "agent", &g->to,
+			       &g->from, err, len);
 		if (pid < 0)
 			e = pid;
 		g->pid = pid;

@@ -41,15 +41,20 @@ void agent_answer(const struct rm_ask *q, const char *prefix,
 /*
  * The run's end: one agent per node.
  *
- * agents_start - run argv for each of nodes[0..n) ({node} put in) and
- * wait for each to say hello (AGENT_HELLO_MS each at most, or until
+ * agents_start - run argv for each of nodes[0..n) ({node} put in, and
+ * {prefix} as prefixes[i]) and wait for each to say hello (AGENT_HELLO_MS each at most, or until
  * *stop). 0 and *out; -errno with a message naming the node and the
  * command, and nothing left running.
  */
 struct agents;
-int agents_start(char *const *argv, const char *const *nodes, int n,
+int agents_start(char *const *argv, const char *const *nodes,
+		 const char *const *prefixes, int n,
 		 const volatile sig_atomic_t *stop, struct agents **out,
 		 char *err, size_t len) __attribute__((warn_unused_result));
+
+/* agents_node - agent i's node. */
+const char *agents_node(const struct agents *a, int i);
+int agents_count(const struct agents *a);
 
 /* agents_find - the agent of node, or -1. */
 int agents_find(const struct agents *a, const char *node);

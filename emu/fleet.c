@@ -338,8 +338,18 @@ static int spawn_via(struct fleet *f, int t, int m, struct wk_conf *c,
 			 ft->plan->tasks[t].task->name);
 		return -EOPNOTSUPP;
 	}
-	pid = rm_start(f->o.via, server_of(f, t, m)->name, c, &to, &from, err,
-		       len);
+	{
+		const struct plan *p = ft->plan;
+		char pfx[LAB_PREFIX_MAX + 16];
+
+		if (f->o.parts)
+			lab_part_prefix(f->o.prefix, p->tasks[t].server[m], pfx,
+					sizeof(pfx));
+		else
+			snprintf(pfx, sizeof(pfx), "%s", f->o.prefix);
+		pid = rm_start(f->o.via, server_of(f, t, m)->name, pfx, c, &to,
+			       &from, err, len);
+	}
 	if (pid < 0)
 		return (int)pid;
 	ft->w[m].pid = pid;

@@ -31,11 +31,13 @@ struct fleet_opts {
 	 * NULL: fork each worker into its server's namespace. Else a
 	 * command that starts one on another host, in its server's
 	 * container (emu/remote.h), its words' `{node}` the server's name:
-	 * `docker exec -i clab-LAB-{node} /twinlab/twinlab worker`. Such
-	 * workers get no cgroup here (their container is theirs) and
-	 * count their own CPU.
+	 * `docker exec -i clab-LAB-{node} /twinlab/twinlab worker`, and
+	 * `{prefix}` the prefix (with parts, the server's part's:
+	 * lab_part_prefix). Such workers get no cgroup here (their
+	 * container is theirs) and count their own CPU.
 	 */
 	char *const *via;
+	bool parts;		/* the emulation is a deployment of parts */
 	int samples_per_local;	/* data set size per local model */
 	/* set (by a signal handler) to give up waiting for workers */
 	const volatile sig_atomic_t *stop;

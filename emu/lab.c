@@ -63,6 +63,11 @@ void lab_lightpath_if(int lp, char *buf, size_t len)
 	snprintf(buf, len, "lp%d", lp);
 }
 
+void lab_part_prefix(const char *prefix, int node, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%d", prefix, node);
+}
+
 int lab_link_node(const struct plan *p, int link, char *ifname)
 {
 	const struct scenario *sc = p->sc;

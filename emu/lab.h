@@ -265,6 +265,13 @@ void lab_lightpath_if(int lp, char *buf, size_t len);
 void lab_link_end(const struct plan *p, const char *prefix, int link,
 		  char *ns, char *ifname);
 
+/*
+ * lab_part_prefix - the prefix of node i's part of a deployment made of
+ * parts (an exported topology: each node's `up --node --prefix`), for
+ * prefix: "<prefix><i>".
+ */
+void lab_part_prefix(const char *prefix, int node, char *buf, size_t len);
+
 /* lab_link_node - the same link's node (its index) and interface. */
 int lab_link_node(const struct plan *p, int link, char *ifname);
 

@@ -198,6 +198,11 @@ int lab_veth(struct lab *lab, int u, const char *un, int v, const char *vn,
 		if (!end)
 			return 0;
 		err = nl_map(lab->n[lab->only].nl, end, name);
+		/* no segmentation offload, as on the veths up makes: the
+		 * deployment's runtime made them with its own */
+		if (!err)
+			err = nl_link_gso_segs(lab->n[lab->only].nl, end, name,
+					       1);
 		return err ? err : peer(lab, lab->only, end, name);
 	}
 	err = peer(lab, v, *vi, vn);

@@ -408,6 +408,15 @@ int nl_link_mtu(struct nl *nl, int index, const char *name, uint32_t mtu)
 	return link_u32(nl, index, name, IFLA_MTU, mtu, what);
 }
 
+int nl_link_gso_segs(struct nl *nl, int index, const char *name,
+		     uint32_t segs)
+{
+	char what[40];
+
+	snprintf(what, sizeof(what), "gso_max_segs %u", segs);
+	return link_u32(nl, index, name, IFLA_GSO_MAX_SEGS, segs, what);
+}
+
 int nl_link_master(struct nl *nl, int index, const char *name, int master)
 {
 	return link_u32(nl, index, name, IFLA_MASTER,

@@ -64,6 +64,10 @@ struct nl_vxlan_opts {
 int nl_vxlan(struct nl *nl, const char *name, int index,
 	     const struct nl_vxlan_opts *o);
 int nl_link_mtu(struct nl *nl, int index, const char *name, uint32_t mtu);
+/* nl_link_gso_segs - at most segs segments in a GSO packet (1: none), as
+ * nl_veth makes its veths. */
+int nl_link_gso_segs(struct nl *nl, int index, const char *name,
+		     uint32_t segs);
 /* Interface `index` made a port of bridge `master`. */
 int nl_link_master(struct nl *nl, int index, const char *name, int master);
 /* Bring interface `index` (e.g. lo = 1) up, or down. */

@@ -384,8 +384,12 @@ int rm_worker_main(int in, int out)
 
 /* ---- the harness's end --------------------------------------------------- */
 
-/* argv with every "{node}" in its words replaced; NULL with errno. */
-static char **put_node(char *const *argv, const char *node)
+/*
+ * argv with every "{node}" in its words replaced by node and every
+ * "{prefix}" by prefix; NULL with errno.
+ */
+static char **put_node(char *const *argv, const char *node,
+		       const char *prefix)
 {
 	size_t n = 0;
 	char **out;
@@ -398,14 +402,22 @@ static char **put_node(char *const *argv, const char *node)
 	}
 	out = calloc(n + 1, sizeof(*out));
 	for (size_t i = 0; out && i < n; i++) {
-		char buf[RM_WORD_MAX], *at;
+		char buf[RM_WORD_MAX];
 		const char *s = argv[i];
 		size_t k = 0;
 
-		while ((at = strstr(s, "{node}")) && k < sizeof(buf)) {
+		while (k < sizeof(buf)) {
+			const char *an = strstr(s, "{node}");
+			const char *ap = strstr(s, "{prefix}");
+			const char *at = an && (!ap || an < ap) ? an : ap;
+			bool is_node = at == an;
+
+			if (!at)
+				break;
 			k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%.*s%s",
-					      (int)(at - s), s, node);
-			s = at + strlen("{node}");
+					      (int)(at - s), s,
+					      is_node ? node : prefix);
+			s = at + strlen(is_node ? "{node}" : "{prefix}");
 		}
 		if (k < sizeof(buf))
 			k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%s",
@@ -469,10 +481,10 @@ static int onto(int fd, int target)
 	return dup2(fd, target) < 0 ? -1 : 0;
 }
 
-pid_t rm_spawn(char *const *argv, const char *node, const char *what,
-	       int *to, int *from, char *err, size_t len)
+pid_t rm_spawn(char *const *argv, const char *node, const char *prefix,
+	       const char *what, int *to, int *from, char *err, size_t len)
 {
-	char **av = put_node(argv, node);
+	char **av = put_node(argv, node, prefix);
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, e;
 	pid_t pid = -1;
 
@@ -528,10 +540,11 @@ fail:
 	return e;
 }
 
-pid_t rm_start(char *const *argv, const char *node, const struct wk_conf *conf,
-	       int *to, int *from, char *err, size_t len)
+pid_t rm_start(char *const *argv, const char *node, const char *prefix,
+	       const struct wk_conf *conf, int *to, int *from, char *err,
+	       size_t len)
 {
-	pid_t pid = rm_spawn(argv, node, "worker", to, from, err, len);
+	pid_t pid = rm_spawn(argv, node, prefix, "worker", to, from, err, len);
 	int e;
 
 	if (pid < 0)

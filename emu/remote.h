@@ -62,6 +62,8 @@ enum rm_ask_what {
 	RM_ASK_DELAY,		/* the node's delay line (struct dl_live):
 				 * accepted, late_ns_sum, late_ns_max since the
 				 * last ask; err -ENOENT where it has none */
+	RM_ASK_PART,		/* the node's part (up --node): v[0] the bits
+				 * of its dilation (a double); -ENOENT: none */
 };
 
 struct rm_ask {
@@ -140,24 +142,25 @@ int rm_worker_main(int in, int out);
 /*
  * The harness's end of one worker's link.
  *
- * rm_start - run argv (every `{node}` in its words replaced by node)
- * with its stdin and stdout on sockets and send it conf; the child's PID,
+ * rm_start - run argv (every `{node}` in its words replaced by node, every
+ * `{prefix}` by prefix: the node's, see lab_part_prefix) with its stdin and stdout on sockets and send it conf; the child's PID,
  * with *to (write end: frames to the worker) and *from (read end: its
  * frames; sockets, so that a write to a command gone fails without
  * SIGPIPE). The clocks are matched next (rm_match_clocks): starting every
  * worker first lets their commands start side by side. -errno with a
  * message on failure (the child ended and reaped).
  */
-pid_t rm_start(char *const *argv, const char *node, const struct wk_conf *conf,
-	       int *to, int *from, char *err, size_t len);
+pid_t rm_start(char *const *argv, const char *node, const char *prefix,
+	       const struct wk_conf *conf, int *to, int *from, char *err,
+	       size_t len);
 
 /*
  * rm_spawn - rm_start's command alone, for `what` ("worker", "agent") on
  * node: its PID and link (*to, *from), nothing sent yet; -errno with a
  * message on failure.
  */
-pid_t rm_spawn(char *const *argv, const char *node, const char *what,
-	       int *to, int *from, char *err, size_t len);
+pid_t rm_spawn(char *const *argv, const char *node, const char *prefix,
+	       const char *what, int *to, int *from, char *err, size_t len);
 
 /*
  * rm_read_frame - one whole frame from a blocking fd, waiting at most ms

@@ -126,11 +126,6 @@ void clab_release(struct clab *c)
 	c->nlinks = 0;
 }
 
-void clab_node_prefix(const char *prefix, int node, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s%d", prefix, node);
-}
-
 /* ---- checks ---------------------------------------------------------- */
 
 /* A name containerlab takes for a node: [A-Za-z0-9][A-Za-z0-9-._|]*. */
@@ -463,7 +458,7 @@ static void node_out(struct em *m, const struct clab *c, int i,
 {
 	char pfx[32], cmd[512];
 
-	clab_node_prefix(o->prefix, i, pfx, sizeof(pfx));
+	lab_part_prefix(o->prefix, i, pfx, sizeof(pfx));
 	snprintf(cmd, sizeof(cmd),
 		 "/usr/local/bin/twinlab up /twinlab/scenario.yaml --node %s "
 		 "--here --prefix %s --scheduler %s --dilation %.17g",

@@ -76,9 +76,6 @@ struct clab_opts {
 	double dilation;
 };
 
-/* clab_node_prefix - node i's prefix for `up --node` (its state's). */
-void clab_node_prefix(const char *prefix, int node, char *buf, size_t len);
-
 /*
  * clab_write - host h's topology file to f (YAML, through libyaml's
  * emitter: every string quoted as YAML needs). 0, or -EIO / -ENOMEM.

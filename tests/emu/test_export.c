@@ -151,15 +151,22 @@ static void dump(const char *ns, char *buf, size_t len)
 
 		sscanf(l, "%31[^@ ]", dev);
 		{
-			char *a[] = { "ip", "-n", (char *)ns, "-o", "link",
-				      "show", "dev", dev, NULL };
-			char line[1024] = "", *m;
+			char *a[] = { "ip", "-d", "-n", (char *)ns, "-o",
+				      "link", "show", "dev", dev, NULL };
+			char line[2048] = "", *m, *g;
 
 			append(line, sizeof(line), a);
 			m = strstr(line, " mtu ");
+			/* segmentation offload: a GSO packet passes a shaper
+			 * whole, so the deployment's must be off as up's */
+			g = strstr(line, " gso_max_segs ");
 			snprintf(buf + strlen(buf), len - strlen(buf),
-				 "%s%.12s %s\n", dev, m ? m : "",
-				 strstr(line, "state UP") ? "UP" : "DOWN");
+				 "%s%.12s %s%.*s\n", dev, m ? m : "",
+				 strstr(line, "state UP") ? "UP" : "DOWN",
+				 g ? (int)(strlen(" gso_max_segs ") +
+					   strcspn(g + strlen(" gso_max_segs "),
+						   " ")) : 0,
+				 g ? g : "");
 		}
 		{
 			char *a[] = { "tc", "-n", (char *)ns, "qdisc", "show",

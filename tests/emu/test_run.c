@@ -33,6 +33,7 @@
 #include "emu/fleet.h"
 #include "emu/lab.h"
 #include "emu/monitor.h"
+#include "tests/lib/clabdep.h"
 #include "tests/lib/nettest.h"
 #include "tests/lib/tlrun.h"
 #include "emu/netns.h"
@@ -2368,6 +2369,40 @@ static int rounds_near(sqlite3 *h, long one, long two, double tol)
 }
 
 /*
+ * Per link, run two's bytes over run one's within tol; how many links,
+ * asserted to be every link of run one.
+ */
+static int links_near(sqlite3 *h, long one, long two, double tol)
+{
+	char sql[400];
+	int links;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT a.link, sum(b.bytes) * 1.0 / sum(a.bytes) FROM links a "
+		 "JOIN links b ON b.link = a.link AND b.round = a.round "
+		 "WHERE a.run = %ld AND b.run = %ld GROUP BY a.link", one, two);
+	links = ratios_near_one(h, sql, tol);
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(DISTINCT link) FROM links WHERE run = %ld", one);
+	cr_assert_eq(links, (int)q1(h, sql), "a link of one run is missing "
+		     "from the other");
+	cr_assert_gt(links, 0);
+	return links;
+}
+
+/* The same models in runs one and two, round by round: how many rounds. */
+static int same_models(sqlite3 *h, long one, long two)
+{
+	char sql[400];
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(*) FROM rounds a JOIN rounds b ON b.task = "
+		 "a.task AND b.round = a.round AND b.global_digest = "
+		 "a.global_digest WHERE a.run = %ld AND b.run = %ld", one, two);
+	return (int)q1(h, sql);
+}
+
+/*
  * The ring split over two hosts as `export --hosts 2` splits it, built
  * here (`run --hosts 2`: each host's namespace, the cut fibre's wavelength
  * a VXLAN tunnel over an underlay), measures as on one host: each task's
@@ -2378,9 +2413,7 @@ Test(run, a_run_split_over_two_hosts_measures_as_on_one, .timeout = 300)
 {
 	struct run_cmd c;
 	sqlite3 *h;
-	char sql[400];
 	long one, two;
-	int links;
 
 	run_faithful("scenarios/teaching-ring.yaml", "mst", 3, "auto:8");
 	run_cmd(&c, "scenarios/teaching-ring.yaml", "mst", 3, "auto:8",
@@ -2393,16 +2426,7 @@ Test(run, a_run_split_over_two_hosts_measures_as_on_one, .timeout = 300)
 	cr_assert_gt(one, 0);
 	/* per task: the split run's mean round over the one-host run's */
 	cr_assert_eq(rounds_near(h, one, two, 0.05), 2);
-	snprintf(sql, sizeof(sql),
-		 "SELECT a.link, sum(b.bytes) * 1.0 / sum(a.bytes) FROM links a "
-		 "JOIN links b ON b.link = a.link AND b.round = a.round "
-		 "WHERE a.run = %ld AND b.run = %ld GROUP BY a.link", one, two);
-	links = ratios_near_one(h, sql, 0.02);
-	snprintf(sql, sizeof(sql),
-		 "SELECT count(DISTINCT link) FROM links WHERE run = %ld", one);
-	cr_assert_eq(links, (int)q1(h, sql), "a link of one run is missing "
-		     "from the other");
-	cr_assert_gt(links, 0);
+	links_near(h, one, two, 0.02);
 	sqlite3_close(h);
 }
 
@@ -2452,10 +2476,9 @@ static int count_procs(const char *bin, const char *word)
 Test(run, workers_started_by_a_command_learn_and_measure_as_forked_ones,
      .timeout = 300)
 {
-	char *bin = getenv("TWINLAB"), via[600], ag[600], sql[400];
+	char *bin = getenv("TWINLAB"), via[600], ag[600];
 	struct run_cmd c;
 	long one, two;
-	double b1, b2;
 	sqlite3 *h;
 
 	cr_assert_not_null(bin, "TWINLAB is not set");
@@ -2483,25 +2506,108 @@ Test(run, workers_started_by_a_command_learn_and_measure_as_forked_ones,
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
 	two = (long)q1(h, "SELECT max(id) FROM runs");
 	cr_assert_gt(two, one);
-	snprintf(sql, sizeof(sql),
-		 "SELECT count(*) FROM rounds a JOIN rounds b ON b.task = "
-		 "a.task AND b.round = a.round AND b.global_digest = "
-		 "a.global_digest WHERE a.run = %ld AND b.run = %ld", one, two);
-	cr_assert_eq(q1(h, sql), 2 * 3, "the models learnt differ");
+	cr_assert_eq(same_models(h, one, two), 2 * 3,
+		     "the models learnt differ");
 	cr_assert_eq(rounds_near(h, one, two, 0.05), 2);
-	snprintf(sql, sizeof(sql),
-		 "SELECT count(*) FROM links a JOIN links b ON b.link = a.link "
-		 "AND b.round = a.round WHERE a.run = %ld AND b.run = %ld AND "
-		 "a.bytes > 0 AND b.bytes = 0", one, two);
-	cr_assert_eq(q1(h, sql), 0, "a link's bytes were not read");
-	snprintf(sql, sizeof(sql), "SELECT sum(bytes) FROM links WHERE run = "
-		 "%ld", one);
-	b1 = q1(h, sql);
-	snprintf(sql, sizeof(sql), "SELECT sum(bytes) FROM links WHERE run = "
-		 "%ld", two);
-	b2 = q1(h, sql);
-	cr_assert(b1 > 0 && fabs(b2 / b1 - 1) <= 0.02, "bytes %g against %g",
-		  b2, b1);
+	links_near(h, one, two, 0.02);
+	sqlite3_close(h);
+}
+
+static struct clabdep_host dep[2];
+static char stem[16], whole[16], dep_dir[64];
+
+static void deployed_up(void)
+{
+	setup();
+	snprintf(stem, sizeof(stem), "d%d", (int)getpid());
+	snprintf(whole, sizeof(whole), "tw%d", (int)getpid());
+	snprintf(dep_dir, sizeof(dep_dir), "/tmp/tl-dep%d", (int)getpid());
+}
+
+static void deployed_down(void)
+{
+	if (stem[0])
+		clabdep_down(dep, 2, stem);
+	if (whole[0])
+		nt_prefix_down(whole);
+	if (dep_dir[0])
+		tl_rm_tree(dep_dir);
+	teardown();
+}
+
+TestSuite(deployed, .init = deployed_up, .fini = deployed_down,
+	  .timeout = 300);
+
+/*
+ * A run on a deployment of parts — the ring exported for two hosts, each
+ * node built by its own `up --node` in a namespace standing for its
+ * container, the hosts joined by VXLAN (tests/lib/clabdep.h) — whose
+ * workers and counters it reaches only through commands into the nodes,
+ * measures as a run of the same network built whole here: the same
+ * models, each task's mean round within 5 %, every link's bytes within
+ * 2 %, both faithful at the deployment's dilation; the run builds and
+ * leaves nothing, and a dilation other than the deployment's is refused.
+ */
+Test(deployed, a_run_on_a_deployment_of_parts_measures_as_on_the_whole)
+{
+	char *bin = getenv("TWINLAB"), via[600], ag[600], o[4096];
+	const char *held;
+	unsigned long held_n;
+	char *exp[] = { bin, "export", "scenarios/teaching-ring.yaml",
+			"--containerlab", dep_dir, "--hosts", "2", "--prefix",
+			prefix, "--dilation", "32", NULL };
+	struct run_cmd c;
+	long one, two;
+	sqlite3 *h;
+
+	cr_assert_not_null(bin, "TWINLAB is not set");
+	cr_assert_eq(run_argv_output(exp, o, sizeof(o)), 0, "%s", o);
+	for (int k = 0; k < 2; k++) {
+		char path[128];
+
+		snprintf(path, sizeof(path), "%s/teaching-ring-h%d.clab.yml",
+			 dep_dir, k + 1);
+		clabdep_load(path, &dep[k]);
+	}
+	clabdep_up(dep, 2, stem, "scenarios/teaching-ring.yaml");
+	snprintf(via, sizeof(via), "/usr/bin/timeout 600 %s exec --prefix "
+		 "{prefix} {node} -- %s worker", bin, bin);
+	snprintf(ag, sizeof(ag), "/usr/bin/timeout 600 %s exec --prefix "
+		 "{prefix} {node} -- %s agent --prefix {prefix}", bin, bin);
+	/* another dilation than the deployment's: refused, said */
+	run_cmd(&c, "scenarios/teaching-ring.yaml", "mst", 1, "16",
+		"--deployed", "--workers-via", via, "--agents-via", ag, NULL);
+	cr_assert_eq(wait_run(spawn_run(c.argv)), 1, "%s", output());
+	cr_assert(strstr(output(), "was deployed at dilation 32, not 16"),
+		  "%s", output());
+	cr_assert_eq(count_procs(bin, "agent"), 0, "an agent was left");
+	/* the whole network, built here by the run */
+	run_cmd(&c, "scenarios/teaching-ring.yaml", "mst", 3, "32",
+		"--prefix", whole, NULL);
+	cr_assert_eq(wait_run(spawn_run(c.argv)), 0, "%s", output());
+	cr_assert(strstr(output(), "fidelity: dilation 32, faithful"), "%s",
+		  output());
+	run_cmd(&c, "scenarios/teaching-ring.yaml", "mst", 3, "32",
+		"--deployed", "--workers-via", via, "--agents-via", ag, NULL);
+	cr_assert_eq(wait_run(spawn_run(c.argv)), 0, "%s", output());
+	cr_assert(strstr(output(), "on its deployment, node by node") &&
+		  strstr(output(), "fidelity: dilation 32, faithful"), "%s",
+		  output());
+	/* the routers' own delay lines, read by their agents */
+	held = strstr(output(), "the delay line held ");
+	cr_assert(held &&
+		  sscanf(held, "the delay line held %lu", &held_n) == 1 &&
+		  held_n > 0, "the delay lines were not read: %s", output());
+	nothing_left();
+	cr_assert_eq(count_procs(bin, "worker"), 0, "a worker was left");
+	cr_assert_eq(count_procs(bin, "agent"), 0, "an agent was left");
+	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+	two = (long)q1(h, "SELECT max(id) FROM runs");
+	one = (long)q1(h, "SELECT max(id) FROM runs WHERE id < (SELECT "
+		       "max(id) FROM runs)");
+	cr_assert_eq(same_models(h, one, two), 2 * 3, "the models differ");
+	cr_assert_eq(rounds_near(h, one, two, 0.05), 2);
+	links_near(h, one, two, 0.02);
 	sqlite3_close(h);
 }
 

@@ -411,7 +411,7 @@ static int prefix_ok(const char *prefix, int nnodes)
 {
 	char longest[32];
 
-	clab_node_prefix(prefix, nnodes - 1, longest, sizeof(longest));
+	lab_part_prefix(prefix, nnodes - 1, longest, sizeof(longest));
 	if (!lab_prefix_ok(longest)) {
 		p_err("bad prefix '%s': node prefixes (%s ... %s) must be 1-%d "
 		      "characters of [a-z0-9] starting with a letter", prefix,

@@ -32,7 +32,8 @@
 	"[--events FILE]\n" \
 	"           [--reschedule none|full|auto] [--predictor M] [--json] " \
 	"[--view]\n" \
-	"           [--hosts N] [--workers-via CMD] [--agents-via CMD]\n\n" \
+	"           [--hosts N] [--workers-via CMD] [--agents-via CMD] " \
+	"[--deployed]\n\n" \
 	"Runs every task's workers on the emulation (built first unless it is " \
 	"up) for R\nrounds, stores everything in FILE and prints measured " \
 	"against predicted\nfigures, in scenario time, with a fidelity " \
@@ -89,7 +90,16 @@
 	"                    started by CMD ({node} as above, e.g. '... " \
 	"twinlab agent')\n" \
 	"                    instead of in its namespace ('twinlab help " \
-	"agent')\n"
+	"agent')\n" \
+	"  --deployed        on an exported topology deployed on other " \
+	"hosts, each node\n" \
+	"                    built by its own 'up --node': nothing is built " \
+	"or removed\n" \
+	"                    here; needs --workers-via, --agents-via and the " \
+	"deployment's\n" \
+	"                    --dilation N; {prefix} in their commands is each " \
+	"node's\n" \
+	"                    (its exec line's --prefix)\n"
 
 #define RUN_VIA_WORDS 64	/* words of --workers-via, --agents-via */
 
@@ -211,6 +221,37 @@ static int via_words(const char *opt, const char *cmd, char *buf, size_t len,
 	return EXIT_USAGE;
 }
 
+/*
+ * --deployed: what a run on a deployment of parts needs, and what it
+ * cannot do there yet (each of those is played in namespaces of this
+ * host). 0 or EXIT_USAGE, said.
+ */
+static int deployed_usage(const struct cli *cl, const struct session_opts *o)
+{
+	static const char *const not[] = { "hosts", "keep", "view", "events",
+					   "reschedule" };
+
+	if (!o->via || !o->agents_via) {
+		p_err("--deployed needs --workers-via and --agents-via: the "
+		      "workers and the counters are in the deployment's "
+		      "containers");
+		return EXIT_USAGE;
+	}
+	if (o->auto_n) {
+		p_err("--deployed needs the deployment's --dilation N (from "
+		      "its nodes' exec lines): it cannot be rebuilt at "
+		      "another");
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < sizeof(not) / sizeof(not[0]); i++)
+		if (cli_flag(cl, not[i])) {
+			p_err("--deployed with --%s: not on a deployment of "
+			      "other hosts' nodes", not[i]);
+			return EXIT_USAGE;
+		}
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct cli cl = { 0 };
@@ -256,6 +297,9 @@ int cmd_run(int argc, char **argv)
 		return EXIT_USAGE;
 	o.follow = cli_flag(&cl, "reschedule");
 	o.resched = (enum resched)policy;
+	o.deployed = cli_flag(&cl, "deployed");
+	if (o.deployed && deployed_usage(&cl, &o))
+		return EXIT_USAGE;
 	if (cli_flag(&cl, "json"))
 		o.out = stderr;
 	if (geteuid() != 0) {

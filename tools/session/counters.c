@@ -185,23 +185,71 @@ void agents_mon_free(struct agents_mon *am)
 }
 
 int counters_agents(const struct plan *p, char *const *argv,
+		    const char *prefix, bool parts,
 		    const volatile sig_atomic_t *stop, struct agents **out,
 		    char *why, size_t len)
 {
 	const struct scenario *sc = p->sc;
 	const char **nodes = calloc((size_t)sc->nnodes + 1, sizeof(*nodes));
-	int n = 0, e;
+	const char **pfx = calloc((size_t)sc->nnodes + 1, sizeof(*pfx));
+	char (*buf)[LAB_PREFIX_MAX + 16] = calloc((size_t)sc->nnodes + 1,
+						  sizeof(*buf));
+	int n = 0, e = -ENOMEM;
 
 	*out = NULL;
-	if (!nodes) {
-		snprintf(why, len, "out of memory");
-		return -ENOMEM;
-	}
-	for (int i = 0; i < sc->nnodes; i++)
+	snprintf(why, len, "out of memory");
+	for (int i = 0; nodes && pfx && buf && i < sc->nnodes; i++)
 		if (sc->nodes[i].kind == NODE_SERVER ||
-		    sc->nodes[i].kind == NODE_ROUTER)
+		    sc->nodes[i].kind == NODE_ROUTER) {
+			if (parts)
+				lab_part_prefix(prefix, i, buf[n],
+						sizeof(buf[n]));
+			else
+				snprintf(buf[n], sizeof(buf[n]), "%s", prefix);
+			pfx[n] = buf[n];
 			nodes[n++] = sc->nodes[i].name;
-	e = agents_start(argv, nodes, n, stop, out, why, len);
+		}
+	if (nodes && pfx && buf)
+		e = agents_start(argv, nodes, pfx, n, stop, out, why, len);
 	free(nodes);
+	free(pfx);
+	free(buf);
 	return e;
+}
+
+int counters_deployed(struct agents *ag, const struct counter *c, int n,
+		      double dilation, char *why, size_t len)
+{
+	uint64_t v[3];
+	double d;
+	int e;
+
+	for (int i = 0; i < n; i++) {
+		e = agents_ask(ag, c[i].agent, RM_ASK_LINK, c[i].ifname, v);
+		if (e) {
+			snprintf(why, len, "node %s of the deployment has no "
+				 "interface %s to read (%s): it is not this "
+				 "plan's", agents_node(ag, c[i].agent),
+				 c[i].ifname, strerror(-e));
+			return e;
+		}
+	}
+	for (int i = 0; i < agents_count(ag); i++) {
+		e = agents_ask(ag, i, RM_ASK_PART, NULL, v);
+		if (e) {
+			snprintf(why, len, "node %s: its part of the deployment "
+				 "cannot be read (%s): is its agent given "
+				 "--prefix {prefix}?", agents_node(ag, i),
+				 strerror(-e));
+			return e;
+		}
+		memcpy(&d, &v[0], sizeof(d));
+		if (d != dilation) {
+			snprintf(why, len, "node %s was deployed at dilation "
+				 "%g, not %g: give the run --dilation %g",
+				 agents_node(ag, i), d, dilation, d);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }

@@ -71,11 +71,21 @@ void agents_mon_free(struct agents_mon *am);
 
 /*
  * counters_agents - start an agent (argv: `run --agents-via`) on each of
- * p's routers and servers. 0 and *out, or -errno with why.
+ * p's routers and servers, {prefix} being prefix (with parts, each node's
+ * part's: lab_part_prefix). 0 and *out, or -errno with why.
  */
 int counters_agents(const struct plan *p, char *const *argv,
+		    const char *prefix, bool parts,
 		    const volatile sig_atomic_t *stop, struct agents **out,
 		    char *why, size_t len) __attribute__((warn_unused_result));
+
+/*
+ * counters_deployed - whether the deployment the agents read is p's at
+ * dilation: every counted link's interface (c[0..n)) on its node, every
+ * node's part built at that dilation. 0, or -errno with why.
+ */
+int counters_deployed(struct agents *ag, const struct counter *c, int n, double dilation,
+		      char *why, size_t len) __attribute__((warn_unused_result));
 
 /* The link's shaper now; zeros if it cannot be read. */
 struct nl_qstats counters_read(const struct counter *x);

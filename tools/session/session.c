@@ -153,7 +153,13 @@ static int att_begin(struct attempt *a)
 		    SESSION_OUTAGE_WAIT_MAX_S);
 		return -1;
 	}
-	if (lab_exists(x->lo.prefix)) {
+	if (x->deployed) {
+		fprintf(x->out,
+			"run: %s, scheduler %s, %u rounds, prefix '%s', "
+			"dilation %g: on its deployment, node by node\n",
+			p->sc->name, x->ops->name, x->fo.rounds, x->lo.prefix,
+			n);
+	} else if (lab_exists(x->lo.prefix)) {
 		fprintf(x->out,
 			"run: %s, scheduler %s, %u rounds, prefix '%s', "
 			"dilation %g: using the emulation that is up\n",
@@ -228,7 +234,8 @@ static int att_prepare(struct attempt *a)
 	if (x->agents_via) {
 		char why[512];
 
-		e = counters_agents(p, x->agents_via, x->stop, &a->ag, why,
+		e = counters_agents(p, x->agents_via, x->lo.prefix,
+				    x->deployed, x->stop, &a->ag, why,
 				    sizeof(why));
 		if (e) {
 			session_say(x, "%s", why);
@@ -240,6 +247,16 @@ static int att_prepare(struct attempt *a)
 	}
 	e = counters_open(p, x->set, x->lo.prefix, a->ag, false, &a->ctr,
 			  &a->nctr, &a->nsc, &a->nnsc);
+	if (!e && x->deployed) {
+		char why[512];
+
+		e = counters_deployed(a->ag, a->ctr, a->nctr, n, why,
+				      sizeof(why));
+		if (e) {
+			session_say(x, "%s", why);
+			return -1;
+		}
+	}
 	if (!e)
 		e = servers_monitor(p, x->lo.prefix, a->ag ? &a->am : NULL,
 				    &a->mon);
@@ -762,8 +779,10 @@ int session_run(const struct session_opts *o, struct session_result *res)
 		       .delay = true,
 		       .dilation = o->dilation,
 		       .hosts = o->hosts},
-		.fo = {.timeout_s = 60, .cgroups = !o->via, .via = o->via},
+		.fo = {.timeout_s = 60, .cgroups = !o->via, .via = o->via,
+		       .parts = o->deployed},
 		.agents_via = o->agents_via,
+		.deployed = o->deployed,
 	};
 	struct scenario *sc;
 	int rc = 1;
@@ -776,6 +795,13 @@ int session_run(const struct session_opts *o, struct session_result *res)
 	if (rc)
 		return rc;
 	rc = 1;
+	if (o->deployed && (sc->nevents || sc->nbg)) {
+		session_say(&x, "'%s' has events or background traffic, which "
+		    "a run plays in namespaces of its own host: not on a "
+		    "deployment of other hosts' nodes yet", sc->name);
+		rc = EXIT_USAGE;
+		goto out;
+	}
 	x.fo.prefix = x.lo.prefix;
 	if (!rounds)
 		for (int t = 0; t < sc->ntasks; t++)
@@ -848,7 +874,8 @@ int session_run(const struct session_opts *o, struct session_result *res)
 		x.json_text = j ? strdup(json_object_to_json_string(j)) : NULL;
 		json_object_put(j);
 	}
-	if ((x.set || o->hosts > 1) && lab_exists(x.lo.prefix)) {
+	if (!x.deployed && (x.set || o->hosts > 1) &&
+	    lab_exists(x.lo.prefix)) {
 		session_say(&x, "prefix '%s' is up: a run %s builds its own "
 		    "emulation%s; take it down first or choose another "
 		    "--prefix", x.lo.prefix, x.set ? "that re-places tasks" :
@@ -856,7 +883,7 @@ int session_run(const struct session_opts *o, struct session_result *res)
 		    "epochs)" : "");
 		goto out;
 	}
-	if (lab_exists(x.lo.prefix) && use_up(&x, o->scenario))
+	if (!x.deployed && lab_exists(x.lo.prefix) && use_up(&x, o->scenario))
 		goto out;
 	/* opened once the emulation to use is known good: a refused run
 	 * leaves no database behind */

@@ -43,6 +43,14 @@ struct session_opts {
 	int hosts;			/* > 1: split over hosts, built here */
 	char *const *via;		/* fleet_opts.via: workers started by
 					 * a command; NULL: forked */
+	/*
+	 * On a deployment of parts (an exported topology, each node built
+	 * by its own `up --node`, on other hosts): nothing is built or
+	 * removed here; via and agents_via are needed, the dilation is the
+	 * deployment's, and {prefix} in their commands is each node's
+	 * part's prefix (lab_part_prefix).
+	 */
+	bool deployed;
 	char *const *agents_via;	/* the nodes' counters read by agents
 					 * started by this command (`twinlab
 					 * agent`); NULL: in the namespaces */

@@ -40,6 +40,7 @@ struct run_ctx {
 	bool keep, auto_n;
 	struct view *view; /* the live view, or NULL */
 	char *const *agents_via;	/* session_opts.agents_via */
+	bool deployed;			/* session_opts.deployed */
 	predict_fn predict;
 	char *scenario_text;	/* as run, when not the file's (--events) */
 	struct plan *p;
