@@ -284,6 +284,19 @@ bench-split-if-root: $(TWINLAB)
 	@if [ "$$(id -u)" -eq 0 ]; then python3 tests/bench/split.py $(TWINLAB); \
 	else echo "bench: split benchmark skipped: it needs root"; fi
 
+# A run on a deployment of parts (NSFNET exported for 2 hosts, each node
+# built by its own `up --node`, deployed as containerlab would with
+# namespaces for containers) against the same network built whole, at
+# dilation N (TWINLAB_DEPLOYED_N, default 128); root. Per task and per
+# link: "ratios: median, p95, worst"; the test's assertions are the
+# targets.
+TWINLAB_DEPLOYED_N ?= 128
+.PHONY: bench-deployed
+bench-deployed: $(TWINLAB) $(EMU_TESTS)
+	TWINLAB_DEPLOYED="scenarios/nsfnet.yaml $(TWINLAB_DEPLOYED_N) 1" \
+	TWINLAB=$(abspath $(TWINLAB)) $(EMU_TESTS) --filter 'deployed/*' \
+		--verbose 2>&1 | grep -E 'ratios|host time|PASS|FAIL|Assert'
+
 # Kill points (root): up, run and experiment killed at 60 seeded moments
 # (TWINLAB_CHAOS_POINTS, TWINLAB_CHAOS_SEED); `make check` tries 12.
 .PHONY: chaos

@@ -16,7 +16,8 @@
 	"terminal. It ends when the link does. Not\nfor use by hand.\n\n" \
 	"  -p, --prefix P    the prefix of the node's part ('up --node " \
 	"--prefix P'),\n" \
-	"                    whose delay line it reads (none without it)\n"
+	"                    whose delay line and dilation it reads (none " \
+	"without it)\n"
 
 int cmd_agent(int argc, char **argv)
 {

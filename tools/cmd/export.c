@@ -307,14 +307,15 @@ static int write_readme(const struct writing *w)
 		"/twinlab/twinlab worker'` (or\n`containerlab exec`): one "
 		"`twinlab worker` in each server's container per\nmodel, "
 		"speaking to the run over that command's stdin and stdout, "
-		"its clock\nmatched to the run's. `run` still reads the "
-		"links' counters and the delay\nlines' lateness in "
-		"namespaces on its own host, so it measures a deployment\n"
-		"only where it built the emulation itself.\n\n"
+		"its clock\nmatched to the run's; `--agents-via '... "
+		"/twinlab/twinlab agent --prefix\n{prefix}'` reads each "
+		"node's counters and delay line the same way, and\n"
+		"`--deployed --dilation %g --prefix %s --scheduler %s` "
+		"runs on this\ndeployment without building anything.\n\n"
 		"`plan.json` holds the plan, every "
 		"transfer's addresses and the split\n(`split`: each host's "
 		"sites and workers, the tunnels, beside a naive split).\n",
-		w->o->lab);
+		w->o->lab, w->o->dilation, w->o->prefix, w->o->scheduler);
 	return done(w, "README.md", f, ferror(f) ? -EIO : 0);
 }
 
