@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void say(const char *what, const char *fmt, va_list ap)
 {
@@ -375,4 +376,13 @@ void on_stop_signals(void)
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
+}
+
+int cli_link(const char *cmd, const char *opt)
+{
+	if (!isatty(0) && !isatty(1))
+		return 0;
+	p_err("%s: stdin and stdout are a terminal: it is started by 'run "
+	      "--%s', over a link", cmd, opt);
+	return EXIT_USAGE;
 }

@@ -118,6 +118,13 @@ int cli_resched(const struct cli *c, int *policy);
 /* cli_sched_list - the schedulers, a line each, for a help; 0 or -ENOSPC */
 int cli_sched_list(char *buf, size_t len);
 
+/*
+ * cli_link - for a command whose stdin and stdout are a run's link to it
+ * (worker, agent, started by the run's --OPT-via): 0, or EXIT_USAGE after
+ * saying that a terminal is not one.
+ */
+int cli_link(const char *cmd, const char *opt);
+
 /* p_err - "twinlab: <message>" on stderr. */
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

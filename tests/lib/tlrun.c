@@ -162,3 +162,33 @@ void tl_rm_tree(const char *path)
 {
 	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
+
+int tl_status_on(const char *cmd, const char *path, char **err)
+{
+	char *bin = getenv("TWINLAB");
+	int ep[2], status, in;
+	pid_t pid;
+
+	cr_assert_not_null(bin, "TWINLAB is not set");
+	cr_assert_eq(pipe(ep), 0);
+	in = open(path, O_RDONLY | O_CLOEXEC);
+	cr_assert_geq(in, 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (dup2(in, 0) < 0 || dup2(null, 1) < 0 ||
+		    dup2(ep[1], 2) < 0)
+			_exit(126);
+		execl(bin, bin, cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(in);
+	close(ep[1]);
+	*err = tl_slurp(ep[0]);
+	close(ep[0]);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}

@@ -27,6 +27,11 @@ void tl_says(const char *const *args, int code, const char *want);
 void tl_rm_tree(const char *path);
 /* Write text to path, created or truncated (asserts on failure). */
 void tl_write(const char *path, const char *text);
+/*
+ * Run `$TWINLAB cmd` with stdin from path and stdout discarded: its exit
+ * status (asserts that it exited) and its stderr in *err (free it).
+ */
+int tl_status_on(const char *cmd, const char *path, char **err);
 /* A new file named from tmpl as mkstemp(3) names it, holding text. */
 void tl_tmpfile(char *tmpl, const char *text);
 

@@ -91,37 +91,6 @@ Test(agent, the_delay_line_is_read_and_its_worst_reset)
 	cr_assert_eq(rmdir(dir), 0);
 }
 
-/* `twinlab agent` with stdin from path: its exit status and stderr. */
-static int agent_on(const char *path, char **err)
-{
-	char *bin = getenv("TWINLAB");
-	int ep[2], status, in;
-	pid_t pid;
-
-	cr_assert_not_null(bin, "TWINLAB is not set");
-	cr_assert_eq(pipe(ep), 0);
-	in = open(path, O_RDONLY | O_CLOEXEC);
-	cr_assert_geq(in, 0);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		if (dup2(in, 0) < 0 || dup2(null, 1) < 0 ||
-		    dup2(ep[1], 2) < 0)
-			_exit(126);
-		execl(bin, bin, "agent", (char *)NULL);
-		_exit(127);
-	}
-	close(in);
-	close(ep[1]);
-	*err = tl_slurp(ep[0]);
-	close(ep[0]);
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status));
-	return WEXITSTATUS(status);
-}
-
 /* The link's end ends it well; a frame that is not a question, badly. */
 Test(agent, the_agent_ends_with_its_link_and_refuses_what_is_not_a_question)
 {
@@ -131,17 +100,17 @@ Test(agent, the_agent_ends_with_its_link_and_refuses_what_is_not_a_question)
 	int fd;
 
 	tl_tmpfile(tmpl, "");
-	cr_assert_eq(agent_on(tmpl, &err), 0, "%s", err);
+	cr_assert_eq(tl_status_on("agent", tmpl, &err), 0, "%s", err);
 	free(err);
 	fd = open(tmpl, O_WRONLY | O_TRUNC);
 	cr_assert_eq(rm_send(fd, RM_ASK, &q, sizeof(q)), 0);
 	cr_assert_eq(rm_send(fd, RM_OFFSET, &off, sizeof(off)), 0);
 	close(fd);
-	cr_assert_eq(agent_on(tmpl, &err), 2);
+	cr_assert_eq(tl_status_on("agent", tmpl, &err), 2);
 	cr_assert(strstr(err, "a frame that is not a question"), "%s", err);
 	free(err);
 	tl_write(tmpl, "GET / HTTP/1.0\r\n\r\n");
-	cr_assert_eq(agent_on(tmpl, &err), 2);
+	cr_assert_eq(tl_status_on("agent", tmpl, &err), 2);
 	free(err);
 	unlink(tmpl);
 }
@@ -154,12 +123,12 @@ Test(agent, agents_started_by_a_command_answer_and_end, .timeout = 60)
 	char *const good[] = { bin, "agent", NULL };
 	char *const gone[] = { "/bin/true", "{node}", NULL };
 	char *const echo[] = { "/bin/cat", NULL };
-	const char *nodes[] = { "s1", "r1" };
+	const char *nodes[] = { "s1", "r1" }, *pfx[] = { "tl1", "tl2" };
 	struct agents *ag;
 	uint64_t v[3];
 
 	cr_assert_not_null(bin, "TWINLAB is not set");
-	cr_assert_eq(agents_start(good, nodes, 2, NULL, &ag, err,
+	cr_assert_eq(agents_start(good, nodes, pfx, 2, NULL, &ag, err,
 				  sizeof(err)), 0, "%s", err);
 	cr_assert_eq(agents_find(ag, "r1"), 1);
 	cr_assert_eq(agents_find(ag, "r2"), -1);
@@ -167,11 +136,11 @@ Test(agent, agents_started_by_a_command_answer_and_end, .timeout = 60)
 	cr_assert_eq(agents_ask(ag, 1, RM_ASK_LINK, "tlnosuch0", v), -ENODEV);
 	cr_assert_eq(agents_ask(ag, 1, RM_ASK_DELAY, NULL, v), -ENOENT);
 	agents_stop(ag);
-	cr_assert_lt(agents_start(gone, nodes, 2, NULL, &ag, err,
+	cr_assert_lt(agents_start(gone, nodes, pfx, 2, NULL, &ag, err,
 				  sizeof(err)), 0);
 	cr_assert(strstr(err, "the agent on 's1' (started by '/bin/true') "
 			 "did not answer: it ended"), "%s", err);
-	cr_assert_eq(agents_start(echo, nodes, 1, NULL, &ag, err,
+	cr_assert_eq(agents_start(echo, nodes, pfx, 1, NULL, &ag, err,
 				  sizeof(err)), -EPROTO);
 	cr_assert(strstr(err, "not an agent of this version"), "%s", err);
 	/* every child reaped: none is left to wait for */

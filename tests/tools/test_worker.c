@@ -299,37 +299,6 @@ Test(link, the_relay_says_each_report_as_its_links, .timeout = 20)
 	close(out[1]);
 }
 
-/* `twinlab worker` with stdin from path: its exit status and stderr. */
-static int worker_on(const char *path, char **err)
-{
-	char *bin = getenv("TWINLAB");
-	int ep[2], status, in;
-	pid_t pid;
-
-	cr_assert_not_null(bin, "TWINLAB is not set");
-	cr_assert_eq(pipe(ep), 0);
-	in = open(path, O_RDONLY | O_CLOEXEC);
-	cr_assert_geq(in, 0);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		if (dup2(in, 0) < 0 || dup2(null, 1) < 0 ||
-		    dup2(ep[1], 2) < 0)
-			_exit(126);
-		execl(bin, bin, "worker", (char *)NULL);
-		_exit(127);
-	}
-	close(in);
-	close(ep[1]);
-	*err = tl_slurp(ep[0]);
-	close(ep[0]);
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status));
-	return WEXITSTATUS(status);
-}
-
 /* What is not a harness gets a reason and status 2, before any work. */
 Test(link, the_worker_refuses_what_is_not_a_harness)
 {
@@ -338,12 +307,12 @@ Test(link, the_worker_refuses_what_is_not_a_harness)
 	int fd;
 
 	tl_tmpfile(tmpl, "");
-	cr_assert_eq(worker_on(tmpl, &err), 2);
+	cr_assert_eq(tl_status_on("worker", tmpl, &err), 2);
 	cr_assert(strstr(err, "no configuration on stdin: it ended first"),
 		  "%s", err);
 	free(err);
 	tl_write(tmpl, "GET / HTTP/1.0\r\n\r\n");
-	cr_assert_eq(worker_on(tmpl, &err), 2);
+	cr_assert_eq(tl_status_on("worker", tmpl, &err), 2);
 	cr_assert(strstr(err, "not a harness's"), "%s", err);
 	free(err);
 	/* a configuration out of bounds, framed as the link frames it */
@@ -352,7 +321,7 @@ Test(link, the_worker_refuses_what_is_not_a_harness)
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(rm_send(fd, RM_CONF, &c, sizeof(c)), 0);
 	close(fd);
-	cr_assert_eq(worker_on(tmpl, &err), 2);
+	cr_assert_eq(tl_status_on("worker", tmpl, &err), 2);
 	cr_assert(strstr(err, "more children than a worker takes"), "%s",
 		  err);
 	free(err);
@@ -361,7 +330,7 @@ Test(link, the_worker_refuses_what_is_not_a_harness)
 	fd = open(tmpl, O_WRONLY | O_TRUNC);
 	cr_assert_eq(rm_send(fd, RM_CONF, &c, sizeof(c)), 0);
 	close(fd);
-	cr_assert_eq(worker_on(tmpl, &err), 2);
+	cr_assert_eq(tl_status_on("worker", tmpl, &err), 2);
 	cr_assert(strstr(err, "the clocks were not matched"), "%s", err);
 	free(err);
 	unlink(tmpl);

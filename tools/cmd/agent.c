@@ -2,8 +2,6 @@
 /* twinlab agent: a node's counters, for a run on another host. */
 #include "tools/twinlab.h"
 
-#include <unistd.h>
-
 #include "emu/agent.h"
 
 #define AGENT_HELP \
@@ -29,10 +27,7 @@ int cmd_agent(int argc, char **argv)
 		return rc;
 	if (cli_flag(&cl, "prefix") && cli_prefix(&cl, &prefix))
 		return EXIT_USAGE;
-	if (isatty(0) || isatty(1)) {
-		p_err("agent: stdin and stdout are a terminal: it is started "
-		      "by 'run --agents-via', over a link");
+	if (cli_link("agent", "agents-via"))
 		return EXIT_USAGE;
-	}
 	return agent_main(0, 1, prefix);
 }

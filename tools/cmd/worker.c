@@ -2,8 +2,6 @@
 /* twinlab worker: one model worker for a harness on another host. */
 #include "tools/twinlab.h"
 
-#include <unistd.h>
-
 #include "emu/remote.h"
 
 #define WORKER_HELP \
@@ -22,10 +20,7 @@ int cmd_worker(int argc, char **argv)
 
 	if (rc != CLI_GO)
 		return rc;
-	if (isatty(0) || isatty(1)) {
-		p_err("worker: stdin and stdout are a terminal: it is started "
-		      "by 'run --workers-via', over a link");
+	if (cli_link("worker", "workers-via"))
 		return EXIT_USAGE;
-	}
 	return rm_worker_main(0, 1);
 }
