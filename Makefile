@@ -295,7 +295,8 @@ TWINLAB_DEPLOYED_N ?= 128
 bench-deployed: $(TWINLAB) $(EMU_TESTS)
 	TWINLAB_DEPLOYED="scenarios/nsfnet.yaml $(TWINLAB_DEPLOYED_N) 1" \
 	TWINLAB=$(abspath $(TWINLAB)) $(EMU_TESTS) --filter 'deployed/*' \
-		--verbose 2>&1 | grep -E 'ratios|host time|PASS|FAIL|Assert'
+		--verbose 2>&1 | awk '/ratios|host time|PASS|FAIL/ { print } \
+		/Assertion Failed/ { n = 3 } n-- > 0 && NF > 2 { print }'
 
 # Kill points (root): up, run and experiment killed at 60 seeded moments
 # (TWINLAB_CHAOS_POINTS, TWINLAB_CHAOS_SEED); `make check` tries 12.
