@@ -2566,6 +2566,8 @@ TestSuite(deployed, .init = deployed_up, .fini = deployed_down,
  * models, each task's mean round within 5 %, every link's bytes within
  * 2 %, both faithful at the deployment's dilation; the run builds and
  * leaves nothing, and a dilation other than the deployment's is refused.
+ * Interrupted in a round (SIGINT), it ends every worker and agent it
+ * started and leaves the deployment as it was.
  * TWINLAB_DEPLOYED="SCENARIO DILATION ROUNDS" runs another network the
  * same way (make bench-deployed).
  */
@@ -2645,6 +2647,35 @@ Test(deployed, a_run_on_a_deployment_of_parts_measures_as_on_the_whole)
 	cr_assert_gt(rounds_near(h, one, two, 0.05), 0);
 	links_near(h, one, two, 0.02);
 	sqlite3_close(h);
+	if (env)
+		return;
+	{
+		struct piped pp;
+		bool round1 = false;
+		int st;
+
+		start_piped(&pp, run_cmd(&c, sc, "mst", 100, n, "--deployed",
+					 "--workers-via", via, "--agents-via",
+					 ag, NULL));
+		while (!round1 && piped_line(&pp))
+			round1 = !strncmp(pp.line, "round 1/", 8);
+		cr_assert(round1, "no first round: %s", output());
+		cr_assert_eq(kill(pp.pid, SIGINT), 0);
+		st = piped_wait(&pp);
+		cr_assert(WIFEXITED(st) && WEXITSTATUS(st), "%s", output());
+		cr_assert_eq(count_procs(bin, "worker"), 0, "a worker was left");
+		cr_assert_eq(count_procs(bin, "agent"), 0, "an agent was left");
+		nothing_left();
+		for (int k = 0; k < 2; k++)
+			for (int i = 0; i < dep[k].nnodes; i++)
+				cr_assert(netns_exists(dep[k].node[i].ns),
+					  "the run removed %s",
+					  dep[k].node[i].ns);
+	}
+	/* and the deployment still runs */
+	run_cmd(&c, sc, "mst", 1, n, "--deployed", "--workers-via", via,
+		"--agents-via", ag, NULL);
+	cr_assert_eq(wait_run(spawn_run(c.argv)), 0, "%s", output());
 }
 
 /* A command that starts no worker: the run says which node and which
