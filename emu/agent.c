@@ -2,6 +2,7 @@
 /* A node's agent and the run's end of the agents; see agent.h. */
 #include "agent.h"
 #include "lab.h"
+#include "labstate.h"
 #include "monitor.h"
 #include "nl.h"
 #include "spawn.h"
@@ -57,20 +58,17 @@ void agent_answer(const struct rm_ask *q, const char *prefix,
 		e = monitor_tcp(&a->v[0], &a->v[1]);
 		break;
 	case RM_ASK_PART: {
-		char buf[64], *end;
-		double d;
+		struct lab_state st;
 
-		e = prefix ? lab_state_get(prefix, "dilation", buf,
-					   sizeof(buf)) : -ENOENT;
+		e = prefix ? lab_state_read(prefix, &st) : -ENOENT;
 		if (e)
 			break;
-		errno = 0;
-		d = strtod(buf, &end);
-		if (errno || end == buf || *end || !(d >= 1)) {
-			e = -EINVAL;
-			break;
-		}
-		memcpy(&a->v[0], &d, sizeof(d));
+		if (!(st.dilation >= 1) || !st.part[0] || !st.digest)
+			e = -ENOENT;	/* not a node's part */
+		memcpy(&a->v[0], &st.dilation, sizeof(st.dilation));
+		a->v[1] = st.digest;
+		a->v[2] = rm_name_hash(st.part);
+		lab_state_release(&st);
 		break;
 	}
 	case RM_ASK_DELAY:
@@ -85,6 +83,7 @@ void agent_answer(const struct rm_ask *q, const char *prefix,
 		a->v[0] = atomic_load(&(*dl)->accepted);
 		a->v[1] = atomic_load(&(*dl)->late_ns_sum);
 		a->v[2] = atomic_exchange(&(*dl)->late_ns_max, 0);
+		a->v[3] = atomic_load(&(*dl)->starts);
 		break;
 	default:
 		e = -EINVAL;
@@ -145,6 +144,7 @@ struct agent {
 struct agents {
 	int n;
 	struct agent *a;
+	const volatile sig_atomic_t *stop;	/* the user's, or NULL */
 };
 
 const char *agents_node(const struct agents *a, int i)
@@ -167,7 +167,8 @@ int agents_find(const struct agents *a, const char *node)
 
 /* Ask agent g, waiting ms at most (or until *stop); its mutex held. */
 static int ask(struct agent *g, uint32_t what, const char *ifname,
-	       uint64_t v[3], int ms, const volatile sig_atomic_t *stop)
+	       uint64_t v[RM_ANSWER_VALUES], int ms,
+	       const volatile sig_atomic_t *stop)
 {
 	struct rm_ask q = { .what = what, .seq = ++g->seq };
 	struct rm_answer ans;
@@ -186,23 +187,26 @@ static int ask(struct agent *g, uint32_t what, const char *ifname,
 		memcpy(&ans, g->r.buf, sizeof(ans));
 		if (ans.what != what || ans.seq != q.seq)
 			e = -EPROTO;	/* not the answer to this question */
+		/* from another host: an errno, or nothing we can name */
+		if (ans.err > 0 || ans.err < -4095)
+			e = -EPROTO;
 	}
 	if (e) {
 		g->broken = true;
 		return e;
 	}
 	memcpy(v, ans.v, sizeof(ans.v));
-	return ans.err > 0 ? -EPROTO : ans.err;
+	return ans.err;
 }
 
 int agents_ask(struct agents *a, int i, uint32_t what, const char *ifname,
-	       uint64_t v[3])
+	       uint64_t v[RM_ANSWER_VALUES])
 {
 	struct agent *g = &a->a[i];
 	int e;
 
 	pthread_mutex_lock(&g->mu);
-	e = ask(g, what, ifname, v, AGENT_ASK_MS, NULL);
+	e = ask(g, what, ifname, v, AGENT_ASK_MS, a->stop);
 	pthread_mutex_unlock(&g->mu);
 	return e;
 }
@@ -210,7 +214,7 @@ int agents_ask(struct agents *a, int i, uint32_t what, const char *ifname,
 int agents_sample(void *ctx, struct mon_sample *s)
 {
 	struct agents_mon *m = ctx;
-	uint64_t v[3];
+	uint64_t v[RM_ANSWER_VALUES];
 	int e;
 
 	for (int i = 0; i < m->nservers; i++) {
@@ -230,6 +234,7 @@ int agents_sample(void *ctx, struct mon_sample *s)
 		s->dl_late_ns_sum += v[1];
 		if (v[2] > s->dl_late_ns_max)
 			s->dl_late_ns_max = v[2];
+		s->dl_starts += v[3];
 	}
 	return 0;
 }
@@ -269,6 +274,8 @@ int agents_start(char *const *argv, const char *const *nodes,
 	struct agents *a = calloc(1, sizeof(*a));
 	int e = 0;
 
+	uint64_t hello = mono_ns() + (uint64_t)AGENT_HELLO_MS * 1000000u;
+
 	*out = NULL;
 	if (a)
 		a->a = calloc((size_t)n + 1, sizeof(*a->a));
@@ -291,19 +298,23 @@ int agents_start(char *const *argv, const char *const *nodes,
 			e = pid;
 		g->pid = pid;
 	}
+	a->stop = stop;
+	/* one deadline for all: they started side by side */
 	for (int i = 0; i < a->n && !e; i++) {
-		uint64_t v[3];
+		uint64_t v[RM_ANSWER_VALUES], now = mono_ns();
 
-		e = ask(&a->a[i], RM_ASK_HELLO, NULL, v, AGENT_HELLO_MS,
-			stop);
+		e = ask(&a->a[i], RM_ASK_HELLO, NULL, v,
+			now < hello ? (int)((hello - now) / 1000000u) : 0, stop);
 		if (!e && v[0] != RM_VERSION)
-			e = -EPROTO;
+			e = -EBADMSG;
 		if (e)
 			snprintf(err, len, "the agent on '%s' (started by "
 				 "'%s') did not answer: %s", nodes[i], argv[0],
 				 e == -EPIPE ? "it ended" :
-				 e == -EPROTO ? "not an agent of this "
-						"version" :
+				 e == -EBADMSG ? "its frames are not this "
+						 "version's" :
+				 e == -EPROTO ? "what came back is not an "
+						"agent's answer" :
 				 e == -ECANCELED ? "stopped" : strerror(-e));
 	}
 	if (e) {

@@ -61,11 +61,12 @@ int agents_find(const struct agents *a, const char *node);
 
 /*
  * agents_ask - ask agent i (what, and the interface for RM_ASK_LINK);
- * safe from any thread. The answer's err (0 with v[] set, or -errno), or
+ * safe from any thread; waits AGENT_ASK_MS at most, or until the stop
+ * agents_start was given. The answer's err (0 with v[] set, or -errno), or
  * -errno of the link (after which the agent answers no more).
  */
 int agents_ask(struct agents *a, int i, uint32_t what, const char *ifname,
-	       uint64_t v[3]);
+	       uint64_t v[RM_ANSWER_VALUES]);
 
 /*
  * agents_sample - a monitor's reader (monitor_read_via) over a's agents:

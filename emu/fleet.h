@@ -205,12 +205,13 @@ double fleet_worker_bytes(const struct plan *p, int t, int m,
 
 /*
  * fleet_check_memory - before anything is built: every worker fits the
- * memory its server declares (memory_mib, its cgroup's limit), and all
- * of them fit the memory this machine has available. 0, or -E2BIG with
+ * memory its server declares (memory_mib, its cgroup's limit), and, if
+ * here (they run on this machine), all of them fit the memory it has
+ * available. 0, or -E2BIG with
  * a message naming the task (file:line:col), the server and both sizes.
  */
 int fleet_check_memory(const struct plan *p, int samples_per_local,
-		       char *err, size_t len)
+		       bool here, char *err, size_t len)
 	__attribute__((warn_unused_result));
 
 /*

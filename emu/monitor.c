@@ -213,6 +213,7 @@ int monitor_sample(struct monitor *m, struct mon_sample *s)
 		s->dl_accepted = atomic_load(&m->dl->accepted);
 		s->dl_late_ns_sum = atomic_load(&m->dl->late_ns_sum);
 		s->dl_late_ns_max = atomic_exchange(&m->dl->late_ns_max, 0);
+		s->dl_starts = atomic_load(&m->dl->starts);
 	}
 	psi(s);
 	err = cpu(s);

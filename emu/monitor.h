@@ -59,6 +59,7 @@ struct mon_sample {
 	uint64_t retrans, out_segs;	/* TCP, summed over the namespaces */
 	uint64_t dl_accepted, dl_late_ns_sum;	/* the delay line's, if */
 	uint64_t dl_late_ns_max;	/* watched; max since the last sample */
+	uint64_t dl_starts;		/* times it bound its queues */
 	uint64_t runq_sum, runq_n, runq_max;	/* runnable threads, counted
 					 * since the last sample */
 };

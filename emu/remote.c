@@ -51,6 +51,15 @@ uint32_t rm_payload_len(uint16_t type)
 	return 0;
 }
 
+uint64_t rm_name_hash(const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (const unsigned char *s = (const unsigned char *)name; *s; s++)
+		h = (h ^ *s) * 0x100000001b3ull;
+	return h;
+}
+
 int rm_send(int fd, uint16_t type, const void *payload, uint32_t len)
 {
 	struct rm_hdr h = { .magic = RM_MAGIC, .type = type,
@@ -485,7 +494,8 @@ pid_t rm_spawn(char *const *argv, const char *node, const char *prefix,
 	       const char *what, int *to, int *from, char *err, size_t len)
 {
 	char **av = put_node(argv, node, prefix);
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, e;
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, e, mlen;
+	char msg[600];
 	pid_t pid = -1;
 
 	*to = *from = -1;
@@ -502,6 +512,15 @@ pid_t rm_spawn(char *const *argv, const char *node, const char *prefix,
 			 strerror(errno));
 		goto fail;
 	}
+	/*
+	 * What the child says if it cannot run the command, made here: no
+	 * stdio, strerror or malloc between fork and exec, where another
+	 * thread may have held their locks. It adds the errno.
+	 */
+	mlen = snprintf(msg, sizeof(msg) - 16, "twinlab: cannot run '%s' to "
+			"start the %s on '%s': errno ", av[0], what, node);
+	if (mlen < 0 || mlen >= (int)sizeof(msg) - 16)
+		mlen = (int)sizeof(msg) - 17;
 	pid = fork();
 	if (pid < 0) {
 		e = -errno;
@@ -510,8 +529,9 @@ pid_t rm_spawn(char *const *argv, const char *node, const char *prefix,
 		goto fail;
 	}
 	if (pid == 0) {
-		char msg[512];
-		int n;
+		int n = mlen, v;
+		char d[12];
+		int k = 0;
 
 		/* its own process group: the user's ^C stops the run, which
 		 * ends the commands, rather than killing them under it */
@@ -519,12 +539,12 @@ pid_t rm_spawn(char *const *argv, const char *node, const char *prefix,
 		if (setpgid(0, 0) || onto(in[0], 0) || onto(out[1], 1))
 			_exit(126);
 		execvp(av[0], av);
-		/* no stdio between fork and exec: another thread may hold it */
-		n = snprintf(msg, sizeof(msg), "twinlab: cannot run '%s' to "
-			     "start the %s on '%s': %s\n", av[0], what, node,
-			     strerror(errno));
-		if (n > 0 && write(2, msg, (size_t)n < sizeof(msg) ?
-					      (size_t)n : sizeof(msg) - 1) < 0)
+		for (v = errno; k == 0 || v > 0; v /= 10)
+			d[k++] = (char)('0' + v % 10);
+		while (k > 0)
+			msg[n++] = d[--k];
+		msg[n++] = '\n';
+		if (write(2, msg, (size_t)n) < 0)
 			_exit(127);
 		_exit(127);
 	}

@@ -61,10 +61,15 @@ enum rm_ask_what {
 	RM_ASK_TCP,		/* the namespace's TCP: RetransSegs, OutSegs */
 	RM_ASK_DELAY,		/* the node's delay line (struct dl_live):
 				 * accepted, late_ns_sum, late_ns_max since the
-				 * last ask; err -ENOENT where it has none */
-	RM_ASK_PART,		/* the node's part (up --node): v[0] the bits
-				 * of its dilation (a double); -ENOENT: none */
+				 * last ask, starts; err -ENOENT where it has
+				 * none */
+	RM_ASK_PART,		/* the node's part (up --node): the bits of
+				 * its dilation (a double), its plan's digest
+				 * (lab_digest), rm_name_hash of its node;
+				 * -ENOENT: none */
 };
+
+#define RM_ANSWER_VALUES 4
 
 struct rm_ask {
 	uint32_t what, seq;
@@ -73,10 +78,14 @@ struct rm_ask {
 
 struct rm_answer {
 	uint32_t what, seq;
-	int32_t err;		/* 0 or -errno, v[] then zeros */
+	int32_t err;		/* 0 or -errno (-4095 at most), v[] then
+				 * zeros */
 	uint32_t pad;
-	uint64_t v[3];
+	uint64_t v[RM_ANSWER_VALUES];
 };
+
+/* rm_name_hash - a node's name as RM_ASK_PART answers it (FNV-1a). */
+uint64_t rm_name_hash(const char *name);
 
 /*
  * rm_payload_len - the one payload length a frame of type `type` may have

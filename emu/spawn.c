@@ -226,17 +226,32 @@ void pipes_close(int a[2], int b[2])
 bool spawn_wait_until(pid_t pid, uint64_t deadline_ns, int *status)
 {
 	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	uint64_t now = mono_ns();
 
-	if (pfd >= 0 && now < deadline_ns) {
+	for (;;) {
+		uint64_t now = mono_ns(), left;
 		struct pollfd p = { .fd = pfd, .events = POLLIN };
+		int ms;
 
-		while (poll(&p, 1, (int)((deadline_ns - now) / 1000000u) + 1) <
-			       0 &&
-		       errno == EINTR)
-			now = mono_ns();
+		if (waitpid(pid, status, WNOHANG) == pid) {
+			if (pfd >= 0)
+				close(pfd);
+			return true;
+		}
+		if (now >= deadline_ns)
+			break;
+		left = (deadline_ns - now) / 1000000u + 1;
+		ms = left > 1000 ? 1000 : (int)left;
+		/* no pidfd (an old kernel, no descriptor left): look again
+		 * every 10 ms */
+		if (pfd < 0) {
+			struct timespec ts = { 0, 10000000L };
+
+			nanosleep(&ts, NULL);
+		} else if (poll(&p, 1, ms) < 0 && errno != EINTR) {
+			break;
+		}
 	}
 	if (pfd >= 0)
 		close(pfd);
-	return waitpid(pid, status, WNOHANG) == pid;
+	return false;
 }

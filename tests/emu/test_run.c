@@ -2565,7 +2565,9 @@ TestSuite(deployed, .init = deployed_up, .fini = deployed_down,
  * measures as a run of the same network built whole here: the same
  * models, each task's mean round within 5 %, every link's bytes within
  * 2 %, both faithful at the deployment's dilation; the run builds and
- * leaves nothing, and a dilation other than the deployment's is refused.
+ * leaves nothing. Refused, naming why, with nothing started left: a
+ * dilation other than the deployment's, another scheduler's plan, agents
+ * that read another node's part.
  * Interrupted in a round (SIGINT), it ends every worker and agent it
  * started and leaves the deployment as it was.
  * TWINLAB_DEPLOYED="SCENARIO DILATION ROUNDS" runs another network the
@@ -2616,6 +2618,26 @@ Test(deployed, a_run_on_a_deployment_of_parts_measures_as_on_the_whole)
 		 n);
 	cr_assert(strstr(output(), want), "%s", output());
 	cr_assert_eq(count_procs(bin, "agent"), 0, "an agent was left");
+	if (!env) {
+		char wrong[600];
+
+		run_cmd(&c, sc, "spff", 1, n, "--deployed", "--workers-via",
+			via, "--agents-via", ag, NULL);
+		cr_assert_eq(wait_run(spawn_run(c.argv)), 1, "%s", output());
+		cr_assert(strstr(output(), "part was built from another plan "
+				 "than this run's"), "%s", output());
+		/* every agent told to read ROADM A's part (node 0) */
+		snprintf(wrong, sizeof(wrong), "/usr/bin/timeout 600 %s exec "
+			 "--prefix {prefix} {node} -- %s agent --prefix %s0",
+			 bin, bin, prefix);
+		run_cmd(&c, sc, "mst", 1, n, "--deployed", "--workers-via",
+			via, "--agents-via", wrong, NULL);
+		cr_assert_eq(wait_run(spawn_run(c.argv)), 1, "%s", output());
+		cr_assert(strstr(output(), "reads another node's part"), "%s",
+			  output());
+		cr_assert_eq(count_procs(bin, "agent"), 0,
+			     "an agent was left");
+	}
 	/* the whole network, built here by the run */
 	snprintf(want, sizeof(want), "fidelity: dilation %s, faithful", n);
 	run_cmd(&c, sc, "mst", rounds, n, "--prefix", whole, NULL);
@@ -2644,7 +2666,12 @@ Test(deployed, a_run_on_a_deployment_of_parts_measures_as_on_the_whole)
 		 "%ld", one);
 	cr_assert_eq(same_models(h, one, two), (int)q1(h, want),
 		     "the models differ");
-	cr_assert_gt(rounds_near(h, one, two, 0.05), 0);
+	snprintf(want, sizeof(want), "SELECT count(DISTINCT task) FROM rounds "
+		 "WHERE run = %ld", one);
+	cr_assert_eq(rounds_near(h, one, two, 0.05), (int)q1(h, want));
+	/* a refused run's row is ended, not left running */
+	cr_assert_eq(q1(h, "SELECT count(*) FROM runs WHERE status = "
+			"'running'"), 0);
 	links_near(h, one, two, 0.02);
 	sqlite3_close(h);
 	if (env)

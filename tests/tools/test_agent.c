@@ -120,12 +120,13 @@ Test(agent, the_agent_ends_with_its_link_and_refuses_what_is_not_a_question)
 Test(agent, agents_started_by_a_command_answer_and_end, .timeout = 60)
 {
 	char *bin = getenv("TWINLAB"), err[512];
-	char *const good[] = { bin, "agent", NULL };
+	char *const good[] = { bin, "agent", "--prefix", "{prefix}", NULL };
 	char *const gone[] = { "/bin/true", "{node}", NULL };
 	char *const echo[] = { "/bin/cat", NULL };
-	const char *nodes[] = { "s1", "r1" }, *pfx[] = { "tl1", "tl2" };
+	const char *nodes[] = { "s1", "r1" }, *pfx[] = { "tlno1", "tlno2" };
+	const char *bad[] = { "tlno1", "Bad!" };
 	struct agents *ag;
-	uint64_t v[3];
+	uint64_t v[RM_ANSWER_VALUES];
 
 	cr_assert_not_null(bin, "TWINLAB is not set");
 	cr_assert_eq(agents_start(good, nodes, pfx, 2, NULL, &ag, err,
@@ -135,14 +136,21 @@ Test(agent, agents_started_by_a_command_answer_and_end, .timeout = 60)
 	cr_assert_eq(agents_ask(ag, 0, RM_ASK_TCP, NULL, v), 0);
 	cr_assert_eq(agents_ask(ag, 1, RM_ASK_LINK, "tlnosuch0", v), -ENODEV);
 	cr_assert_eq(agents_ask(ag, 1, RM_ASK_DELAY, NULL, v), -ENOENT);
+	cr_assert_eq(agents_ask(ag, 1, RM_ASK_PART, NULL, v), -ENOENT);
 	agents_stop(ag);
+	/* {prefix} is r1's own: a prefix its agent refuses ends it */
+	cr_assert_lt(agents_start(good, nodes, bad, 2, NULL, &ag, err,
+				  sizeof(err)), 0);
+	cr_assert(strstr(err, "the agent on 'r1' (started by '") &&
+		  strstr(err, "did not answer: it ended"), "%s", err);
 	cr_assert_lt(agents_start(gone, nodes, pfx, 2, NULL, &ag, err,
 				  sizeof(err)), 0);
 	cr_assert(strstr(err, "the agent on 's1' (started by '/bin/true') "
 			 "did not answer: it ended"), "%s", err);
 	cr_assert_eq(agents_start(echo, nodes, pfx, 1, NULL, &ag, err,
 				  sizeof(err)), -EPROTO);
-	cr_assert(strstr(err, "not an agent of this version"), "%s", err);
+	cr_assert(strstr(err, "what came back is not an agent's answer"),
+		  "%s", err);
 	/* every child reaped: none is left to wait for */
 	cr_assert_eq(waitpid(-1, NULL, WNOHANG), -1);
 	cr_assert_eq(errno, ECHILD);

@@ -95,11 +95,15 @@
 	"hosts, each node\n" \
 	"                    built by its own 'up --node': nothing is built " \
 	"or removed\n" \
-	"                    here; needs --workers-via, --agents-via and the " \
-	"deployment's\n" \
-	"                    --dilation N; {prefix} in their commands is each " \
-	"node's\n" \
-	"                    (its exec line's --prefix)\n"
+	"                    here; needs --workers-via, --agents-via (its " \
+	"agent given\n" \
+	"                    --prefix {prefix}), the deployment's --dilation " \
+	"N and its\n" \
+	"                    --prefix; {prefix} in the commands is each " \
+	"node's (its exec\n" \
+	"                    line's --prefix). Not with --hosts, --keep, " \
+	"--view, --events\n" \
+	"                    or --reschedule\n"
 
 #define RUN_VIA_WORDS 64	/* words of --workers-via, --agents-via */
 
@@ -303,7 +307,8 @@ int cmd_run(int argc, char **argv)
 	if (cli_flag(&cl, "json"))
 		o.out = stderr;
 	if (geteuid() != 0) {
-		p_err("'run' needs root: it builds namespaces and cgroups");
+		p_err("'run' needs root: it builds namespaces and cgroups, and "
+		      "keeps its lock in " LAB_STATE_DIR);
 		return 1;
 	}
 	o.scenario = cl.argv[0];

@@ -115,20 +115,31 @@ void counters_close(struct counter *c, struct nscache *cache, int ncache)
 	free(c);
 }
 
+int counters_get(const struct counter *x, struct nl_qstats *q)
+{
+	uint64_t v[RM_ANSWER_VALUES];
+	int e;
+
+	memset(q, 0, sizeof(*q));
+	if (x->ag) {
+		e = agents_ask(x->ag, x->agent, RM_ASK_LINK, x->ifname, v);
+		if (e)
+			return e;
+		q->bytes = v[0];
+		q->packets = v[1];
+		q->drops = v[2];
+		return 0;
+	}
+	if (nl_qdisc_stats(x->nl, x->ifindex, q))
+		memset(q, 0, sizeof(*q));
+	return 0;
+}
+
 struct nl_qstats counters_read(const struct counter *x)
 {
-	struct nl_qstats q = { 0 };
-	uint64_t v[3];
+	struct nl_qstats q;
 
-	if (x->ag) {
-		if (!agents_ask(x->ag, x->agent, RM_ASK_LINK, x->ifname, v)) {
-			q.bytes = v[0];
-			q.packets = v[1];
-			q.drops = v[2];
-		}
-		return q;
-	}
-	if (nl_qdisc_stats(x->nl, x->ifindex, &q))
+	if (counters_get(x, &q))
 		memset(&q, 0, sizeof(q));
 	return q;
 }
@@ -217,38 +228,63 @@ int counters_agents(const struct plan *p, char *const *argv,
 	return e;
 }
 
-int counters_deployed(struct agents *ag, const struct counter *c, int n,
+int counters_deployed(const struct plan *p, uint64_t digest,
+		      struct agents *ag, const struct counter *c, int n,
 		      double dilation, char *why, size_t len)
 {
-	uint64_t v[3];
+	uint64_t v[RM_ANSWER_VALUES];
 	double d;
 	int e;
 
-	for (int i = 0; i < n; i++) {
-		e = agents_ask(ag, c[i].agent, RM_ASK_LINK, c[i].ifname, v);
-		if (e) {
-			snprintf(why, len, "node %s of the deployment has no "
-				 "interface %s to read (%s): it is not this "
-				 "plan's", agents_node(ag, c[i].agent),
-				 c[i].ifname, strerror(-e));
-			return e;
-		}
-	}
 	for (int i = 0; i < agents_count(ag); i++) {
+		const char *node = agents_node(ag, i);
+		int k = scenario_find(p->sc, node);
+
 		e = agents_ask(ag, i, RM_ASK_PART, NULL, v);
 		if (e) {
 			snprintf(why, len, "node %s: its part of the deployment "
 				 "cannot be read (%s): is its agent given "
-				 "--prefix {prefix}?", agents_node(ag, i),
-				 strerror(-e));
+				 "--prefix {prefix}?", node, strerror(-e));
 			return e;
 		}
 		memcpy(&d, &v[0], sizeof(d));
+		if (v[2] != rm_name_hash(node)) {
+			snprintf(why, len, "the agent started for node %s "
+				 "reads another node's part: {prefix} does not "
+				 "name this node's", node);
+			return -EINVAL;
+		}
+		if (v[1] != digest) {
+			snprintf(why, len, "node %s's part was built from "
+				 "another plan than this run's (another "
+				 "scenario, scheduler or prefix)", node);
+			return -EINVAL;
+		}
 		if (d != dilation) {
 			snprintf(why, len, "node %s was deployed at dilation "
-				 "%g, not %g: give the run --dilation %g",
-				 agents_node(ag, i), d, dilation, d);
+				 "%.17g, not %.17g: give the run --dilation "
+				 "%.17g", node, d, dilation, d);
 			return -EINVAL;
+		}
+		if (k >= 0 && p->sc->nodes[k].kind == NODE_ROUTER &&
+		    (e = agents_ask(ag, i, RM_ASK_DELAY, NULL, v))) {
+			snprintf(why, len, "router %s's delay line cannot be "
+				 "read (%s): its part runs none", node,
+				 strerror(-e));
+			return e;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		struct nl_qstats q;
+
+		e = counters_get(&c[i], &q);
+		if (e) {
+			snprintf(why, len, "node %s: %s %s (%s)",
+				 agents_node(ag, c[i].agent),
+				 e == -ENODEV ? "no interface" :
+						"cannot read the shaper of",
+				 c[i].ifname, strerror(-e));
+			return e;
 		}
 	}
 	return 0;

@@ -80,14 +80,25 @@ int counters_agents(const struct plan *p, char *const *argv,
 		    char *why, size_t len) __attribute__((warn_unused_result));
 
 /*
- * counters_deployed - whether the deployment the agents read is p's at
- * dilation: every counted link's interface (c[0..n)) on its node, every
- * node's part built at that dilation. 0, or -errno with why.
+ * counters_deployed - whether the deployment the agents read is p's (its
+ * lab_digest: digest) at dilation: every node's part that node's, of that
+ * plan, at that dilation; every router's delay line there; every counted
+ * link's interface (c[0..n)) on its node. 0, or -errno with why.
  */
-int counters_deployed(struct agents *ag, const struct counter *c, int n, double dilation,
-		      char *why, size_t len) __attribute__((warn_unused_result));
+int counters_deployed(const struct plan *p, uint64_t digest,
+		      struct agents *ag, const struct counter *c, int n,
+		      double dilation, char *why, size_t len)
+	__attribute__((warn_unused_result));
 
 /* The link's shaper now; zeros if it cannot be read. */
 struct nl_qstats counters_read(const struct counter *x);
+
+/*
+ * counters_get - the same into *q: 0, or -errno when its node's agent
+ * could not answer (*q zeros; a link read here gives zeros for a count
+ * it cannot read, as counters_read, and 0).
+ */
+int counters_get(const struct counter *x, struct nl_qstats *q)
+	__attribute__((warn_unused_result));
 
 #endif

@@ -40,17 +40,25 @@ struct linkload {
  * kernel took the count is not known to better than that), the reading
  * is passed over and the next one covers both intervals.
  */
-static void read_all(struct linkload *l, double t_s, bool first)
+static void read_all(struct linkload *l, double t_s, bool all_first)
 {
 	const struct plan *p = l->p;
 	uint64_t slack = (uint64_t)(l->step_s * l->dilation * 1e9 / 20);
 
 	for (int i = 0; i < l->nc; i++) {
-		uint64_t t0 = mono_ns(), b = counters_read(&l->c[i]).bytes;
-		uint64_t t1 = mono_ns(), t = t0 + (t1 - t0) / 2;
+		/* a link not read yet (its agent did not answer) starts now */
+		bool first = all_first || !l->last_ns[i];
+		struct nl_qstats q;
+		uint64_t t0 = mono_ns();
+		int e = counters_get(&l->c[i], &q);
+		uint64_t t1 = mono_ns(), t = t0 + (t1 - t0) / 2, b = q.bytes;
 		double dt_wall = (double)(t - l->last_ns[i]) / 1e9;
 		struct link_util *x;
 
+		if (e) {	/* its agent did not answer: no reading */
+			l->lost += !all_first;
+			continue;
+		}
 		if (!first && t1 - t0 > slack)
 			continue;
 

@@ -280,6 +280,17 @@ static int round_predict(struct attempt *a, unsigned r, struct att_round *R)
 	return 0;
 }
 
+/* A link's counter its node's agent could not give: the round fails,
+ * saying which (-1). */
+static int counter_lost(const struct run_ctx *x, const struct counter *c,
+			int e)
+{
+	session_say(x, "cannot read %s's %s through its node's agent: %s "
+		    "(the round's bytes would be wrong)", c->ns, c->ifname,
+		    strerror(-e));
+	return -1;
+}
+
 /* Round r run and measured: the host's counters, the links' bytes. */
 static int round_measure(struct attempt *a, unsigned r, struct att_round *R)
 {
@@ -292,8 +303,11 @@ static int round_measure(struct attempt *a, unsigned r, struct att_round *R)
 	for (int t = 0; t < p->ntasks; t++)
 		R->whole = R->whole &&
 			   (R->pr->tasks[t].blocked || fleet_running(a->f, t));
-	for (int i = 0; i < a->nctr; i++)
-		a->ctr[i].before = counters_read(&a->ctr[i]);
+	for (int i = 0; i < a->nctr; i++) {
+		e = counters_get(&a->ctr[i], &a->ctr[i].before);
+		if (e)
+			return counter_lost(x, &a->ctr[i], e);
+	}
 	e = monitor_sample(a->mon, &R->s0);
 	a->line0 = x->fo.watch ? lab_delay_line(a->sup) : 0;
 	R->ok = fleet_round(a->f, r, R->now, a->rr);
@@ -301,6 +315,10 @@ static int round_measure(struct attempt *a, unsigned r, struct att_round *R)
 		x->fo.watch && lab_delay_line(a->sup) != a->line0;
 	if (!e)
 		e = monitor_sample(a->mon, &R->s1);
+	/* a delay line that bound its queues again (a node's, read by
+	 * its agent, that no pid here shows) */
+	if (!e && R->s1.dl_starts != R->s0.dl_starts)
+		R->mr.delay_restarted = true;
 	if (e) {
 		session_say(x, "cannot read the host's counters: %s", strerror(-e));
 		return -1;
@@ -330,7 +348,11 @@ static int round_measure(struct attempt *a, unsigned r, struct att_round *R)
 	a->compared += R->ok == R->live && R->whole && a->nctr > 0;
 	for (int i = 0; i < a->nctr; i++) {
 		const struct counter *c = &a->ctr[i];
-		struct nl_qstats q = counters_read(c);
+		struct nl_qstats q;
+
+		e = counters_get(c, &q);
+		if (e)
+			return counter_lost(x, c, e);
 
 		link_name(p, c->link, a->ls[i].name, sizeof(a->ls[i].name));
 		a->ls[i].bytes = q.bytes - c->before.bytes;
@@ -469,6 +491,7 @@ static int round_judge(struct attempt *a, unsigned r, struct att_round *R)
 	    x->suggest <= LAB_DILATION_MAX && x->built) {
 		x->retry = true;
 		results_end_run(x->res, "recalibrated");
+		a->run_open = false;
 		results_verdict(x->res, n, R->verdict);
 		fprintf(x->out,
 			"run: dilation %g is not faithful (%s); trying "

@@ -203,6 +203,7 @@ static int att_begin(struct attempt *a)
 		session_say(x, "%s", a->err);
 		return -1;
 	}
+	a->run_open = true;
 	/* each task's trees, drawn from the plan that runs (report) */
 	for (int t = 0; t < p->ntasks; t++) {
 		char *dot = NULL;
@@ -250,8 +251,8 @@ static int att_prepare(struct attempt *a)
 	if (!e && x->deployed) {
 		char why[512];
 
-		e = counters_deployed(a->ag, a->ctr, a->nctr, n, why,
-				      sizeof(why));
+		e = counters_deployed(p, lab_digest(p, x->a, NULL), a->ag,
+				      a->ctr, a->nctr, n, why, sizeof(why));
 		if (e) {
 			session_say(x, "%s", why);
 			return -1;
@@ -318,7 +319,7 @@ static int att_prepare(struct attempt *a)
 	 * line itself restarts during a round, that round is degraded.
 	 */
 	x->fo.watch = false;
-	if (!lab_delay_pid(x->lo.prefix, &a->sup)) {
+	if (!x->deployed && !lab_delay_pid(x->lo.prefix, &a->sup)) {
 		a->watch_fd = (int)syscall(SYS_pidfd_open, a->sup, 0);
 		snprintf(a->watch_what, sizeof(a->watch_what),
 			 "the delay line's "
@@ -493,6 +494,7 @@ static void att_finish(struct attempt *a)
 		x->late_retries++;
 		x->retry = true;
 		results_end_run(x->res, "recalibrated");
+		a->run_open = false;
 		fprintf(x->out,
 			"run: dilation %g was not faithful in %u of %u "
 			"rounds (%s); running again at %g\n",
@@ -504,6 +506,7 @@ static void att_finish(struct attempt *a)
 	if (a->unstored)
 		session_say(x, "stored %u of %u rounds in %s: the run is partial",
 		    a->rounds_run - a->unstored, a->rounds_run, x->db);
+	a->run_open = false;
 	if (results_end_run(x->res, x->status)) {
 		session_say(x, "cannot store the run's status in %s", x->db);
 		x->status = "partial";
@@ -621,6 +624,9 @@ static int attempt(struct run_ctx *x)
 		}
 	}
 	view_srv_show(x->view, NULL, NULL, NULL, 0);
+	/* begun and not ended: refused or failed before its rounds ended */
+	if (a.run_open)
+		results_end_run(x->res, *x->stop ? "aborted" : "failed");
 	att_release(&a);
 	at[++ph] = mono_ns();
 	if (ph == 4)
@@ -795,6 +801,19 @@ int session_run(const struct session_opts *o, struct session_result *res)
 	if (rc)
 		return rc;
 	rc = 1;
+	if (o->deployed) {
+		char longest[LAB_PREFIX_MAX + 16];
+
+		lab_part_prefix(x.lo.prefix, sc->nnodes - 1, longest,
+				sizeof(longest));
+		if (!lab_prefix_ok(longest)) {
+			session_say(&x, "prefix '%s' cannot name %s's parts: "
+			    "'%s' is longer than %d characters", x.lo.prefix,
+			    sc->name, longest, LAB_PREFIX_MAX);
+			rc = EXIT_USAGE;
+			goto out;
+		}
+	}
 	if (o->deployed && (sc->nevents || sc->nbg)) {
 		session_say(&x, "'%s' has events or background traffic, which "
 		    "a run plays in namespaces of its own host: not on a "
@@ -857,8 +876,8 @@ int session_run(const struct session_opts *o, struct session_result *res)
 		    (!x.min_segments || wm.segments < x.min_segments))
 			x.min_segments = wm.segments;
 	}
-	if (fleet_check_memory(x.p, x.fo.samples_per_local, err,
-			       sizeof(err))) {
+	if (fleet_check_memory(x.p, x.fo.samples_per_local, !o->deployed,
+			       err, sizeof(err))) {
 		session_say(&x, "%s", err);
 		rc = EXIT_USAGE;
 		goto out;

@@ -87,6 +87,7 @@ struct attempt {
 	struct monitor *mon;
 	struct agents *ag;	/* the nodes' agents (agents_via), or NULL */
 	struct agents_mon am;	/* the monitor's reader over them */
+	bool run_open;		/* its row in the results begun, not ended */
 	struct dl_live *dlc;
 	struct counter *ctr;
 	struct nscache *nsc;
