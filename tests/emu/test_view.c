@@ -581,6 +581,25 @@ Test(view, a_run_shows_itself)
 	}
 	cr_expect(strstr(out, "\"done\":true,\"pred_ms\":"), "%s", out);
 	cr_expect(strstr(out, "\"compute_ms\":"), "%s", out);
+	/*
+	 * Traffic from the page, which no prediction has: the round in
+	 * flight when it starts (or the next, while it flows) is said to
+	 * be touched by it, and not compared.
+	 */
+	{
+		char req[512];
+		bool touched = false;
+
+		snprintf(req, sizeof(req), "POST /traffic?task=t1&gbps=5&"
+			 "for_s=2 HTTP/1.1\r\nHost: x\r\nX-Twinlab-Token: "
+			 "%s\r\nConnection: close\r\n\r\n", token);
+		cr_assert_eq(http(port, req, out, sizeof(out)), 200, "%s",
+			     out);
+		while (!touched && fgets(line, sizeof(line), rd))
+			touched = !strncmp(line, "round ", 6) &&
+				  strstr(line, "(touched from the live view");
+		cr_assert(touched, "no round said it was touched");
+	}
 	cr_assert_eq(kill(view, SIGTERM), 0);
 	while (fgets(line, sizeof(line), rd))
 		;

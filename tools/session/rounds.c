@@ -310,7 +310,15 @@ static int round_measure(struct attempt *a, unsigned r, struct att_round *R)
 	}
 	e = monitor_sample(a->mon, &R->s0);
 	a->line0 = x->fo.watch ? lab_delay_line(a->sup) : 0;
-	R->ok = fleet_round(a->f, r, R->now, a->rr);
+	{
+		bool in0, in1;
+		unsigned c0 = view_srv_changes(x->view, &in0);
+
+		R->ok = fleet_round(a->f, r, R->now, a->rr);
+		/* a cut, repair or flow from the page, which no plan or
+		 * prediction knows of, touched the round */
+		R->page = view_srv_changes(x->view, &in1) != c0 || in0 || in1;
+	}
 	R->mr.delay_restarted =
 		x->fo.watch && lab_delay_line(a->sup) != a->line0;
 	if (!e)
@@ -338,7 +346,9 @@ static int round_measure(struct attempt *a, unsigned r, struct att_round *R)
 	/* and links over a fibre cut during it: TCP resent there;
 	 * the scenario's losses are not the host's */
 	R->mr.lossy = scenario_has_loss(p->sc) ||
-		      story_cut_in(p, R->t_r, a->t_end, a->busy);
+		      story_cut_in(p, R->t_r, a->t_end, a->busy) || R->page;
+	if (R->page)
+		R->whole = false;	/* its links' bytes are not compared */
 	monitor_diff(&R->s0, &R->s1, &R->mr);
 	a->dl_pk += R->mr.dl_packets;
 	a->dl_late += R->mr.dl_late_mean_s * (double)R->mr.dl_packets;
@@ -385,19 +395,22 @@ static void round_tally(struct attempt *a, struct att_round *R)
 
 		if (!q->done)
 			continue;
-		a->done[b]++;
-		a->meas[b][0] += q->round_s;
-		a->meas[b][1] += q->bcast_s;
-		a->meas[b][2] += q->compute_s;
-		a->meas[b][3] += q->upload_s;
-		a->pm[b][0] += R->pr->tasks[t].round_s;
-		/* what each cut cost the tasks over its fibre */
-		story_charge_cuts(R->pr, t, R->t_r, q->round_s - a->quiet[t],
-				  a->interr);
-		a->pm[b][1] += R->pr->tasks[t].bcast_s;
-		a->pm[b][2] += R->pr->tasks[t].compute_s;
-		a->pm[b][3] += R->pr->tasks[t].upload_s;
-		if (a->done[b] == 1) /* its first (it may arrive) */
+		/* a round the page touched is not held against the twin */
+		if (!R->page) {
+			a->done[b]++;
+			a->meas[b][0] += q->round_s;
+			a->meas[b][1] += q->bcast_s;
+			a->meas[b][2] += q->compute_s;
+			a->meas[b][3] += q->upload_s;
+			a->pm[b][0] += R->pr->tasks[t].round_s;
+			/* what each cut cost the tasks over its fibre */
+			story_charge_cuts(R->pr, t, R->t_r,
+					  q->round_s - a->quiet[t], a->interr);
+			a->pm[b][1] += R->pr->tasks[t].bcast_s;
+			a->pm[b][2] += R->pr->tasks[t].compute_s;
+			a->pm[b][3] += R->pr->tasks[t].upload_s;
+		}
+		if (a->done[b] <= 1) /* its first (it may arrive) */
 			a->acc0[b] = q->rep[0].accuracy;
 		a->acc1[b] = q->rep[0].accuracy;
 		a->checks[t] = a->checks[t] && q->check_ok;
@@ -444,8 +457,11 @@ static int round_judge(struct attempt *a, unsigned r, struct att_round *R)
 				 "the round (%.60s: %.100s)",
 				 p->tasks[t].task->name, a->rr[t].why);
 		}
-	snprintf(R->verdict, sizeof(R->verdict), "%s%s",
-		 R->fine ? "faithful" : "degraded: ", R->fine ? "" : R->why);
+	snprintf(R->verdict, sizeof(R->verdict), "%s%s%s",
+		 R->fine ? "faithful" : "degraded: ", R->fine ? "" : R->why,
+		 R->page ? " (touched from the live view: a cut, repair or "
+			   "traffic no prediction has; not compared)" : "");
+	a->page_rounds += R->page;
 	if (!R->fine) {
 		a->degraded++;
 		if (!a->first_why[0])

@@ -457,6 +457,12 @@ static void att_finish(struct attempt *a)
 		fprintf(x->out, "bandwidth: not compared (no round had every "
 			"task done in whole, or the links' counters could not "
 			"be read)\n");
+	if (a->page_rounds)
+		fprintf(x->out, "live view: %u of %u rounds touched by a cut, "
+			"repair or traffic from the page, which no prediction "
+			"has: not judged on the host's retransmissions or "
+			"compared with the twin\n", a->page_rounds,
+			a->rounds_run);
 	if (a->degraded)
 		snprintf(x->verdict, sizeof(x->verdict),
 			 "degraded: %u of %u rounds; %.150s; about dilation "

@@ -88,6 +88,7 @@ struct attempt {
 	struct agents *ag;	/* the nodes' agents (agents_via), or NULL */
 	struct agents_mon am;	/* the monitor's reader over them */
 	bool run_open;		/* its row in the results begun, not ended */
+	unsigned page_rounds;	/* rounds touched from the live view */
 	struct dl_live *dlc;
 	struct counter *ctr;
 	struct nscache *nsc;
@@ -134,8 +135,9 @@ struct att_round {
 	uint64_t now;
 	struct mon_sample s0, s1;
 	struct mon_round mr;
-	char why[200], verdict[240];
+	char why[200], verdict[320];
 	bool fine, whole;
+	bool page;		/* touched from the live view */
 };
 
 #define ATT_LOCALS                                                             \

@@ -112,6 +112,8 @@ struct view {
 	int nctr, nnsc;
 	uint64_t *prev;
 	bool *down;
+	unsigned changes;	/* cuts, repairs and traffic from the page
+				 * (under shown) */
 };
 
 /* One stream's place: the message it sends, how far it got. */
@@ -735,6 +737,7 @@ static int traffic_start(struct view *v, const char *name, double gbps,
 			 for_s);
 		log_add(v, "traffic %s -> %s, %g Gbit/s for %g s from the page",
 			from, to, gbps, for_s);
+		v->changes++;
 	}
 	return 0;
 }
@@ -776,6 +779,7 @@ static enum MHD_Result change(struct view *v, struct MHD_Connection *c,
 
 			if (f >= 0)
 				v->down[f] = !up;
+			v->changes++;
 			log_add(v, "%s fibre %s-%s from the page",
 				up ? "repaired" : "cut", d.a, d.b);
 		}
@@ -1028,6 +1032,22 @@ int view_srv_show(struct view *v, const char *prefix, const struct plan *p,
 	pthread_mutex_unlock(&v->mu);
 	pthread_mutex_unlock(&v->shown);
 	return e;
+}
+
+unsigned view_srv_changes(struct view *v, bool *in_force)
+{
+	unsigned n;
+
+	*in_force = false;
+	if (!v)
+		return 0;
+	pthread_mutex_lock(&v->shown);
+	n = v->changes;
+	for (int f = 0; v->p && v->down && f < v->sc->nfibres; f++)
+		*in_force = *in_force || v->down[f];
+	*in_force = *in_force || (v->tg && !tg_wait_done(v->tg));
+	pthread_mutex_unlock(&v->shown);
+	return n;
 }
 
 void view_srv_note(struct view *v, const char *line)

@@ -44,6 +44,14 @@ int view_srv_start(const struct view_srv_opts *o, struct view **out);
 int view_srv_show(struct view *v, const char *prefix, const struct plan *p,
 		  const struct addressing *a, double dilation);
 
+/*
+ * view_srv_changes - how many cuts, repairs and flows the page has made
+ * (the teacher's, which no plan or prediction knows of), and whether one
+ * is in force now (a fibre cut from the page, its traffic flowing): a
+ * run does not judge or compare the rounds they touch. NULL view: 0.
+ */
+unsigned view_srv_changes(struct view *v, bool *in_force);
+
 /* view_srv_note - a line the page shows (a run's last round). */
 void view_srv_note(struct view *v, const char *line);
 
