@@ -45,16 +45,13 @@
 extern char **environ;
 
 static char prefix[LAB_PREFIX_MAX + 1];
-static char db[128], yaml[128], out[128];
+static char db[NT_RUN_PATH], yaml[NT_RUN_PATH], out[NT_RUN_PATH];
 
 static void setup(void)
 {
 	if (geteuid() != 0)
 		cr_skip_test("needs root");
-	snprintf(prefix, sizeof(prefix), "tr%d", (int)getpid());
-	snprintf(db, sizeof(db), "/tmp/tl-run-%d.db", (int)getpid());
-	snprintf(yaml, sizeof(yaml), "/tmp/tl-run-%d.yaml", (int)getpid());
-	snprintf(out, sizeof(out), "/tmp/tl-run-%d.out", (int)getpid());
+	nt_run_files("tr", "run", prefix, sizeof(prefix), db, yaml, out);
 	lab_down(prefix, NULL, NULL);
 	unlink(db);
 }
@@ -65,10 +62,7 @@ static void teardown(void)
 
 	if (!prefix[0])
 		return;
-	nt_prefix_down(prefix);
-	nt_rm_results(db);
-	unlink(yaml);
-	unlink(out);
+	nt_run_files_remove(prefix, db, yaml, out);
 	for (int k = 0; k < 3; k++) {
 		static const char *const which[] = { "all", "selected",
 						     "random" };

@@ -1035,6 +1035,28 @@ void nt_prefix_down(const char *prefix)
 	unlink(path);
 }
 
+void nt_run_files(const char *stem, const char *what, char *prefix,
+		  size_t plen, char *db, char *yaml, char *out)
+{
+	int pid = (int)getpid();
+
+	snprintf(prefix, plen, "%s%d", stem, pid);
+	snprintf(db, NT_RUN_PATH, "/tmp/tl-%s-%d.db", what, pid);
+	snprintf(yaml, NT_RUN_PATH, "/tmp/tl-%s-%d.yaml", what, pid);
+	snprintf(out, NT_RUN_PATH, "/tmp/tl-%s-%d.out", what, pid);
+}
+
+void nt_run_files_remove(const char *prefix, const char *db,
+			 const char *yaml, const char *out)
+{
+	if (!prefix[0])
+		return;
+	nt_prefix_down(prefix);
+	nt_rm_results(db);
+	unlink(yaml);
+	unlink(out);
+}
+
 pid_t nt_spawn_to(char *const argv[], const char *out)
 {
 	posix_spawn_file_actions_t fa;

@@ -109,6 +109,20 @@ void nt_rm_flat(const char *dir);
 void nt_prefix_down(const char *prefix);
 
 /*
+ * What a suite that drives `twinlab run` makes, per test process: the lab
+ * prefix "<stem><pid>" (plen bytes) and "/tmp/tl-<what>-<pid>.db" (the
+ * results), ".yaml" (the scenario or experiment) and ".out" (the
+ * command's output), each path NT_RUN_PATH bytes. nt_run_files_remove
+ * takes the lab down and removes the files (nothing when prefix is empty:
+ * the test was skipped before it named them).
+ */
+#define NT_RUN_PATH 128
+void nt_run_files(const char *stem, const char *what, char *prefix,
+		  size_t plen, char *db, char *yaml, char *out);
+void nt_run_files_remove(const char *prefix, const char *db,
+			 const char *yaml, const char *out);
+
+/*
  * The ring of the emulation tests: four ROADMs A-B-C-D in a ring of
  * 500 km fibres, at each a router and a server of one core and `mib` MiB
  * (NT_RING4_NETWORK, after a scenario's name and scale); its two tasks,
