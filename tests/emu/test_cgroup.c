@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "emu/cgroup.h"
+#include "tests/lib/nettest.h"
 
 #define MIB (1024 * 1024ull)
 #define MAX_KIDS 8
@@ -111,13 +112,10 @@ static void sweep_stale(void)
 			continue;
 		for (size_t j = 0; j < g.gl_pathc; j++) {
 			const char *base = strrchr(g.gl_pathv[j], '/') + 1;
-			char proc[32], p[CG_NAME_MAX + 1];
-			int pid;
+			int pid = nt_stale_pid(base, "tc", NULL);
+			char p[CG_NAME_MAX + 1];
 
-			if (sscanf(base, "tc%d", &pid) != 1 || pid <= 1)
-				continue;
-			snprintf(proc, sizeof(proc), "/proc/%d", pid);
-			if (access(proc, F_OK) == 0)
+			if (!pid)
 				continue;
 			snprintf(p, sizeof(p), "tc%d", pid);
 			cg_remove_prefix(p, NULL, NULL);
@@ -138,10 +136,9 @@ static void sweep_stale(void)
 
 static void setup(void)
 {
-	if (geteuid() != 0)
+	if (!nt_root_prefix(prefix, sizeof(prefix), "tc"))
 		cr_skip_test("needs root");
 	sweep_stale();
-	snprintf(prefix, sizeof(prefix), "tc%d", (int)getpid());
 	cg_remove_prefix(prefix, NULL, NULL);
 }
 

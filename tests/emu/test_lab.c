@@ -79,17 +79,14 @@ static void sweep_stale(void)
 
 		while (d && (de = readdir(d))) {
 			char p[LAB_PREFIX_MAX + 1], path[300];
-			int pid, end = 0;
+			const char *end;
+			int pid = nt_stale_pid(de->d_name, "tq", &end);
 
-			if (sscanf(de->d_name, "tq%d%n", &pid, &end) != 1 ||
-			    pid <= 1)
-				continue;
-			snprintf(path, sizeof(path), "/proc/%d", pid);
-			if (access(path, F_OK) == 0)
+			if (!pid)
 				continue;
 			snprintf(p, sizeof(p), "tq%d", pid);
 			lab_down(p, NULL, NULL);
-			if (strcmp(dirs[i], "/tmp") || de->d_name[end] != '.')
+			if (strcmp(dirs[i], "/tmp") || *end != '.')
 				continue;
 			snprintf(path, sizeof(path), "/tmp/%s", de->d_name);
 			outside_remove(path);
@@ -101,10 +98,9 @@ static void sweep_stale(void)
 
 static void setup(void)
 {
-	if (geteuid() != 0)
+	if (!nt_root_prefix(prefix, sizeof(prefix), "tq"))
 		cr_skip_test("needs root");
 	sweep_stale();
-	snprintf(prefix, sizeof(prefix), "tq%d", (int)getpid());
 	lab_down(prefix, NULL, NULL);
 }
 

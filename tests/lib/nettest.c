@@ -445,9 +445,27 @@ void nt_line_down(struct nt_line *l)
 			NT_IP("netns", "del", ns[i]);
 }
 
-int nt_sweep(const char *stem)
+int nt_stale_pid(const char *name, const char *stem, const char **end)
 {
 	size_t len = strlen(stem);
+	char *e;
+	long pid;
+
+	if (strncmp(name, stem, len))
+		return 0;
+	errno = 0;
+	pid = strtol(name + len, &e, 10);
+	if (e == name + len || errno || pid <= 1 || pid > INT_MAX)
+		return 0;
+	if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		return 0;
+	if (end)
+		*end = e;
+	return (int)pid;
+}
+
+int nt_sweep(const char *stem)
+{
 	struct dirent *de;
 	int n = 0;
 	DIR *d;
@@ -456,15 +474,9 @@ int nt_sweep(const char *stem)
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
-		char *end;
-		long pid;
+		const char *end;
 
-		if (strncmp(de->d_name, stem, len))
-			continue;
-		pid = strtol(de->d_name + len, &end, 10);
-		if (end == de->d_name + len || *end != '-' || pid <= 0)
-			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		if (!nt_stale_pid(de->d_name, stem, &end) || *end != '-')
 			continue;
 		if (NT_IP("netns", "del", de->d_name) == 0)
 			n++;
@@ -1035,15 +1047,25 @@ void nt_prefix_down(const char *prefix)
 	unlink(path);
 }
 
-void nt_run_files(const char *stem, const char *what, char *prefix,
+bool nt_root_prefix(char *prefix, size_t len, const char *stem)
+{
+	if (geteuid() != 0)
+		return false;
+	snprintf(prefix, len, "%s%d", stem, (int)getpid());
+	return true;
+}
+
+bool nt_run_files(const char *stem, const char *what, char *prefix,
 		  size_t plen, char *db, char *yaml, char *out)
 {
 	int pid = (int)getpid();
 
-	snprintf(prefix, plen, "%s%d", stem, pid);
+	if (!nt_root_prefix(prefix, plen, stem))
+		return false;
 	snprintf(db, NT_RUN_PATH, "/tmp/tl-%s-%d.db", what, pid);
 	snprintf(yaml, NT_RUN_PATH, "/tmp/tl-%s-%d.yaml", what, pid);
 	snprintf(out, NT_RUN_PATH, "/tmp/tl-%s-%d.out", what, pid);
+	return true;
 }
 
 void nt_run_files_remove(const char *prefix, const char *db,
