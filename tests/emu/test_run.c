@@ -1293,16 +1293,9 @@ Test(run, a_prefix_has_one_owner)
 	for (size_t i = 0; i < sizeof(cmd) / sizeof(cmd[0]); i++) {
 		char *argv[] = { bin, (char *)cmd[i][0], "--prefix", prefix,
 				 (char *)cmd[i][1], (char *)cmd[i][2], NULL };
-		posix_spawn_file_actions_t fa;
-		pid_t pid;
+		pid_t pid = nt_spawn_to(argv, out);
 
-		posix_spawn_file_actions_init(&fa);
-		posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY |
-						 O_CREAT | O_TRUNC, 0644);
-		posix_spawn_file_actions_adddup2(&fa, 1, 2);
-		cr_assert_eq(posix_spawn(&pid, bin, &fa, NULL, argv, environ),
-			     0);
-		posix_spawn_file_actions_destroy(&fa);
+		cr_assert_gt(pid, 0, "%s: %s", cmd[i][0], strerror(-pid));
 		cr_expect_eq(wait_run(pid), 1, "%s: %s", cmd[i][0], output());
 		cr_expect(strstr(output(), want), "%s: %s", cmd[i][0],
 			  output());
