@@ -375,6 +375,17 @@ static int nt_ip_v(char *argv[])
 
 int nt_line_up(struct nt_line *l, const char *prefix)
 {
+	/* the veths' four ends: namespace (ns[]), device, address */
+	static const struct {
+		int ns;
+		char *dev, *addr;
+	} end[] = {
+		{ 0, NT_H1_IF, NT_H1_ADDR "/31" },
+		{ 1, NT_R_H1, NT_R1_ADDR "/31" },
+		{ 1, NT_R_H2, NT_R2_ADDR "/31" },
+		{ 2, NT_H2_IF, NT_H2_ADDR "/31" },
+	};
+	const int nend = (int)(sizeof(end) / sizeof(end[0]));
 	char *ns[3];
 	int err = 0;
 
@@ -396,32 +407,18 @@ int nt_line_up(struct nt_line *l, const char *prefix)
 	if (!err)
 		err = NT_IP("-n", l->r, "link", "add", NT_R_H2, "type", "veth",
 			    "peer", "name", NT_H2_IF, "netns", l->h2);
-	if (!err)
-		err = NT_IP("-n", l->h1, "addr", "add", NT_H1_ADDR "/31",
-			    "dev", NT_H1_IF);
-	if (!err)
-		err = NT_IP("-n", l->r, "addr", "add", NT_R1_ADDR "/31",
-			    "dev", NT_R_H1);
-	if (!err)
-		err = NT_IP("-n", l->r, "addr", "add", NT_R2_ADDR "/31",
-			    "dev", NT_R_H2);
-	if (!err)
-		err = NT_IP("-n", l->h2, "addr", "add", NT_H2_ADDR "/31",
-			    "dev", NT_H2_IF);
+	for (int i = 0; i < nend && !err; i++)
+		err = NT_IP("-n", ns[end[i].ns], "addr", "add", end[i].addr,
+			    "dev", end[i].dev);
 	for (int i = 0; i < 3 && !err; i++) {
 		err = NT_IP("-n", ns[i], "link", "set", "lo", "up");
 		/* no IPv6: no neighbour discovery chatter on the line */
 		nt_sysctl(ns[i], "/proc/sys/net/ipv6/conf/all/disable_ipv6",
 			  "1");
 	}
-	if (!err)
-		err = NT_IP("-n", l->h1, "link", "set", NT_H1_IF, "up");
-	if (!err)
-		err = NT_IP("-n", l->r, "link", "set", NT_R_H1, "up");
-	if (!err)
-		err = NT_IP("-n", l->r, "link", "set", NT_R_H2, "up");
-	if (!err)
-		err = NT_IP("-n", l->h2, "link", "set", NT_H2_IF, "up");
+	for (int i = 0; i < nend && !err; i++)
+		err = NT_IP("-n", ns[end[i].ns], "link", "set", end[i].dev,
+			    "up");
 	if (!err)
 		err = NT_IP("-n", l->h1, "route", "add", "default", "via",
 			    NT_R1_ADDR);
@@ -671,6 +668,16 @@ static void nt_close(int *fd)
 	*fd = -1;
 }
 
+/* Start fn(arg) in *th and note it in *started: 0 or -errno. */
+static int nt_start(pthread_t *th, bool *started, void *(*fn)(void *),
+		    void *arg)
+{
+	int err = -pthread_create(th, NULL, fn, arg);
+
+	*started = !err;
+	return err;
+}
+
 static void nt_bufsize(int fd, int opt_force, int opt, int size)
 {
 	if (setsockopt(fd, SOL_SOCKET, opt_force, &size, sizeof(size)) < 0)
@@ -828,14 +835,12 @@ int nt_tcp_start(struct nt_tcp *t)
 		err = -errno;
 		goto close_sfd;
 	}
-	err = -pthread_create(&t->rx, NULL, nt_tcp_rx, t);
+	err = nt_start(&t->rx, &t->rx_started, nt_tcp_rx, t);
 	if (err)
 		goto close_sfd;
-	t->rx_started = true;
-	err = -pthread_create(&t->tx, NULL, nt_tcp_tx, t);
+	err = nt_start(&t->tx, &t->tx_started, nt_tcp_tx, t);
 	if (err)
 		goto join_rx;
-	t->tx_started = true;
 	return 0;
 
 join_rx:
@@ -928,10 +933,9 @@ int nt_udp_start(struct nt_udp *u)
 		goto close_rfd;
 	}
 	nt_bufsize(u->tfd, SO_SNDBUFFORCE, SO_SNDBUF, 64 << 20);
-	err = -pthread_create(&u->rx, NULL, nt_udp_rx, u);
+	err = nt_start(&u->rx, &u->rx_started, nt_udp_rx, u);
 	if (err)
 		goto close_tfd;
-	u->rx_started = true;
 	return 0;
 
 close_tfd:
