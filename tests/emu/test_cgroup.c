@@ -192,19 +192,16 @@ static int read_text(const char *path, char *buf, size_t len)
 static pid_t child(int slot, struct cg *cg, bool self, int go[2],
 		   void (*fn)(void *), void *arg)
 {
-	int ready[2];
-	pid_t pid;
+	int ready;
+	pid_t pid = nt_fork_ready(&ready);
 	char c;
 
-	cr_assert_eq(pipe(ready), 0);
-	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
-		close(ready[0]);
 		close(go[1]);
 		if (self && cg_attach_self(cg))
 			_exit(99);
-		if (write(ready[1], "r", 1) != 1)
+		if (write(ready, "r", 1) != 1)
 			_exit(98);
 		if (read(go[0], &c, 1) < 0)
 			_exit(97);
@@ -212,11 +209,10 @@ static pid_t child(int slot, struct cg *cg, bool self, int go[2],
 		_exit(0);
 	}
 	kids[slot] = pid;
-	close(ready[1]);
 	if (!self)
 		cr_assert_eq(cg_attach(cg, pid), 0);
-	cr_assert_eq(read(ready[0], &c, 1), 1, "child did not start");
-	close(ready[0]);
+	cr_assert_eq(read(ready, &c, 1), 1, "child did not start");
+	close(ready);
 	return pid;
 }
 

@@ -1259,30 +1259,27 @@ Test(run, a_prefix_has_one_owner)
 		{ "cut", "A", "B" },
 		{ "repair", "A", "B" },
 	};
-	int ready[2], hold[2], fd, st;
+	int ready, hold[2], fd, st;
 	struct stat sb;
 	pid_t holder;
 	char c;
 
 	cr_assert_not_null(bin, "TWINLAB is not set");
-	cr_assert_eq(pipe(ready), 0);
 	cr_assert_eq(pipe(hold), 0);
-	holder = fork();
+	holder = nt_fork_ready(&ready);
 	cr_assert_geq(holder, 0);
 	if (holder == 0) {
-		close(ready[0]);
 		close(hold[1]);
 		fd = lab_lock(prefix, "a test holder", err, sizeof(err));
 		c = fd >= 0 ? 'y' : 'n';
-		if (write(ready[1], &c, 1) != 1)
+		if (write(ready, &c, 1) != 1)
 			_exit(2);
 		while (read(hold[0], &c, 1) > 0)
 			;
 		_exit(fd >= 0 ? 0 : 1);
 	}
-	close(ready[1]);
 	close(hold[0]);
-	cr_assert_eq(read(ready[0], &c, 1), 1);
+	cr_assert_eq(read(ready, &c, 1), 1);
 	cr_assert_eq(c, 'y', "the holder could not lock");
 	snprintf(want, sizeof(want), "prefix '%s' is in use by a test holder, "
 		 "pid %d", prefix, (int)holder);
@@ -1311,7 +1308,7 @@ Test(run, a_prefix_has_one_owner)
 	cr_expect_eq(stat(path, &sb), 0, "no lock file while held");
 	lab_unlock(prefix, fd);
 	nothing_left();
-	close(ready[0]);
+	close(ready);
 }
 
 /*

@@ -84,6 +84,37 @@ static int nt_resolve(const char *name, char *path, size_t size)
 	return nt_which(name, path, size) ? 0 : -ENOENT;
 }
 
+/* A pipe (pipe2's flags) and a fork: the pid, 0 in the child; or -errno,
+ * the pipe closed again. */
+static pid_t nt_pipe_fork(int p[2], int flags)
+{
+	pid_t pid;
+	int err;
+
+	if (pipe2(p, flags) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close(p[0]);
+		close(p[1]);
+		return err;
+	}
+	return pid;
+}
+
+pid_t nt_fork_ready(int *fd)
+{
+	int p[2];
+	pid_t pid = nt_pipe_fork(p, 0);
+
+	if (pid < 0)
+		return pid;
+	close(p[pid ? 1 : 0]);
+	*fd = p[pid ? 0 : 1];
+	return pid;
+}
+
 /*
  * An exec failure (or setup's) comes back through a close-on-exec pipe as
  * the errno, so a missing program is -ENOENT here, not exit status 127
@@ -97,17 +128,10 @@ pid_t nt_fork_exec(const char *path, char *const argv[],
 	};
 	int pfd[2], err = 0;
 	ssize_t r;
-	pid_t pid;
+	pid_t pid = nt_pipe_fork(pfd, O_CLOEXEC);
 
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		err = -errno;
-		close(pfd[0]);
-		close(pfd[1]);
-		return err;
-	}
+	if (pid < 0)
+		return pid;
 	if (pid == 0) {
 		err = setup(arg);
 		if (!err) {

@@ -43,6 +43,14 @@ const char *nt_which(const char *name, char *buf, size_t len);
 pid_t nt_fork_exec(const char *path, char *const argv[],
 		   int (*setup)(const void *arg), const void *arg);
 
+/*
+ * nt_fork_ready - fork a child with a pipe back to the test, for it to say
+ * when it is ready: 0 in the child, *fd the pipe's write end; the child's
+ * pid in the test, *fd the read end; or -errno, nothing forked. Each side
+ * has only its own end open.
+ */
+pid_t nt_fork_ready(int *fd);
+
 /* A socket created inside named namespace netns: fd >= 0 or -errno. */
 int nt_socket(const char *netns, int domain, int type, int protocol);
 
