@@ -98,15 +98,8 @@ void note_loss(const struct scenario *sc, FILE *f);
 /* print_events - sc's events, one line each, in time order. */
 void print_events(const struct scenario *sc, FILE *f);
 
-int cmd_plan(int argc, char **argv);
-int cmd_up(int argc, char **argv);
-int cmd_down(int argc, char **argv);
-int cmd_clean(int argc, char **argv);
-int cmd_exec(int argc, char **argv);
-int cmd_addr(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-int cmd_status(int argc, char **argv);
-int cmd_view(int argc, char **argv);
+/* ---- what commands share: tools/cmd/view.c, tools/cmd/fibre.c ---------- */
+
 /* up --view: the live view of prefix with view's defaults, until a signal. */
 int view_after_up(const char *prefix, bool json);
 /*
@@ -130,6 +123,18 @@ struct fibre_done {
 };
 int fibre_apply(const char *prefix, const char *a, const char *b, bool up,
 		const char *who, struct fibre_done *d, char *msg, size_t len);
+
+/* ---- the subcommands, one a file (tools/cmd/, report in tools/report/) -- */
+
+int cmd_plan(int argc, char **argv);
+int cmd_up(int argc, char **argv);
+int cmd_down(int argc, char **argv);
+int cmd_clean(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
+int cmd_addr(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 int cmd_cut(int argc, char **argv);
 int cmd_repair(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);

@@ -311,20 +311,22 @@ double plan_lightpath_dark_until(const struct plan *p, int l, double t)
 	return until;
 }
 
+bool plan_path_crosses(const struct plan *p, const struct ppath *pp, int f)
+{
+	for (int h = 0; h < pp->nhops; h++)
+		if (pp->hops[h].kind == HOP_LIGHTPATH &&
+		    plan_lightpath_crosses(p, pp->hops[h].idx, f))
+			return true;
+	return false;
+}
+
 bool plan_task_crosses(const struct plan *p, int t, int f)
 {
 	const struct task_plan *tp = &p->tasks[t];
 
 	for (int m = 1; !tp->blocked && m < tp->nmodels; m++)
-		for (int k = 0; k < 2; k++) {
-			const struct ppath *pp = k ? &tp->up.path[m] :
-						     &tp->bcast.path[m];
-
-			for (int h = 0; h < pp->nhops; h++)
-				if (pp->hops[h].kind == HOP_LIGHTPATH &&
-				    plan_lightpath_crosses(p, pp->hops[h].idx,
-							   f))
-					return true;
-		}
+		if (plan_path_crosses(p, &tp->bcast.path[m], f) ||
+		    plan_path_crosses(p, &tp->up.path[m], f))
+			return true;
 	return false;
 }

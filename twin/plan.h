@@ -248,6 +248,9 @@ bool plan_lightpath_crosses(const struct plan *p, int l, int f);
  */
 double plan_lightpath_dark_until(const struct plan *p, int l, double t);
 
+/* plan_path_crosses - whether path pp of p has a lightpath over fibre f. */
+bool plan_path_crosses(const struct plan *p, const struct ppath *pp, int f);
+
 /* plan_task_crosses - whether placed task t of p has a path over fibre f. */
 bool plan_task_crosses(const struct plan *p, int t, int f);
 

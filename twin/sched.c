@@ -541,7 +541,9 @@ struct plan *sched_plan_forced(const struct scenario *sc,
 
 			moved[i] = j >= 0 && !prev->tasks[j].blocked;
 		}
-		err = ops->place(&s, tp, i);
+		err = ops->place ? ops->place(&s, tp, i) :
+				   sched_lightest(&s, tp, i, ops->ways,
+						  ops->nways);
 		if (err == -ENOSPC) {
 			net_rollback(p->net, mark);
 			tp->blocked = true;

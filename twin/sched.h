@@ -15,6 +15,7 @@
 #include "scenario.h"
 
 struct sched;
+struct sched_way;
 
 struct sched_ops {
 	const char *name;
@@ -28,6 +29,13 @@ struct sched_ops {
 	bool baseline;
 	/* Place one task; 0, -ENOSPC (blocked, tp->why set) or -errno. */
 	int (*place)(struct sched *s, struct task_plan *tp, int ti);
+	/*
+	 * Or, with place NULL: the ways to place a task's trees, of which
+	 * the one that weighs least once placed is kept (sched_lightest,
+	 * sched_impl.h).
+	 */
+	const struct sched_way *ways;
+	int nways;
 	/* Whether it can plan sc at all (NULL: always): 0, or -E2BIG with
 	 * why saying what is too large. */
 	int (*fits)(const struct scenario *sc, char *why, size_t n);

@@ -684,15 +684,10 @@ int sched_lightest(struct sched *s, struct task_plan *tp, int ti,
  * the order the edges are routed in, so once lit it can come out heavier
  * (SteinLib B shapes, two draws: 3 of 36, by one to three fibres).
  */
-static int kmb_place(struct sched *s, struct task_plan *tp, int ti)
-{
-	const struct sched_way way[] = {
-		{"kmb", kmb_trees},
-		{"mst", sched_mst_trees},
-	};
-
-	return sched_lightest(s, tp, ti, way, 2);
-}
+static const struct sched_way kmb_ways[] = {
+	{"kmb", kmb_trees},
+	{"mst", sched_mst_trees},
+};
 
 /*
  * Kou-Markowsky-Berman: the same auxiliary graphs and the same routing of
@@ -707,7 +702,8 @@ const struct sched_ops sched_kmb = {
 		"auxiliary graphs, routed as mst; never heavier than mst's",
 	.role = "Steiner heuristic",
 	.baseline = false,
-	.place = kmb_place,
+	.ways = kmb_ways,
+	.nways = sizeof(kmb_ways) / sizeof(kmb_ways[0]),
 };
 
 /*
@@ -718,17 +714,12 @@ const struct sched_ops sched_kmb = {
  * grows another tree altogether, lighter on some graphs (SteinLib B
  * shapes, two draws: 3 of 36). A tie keeps the first: svi's.
  */
-static int svi_place(struct sched *s, struct task_plan *tp, int ti)
-{
-	const struct sched_way way[] = {
-		{"svi", svi_trees},
-		{"kmb", kmb_trees},
-		{"tm", sched_tm_trees},
-		{"mst", sched_mst_trees},
-	};
-
-	return sched_lightest(s, tp, ti, way, 4);
-}
+static const struct sched_way svi_ways[] = {
+	{"svi", svi_trees},
+	{"kmb", kmb_trees},
+	{"tm", sched_tm_trees},
+	{"mst", sched_mst_trees},
+};
 
 /*
  * Steiner-vertex insertion: kmb's trees, with the routers that make them
@@ -742,7 +733,8 @@ const struct sched_ops sched_svi = {
 		"never heavier than kmb's, tm's or mst's",
 	.role = "Steiner heuristic",
 	.baseline = false,
-	.place = svi_place,
+	.ways = svi_ways,
+	.nways = sizeof(svi_ways) / sizeof(svi_ways[0]),
 };
 
 const struct sched_ops sched_mst = {

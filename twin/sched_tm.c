@@ -139,15 +139,10 @@ int sched_tm_trees(struct sched *s, struct task_plan *tp, int ti)
  * with many terminals it comes out heavier (SteinLib B shapes, two draws:
  * 14 of 36, up to 15 % over the optimum where mst's is 0.5 %).
  */
-static int tm_place(struct sched *s, struct task_plan *tp, int ti)
-{
-	const struct sched_way way[] = {
-		{"tm", sched_tm_trees},
-		{"mst", sched_mst_trees},
-	};
-
-	return sched_lightest(s, tp, ti, way, 2);
-}
+static const struct sched_way tm_ways[] = {
+	{"tm", sched_tm_trees},
+	{"mst", sched_mst_trees},
+};
 
 const struct sched_ops sched_tm = {
 	.name = "tm",
@@ -155,5 +150,6 @@ const struct sched_ops sched_tm = {
 		"auxiliary graphs, routed as mst; never heavier than mst's",
 	.role = "Steiner heuristic",
 	.baseline = false,
-	.place = tm_place,
+	.ways = tm_ways,
+	.nways = sizeof(tm_ways) / sizeof(tm_ways[0]),
 };

@@ -259,11 +259,7 @@ static double tcp_back_s(const struct plan *q, int j, const struct plan *p,
 			const struct ppath *b = up ? &y->up.path[m]
 						   : &y->bcast.path[m];
 
-			for (int h = 0; h < a->nhops; h++)
-				crossed = crossed ||
-					  (a->hops[h].kind == HOP_LIGHTPATH &&
-					   plan_lightpath_crosses(
-						   q, a->hops[h].idx, fibre));
+			crossed = crossed || plan_path_crosses(q, a, fibre);
 			km_old = fmax(km_old, a->km);
 			km_new = fmax(km_new, b->km);
 		}

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "emu/cgroup.h"
+#include "tests/lib/nettest.h"
 
 #define MIB (1024 * 1024ull)
 #define MAX_KIDS 8
@@ -111,13 +112,10 @@ static void sweep_stale(void)
 			continue;
 		for (size_t j = 0; j < g.gl_pathc; j++) {
 			const char *base = strrchr(g.gl_pathv[j], '/') + 1;
-			char proc[32], p[CG_NAME_MAX + 1];
-			int pid;
+			int pid = nt_stale_pid(base, "tc", NULL);
+			char p[CG_NAME_MAX + 1];
 
-			if (sscanf(base, "tc%d", &pid) != 1 || pid <= 1)
-				continue;
-			snprintf(proc, sizeof(proc), "/proc/%d", pid);
-			if (access(proc, F_OK) == 0)
+			if (!pid)
 				continue;
 			snprintf(p, sizeof(p), "tc%d", pid);
 			cg_remove_prefix(p, NULL, NULL);
@@ -138,10 +136,9 @@ static void sweep_stale(void)
 
 static void setup(void)
 {
-	if (geteuid() != 0)
+	if (!nt_root_prefix(prefix, sizeof(prefix), "tc"))
 		cr_skip_test("needs root");
 	sweep_stale();
-	snprintf(prefix, sizeof(prefix), "tc%d", (int)getpid());
 	cg_remove_prefix(prefix, NULL, NULL);
 }
 
@@ -195,19 +192,16 @@ static int read_text(const char *path, char *buf, size_t len)
 static pid_t child(int slot, struct cg *cg, bool self, int go[2],
 		   void (*fn)(void *), void *arg)
 {
-	int ready[2];
-	pid_t pid;
+	int ready;
+	pid_t pid = nt_fork_ready(&ready);
 	char c;
 
-	cr_assert_eq(pipe(ready), 0);
-	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
-		close(ready[0]);
 		close(go[1]);
 		if (self && cg_attach_self(cg))
 			_exit(99);
-		if (write(ready[1], "r", 1) != 1)
+		if (write(ready, "r", 1) != 1)
 			_exit(98);
 		if (read(go[0], &c, 1) < 0)
 			_exit(97);
@@ -215,11 +209,10 @@ static pid_t child(int slot, struct cg *cg, bool self, int go[2],
 		_exit(0);
 	}
 	kids[slot] = pid;
-	close(ready[1]);
 	if (!self)
 		cr_assert_eq(cg_attach(cg, pid), 0);
-	cr_assert_eq(read(ready[0], &c, 1), 1, "child did not start");
-	close(ready[0]);
+	cr_assert_eq(read(ready, &c, 1), 1, "child did not start");
+	close(ready);
 	return pid;
 }
 

@@ -36,30 +36,24 @@
 extern char **environ;
 
 static char prefix[LAB_PREFIX_MAX + 1];
-static char db[128], exp_file[128], ring_file[128], out[128];
+static char db[NT_RUN_PATH], exp_file[NT_RUN_PATH], out[NT_RUN_PATH];
+static char ring_file[128];
 
 static void setup(void)
 {
-	if (geteuid() != 0)
+	if (!nt_run_files("kc", "chaos", prefix, sizeof(prefix), db, exp_file,
+			  out))
 		cr_skip_test("needs root");
-	snprintf(prefix, sizeof(prefix), "kc%d", (int)getpid());
-	snprintf(db, sizeof(db), "/tmp/tl-chaos-%d.db", (int)getpid());
-	snprintf(exp_file, sizeof(exp_file), "/tmp/tl-chaos-%d.yaml",
-		 (int)getpid());
 	snprintf(ring_file, sizeof(ring_file), "/tmp/tl-chaos-%d-ring.yaml",
 		 (int)getpid());
-	snprintf(out, sizeof(out), "/tmp/tl-chaos-%d.out", (int)getpid());
 }
 
 static void teardown(void)
 {
 	if (!prefix[0])
 		return;
-	nt_prefix_down(prefix);
-	nt_rm_results(db);
-	unlink(exp_file);
+	nt_run_files_remove(prefix, db, exp_file, out);
 	unlink(ring_file);
-	unlink(out);
 }
 
 TestSuite(chaos, .init = setup, .fini = teardown, .timeout = 900);

@@ -594,27 +594,24 @@ Test(delayline, bad_queues_are_refused)
 Test(delayline, sigterm_stops_it)
 {
 	struct dl_queue q = { .num = 4, .delay_ns = MS };
-	int ready[2], status;
+	int ready, status;
 	struct pollfd pfd;
 	pid_t pid;
 	char c;
 
 	snprintf(q.netns, sizeof(q.netns), "%s", line.r);
-	cr_assert_eq(pipe(ready), 0);
-	pid = fork();
+	pid = nt_fork_ready(&ready);
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
 		struct dl_stats st;
 
-		close(ready[0]);
-		_exit(delayline_run(&q, 1, ready[1], NULL, &st) == 0 ? 0 : 1);
+		_exit(delayline_run(&q, 1, ready, NULL, &st) == 0 ? 0 : 1);
 	}
-	close(ready[1]);
-	pfd.fd = ready[0];
+	pfd.fd = ready;
 	pfd.events = POLLIN;
 	cr_assert_eq(poll(&pfd, 1, 5000), 1, "never got ready");
-	cr_assert_eq(read(ready[0], &c, 1), 1, "failed before ready");
-	close(ready[0]);
+	cr_assert_eq(read(ready, &c, 1), 1, "failed before ready");
+	close(ready);
 	kill(pid, SIGTERM);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,

@@ -47,16 +47,12 @@
 extern char **environ;
 
 static char prefix[LAB_PREFIX_MAX + 1];
-static char db[128], yaml[128], out[128];
+static char db[NT_RUN_PATH], yaml[NT_RUN_PATH], out[NT_RUN_PATH];
 
 static void setup(void)
 {
-	if (geteuid() != 0)
+	if (!nt_run_files("tr", "run", prefix, sizeof(prefix), db, yaml, out))
 		cr_skip_test("needs root");
-	snprintf(prefix, sizeof(prefix), "tr%d", (int)getpid());
-	snprintf(db, sizeof(db), "/tmp/tl-run-%d.db", (int)getpid());
-	snprintf(yaml, sizeof(yaml), "/tmp/tl-run-%d.yaml", (int)getpid());
-	snprintf(out, sizeof(out), "/tmp/tl-run-%d.out", (int)getpid());
 	lab_down(prefix, NULL, NULL);
 	unlink(db);
 }
@@ -67,10 +63,7 @@ static void teardown(void)
 
 	if (!prefix[0])
 		return;
-	nt_prefix_down(prefix);
-	nt_rm_results(db);
-	unlink(yaml);
-	unlink(out);
+	nt_run_files_remove(prefix, db, yaml, out);
 	for (int k = 0; k < 3; k++) {
 		static const char *const which[] = { "all", "selected",
 						     "random" };
@@ -1268,30 +1261,27 @@ Test(run, a_prefix_has_one_owner)
 		{ "cut", "A", "B" },
 		{ "repair", "A", "B" },
 	};
-	int ready[2], hold[2], fd, st;
+	int ready, hold[2], fd, st;
 	struct stat sb;
 	pid_t holder;
 	char c;
 
 	cr_assert_not_null(bin, "TWINLAB is not set");
-	cr_assert_eq(pipe(ready), 0);
 	cr_assert_eq(pipe(hold), 0);
-	holder = fork();
+	holder = nt_fork_ready(&ready);
 	cr_assert_geq(holder, 0);
 	if (holder == 0) {
-		close(ready[0]);
 		close(hold[1]);
 		fd = lab_lock(prefix, "a test holder", err, sizeof(err));
 		c = fd >= 0 ? 'y' : 'n';
-		if (write(ready[1], &c, 1) != 1)
+		if (write(ready, &c, 1) != 1)
 			_exit(2);
 		while (read(hold[0], &c, 1) > 0)
 			;
 		_exit(fd >= 0 ? 0 : 1);
 	}
-	close(ready[1]);
 	close(hold[0]);
-	cr_assert_eq(read(ready[0], &c, 1), 1);
+	cr_assert_eq(read(ready, &c, 1), 1);
 	cr_assert_eq(c, 'y', "the holder could not lock");
 	snprintf(want, sizeof(want), "prefix '%s' is in use by a test holder, "
 		 "pid %d", prefix, (int)holder);
@@ -1302,16 +1292,9 @@ Test(run, a_prefix_has_one_owner)
 	for (size_t i = 0; i < sizeof(cmd) / sizeof(cmd[0]); i++) {
 		char *argv[] = { bin, (char *)cmd[i][0], "--prefix", prefix,
 				 (char *)cmd[i][1], (char *)cmd[i][2], NULL };
-		posix_spawn_file_actions_t fa;
-		pid_t pid;
+		pid_t pid = nt_spawn_to(argv, out);
 
-		posix_spawn_file_actions_init(&fa);
-		posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY |
-						 O_CREAT | O_TRUNC, 0644);
-		posix_spawn_file_actions_adddup2(&fa, 1, 2);
-		cr_assert_eq(posix_spawn(&pid, bin, &fa, NULL, argv, environ),
-			     0);
-		posix_spawn_file_actions_destroy(&fa);
+		cr_assert_gt(pid, 0, "%s: %s", cmd[i][0], strerror(-pid));
 		cr_expect_eq(wait_run(pid), 1, "%s: %s", cmd[i][0], output());
 		cr_expect(strstr(output(), want), "%s: %s", cmd[i][0],
 			  output());
@@ -1327,7 +1310,7 @@ Test(run, a_prefix_has_one_owner)
 	cr_expect_eq(stat(path, &sb), 0, "no lock file while held");
 	lab_unlock(prefix, fd);
 	nothing_left();
-	close(ready[0]);
+	close(ready);
 }
 
 /*

@@ -37,9 +37,8 @@ static pid_t view = -1;
 /* "tq<pid>": the lab suite's sweep removes one a killed run left */
 static void setup(void)
 {
-	if (geteuid() != 0)
+	if (!nt_root_prefix(prefix, sizeof(prefix), "tq"))
 		cr_skip_test("needs root");
-	snprintf(prefix, sizeof(prefix), "tq%d", (int)getpid());
 	lab_down(prefix, NULL, NULL);
 }
 

@@ -84,6 +84,37 @@ static int nt_resolve(const char *name, char *path, size_t size)
 	return nt_which(name, path, size) ? 0 : -ENOENT;
 }
 
+/* A pipe (pipe2's flags) and a fork: the pid, 0 in the child; or -errno,
+ * the pipe closed again. */
+static pid_t nt_pipe_fork(int p[2], int flags)
+{
+	pid_t pid;
+	int err;
+
+	if (pipe2(p, flags) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close(p[0]);
+		close(p[1]);
+		return err;
+	}
+	return pid;
+}
+
+pid_t nt_fork_ready(int *fd)
+{
+	int p[2];
+	pid_t pid = nt_pipe_fork(p, 0);
+
+	if (pid < 0)
+		return pid;
+	close(p[pid ? 1 : 0]);
+	*fd = p[pid ? 0 : 1];
+	return pid;
+}
+
 /*
  * An exec failure (or setup's) comes back through a close-on-exec pipe as
  * the errno, so a missing program is -ENOENT here, not exit status 127
@@ -97,17 +128,10 @@ pid_t nt_fork_exec(const char *path, char *const argv[],
 	};
 	int pfd[2], err = 0;
 	ssize_t r;
-	pid_t pid;
+	pid_t pid = nt_pipe_fork(pfd, O_CLOEXEC);
 
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		err = -errno;
-		close(pfd[0]);
-		close(pfd[1]);
-		return err;
-	}
+	if (pid < 0)
+		return pid;
 	if (pid == 0) {
 		err = setup(arg);
 		if (!err) {
@@ -375,6 +399,17 @@ static int nt_ip_v(char *argv[])
 
 int nt_line_up(struct nt_line *l, const char *prefix)
 {
+	/* the veths' four ends: namespace (ns[]), device, address */
+	static const struct {
+		int ns;
+		char *dev, *addr;
+	} end[] = {
+		{ 0, NT_H1_IF, NT_H1_ADDR "/31" },
+		{ 1, NT_R_H1, NT_R1_ADDR "/31" },
+		{ 1, NT_R_H2, NT_R2_ADDR "/31" },
+		{ 2, NT_H2_IF, NT_H2_ADDR "/31" },
+	};
+	const int nend = (int)(sizeof(end) / sizeof(end[0]));
 	char *ns[3];
 	int err = 0;
 
@@ -396,32 +431,18 @@ int nt_line_up(struct nt_line *l, const char *prefix)
 	if (!err)
 		err = NT_IP("-n", l->r, "link", "add", NT_R_H2, "type", "veth",
 			    "peer", "name", NT_H2_IF, "netns", l->h2);
-	if (!err)
-		err = NT_IP("-n", l->h1, "addr", "add", NT_H1_ADDR "/31",
-			    "dev", NT_H1_IF);
-	if (!err)
-		err = NT_IP("-n", l->r, "addr", "add", NT_R1_ADDR "/31",
-			    "dev", NT_R_H1);
-	if (!err)
-		err = NT_IP("-n", l->r, "addr", "add", NT_R2_ADDR "/31",
-			    "dev", NT_R_H2);
-	if (!err)
-		err = NT_IP("-n", l->h2, "addr", "add", NT_H2_ADDR "/31",
-			    "dev", NT_H2_IF);
+	for (int i = 0; i < nend && !err; i++)
+		err = NT_IP("-n", ns[end[i].ns], "addr", "add", end[i].addr,
+			    "dev", end[i].dev);
 	for (int i = 0; i < 3 && !err; i++) {
 		err = NT_IP("-n", ns[i], "link", "set", "lo", "up");
 		/* no IPv6: no neighbour discovery chatter on the line */
 		nt_sysctl(ns[i], "/proc/sys/net/ipv6/conf/all/disable_ipv6",
 			  "1");
 	}
-	if (!err)
-		err = NT_IP("-n", l->h1, "link", "set", NT_H1_IF, "up");
-	if (!err)
-		err = NT_IP("-n", l->r, "link", "set", NT_R_H1, "up");
-	if (!err)
-		err = NT_IP("-n", l->r, "link", "set", NT_R_H2, "up");
-	if (!err)
-		err = NT_IP("-n", l->h2, "link", "set", NT_H2_IF, "up");
+	for (int i = 0; i < nend && !err; i++)
+		err = NT_IP("-n", ns[end[i].ns], "link", "set", end[i].dev,
+			    "up");
 	if (!err)
 		err = NT_IP("-n", l->h1, "route", "add", "default", "via",
 			    NT_R1_ADDR);
@@ -445,9 +466,27 @@ void nt_line_down(struct nt_line *l)
 			NT_IP("netns", "del", ns[i]);
 }
 
-int nt_sweep(const char *stem)
+int nt_stale_pid(const char *name, const char *stem, const char **end)
 {
 	size_t len = strlen(stem);
+	char *e;
+	long pid;
+
+	if (strncmp(name, stem, len))
+		return 0;
+	errno = 0;
+	pid = strtol(name + len, &e, 10);
+	if (e == name + len || errno || pid <= 1 || pid > INT_MAX)
+		return 0;
+	if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		return 0;
+	if (end)
+		*end = e;
+	return (int)pid;
+}
+
+int nt_sweep(const char *stem)
+{
 	struct dirent *de;
 	int n = 0;
 	DIR *d;
@@ -456,15 +495,9 @@ int nt_sweep(const char *stem)
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
-		char *end;
-		long pid;
+		const char *end;
 
-		if (strncmp(de->d_name, stem, len))
-			continue;
-		pid = strtol(de->d_name + len, &end, 10);
-		if (end == de->d_name + len || *end != '-' || pid <= 0)
-			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		if (!nt_stale_pid(de->d_name, stem, &end) || *end != '-')
 			continue;
 		if (NT_IP("netns", "del", de->d_name) == 0)
 			n++;
@@ -659,6 +692,16 @@ static void nt_close(int *fd)
 	*fd = -1;
 }
 
+/* Start fn(arg) in *th and note it in *started: 0 or -errno. */
+static int nt_start(pthread_t *th, bool *started, void *(*fn)(void *),
+		    void *arg)
+{
+	int err = -pthread_create(th, NULL, fn, arg);
+
+	*started = !err;
+	return err;
+}
+
 static void nt_bufsize(int fd, int opt_force, int opt, int size)
 {
 	if (setsockopt(fd, SOL_SOCKET, opt_force, &size, sizeof(size)) < 0)
@@ -816,14 +859,12 @@ int nt_tcp_start(struct nt_tcp *t)
 		err = -errno;
 		goto close_sfd;
 	}
-	err = -pthread_create(&t->rx, NULL, nt_tcp_rx, t);
+	err = nt_start(&t->rx, &t->rx_started, nt_tcp_rx, t);
 	if (err)
 		goto close_sfd;
-	t->rx_started = true;
-	err = -pthread_create(&t->tx, NULL, nt_tcp_tx, t);
+	err = nt_start(&t->tx, &t->tx_started, nt_tcp_tx, t);
 	if (err)
 		goto join_rx;
-	t->tx_started = true;
 	return 0;
 
 join_rx:
@@ -916,10 +957,9 @@ int nt_udp_start(struct nt_udp *u)
 		goto close_rfd;
 	}
 	nt_bufsize(u->tfd, SO_SNDBUFFORCE, SO_SNDBUF, 64 << 20);
-	err = -pthread_create(&u->rx, NULL, nt_udp_rx, u);
+	err = nt_start(&u->rx, &u->rx_started, nt_udp_rx, u);
 	if (err)
 		goto close_tfd;
-	u->rx_started = true;
 	return 0;
 
 close_tfd:
@@ -1033,6 +1073,38 @@ void nt_prefix_down(const char *prefix)
 	lab_down(prefix, NULL, NULL);
 	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s.lock", prefix);
 	unlink(path);
+}
+
+bool nt_root_prefix(char *prefix, size_t len, const char *stem)
+{
+	if (geteuid() != 0)
+		return false;
+	snprintf(prefix, len, "%s%d", stem, (int)getpid());
+	return true;
+}
+
+bool nt_run_files(const char *stem, const char *what, char *prefix,
+		  size_t plen, char *db, char *yaml, char *out)
+{
+	int pid = (int)getpid();
+
+	if (!nt_root_prefix(prefix, plen, stem))
+		return false;
+	snprintf(db, NT_RUN_PATH, "/tmp/tl-%s-%d.db", what, pid);
+	snprintf(yaml, NT_RUN_PATH, "/tmp/tl-%s-%d.yaml", what, pid);
+	snprintf(out, NT_RUN_PATH, "/tmp/tl-%s-%d.out", what, pid);
+	return true;
+}
+
+void nt_run_files_remove(const char *prefix, const char *db,
+			 const char *yaml, const char *out)
+{
+	if (!prefix[0])
+		return;
+	nt_prefix_down(prefix);
+	nt_rm_results(db);
+	unlink(yaml);
+	unlink(out);
 }
 
 pid_t nt_spawn_to(char *const argv[], const char *out)

@@ -43,6 +43,14 @@ const char *nt_which(const char *name, char *buf, size_t len);
 pid_t nt_fork_exec(const char *path, char *const argv[],
 		   int (*setup)(const void *arg), const void *arg);
 
+/*
+ * nt_fork_ready - fork a child with a pipe back to the test, for it to say
+ * when it is ready: 0 in the child, *fd the pipe's write end; the child's
+ * pid in the test, *fd the read end; or -errno, nothing forked. Each side
+ * has only its own end open.
+ */
+pid_t nt_fork_ready(int *fd);
+
 /* A socket created inside named namespace netns: fd >= 0 or -errno. */
 int nt_socket(const char *netns, int domain, int type, int protocol);
 
@@ -94,6 +102,21 @@ void nt_line_down(struct nt_line *l);
 int nt_sweep(const char *stem);
 
 /*
+ * nt_stale_pid - the pid of name "<stem><pid>..." when that process is
+ * gone (a test killed on timeout left name behind), with *end (if not
+ * NULL) at what follows the pid; 0 when name is not of that form or its
+ * process is still running.
+ */
+int nt_stale_pid(const char *name, const char *stem, const char **end);
+
+/*
+ * nt_root_prefix - a test's lab prefix "<stem><pid>" (the test process's
+ * own) in prefix (len bytes): true, or false, prefix untouched, when the
+ * test does not run as root (its caller skips it).
+ */
+bool nt_root_prefix(char *prefix, size_t len, const char *stem);
+
+/*
  * nt_rm_results - remove a results database and what twinlab keeps beside
  * it: DB-wal, DB-shm, DB.log and the points' scenarios in DB.scenarios/.
  */
@@ -107,6 +130,21 @@ void nt_rm_flat(const char *dir);
  * lock file gone (a test's teardown; nothing when prefix is empty).
  */
 void nt_prefix_down(const char *prefix);
+
+/*
+ * What a suite that drives `twinlab run` makes, per test process: the lab
+ * prefix "<stem><pid>" (plen bytes, nt_root_prefix) and
+ * "/tmp/tl-<what>-<pid>.db" (the results), ".yaml" (the scenario or
+ * experiment) and ".out" (the command's output), each path NT_RUN_PATH
+ * bytes. False, nothing named, when the test does not run as root.
+ * nt_run_files_remove takes the lab down and removes the files (nothing
+ * when prefix is empty: the test was skipped before it named them).
+ */
+#define NT_RUN_PATH 128
+bool nt_run_files(const char *stem, const char *what, char *prefix,
+		  size_t plen, char *db, char *yaml, char *out);
+void nt_run_files_remove(const char *prefix, const char *db,
+			 const char *yaml, const char *out);
 
 /*
  * The ring of the emulation tests: four ROADMs A-B-C-D in a ring of

@@ -236,6 +236,7 @@ void gp_run(struct report *r, const char *script, const char *stem)
 static void latency_data(struct report *r, FILE *f, const char *exp,
 			 const char *sc, struct unit u, int *rows)
 {
+	const struct point *p;
 	char e1[DAT_NAME], e2[DAT_NAME];
 
 	(void)u;
@@ -247,11 +248,7 @@ static void latency_data(struct report *r, FILE *f, const char *exp,
 		   "max_ms predicted_ms bcast_ms train_ms upload_ms "
 		   "pred_bcast_ms pred_train_ms pred_upload_ms\n",
 		dat_safe(sc, e1, sizeof(e1)), dat_safe(exp, e2, sizeof(e2)));
-	for (int i = 0; i < r->npoints; i++) {
-		const struct point *p = &r->points[i];
-
-		if (strcmp(p->experiment, exp) || strcmp(p->scheduler, sc))
-			continue;
+	for (int i = 0; (p = exp_point(r, exp, sc, &i));) {
 		fprintf(f, "%d %d %d", p->nlocals, p->n, p->nmeas);
 		dat_num(f, p->lat_med * 1e3);
 		dat_num(f, p->lat_min * 1e3);
@@ -269,6 +266,7 @@ static void latency_data(struct report *r, FILE *f, const char *exp,
 static void bandwidth_data(struct report *r, FILE *f, const char *exp,
 			   const char *sc, struct unit u, int *rows)
 {
+	const struct point *p;
 	char e1[DAT_NAME], e2[DAT_NAME];
 
 	fprintf(f, "# twinlab report: figure (b), scheduler %s, "
@@ -286,11 +284,7 @@ static void bandwidth_data(struct report *r, FILE *f, const char *exp,
 		   "measured_bytes_ip_links wavelength_links\n",
 		dat_safe(sc, e1, sizeof(e1)), dat_safe(exp, e2, sizeof(e2)),
 		u.name);
-	for (int i = 0; i < r->npoints; i++) {
-		const struct point *p = &r->points[i];
-
-		if (strcmp(p->experiment, exp) || strcmp(p->scheduler, sc))
-			continue;
+	for (int i = 0; (p = exp_point(r, exp, sc, &i));) {
 		fprintf(f, "%d %d", p->nlocals, p->n);
 		dat_num(f, p->plan_bf / u.div);
 		dat_num(f, p->bf_med / u.div);

@@ -34,7 +34,7 @@ static bool reading_experiment(const struct report *r, FILE *f,
 {
 	const char *flex = fo->name, *fixed = xo->name;
 	const char *frole = fo->role, *xrole = xo->role;
-	const struct point *a, *b;
+	const struct point *a, *b, *p, *q;
 	int n = common_max_n(r, exp, flex, fixed), faster = 0, pfaster = 0;
 	int both = 0;
 	double gap = -1;
@@ -80,11 +80,7 @@ static bool reading_experiment(const struct report *r, FILE *f,
 		   "(%s) at %d local models (ratio %.2f).\n",
 		a->lat_pred * 1e3, frole, b->lat_pred * 1e3, xrole, n,
 		ratio(a->lat_pred, b->lat_pred));
-	for (int i = 0; i < r->npoints; i++) {
-		const struct point *p = &r->points[i], *q;
-
-		if (strcmp(p->experiment, exp) || strcmp(p->scheduler, flex))
-			continue;
+	for (int i = 0; (p = exp_point(r, exp, flex, &i));) {
 		q = find_point(r, exp, fixed, p->nlocals);
 		if (!q || !isfinite(p->lat_med) || !isfinite(q->lat_med))
 			continue;
@@ -157,17 +153,15 @@ static bool reading_ratios(const struct report *r, FILE *f, const char *exp)
 	for (int s = 0; s < r->nscheds; s++) {
 		double *v = calloc((size_t)r->npoints + 1, sizeof(*v));
 		double lo = NAN, hi = NAN, med;
+		const struct point *p;
 		int k = 0;
 
 		if (!v)
 			return off;
-		for (int i = 0; i < r->npoints; i++) {
-			const struct point *p = &r->points[i];
+		for (int i = 0; (p = exp_point(r, exp, r->scheds[s], &i));) {
 			double q = ratio(p->lat_med, p->lat_pred);
 
-			if (strcmp(p->experiment, exp) ||
-			    strcmp(p->scheduler, r->scheds[s]) ||
-			    !isfinite(q))
+			if (!isfinite(q))
 				continue;
 			v[k++] = q;
 			lo = fmin_nan(lo, q);
@@ -448,16 +442,34 @@ static void row_head(FILE *f, const struct point *p)
 	md_text(f, rp_sched_label(p->scheduler));
 	fprintf(f, " | %d", p->nlocals);
 }
+
+/*
+ * A figure's section: its heading, naming exp when there are more, and
+ * in stem (len bytes) the figure's file stem, "fig-<name>" and exp's
+ * suffix.
+ */
+static void fig_section(const struct report *r, FILE *f, const char *exp,
+			const char *name, const char *heading, char *stem,
+			size_t len)
+{
+	char sfx[64];
+
+	exp_suffix(r, exp, sfx, sizeof(sfx));
+	snprintf(stem, len, "fig-%s%s", name, sfx);
+	fprintf(f, "\n## %s", heading);
+	if (r->nexps > 1)
+		fprintf(f, ": experiment `%s`", exp);
+}
+
 static void write_latency_table(const struct report *r, FILE *f,
 				const char *exp)
 {
-	char stem[96], sfx[64];
+	const struct point *p;
+	char stem[96];
 
-	exp_suffix(r, exp, sfx, sizeof(sfx));
-	snprintf(stem, sizeof(stem), "fig-latency%s", sfx);
-	fputs("\n## (a) Average latency vs number of local models", f);
-	if (r->nexps > 1)
-		fprintf(f, ": experiment `%s`", exp);
+	fig_section(r, f, exp, "latency",
+		    "(a) Average latency vs number of local models", stem,
+		    sizeof(stem));
 	fputs("\n\nLatency of a run: the mean over its tasks of each task's "
 	      "mean round latency (training + communication) over its "
 	      "completed rounds. Measured: median and min-max over seeds. "
@@ -468,11 +480,7 @@ static void write_latency_table(const struct report *r, FILE *f,
 	      "| min (ms) | max (ms) | predicted (ms) "
 	      "| measured / predicted |\n"
 	      "|---|---:|---:|---:|---:|---:|---:|---:|\n", f);
-	for (int i = 0; i < r->npoints; i++) {
-		const struct point *p = &r->points[i];
-
-		if (strcmp(p->experiment, exp))
-			continue;
+	for (int i = 0; (p = exp_point(r, exp, NULL, &i));) {
 		row_head(f, p);
 		fprintf(f, " | %d | ", p->nmeas);
 		md_num(f, 'f', 3, p->lat_med * 1e3);
@@ -490,11 +498,7 @@ static void write_latency_table(const struct report *r, FILE *f,
 	      "brackets), ms:\n\n"
 	      "| scheduler | local models | broadcast | training "
 	      "| upload |\n|---|---:|---:|---:|---:|\n", f);
-	for (int i = 0; i < r->npoints; i++) {
-		const struct point *p = &r->points[i];
-
-		if (strcmp(p->experiment, exp))
-			continue;
+	for (int i = 0; (p = exp_point(r, exp, NULL, &i));) {
 		row_head(f, p);
 		for (int k = PH_BCAST; k < NPH; k++) {
 			fputs(" | ", f);
@@ -524,13 +528,11 @@ static void pair_cell(FILE *f, int prec, double a, double b)
 static void write_phase_diff(const struct report *r, FILE *f, const char *exp,
 			     const struct sched_ops *base)
 {
+	const struct point *p, *q;
 	bool head = false;
 
-	for (int i = 0; base && i < r->npoints; i++) {
-		const struct point *p = &r->points[i], *q;
-
-		if (strcmp(p->experiment, exp) ||
-		    !strcmp(p->scheduler, base->name))
+	for (int i = 0; base && (p = exp_point(r, exp, NULL, &i));) {
+		if (!strcmp(p->scheduler, base->name))
 			continue;
 		q = find_point(r, exp, base->name, p->nlocals);
 		if (!q)
@@ -572,13 +574,12 @@ static void write_bandwidth_table(const struct report *r, FILE *f,
 				  const char *exp)
 {
 	struct unit u = exp_byte_unit(r, exp);
-	char stem[96], sfx[64];
+	const struct point *p;
+	char stem[96];
 
-	exp_suffix(r, exp, sfx, sizeof(sfx));
-	snprintf(stem, sizeof(stem), "fig-bandwidth%s", sfx);
-	fputs("\n## (b) Consumed bandwidth vs number of local models", f);
-	if (r->nexps > 1)
-		fprintf(f, ": experiment `%s`", exp);
+	fig_section(r, f, exp, "bandwidth",
+		    "(b) Consumed bandwidth vs number of local models", stem,
+		    sizeof(stem));
 	fprintf(f, "\n\nPer round, physical units (%s; emulated bytes x the "
 		   "scenario's `scale`).\n"
 		   "Plan: model bytes x fibres crossed, summed over every "
@@ -597,11 +598,7 @@ static void write_bandwidth_table(const struct report *r, FILE *f,
 		   "| measured bytes x IP links (%s) | wavelength-links |\n"
 		   "|---|---:|---:|---:|---:|---:|---:|\n",
 		u.name, u.name, u.name);
-	for (int i = 0; i < r->npoints; i++) {
-		const struct point *p = &r->points[i];
-
-		if (strcmp(p->experiment, exp))
-			continue;
+	for (int i = 0; (p = exp_point(r, exp, NULL, &i));) {
 		row_head(f, p);
 		fputs(" | ", f);
 		md_num(f, 'g', 4, p->plan_bf / u.div);

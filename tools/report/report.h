@@ -241,6 +241,14 @@ struct unit byte_unit(double max);
 struct unit exp_byte_unit(const struct report *r, const char *exp);
 void run_totals(struct report *r);
 int build_points(struct report *r);
+/*
+ * exp_point - the next of r's points of experiment exp (and of scheduler
+ * sched; any when NULL) from r->points[*i] on, with *i moved past it;
+ * NULL after the last. for (i = 0; (p = exp_point(r, exp, NULL, &i));)
+ * visits an experiment's points in order.
+ */
+const struct point *exp_point(const struct report *r, const char *exp,
+			      const char *sched, int *i);
 const struct point *find_point(const struct report *r, const char *exp,
 			       const char *sched, int nlocals);
 bool exp_has_sched(const struct report *r, const char *exp,

@@ -113,13 +113,10 @@ struct unit byte_unit(double max)
 
 struct unit exp_byte_unit(const struct report *r, const char *exp)
 {
+	const struct point *p;
 	double max = NAN;
 
-	for (int i = 0; i < r->npoints; i++) {
-		const struct point *p = &r->points[i];
-
-		if (strcmp(p->experiment, exp))
-			continue;
+	for (int i = 0; (p = exp_point(r, exp, NULL, &i));) {
 		max = fmax_nan(max, p->plan_bf);
 		max = fmax_nan(max, p->bf_max);
 		max = fmax_nan(max, p->ip_med);
@@ -323,28 +320,38 @@ int build_points(struct report *r)
 	return 0;
 }
 
+const struct point *exp_point(const struct report *r, const char *exp,
+			      const char *sched, int *i)
+{
+	while (*i < r->npoints) {
+		const struct point *p = &r->points[(*i)++];
+
+		if (!strcmp(p->experiment, exp) &&
+		    (!sched || !strcmp(p->scheduler, sched)))
+			return p;
+	}
+	return NULL;
+}
+
 const struct point *find_point(const struct report *r,
 				      const char *exp, const char *sched,
 				      int nlocals)
 {
-	for (int i = 0; i < r->npoints; i++) {
-		const struct point *p = &r->points[i];
+	const struct point *p;
+	int i = 0;
 
-		if (!strcmp(p->experiment, exp) &&
-		    !strcmp(p->scheduler, sched) && p->nlocals == nlocals)
+	while ((p = exp_point(r, exp, sched, &i)))
+		if (p->nlocals == nlocals)
 			return p;
-	}
 	return NULL;
 }
 
 bool exp_has_sched(const struct report *r, const char *exp,
 			  const char *sched)
 {
-	for (int i = 0; i < r->npoints; i++)
-		if (!strcmp(r->points[i].experiment, exp) &&
-		    !strcmp(r->points[i].scheduler, sched))
-			return true;
-	return false;
+	int i = 0;
+
+	return exp_point(r, exp, sched, &i);
 }
 
 void exp_suffix(const struct report *r, const char *exp, char *buf,
@@ -412,13 +419,11 @@ struct fid fidelity_stats(const struct report *r, const char *sched)
 int common_max_n(const struct report *r, const char *exp,
 			const char *a, const char *b)
 {
+	const struct point *p, *q;
 	int best = -1;
 
-	for (int i = 0; i < r->npoints; i++) {
-		const struct point *p = &r->points[i], *q;
-
-		if (strcmp(p->experiment, exp) || strcmp(p->scheduler, a) ||
-		    !isfinite(p->lat_med))
+	for (int i = 0; (p = exp_point(r, exp, a, &i));) {
+		if (!isfinite(p->lat_med))
 			continue;
 		q = find_point(r, exp, b, p->nlocals);
 		if (q && isfinite(q->lat_med) && p->nlocals > best)

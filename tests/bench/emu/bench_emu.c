@@ -300,15 +300,97 @@ struct sample {
 	double down, kstart, gone, done;	/* from the start of teardown */
 };
 
+/*
+ * How a kernel variant builds its network as prefix (0, or nonzero with
+ * err said) and takes it down (0 or nonzero); the Mininet variants have
+ * neither.
+ */
+struct kernel_ops {
+	int (*up)(struct size_run *s, enum variant v, const char *prefix,
+		  struct bare_phases *ph, char *err, size_t len);
+	int (*down)(struct size_run *s, const char *prefix);
+};
+
+static int tl_up(struct size_run *s, enum variant v, const char *prefix,
+		 struct bare_phases *ph, char *err, size_t len)
+{
+	char *up[] = { (char *)opt.twinlab, "up", s->yaml, "--prefix",
+		       (char *)prefix, v == V_TLD ? NULL : "--no-delay",
+		       NULL };
+	int e = proc_run(up);
+
+	(void)ph;
+	if (e)
+		snprintf(err, len, "'twinlab up' exited with %d", e);
+	return e;
+}
+
+static int tl_down(struct size_run *s, const char *prefix)
+{
+	char *down[] = { (char *)opt.twinlab, "down", "--prefix",
+			 (char *)prefix, NULL };
+
+	(void)s;
+	return proc_run(down);
+}
+
+static int iptc_up(struct size_run *s, enum variant v, const char *prefix,
+		   struct bare_phases *ph, char *err, size_t len)
+{
+	int failed = 0, e = iptc_run(&s->up, &failed);
+
+	(void)v;
+	(void)prefix;
+	(void)ph;
+	if (e) {
+		snprintf(err, len, "command %d failed (%d): ", failed, e);
+		fprintf(stderr, "bench-emu: failed: ");
+		iptc_print(&s->up, failed, stderr);
+	}
+	return e;
+}
+
+static int iptc_down(struct size_run *s, const char *prefix)
+{
+	int failed = 0;
+
+	(void)prefix;
+	return iptc_run(&s->down, &failed);
+}
+
+static int bare_netlink_up(struct size_run *s, enum variant v,
+			   const char *prefix, struct bare_phases *ph,
+			   char *err, size_t len)
+{
+	(void)v;
+	return bare_up(s->p, s->a, prefix, &live_bare, ph, err, len);
+}
+
+static int bare_netlink_down(struct size_run *s, const char *prefix)
+{
+	int e = bare_down(live_bare);
+
+	(void)s;
+	(void)prefix;
+	live_bare = NULL;
+	return e;
+}
+
+static const struct kernel_ops kernel_ops[NVAR] = {
+	[V_TL] = { tl_up, tl_down },
+	[V_TLV] = { tl_up, tl_down },
+	[V_TLD] = { tl_up, tl_down },
+	[V_IPTC] = { iptc_up, iptc_down },
+	[V_BARE] = { bare_netlink_up, bare_netlink_down },
+};
+
 static int teardown_timed(struct size_run *s, enum variant v,
 			  const char *prefix, struct sample *x, char *err,
 			  size_t len)
 {
-	char *down[] = { (char *)opt.twinlab, "down", "--prefix",
-			 (char *)prefix, NULL };
 	struct watch_times t;
 	double t0, t1;
-	int e, failed = 0;
+	int e;
 
 	e = each_named(s->sc, prefix, v == V_TLV ? watch_veth : watch_nsid,
 		       watcher);
@@ -320,22 +402,7 @@ static int teardown_timed(struct size_run *s, enum variant v,
 		return e;
 	}
 	t0 = now_s();
-	switch (v) {
-	case V_TL:
-	case V_TLV:
-	case V_TLD:
-		e = proc_run(down);
-		break;
-	case V_IPTC:
-		e = iptc_run(&s->down, &failed);
-		break;
-	case V_BARE:
-		e = bare_down(live_bare);
-		live_bare = NULL;
-		break;
-	default:
-		e = -EINVAL;
-	}
+	e = kernel_ops[v].down ? kernel_ops[v].down(s, prefix) : -EINVAL;
 	t1 = now_s();
 	if (e) {
 		snprintf(err, len, "teardown failed (%d)", e);
@@ -378,40 +445,16 @@ static int run_kernel_variant(struct size_run *s, enum variant v, bool record)
 {
 	struct vres *r = &s->v[v];
 	char prefix[32], err[512] = "";
-	char *up[] = { (char *)opt.twinlab, "up", s->yaml, "--prefix", prefix,
-		       v == V_TLD ? NULL : "--no-delay", NULL };
 	struct bare_phases ph = { 0 };
 	struct sample x = { 0 };
 	double t0, t1;
-	int e = 0, failed = 0;
+	int e;
 
+	if (!kernel_ops[v].up)
+		return -EINVAL;
 	prefix_of(v, prefix, sizeof(prefix));
 	t0 = now_s();
-	switch (v) {
-	case V_TL:
-	case V_TLV:
-	case V_TLD:
-		e = proc_run(up);
-		if (e)
-			snprintf(err, sizeof(err),
-				 "'twinlab up' exited with %d", e);
-		break;
-	case V_IPTC:
-		e = iptc_run(&s->up, &failed);
-		if (e) {
-			snprintf(err, sizeof(err), "command %d failed (%d): ",
-				 failed, e);
-			fprintf(stderr, "bench-emu: failed: ");
-			iptc_print(&s->up, failed, stderr);
-		}
-		break;
-	case V_BARE:
-		e = bare_up(s->p, s->a, prefix, &live_bare, &ph, err,
-			    sizeof(err));
-		break;
-	default:
-		return -EINVAL;
-	}
+	e = kernel_ops[v].up(s, v, prefix, &ph, err, sizeof(err));
 	t1 = now_s();
 	if (e)
 		goto fail;
