@@ -291,12 +291,17 @@ bench-split-if-root: $(TWINLAB)
 # link: "ratios: median, p95, worst"; the test's assertions are the
 # targets.
 TWINLAB_DEPLOYED_N ?= 128
-.PHONY: bench-deployed
+.PHONY: bench-deployed bench-deployed-if-root
 bench-deployed: $(TWINLAB) $(EMU_TESTS)
 	TWINLAB_DEPLOYED="scenarios/nsfnet.yaml $(TWINLAB_DEPLOYED_N) 1" \
 	TWINLAB=$(abspath $(TWINLAB)) $(EMU_TESTS) --filter 'deployed/*' \
 		--verbose 2>&1 | awk '/ratios|host time|PASS|FAIL/ { print } \
 		/Assertion Failed/ { n = 3 } n-- > 0 && NF > 2 { print }'
+bench: bench-deployed-if-root
+bench-deployed-if-root: $(TWINLAB) $(EMU_TESTS)
+	@if [ "$$(id -u)" -eq 0 ]; then $(MAKE) --no-print-directory \
+		bench-deployed; \
+	else echo "bench: deployed benchmark skipped: it needs root"; fi
 
 # Kill points (root): up, run and experiment killed at 60 seeded moments
 # (TWINLAB_CHAOS_POINTS, TWINLAB_CHAOS_SEED); `make check` tries 12.
