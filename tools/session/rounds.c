@@ -168,6 +168,9 @@ static int round_open(struct attempt *a, unsigned r, struct att_round *R)
 	 * before the go (the first round's threads, the counters),
 	 * so the roots still have about one to wake in.
 	 */
+	/* what the live view's page did so far, read before the round's
+	 * start is chosen (the view may hold its lock a while) */
+	R->page_c0 = view_srv_changes(x->view, &R->page_in0);
 	R->now = mono_ns() + 2 * FLEET_GO_MARGIN_NS;
 	R->mr = (struct mon_round){.dilation = n, .round_min_s = INFINITY};
 
@@ -311,13 +314,13 @@ static int round_measure(struct attempt *a, unsigned r, struct att_round *R)
 	e = monitor_sample(a->mon, &R->s0);
 	a->line0 = x->fo.watch ? lab_delay_line(a->sup) : 0;
 	{
-		bool in0, in1;
-		unsigned c0 = view_srv_changes(x->view, &in0);
+		bool in1;
 
 		R->ok = fleet_round(a->f, r, R->now, a->rr);
 		/* a cut, repair or flow from the page, which no plan or
 		 * prediction knows of, touched the round */
-		R->page = view_srv_changes(x->view, &in1) != c0 || in0 || in1;
+		R->page = view_srv_changes(x->view, &in1) != R->page_c0 ||
+			  R->page_in0 || in1;
 	}
 	R->mr.delay_restarted =
 		x->fo.watch && lab_delay_line(a->sup) != a->line0;

@@ -138,6 +138,8 @@ struct att_round {
 	char why[200], verdict[320];
 	bool fine, whole;
 	bool page;		/* touched from the live view */
+	unsigned page_c0;	/* the view's changes before it */
+	bool page_in0;		/* one in force before it */
 };
 
 #define ATT_LOCALS                                                             \
