@@ -122,7 +122,8 @@ struct fibre_done {
 	int lit; /* wavelengths changed */
 };
 int fibre_apply(const char *prefix, const char *a, const char *b, bool up,
-		const char *who, struct fibre_done *d, char *msg, size_t len);
+		const char *who, bool owned, struct fibre_done *d, char *msg,
+		size_t len);
 
 /* ---- the subcommands, one a file (tools/cmd/, report in tools/report/) -- */
 

@@ -26,6 +26,7 @@
 
 #include "emu/lab.h"
 #include "tests/lib/nettest.h"
+#include "tests/lib/tlrun.h"
 #include "twin/addr.h"
 #include "twin/sched.h"
 
@@ -598,6 +599,25 @@ Test(view, a_run_shows_itself)
 			touched = !strncmp(line, "round ", 6) &&
 				  strstr(line, "(touched from the live view");
 		cr_assert(touched, "no round said it was touched");
+	}
+	/* the page's change took no lock of its own: the run still owns
+	 * the prefix, and another process is refused it */
+	{
+		char *cut[] = { bin, "cut", "A", "B", "--prefix", prefix,
+				NULL };
+		char outp[64], *said;
+		int st;
+		pid_t pid;
+
+		snprintf(outp, sizeof(outp), "/tmp/%s-cut.out", prefix);
+		pid = nt_spawn_to(cut, outp);
+		cr_assert_gt(pid, 0);
+		cr_assert_eq(waitpid(pid, &st, 0), pid);
+		said = tl_read(outp);
+		unlink(outp);
+		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1 &&
+			  strstr(said, "is in use by twinlab run"), "%s", said);
+		free(said);
 	}
 	cr_assert_eq(kill(view, SIGTERM), 0);
 	while (fgets(line, sizeof(line), rd))

@@ -119,7 +119,8 @@ out:
 }
 
 int fibre_apply(const char *prefix, const char *a, const char *b, bool up,
-		const char *who, struct fibre_done *d, char *msg, size_t len)
+		const char *who, bool owned, struct fibre_done *d, char *msg,
+		size_t len)
 {
 	const char *const names[2] = {a, b};
 	char err[512], part[64];
@@ -138,13 +139,16 @@ int fibre_apply(const char *prefix, const char *a, const char *b, bool up,
 	 * its own cuts and records them; one made behind its back would be
 	 * measured as TCP's trouble.
 	 */
-	lock = lab_lock(prefix, who, err, sizeof(err));
-	if (lock < 0) {
+	/* (a caller that owns it already takes no second lock: closing
+	 * one would let go of the process's own) */
+	lock = owned ? -1 : lab_lock(prefix, who, err, sizeof(err));
+	if (!owned && lock < 0) {
 		snprintf(msg, len, "%s", err);
 		return 1;
 	}
 	if (!lab_exists(prefix)) {
-		lab_unlock(prefix, lock);
+		if (lock >= 0)
+			lab_unlock(prefix, lock);
 		snprintf(msg, len,
 			 "prefix '%s' is not up ('twinlab up' builds "
 			 "it)",
@@ -152,14 +156,16 @@ int fibre_apply(const char *prefix, const char *a, const char *b, bool up,
 		return 1;
 	}
 	if (!lab_state_get(prefix, "part", part, sizeof(part))) {
-		lab_unlock(prefix, lock);
+		if (lock >= 0)
+			lab_unlock(prefix, lock);
 		snprintf(msg, len, "prefix '%s' holds node %s's part of an "
 			 "emulation only ('up --node'): cut and repair change "
 			 "a whole one", prefix, part);
 		return 1;
 	}
 	rc = fibre_change(prefix, names, up, d, msg, len);
-	lab_unlock(prefix, lock);
+	if (lock >= 0)
+		lab_unlock(prefix, lock);
 	return rc;
 }
 
@@ -189,7 +195,7 @@ static int fibre_cmd(int argc, char **argv, bool up)
 		return EXIT_USAGE;
 	json = cli_flag(&cl, "json");
 	rc = fibre_apply(prefix, cl.argv[0], cl.argv[1], up,
-			 up ? "twinlab repair" : "twinlab cut", &d, msg,
+			 up ? "twinlab repair" : "twinlab cut", false, &d, msg,
 			 sizeof(msg));
 	if (rc) {
 		p_err("%s", msg);

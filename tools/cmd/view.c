@@ -152,5 +152,6 @@ int view_for_run(FILE *out, struct view **v)
 	defaults(&o);
 	o.out = out;
 	o.any_port = true; /* a demo goes on where the port is taken */
+	o.owner = true;	   /* the run or experiment holds the prefix */
 	return view_srv_start(&o, v) ? 1 : 0;
 }

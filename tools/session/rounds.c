@@ -168,9 +168,10 @@ static int round_open(struct attempt *a, unsigned r, struct att_round *R)
 	 * before the go (the first round's threads, the counters),
 	 * so the roots still have about one to wake in.
 	 */
-	/* what the live view's page did so far, read before the round's
-	 * start is chosen (the view may hold its lock a while) */
-	R->page_c0 = view_srv_changes(x->view, &R->page_in0);
+	/* whether a change from the live view's page is in force, read
+	 * before the round's start is chosen (the view may hold its lock
+	 * a while) */
+	(void)view_srv_changes(x->view, &R->page_in0);
 	R->now = mono_ns() + 2 * FLEET_GO_MARGIN_NS;
 	R->mr = (struct mon_round){.dilation = n, .round_min_s = INFINITY};
 
@@ -313,15 +314,7 @@ static int round_measure(struct attempt *a, unsigned r, struct att_round *R)
 	}
 	e = monitor_sample(a->mon, &R->s0);
 	a->line0 = x->fo.watch ? lab_delay_line(a->sup) : 0;
-	{
-		bool in1;
-
-		R->ok = fleet_round(a->f, r, R->now, a->rr);
-		/* a cut, repair or flow from the page, which no plan or
-		 * prediction knows of, touched the round */
-		R->page = view_srv_changes(x->view, &in1) != R->page_c0 ||
-			  R->page_in0 || in1;
-	}
+	R->ok = fleet_round(a->f, r, R->now, a->rr);
 	R->mr.delay_restarted =
 		x->fo.watch && lab_delay_line(a->sup) != a->line0;
 	if (!e)
@@ -342,6 +335,18 @@ static int round_measure(struct attempt *a, unsigned r, struct att_round *R)
 			;
 	}
 	a->t_end = story_since_s(a->t0, n);
+	/*
+	 * A cut, repair or flow from the live view's page, which no plan or
+	 * prediction knows of, touched the round: one made since the last
+	 * round was measured, or one in force at its start or now.
+	 */
+	{
+		bool in1;
+		unsigned c1 = view_srv_changes(x->view, &in1);
+
+		R->page = c1 != a->page_seen || R->page_in0 || in1;
+		a->page_seen = c1;
+	}
 	/* links background traffic crossed during the round carry
 	 * more than the tasks' bytes: not compared */
 	memset(a->busy, 0, (size_t)plan_nlinks(p) * sizeof(*a->busy));
@@ -398,9 +403,10 @@ static void round_tally(struct attempt *a, struct att_round *R)
 
 		if (!q->done)
 			continue;
+		a->done[b]++;
 		/* a round the page touched is not held against the twin */
 		if (!R->page) {
-			a->done[b]++;
+			a->cmp[b]++;
 			a->meas[b][0] += q->round_s;
 			a->meas[b][1] += q->bcast_s;
 			a->meas[b][2] += q->compute_s;
@@ -413,7 +419,7 @@ static void round_tally(struct attempt *a, struct att_round *R)
 			a->pm[b][2] += R->pr->tasks[t].compute_s;
 			a->pm[b][3] += R->pr->tasks[t].upload_s;
 		}
-		if (a->done[b] <= 1) /* its first (it may arrive) */
+		if (a->done[b] == 1) /* its first (it may arrive) */
 			a->acc0[b] = q->rep[0].accuracy;
 		a->acc1[b] = q->rep[0].accuracy;
 		a->checks[t] = a->checks[t] && q->check_ok;

@@ -279,6 +279,7 @@ static int att_prepare(struct attempt *a)
 	a->acc0 = calloc((size_t)p->ntasks + 1, sizeof(*a->acc0));
 	a->acc1 = calloc((size_t)p->ntasks + 1, sizeof(*a->acc1));
 	a->done = calloc((size_t)p->ntasks + 1, sizeof(*a->done));
+	a->cmp = calloc((size_t)p->ntasks + 1, sizeof(*a->cmp));
 	a->checks = calloc((size_t)p->ntasks + 1, sizeof(*a->checks));
 	a->ran = calloc((size_t)p->ntasks + 1, sizeof(*a->ran));
 	a->told = calloc((size_t)p->ntasks + 1, sizeof(*a->told));
@@ -290,7 +291,7 @@ static int att_prepare(struct attempt *a)
 	if (p->sc->nevents)
 		a->nmo = scn_moments(p->sc, &a->mo);
 	if (!a->rr || !a->ls || !a->meas || !a->pm || !a->busy || !a->acc0 ||
-	    !a->acc1 || !a->done || !a->checks || !a->ran || !a->told ||
+	    !a->acc1 || !a->done || !a->cmp || !a->checks || !a->ran || !a->told ||
 	    !a->joined || !a->absent || !a->carried || !a->leave ||
 	    !a->lost_why || !a->quiet || !a->interr || !a->first ||
 	    a->nmo < 0) {
@@ -305,6 +306,11 @@ static int att_prepare(struct attempt *a)
 		if (x->set)
 			lpset_lost_why(x->set, t, a->lost_why[t],
 				       sizeof(a->lost_why[t]));
+	}
+	{
+		bool in;
+
+		a->page_seen = view_srv_changes(x->view, &in);
 	}
 	x->fo.leave = x->set ? a->leave : NULL;
 	x->fo.lost_why = x->set ? a->lost_why : NULL;
@@ -441,8 +447,8 @@ static void att_finish(struct attempt *a)
 		if (!x->set && story_store_traffic(x->res, p, a->t_end))
 			session_say(x, "warning: the traffic's events are not stored");
 	}
-	story_summary(x->out, p, x->set, a->f, a->meas, a->pm, a->done, a->acc0,
-		      a->acc1, a->checks, a->ran);
+	story_summary(x->out, p, x->set, a->f, a->meas, a->pm, a->done, a->cmp,
+		      a->acc0, a->acc1, a->checks, a->ran);
 	fprintf(x->out, "prediction: the twin's %s model\n", p->predictor);
 	if (a->compared && a->link_pred > 0)
 		fprintf(x->out,
@@ -569,6 +575,7 @@ static void att_release(struct attempt *a)
 	free(a->acc0);
 	free(a->acc1);
 	free(a->done);
+	free(a->cmp);
 	free(a->checks);
 	free(a->ran);
 	free(a->told);

@@ -89,6 +89,9 @@ struct attempt {
 	struct agents_mon am;	/* the monitor's reader over them */
 	bool run_open;		/* its row in the results begun, not ended */
 	unsigned page_rounds;	/* rounds touched from the live view */
+	unsigned page_seen;	/* the view's changes when the last round
+				 * was measured */
+	int *cmp;		/* per task: rounds compared with the twin */
 	struct dl_live *dlc;
 	struct counter *ctr;
 	struct nscache *nsc;
@@ -138,7 +141,6 @@ struct att_round {
 	char why[200], verdict[320];
 	bool fine, whole;
 	bool page;		/* touched from the live view */
-	unsigned page_c0;	/* the view's changes before it */
 	bool page_in0;		/* one in force before it */
 };
 

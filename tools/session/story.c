@@ -16,7 +16,8 @@
 
 void story_summary(FILE *out, const struct plan *p, const struct lpset *set,
 		   const struct fleet *f, double (*meas)[4], double (*pred)[4],
-		   const int *rounds_done, const double *acc_first,
+		   const int *rounds_done, const int *compared,
+		   const double *acc_first,
 		   const double *acc_last, const bool *checks_ok,
 		   const bool *ran)
 {
@@ -26,7 +27,7 @@ void story_summary(FILE *out, const struct plan *p, const struct lpset *set,
 	for (int t = 0; t < p->ntasks; t++) {
 		const struct task_plan *tp = &p->tasks[t];
 		const char *why = NULL;
-		int n = rounds_done[t];
+		int n = rounds_done[t], k = compared[t];
 		bool started = false, checked = true;
 
 		/* a task and those that carry it on over new trees: one */
@@ -59,17 +60,24 @@ void story_summary(FILE *out, const struct plan *p, const struct lpset *set,
 				tp->task->name, tp->task->nlocals);
 			continue;
 		}
+		if (!k) {
+			fprintf(out, "%-10s %6d %7d rounds, none compared (each "
+				"touched from the live view)\n",
+				tp->task->name, tp->task->nlocals, n);
+			continue;
+		}
 		fprintf(out,
 			"%-10s %6d %7d %9.2f %9.2f  %4.1f/%4.1f %4.1f/%4.1f "
 			"%4.1f/%4.1f  %6.3f %6.3f %s\n",
 			tp->task->name, tp->task->nlocals, n,
-			meas[t][0] / n * 1e3, pred[t][0] / n * 1e3,
-			meas[t][1] / n * 1e3, pred[t][1] / n * 1e3,
-			meas[t][2] / n * 1e3, pred[t][2] / n * 1e3,
-			meas[t][3] / n * 1e3, pred[t][3] / n * 1e3,
+			meas[t][0] / k * 1e3, pred[t][0] / k * 1e3,
+			meas[t][1] / k * 1e3, pred[t][1] / k * 1e3,
+			meas[t][2] / k * 1e3, pred[t][2] / k * 1e3,
+			meas[t][3] / k * 1e3, pred[t][3] / k * 1e3,
 			acc_first[t], acc_last[t], checked ? "ok" : "FAILED");
 	}
-	fprintf(out, "(measured/predicted, per round, mean over rounds; acc0: "
+	fprintf(out, "(measured/predicted, per round, mean over the rounds "
+		     "compared; acc0: "
 		     "held-out accuracy after the task's first round)\n");
 }
 

@@ -22,7 +22,8 @@
 
 void story_summary(FILE *out, const struct plan *p, const struct lpset *set,
 		   const struct fleet *f, double (*meas)[4], double (*pred)[4],
-		   const int *rounds_done, const double *acc_first,
+		   const int *rounds_done, const int *compared,
+		   const double *acc_first,
 		   const double *acc_last, const bool *checks_ok,
 		   const bool *ran);
 void story_print_traffic(FILE *out, const struct plan *p,

@@ -114,6 +114,9 @@ struct view {
 	bool *down;
 	unsigned changes;	/* cuts, repairs and traffic from the page
 				 * (under shown) */
+	bool *page_cut;		/* per fibre: cut from the page, not yet
+				 * repaired from it (under shown) */
+	bool owner;		/* view_srv_opts.owner */
 };
 
 /* One stream's place: the message it sends, how far it got. */
@@ -709,8 +712,9 @@ static int traffic_start(struct view *v, const char *name, double gbps,
 			 "(one flow at a time)");
 		return 1;
 	}
-	lock = lab_lock(v->prefix, "twinlab view", err, sizeof(err));
-	if (lock < 0) {
+	lock = v->owner ? -1 :
+			  lab_lock(v->prefix, "twinlab view", err, sizeof(err));
+	if (!v->owner && lock < 0) {
 		snprintf(msg, len, "%s", err);
 		return 1;
 	}
@@ -722,7 +726,8 @@ static int traffic_start(struct view *v, const char *name, double gbps,
 		tg_stop(v->tg);
 		v->tg = NULL;
 	}
-	lab_unlock(v->prefix, lock);
+	if (lock >= 0)
+		lab_unlock(v->prefix, lock);
 	if (e) {
 		snprintf(msg, len, "traffic: %.480s", err);
 		return 1;
@@ -768,6 +773,7 @@ static enum MHD_Result change(struct view *v, struct MHD_Connection *c,
 		pthread_mutex_lock(&v->shown);
 		if (v->p) {
 			rc = fibre_apply(v->prefix, a, b, up, "twinlab view",
+					 v->owner,
 					 &d, msg, sizeof(msg));
 		} else {
 			rc = 1;
@@ -778,7 +784,7 @@ static enum MHD_Result change(struct view *v, struct MHD_Connection *c,
 					       scenario_find(v->sc, d.b));
 
 			if (f >= 0)
-				v->down[f] = !up;
+				v->down[f] = v->page_cut[f] = !up;
 			v->changes++;
 			log_add(v, "%s fibre %s-%s from the page",
 				up ? "repaired" : "cut", d.a, d.b);
@@ -888,6 +894,7 @@ int view_srv_start(const struct view_srv_opts *o, struct view **out)
 	pthread_mutex_init(&v->shown, NULL);
 	pthread_cond_init(&v->cv, NULL);
 	v->interval = o->interval;
+	v->owner = o->owner;
 	v->topology = strdup("{\"waiting\":true}");
 	if (!v->topology || view_token(v->token)) {
 		p_err("cannot draw a random token");
@@ -963,6 +970,8 @@ static void unshow(struct view *v)
 	counters_close(v->ctr, v->nsc, v->nnsc);
 	free(v->prev);
 	free(v->down);
+	free(v->page_cut);
+	v->page_cut = NULL;
 	v->ctr = NULL;
 	v->nsc = NULL;
 	v->prev = NULL;
@@ -988,6 +997,8 @@ int view_srv_show(struct view *v, const char *prefix, const struct plan *p,
 
 		snprintf(v->prefix, sizeof(v->prefix), "%s", prefix);
 		v->down = calloc((size_t)sc->nfibres + 1, sizeof(*v->down));
+		v->page_cut = calloc((size_t)sc->nfibres + 1,
+				     sizeof(*v->page_cut));
 		for (int f = 0; v->down && f < sc->nfibres; f++) {
 			int nup = 0, ndown = 0;
 			char why[256];
@@ -996,7 +1007,8 @@ int view_srv_show(struct view *v, const char *prefix, const struct plan *p,
 					     sizeof(why)))
 				v->down[f] = ndown && !nup;
 		}
-		topo = v->down ? topology_json(p, a, prefix, dilation) : NULL;
+		topo = v->down && v->page_cut ?
+			       topology_json(p, a, prefix, dilation) : NULL;
 		e = topo ? counters_open_every(p, prefix, &v->ctr, &v->nctr,
 					       &v->nsc, &v->nnsc)
 			 : -ENOMEM;
@@ -1043,8 +1055,8 @@ unsigned view_srv_changes(struct view *v, bool *in_force)
 		return 0;
 	pthread_mutex_lock(&v->shown);
 	n = v->changes;
-	for (int f = 0; v->p && v->down && f < v->sc->nfibres; f++)
-		*in_force = *in_force || v->down[f];
+	for (int f = 0; v->p && v->page_cut && f < v->sc->nfibres; f++)
+		*in_force = *in_force || v->page_cut[f];
 	*in_force = *in_force || (v->tg && !tg_wait_done(v->tg));
 	pthread_mutex_unlock(&v->shown);
 	return n;

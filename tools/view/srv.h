@@ -24,6 +24,9 @@ struct view_srv_opts {
 	double interval;       /* seconds between load events */
 	bool json;	       /* say where as JSON */
 	FILE *out;	       /* where to say it */
+	bool owner;	       /* this process owns the prefixes it shows
+				* (a run's view): the page's changes take
+				* no lock of their own */
 };
 
 struct view;
