@@ -20,11 +20,20 @@
 
 #include "delayline.h"
 
+void agent_node_release(struct agent_node *st)
+{
+	nl_close(st->nl);
+	lab_delay_live_close(st->dl);
+	st->nl = NULL;
+	st->dl = NULL;
+}
+
 void agent_answer(const struct rm_ask *q, const char *prefix,
-		  struct dl_live **dl, struct rm_answer *a)
+		  struct agent_node *st, struct rm_answer *a)
 {
 	struct nl_qstats qs = { 0 };
-	struct nl *nl;
+	struct dl_live **dl = &st->dl;
+	unsigned index;
 	int e = 0;
 
 	memset(a, 0, sizeof(*a));
@@ -39,17 +48,14 @@ void agent_answer(const struct rm_ask *q, const char *prefix,
 			e = -EINVAL;
 			break;
 		}
-		/* one socket a question: a link's counters are read a few
-		 * times a round, and nothing is kept between them */
-		nl = nl_open(NULL);
-		if (!nl) {
+		/* one socket for every question: the links' load asks
+		 * several times a round */
+		if (!st->nl && !(st->nl = nl_open(NULL))) {
 			e = -errno;
 			break;
 		}
-		e = if_nametoindex(q->ifname) ?
-			    nl_qdisc_stats(nl, (int)if_nametoindex(q->ifname),
-					   &qs) : -ENODEV;
-		nl_close(nl);
+		index = if_nametoindex(q->ifname);
+		e = index ? nl_qdisc_stats(st->nl, (int)index, &qs) : -ENODEV;
 		a->v[0] = qs.bytes;
 		a->v[1] = qs.packets;
 		a->v[2] = qs.drops;
@@ -58,17 +64,17 @@ void agent_answer(const struct rm_ask *q, const char *prefix,
 		e = monitor_tcp(&a->v[0], &a->v[1]);
 		break;
 	case RM_ASK_PART: {
-		struct lab_state st;
+		struct lab_state ls;
 
-		e = prefix ? lab_state_read(prefix, &st) : -ENOENT;
+		e = prefix ? lab_state_read(prefix, &ls) : -ENOENT;
 		if (e)
 			break;
-		if (!(st.dilation >= 1) || !st.part[0] || !st.digest)
+		if (!(ls.dilation >= 1) || !ls.part[0] || !ls.digest)
 			e = -ENOENT;	/* not a node's part */
-		memcpy(&a->v[0], &st.dilation, sizeof(st.dilation));
-		a->v[1] = st.digest;
-		a->v[2] = rm_name_hash(st.part);
-		lab_state_release(&st);
+		memcpy(&a->v[0], &ls.dilation, sizeof(ls.dilation));
+		a->v[1] = ls.digest;
+		a->v[2] = rm_name_hash(ls.part);
+		lab_state_release(&ls);
 		break;
 	}
 	case RM_ASK_DELAY:
@@ -96,7 +102,7 @@ void agent_answer(const struct rm_ask *q, const char *prefix,
 int agent_main(int in, int out, const char *prefix)
 {
 	struct rm_reader r = { 0 };
-	struct dl_live *dl = NULL;
+	struct agent_node st = { 0 };
 	int rc = 0;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -111,7 +117,7 @@ int agent_main(int in, int out, const char *prefix)
 			e = -EPROTO;
 		if (!e) {
 			memcpy(&q, r.buf, sizeof(q));
-			agent_answer(&q, prefix, &dl, &a);
+			agent_answer(&q, prefix, &st, &a);
 			e = rm_send(out, RM_ANSWER, &a, sizeof(a));
 			if (e == -EPIPE)
 				break;
@@ -125,7 +131,7 @@ int agent_main(int in, int out, const char *prefix)
 			break;
 		}
 	}
-	lab_delay_live_close(dl);
+	agent_node_release(&st);
 	return rc;
 }
 

@@ -30,13 +30,21 @@
 int agent_main(int in, int out, const char *prefix);
 
 /*
- * agent_answer - the answer to q, in this thread's namespace (*dl: the
- * delay line's counters, mapped at the first question of them and kept;
- * unmap with lab_delay_live_close).
+ * What an agent keeps from one question to the next, each made at the
+ * first question that needs it: the namespace's rtnetlink socket, the
+ * delay line's counters mapped. Zero it first; agent_node_release.
  */
 struct dl_live;
+struct nl;
+struct agent_node {
+	struct nl *nl;
+	struct dl_live *dl;
+};
+void agent_node_release(struct agent_node *st);
+
+/* agent_answer - the answer to q, in this thread's namespace. */
 void agent_answer(const struct rm_ask *q, const char *prefix,
-		  struct dl_live **dl, struct rm_answer *a);
+		  struct agent_node *st, struct rm_answer *a);
 
 /*
  * The run's end: one agent per node.

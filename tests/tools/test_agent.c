@@ -22,7 +22,7 @@
 #include "tests/lib/tlrun.h"
 
 static struct rm_answer answer(uint32_t what, const char *ifname,
-			       const char *prefix, struct dl_live **dl)
+			       const char *prefix, struct agent_node *dl)
 {
 	struct rm_ask q = { .what = what, .seq = 41 };
 	struct rm_answer a;
@@ -37,7 +37,7 @@ static struct rm_answer answer(uint32_t what, const char *ifname,
 
 Test(agent, each_question_is_answered_or_refused_with_why)
 {
-	struct dl_live *dl = NULL;
+	struct agent_node dl = { 0 };
 	struct rm_ask q = { .what = RM_ASK_LINK };
 	struct rm_answer a;
 
@@ -57,7 +57,8 @@ Test(agent, each_question_is_answered_or_refused_with_why)
 	cr_assert_eq(a.err, -ENOENT);
 	a = answer(99, NULL, NULL, &dl);
 	cr_assert_eq(a.err, -EINVAL);
-	cr_assert_null(dl);
+	cr_assert_null(dl.dl);
+	agent_node_release(&dl);
 }
 
 /* A delay line's counters as its node's agent reads them: the worst
@@ -65,7 +66,8 @@ Test(agent, each_question_is_answered_or_refused_with_why)
 Test(agent, the_delay_line_is_read_and_its_worst_reset)
 {
 	char prefix[16], dir[64], path[96];
-	struct dl_live *live, *dl = NULL;
+	struct dl_live *live;
+	struct agent_node dl = { 0 };
 	struct rm_answer a;
 
 	if (geteuid() != 0)
@@ -84,7 +86,7 @@ Test(agent, the_delay_line_is_read_and_its_worst_reset)
 	cr_assert(a.v[0] == 5 && a.v[1] == 100 && a.v[2] == 7);
 	a = answer(RM_ASK_DELAY, NULL, prefix, &dl);
 	cr_assert(a.v[0] == 5 && a.v[2] == 0, "the worst since the last");
-	lab_delay_live_close(dl);
+	agent_node_release(&dl);
 	lab_delay_live_close(live);
 	lab_live_path(prefix, path, sizeof(path));
 	cr_assert_eq(unlink(path), 0);

@@ -783,6 +783,31 @@ static int use_up(struct run_ctx *x, const char *scenario)
 	return 0;
 }
 
+/*
+ * Whether a run can play sc on a deployment of parts: the parts' prefixes
+ * fit, and nothing is to be played in namespaces of this host (said).
+ */
+static bool deployable(const struct run_ctx *x, const struct scenario *sc)
+{
+	char longest[LAB_PREFIX_MAX + 16];
+
+	lab_part_prefix(x->lo.prefix, sc->nnodes - 1, longest,
+			sizeof(longest));
+	if (!lab_prefix_ok(longest)) {
+		session_say(x, "prefix '%s' cannot name %s's parts: '%s' is "
+		    "longer than %d characters", x->lo.prefix, sc->name,
+		    longest, LAB_PREFIX_MAX);
+		return false;
+	}
+	if (sc->nevents || sc->nbg) {
+		session_say(x, "'%s' has events or background traffic, which "
+		    "a run plays in namespaces of its own host: not on a "
+		    "deployment of other hosts' nodes yet", sc->name);
+		return false;
+	}
+	return true;
+}
+
 int session_run(const struct session_opts *o, struct session_result *res)
 {
 	struct run_ctx x = {
@@ -814,23 +839,7 @@ int session_run(const struct session_opts *o, struct session_result *res)
 	if (rc)
 		return rc;
 	rc = 1;
-	if (o->deployed) {
-		char longest[LAB_PREFIX_MAX + 16];
-
-		lab_part_prefix(x.lo.prefix, sc->nnodes - 1, longest,
-				sizeof(longest));
-		if (!lab_prefix_ok(longest)) {
-			session_say(&x, "prefix '%s' cannot name %s's parts: "
-			    "'%s' is longer than %d characters", x.lo.prefix,
-			    sc->name, longest, LAB_PREFIX_MAX);
-			rc = EXIT_USAGE;
-			goto out;
-		}
-	}
-	if (o->deployed && (sc->nevents || sc->nbg)) {
-		session_say(&x, "'%s' has events or background traffic, which "
-		    "a run plays in namespaces of its own host: not on a "
-		    "deployment of other hosts' nodes yet", sc->name);
+	if (o->deployed && !deployable(&x, sc)) {
 		rc = EXIT_USAGE;
 		goto out;
 	}
