@@ -57,6 +57,11 @@ int tg_go(struct tg *g, uint64_t t0_ns) __attribute__((warn_unused_result));
 /* tg_bytes - flow i's datagram payload bytes sent and received so far. */
 void tg_bytes(const struct tg *g, int i, uint64_t *sent, uint64_t *received);
 
+/* tg_late_ns - the most flow i's datagrams left after their time so far
+ * (the generator's own lateness: a stalled host's, or a flow faster than
+ * the host sends). */
+uint64_t tg_late_ns(const struct tg *g, int i);
+
 /* tg_pid - the generator's pid. */
 pid_t tg_pid(const struct tg *g);
 

@@ -642,10 +642,11 @@ static uint64_t traffic_received(double gbps, double for_s, uint64_t *sent)
 			       (uint64_t)ts.tv_nsec), 0);
 	cr_assert_eq(tg_wait(g), 0);
 	tg_bytes(g, 0, sent, &got);
+	cr_log_info("%g Gbit/s for %g s: sent %llu, received %llu bytes, "
+		    "datagrams at most %.3f ms late", gbps, for_s,
+		    (unsigned long long)*sent, (unsigned long long)got,
+		    (double)tg_late_ns(g, 0) / 1e6);
 	tg_stop(g);
-	cr_log_info("%g Gbit/s for %g s: sent %llu, received %llu bytes",
-		    gbps, for_s, (unsigned long long)*sent,
-		    (unsigned long long)got);
 	return got;
 }
 

@@ -199,8 +199,10 @@ void story_tg_summary(FILE *out, const struct plan *p, const struct lpset *set,
 			sc->nodes[p->bg[i].bg->from].name,
 			sc->nodes[p->bg[i].bg->to].name, sent, got);
 		if (span > 0)
-			fprintf(out, ": %.3g of %g Gbit/s over %.6f s\n",
-				(double)got * wire / span / 1e9, e->gbps, span);
+			fprintf(out, ": %.3g of %g Gbit/s over %.6f s; its "
+				"datagrams at most %.3f ms late on this host\n",
+				(double)got * wire / span / 1e9, e->gbps, span,
+				(double)tg_late_ns(g, k - 1) / 1e6);
 		else
 			fputs(" (its window did not come)\n", out);
 	}
