@@ -544,6 +544,34 @@ Test(report, degraded_runs_are_kept_out)
 }
 
 /*
+ * A round touched from the live view (a cut, repair or traffic from the
+ * page) is counted, but neither its times (here 100x) nor its bytes
+ * (100x) reach a mean: run 1 (spff, 3 locals, seed 1) is its round 1
+ * alone, task 0 at 3 ms and task 1 at 5, 4 ms.
+ */
+Test(report, rounds_touched_from_the_view_are_counted_not_averaged)
+{
+	char *md;
+
+	md = report_of("CREATE TABLE fidelity (run INTEGER, round INTEGER,"
+		       " verdict TEXT, touched INTEGER,"
+		       " PRIMARY KEY (run, round));"
+		       "INSERT INTO fidelity VALUES (1, 1, 'faithful', 0),"
+		       " (1, 2, 'faithful (touched from the live view)', 1);"
+		       "UPDATE rounds SET round_s = round_s * 100"
+		       " WHERE run = 1 AND round = 2;"
+		       "UPDATE links SET bytes = bytes * 100"
+		       " WHERE run = 1 AND round = 2;");
+	cr_expect(strstr(md, "| fixed (spff) | 3 | 2 | 4.750 | 4.000 | 5.500 "
+			     "| 4.000 |"), "%s", md);
+	cr_expect(strstr(md, "| fixed (spff) | 3 | 6 | 6 [6, 6] |"), "%s", md);
+	cr_expect(strstr(md, "Run 1: 2 of its 4 task-rounds were touched from "
+			     "the live view"), "%s", md);
+	cr_expect(!strstr(md, "Run 2: "), "%s", md);
+	free(md);
+}
+
+/*
  * Only complete runs (ok, failed) are results: an aborted run's rounds
  * (here 100x slower) reach no median, a run still marked running is not
  * listed; the report says what it left out, by status and run id.

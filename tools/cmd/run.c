@@ -155,6 +155,7 @@ static int json_task(void *ctx, const struct results_task_row *t)
 	J(!json_add_str(x, "why", t->why));
 	J(!json_add(x, "rounds", json_object_new_int(t->nrounds)));
 	J(!json_add(x, "checks_held", json_object_new_int(t->nheld)));
+	J(!json_add(x, "rounds_touched", json_object_new_int(t->ntouched)));
 	J(!json_add(x, "predicted_s", json_phases(t->pred)));
 	J(!json_add(x, "measured_s", json_phases(t->meas)));
 	return json_push(tasks, x);

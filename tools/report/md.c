@@ -330,6 +330,15 @@ static void write_runs_table(const struct report *r, FILE *f)
 	      "the emulation ran this many times slower than the scenario; "
 	      "fidelity: the monitor's verdict (emu/README.md, Fidelity); model: the "
 	      "twin's model that predicted the run.\n", f);
+	for (int i = 0; i < r->nruns; i++)
+		if (r->runs[i].ntouched)
+			fprintf(f, "\nRun %lld: %ld of its %ld task-rounds were "
+				"touched from the live view (a cut, repair or "
+				"traffic from the page, which no prediction "
+				"has): counted, not in its means, bytes or "
+				"comparisons with the twin.\n",
+				(long long)r->runs[i].id, r->runs[i].ntouched,
+				r->runs[i].nrounds);
 	if (r->nleft)
 		fprintf(f, "\n%d run%s did not complete and %s left out of "
 			"this report: %s. Status: aborted (stopped before its "

@@ -345,6 +345,7 @@ static int load_task(void *ctx, const struct results_task_row *row)
 	}
 	t->nrounds = row->nrounds;
 	t->nheld = row->nheld;
+	t->ntouched = row->ntouched;
 	return 0;
 }
 

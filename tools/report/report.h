@@ -41,8 +41,10 @@ struct rtask {
 	int nlocals;
 	bool blocked, failed;
 	double pred[NPH];		/* s */
-	double meas[NPH];		/* s, mean over the task's rounds */
+	double meas[NPH];		/* s, mean over the task's rounds
+					 * not touched from the live view */
 	int nrounds, nheld;
+	int ntouched;			/* of nrounds: not in meas */
 };
 
 struct rrun {
@@ -69,7 +71,7 @@ struct rrun {
 	double depth, stars, aggs, busiest;
 	/* computed from tasks, rounds and links */
 	int ntasks, nblocked, nfailed, nmeasured, max_rounds;
-	long nrounds, nheld;
+	long nrounds, nheld, ntouched;
 	double meas[NPH], pred[NPH];	/* s, mean over tasks; NAN if none */
 	int link_rounds;
 	double ip_bytes, bf_bytes;	/* per round, physical; NAN if none */

@@ -135,6 +135,7 @@ void run_totals(struct report *r)
 		x->nfailed += t->failed;
 		x->nrounds += t->nrounds;
 		x->nheld += t->nheld;
+		x->ntouched += t->ntouched;
 		if (t->nrounds > x->max_rounds)
 			x->max_rounds = t->nrounds;
 	}
@@ -153,7 +154,9 @@ void run_totals(struct report *r)
 				for (int k = 0; k < NPH; k++)
 					ps[k] += t->pred[k];
 			}
-			if (t->nrounds > 0) {
+			/* a round touched from the live view is not
+			 * averaged (every one of them: none to mean) */
+			if (t->nrounds > t->ntouched) {
 				nm++;
 				for (int k = 0; k < NPH; k++)
 					ms[k] += t->meas[k];

@@ -40,6 +40,7 @@ struct results_reader {
 	bool has_points, has_dot, has_verdict, has_predictor, has_pictures;
 	bool has_moves;		/* events: policy, live_s, first_round_s */
 	bool has_round_bl;	/* rounds: pred_bytes_links */
+	bool has_touched;	/* fidelity: touched */
 	bool has_owner;		/* runs: owner_pid, owner_start (and the
 				 * owner_alive function registered) */
 };

@@ -59,8 +59,6 @@ int results_round(struct results *r, const struct plan *p, unsigned round,
 		  const struct link_sample *links, int nlinks, char *err,
 		  size_t len);
 
-/* The fidelity of one round: what the monitor saw and its verdict
- * ("faithful" or "degraded: ..."). */
 /*
  * results_round_begin, results_round_end - what is stored of a round
  * between them (results_round, results_fidelity, results_round_time) is
@@ -70,8 +68,12 @@ int results_round(struct results *r, const struct plan *p, unsigned round,
 int results_round_begin(struct results *r);
 int results_round_end(struct results *r, bool keep);
 
+/* The fidelity of one round: what the monitor saw, its verdict
+ * ("faithful" or "degraded: ...") and whether the live view touched it
+ * (then it is kept but not averaged by readers). */
 int results_fidelity(struct results *r, unsigned round,
-		     const struct mon_round *m, const char *verdict);
+		     const struct mon_round *m, const char *verdict,
+		     bool touched);
 
 /* When round ran: from start_s to end_s of scenario time (the first
  * round starts at 0). */
@@ -194,8 +196,11 @@ struct results_task_row {
 	const char *name, *why;
 	bool blocked, failed;
 	double pred[RES_NPHASES];	/* s; NAN when none */
-	double meas[RES_NPHASES];	/* s, mean over its rounds; NAN */
+	double meas[RES_NPHASES];	/* s, mean over its rounds not
+					 * touched from the live view; NAN */
 	int nrounds, nheld;		/* rounds stored, checks that held */
+	int ntouched;			/* rounds touched from the live view
+					 * (not in meas) */
 };
 
 struct results_link_row {

@@ -96,6 +96,8 @@ static const char *const added[] = {
 	"ALTER TABLE events ADD COLUMN first_round_s REAL",
 	/* the twin's byte-links of each task-round, as placed then */
 	"ALTER TABLE rounds ADD COLUMN pred_bytes_links REAL",
+	/* a round touched from the live view: kept, not averaged */
+	"ALTER TABLE fidelity ADD COLUMN touched INTEGER",
 };
 
 bool results_owner_alive(int64_t pid, int64_t start)
@@ -375,6 +377,7 @@ struct results_reader *results_read_open(const char *path, char *err,
 	rd->has_predictor = has_column(rd->db, "runs", "predictor");
 	rd->has_moves = has_column(rd->db, "events", "live_s");
 	rd->has_round_bl = has_column(rd->db, "rounds", "pred_bytes_links");
+	rd->has_touched = has_column(rd->db, "fidelity", "touched");
 	rd->has_pictures = has_column(rd->db, "pictures", "dot");
 	rd->has_owner = has_column(rd->db, "runs", "owner_pid") &&
 			has_column(rd->db, "runs", "owner_start");

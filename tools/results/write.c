@@ -397,6 +397,7 @@ struct fidelity_row {
 	int round;
 	struct mon_round m;
 	const char *verdict;
+	bool touched;
 };
 
 #define FID(f) COL_AS(struct fidelity_row, m.f, #f)
@@ -407,13 +408,15 @@ static const struct col fidelity_cols[] = {
 	FID(overrun_max_s), FID(skew_max_s), COL(struct fidelity_row, verdict),
 	FID(late_max_s), FID(dl_packets), FID(dl_late_mean_s),
 	FID(dl_late_max_s), FID(runq_mean), FID(runq_max),
+	COL(struct fidelity_row, touched),
 };
 static const struct table fidelity_table = TABLE("fidelity", fidelity_cols);
 
 int results_fidelity(struct results *r, unsigned round,
-		     const struct mon_round *m, const char *verdict)
+		     const struct mon_round *m, const char *verdict,
+		     bool touched)
 {
-	struct fidelity_row row = { r->run, (int)round, *m, verdict };
+	struct fidelity_row row = { r->run, (int)round, *m, verdict, touched };
 
 	return row_insert(r->db, "INSERT OR REPLACE", &fidelity_table, &row);
 }

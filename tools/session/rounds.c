@@ -485,7 +485,7 @@ static int round_judge(struct attempt *a, unsigned r, struct att_round *R)
 	e = results_round_begin(x->res);
 	if (!e && (results_round(x->res, R->pr, r, a->rr, a->ls, a->nctr,
 				 a->err, sizeof(a->err)) ||
-		   results_fidelity(x->res, r, &R->mr, R->verdict) ||
+		   results_fidelity(x->res, r, &R->mr, R->verdict, R->page) ||
 		   results_round_time(x->res, r, R->t_r, a->t_end)))
 		e = -EIO;
 	if (results_round_end(x->res, !e) || e) {
