@@ -12,7 +12,8 @@
  * receiver instead, every update crossed the stretch on its own and,
  * past a lightpath's room, lit another: a star's upload). Its edge is
  * routed as mst routes one (route_edge), so it reuses the stretch it
- * shares. Broadcast, then upload, as mst.
+ * shares. Broadcast, then upload, as mst. The scheduler tm, which keeps
+ * these trees unless mst's weigh less, is in sched_mst.c with kmb and svi.
  */
 #include "sched_impl.h"
 
@@ -132,24 +133,3 @@ int sched_tm_trees(struct sched *s, struct task_plan *tp, int ti)
 
 	return err ? err : tm_tree(s, tp, ti, &tp->up, true);
 }
-
-/*
- * tm's trees, or mst's where those weigh less once placed: nothing bounds
- * a Takahashi-Matsuyama tree by the closure's MST, and on sparse graphs
- * with many terminals it comes out heavier (SteinLib B shapes, two draws:
- * 14 of 36, up to 15 % over the optimum where mst's is 0.5 %).
- */
-static const struct sched_way tm_ways[] = {
-	{"tm", sched_tm_trees},
-	{"mst", sched_mst_trees},
-};
-
-const struct sched_ops sched_tm = {
-	.name = "tm",
-	.help = "Steiner baseline: Takahashi-Matsuyama trees grown on the "
-		"auxiliary graphs, routed as mst; never heavier than mst's",
-	.role = "Steiner heuristic",
-	.baseline = false,
-	.ways = tm_ways,
-	.nways = sizeof(tm_ways) / sizeof(tm_ways[0]),
-};
