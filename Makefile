@@ -284,6 +284,18 @@ bench-split-if-root: $(TWINLAB)
 	@if [ "$$(id -u)" -eq 0 ]; then python3 tests/bench/split.py $(TWINLAB); \
 	else echo "bench: split benchmark skipped: it needs root"; fi
 
+# What the host distorts at each dilation against the monitor's verdict:
+# the demo's largest point at N 16-128 against two runs at 256
+# (tests/bench/calibrate.py; CALIBRATE_ARGS="--experiment FILE --ns ...").
+.PHONY: bench-calibrate bench-calibrate-if-root
+bench-calibrate: $(TWINLAB)
+	python3 tests/bench/calibrate.py $(TWINLAB) $(CALIBRATE_ARGS)
+bench: bench-calibrate-if-root
+bench-calibrate-if-root: $(TWINLAB)
+	@if [ "$$(id -u)" -eq 0 ]; then \
+		python3 tests/bench/calibrate.py $(TWINLAB) $(CALIBRATE_ARGS); \
+	else echo "bench: calibration benchmark skipped: it needs root"; fi
+
 # A run on a deployment of parts (NSFNET exported for 2 hosts, each node
 # built by its own `up --node`, deployed as containerlab would with
 # namespaces for containers) against the same network built whole, at

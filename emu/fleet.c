@@ -1030,6 +1030,56 @@ static uint64_t path_late(const struct ftask *ft, const struct task_plan *tp)
 	return worst;
 }
 
+/*
+ * The way that ended the round: from the global model, each aggregator's
+ * input that came in last (a child's upload, or its own compute phase
+ * when that ended after every child's upload was in), down to the model
+ * whose compute phase began it; and that model's broadcast path. Only
+ * lateness along it can have delayed the round's end: the end is that
+ * way's arrival, and without its lateness it would have come that much
+ * earlier, whatever the other ways did (to the first order: a late
+ * transfer also shifts its neighbours' share of a link). Each worker on
+ * it counts once, with its worst of the round.
+ */
+static uint64_t last_way(const struct ftask *ft, const struct task_plan *tp)
+{
+	uint64_t sum = ft->rep[0].late_ns;
+	int v = 0, hops = 0;
+
+	for (;;) {
+		const struct wk_report *q = &ft->rep[v];
+		uint64_t last = 0;
+		int next = -1, i = 0;
+
+		for (int k = 1; k < ft->nmodels && i < WK_MAX_CHILDREN; k++) {
+			if (tp->up.parent[k] != v)
+				continue;
+			if (q->t_child[i] >= last) {
+				last = q->t_child[i];
+				next = k;
+			}
+			i++;
+		}
+		if (next < 0 || (v && q->t_ready >= last) ||
+		    ++hops >= ft->nmodels)
+			break;
+		v = next;
+		sum += ft->rep[v].late_ns;
+	}
+	/* its broadcast path, the workers not already on the upload's */
+	for (int b = tp->bcast.parent[v], k = 0; b > 0 && k < ft->nmodels;
+	     b = tp->bcast.parent[b], k++) {
+		bool counted = false;
+
+		for (int u = v, j = 0; u > 0 && j < ft->nmodels && !counted;
+		     u = tp->up.parent[u], j++)
+			counted = u == b;
+		if (!counted)
+			sum += ft->rep[b].late_ns;
+	}
+	return sum;
+}
+
 /* Say something to worker w: on its pipe as it is, or framed on its link. */
 static int tell(const struct fworker *w, int fd, uint16_t type,
 		const void *msg, uint32_t len)
@@ -1155,6 +1205,8 @@ int fleet_round(struct fleet *f, unsigned r, uint64_t at,
 		x->skew_s = (double)(ft->rep[0].t_start - t0) / 1e9 / n;
 		x->late_max_s = (double)path_late(ft, &ft->plan->tasks[t]) /
 				1e9 / n;
+		x->late_last_s = (double)last_way(ft, &ft->plan->tasks[t]) /
+				 1e9 / n;
 		for (int m = 1; m < ft->nmodels; m++) {
 			const struct wk_report *q = &ft->rep[m];
 

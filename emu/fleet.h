@@ -83,6 +83,8 @@ struct fleet_task_round {
 				 * compute deadlines or read what they
 				 * awaited, summed along the worst path of
 				 * a tree, scenario seconds */
+	double late_last_s;	/* the same along the way that ended the
+				 * round last (see fleet.c, last_way) */
 	int overruns;		/* compute phases whose arithmetic overran */
 	double overrun_max_s;	/* the worst, scenario seconds */
 	bool check_ok;		/* global = weighted mean of the locals */

@@ -243,6 +243,26 @@ static void checks_held(sqlite3 *h)
 		     1, "a check failed");
 }
 
+/*
+ * Each task-round of the last run stored how late the host let its
+ * workers act, and the round's verdict judged the worst of them: the
+ * fidelity row's lateness is the largest of its tasks'.
+ */
+static void lateness_stored(sqlite3 *h)
+{
+	cr_assert_eq(q1(h, "SELECT count(*) FROM rounds WHERE " THIS_RUN
+			   " AND (late_max_s IS NULL OR late_last_s IS NULL OR "
+			   "skew_s IS NULL OR overrun_max_s IS NULL OR "
+			   "min(late_max_s, late_last_s, skew_s, "
+			   "overrun_max_s) < 0)"), 0,
+		     "a task-round without its lateness");
+	cr_assert_eq(q1(h, "SELECT count(*) FROM fidelity f WHERE f." THIS_RUN
+			   " AND f.late_max_s != (SELECT max(x.late_max_s) "
+			   "FROM rounds x WHERE x.run = f.run AND x.round = "
+			   "f.round)"), 0,
+		     "a round judged on another lateness than its tasks'");
+}
+
 /* No task of the last run failed. */
 static void no_task_failed(sqlite3 *h)
 {
@@ -1121,6 +1141,7 @@ Test(run, a_cut_mid_round_is_waited_out_and_measured)
 	rest = q1(h, "SELECT avg(round_s) FROM rounds WHERE run = (SELECT "
 		     "max(id) FROM runs) AND round > 1");
 	checks_held(h);
+	lateness_stored(h);
 	cost = q1(h, "SELECT interruption_s FROM events WHERE run = (SELECT "
 		     "max(id) FROM runs) AND kind = 'cut' AND tasks = 't'");
 	cr_assert_eq(q1(h, "SELECT count(*) FROM events WHERE run = (SELECT "
@@ -1519,6 +1540,7 @@ Test(run, a_cut_never_repaired_is_rescheduled_live)
 			   "max(id) FROM runs) AND task = 0"), 10,
 		     "t1 did not complete every round");
 	checks_held(h);
+	lateness_stored(h);
 	/* when the move was live, as stored with the cut */
 	live = q1(h, "SELECT live_s FROM events WHERE run = (SELECT max(id) "
 		     "FROM runs) AND kind = 'cut' AND tasks = 't1'");
@@ -1631,6 +1653,7 @@ Test(run, tasks_that_arrive_and_leave_are_run_live)
 			    "moved; live"), "%s", o);
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
 	checks_held(h);
+	lateness_stored(h);
 	cr_assert_eq(q1(h, "SELECT count(*) FROM rounds WHERE " THIS_RUN
 			   " AND task = 1"), 10, "t2 ran every round");
 	cr_assert_eq(q1(h, "SELECT blocked FROM tasks WHERE " THIS_RUN
@@ -1735,6 +1758,7 @@ Test(run, background_traffic_is_followed_live)
 	"rounds r JOIN round_times t ON t.run = r.run AND t.round = r.round " \
 	"WHERE r." THIS_RUN " AND task = 1 AND "
 	checks_held(h);
+	lateness_stored(h);
 	cr_assert_eq(q1(h, "SELECT count(*) FROM runs WHERE id = (SELECT "
 			   "max(id) FROM runs) AND predictor = 'packet'"), 1);
 	cr_assert_eq(q1(h, "SELECT count(*) FROM events WHERE " THIS_RUN
@@ -1899,6 +1923,7 @@ Test(run, an_arrival_whose_path_is_cut_waits_for_its_move)
 	cr_assert_geq(q1(h, "SELECT count(*) FROM rounds WHERE " THIS_RUN
 			    " AND task = 2"), 2, "t3's rounds");
 	checks_held(h);
+	lateness_stored(h);
 	sqlite3_close(h);
 	cr_log_info("t3 %s", strstr(o, "'t3' waits to start") ?
 		    "waited for its move" : "started on its new path");
@@ -1949,6 +1974,7 @@ Test(run, a_departure_during_a_set_up_is_not_held_up)
 			   " AND task = 1"), 10, "t2 completed every round");
 	no_task_failed(h);
 	checks_held(h);
+	lateness_stored(h);
 	cr_log_info("cut live at %.3f s, t1's departure live at %.3f s; t2's "
 		    "rounds begun inside the set-up: %g", cut_live, leave_live,
 		    q1(h, sql));
@@ -1992,6 +2018,7 @@ Test(run, a_task_cut_off_fails_and_the_others_go_on)
 	cr_assert_lt(q1(h, "SELECT count(*) FROM rounds WHERE " THIS_RUN
 			   " AND task = 1"), 10, "t2 failed");
 	checks_held(h);
+	lateness_stored(h);
 	/* at once: the run took about its ten rounds, not a time-out */
 	cr_assert_lt(q1(h, "SELECT max(end_s) FROM round_times WHERE "
 			   THIS_RUN), 0.5, "%s", o);
@@ -2038,6 +2065,7 @@ Test(run, trees_that_change_are_followed_live)
 	cr_assert_eq(q1(h, "SELECT count(*) FROM tasks WHERE " THIS_RUN
 			   " AND (failed OR blocked)"), 0, "a task failed");
 	checks_held(h);
+	lateness_stored(h);
 	for (int t = 0; t < 2; t++) {
 		struct sel_learning l;
 		int all[16], k = 0;

@@ -98,6 +98,11 @@ static const char *const added[] = {
 	"ALTER TABLE rounds ADD COLUMN pred_bytes_links REAL",
 	/* a round touched from the live view: kept, not averaged */
 	"ALTER TABLE fidelity ADD COLUMN touched INTEGER",
+	/* each task-round's own share of the host's lateness */
+	"ALTER TABLE rounds ADD COLUMN skew_s REAL",
+	"ALTER TABLE rounds ADD COLUMN late_max_s REAL",
+	"ALTER TABLE rounds ADD COLUMN late_last_s REAL",
+	"ALTER TABLE rounds ADD COLUMN overrun_max_s REAL",
 };
 
 bool results_owner_alive(int64_t pid, int64_t start)

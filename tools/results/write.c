@@ -190,6 +190,8 @@ struct round_row {
 	char global_digest[17], global_proj[WK_NPROJ * 26];
 	/* the round's own prediction (traffic in its window) */
 	double pred_round_s, pred_bytes_links;
+	/* how late the host let its workers act (fleet.h) */
+	double skew_s, late_max_s, late_last_s, overrun_max_s;
 };
 
 #define ROUND(f) COL(struct round_row, f)
@@ -198,7 +200,8 @@ static const struct col round_cols[] = {
 	ROUND(compute_s), ROUND(upload_s), ROUND(accuracy), ROUND(loss),
 	ROUND(cpu_s), ROUND(check_ok), ROUND(check_err), ROUND(check_tol),
 	ROUND(global_digest), ROUND(global_proj), ROUND(pred_round_s),
-	ROUND(pred_bytes_links),
+	ROUND(pred_bytes_links), ROUND(skew_s), ROUND(late_max_s),
+	ROUND(late_last_s), ROUND(overrun_max_s),
 };
 static const struct table rounds_table = TABLE("rounds", round_cols);
 
@@ -239,6 +242,10 @@ static void round_of(struct round_row *row, const struct fleet_task_round *x,
 	size_t off = 0;
 
 	row->round_s = x->round_s;
+	row->skew_s = x->skew_s;
+	row->late_max_s = x->late_max_s;
+	row->late_last_s = x->late_last_s;
+	row->overrun_max_s = x->overrun_max_s;
 	row->bcast_s = x->bcast_s;
 	row->compute_s = x->compute_s;
 	row->upload_s = x->upload_s;
