@@ -261,10 +261,15 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 		     double *suggest)
 {
 	double tol = MON_TIME_TOL * r->round_min_s, n = r->dilation;
+	double bound = MON_TASK_WORST * r->round_min_s;
 	double over = r->overruns ? r->overrun_max_s : 0;
+	/* the most any figure is over its limit */
 	double worst = tol > 0 ? fmax(fmax(fmax(over, r->skew_max_s),
-					   r->late_max_s), r->dl_late_max_s) /
-					 tol : 2;
+					   r->dl_late_mean_s) / tol,
+				      r->dl_late_max_s / bound) : 2;
+
+	worst = fmax(worst, fmax(r->late_frac_median / MON_TIME_TOL,
+				 r->late_frac_worst / MON_TASK_WORST));
 	/* host time shrinks about as 1/N in scenario time */
 	double next = n * fmin(fmax(2, worst), 4);
 
@@ -279,14 +284,22 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 		snprintf(why, len, "compute overran its deadline in %d of %d "
 			 "phases, worst by %.3f ms (limit %.3f ms)",
 			 r->overruns, r->phases, over * 1e3, tol * 1e3);
-	else if (r->late_max_s > tol)
-		snprintf(why, len, "the workers' event loops were %.3f ms late "
-			 "along a tree (limit %.3f ms)", r->late_max_s * 1e3,
+	else if (r->late_frac_median > MON_TIME_TOL)
+		snprintf(why, len, "the workers' event loops delayed the "
+			 "median task's round by up to %.2f %% (limit %g %%)",
+			 r->late_frac_median * 100, MON_TIME_TOL * 100);
+	else if (r->late_frac_worst > MON_TASK_WORST)
+		snprintf(why, len, "the workers' event loops delayed a task's "
+			 "round by up to %.2f %% (limit %g %%)",
+			 r->late_frac_worst * 100, MON_TASK_WORST * 100);
+	else if (r->dl_late_mean_s > tol)
+		snprintf(why, len, "the delay line let packets go %.3f ms late "
+			 "on average (limit %.3f ms)", r->dl_late_mean_s * 1e3,
 			 tol * 1e3);
-	else if (r->dl_late_max_s > tol)
+	else if (r->dl_late_max_s > bound)
 		snprintf(why, len, "the delay line let a packet go %.3f ms "
 			 "late (limit %.3f ms)", r->dl_late_max_s * 1e3,
-			 tol * 1e3);
+			 bound * 1e3);
 	else if (r->skew_max_s > tol)
 		snprintf(why, len, "tasks started up to %.3f ms apart (limit "
 			 "%.3f ms)", r->skew_max_s * 1e3, tol * 1e3);

@@ -14,9 +14,18 @@
  * degraded, with the first reason and its figure, and a dilation that
  * would likely have been faithful.
  *
- * The delay line's lateness (how long after its deadline a held packet
- * went out, from the counters it shares: struct dl_live) is judged like a
- * late event loop: a packet late by x delays its transfer by up to x.
+ * How late the workers acted is judged task by task, against the task's
+ * own round: along the way that ended its round (a late worker elsewhere
+ * did not delay its end), the median task within MON_TIME_TOL and the
+ * worst within MON_TASK_WORST. The delay line's lateness (how long after
+ * its deadline a held packet went out, from the counters it shares:
+ * struct dl_live) delays a transfer as much: its mean within
+ * MON_TIME_TOL of the shortest round, its worst packet within
+ * MON_TASK_WORST. The rule is calibrated against what the host actually
+ * distorts, each task-round measured against the same run at a high
+ * dilation (tests/bench/calibrate.py): a round judged on the worst path
+ * of any task within 1 % of the shortest round was degraded where every
+ * task measured within the noise between two reference runs.
  * Runnable threads are sampled every MON_RUNQ_MS by a thread of the
  * monitor's and, like CPU pressure, recorded.
  *
@@ -38,9 +47,12 @@
  * round of the run's tasks: an error under MON_TIME_TOL of a round is
  * below what the twin claims to predict.
  */
-#define MON_TIME_TOL 0.01	/* start skew, compute overrun, a late
-				 * event loop: each delays its task's round
-				 * by as much */
+#define MON_TIME_TOL 0.01	/* start skew, compute overrun: each
+				 * delays its task's round by as much; the
+				 * median task's lateness, the delay
+				 * line's mean */
+#define MON_TASK_WORST 0.05	/* the worst task's lateness, the delay
+				 * line's worst packet */
 #define MON_MIN_SEGMENTS 15	/* a message shorter than this is mostly
 				 * TCP's first RTT and the shapers' first
 				 * frame, which the fluid twin does not model */
@@ -79,6 +91,9 @@ struct mon_round {
 					 * (timers, reads), summed along the
 					 * worst path of a tree, scenario s */
 	double round_min_s;		/* shortest task round, scenario s */
+	/* each task's lateness along the way that ended its round, over
+	 * its round (fleet.h, late_last_s): median and worst of the tasks */
+	double late_frac_median, late_frac_worst;
 	uint64_t min_segments;		/* shortest message, TCP segments */
 	bool delay_restarted;		/* the delay line restarted: packets
 					 * it held were lost or let through */

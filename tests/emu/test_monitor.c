@@ -40,10 +40,13 @@ Test(monitor, busy_host_alone_is_faithful)
 }
 
 /*
- * Each lateness against its limit, 1 % of the 10 ms round: late by
- * `under` (0: not tried) the round is faithful; late by `over` it is not,
- * the reason names the figure and the limit, and the suggested dilation
- * grows with the excess (at least x2, at most x4).
+ * Each lateness against its limit: 1 % of the 10 ms round (an overrun,
+ * skew, the delay line's mean; the median task's lateness over its own
+ * round, 1 %), 5 % (the delay line's worst packet, the worst task's
+ * lateness over its round). Late by `under` (0: not tried) the round is
+ * faithful; late by `over` it is not, the reason names the figure and
+ * the limit, and the suggested dilation grows with the excess (at least
+ * x2, at most x4).
  */
 static const struct lateness {
 	const char *what;
@@ -59,15 +62,22 @@ static const struct lateness {
 	{ "overrun", offsetof(struct mon_round, overrun_max_s), 0.00009,
 	  0.0003, 150, "compute overran its deadline in 1 of 10 phases, "
 	  "worst by 0.300 ms (limit 0.100 ms)", .overruns = 1 },
-	/* 10x: the step is capped at x4 */
-	{ "late loop", offsetof(struct mon_round, late_max_s), 0.00009, 0.001,
-	  200, "the workers' event loops were 1.000 ms late along a tree "
-	  "(limit 0.100 ms)", 0, 0, 0 },
-	/* 2.5x; a packet let go late delays its transfer as much */
-	{ "late delay line", offsetof(struct mon_round, dl_late_max_s),
-	  0.00009, 0.00025, 125, "the delay line let a packet go 0.250 ms "
-	  "late (limit 0.100 ms)", .dl_packets = 100,
-	  .dl_late_mean_s = 0.00001 },
+	/* the median task 3x its limit */
+	{ "late loop", offsetof(struct mon_round, late_frac_median), 0.009,
+	  0.03, 150, "the workers' event loops delayed the median task's "
+	  "round by up to 3.00 % (limit 1 %)", 0, 0, 0 },
+	/* the worst task 4.8x: the step is capped at x4 */
+	{ "late loop, worst task", offsetof(struct mon_round, late_frac_worst),
+	  0.045, 0.24, 200, "the workers' event loops delayed a task's round "
+	  "by up to 24.00 % (limit 5 %)", 0, 0, 0 },
+	/* 2.5x; packets let go late delay their transfers as much */
+	{ "late delay line", offsetof(struct mon_round, dl_late_mean_s),
+	  0.00009, 0.00025, 125, "the delay line let packets go 0.250 ms "
+	  "late on average (limit 0.100 ms)", .dl_packets = 100 },
+	/* one packet 4x the worst's limit */
+	{ "late packet", offsetof(struct mon_round, dl_late_max_s), 0.00049,
+	  0.002, 200, "the delay line let a packet go 2.000 ms late (limit "
+	  "0.500 ms)", .dl_packets = 100, .dl_late_mean_s = 0.00001 },
 	/* 1.1x: the step is at least x2 */
 	{ "skew", offsetof(struct mon_round, skew_max_s), 0, 0.00011, 100,
 	  "tasks started up to 0.110 ms apart (limit 0.100 ms)", 0, 0, 0 },
@@ -140,7 +150,7 @@ Test(monitor, a_lossy_round_is_judged_on_the_rest)
 	r.drops = 3;
 	r.retrans = 40;
 	cr_assert(judge(&r), "%s", why);
-	r.late_max_s = 1;
+	r.late_frac_median = 1;
 	cr_assert_not(judge(&r));
 	cr_assert(strstr(why, "event loop"), "%s", why);
 }

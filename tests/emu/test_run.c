@@ -245,8 +245,9 @@ static void checks_held(sqlite3 *h)
 
 /*
  * Each task-round of the last run stored how late the host let its
- * workers act, and the round's verdict judged the worst of them: the
- * fidelity row's lateness is the largest of its tasks'.
+ * workers act, and the round's verdict judged them: the fidelity row's
+ * worst path is the largest of its tasks', its worst task the largest of
+ * their lateness over their rounds along the way that ended them.
  */
 static void lateness_stored(sqlite3 *h)
 {
@@ -261,6 +262,12 @@ static void lateness_stored(sqlite3 *h)
 			   "FROM rounds x WHERE x.run = f.run AND x.round = "
 			   "f.round)"), 0,
 		     "a round judged on another lateness than its tasks'");
+	cr_assert_eq(q1(h, "SELECT count(*) FROM fidelity f WHERE f." THIS_RUN
+			   " AND f.late_frac_worst != (SELECT max(x.late_last_s"
+			   " / x.round_s) FROM rounds x WHERE x.run = f.run AND "
+			   "x.round = f.round AND x.round_s > 0)"), 0,
+		     "a round judged on another task's lateness than its "
+		     "tasks'");
 }
 
 /* No task of the last run failed. */
@@ -2345,8 +2352,9 @@ Test(fleet, cgroup_names_of_carried_tasks_cannot_collide)
 }
 
 /*
- * Each row of sql (a name, a ratio): the ratio within tol of 1; how many
- * rows there were.
+ * Each row of sql (a name, a ratio, and optionally a tolerance of its
+ * own): the ratio within tol of 1, or of its own tolerance where that is
+ * larger; how many rows there were.
  */
 static int by_value(const void *a, const void *b)
 {
@@ -2365,11 +2373,14 @@ static int ratios_near_one(sqlite3 *h, const char *sql, double tol)
 		     "%s: %s", sql, sqlite3_errmsg(h));
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		cr_assert_lt(n, 4096);
+		double t = sqlite3_column_count(st) > 2 ?
+				   fmax(tol, sqlite3_column_double(st, 2)) : tol;
+
 		r[n] = sqlite3_column_double(st, 1);
 		e[n] = fabs(r[n] - 1);
 		cr_log_info("%s: %.4f", sqlite3_column_text(st, 0), r[n]);
-		cr_expect(e[n] <= tol, "%s: %.4f", sqlite3_column_text(st, 0),
-			  r[n]);
+		cr_expect(e[n] <= t, "%s: %.4f (tolerance %.4f)",
+			  sqlite3_column_text(st, 0), r[n], t);
 		n++;
 	}
 	sqlite3_finalize(st);
@@ -2399,18 +2410,30 @@ static int rounds_near(sqlite3 *h, long one, long two, double tol)
 }
 
 /*
- * Per link, run two's bytes over run one's within tol; how many links,
- * asserted to be every link of run one.
+ * Per link, run two's bytes over run one's within tol, or within
+ * LINK_ACKS ACK frames a round where that is more: how many ACKs a
+ * receiver sends follows the host's timing (a window update when the
+ * application reads), and on a small link of the ring, 27 kB a round,
+ * four runs differed by up to 5 of them in a round (330 B) and one pair
+ * by 2.01 % over three rounds, about 8 a round. A data segment is a
+ * 1,514-byte frame: one
+ * too many or too few in a round is still beyond 16 ACKs (1,056 B).
+ * How many links, asserted to be every link of run one.
  */
+#define LINK_ACKS 16
+#define ACK_FRAME 66	/* Ethernet, IPv4, TCP with timestamps */
+
 static int links_near(sqlite3 *h, long one, long two, double tol)
 {
-	char sql[400];
+	char sql[512];
 	int links;
 
 	snprintf(sql, sizeof(sql),
-		 "SELECT a.link, sum(b.bytes) * 1.0 / sum(a.bytes) FROM links a "
+		 "SELECT a.link, sum(b.bytes) * 1.0 / sum(a.bytes), "
+		 "%d.0 * count(*) / sum(a.bytes) FROM links a "
 		 "JOIN links b ON b.link = a.link AND b.round = a.round "
-		 "WHERE a.run = %ld AND b.run = %ld GROUP BY a.link", one, two);
+		 "WHERE a.run = %ld AND b.run = %ld GROUP BY a.link",
+		 LINK_ACKS * ACK_FRAME, one, two);
 	links = ratios_near_one(h, sql, tol);
 	snprintf(sql, sizeof(sql),
 		 "SELECT count(DISTINCT link) FROM links WHERE run = %ld", one);

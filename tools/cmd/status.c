@@ -157,6 +157,8 @@ static int say_json(const char *prefix, const struct plan *p,
 		    json_object_new_int64((int64_t)r->out_segs)));
 	J(!json_add(o, "tolerance_s", json_object_new_double(
 					      MON_TIME_TOL * w->round_min_s)));
+	J(!json_add(o, "worst_tolerance_s", json_object_new_double(
+					      MON_TASK_WORST * w->round_min_s)));
 	J(!json_add(o, "verdict", json_object_new_string(
 					  fine ? "faithful" : "degraded")));
 	J(!json_add_str(o, "why", fine ? NULL : why));
@@ -186,9 +188,12 @@ static int say_text(const char *prefix, const struct plan *p,
 	printf("  shapers dropped %" PRIu64 " packets; TCP retransmitted "
 	       "%" PRIu64 " of %" PRIu64 " segments\n", r->drops, r->retrans,
 	       r->out_segs);
-	printf("  %s%s (tolerance %.3f ms: %g of the plan's shortest round)"
-	       "\n", fine ? "faithful" : "degraded: ", fine ? "" : why,
-	       MON_TIME_TOL * w->round_min_s * 1e3, MON_TIME_TOL);
+	printf("  %s%s (tolerance %.3f ms on average, %.3f ms at worst: %g "
+	       "and %g of the plan's shortest round)\n",
+	       fine ? "faithful" : "degraded: ", fine ? "" : why,
+	       MON_TIME_TOL * w->round_min_s * 1e3,
+	       MON_TASK_WORST * w->round_min_s * 1e3, MON_TIME_TOL,
+	       MON_TASK_WORST);
 	return fflush(stdout) ? -EIO : 0;
 }
 

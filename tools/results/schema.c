@@ -103,6 +103,9 @@ static const char *const added[] = {
 	"ALTER TABLE rounds ADD COLUMN late_max_s REAL",
 	"ALTER TABLE rounds ADD COLUMN late_last_s REAL",
 	"ALTER TABLE rounds ADD COLUMN overrun_max_s REAL",
+	/* what the verdict judges of them (emu/monitor.h) */
+	"ALTER TABLE fidelity ADD COLUMN late_frac_median REAL",
+	"ALTER TABLE fidelity ADD COLUMN late_frac_worst REAL",
 };
 
 bool results_owner_alive(int64_t pid, int64_t start)

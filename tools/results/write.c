@@ -415,7 +415,8 @@ static const struct col fidelity_cols[] = {
 	FID(overrun_max_s), FID(skew_max_s), COL(struct fidelity_row, verdict),
 	FID(late_max_s), FID(dl_packets), FID(dl_late_mean_s),
 	FID(dl_late_max_s), FID(runq_mean), FID(runq_max),
-	COL(struct fidelity_row, touched),
+	COL(struct fidelity_row, touched), FID(late_frac_median),
+	FID(late_frac_worst),
 };
 static const struct table fidelity_table = TABLE("fidelity", fidelity_cols);
 

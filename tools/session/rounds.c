@@ -390,10 +390,18 @@ static int round_measure(struct attempt *a, unsigned r, struct att_round *R)
 	return 0;
 }
 
+static int cmp_frac(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
 /* What round r's tasks measured, summed for the run and the monitor. */
 static void round_tally(struct attempt *a, struct att_round *R)
 {
 	ATT_LOCALS;
+	int nfrac = 0;
 
 	a->rounds_run++;
 	for (int t = 0; t < p->ntasks; t++) {
@@ -433,6 +441,8 @@ static void round_tally(struct attempt *a, struct att_round *R)
 			fmax(R->mr.overrun_max_s, q->overrun_max_s);
 		R->mr.skew_max_s = fmax(R->mr.skew_max_s, q->skew_s);
 		R->mr.late_max_s = fmax(R->mr.late_max_s, q->late_max_s);
+		if (q->round_s > 0)
+			a->frac[nfrac++] = q->late_last_s / q->round_s;
 		R->mr.round_min_s = fmin(R->mr.round_min_s, q->round_s);
 	}
 	/*
@@ -446,6 +456,13 @@ static void round_tally(struct attempt *a, struct att_round *R)
 						 R->pr->tasks[t].round_s);
 	if (!isfinite(R->mr.round_min_s))
 		R->mr.round_min_s = 0;
+	/* each task's lateness against its own round: median and worst */
+	if (nfrac) {
+		qsort(a->frac, (size_t)nfrac, sizeof(*a->frac), cmp_frac);
+		R->mr.late_frac_median = nfrac % 2 ? a->frac[nfrac / 2] :
+			(a->frac[nfrac / 2 - 1] + a->frac[nfrac / 2]) / 2;
+		R->mr.late_frac_worst = a->frac[nfrac - 1];
+	}
 	R->mr.min_segments = x->min_segments;
 }
 

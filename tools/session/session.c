@@ -270,6 +270,7 @@ static int att_prepare(struct attempt *a)
 	a->meas = calloc((size_t)p->ntasks + 1, sizeof(*a->meas));
 	a->pm = calloc((size_t)p->ntasks + 1, sizeof(*a->pm));
 	a->quiet = calloc((size_t)p->ntasks + 1, sizeof(*a->quiet));
+	a->frac = calloc((size_t)p->ntasks + 1, sizeof(*a->frac));
 	a->interr = calloc((size_t)p->sc->nevents + 1, sizeof(*a->interr));
 	a->first = malloc(((size_t)(x->set ? x->set->nepochs : 0) + 1) *
 			  sizeof(*a->first));
@@ -293,7 +294,8 @@ static int att_prepare(struct attempt *a)
 	if (!a->rr || !a->ls || !a->meas || !a->pm || !a->busy || !a->acc0 ||
 	    !a->acc1 || !a->done || !a->cmp || !a->checks || !a->ran || !a->told ||
 	    !a->joined || !a->absent || !a->carried || !a->leave ||
-	    !a->lost_why || !a->quiet || !a->interr || !a->first ||
+	    !a->lost_why || !a->quiet || !a->frac || !a->interr ||
+	    !a->first ||
 	    a->nmo < 0) {
 		session_say(x, "out of memory");
 		return -1;
@@ -568,6 +570,7 @@ static void att_release(struct attempt *a)
 	free(a->meas);
 	free(a->pm);
 	free(a->quiet);
+	free(a->frac);
 	free(a->interr);
 	free(a->first);
 	free(a->mo);

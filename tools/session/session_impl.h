@@ -102,6 +102,8 @@ struct attempt {
 	struct linkload *ll;
 	struct play *pl;
 	double *quiet, *interr, *first;
+	double *frac;		/* a round's tasks' lateness over their
+				 * rounds (monitor.h), to take the median */
 	uint64_t t0;
 	int said, nmo, shown;
 	bool unstored_events;
