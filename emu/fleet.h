@@ -84,7 +84,10 @@ struct fleet_task_round {
 				 * awaited, summed along the worst path of
 				 * a tree, scenario seconds */
 	double late_last_s;	/* the same along the way that ended the
-				 * round last (see fleet.c, last_way) */
+				 * round last, its upload and broadcast
+				 * paths together (fleet.c, last_way): it
+				 * can exceed late_max_s, which takes each
+				 * path alone; the monitor judges this */
 	int overruns;		/* compute phases whose arithmetic overran */
 	double overrun_max_s;	/* the worst, scenario seconds */
 	bool check_ok;		/* global = weighted mean of the locals */

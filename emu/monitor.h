@@ -89,7 +89,9 @@ struct mon_round {
 	double skew_max_s;		/* scenario seconds */
 	double late_max_s;		/* how late workers' event loops were
 					 * (timers, reads), summed along the
-					 * worst path of a tree, scenario s */
+					 * worst path of a tree, scenario s:
+					 * recorded, not judged (the tasks'
+					 * late_frac_* are) */
 	double round_min_s;		/* shortest task round, scenario s */
 	/* each task's lateness along the way that ended its round, over
 	 * its round (fleet.h, late_last_s): median and worst of the tasks */

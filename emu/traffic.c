@@ -148,6 +148,41 @@ static void receive_until(struct pollfd *pfd, int n, const int *rx,
 				drain(rx[i], &count[i]);
 }
 
+/*
+ * Real-time priority, below the delay line's, for a generator the host
+ * can keep pace with: what a busy host costs it is then its wake-up
+ * latency, not a time slice of someone else's. Stalled, it sends what
+ * is due in a burst the link's 50 ms queue drops, and its receiving
+ * socket overflows meanwhile (beside a second suite, once: 2.52 of 4.86
+ * MB received). One that sends more than TG_RT_PPS datagrams a
+ * second stays ordinary: it would take most of a core ahead of the
+ * workers; so does one that falls TG_RT_GIVE_UP_NS behind all the same
+ * (it catches up without sleeping). Refused (no privilege): it goes on
+ * as it is.
+ */
+#define TG_RT_PRIO 5
+#define TG_RT_PPS 50000.0
+#define TG_RT_GIVE_UP_NS 100000000ull	/* behind by this much: ordinary */
+
+static void ordinary(void)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+
+	if (sched_getscheduler(0) != SCHED_OTHER)
+		sched_setscheduler(0, SCHED_OTHER, &sp);
+}
+
+static void realtime(const struct tg_flow *f, int n)
+{
+	struct sched_param sp = { .sched_priority = TG_RT_PRIO };
+	double pps = 0;
+
+	for (int i = 0; i < n; i++)
+		pps += f[i].rate_bps / (TG_FRAME * 8.0);
+	if (pps <= TG_RT_PPS)
+		sched_setscheduler(0, SCHED_FIFO, &sp);
+}
+
 /* Send every flow's datagrams as their times come, until all are over. */
 static int generate(const struct tg_flow *f, int n, const int *tx,
 		    const int *rx, struct tg_count *count, uint64_t t0)
@@ -172,9 +207,14 @@ static int generate(const struct tg_flow *f, int n, const int *tx,
 			int burst = 0;
 
 			if (next[i] <= t && next[i] < stop &&
-			    t - next[i] > count[i].late_ns)
+			    t - next[i] > count[i].late_ns) {
 				__atomic_store_n(&count[i].late_ns, t - next[i],
 						 __ATOMIC_RELAXED);
+				/* it cannot keep its pace: catching up at
+				 * real-time priority would take a core */
+				if (t - next[i] > TG_RT_GIVE_UP_NS)
+					ordinary();
+			}
 			/* behind (a late wake-up): catch up a little at once */
 			while (next[i] <= t && next[i] < stop && burst++ < 64) {
 				if (send(tx[i], payload, sizeof(payload),
@@ -208,30 +248,6 @@ static int generate(const struct tg_flow *f, int n, const int *tx,
 	free(pfd);
 	free(next);
 	return err;
-}
-
-/*
- * Real-time priority, below the delay line's, for a generator the host
- * can keep pace with: what a busy host costs it is then its wake-up
- * latency, not a time slice of someone else's. A stall of 100 ms (a
- * second suite's workers, measured beside one) sent its datagrams in a
- * burst the link's 50 ms queue dropped half of, and its receiving socket
- * overflowed meanwhile. One that sends more than TG_RT_PPS datagrams a
- * second stays ordinary: it would take most of a core ahead of the
- * workers. Refused (no privilege): it goes on as it is.
- */
-#define TG_RT_PRIO 5
-#define TG_RT_PPS 50000.0
-
-static void realtime(const struct tg_flow *f, int n)
-{
-	struct sched_param sp = { .sched_priority = TG_RT_PRIO };
-	double pps = 0;
-
-	for (int i = 0; i < n; i++)
-		pps += f[i].rate_bps / (TG_FRAME * 8.0);
-	if (pps <= TG_RT_PPS)
-		sched_setscheduler(0, SCHED_FIFO, &sp);
 }
 
 static void __attribute__((noreturn))

@@ -2416,8 +2416,9 @@ static int rounds_near(sqlite3 *h, long one, long two, double tol)
  * application reads), and on a small link of the ring, 27 kB a round,
  * four runs differed by up to 5 of them in a round (330 B) and one pair
  * by 2.01 % over three rounds, about 8 a round. A data segment is a
- * 1,514-byte frame: one
- * too many or too few in a round is still beyond 16 ACKs (1,056 B).
+ * 1,514-byte frame: one too many or too few in every round is still
+ * beyond 16 ACKs a round (1,056 B); the slack is over the rounds
+ * together, so a segment or two in one round of three is not.
  * How many links, asserted to be every link of run one.
  */
 #define LINK_ACKS 16
