@@ -164,12 +164,14 @@ static void receive_until(struct pollfd *pfd, int n, const int *rx,
 #define TG_RT_PPS 50000.0
 #define TG_RT_GIVE_UP_NS 100000000ull	/* behind by this much: ordinary */
 
+static bool tg_realtime;	/* the generator's process: it is now */
+
 static void ordinary(void)
 {
 	struct sched_param sp = { .sched_priority = 0 };
 
-	if (sched_getscheduler(0) != SCHED_OTHER)
-		sched_setscheduler(0, SCHED_OTHER, &sp);
+	if (tg_realtime && !sched_setscheduler(0, SCHED_OTHER, &sp))
+		tg_realtime = false;
 }
 
 static void realtime(const struct tg_flow *f, int n)
@@ -180,7 +182,7 @@ static void realtime(const struct tg_flow *f, int n)
 	for (int i = 0; i < n; i++)
 		pps += f[i].rate_bps / (TG_FRAME * 8.0);
 	if (pps <= TG_RT_PPS)
-		sched_setscheduler(0, SCHED_FIFO, &sp);
+		tg_realtime = !sched_setscheduler(0, SCHED_FIFO, &sp);
 }
 
 /* Send every flow's datagrams as their times come, until all are over. */

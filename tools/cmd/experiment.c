@@ -35,6 +35,7 @@
 #include "twin/lpset.h"
 #include "twin/predict.h"
 #include "twin/sched.h"
+#include "twin/stat.h"
 
 /* ---- scenarios of the points --------------------------------------------- */
 
@@ -142,20 +143,6 @@ static double tf_figure(const struct twin_pt *q, const struct twin_pt *b,
 	}
 }
 
-static int by_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The median of v[0..n), sorted in place. */
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), by_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* One point's medians (m, TF_N of them) on arr: 0, or 1 (said). */
 static int twin_point_json(json_object *arr, long locals, const char *sched,
 			   const double *m)
@@ -238,7 +225,7 @@ static int run_twin_sweep(const struct experiment *x,
 				for (int s = 0; s < ns; s++)
 					v[s] = tf_figure(&q[s], base < 0 ? NULL :
 							 &pt[base * ns + s], j);
-				m[j] = median(v, ns);
+				m[j] = stat_median(v, ns);
 			}
 			if (json) {
 				rc = twin_point_json(arr, x->locals[i],

@@ -140,15 +140,15 @@ int fibre_apply(const char *prefix, const char *a, const char *b, bool up,
 	 * measured as TCP's trouble.
 	 */
 	/* (a caller that owns it already takes no second lock: closing
-	 * one would let go of the process's own) */
+	 * one would let go of the process's own; lab_unlock passes over
+	 * the -1 it has then) */
 	lock = owned ? -1 : lab_lock(prefix, who, err, sizeof(err));
 	if (!owned && lock < 0) {
 		snprintf(msg, len, "%s", err);
 		return 1;
 	}
 	if (!lab_exists(prefix)) {
-		if (lock >= 0)
-			lab_unlock(prefix, lock);
+		lab_unlock(prefix, lock);
 		snprintf(msg, len,
 			 "prefix '%s' is not up ('twinlab up' builds "
 			 "it)",
@@ -156,16 +156,14 @@ int fibre_apply(const char *prefix, const char *a, const char *b, bool up,
 		return 1;
 	}
 	if (!lab_state_get(prefix, "part", part, sizeof(part))) {
-		if (lock >= 0)
-			lab_unlock(prefix, lock);
+		lab_unlock(prefix, lock);
 		snprintf(msg, len, "prefix '%s' holds node %s's part of an "
 			 "emulation only ('up --node'): cut and repair change "
 			 "a whole one", prefix, part);
 		return 1;
 	}
 	rc = fibre_change(prefix, names, up, d, msg, len);
-	if (lock >= 0)
-		lab_unlock(prefix, lock);
+	lab_unlock(prefix, lock);
 	return rc;
 }
 

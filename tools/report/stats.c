@@ -14,13 +14,7 @@
 #include <string.h>
 
 #include "twin/sched.h"
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
+#include "twin/stat.h"
 
 double rp_quantile(double *v, int n, double q)
 {
@@ -28,7 +22,7 @@ double rp_quantile(double *v, int n, double q)
 
 	if (n <= 0)
 		return NAN;
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	stat_sort(v, n);
 	k = (int)ceil(q * n) - 1;
 	return v[k < 0 ? 0 : k >= n ? n - 1 : k];
 }
@@ -40,10 +34,7 @@ double rp_median(double *v, int n)
 	for (int i = 0; i < n; i++)
 		if (isfinite(v[i]))
 			v[k++] = v[i];
-	if (!k)
-		return NAN;
-	qsort(v, (size_t)k, sizeof(*v), cmp_double);
-	return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+	return k ? stat_median(v, k) : NAN;
 }
 
 /* Position in the ops table; unknown schedulers after, by name. */

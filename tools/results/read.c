@@ -120,11 +120,11 @@ static int each_task(sqlite3_stmt *st, void *fn, void *ctx)
 /*
  * A round touched from the live view (a cut, repair or flow no prediction
  * has) is counted but not averaged, as the run itself does; a database
- * from before the mark has none.
+ * from before the mark has none (0).
  */
-#define TOUCHED "(SELECT f.touched FROM fidelity f WHERE f.run = x.run " \
-		"AND f.round = x.round)"
-#define UNTOUCHED(col) "avg(CASE WHEN " TOUCHED " THEN NULL ELSE " col " END)"
+#define TOUCHED "coalesce((SELECT f.touched FROM fidelity f WHERE " \
+		"f.run = x.run AND f.round = x.round), 0)"
+#define UNTOUCHED(col) "avg(CASE WHEN %1$s THEN NULL ELSE " col " END)"
 
 /* The tasks query: `where` picks them (it may bind "?1"). */
 static int tasks_query(struct results_reader *rd, const char *where,
@@ -132,27 +132,16 @@ static int tasks_query(struct results_reader *rd, const char *where,
 {
 	char sql[2048];
 
-	if (rd->has_touched)
-		snprintf(sql, sizeof(sql),
-			 "SELECT t.run, t.task, t.name, t.nlocals, t.blocked,"
-			 " t.failed, t.why, t.pred_round_s, t.pred_bcast_s,"
-			 " t.pred_compute_s, t.pred_upload_s, count(x.round), "
-			 UNTOUCHED("x.round_s") ", " UNTOUCHED("x.bcast_s") ", "
-			 UNTOUCHED("x.compute_s") ", " UNTOUCHED("x.upload_s")
-			 ", total(x.check_ok), total(coalesce(" TOUCHED
-			 ", 0) != 0) FROM tasks t LEFT JOIN rounds x"
-			 " ON x.run = t.run AND x.task = t.task WHERE %s "
-			 "GROUP BY t.run, t.task ORDER BY t.run, t.task", where);
-	else
-		snprintf(sql, sizeof(sql),
-			 "SELECT t.run, t.task, t.name, t.nlocals, t.blocked,"
-			 " t.failed, t.why, t.pred_round_s, t.pred_bcast_s,"
-			 " t.pred_compute_s, t.pred_upload_s, count(x.round),"
-			 " avg(x.round_s), avg(x.bcast_s), avg(x.compute_s),"
-			 " avg(x.upload_s), total(x.check_ok), 0 "
-			 "FROM tasks t LEFT JOIN rounds x"
-			 " ON x.run = t.run AND x.task = t.task WHERE %s "
-			 "GROUP BY t.run, t.task ORDER BY t.run, t.task", where);
+	snprintf(sql, sizeof(sql),
+		 "SELECT t.run, t.task, t.name, t.nlocals, t.blocked,"
+		 " t.failed, t.why, t.pred_round_s, t.pred_bcast_s,"
+		 " t.pred_compute_s, t.pred_upload_s, count(x.round), "
+		 UNTOUCHED("x.round_s") ", " UNTOUCHED("x.bcast_s") ", "
+		 UNTOUCHED("x.compute_s") ", " UNTOUCHED("x.upload_s")
+		 ", total(x.check_ok), total(%1$s != 0) FROM tasks t LEFT JOIN"
+		 " rounds x ON x.run = t.run AND x.task = t.task WHERE %2$s "
+		 "GROUP BY t.run, t.task ORDER BY t.run, t.task",
+		 rd->has_touched ? TOUCHED : "0", where);
 	return sqlite3_prepare_v2(rd->db, sql, -1, st, NULL);
 }
 
@@ -220,16 +209,14 @@ int results_read_links(struct results_reader *rd,
 		       void *ctx, char *err, size_t len)
 {
 	sqlite3_stmt *st;
+	char sql[512];
 
 	/* a round touched from the live view has no prediction to meet */
-	if (sqlite3_prepare_v2(rd->db, rd->has_touched ?
-			       "SELECT run, round, link, bytes FROM links l "
-			       "WHERE NOT EXISTS (SELECT 1 FROM fidelity f "
-			       "WHERE f.run = l.run AND f.round = l.round AND "
-			       "f.touched) ORDER BY run, round" :
-			       "SELECT run, round, link, bytes "
-			       "FROM links ORDER BY run, round", -1, &st,
-			       NULL) != SQLITE_OK)
+	snprintf(sql, sizeof(sql), "SELECT run, round, link, bytes FROM links "
+		 "l %s ORDER BY run, round", rd->has_touched ?
+		 "WHERE NOT EXISTS (SELECT 1 FROM fidelity f WHERE f.run = "
+		 "l.run AND f.round = l.round AND f.touched)" : "");
+	if (sqlite3_prepare_v2(rd->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return read_err(rd, err, len, "the links");
 	return each_row(rd, st, each_link, (void *)fn, ctx, "the links", err,
 			len);

@@ -17,6 +17,7 @@
 #include "tools/session/play.h"
 #include "tools/session/story.h"
 #include "tools/twinlab.h"
+#include "twin/stat.h"
 
 static bool any_running(const struct fleet *f, int ntasks)
 {
@@ -390,13 +391,6 @@ static int round_measure(struct attempt *a, unsigned r, struct att_round *R)
 	return 0;
 }
 
-static int cmp_frac(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* What round r's tasks measured, summed for the run and the monitor. */
 static void round_tally(struct attempt *a, struct att_round *R)
 {
@@ -458,9 +452,7 @@ static void round_tally(struct attempt *a, struct att_round *R)
 		R->mr.round_min_s = 0;
 	/* each task's lateness against its own round: median and worst */
 	if (nfrac) {
-		qsort(a->frac, (size_t)nfrac, sizeof(*a->frac), cmp_frac);
-		R->mr.late_frac_median = nfrac % 2 ? a->frac[nfrac / 2] :
-			(a->frac[nfrac / 2 - 1] + a->frac[nfrac / 2]) / 2;
+		R->mr.late_frac_median = stat_median(a->frac, nfrac);
 		R->mr.late_frac_worst = a->frac[nfrac - 1];
 	}
 	R->mr.min_segments = x->min_segments;

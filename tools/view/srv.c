@@ -726,8 +726,7 @@ static int traffic_start(struct view *v, const char *name, double gbps,
 		tg_stop(v->tg);
 		v->tg = NULL;
 	}
-	if (lock >= 0)
-		lab_unlock(v->prefix, lock);
+	lab_unlock(v->prefix, lock);	/* -1 (owner): nothing */
 	if (e) {
 		snprintf(msg, len, "traffic: %.480s", err);
 		return 1;
