@@ -50,6 +50,7 @@ struct worker {
 	int train_go, train_done;	/* eventfds to and from the trainer */
 	pthread_t trainer;
 	bool has_trainer;
+	bool realtime;			/* the event loop is (loop_urgent) */
 	int64_t trained;		/* trainer's result: samples or -errno */
 	unsigned train_round;
 	struct fl_data mine, test;
@@ -179,6 +180,40 @@ static int aggregate(struct worker *w, bool own)
 		err = fl_encode(w->model.w, w->model.nparams, c->bpp,
 				w->payload, w->wire);
 	return err;
+}
+
+/* ---- the event loop's priority ------------------------------------------ */
+
+/*
+ * Real-time priority for the event loop, below the traffic generator's
+ * and the delay line's: what the loop measures is how soon it acts on an
+ * event, and among hundreds of workers on a few cores ordinary
+ * scheduling makes a woken loop wait for others' time slices. Its work
+ * per event is short (a read, a send, a chunk folded in on a paced
+ * timer); the arithmetic of training stays on the SCHED_IDLE thread. A
+ * loop that falls WK_RT_GIVE_UP_NS behind all the same (the host cannot
+ * keep pace: the run is degraded anyway) goes back to ordinary priority,
+ * so that real-time loops never hold the machine. Refused (no privilege,
+ * a cgroup with no real-time budget): it goes on as it is. Only the
+ * calling thread changes.
+ */
+#define WK_RT_PRIO 3
+#define WK_RT_GIVE_UP_NS 100000000ull
+
+static void loop_urgent(struct worker *w)
+{
+	struct sched_param sp = { .sched_priority = WK_RT_PRIO };
+
+	w->realtime = !sched_setscheduler(0, SCHED_FIFO, &sp);
+}
+
+static void loop_ordinary_if_behind(struct worker *w)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+
+	if (w->realtime && w->rep.late_ns > WK_RT_GIVE_UP_NS &&
+	    !sched_setscheduler(0, SCHED_OTHER, &sp))
+		w->realtime = false;
 }
 
 /* ---- the trainer -------------------------------------------------------- */
@@ -1080,6 +1115,7 @@ static int round_once(struct worker *w, unsigned r)
 		}
 		for (int i = 0; i < n && !err; i++)
 			err = on_event(w, &s, ev[i].data.u64);
+		loop_ordinary_if_behind(w);
 	}
 	if (!err && c->model == 0)
 		err = finish_root(w, &s);
@@ -1145,6 +1181,8 @@ int worker_run(const struct wk_conf *c)
 				    "or not whole" : strerror(-err));
 	}
 	rc = setup_net(&w);
+	if (!rc)
+		loop_urgent(&w);
 	for (unsigned r = c->first_round ? c->first_round : 1;
 	     !rc && r <= c->rounds; r++)
 		rc = round_once(&w, r);
