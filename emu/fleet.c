@@ -818,8 +818,12 @@ int fleet_ready(struct fleet *f, char *err, size_t len)
 
 	if (err && len)
 		err[0] = '\0';
-	for (int t = 0; t < f->p->ntasks; t++)
-		any = any || (f->t[t].awaited = f->t[t].starting);
+	/* every task's mark set anew: one left from an earlier call would
+	 * count a task that ended meanwhile as one that did not start */
+	for (int t = 0; t < f->p->ntasks; t++) {
+		f->t[t].awaited = f->t[t].starting;
+		any = any || f->t[t].awaited;
+	}
 	/* all at once: their workers connect to each other meanwhile */
 	if (any)
 		collect(f, WK_READY, 0,
@@ -827,7 +831,8 @@ int fleet_ready(struct fleet *f, char *err, size_t len)
 	for (int t = 0; t < f->p->ntasks; t++) {
 		struct ftask *ft = &f->t[t];
 
-		if (!ft->awaited || ft->live)
+		/* one that left while it started (ended) did not fail */
+		if (!ft->awaited || ft->live || ft->ended)
 			continue;
 		if (!failed++ && err && len)
 			snprintf(err, len, "task '%s' did not start: %s",

@@ -1512,6 +1512,29 @@ Test(run, json_is_the_run_as_stored)
 
 
 /*
+ * The shipped teaching example at three rounds' worth of events: each
+ * move's set-up (reconfig_ms a new lightpath) outlasts the events that
+ * follow, so t1 leaves while the workers of its move are still starting.
+ * Leaving is no failure: nobody is said not to have started, and the run
+ * goes on with the others.
+ */
+Test(run, a_task_that_leaves_while_its_move_starts_has_not_failed)
+{
+	struct run_cmd c;
+	char *o;
+
+	run_cmd(&c, "scenarios/teaching-ring.yaml", "mst", 6, "4", "--events",
+		"scenarios/events/teaching-ring-cut.yaml", "--reschedule",
+		"full", NULL);
+	cr_assert_eq(wait_run(spawn_run(c.argv)), 0, "%s", output());
+	o = output();
+	cr_assert(strstr(o, "task 't1' carries on over its new trees (the cut "
+			    "at 0.05 s)"), "%s", o);
+	cr_expect(!strstr(o, "did not start"), "%s", o);
+	cr_expect(!strstr(o, "FAILED"), "%s", o);
+}
+
+/*
  * Re-placement live (--reschedule none): a ring of four 500 km fibres,
  * t1 (sA -> sB) over A-B, t2 (sC -> sD) over C-D; A-B is cut 0.1 s in
  * and never repaired. The run moves t1 the long way round (A-D-C-B) once

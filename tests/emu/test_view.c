@@ -537,6 +537,97 @@ static void first_event(int port, const char *token, char *buf, size_t len)
 }
 
 /*
+ * The tree of the task named `name` that runs in the topology's plan
+ * (not blocked), as JSON text into buf: its broadcast paths; and its
+ * index in the plan's tasks. -1 when none runs.
+ */
+static int running_tree(const char *topo_text, const char *name, char *buf,
+			size_t len)
+{
+	struct json_object *o = json_tokener_parse(topo_text), *tasks;
+	int at = -1;
+
+	cr_assert_not_null(o, "%.300s", topo_text);
+	cr_assert(json_object_object_get_ex(o, "tasks", &tasks));
+	for (size_t i = 0; at < 0 && i < json_object_array_length(tasks); i++) {
+		struct json_object *t = json_object_array_get_idx(tasks, i);
+		struct json_object *n, *b, *tree;
+
+		json_object_object_get_ex(t, "name", &n);
+		json_object_object_get_ex(t, "blocked", &b);
+		if (strcmp(json_object_get_string(n), name) ||
+		    json_object_get_boolean(b))
+			continue;
+		cr_assert(json_object_object_get_ex(t, "broadcast", &tree));
+		snprintf(buf, len, "%s", json_object_to_json_string(tree));
+		at = (int)i;
+	}
+	json_object_put(o);
+	return at;
+}
+
+/*
+ * A run that follows its timeline live (--events, --reschedule): once a
+ * cut has moved a task to new trees, the view's plan is the epoch's, so
+ * the page draws the trees the task runs over, not those it left.
+ */
+Test(view, a_run_shows_the_trees_a_cut_moves_tasks_to)
+{
+	char *bin = getenv("TWINLAB"), line[1024], path[160], out[1 << 16];
+	char ev[80], db[64], before[4096], after[4096];
+	char *argv[] = { bin, "run", "scenarios/teaching-ring.yaml",
+			 "--prefix", prefix, "--rounds", "6",
+			 "--dilation", "8", "--db", db, "--events", ev,
+			 "--reschedule", "full", "--view", NULL };
+	char token[64] = "";
+	int port = 0, status, at0, at1;
+	bool moved = false, round = false;
+	FILE *rd;
+
+	cr_assert_not_null(bin, "TWINLAB not set");
+	snprintf(db, sizeof(db), "/tmp/%s-view.db", prefix);
+	snprintf(ev, sizeof(ev), "/tmp/%s-cut.yaml", prefix);
+	/* a cut never repaired: the epoch it brings stays */
+	tl_write(ev, "events:\n  - {at_s: 0.05, cut: {a: A, b: B}}\n");
+	rd = fdopen(spawn_out(argv), "r");
+	cr_assert_not_null(rd);
+	while (!round && fgets(line, sizeof(line), rd)) {
+		if (!port)
+			sscanf(line, "view: http://127.0.0.1:%d/?token=%32s",
+			       &port, token);
+		round = !strncmp(line, "round 1/", 8);
+	}
+	cr_assert(port > 0 && round, "no view, or no round 1");
+	snprintf(path, sizeof(path), "/topology?token=%s", token);
+	cr_assert_eq(get(port, path, out, sizeof(out)), 200);
+	at0 = running_tree(strstr(out, "\r\n\r\n") + 4, "t2", before,
+			   sizeof(before));
+	cr_assert_geq(at0, 0, "t2 does not run in round 1: %.500s", out);
+	/* its move, then the round that runs it over its new trees */
+	round = false;
+	while (!round && fgets(line, sizeof(line), rd)) {
+		moved = moved || strstr(line, "task 't2' carries on over its "
+					"new trees (the cut at 0.05 s)");
+		round = moved && !strncmp(line, "round ", 6);
+	}
+	cr_assert(round, "t2 was never moved");
+	cr_assert_eq(get(port, path, out, sizeof(out)), 200);
+	at1 = running_tree(strstr(out, "\r\n\r\n") + 4, "t2", after,
+			   sizeof(after));
+	cr_assert_gt(at1, at0, "the view still shows t2 as it was: %s", after);
+	cr_expect_str_neq(before, after, "t2's new trees are its old ones");
+	while (fgets(line, sizeof(line), rd))
+		;
+	fclose(rd);
+	cr_assert_eq(waitpid(view, &status, 0), view);
+	view = -1;
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d",
+		  status);
+	unlink(ev);
+	unlink(db);
+}
+
+/*
  * run --view: the run says the view's address first; once its first
  * round is over, the view shows the run's network; a signal ends the run
  * (aborted, torn down) and the view with it.

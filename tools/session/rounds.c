@@ -238,6 +238,8 @@ static int round_predict(struct attempt *a, unsigned r, struct att_round *R)
 					       story_since_s(a->t0, n)),
 				R->t_r);
 		R->pr = x->set->plan[R->ein];
+		/* the page draws the trees of the epoch in force */
+		view_srv_plan(x->view, R->pr);
 		/* tasks still starting are not in this round */
 		plan_free(a->own);
 		a->own = NULL;

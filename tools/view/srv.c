@@ -692,8 +692,11 @@ static int traffic_start(struct view *v, const char *name, double gbps,
 		snprintf(msg, len, "nothing is shown yet");
 		return 1;
 	}
+	/* the task of that name that runs now (a followed timeline's plan
+	 * lists a task again, blocked, where it runs over new trees) */
 	for (int i = 0; name && i < v->p->ntasks; i++)
-		if (!strcmp(v->p->tasks[i].task->name, name))
+		if (!strcmp(v->p->tasks[i].task->name, name) &&
+		    (t < 0 || v->p->tasks[t].blocked))
 			t = i;
 	if (t < 0 || isnan(gbps) || isnan(for_s) ||
 	    for_s * v->dilation > 600) {
@@ -1043,6 +1046,29 @@ int view_srv_show(struct view *v, const char *prefix, const struct plan *p,
 	pthread_mutex_unlock(&v->mu);
 	pthread_mutex_unlock(&v->shown);
 	return e;
+}
+
+void view_srv_plan(struct view *v, const struct plan *p)
+{
+	char *topo;
+
+	if (!v)
+		return;
+	pthread_mutex_lock(&v->shown);
+	/* a set's epochs: one scenario, the same lightpaths in each */
+	if (v->prefix[0] && v->p && p && v->p != p && p->sc == v->p->sc &&
+	    p->net->nlp == v->p->net->nlp) {
+		topo = topology_json(p, v->a, v->prefix, v->dilation);
+		if (topo) {
+			v->p = p;
+			pthread_mutex_lock(&v->mu);
+			free(v->topology);
+			v->topology = topo;
+			v->topo_seq++;
+			pthread_mutex_unlock(&v->mu);
+		}
+	}
+	pthread_mutex_unlock(&v->shown);
 }
 
 unsigned view_srv_changes(struct view *v, bool *in_force)

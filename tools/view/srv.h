@@ -48,6 +48,16 @@ int view_srv_show(struct view *v, const char *prefix, const struct plan *p,
 		  const struct addressing *a, double dilation);
 
 /*
+ * view_srv_plan - p's trees shown from now on in place of the plan's: an
+ * epoch of a followed timeline (twin/lpset.h), over the same lightpaths
+ * and addresses. What is shown stays (its counters, the run's clock, the
+ * page's changes); the page draws the trees again. Nothing when nothing
+ * is shown, p is, or p is over other lightpaths. p must outlive what is
+ * shown, as view_srv_show's.
+ */
+void view_srv_plan(struct view *v, const struct plan *p);
+
+/*
  * view_srv_changes - how many cuts, repairs and flows the page has made
  * (the teacher's, which no plan or prediction knows of), and whether one
  * is in force now (a fibre cut from the page, its traffic flowing): a

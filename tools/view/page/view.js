@@ -168,7 +168,10 @@ function showTask(name) {
   $('send').disabled = !name;
   if (!cy) return;
   cy.edges().removeClass('bcast upload');
-  const task = topo.tasks.find((x) => x.name === name);
+  // a followed timeline's epoch lists a task again where it runs over
+  // new trees, the one before it blocked: the one that runs
+  const task = topo.tasks.find((x) => x.name === name && !x.blocked) ||
+               topo.tasks.find((x) => x.name === name);
   if (!task) return;
   for (const [tree, cls] of [[task.broadcast, 'bcast'],
                              [task.upload, 'upload']])
@@ -277,6 +280,7 @@ async function loadTopology(seq) {
     const r = await fetch('topology' + q);
     if (!r.ok) { problem('the view refused: ' + r.status); return; }
     const t = await r.json();
+    const picked = $('task').value;
     topoSeq = seq;
     if (cy) { cy.destroy(); cy = null; }
     $('task').replaceChildren(new Option('(none)', ''));
@@ -294,13 +298,19 @@ async function loadTopology(seq) {
     $('facts').textContent = `prefix ${topo.prefix} · dilation ` +
         `${topo.dilation} · ${topo.tasks.length} tasks · ` +
         `${topo.lightpaths.length} lightpaths`;
-    for (const t2 of topo.tasks) $('task').append(new Option(t2.name, t2.name));
+    for (const name of new Set(topo.tasks.map((t2) => t2.name)))
+      $('task').append(new Option(name, name));
     for (const n of topo.graph.nodes)
       if (n.kind === 'server') servers.add(n.name);
     for (const l of topo.graph.links) linkEdge.set(l.i, edgeOfLink(l.name));
     if (typeof cytoscape === 'function') draw(topo);
     else problem('cytoscape.js is not installed: the set-up installs it ' +
                  '(npm install in tools/view); the load is listed only');
+    // the same run's trees again (an epoch came in): the task stays picked
+    if (picked && topo.tasks.some((t2) => t2.name === picked)) {
+      $('task').value = picked;
+      showTask(picked);
+    }
   } finally {
     loading = false;
   }
