@@ -537,6 +537,27 @@ static void first_event(int port, const char *token, char *buf, size_t len)
 }
 
 /*
+ * A run --view's output (rd) read to the end of its first round: the
+ * view's port, its token in token[64].
+ */
+static int view_of_run(FILE *rd, char *token)
+{
+	char line[1024];
+	bool round1 = false;
+	int port = 0;
+
+	while (!round1 && fgets(line, sizeof(line), rd)) {
+		if (!port)
+			sscanf(line, "view: http://127.0.0.1:%d/?token=%32s",
+			       &port, token);
+		round1 = !strncmp(line, "round 1/", 8);
+	}
+	cr_assert_gt(port, 0, "no view address said");
+	cr_assert(round1, "the run ended before its first round");
+	return port;
+}
+
+/*
  * The tree of the task named `name` that runs in the topology's plan
  * (not blocked), as JSON text into buf: its broadcast paths; and its
  * index in the plan's tasks. -1 when none runs.
@@ -580,7 +601,7 @@ Test(view, a_run_shows_the_trees_a_cut_moves_tasks_to)
 			 "--dilation", "8", "--db", db, "--events", ev,
 			 "--reschedule", "full", "--view", NULL };
 	char token[64] = "";
-	int port = 0, status, at0, at1;
+	int port, status, at0, at1;
 	bool moved = false, round = false;
 	FILE *rd;
 
@@ -591,13 +612,7 @@ Test(view, a_run_shows_the_trees_a_cut_moves_tasks_to)
 	tl_write(ev, "events:\n  - {at_s: 0.05, cut: {a: A, b: B}}\n");
 	rd = fdopen(spawn_out(argv), "r");
 	cr_assert_not_null(rd);
-	while (!round && fgets(line, sizeof(line), rd)) {
-		if (!port)
-			sscanf(line, "view: http://127.0.0.1:%d/?token=%32s",
-			       &port, token);
-		round = !strncmp(line, "round 1/", 8);
-	}
-	cr_assert(port > 0 && round, "no view, or no round 1");
+	port = view_of_run(rd, token);
 	snprintf(path, sizeof(path), "/topology?token=%s", token);
 	cr_assert_eq(get(port, path, out, sizeof(out)), 200);
 	at0 = running_tree(strstr(out, "\r\n\r\n") + 4, "t2", before,
@@ -640,9 +655,8 @@ Test(view, a_run_shows_itself)
 			 "--dilation", "4", "--db", NULL, "--view", NULL };
 	char db[64];
 	FILE *rd;
-	int fds[2], port = 0, status;
+	int fds[2], port, status;
 	char token[64] = "";
-	bool round1 = false;
 
 	cr_assert_not_null(bin, "TWINLAB not set");
 	snprintf(db, sizeof(db), "/tmp/%s-view.db", prefix);
@@ -650,14 +664,7 @@ Test(view, a_run_shows_itself)
 	fds[0] = spawn_out(argv);
 	rd = fdopen(fds[0], "r");
 	cr_assert_not_null(rd);
-	while (!round1 && fgets(line, sizeof(line), rd)) {
-		if (!port)
-			sscanf(line, "view: http://127.0.0.1:%d/?token=%32s",
-			       &port, token);
-		round1 = !strncmp(line, "round 1/", 8);
-	}
-	cr_assert_gt(port, 0, "no view address said");
-	cr_assert(round1, "the run ended before its first round");
+	port = view_of_run(rd, token);
 	snprintf(path, sizeof(path), "/topology?token=%s", token);
 	cr_expect_eq(get(port, path, out, sizeof(out)), 200);
 	cr_expect(strstr(out, "\"scenario\":\"teaching-ring\""), "%.300s",

@@ -811,6 +811,73 @@ static bool deployable(const struct run_ctx *x, const struct scenario *sc)
 	return true;
 }
 
+/*
+ * The run's plan of sc: every epoch of its timeline (o->follow) or the
+ * plan alone, predicted and addressed, and its JSON for the record. 0,
+ * or the exit status after saying why (what was made is x's, freed with
+ * it).
+ */
+static int plan_run(struct run_ctx *x, struct scenario *sc,
+		    const struct session_opts *o)
+{
+	char err[512];
+	int e = 0;
+
+	if (o->follow) {
+		e = follow(x, sc, o->resched);
+		if (e)
+			return e;
+	} else {
+		x->p = sched_plan(sc, x->ops);
+		if (!x->p)
+			e = -errno;
+		if (!e)
+			e = plan_traffic_windows(x->p, 0);
+		if (!e)
+			e = plan_cut_windows(x->p, 0);
+		if (e) {
+			session_say(x, "cannot schedule '%s': %s", sc->name,
+				    strerror(-e));
+			return EXIT_USAGE;
+		}
+		e = x->predict(x->p);
+		if (e) {
+			session_say(x, "cannot predict a round of '%s': %s",
+				    sc->name, predict_strerror(e));
+			return EXIT_USAGE;
+		}
+	}
+	story_print_traffic(x->out, x->p, x->set);
+	for (int t = 0; t < x->p->ntasks; t++) {
+		struct wire_msg wm;
+
+		if (!x->p->tasks[t].blocked &&
+		    !wire_message(sc, x->p->tasks[t].task, &wm) &&
+		    (!x->min_segments || wm.segments < x->min_segments))
+			x->min_segments = wm.segments;
+	}
+	if (fleet_check_memory(x->p, x->fo.samples_per_local, !o->deployed,
+			       err, sizeof(err))) {
+		session_say(x, "%s", err);
+		return EXIT_USAGE;
+	}
+	x->a = addressing_new(x->p);
+	if (!x->a) {
+		session_say(x, "cannot address '%s': %s", sc->name,
+			    strerror(errno));
+		return 1;
+	}
+	{
+		struct json_object *j = plan_json(x->tl ? x->tl->e[0].plan :
+							  x->p);
+
+		x->json_text = j ? strdup(json_object_to_json_string(j)) :
+				   NULL;
+		json_object_put(j);
+	}
+	return 0;
+}
+
 int session_run(const struct session_opts *o, struct session_result *res)
 {
 	struct run_ctx x = {
@@ -863,61 +930,10 @@ int session_run(const struct session_opts *o, struct session_result *res)
 			goto out;
 		}
 	}
-	if (o->follow) {
-		rc = follow(&x, sc, o->resched);
-		if (rc)
-			goto out;
-		rc = 1;
-	} else {
-		int e = 0;
-
-		x.p = sched_plan(sc, x.ops);
-		if (!x.p)
-			e = -errno;
-		if (!e)
-			e = plan_traffic_windows(x.p, 0);
-		if (!e)
-			e = plan_cut_windows(x.p, 0);
-		if (e) {
-			session_say(&x, "cannot schedule '%s': %s", sc->name,
-			    strerror(-e));
-			rc = EXIT_USAGE;
-			goto out;
-		}
-		e = x.predict(x.p);
-		if (e) {
-			session_say(&x, "cannot predict a round of '%s': %s", sc->name,
-			    predict_strerror(e));
-			rc = EXIT_USAGE;
-			goto out;
-		}
-	}
-	story_print_traffic(x.out, x.p, x.set);
-	for (int t = 0; t < x.p->ntasks; t++) {
-		struct wire_msg wm;
-
-		if (!x.p->tasks[t].blocked &&
-		    !wire_message(sc, x.p->tasks[t].task, &wm) &&
-		    (!x.min_segments || wm.segments < x.min_segments))
-			x.min_segments = wm.segments;
-	}
-	if (fleet_check_memory(x.p, x.fo.samples_per_local, !o->deployed,
-			       err, sizeof(err))) {
-		session_say(&x, "%s", err);
-		rc = EXIT_USAGE;
+	rc = plan_run(&x, sc, o);
+	if (rc)
 		goto out;
-	}
-	x.a = addressing_new(x.p);
-	if (!x.a) {
-		session_say(&x, "cannot address '%s': %s", sc->name, strerror(errno));
-		goto out;
-	}
-	{
-		struct json_object *j = plan_json(x.tl ? x.tl->e[0].plan : x.p);
-
-		x.json_text = j ? strdup(json_object_to_json_string(j)) : NULL;
-		json_object_put(j);
-	}
+	rc = 1;
 	if (!x.deployed && (x.set || o->hosts > 1) &&
 	    lab_exists(x.lo.prefix)) {
 		session_say(&x, "prefix '%s' is up: a run %s builds its own "
