@@ -83,7 +83,8 @@ struct dl_live {
 	_Atomic uint64_t accepted;	/* packets accepted at their deadline */
 	_Atomic uint64_t late_ns_sum;	/* how late, summed over those */
 	_Atomic uint64_t late_ns_max;	/* the worst since a reader reset it */
-	_Atomic uint64_t starts;	/* times a delay line bound its queues */
+	_Atomic uint64_t starts;	/* times a line of the delay line bound
+				 * its queues (each once at the start) */
 };
 
 /*

@@ -7,6 +7,8 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -16,11 +18,16 @@
 #include "proc.h"
 
 static volatile sig_atomic_t dl_stop;
+/* the supervisor's lines (0: none); a line's own copy is all 0 */
+static volatile pid_t lines_pid[DLSUP_LINES_MAX];
 
 static void on_term(int sig)
 {
 	(void)sig;
 	dl_stop = 1;
+	for (int i = 0; i < DLSUP_LINES_MAX; i++)
+		if (lines_pid[i] > 0)
+			kill(lines_pid[i], SIGTERM);
 }
 
 static void close_pair(int fd[2])
@@ -30,50 +37,186 @@ static void close_pair(int fd[2])
 			close(fd[i]);
 }
 
+/*
+ * The lines: the queues split by namespace into at most one group per
+ * CPU (DLSUP_LINES_MAX), each namespace whole in one group (its queues
+ * share one socket), the next namespace to the group with the fewest
+ * queues. A verdict forwards the packets it accepts on through the
+ * kernel in the accepting thread (routing, shapers, the next veth, TCP
+ * at the far end), so one line would do all of the network's work after
+ * every delay on one core. q is regrouped in place: line i has count[i]
+ * queues from start[i]. Returns the number of lines.
+ */
+static int split_lines(struct dl_queue *q, int n, int *start, int *count)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int k = cpus < 1 ? 1 : cpus > DLSUP_LINES_MAX ? DLSUP_LINES_MAX :
+		(int)cpus;
+	struct dl_queue *sorted = malloc((size_t)n * sizeof(*q));
+	int *line = malloc((size_t)n * sizeof(*line));
+	int nns = 0, at = 0;
+
+	if (!sorted || !line) {
+		free(sorted);
+		free(line);
+		start[0] = 0;
+		count[0] = n;
+		return 1;
+	}
+	for (int i = 0; i < k; i++)
+		count[i] = 0;
+	for (int i = 0; i < n; i++) {
+		int j = 0;
+
+		while (j < i && strcmp(q[j].netns, q[i].netns))
+			j++;
+		if (j < i) {		/* its namespace has its line */
+			line[i] = line[j];
+			count[line[i]]++;
+			continue;
+		}
+		line[i] = 0;
+		for (int l = 1; l < k; l++)
+			if (count[l] < count[line[i]])
+				line[i] = l;
+		count[line[i]]++;
+		nns++;
+	}
+	if (nns < k)
+		k = nns;
+	for (int l = 0; l < k; l++) {
+		start[l] = at;
+		for (int i = 0; i < n; i++)
+			if (line[i] == l)
+				sorted[at++] = q[i];
+	}
+	memcpy(q, sorted, (size_t)n * sizeof(*q));
+	free(sorted);
+	free(line);
+	return k;
+}
+
+/* A line's process: the delay line over its queues, at real-time. */
+static pid_t start_line(const struct dl_queue *q, int n, int ready_fd,
+			struct dl_live *live)
+{
+	pid_t w = fork();
+
+	if (w == 0) {
+		struct sched_param sp = { .sched_priority = 10 };
+		struct dl_stats st;
+		sigset_t none;
+
+		for (int i = 0; i < DLSUP_LINES_MAX; i++)
+			lines_pid[i] = 0;
+		sigemptyset(&none);	/* the supervisor forks it blocked */
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		/* nothing of the supervisor's but its own ready pipe */
+		if (ready_fd >= 0) {
+			if (dup2(ready_fd, 3) < 0)
+				_exit(1);
+			ready_fd = 3;
+		}
+		close_range(ready_fd >= 0 ? 4 : 3, ~0u, 0);
+		/*
+		 * Real-time priority: the delay line's error is its
+		 * wake-up latency, which ordinary scheduling on a busy
+		 * machine stretches. Its polling is capped, so it cannot
+		 * starve the machine; if refused, go on.
+		 */
+		sched_setscheduler(0, SCHED_FIFO, &sp);
+		_exit(delayline_run_shared(q, n, ready_fd, &dl_stop, live,
+					   &st) ? 1 : 0);
+	}
+	return w;
+}
+
+/*
+ * Every line bound: each writes one byte on the pipe (rfd, the read end)
+ * and closes its end; one that fails closes it without. k bytes, or
+ * false at end of file or on SIGTERM.
+ */
+static bool lines_ready(int rfd, int k)
+{
+	int got = 0;
+
+	while (got < k && !dl_stop) {
+		char c[DLSUP_LINES_MAX];
+		ssize_t r = read(rfd, c, sizeof(c));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		got += (int)r;
+	}
+	return got >= k;
+}
+
 static void __attribute__((noreturn))
-supervise(const struct dl_queue *q, int n, int ready_fd,
+supervise(const struct dl_queue *q0, int n, int ready_fd,
 	  struct dl_live *live)
 {
 	struct sigaction sa = { .sa_handler = on_term };
-	int restarts = 0;
+	int start[DLSUP_LINES_MAX], count[DLSUP_LINES_MAX], rp[2], k;
+	struct dl_queue *q = malloc((size_t)n * sizeof(*q));
+	int restarts = 0, running = 0;
+	sigset_t term, old;
+	bool ok;
 
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigaddset(&term, SIGINT);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	while (!dl_stop && restarts < DLSUP_RESTARTS) {
-		pid_t w = fork();
-		int status;
+	if (!q || pipe(rp))
+		_exit(1);
+	memcpy(q, q0, (size_t)n * sizeof(*q));
+	k = split_lines(q, n, start, count);
+	for (int i = 0; i < k && !dl_stop; i++) {
+		pid_t w;
 
+		/* the handler sees every line it must end */
+		sigprocmask(SIG_BLOCK, &term, &old);
+		w = start_line(q + start[i], count[i], rp[1], live);
+		lines_pid[i] = w > 0 ? w : 0;
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		running += w > 0;
+	}
+	close(rp[1]);
+	ok = running == k && lines_ready(rp[0], k);
+	close(rp[0]);
+	if (ok)
+		(void)!write(ready_fd, "r", 1);
+	close(ready_fd);	/* not ready: the waiter sees end of file */
+	if (!ok)
+		on_term(SIGTERM);
+	/* each line until it stops; one that dies is started again */
+	while (running > 0) {
+		int status, i = 0;
+		pid_t w = waitpid(-1, &status, 0);
+
+		if (w < 0 && errno == EINTR)
+			continue;
 		if (w < 0)
-			_exit(1);
-		if (w == 0) {
-			struct sched_param sp = { .sched_priority = 10 };
-			struct dl_stats st;
-
-			prctl(PR_SET_PDEATHSIG, SIGTERM);
-			/*
-			 * Real-time priority: the delay line's error is its
-			 * wake-up latency, which ordinary scheduling on a
-			 * busy machine stretches. Its polling is capped, so
-			 * it cannot starve the machine; if refused, go on.
-			 */
-			sched_setscheduler(0, SCHED_FIFO, &sp);
-			_exit(delayline_run_shared(q, n, ready_fd, &dl_stop,
-						   live, &st) ? 1 : 0);
-		}
-		if (ready_fd >= 0) {
-			close(ready_fd);
-			ready_fd = -1;
-		}
-		while (waitpid(w, &status, 0) < 0) {
-			if (errno != EINTR)
-				_exit(1);
-			if (dl_stop)
-				kill(w, SIGTERM);
-		}
-		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 			break;
-		restarts++;
-		usleep(100 * 1000);
+		while (i < k && lines_pid[i] != w)
+			i++;
+		if (i == k)
+			continue;
+		running--;
+		sigprocmask(SIG_BLOCK, &term, &old);
+		lines_pid[i] = 0;
+		if (!dl_stop && !(WIFEXITED(status) && !WEXITSTATUS(status)) &&
+		    restarts < DLSUP_RESTARTS) {
+			restarts++;
+			usleep(100 * 1000);
+			w = start_line(q + start[i], count[i], -1, live);
+			lines_pid[i] = w > 0 ? w : 0;
+			running += w > 0;
+		}
+		sigprocmask(SIG_SETMASK, &old, NULL);
 	}
 	_exit(0);
 }

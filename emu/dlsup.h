@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The delay line's supervisor: a process of its own (a new session, named
- * by lab_delay_name) that runs delayline_run() in a child at real-time
- * priority and starts it again if it dies — it holds no state the kernel
- * does not: held packets are lost with it, new ones queue in the kernel
- * until it is back — at most DLSUP_RESTARTS times. SIGTERM stops both.
+ * by lab_delay_name) that runs delayline_run() in children at real-time
+ * priority, one line per CPU (at most DLSUP_LINES_MAX) over the queues of
+ * its share of the namespaces, and starts a line again if it dies — it
+ * holds no state the kernel does not: held packets are lost with it, new
+ * ones queue in the kernel until it is back — at most DLSUP_RESTARTS
+ * times in all. A verdict forwards what it accepts on through the kernel
+ * in the line's own thread, so the lines share the network's work over
+ * the cores. SIGTERM stops them all.
  */
 #ifndef EMU_DLSUP_H
 #define EMU_DLSUP_H
@@ -15,6 +19,7 @@
 #include "delayline.h"
 
 #define DLSUP_RESTARTS 20
+#define DLSUP_LINES_MAX 8
 #define DLSUP_READY_MS 10000
 
 /*

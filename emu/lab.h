@@ -221,8 +221,10 @@ int lab_record_pid(const char *prefix, pid_t pid, unsigned long long start,
 int lab_delay_pid(const char *prefix, pid_t *pid);
 
 /*
- * lab_delay_line - the delay line the supervisor sup runs now (its
- * child), 0 if none: a different pid after a while means it restarted.
+ * lab_delay_line - a delay line the supervisor sup runs now (its first
+ * child; emu/dlsup.h: one line per CPU), 0 if none: a different pid
+ * after a while means one restarted. (Each line also counts its starts
+ * in the live counters: struct dl_live.)
  */
 pid_t lab_delay_line(pid_t sup);
 

@@ -185,19 +185,21 @@ static int aggregate(struct worker *w, bool own)
 /* ---- the event loop's priority ------------------------------------------ */
 
 /*
- * Real-time priority for the event loop, below the traffic generator's
- * and the delay line's: what the loop measures is how soon it acts on an
- * event, and among hundreds of workers on a few cores ordinary
- * scheduling makes a woken loop wait for others' time slices. Its work
- * per event is short (a read, a send, a chunk folded in on a paced
- * timer); the arithmetic of training stays on the SCHED_IDLE thread. A
- * loop that falls WK_RT_GIVE_UP_NS behind all the same (the host cannot
- * keep pace: the run is degraded anyway) goes back to ordinary priority,
- * so that real-time loops never hold the machine. Refused (no privilege,
- * a cgroup with no real-time budget): it goes on as it is. Only the
+ * Real-time priority for the event loop, above the delay line's lines and
+ * the traffic generator: what the loop measures is how soon it acts on
+ * an event, and among hundreds of workers on a few cores ordinary
+ * scheduling makes a woken loop wait for others' time slices, and a loop
+ * below the delay line waits while its lines forward packets on every
+ * core. Its work per event is short (a read, a send, a chunk folded in
+ * on a paced timer) and a late loop idles a whole transfer's link; the
+ * arithmetic of training stays on the SCHED_IDLE thread. A loop that
+ * falls WK_RT_GIVE_UP_NS behind all the same (the host cannot keep pace:
+ * the run is degraded anyway) goes back to ordinary priority, so that
+ * real-time loops never hold the machine. Refused (no privilege, a
+ * cgroup with no real-time budget): it goes on as it is. Only the
  * calling thread changes.
  */
-#define WK_RT_PRIO 3
+#define WK_RT_PRIO 11
 #define WK_RT_GIVE_UP_NS 100000000ull
 
 static void loop_urgent(struct worker *w)

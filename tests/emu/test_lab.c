@@ -292,6 +292,28 @@ Test(lab, a_routers_own_traffic_is_delayed_too)
 		  "min RTT %.3f ms (scenario), plan %.3f ms", rtt[0], want);
 }
 
+/* The supervisor's lines (its children): how many, and whether pid is
+ * one of them. */
+static int lines_of(pid_t sup, pid_t pid, bool *has)
+{
+	char path[64];
+	long v;
+	int n = 0;
+	FILE *f;
+
+	*has = false;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)sup,
+		 (int)sup);
+	f = fopen(path, "re");
+	cr_assert_not_null(f);
+	while (fscanf(f, "%ld", &v) == 1) {
+		*has = *has || v == pid;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
 /*
  * The delay line publishes what it does while it runs (the fidelity
  * monitor's view of it): every packet it held counts, with its lateness,
@@ -305,10 +327,18 @@ Test(lab, the_delay_line_publishes_its_lateness)
 	uint64_t n0, sum0;
 	double rtt[10];
 	int got, fd;
+	bool has;
 
 	build(line3_at("1000"), &sched_mst, true);
 	cr_assert_eq(lab_delay_live_open(prefix, &l), 0);
-	cr_assert_eq(atomic_load(&l->starts), 1);
+	/* each line of the delay line bound its queues once */
+	{
+		pid_t sup = 0;
+
+		cr_assert_eq(lab_delay_pid(prefix, &sup), 0);
+		cr_assert_eq(atomic_load(&l->starts),
+			     (uint64_t)lines_of(sup, 0, &has));
+	}
 	n0 = atomic_load(&l->accepted);
 	sum0 = atomic_load(&l->late_ns_sum);
 	atomic_store(&l->late_ns_max, 0);
@@ -900,22 +930,29 @@ Test(lab, down_acts_only_on_what_the_state_proves)
  */
 Test(lab, the_delay_line_is_found_and_restarts)
 {
-	pid_t sup = 0, line, again = 0;
+	pid_t sup = 0, line;
+	int lines, now = 0;
+	bool has = true;
 
 	build(line3_at("1000"), &sched_mst, true);
 	cr_assert_eq(lab_delay_pid(prefix, &sup), 0);
 	cr_assert_eq(sup, delay_pid());
 	line = lab_delay_line(sup);
 	cr_assert_gt(line, 1);
+	lines = lines_of(sup, line, &has);
+	cr_assert(has && lines >= 1);
 	cr_assert_eq(kill(line, SIGKILL), 0);
-	/* the supervisor restarts it within ~0.1 s; allow 10 s */
+	/* the supervisor starts that line again within ~0.1 s (as many
+	 * lines as before, the killed one not among them); allow 10 s */
 	for (int i = 0; i < 1000; i++) {
-		again = lab_delay_line(sup);
-		if (again && again != line)
+		now = lines_of(sup, line, &has);
+		if (now == lines && !has)
 			break;
 		usleep(10000);
 	}
-	cr_assert(again && again != line, "not restarted: %d", (int)again);
+	cr_assert(now == lines && !has, "not restarted: %d of %d lines, the "
+		  "killed one %s", now, lines, has ? "still listed" : "gone");
+	cr_assert_gt(lab_delay_line(sup), 1);
 	cr_assert_eq(lab_delay_pid(prefix, &sup), 0, "the supervisor too died");
 	cr_assert_eq(lab_down(prefix, NULL, NULL) > 0, 1);
 	cr_assert_eq(lab_delay_pid(prefix, &sup), -ENOENT);
