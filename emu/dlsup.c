@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proc.h"
@@ -132,65 +133,47 @@ static pid_t start_line(const struct dl_queue *q, int n, int ready_fd,
 	return w;
 }
 
-/*
- * Every line bound: each writes one byte on the pipe (rfd, the read end)
- * and closes its end; one that fails closes it without. k bytes, or
- * false at end of file or on SIGTERM.
- */
-static bool lines_ready(int rfd, int k)
-{
-	int got = 0;
-
-	while (got < k && !dl_stop) {
-		char c[DLSUP_LINES_MAX];
-		ssize_t r = read(rfd, c, sizeof(c));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return false;
-		got += (int)r;
-	}
-	return got >= k;
-}
-
 static void __attribute__((noreturn))
 supervise(const struct dl_queue *q0, int n, int ready_fd,
 	  struct dl_live *live)
 {
 	struct sigaction sa = { .sa_handler = on_term };
-	int start[DLSUP_LINES_MAX], count[DLSUP_LINES_MAX], rp[2], k;
+	int start[DLSUP_LINES_MAX], count[DLSUP_LINES_MAX], k;
 	struct dl_queue *q = malloc((size_t)n * sizeof(*q));
 	int restarts = 0, running = 0;
 	sigset_t term, old;
-	bool ok;
+	char kb;
 
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
 	sigaddset(&term, SIGINT);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	if (!q || pipe(rp))
+	if (!q)
 		_exit(1);
 	memcpy(q, q0, (size_t)n * sizeof(*q));
 	k = split_lines(q, n, start, count);
+	/*
+	 * The waiter learns how many lines there are, then gets a byte
+	 * from each once it has bound its queues; each line closes the
+	 * pipe then, this process once they are started: at end of file
+	 * nobody holds it (see await_ready).
+	 */
+	kb = (char)k;
+	if (write(ready_fd, &kb, 1) != 1)
+		_exit(1);
 	for (int i = 0; i < k && !dl_stop; i++) {
 		pid_t w;
 
 		/* the handler sees every line it must end */
 		sigprocmask(SIG_BLOCK, &term, &old);
-		w = start_line(q + start[i], count[i], rp[1], live);
+		w = start_line(q + start[i], count[i], ready_fd, live);
 		lines_pid[i] = w > 0 ? w : 0;
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		running += w > 0;
 	}
-	close(rp[1]);
-	ok = running == k && lines_ready(rp[0], k);
-	close(rp[0]);
-	if (ok)
-		(void)!write(ready_fd, "r", 1);
-	close(ready_fd);	/* not ready: the waiter sees end of file */
-	if (!ok)
+	close(ready_fd);
+	if (running < k)
 		on_term(SIGTERM);
 	/* each line until it stops; one that dies is started again */
 	while (running > 0) {
@@ -253,20 +236,49 @@ child(const struct dl_queue *q, int n, const char *name,
 	supervise(q, n, 3, live);
 }
 
-/* Wait for the delay line to bind every queue: it writes one byte. */
+/*
+ * Wait for the delay line to bind every queue: the supervisor writes how
+ * many lines it starts, each line a byte once bound; read to end of file
+ * (every line has closed the pipe then), DLSUP_READY_MS at most.
+ */
 static int await_ready(int fd)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	ssize_t r = -1;
-	char c;
-	int n;
+	struct timespec t0;
+	int want = -1, got = 0;
 
-	do
-		n = poll(&pfd, 1, DLSUP_READY_MS);
-	while (n < 0 && errno == EINTR);
-	if (n == 1)
-		r = read(fd, &c, 1);
-	return r == 1 ? 0 : -EIO;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct timespec now;
+		long ms;
+		char c[16];
+		ssize_t r;
+		int n;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		ms = DLSUP_READY_MS - (now.tv_sec - t0.tv_sec) * 1000 -
+		     (now.tv_nsec - t0.tv_nsec) / 1000000;
+		if (ms <= 0)
+			return -EIO;
+		n = poll(&pfd, 1, (int)ms);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != 1)
+			return -EIO;
+		r = read(fd, c, sizeof(c));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -EIO;
+		if (r == 0)
+			return want > 0 && got == want ? 0 : -EIO;
+		for (ssize_t i = 0; i < r; i++) {
+			if (want < 0)
+				want = c[i];
+			else
+				got++;
+		}
+	}
 }
 
 pid_t dlsup_start(const struct dl_queue *q, int n, const char *name,
