@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "prio.h"
 #include "proc.h"
 
 static volatile sig_atomic_t dl_stop;
@@ -104,7 +105,6 @@ static pid_t start_line(const struct dl_queue *q, int n, int ready_fd,
 	pid_t w = fork();
 
 	if (w == 0) {
-		struct sched_param sp = { .sched_priority = 10 };
 		struct dl_stats st;
 		sigset_t none;
 
@@ -126,7 +126,7 @@ static pid_t start_line(const struct dl_queue *q, int n, int ready_fd,
 		 * machine stretches. Its polling is capped, so it cannot
 		 * starve the machine; if refused, go on.
 		 */
-		sched_setscheduler(0, SCHED_FIFO, &sp);
+		(void)prio_realtime(PRIO_DELAY_LINE);
 		_exit(delayline_run_shared(q, n, ready_fd, &dl_stop, live,
 					   &st) ? 1 : 0);
 	}

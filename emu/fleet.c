@@ -7,6 +7,7 @@
  * has its own pipe that starts a round.
  */
 #include "fleet.h"
+#include "fleet_impl.h"
 #include "twin/clock.h"
 
 #include <errno.h>
@@ -35,49 +36,6 @@
 /* How long a command started through o.via has to end by itself once its
  * link is closed, before it is killed. */
 #define FLEET_LINK_GRACE_NS 5000000000u
-
-struct fworker {
-	pid_t pid;
-	int ctl;		/* write end of its wk_ctl pipe, or -1 */
-	double train_s;		/* its compute phase now, scenario s */
-	double agg_s;		/* its folding in now, scenario s */
-	bool exited;
-	int status;
-	struct cg *cg;
-	uint64_t cpu_ns;	/* cgroup CPU time at the last round's end */
-	double cpu_s;		/* the worker's own count, likewise */
-	bool remote;		/* started through fleet_opts.via: ctl is
-				 * its link, which takes frames */
-	int from;		/* its link's read end until the relay
-				 * takes it, or -1 */
-	const struct rm_link *link;	/* the relay's, once it has it */
-};
-
-struct ftask {
-	bool live, failed;
-	bool ended;		/* it left: ended by the harness, no failure */
-	const struct plan *plan;	/* places it (the fleet's, or an
-					 * epoch's: fleet_task_start) */
-	unsigned first;		/* the fleet's round that is its round 1 */
-	unsigned from;		/* its workers' first round (1, or later
-				 * when they carry a task on) */
-	unsigned last;		/* the task's last round completed, or 0 */
-	int model_fd;		/* the root's kept model (wk_kept), or -1 */
-	char why[256];
-	int nmodels;
-	bool starting;		/* its workers started, it is not in the
-				 * rounds yet (fleet_admit) */
-	uint64_t start_by;	/* ... and fails if not ready by then */
-	bool awaited;		/* fleet_ready's: starting when it began */
-	struct fworker *w;
-	struct wk_report *rep;	/* per model, this round */
-	bool *got;
-	int ngot;
-	int go_fd;		/* write end: start a round */
-	int dim;
-	size_t nparams, wire;
-	int depth;
-};
 
 struct fleet {
 	const struct plan *p;
@@ -978,113 +936,6 @@ void fleet_train_from(struct fleet *f, const struct plan *q)
 	}
 }
 
-/* Global = weighted mean of the locals, through the side channel. */
-static void check(const struct ftask *ft, struct fleet_task_round *res)
-{
-	const struct wk_report *root = &ft->rep[0];
-	double wsum = 0, maxabs = root->max_abs, eps;
-
-	res->check_err = 0;
-	for (int m = 1; m < ft->nmodels; m++) {
-		wsum += ft->rep[m].weight;
-		maxabs = fmax(maxabs, ft->rep[m].max_abs);
-	}
-	for (int k = 0; k < WK_NPROJ; k++) {
-		double want = 0;
-
-		for (int m = 1; m < ft->nmodels; m++)
-			want += ft->rep[m].weight * ft->rep[m].proj[k];
-		want /= wsum;
-		res->check_err = fmax(res->check_err,
-				      fabs(root->proj[k] - want));
-	}
-	/* float32 rounding once per tree level, on every parameter */
-	eps = ft->wire == ft->nparams * 2 ? 1.0 / 256 :
-	      ft->wire == ft->nparams + 4 ? 1.0 / 254 : 1.0 / 16777216;
-	res->check_tol = (double)ft->nparams * (ft->depth + 1) * eps * maxabs;
-	/* sample counts are exact: a lost or doubled subtree shows here */
-	res->check_ok = root->weight == wsum &&
-			res->check_err <= res->check_tol;
-}
-
-
-/*
- * How late the workers were, along the worst way a model goes: a relay
- * that reads late passes the model on late, and what comes after it
- * inherits that, so lateness adds up along a tree's path (each worker's
- * worst of the round, summed: an upper bound). The broadcast's way from
- * the global model down to a model, the upload's from it up to the global
- * model, which acts on the last upload in.
- */
-static uint64_t path_late(const struct ftask *ft, const struct task_plan *tp)
-{
-	uint64_t worst = ft->rep[0].late_ns;
-
-	for (int m = 1; m < ft->nmodels; m++)
-		for (int up = 0; up < 2; up++) {
-			const int *parent = up ? tp->up.parent :
-						 tp->bcast.parent;
-			uint64_t sum = up ? ft->rep[0].late_ns : 0;
-
-			for (int v = m, k = 0; v > 0 && k < ft->nmodels;
-			     v = parent[v], k++)
-				sum += ft->rep[v].late_ns;
-			if (sum > worst)
-				worst = sum;
-		}
-	return worst;
-}
-
-/*
- * The way that ended the round: from the global model, each aggregator's
- * input that came in last (a child's upload, or its own compute phase
- * when that ended after every child's upload was in), down to the model
- * whose compute phase began it; and that model's broadcast path. Only
- * lateness along it can have delayed the round's end: the end is that
- * way's arrival, and without its lateness it would have come that much
- * earlier, whatever the other ways did (to the first order: a late
- * transfer also shifts its neighbours' share of a link). Each worker on
- * it counts once, with its worst of the round.
- */
-static uint64_t last_way(const struct ftask *ft, const struct task_plan *tp)
-{
-	uint64_t sum = ft->rep[0].late_ns;
-	int v = 0, hops = 0;
-
-	for (;;) {
-		const struct wk_report *q = &ft->rep[v];
-		uint64_t last = 0;
-		int next = -1, i = 0;
-
-		for (int k = 1; k < ft->nmodels && i < WK_MAX_CHILDREN; k++) {
-			if (tp->up.parent[k] != v)
-				continue;
-			if (q->t_child[i] >= last) {
-				last = q->t_child[i];
-				next = k;
-			}
-			i++;
-		}
-		if (next < 0 || (v && q->t_ready >= last) ||
-		    ++hops >= ft->nmodels)
-			break;
-		v = next;
-		sum += ft->rep[v].late_ns;
-	}
-	/* its broadcast path, the workers not already on the upload's */
-	for (int b = tp->bcast.parent[v], k = 0; b > 0 && k < ft->nmodels;
-	     b = tp->bcast.parent[b], k++) {
-		bool counted = false;
-
-		for (int u = v, j = 0; u > 0 && j < ft->nmodels && !counted;
-		     u = tp->up.parent[u], j++)
-			counted = u == b;
-		if (!counted)
-			sum += ft->rep[b].late_ns;
-	}
-	return sum;
-}
-
 /* Say something to worker w: on its pipe as it is, or framed on its link. */
 static int tell(const struct fworker *w, int fd, uint16_t type,
 		const void *msg, uint32_t len)
@@ -1208,9 +1059,9 @@ int fleet_round(struct fleet *f, unsigned r, uint64_t at,
 		/* the round starts at t0, for every task: skew counts */
 		t0 = ft->rep[0].t_go;
 		x->skew_s = (double)(ft->rep[0].t_start - t0) / 1e9 / n;
-		x->late_max_s = (double)path_late(ft, &ft->plan->tasks[t]) /
+		x->late_max_s = (double)fleet_late_worst(ft, &ft->plan->tasks[t]) /
 				1e9 / n;
-		x->late_last_s = (double)last_way(ft, &ft->plan->tasks[t]) /
+		x->late_last_s = (double)fleet_late_last(ft, &ft->plan->tasks[t]) /
 				 1e9 / n;
 		for (int m = 1; m < ft->nmodels; m++) {
 			const struct wk_report *q = &ft->rep[m];
@@ -1230,7 +1081,7 @@ int fleet_round(struct fleet *f, unsigned r, uint64_t at,
 		x->compute_s = (double)(last_train - last_recv) / 1e9 / n;
 		x->upload_s = (double)(ft->rep[0].t_end - last_train) / 1e9 / n;
 		x->round_s = (double)(ft->rep[0].t_end - t0) / 1e9 / n;
-		check(ft, x);
+		fleet_check_round(ft, x);
 		done++;
 	}
 	return done;

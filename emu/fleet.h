@@ -85,7 +85,7 @@ struct fleet_task_round {
 				 * a tree, scenario seconds */
 	double late_last_s;	/* the same along the way that ended the
 				 * round last, its upload and broadcast
-				 * paths together (fleet.c, last_way): it
+				 * paths together (fleet_late_last): it
 				 * can exceed late_max_s, which takes each
 				 * path alone; the monitor judges this */
 	int overruns;		/* compute phases whose arithmetic overran */

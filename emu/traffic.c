@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The traffic generator; see traffic.h. */
 #include "traffic.h"
+#include "prio.h"
 #include "spawn.h"
 #include "twin/clock.h"
 
@@ -149,40 +150,28 @@ static void receive_until(struct pollfd *pfd, int n, const int *rx,
 }
 
 /*
- * Real-time priority, below the delay line's, for a generator the host
- * can keep pace with: what a busy host costs it is then its wake-up
- * latency, not a time slice of someone else's. Stalled, it sends what
- * is due in a burst the link's 50 ms queue drops, and its receiving
- * socket overflows meanwhile (beside a second suite, once: 2.52 of 4.86
- * MB received). One that sends more than TG_RT_PPS datagrams a
- * second stays ordinary: it would take most of a core ahead of the
- * workers; so does one that falls TG_RT_GIVE_UP_NS behind all the same
- * (it catches up without sleeping). Refused (no privilege): it goes on
- * as it is.
+ * Real-time priority (emu/prio.h), below the delay line's, for a
+ * generator the host can keep pace with: what a busy host costs it is
+ * then its wake-up latency, not a time slice of someone else's. Stalled,
+ * it sends what is due in a burst the link's 50 ms queue drops, and its
+ * receiving socket overflows meanwhile (beside a second suite, once:
+ * 2.52 of 4.86 MB received). One that sends more than TG_RT_PPS
+ * datagrams a second stays ordinary: it would take most of a core ahead
+ * of the workers; so does one that falls PRIO_GIVE_UP_NS behind all the
+ * same (it catches up without sleeping).
  */
-#define TG_RT_PRIO 5
 #define TG_RT_PPS 50000.0
-#define TG_RT_GIVE_UP_NS 100000000ull	/* behind by this much: ordinary */
 
 static bool tg_realtime;	/* the generator's process: it is now */
 
-static void ordinary(void)
-{
-	struct sched_param sp = { .sched_priority = 0 };
-
-	if (tg_realtime && !sched_setscheduler(0, SCHED_OTHER, &sp))
-		tg_realtime = false;
-}
-
 static void realtime(const struct tg_flow *f, int n)
 {
-	struct sched_param sp = { .sched_priority = TG_RT_PRIO };
 	double pps = 0;
 
 	for (int i = 0; i < n; i++)
 		pps += f[i].rate_bps / (TG_FRAME * 8.0);
 	if (pps <= TG_RT_PPS)
-		tg_realtime = !sched_setscheduler(0, SCHED_FIFO, &sp);
+		tg_realtime = prio_realtime(PRIO_TRAFFIC);
 }
 
 /* Send every flow's datagrams as their times come, until all are over. */
@@ -214,8 +203,8 @@ static int generate(const struct tg_flow *f, int n, const int *tx,
 						 __ATOMIC_RELAXED);
 				/* it cannot keep its pace: catching up at
 				 * real-time priority would take a core */
-				if (t - next[i] > TG_RT_GIVE_UP_NS)
-					ordinary();
+				prio_ordinary_if_behind(&tg_realtime,
+							t - next[i]);
 			}
 			/* behind (a late wake-up): catch up a little at once */
 			while (next[i] <= t && next[i] < stop && burst++ < 64) {

@@ -7,6 +7,7 @@
  * is the scenario's (train_s x dilation) whatever this host's speed.
  */
 #include "worker.h"
+#include "prio.h"
 #include "wksock.h"
 #include "xfer.h"
 #include "twin/clock.h"
@@ -50,7 +51,7 @@ struct worker {
 	int train_go, train_done;	/* eventfds to and from the trainer */
 	pthread_t trainer;
 	bool has_trainer;
-	bool realtime;			/* the event loop is (loop_urgent) */
+	bool realtime;			/* the event loop is (emu/prio.h) */
 	int64_t trained;		/* trainer's result: samples or -errno */
 	unsigned train_round;
 	struct fl_data mine, test;
@@ -180,42 +181,6 @@ static int aggregate(struct worker *w, bool own)
 		err = fl_encode(w->model.w, w->model.nparams, c->bpp,
 				w->payload, w->wire);
 	return err;
-}
-
-/* ---- the event loop's priority ------------------------------------------ */
-
-/*
- * Real-time priority for the event loop, above the delay line's lines and
- * the traffic generator: what the loop measures is how soon it acts on
- * an event, and among hundreds of workers on a few cores ordinary
- * scheduling makes a woken loop wait for others' time slices, and a loop
- * below the delay line waits while its lines forward packets on every
- * core. Its work per event is short (a read, a send, a chunk folded in
- * on a paced timer) and a late loop idles a whole transfer's link; the
- * arithmetic of training stays on the SCHED_IDLE thread. A loop that
- * falls WK_RT_GIVE_UP_NS behind all the same (the host cannot keep pace:
- * the run is degraded anyway) goes back to ordinary priority, so that
- * real-time loops never hold the machine. Refused (no privilege, a
- * cgroup with no real-time budget): it goes on as it is. Only the
- * calling thread changes.
- */
-#define WK_RT_PRIO 11
-#define WK_RT_GIVE_UP_NS 100000000ull
-
-static void loop_urgent(struct worker *w)
-{
-	struct sched_param sp = { .sched_priority = WK_RT_PRIO };
-
-	w->realtime = !sched_setscheduler(0, SCHED_FIFO, &sp);
-}
-
-static void loop_ordinary_if_behind(struct worker *w)
-{
-	struct sched_param sp = { .sched_priority = 0 };
-
-	if (w->realtime && w->rep.late_ns > WK_RT_GIVE_UP_NS &&
-	    !sched_setscheduler(0, SCHED_OTHER, &sp))
-		w->realtime = false;
 }
 
 /* ---- the trainer -------------------------------------------------------- */
@@ -1117,7 +1082,7 @@ static int round_once(struct worker *w, unsigned r)
 		}
 		for (int i = 0; i < n && !err; i++)
 			err = on_event(w, &s, ev[i].data.u64);
-		loop_ordinary_if_behind(w);
+		prio_ordinary_if_behind(&w->realtime, w->rep.late_ns);
 	}
 	if (!err && c->model == 0)
 		err = finish_root(w, &s);
@@ -1183,8 +1148,8 @@ int worker_run(const struct wk_conf *c)
 				    "or not whole" : strerror(-err));
 	}
 	rc = setup_net(&w);
-	if (!rc)
-		loop_urgent(&w);
+	if (!rc)	/* the rounds' event loop: real-time (emu/prio.h) */
+		w.realtime = prio_realtime(PRIO_WORKER_LOOP);
 	for (unsigned r = c->first_round ? c->first_round : 1;
 	     !rc && r <= c->rounds; r++)
 		rc = round_once(&w, r);
