@@ -52,6 +52,7 @@
 
 #include "delayline.h"
 #include "netns.h"
+#include "twin/grow.h"
 
 #define DL_RECV_BATCH	64		/* datagrams per recvmmsg() */
 #define DL_RECV_BUFSZ	4096		/* a packet message is ~150 bytes */
@@ -796,11 +797,7 @@ static void dl_release_all(struct delayline *dl)
 	free(dl->ns);
 	for (int i = 0; i < dl->nq; i++)
 		free(dl->q[i].ring);
-	free(dl->q);
-	free(dl->heap);
-	free(dl->rbuf);
-	free(dl->iov);
-	free(dl->msgs);
+	FREE_ALL(dl->q, dl->heap, dl->rbuf, dl->iov, dl->msgs);
 	if (dl->sfd >= 0)
 		close(dl->sfd);
 	if (dl->masked)

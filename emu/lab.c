@@ -45,6 +45,7 @@
 #include "nl.h"
 #include "proc.h"
 #include "twin/fl.h"
+#include "twin/grow.h"
 #include "twin/lpset.h"
 #include "twin/partition.h"
 
@@ -479,20 +480,11 @@ void lab_release(struct lab *lab)
 	nl_close(lab->void_nl);
 	if (lab->pt)
 		partition_release(lab->pt);
-	free(lab->pt);
-	free(lab->split_und);
-	free(lab->split_side);
-	free(lab->split_vs);
+	FREE_ALL(lab->pt, lab->split_und, lab->split_side, lab->split_vs);
 	if (lab->state)
 		fclose(lab->state);
-	free(lab->n);
-	free(lab->acc);
-	free(lab->lp);
-	free(lab->ad);
-	free(lab->line);
-	free(lab->ing);
-	free(lab->peers);
-	free(lab);
+	FREE_ALL(lab->n, lab->acc, lab->lp, lab->ad, lab->line, lab->ing,
+		 lab->peers, lab);
 }
 
 void lab_free(struct lab *lab)

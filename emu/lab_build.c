@@ -625,17 +625,19 @@ static int start_impairments(struct lab *lab, unsigned mask)
 	return err;
 }
 
-int lab_up(const struct plan *p, const struct addressing *a,
-	   const struct lab_opts *o, struct lab **out, char *errbuf,
-	   size_t errlen)
+/*
+ * What lab_up is asked, checked before anything is made: the prefix, root,
+ * the prefix free, the dilation and the options that exclude each other.
+ * *only: the node a part builds (-1: the whole network).
+ */
+static int check_opts(const struct plan *p, const struct lab_opts *o,
+		      int *only, char *errbuf, size_t errlen)
 {
 	const struct scenario *sc = p->sc;
-	struct lab *lab;
+	double dilation = o->dilation > 0 ? o->dilation : 1;
 	char own[DL_NETNS_MAX];
 	bool in_use;
-	int err, maxw;
 
-	*out = NULL;
 	if (!lab_prefix_ok(o->prefix)) {
 		snprintf(errbuf, errlen,
 			 "bad prefix '%s': use 1-%d characters "
@@ -662,45 +664,56 @@ int lab_up(const struct plan *p, const struct addressing *a,
 			 o->prefix, o->prefix);
 		return -EEXIST;
 	}
-	lab = calloc(1, sizeof(*lab));
-	if (!lab)
-		return -ENOMEM;
-	snprintf(lab->prefix, sizeof(lab->prefix), "%s", o->prefix);
-	lab->dilation = o->dilation > 0 ? o->dilation : 1;
-	if (!(lab->dilation >= 1 && lab->dilation <= LAB_DILATION_MAX)) {
+	if (!(dilation >= 1 && dilation <= LAB_DILATION_MAX)) {
 		snprintf(errbuf, errlen, "dilation %g is out of range [1, %g]",
 			 o->dilation, LAB_DILATION_MAX);
-		free(lab);
 		return -EINVAL;
 	}
 	if (o->set && o->node) {
 		snprintf(errbuf, errlen, "one node's part follows no timeline");
-		free(lab);
 		return -EINVAL;
 	}
 	if (o->node && o->hosts > 1) {
 		snprintf(errbuf, errlen, "one node's part is on one host");
-		free(lab);
 		return -EINVAL;
 	}
-	lab->only = -1;
-	lab->here = o->here;
+	*only = -1;
 	for (int i = 0; o->node && i < sc->nnodes; i++)
 		if (!strcmp(sc->nodes[i].name, o->node))
-			lab->only = i;
-	if (o->node && lab->only < 0) {
+			*only = i;
+	if (o->node && *only < 0) {
 		snprintf(errbuf, errlen, "no node '%s' in scenario '%s'",
 			 o->node, sc->name);
-		free(lab);
 		return -EINVAL;
 	}
 	if (o->set && o->set->plan[0] != p) {
 		snprintf(errbuf, errlen,
 			 "the plan to build is not the first "
 			 "epoch's of the timeline to follow");
-		free(lab);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+int lab_up(const struct plan *p, const struct addressing *a,
+	   const struct lab_opts *o, struct lab **out, char *errbuf,
+	   size_t errlen)
+{
+	const struct scenario *sc = p->sc;
+	struct lab *lab;
+	int err, maxw, only;
+
+	*out = NULL;
+	err = check_opts(p, o, &only, errbuf, errlen);
+	if (err)
+		return err;
+	lab = calloc(1, sizeof(*lab));
+	if (!lab)
+		return -ENOMEM;
+	snprintf(lab->prefix, sizeof(lab->prefix), "%s", o->prefix);
+	lab->dilation = o->dilation > 0 ? o->dilation : 1;
+	lab->only = only;
+	lab->here = o->here;
 	lab->p = p;
 	lab->a = a;
 	lab->set = o->set;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "addr.h"
 #include "route.h"
+#include "grow.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -160,10 +161,5 @@ void addressing_free(struct addressing *a)
 		return;
 	for (int t = 0; a->ep && t < a->ntasks; t++)
 		free(a->ep[t]);
-	free(a->routes);
-	free(a->access);
-	free(a->lightpath);
-	free(a->ep);
-	free(a->bg);
-	free(a);
+	FREE_ALL(a->routes, a->access, a->lightpath, a->ep, a->bg, a);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Synthetic data and its non-IID partition. See fl.h. */
 #include "fl_impl.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <float.h>
@@ -233,9 +234,7 @@ void fl_partition_release(struct fl_partition *p)
 {
 	if (!p)
 		return;
-	free(p->count);
-	free(p->start);
-	free(p->idx);
+	FREE_ALL(p->count, p->start, p->idx);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -323,12 +322,7 @@ int fl_partition_init(struct fl_partition *p, const struct fl_data *d,
 out:
 	if (err)
 		fl_partition_release(p);
-	free(owner);
-	free(bycls);
-	free(cstart);
-	free(fill);
-	free(lg);
-	free(sh);
+	FREE_ALL(owner, bycls, cstart, fill, lg, sh);
 	return err;
 }
 

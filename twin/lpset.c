@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "predict.h"
+#include "grow.h"
 
 /* Light x in net (its twin, if it has one already). Index or -errno. */
 static int adopt(struct net *net, const struct lightpath *x)
@@ -432,15 +433,8 @@ void lpset_free(struct lpset *s)
 		if (s->index)
 			free(s->index[e]);
 	}
-	free(s->plan);
-	free(s->lit);
-	free(s->runs);
-	free(s->waits);
-	free(s->index);
-	free(s->lost);
-	free(s->base);
-	free(s->since);
-	free(s->prev);
+	FREE_ALL(s->plan, s->lit, s->runs, s->waits, s->index, s->lost, s->base,
+		 s->since, s->prev);
 	net_free(s->net);
 	if (s->sc) {
 		free(s->sc->tasks);

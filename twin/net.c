@@ -101,12 +101,8 @@ void net_free(struct net *net)
 	if (net->router_ends)
 		for (int i = 0; i < net->sc->nnodes; i++)
 			free(net->router_ends[i].v);
-	free(net->router_ends);
-	free(net->undo);
-	free(net->used);
-	free(net->adj);
-	free(net->adj_start);
-	free(net);
+	FREE_ALL(net->router_ends, net->undo, net->used, net->adj,
+		 net->adj_start, net);
 }
 
 bool net_any_free(const struct net *net, int fibre)

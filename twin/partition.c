@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "net.h"
+#include "grow.h"
 
 /* VXLAN's network identifiers are 24 bits. */
 #define VNI_MAX ((1u << 24) - 1)
@@ -41,10 +42,7 @@ static int said(char *why, size_t len, int err, const char *fmt, ...)
 
 static void graph_release(struct graph *g)
 {
-	free(g->site);
-	free(g->roadm);
-	free(g->workers);
-	free(g->lit);
+	FREE_ALL(g->site, g->roadm, g->workers, g->lit);
 }
 
 /* Each node's site, the sites' workers and each fibre's lit wavelengths. */
@@ -276,11 +274,7 @@ static int metis_split(const struct plan *p, const struct graph *g,
 		}
 	}
 out:
-	free(try);
-	free(xadj);
-	free(adj);
-	free(wadj);
-	free(vw);
+	FREE_ALL(try, xadj, adj, wadj, vw);
 	return err;
 }
 
@@ -406,9 +400,6 @@ void partition_release(struct partition *pt)
 {
 	if (!pt)
 		return;
-	free(pt->host);
-	free(pt->workers);
-	free(pt->namespaces);
-	free(pt->tunnel);
+	FREE_ALL(pt->host, pt->workers, pt->namespaces, pt->tunnel);
 	memset(pt, 0, sizeof(*pt));
 }

@@ -6,6 +6,7 @@
  * (sched_plan and its variants). The searches are in search.c.
  */
 #include "sched_impl.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <math.h>
@@ -83,10 +84,7 @@ void sched_release(struct sched *s)
 	if (s->km_pred)
 		for (int i = 0; i < s->n; i++)
 			free(s->km_pred[i]);
-	free(s->km_pred);
-	free(s->acc_load);
-	free(s->steps);
-	free(s->adj_w);
+	FREE_ALL(s->km_pred, s->acc_load, s->steps, s->adj_w);
 	frontier_release(&s->bwd);
 	frontier_release(&s->fwd);
 	memset(s, 0, sizeof(*s));

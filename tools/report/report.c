@@ -140,11 +140,7 @@ static int bcast_depth(struct json_object *task)
 		depth = d[i] > depth ? d[i] : depth;
 	}
 out:
-	free(from);
-	free(to);
-	free(by);
-	free(up);
-	free(d);
+	FREE_ALL(from, to, by, up, d);
 	return depth;
 }
 
@@ -447,12 +443,7 @@ static void report_release(struct report *r)
 	}
 	for (int i = 0; i < r->nmade; i++)
 		free(r->made[i]);
-	free(r->runs);
-	free(r->tasks);
-	free(r->order);
-	free(r->points);
-	free(r->exps);
-	free(r->scheds);
+	FREE_ALL(r->runs, r->tasks, r->order, r->points, r->exps, r->scheds);
 	results_read_close(r->rd);
 }
 
