@@ -528,7 +528,8 @@ static void collect(struct fleet *f, uint32_t kind, unsigned r,
 							     "ended");
 		for (int t = 0; t < f->p->ntasks; t++)
 			waiting = waiting || waited(&f->t[t], kind);
-		if (!waiting || (f->o.stop && *f->o.stop))
+		if (!waiting || (f->o.stop && *f->o.stop) ||
+		    (f->o.halt && atomic_load(f->o.halt)))
 			return;
 		if (now >= deadline) {
 			for (int t = 0; t < f->p->ntasks; t++) {

@@ -41,6 +41,9 @@ struct fleet_opts {
 	int samples_per_local;	/* data set size per local model */
 	/* set (by a signal handler) to give up waiting for workers */
 	const volatile sig_atomic_t *stop;
+	/* NULL, or set by another thread to end the round being waited for
+	 * (the run is planned again: a cut from its live view) */
+	const atomic_bool *halt;
 	/*
 	 * Per task (NULL: none): set by another thread when the task leaves
 	 * in the middle of a round (FLEET_LEFT: its routes are about to go):

@@ -329,17 +329,26 @@ static int check_story(struct ctx *c)
  * planned, so that a file of many tasks or flows at once is refused at
  * once rather than after minutes and gigabytes.
  */
+static long story_cells(const struct scenario *sc, long *epochs,
+			long *tasks, long *flows)
+{
+	*epochs = 1 + sc->nevents;
+	*tasks = sc->ntasks;
+	*flows = 0;
+	for (int k = 0; k < sc->nevents; k++) {
+		*epochs += sc->events[k].kind == SCN_EV_TRAFFIC;
+		*flows += sc->events[k].kind == SCN_EV_TRAFFIC;
+		*tasks += sc->events[k].kind == SCN_EV_ARRIVE;
+	}
+	return *epochs * (*tasks + *flows);
+}
+
 static int check_cells(struct ctx *c, yaml_node_t *seq)
 {
 	const struct scenario *sc = c->sc;
-	long epochs = 1 + sc->nevents, tasks = sc->ntasks, flows = 0;
+	long epochs, tasks, flows;
 
-	for (int k = 0; k < sc->nevents; k++) {
-		epochs += sc->events[k].kind == SCN_EV_TRAFFIC;
-		flows += sc->events[k].kind == SCN_EV_TRAFFIC;
-		tasks += sc->events[k].kind == SCN_EV_ARRIVE;
-	}
-	if (epochs * (tasks + flows) <= SCN_TIMELINE_CELLS_MAX)
+	if (story_cells(sc, &epochs, &tasks, &flows) <= SCN_TIMELINE_CELLS_MAX)
 		return 0;
 	yf_err(&c->y, seq, "%d events make %ld epochs (one per event and per "
 	       "end of traffic), each planned with up to %ld tasks and %ld "
@@ -378,6 +387,64 @@ int scn_load_events(struct ctx *c, yaml_node_t *seq)
 	      cmp_event);
 	err = check_story(c);
 	return err ? err : check_cells(c, seq);
+}
+
+int scenario_add_fibre_event(struct scenario *sc, int fibre, bool cut,
+			     double at_s, bool dry, struct scn_error *err)
+{
+	struct scenario trial = *sc;
+	struct ctx c = { .y = { .err = err }, .sc = &trial };
+	struct scn_event *ev;
+	long epochs, tasks, flows;
+	int rc;
+
+	memset(err, 0, sizeof(*err));
+	if (fibre < 0 || fibre >= sc->nfibres || !(at_s >= 0) ||
+	    !(at_s <= SCN_EVENT_AT_MAX)) {
+		snprintf(err->msg, sizeof(err->msg), "no such fibre, or a "
+			 "time out of range");
+		return -EINVAL;
+	}
+	if (sc->nevents >= SCN_EVENTS_MAX) {
+		snprintf(err->msg, sizeof(err->msg), "%d events: at most %d",
+			 sc->nevents + 1, SCN_EVENTS_MAX);
+		return -E2BIG;
+	}
+	/* the story told again with the event in it, on a copy: the
+	 * scenario changes only if it holds */
+	ev = calloc((size_t)sc->nevents + 2, sizeof(*ev));
+	if (!ev)
+		return -ENOMEM;
+	if (sc->nevents)
+		memcpy(ev, sc->events, (size_t)sc->nevents * sizeof(*ev));
+	ev[sc->nevents] = (struct scn_event){
+		.at_s = at_s,
+		.kind = cut ? SCN_EV_CUT : SCN_EV_REPAIR,
+		.fibre = fibre,
+		/* after the file's events of the same time */
+		.line = INT_MAX,
+		.col = sc->nevents,
+	};
+	trial.events = ev;
+	trial.nevents = sc->nevents + 1;
+	qsort(ev, (size_t)trial.nevents, sizeof(*ev), cmp_event);
+	rc = check_story(&c);
+	if (!rc && story_cells(&trial, &epochs, &tasks, &flows) >
+		   SCN_TIMELINE_CELLS_MAX) {
+		snprintf(err->msg, sizeof(err->msg), "%d events make %ld "
+			 "epochs: more than the twin plans", trial.nevents,
+			 epochs);
+		rc = -E2BIG;
+	}
+	if (rc || dry) {
+		free(ev);	/* the arrivals' locals stay sc's */
+		err->line = err->col = 0;	/* not the file's */
+		return rc;
+	}
+	free(sc->events);
+	sc->events = ev;
+	sc->nevents = trial.nevents;
+	return 0;
 }
 
 static const struct yf_field events_file_fields[] = {

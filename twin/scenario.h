@@ -293,6 +293,16 @@ const char *scn_event_kind_name(enum scn_event_kind k);
 /* scenario_find - node index by name, or -1. */
 int scenario_find(const struct scenario *sc, const char *name);
 
+/*
+ * scenario_add_fibre_event - a cut (or a repair) of fibre at at_s added
+ * to sc's events, as if the file had it after its own of that time: the
+ * story told again must hold (no cut of a fibre cut then, no repair of
+ * one that is not, the twin's bound on epochs). dry: only checked. 0, or
+ * -EINVAL, -E2BIG, -ENOMEM with err->msg saying why and sc as it was.
+ */
+int scenario_add_fibre_event(struct scenario *sc, int fibre, bool cut,
+			     double at_s, bool dry, struct scn_error *err);
+
 /* scenario_fibre - the fibre joining ROADMs a and b either way, or -1. */
 int scenario_fibre(const struct scenario *sc, int a, int b);
 

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -425,13 +426,24 @@ Test(view, traffic_from_the_page_loads_its_way)
  * build/test-view.png. Skipped, saying so, where chromium, node or
  * playwright-core is missing (the set-up installs them for the tests).
  */
-Test(view, a_browser_draws_the_plan_and_its_load)
+/* The browser tests skipped, saying why, where what they need is missing. */
+static void browser_or_skip(void)
 {
 	static const char *const need[] = {
 		"/usr/bin/chromium",
 		"/usr/bin/node",
 		"tests/browser/node_modules/playwright-core/package.json",
 	};
+
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (access(need[i], R_OK))
+			cr_skip_test("the browser test needs %s (bash "
+				     "tools/bootstrap.sh check installs it)",
+				     need[i]);
+}
+
+Test(view, a_browser_draws_the_plan_and_its_load)
+{
 	char out[8192], token[64], url[160];
 	char *argv[] = {"node", "tests/browser/view.mjs", url,
 			"build/test-view.png", NULL};
@@ -441,11 +453,7 @@ Test(view, a_browser_draws_the_plan_and_its_load)
 	struct plan *p;
 	int port, rc;
 
-	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
-		if (access(need[i], R_OK))
-			cr_skip_test("the browser test needs %s (bash "
-				     "tools/bootstrap.sh check installs it)",
-				     need[i]);
+	browser_or_skip();
 	view_up(&port, token);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/?token=%s", port,
 		 token);
@@ -588,13 +596,56 @@ static int running_tree(const char *topo_text, const char *name, char *buf,
 }
 
 /*
+ * A run --view ended by SIGTERM, its output (rd) read to the end: it
+ * exits, its emulation torn down.
+ */
+static void end_run(FILE *rd)
+{
+	char line[1024];
+	int status;
+
+	cr_assert_eq(kill(view, SIGTERM), 0);
+	while (fgets(line, sizeof(line), rd))
+		;
+	fclose(rd);
+	cr_assert_eq(waitpid(view, &status, 0), view);
+	view = -1;
+	cr_expect(WIFEXITED(status), "status %d", status);
+	cr_expect(!lab_exists(prefix), "the run's emulation was torn down");
+}
+
+/* t2's running tree in the view's /topology (path), into buf; its index. */
+static int t2_tree(int port, const char *path, char *buf, size_t len)
+{
+	char out[1 << 16];
+
+	cr_assert_eq(get(port, path, out, sizeof(out)), 200);
+	return running_tree(strstr(out, "\r\n\r\n") + 4, "t2", buf, len);
+}
+
+/* A run's output (rd) read until t2 was moved by `cut` and a round ran. */
+static void await_t2_moved(FILE *rd, const char *cut)
+{
+	char line[1024], want[160];
+	bool moved = false, round = false;
+
+	snprintf(want, sizeof(want), "task 't2' carries on over its new trees "
+		 "(%s", cut);
+	while (!round && fgets(line, sizeof(line), rd)) {
+		moved = moved || strstr(line, want);
+		round = moved && !strncmp(line, "round ", 6);
+	}
+	cr_assert(round, "t2 was never moved (%s)", cut);
+}
+
+/*
  * A run that follows its timeline live (--events, --reschedule): once a
  * cut has moved a task to new trees, the view's plan is the epoch's, so
  * the page draws the trees the task runs over, not those it left.
  */
 Test(view, a_run_shows_the_trees_a_cut_moves_tasks_to)
 {
-	char *bin = getenv("TWINLAB"), line[1024], path[160], out[1 << 16];
+	char *bin = getenv("TWINLAB"), line[1024], path[160];
 	char ev[80], db[64], before[4096], after[4096];
 	char *argv[] = { bin, "run", "scenarios/teaching-ring.yaml",
 			 "--prefix", prefix, "--rounds", "6",
@@ -602,7 +653,6 @@ Test(view, a_run_shows_the_trees_a_cut_moves_tasks_to)
 			 "--reschedule", "full", "--view", NULL };
 	char token[64] = "";
 	int port, status, at0, at1;
-	bool moved = false, round = false;
 	FILE *rd;
 
 	cr_assert_not_null(bin, "TWINLAB not set");
@@ -614,21 +664,11 @@ Test(view, a_run_shows_the_trees_a_cut_moves_tasks_to)
 	cr_assert_not_null(rd);
 	port = view_of_run(rd, token);
 	snprintf(path, sizeof(path), "/topology?token=%s", token);
-	cr_assert_eq(get(port, path, out, sizeof(out)), 200);
-	at0 = running_tree(strstr(out, "\r\n\r\n") + 4, "t2", before,
-			   sizeof(before));
-	cr_assert_geq(at0, 0, "t2 does not run in round 1: %.500s", out);
+	at0 = t2_tree(port, path, before, sizeof(before));
+	cr_assert_geq(at0, 0, "t2 does not run in round 1");
 	/* its move, then the round that runs it over its new trees */
-	round = false;
-	while (!round && fgets(line, sizeof(line), rd)) {
-		moved = moved || strstr(line, "task 't2' carries on over its "
-					"new trees (the cut at 0.05 s)");
-		round = moved && !strncmp(line, "round ", 6);
-	}
-	cr_assert(round, "t2 was never moved");
-	cr_assert_eq(get(port, path, out, sizeof(out)), 200);
-	at1 = running_tree(strstr(out, "\r\n\r\n") + 4, "t2", after,
-			   sizeof(after));
+	await_t2_moved(rd, "the cut at 0.05 s)");
+	at1 = t2_tree(port, path, after, sizeof(after));
 	cr_assert_gt(at1, at0, "the view still shows t2 as it was: %s", after);
 	cr_expect_str_neq(before, after, "t2's new trees are its old ones");
 	while (fgets(line, sizeof(line), rd))
@@ -640,6 +680,141 @@ Test(view, a_run_shows_the_trees_a_cut_moves_tasks_to)
 		  status);
 	unlink(ev);
 	unlink(db);
+}
+
+/* POST path to the view on port with token; the status, the answer in out. */
+static int post(int port, const char *token, const char *path, char *out,
+		size_t len)
+{
+	char req[512];
+
+	snprintf(req, sizeof(req), "POST %s HTTP/1.1\r\nHost: x\r\n"
+		 "X-Twinlab-Token: %s\r\nConnection: close\r\n\r\n", path,
+		 token);
+	return http(port, req, out, len);
+}
+
+/*
+ * A cut from the page in a run that follows its story (--reschedule): the
+ * story takes it at the time it was made, and the run is planned again
+ * and played from the start, so the cut moves the tasks as a scripted one
+ * would and the view draws their new trees; a cut the story then refuses
+ * (the fibre is cut by then) changes nothing.
+ */
+Test(view, a_cut_from_the_page_plans_the_run_again)
+{
+	char *bin = getenv("TWINLAB"), line[1024], path[160], out[1 << 16];
+	char db[64], before[4096], after[4096], token[64] = "";
+	char *argv[] = { bin, "run", "scenarios/teaching-ring.yaml",
+			 "--prefix", prefix, "--rounds", "1000",
+			 "--dilation", "8", "--db", db, "--reschedule", "full",
+			 "--view", NULL };
+	bool again = false;
+	int port, at0, at1;
+	double at_s = -1;
+	FILE *rd;
+
+	cr_assert_not_null(bin, "TWINLAB not set");
+	snprintf(db, sizeof(db), "/tmp/%s-view.db", prefix);
+	rd = fdopen(spawn_out(argv), "r");
+	cr_assert_not_null(rd);
+	port = view_of_run(rd, token);
+	snprintf(path, sizeof(path), "/topology?token=%s", token);
+	at0 = t2_tree(port, path, before, sizeof(before));
+	cr_assert_geq(at0, 0, "t2 does not run in round 1");
+	cr_assert_eq(post(port, token, "/cut?a=A&b=B", out, sizeof(out)), 200,
+		     "%s", out);
+	while (!again && fgets(line, sizeof(line), rd))
+		again = sscanf(line, "run: cut of fibre A-B at %lf s from the "
+			       "live view: planning the run again", &at_s) == 1;
+	cr_assert(again && at_s > 0, "the run was not planned again");
+	cr_expect(strstr(line, "(1 of at most 8)"), "%s", line);
+	/* played from the start: the cut, scripted now, moves t2 */
+	await_t2_moved(rd, "the cut at ");
+	at1 = t2_tree(port, path, after, sizeof(after));
+	cr_assert_eq(get(port, path, out, sizeof(out)), 200);
+	cr_expect(strstr(out, "\"kind\":\"cut\",\"what\":\"fibre A-B\""),
+		  "the story shown has no cut: %.600s", out);
+	cr_assert_gt(at1, at0, "the view still shows t2 as it was: %s", after);
+	cr_expect_str_neq(before, after, "t2's new trees are its old ones");
+	/* the stream draws the fibre cut, as the story has it now */
+	first_event(port, token, out, sizeof(out));
+	cr_expect(strstr(out, "\"down\":[0]"), "%.300s", strstr(out, "down"));
+	/* the story has A-B cut from at_s on, and refuses another cut */
+	cr_assert_eq(post(port, token, "/cut?a=A&b=B", out, sizeof(out)), 409,
+		     "%s", out);
+	cr_expect(strstr(out, "the fibre A-B is already cut then"), "%s", out);
+	end_run(rd);
+	unlink(db);
+}
+
+/* A run's output read to its end, each line kept where it names a re-plan. */
+struct drain {
+	FILE *rd;
+	char said[1024];
+};
+
+static void *drain_run(void *arg)
+{
+	struct drain *d = arg;
+	char line[1024];
+
+	while (fgets(line, sizeof(line), d->rd))
+		if (strstr(line, "planning the run again"))
+			snprintf(d->said, sizeof(d->said), "%s", line);
+	return NULL;
+}
+
+/*
+ * The real browser again, on a run that follows its story: a click cuts
+ * fibre A-B, and the page shows the run planned again with the cut in its
+ * story, t2 carried on over other trees and the fibre drawn cut
+ * (screenshot build/test-view-run.png).
+ */
+Test(view, a_browser_sees_a_cut_plan_the_run_again)
+{
+	char *bin = getenv("TWINLAB"), out[1 << 15], db[64], url[160];
+	char token[64] = "";
+	char *run[] = { bin, "run", "scenarios/teaching-ring.yaml",
+			"--prefix", prefix, "--rounds", "1000",
+			"--dilation", "8", "--db", db, "--reschedule", "full",
+			"--view", NULL };
+	char *node[] = { "node", "tests/browser/view.mjs", url,
+			 "build/test-view-run.png", "run", NULL };
+	struct drain d = { 0 };
+	struct json_object *o, *x;
+	pthread_t th;
+	int port, rc, status;
+
+	browser_or_skip();
+	cr_assert_not_null(bin, "TWINLAB not set");
+	snprintf(db, sizeof(db), "/tmp/%s-view.db", prefix);
+	d.rd = fdopen(spawn_out(run), "r");
+	cr_assert_not_null(d.rd);
+	port = view_of_run(d.rd, token);
+	cr_assert_eq(pthread_create(&th, NULL, drain_run, &d), 0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/?token=%s", port,
+		 token);
+	rc = run_argv_output(node, out, sizeof(out));
+	cr_assert_eq(kill(view, SIGTERM), 0);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	fclose(d.rd);
+	cr_assert_eq(waitpid(view, &status, 0), view);
+	view = -1;
+	unlink(db);
+	o = json_tokener_parse(out);
+	cr_assert_not_null(o, "not JSON (exit %d): %s", rc, out);
+	cr_expect_eq(rc, 0, "%s", out);
+	cr_expect(strstr(d.said, "run: cut of fibre A-B at "), "the run said: "
+		  "%s", d.said);
+	cr_assert(json_object_object_get_ex(o, "cut", &x), "%s", out);
+	cr_expect(strstr(json_object_to_json_string(x), "cut: fibre A-B"),
+		  "%s", out);
+	cr_assert(json_object_object_get_ex(o, "after", &x), "%s", out);
+	cr_expect(strstr(json_object_to_json_string(x), "\"edges\": [ \""),
+		  "t2's trees are not drawn: %s", out);
+	cr_log_info("%s", out);
+	json_object_put(o);
 }
 
 /*
@@ -655,7 +830,7 @@ Test(view, a_run_shows_itself)
 			 "--dilation", "4", "--db", NULL, "--view", NULL };
 	char db[64];
 	FILE *rd;
-	int fds[2], port, status;
+	int fds[2], port;
 	char token[64] = "";
 
 	cr_assert_not_null(bin, "TWINLAB not set");
@@ -677,7 +852,8 @@ Test(view, a_run_shows_itself)
 		snprintf(want, sizeof(want), "{\"name\":\"t%d\",\"round\":", t);
 		cr_expect(strstr(out, want), "no %s in %s", want, out);
 	}
-	cr_expect(strstr(out, "\"done\":true,\"pred_ms\":"), "%s", out);
+	cr_expect(strstr(out, "\"done\":true,\"failed\":false,\"pred_ms\":"),
+		  "%s", out);
 	cr_expect(strstr(out, "\"compute_ms\":"), "%s", out);
 	/*
 	 * Traffic from the page, which no prediction has: the round in
@@ -717,14 +893,7 @@ Test(view, a_run_shows_itself)
 			  strstr(said, "is in use by twinlab run"), "%s", said);
 		free(said);
 	}
-	cr_assert_eq(kill(view, SIGTERM), 0);
-	while (fgets(line, sizeof(line), rd))
-		;
-	fclose(rd);
-	cr_assert_eq(waitpid(view, &status, 0), view);
-	view = -1;
-	cr_expect(WIFEXITED(status), "status %d", status);
-	cr_expect(!lab_exists(prefix), "the run's emulation was torn down");
+	end_run(rd);
 	{
 		struct sockaddr_in a = {
 			.sin_family = AF_INET,

@@ -329,3 +329,53 @@ Test(event, from_a_file_of_their_own)
 	cr_assert_eq(sc->nevents, 0);
 	scenario_free(sc);
 }
+
+/*
+ * An event added to a told story (a cut from the live view): placed in
+ * time order after the file's own of that time, the departures' arrivals
+ * found again where it moved them, and one the story cannot take refused
+ * with the scenario as it was; a dry run changes nothing.
+ */
+Test(event, a_cut_added_to_the_story)
+{
+	struct scn_error err;
+	struct scenario *sc = parse(story, &err);
+	const struct scn_event *e;
+
+	cr_assert_not_null(sc, "%d:%d: %s", err.line, err.col, err.msg);
+	/* B-C at 3: after the traffic, the cut, the repair; with t2's arrival */
+	cr_assert_eq(scenario_add_fibre_event(sc, 1, true, 3, true, &err), 0,
+		     "%s", err.msg);
+	cr_assert_eq(sc->nevents, 6, "a dry run added it");
+	cr_assert_eq(scenario_add_fibre_event(sc, 1, true, 3, false, &err), 0,
+		     "%s", err.msg);
+	cr_assert_eq(sc->nevents, 7);
+	e = sc->events;
+	cr_expect_eq(e[3].kind, SCN_EV_ARRIVE, "the file's event of 3 s first");
+	cr_expect_eq(e[4].kind, SCN_EV_CUT);
+	cr_expect_eq(e[4].fibre, 1);
+	cr_expect_float_eq(e[4].at_s, 3, 0);
+	cr_expect_eq(e[5].kind, SCN_EV_LEAVE);
+	cr_expect_eq(e[5].leave, sc->ntasks + 3, "t2 is still arrival 3");
+	/* A-B is cut from 1 s to 2 s, B-C from 3 s on */
+	cr_expect_eq(scenario_add_fibre_event(sc, 0, true, 1.5, false, &err),
+		     -EINVAL);
+	cr_expect(strstr(err.msg, "cut at 1.5 s: the fibre A-B is already cut "
+			 "then"), "%s", err.msg);
+	cr_expect_eq(err.line, 0, "not a line of the file");
+	cr_expect_eq(scenario_add_fibre_event(sc, 1, false, 2.5, false, &err),
+		     -EINVAL);
+	cr_expect(strstr(err.msg, "the fibre B-C is not cut then"), "%s",
+		  err.msg);
+	cr_expect_eq(scenario_add_fibre_event(sc, 3, true, 1, false, &err),
+		     -EINVAL, "no fibre 3");
+	cr_expect_eq(scenario_add_fibre_event(sc, 0, true, -1, false, &err),
+		     -EINVAL, "a time before the start");
+	cr_assert_eq(sc->nevents, 7, "a refused event was added");
+	cr_expect_eq(sc->events[5].leave, sc->ntasks + 3);
+	/* a repair of B-C later holds */
+	cr_expect_eq(scenario_add_fibre_event(sc, 1, false, 5, false, &err), 0,
+		     "%s", err.msg);
+	cr_expect_eq(sc->events[7].kind, SCN_EV_REPAIR);
+	scenario_free(sc);
+}

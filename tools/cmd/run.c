@@ -70,7 +70,12 @@
 	"to stderr)\n" \
 	"  --view            serve the run's live view in a browser on this " \
 	"machine (as\n" \
-	"                    'twinlab view'; its address is printed first)\n" \
+	"                    'twinlab view'; its address is printed first); " \
+	"with\n" \
+	"                    --reschedule a fibre cut or repaired from the " \
+	"page joins the\n" \
+	"                    story at its time and the run starts again with " \
+	"it\n" \
 	"  --hosts N         on an emulation split over N hosts (2 to 256) " \
 	"as 'export\n" \
 	"                    --hosts N' splits it, built here ('up --hosts')\n" \
@@ -301,6 +306,7 @@ int cmd_run(int argc, char **argv)
 	if (cli_resched(&cl, &policy))
 		return EXIT_USAGE;
 	o.follow = cli_flag(&cl, "reschedule");
+	o.page_replans = o.follow;
 	o.resched = (enum resched)policy;
 	o.deployed = cli_flag(&cl, "deployed");
 	if (o.deployed && deployed_usage(&cl, &o))

@@ -133,8 +133,10 @@ int results_verdict(struct results *r, double dilation, const char *verdict);
 int results_task_failed(struct results *r, int task, const char *why);
 /*
  * results_end_run - the run's status: ok, failed (a task failed), partial
- * (not every round was stored), aborted (stopped before its end), or
- * recalibrated (an attempt --dilation auto abandoned). A run left
+ * (not every round was stored), aborted (stopped before its end),
+ * recalibrated (an attempt --dilation auto abandoned), or replanned (an
+ * attempt ended by a cut or repair from the live view, the run played
+ * again with it in its story). A run left
  * 'running' by a process that is gone is marked aborted by the next
  * results_open().
  */

@@ -561,6 +561,13 @@ int session_rounds(struct attempt *a)
 		if (round_open(a, r, R) || round_predict(a, r, R) ||
 		    round_measure(a, r, R))
 			return -1;
+		/* the page changed the story: the run is planned again */
+		if (atomic_load(&x->replan)) {
+			results_end_run(x->res, "replanned");
+			a->run_open = false;
+			a->rc = ATTEMPT_REPLAN;
+			return -1;
+		}
 		round_tally(a, R);
 		if (round_judge(a, r, R)) {
 			a->rc = ATTEMPT_RETRY;
@@ -570,5 +577,11 @@ int session_rounds(struct attempt *a)
 		    !story_to_come(x->set, a->ran, R->ein))
 			break;
 	}
+	/* the page's cuts are the teacher's again: the story is played */
+	view_srv_replan(x->view, NULL, NULL);
+	if (atomic_exchange(&x->replan, false))
+		fprintf(x->out, "run: the page's %s came as the rounds ended: "
+			"the run is not planned again\n",
+			x->page.cut ? "cut" : "repair");
 	return 0;
 }

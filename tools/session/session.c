@@ -319,6 +319,7 @@ static int att_prepare(struct attempt *a)
 	x->fo.carried = x->set ? a->carried : NULL;
 	x->fo.dilation = n;
 	x->fo.stop = x->stop;
+	x->fo.halt = &x->replan;
 	/* a task over a cut fibre waits for its repair, not past it */
 	x->fo.timeout_s = 60 + 2 * n + a->outage * n;
 	/*
@@ -558,7 +559,8 @@ static void att_release(struct attempt *a)
 	agents_stop(a->ag);
 	a->ag = NULL;
 	lab_free(a->lab);
-	if (x->built && (!x->keep || a->rc == ATTEMPT_RETRY))
+	if (x->built && (!x->keep || a->rc == ATTEMPT_RETRY ||
+			  a->rc == ATTEMPT_REPLAN))
 		lab_down(x->lo.prefix, NULL, NULL);
 	else if (x->built)
 		fprintf(x->out,
@@ -610,6 +612,43 @@ static void say_phases(struct run_ctx *x, const uint64_t at[5])
 	fflush(x->out);
 }
 
+/*
+ * A cut or repair from the live view (its thread, view_replan_fn): one the
+ * run's story can take is its story from then on, and the run is planned
+ * again (checked on a copy here, so sc is only read).
+ */
+static int page_change(void *ctx, int fibre, bool cut, double at_s, bool dry,
+		       char *why, size_t len)
+{
+	struct run_ctx *x = ctx;
+	struct scn_error se;
+	int e;
+
+	if (!dry) {
+		x->page.fibre = fibre;
+		x->page.cut = cut;
+		x->page.at_s = at_s;
+		atomic_store(&x->replan, true);
+		return 0;
+	}
+	if (atomic_load(&x->replan)) {
+		snprintf(why, len, "the run is being planned again for the "
+			 "last change from the page: wait for it to start "
+			 "again");
+		return -EBUSY;
+	}
+	if (x->replans >= SESSION_REPLANS_MAX) {
+		snprintf(why, len, "this run was planned again %d times for "
+			 "the page's changes, its most", x->replans);
+		return -EBUSY;
+	}
+	e = scenario_add_fibre_event(x->sc, fibre, cut, at_s, true, &se);
+	if (e)
+		snprintf(why, len, "the run's story cannot take it: %s",
+			 se.msg);
+	return e;
+}
+
 /* One run at x->lo.dilation: build, start, rounds, verdict, tear down. */
 static int attempt(struct run_ctx *x)
 {
@@ -634,6 +673,8 @@ static int attempt(struct run_ctx *x)
 					  a.n))
 				fprintf(x->out, "run: warning: the view cannot "
 						"show this run\n");
+			else if (x->follow)
+				view_srv_replan(x->view, page_change, x);
 			if (!session_rounds(&a))
 				att_finish(&a);
 			at[++ph] = mono_ns();
@@ -878,6 +919,60 @@ static int plan_run(struct run_ctx *x, struct scenario *sc,
 	return 0;
 }
 
+/*
+ * The page's cut or repair (x->page) added to the run's story, and the
+ * story planned again as plan_run first did: the next attempt plays it
+ * from the start, the change a scripted one at its time. 0 or the exit
+ * status after saying why.
+ */
+static int replan(struct run_ctx *x, struct scenario *sc,
+		  const struct session_opts *o)
+{
+	const struct scn_fibre *f = &sc->fibres[x->page.fibre];
+	struct scn_error se;
+	size_t tlen = 0;
+	FILE *tf;
+	int e;
+
+	atomic_store(&x->replan, false);
+	x->replans++;
+	e = scenario_add_fibre_event(sc, x->page.fibre, x->page.cut,
+				     x->page.at_s, false, &se);
+	if (!e)
+		e = scenario_traffic_all(sc);
+	if (e) {
+		session_say(x, "cannot add the page's %s to the story: %s",
+			    x->page.cut ? "cut" : "repair",
+			    e == -ENOMEM ? "out of memory" : se.msg);
+		return 1;
+	}
+	fprintf(x->out, "run: %s of fibre %s-%s at %.3f s from the live "
+		"view: planning the run again with it in the story (%d of "
+		"at most %d)\n", x->page.cut ? "cut" : "repair",
+		sc->nodes[f->a].name, sc->nodes[f->b].name, x->page.at_s,
+		x->replans, SESSION_REPLANS_MAX);
+	/* the run's record holds the story it played */
+	free(x->scenario_text);
+	x->scenario_text = NULL;
+	tf = open_memstream(&x->scenario_text, &tlen);
+	if (!tf || scenario_write(sc, tf) || fclose(tf)) {
+		session_say(x, "out of memory");
+		return 1;
+	}
+	free(x->json_text);
+	x->json_text = NULL;
+	addressing_free(x->a);
+	x->a = NULL;
+	lpset_free(x->set);	/* and x->p, its first epoch's */
+	x->set = NULL;
+	x->lo.set = NULL;
+	x->p = NULL;
+	timeline_free(x->tl);
+	x->tl = NULL;
+	x->min_segments = 0;
+	return plan_run(x, sc, o);
+}
+
 int session_run(const struct session_opts *o, struct session_result *res)
 {
 	struct run_ctx x = {
@@ -908,6 +1003,10 @@ int session_run(const struct session_opts *o, struct session_result *res)
 	rc = run_scenario(&x, o, &sc);
 	if (rc)
 		return rc;
+	x.sc = sc;
+	x.follow = o->follow && o->page_replans && !o->deployed &&
+		   o->hosts <= 1;
+	atomic_init(&x.replan, false);
 	rc = 1;
 	if (o->deployed && !deployable(&x, sc)) {
 		rc = EXIT_USAGE;
@@ -963,6 +1062,12 @@ int session_run(const struct session_opts *o, struct session_result *res)
 			res->status = x.status;
 			snprintf(res->verdict, sizeof(res->verdict), "%s",
 				 x.verdict);
+		}
+		if (a == ATTEMPT_REPLAN && !*x.stop) {
+			rc = replan(&x, sc, o);
+			if (rc)
+				break;
+			continue;
 		}
 		if (a != ATTEMPT_RETRY || *x.stop) {
 			rc = a == ATTEMPT_DONE && !*x.stop ? 0 : 1;

@@ -59,6 +59,10 @@ struct session_opts {
 	 * played and nothing moves */
 	bool follow;
 	enum resched resched;
+	/* with follow: a cut or repair from the live view is taken into the
+	 * story at its time and the run planned again and played from the
+	 * start (a run's own; a sweep's points keep their story) */
+	bool page_replans;
 	FILE *out;			/* progress, summary, errors */
 	struct view *view;		/* shows each attempt live, or NULL */
 	/* set (by a signal handler) to abandon the round and tear down */

@@ -56,6 +56,20 @@ struct run_ctx {
 	double suggest;
 	char verdict[256];
 	const char *status;
+	/*
+	 * A cut or repair from the live view in a run that follows its
+	 * story: taken into sc's events, and the run planned again
+	 * (ATTEMPT_REPLAN). The view's thread writes page and sets replan.
+	 */
+	struct scenario *sc;
+	bool follow;
+	atomic_bool replan;
+	struct {
+		int fibre;
+		bool cut;
+		double at_s;
+	} page;
+	int replans;
 };
 
 /* session_say - an error or warning, "twinlab: <message>", where x writes. */
@@ -69,7 +83,11 @@ void session_say(const struct run_ctx *x, const char *fmt, ...)
  */
 bool session_slot_at_end(const struct lpset *set, int t);
 
-enum { ATTEMPT_DONE = 0, ATTEMPT_FAILED = 1, ATTEMPT_RETRY = 3 };
+enum { ATTEMPT_DONE = 0, ATTEMPT_FAILED = 1, ATTEMPT_RETRY = 3,
+       ATTEMPT_REPLAN = 4 };
+
+/* How often a run is planned again for the page's cuts and repairs. */
+#define SESSION_REPLANS_MAX 8
 
 /*
  * One attempt at x->lo.dilation, its state shared by the phases below:

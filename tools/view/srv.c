@@ -112,11 +112,14 @@ struct view {
 	int nctr, nnsc;
 	uint64_t *prev;
 	bool *down;
+	bool *story_down;	/* story_down's, per fibre */
 	unsigned changes;	/* cuts, repairs and traffic from the page
 				 * (under shown) */
 	bool *page_cut;		/* per fibre: cut from the page, not yet
 				 * repaired from it (under shown) */
 	bool owner;		/* view_srv_opts.owner */
+	view_replan_fn replan;	/* view_srv_replan's (under shown) */
+	void *replan_ctx;
 };
 
 /* One stream's place: the message it sends, how far it got. */
@@ -348,6 +351,31 @@ static double scenario_now(const struct view *v, double now)
 	return v->dilation > 0 ? (now - v->t0) / v->dilation : NAN;
 }
 
+/*
+ * The fibres a run's story has cut at its scenario time now, in
+ * v->story_down (none before its rounds start, or for an emulation that
+ * plays no story): the page draws them cut as the run plays them (shown
+ * held).
+ */
+static void story_down(struct view *v, double now)
+{
+	const struct scenario *sc = v->sc;
+	double t;
+
+	if (!sc)
+		return;
+	memset(v->story_down, 0, (size_t)sc->nfibres * sizeof(bool));
+	pthread_mutex_lock(&v->mu);
+	t = v->clock_n > 0 ? scenario_now(v, now) : -1;
+	pthread_mutex_unlock(&v->mu);
+	for (int k = 0; k < sc->nevents && sc->events[k].at_s <= t; k++) {
+		const struct scn_event *e = &sc->events[k];
+
+		if (e->kind == SCN_EV_CUT || e->kind == SCN_EV_REPAIR)
+			v->story_down[e->fibre] = e->kind == SCN_EV_CUT;
+	}
+}
+
 /* The load since the last sample, as one event's JSON, published (shown
  * held). */
 static void publish(struct view *v, double now)
@@ -378,9 +406,10 @@ static void publish(struct view *v, double now)
 	}
 	v->last = now;
 	len += (size_t)snprintf(m + len, VIEW_MSG_MAX - len, "],\"down\":[");
+	story_down(v, now);
 	for (int f = 0, k = 0;
 	     p && f < p->sc->nfibres && len < VIEW_MSG_MAX - 1024; f++)
-		if (v->down[f])
+		if (v->down[f] || v->story_down[f])
 			len += (size_t)snprintf(m + len, VIEW_MSG_MAX - len,
 						"%s%d", k++ ? "," : "", f);
 	pthread_mutex_lock(&v->mu);
@@ -749,6 +778,53 @@ static int traffic_start(struct view *v, const char *name, double gbps,
 	return 0;
 }
 
+/*
+ * Fibre a-b cut (or repaired: up) from the page, under shown: offered to
+ * the run first when it re-plans for them (view_srv_replan), then made.
+ * 0, EXIT_USAGE or 1 with msg.
+ */
+static int page_fibre(struct view *v, const char *a, const char *b, bool up,
+		      struct fibre_done *d, char *msg, size_t len)
+{
+	int f = scenario_fibre(v->sc, scenario_find(v->sc, a),
+			       scenario_find(v->sc, b));
+	double at = -1;
+	int rc;
+
+	if (v->replan && f >= 0) {
+		pthread_mutex_lock(&v->mu);
+		at = v->clock_n > 0 ? fmax(0, scenario_now(v, mono_s())) : -1;
+		pthread_mutex_unlock(&v->mu);
+		if (at < 0) {
+			snprintf(msg, len, "the run's rounds have not started: "
+				 "nothing to re-plan yet");
+			return 1;
+		}
+		if (v->replan(v->replan_ctx, f, !up, at, true, msg, len))
+			return 1;
+	}
+	rc = fibre_apply(v->prefix, a, b, up, "twinlab view", v->owner, d,
+			 msg, len);
+	if (rc)
+		return rc;
+	if (f >= 0)
+		v->down[f] = !up;
+	if (at >= 0) {
+		/* the run's story now: planned again, not the teacher's */
+		v->replan(v->replan_ctx, f, !up, at, false, NULL, 0);
+		log_add(v, "%s fibre %s-%s from the page at %.3f s: the run "
+			"is planned again with it", up ? "repaired" : "cut",
+			d->a, d->b, at);
+		return 0;
+	}
+	if (f >= 0)
+		v->page_cut[f] = !up;
+	v->changes++;
+	log_add(v, "%s fibre %s-%s from the page", up ? "repaired" : "cut",
+		d->a, d->b);
+	return 0;
+}
+
 static enum MHD_Result change(struct view *v, struct MHD_Connection *c,
 			      int what)
 {
@@ -774,22 +850,10 @@ static enum MHD_Result change(struct view *v, struct MHD_Connection *c,
 	} else {
 		pthread_mutex_lock(&v->shown);
 		if (v->p) {
-			rc = fibre_apply(v->prefix, a, b, up, "twinlab view",
-					 v->owner,
-					 &d, msg, sizeof(msg));
+			rc = page_fibre(v, a, b, up, &d, msg, sizeof(msg));
 		} else {
 			rc = 1;
 			snprintf(msg, sizeof(msg), "nothing is shown yet");
-		}
-		if (!rc) {
-			int f = scenario_fibre(v->sc, scenario_find(v->sc, d.a),
-					       scenario_find(v->sc, d.b));
-
-			if (f >= 0)
-				v->down[f] = v->page_cut[f] = !up;
-			v->changes++;
-			log_add(v, "%s fibre %s-%s from the page",
-				up ? "repaired" : "cut", d.a, d.b);
 		}
 		pthread_mutex_unlock(&v->shown);
 	}
@@ -973,7 +1037,9 @@ static void unshow(struct view *v)
 	free(v->prev);
 	free(v->down);
 	free(v->page_cut);
+	free(v->story_down);
 	v->page_cut = NULL;
+	v->story_down = NULL;
 	v->ctr = NULL;
 	v->nsc = NULL;
 	v->prev = NULL;
@@ -982,6 +1048,8 @@ static void unshow(struct view *v)
 	v->p = NULL;
 	v->sc = NULL;
 	v->prefix[0] = '\0';
+	v->replan = NULL;
+	v->replan_ctx = NULL;
 }
 
 int view_srv_show(struct view *v, const char *prefix, const struct plan *p,
@@ -1001,6 +1069,8 @@ int view_srv_show(struct view *v, const char *prefix, const struct plan *p,
 		v->down = calloc((size_t)sc->nfibres + 1, sizeof(*v->down));
 		v->page_cut = calloc((size_t)sc->nfibres + 1,
 				     sizeof(*v->page_cut));
+		v->story_down = calloc((size_t)sc->nfibres + 1,
+				       sizeof(*v->story_down));
 		for (int f = 0; v->down && f < sc->nfibres; f++) {
 			int nup = 0, ndown = 0;
 			char why[256];
@@ -1009,7 +1079,7 @@ int view_srv_show(struct view *v, const char *prefix, const struct plan *p,
 					     sizeof(why)))
 				v->down[f] = ndown && !nup;
 		}
-		topo = v->down && v->page_cut ?
+		topo = v->down && v->page_cut && v->story_down ?
 			       topology_json(p, a, prefix, dilation) : NULL;
 		e = topo ? counters_open_every(p, prefix, &v->ctr, &v->nctr,
 					       &v->nsc, &v->nnsc)
@@ -1068,6 +1138,16 @@ void view_srv_plan(struct view *v, const struct plan *p)
 			pthread_mutex_unlock(&v->mu);
 		}
 	}
+	pthread_mutex_unlock(&v->shown);
+}
+
+void view_srv_replan(struct view *v, view_replan_fn fn, void *ctx)
+{
+	if (!v)
+		return;
+	pthread_mutex_lock(&v->shown);
+	v->replan = v->p ? fn : NULL;
+	v->replan_ctx = v->p ? ctx : NULL;
 	pthread_mutex_unlock(&v->shown);
 }
 
@@ -1151,6 +1231,7 @@ void view_srv_tasks(struct view *v, const struct plan *p, unsigned round,
 		    json_add_str(o, "name", tp->task->name) ||
 		    json_add(o, "round", json_object_new_int((int)round)) ||
 		    json_add(o, "done", json_object_new_boolean(x->done)) ||
+		    json_add(o, "failed", json_object_new_boolean(x->failed)) ||
 		    json_add_num(o, "pred_ms", tp->round_s * 1e3) ||
 		    (x->done &&
 		     (json_add_num(o, "ms", x->round_s * 1e3) ||

@@ -58,6 +58,24 @@ int view_srv_show(struct view *v, const char *prefix, const struct plan *p,
 void view_srv_plan(struct view *v, const struct plan *p);
 
 /*
+ * What a run does with a cut or repair from the page (view_srv_replan):
+ * fibre, cut or not, at scenario time at_s; dry asks whether it would
+ * take it, !dry says it was made. 0, or refused with why (the page gets
+ * it, nothing is changed).
+ */
+typedef int (*view_replan_fn)(void *ctx, int fibre, bool cut, double at_s,
+			      bool dry, char *why, size_t len);
+
+/*
+ * view_srv_replan - until nothing is shown, the page's cuts and repairs
+ * are asked of fn first (dry), then made in the emulation and told to fn
+ * (not dry): they are the run's story from then on, not the teacher's
+ * (view_srv_changes does not count them). Refused before the run's
+ * clock starts (view_srv_clock). NULL fn: the teacher's again.
+ */
+void view_srv_replan(struct view *v, view_replan_fn fn, void *ctx);
+
+/*
  * view_srv_changes - how many cuts, repairs and flows the page has made
  * (the teacher's, which no plan or prediction knows of), and whether one
  * is in force now (a fibre cut from the page, its traffic flowing): a

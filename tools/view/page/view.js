@@ -164,7 +164,12 @@ async function sendTraffic(ev) {
   $('said').className = body.ok ? 'ok' : 'bad';
 }
 
+// the task the teacher picked, kept while the view waits for the run's
+// next attempt (planned again, recalibrated) and picked again in it
+let pickedTask = '';
+
 function showTask(name) {
+  pickedTask = name;
   $('send').disabled = !name;
   if (!cy) return;
   cy.edges().removeClass('bcast upload');
@@ -231,7 +236,9 @@ function onTasks(tasks) {
       return td;
     };
     cell(t.name);
-    cell(t.done ? t.ms.toFixed(2) : 'failed');
+    // a task not done in its round failed, or ended in it without
+    // failing: it moved to new trees or left
+    cell(t.done ? t.ms.toFixed(2) : t.failed ? 'failed' : 'ended');
     cell(t.pred_ms.toFixed(2));
     const bar = document.createElement('span');
     bar.className = 'bar';
@@ -280,7 +287,7 @@ async function loadTopology(seq) {
     const r = await fetch('topology' + q);
     if (!r.ok) { problem('the view refused: ' + r.status); return; }
     const t = await r.json();
-    const picked = $('task').value;
+    const picked = pickedTask;
     topoSeq = seq;
     if (cy) { cy.destroy(); cy = null; }
     $('task').replaceChildren(new Option('(none)', ''));
