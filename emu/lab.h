@@ -21,11 +21,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "labstate.h"
 #include "twin/addr.h"
 #include "twin/plan.h"
-
-#define LAB_STATE_DIR "/run/twinlab"
-#define LAB_PREFIX_MAX 12
 
 struct lab;
 struct dl_live;
@@ -59,9 +57,6 @@ struct lab_opts {
 	 */
 	int hosts;
 };
-
-/* The most dilation an emulation accepts (rates / N stay >= 1 kbit/s). */
-#define LAB_DILATION_MAX 10000.0
 
 /*
  * lab_up - build the emulation of p. Returns 0 and *out, or -errno with a
@@ -285,9 +280,6 @@ void lab_ns_name(const char *prefix, const char *node, char *buf, size_t len);
  * forward, TCP ends on servers only, a ROADM has no IP at all.
  */
 unsigned lab_ns_flags(enum node_kind kind);
-
-/* Valid prefix: 1-LAB_PREFIX_MAX of [a-z0-9], starting with a letter. */
-bool lab_prefix_ok(const char *prefix);
 
 /*
  * lab_xconnect - rewire ROADM `roadm`'s cross-connect: frames arriving on

@@ -11,7 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lab.h"
 #include "twin/scenario.h"
 
 bool lab_prefix_ok(const char *prefix)

@@ -29,9 +29,19 @@
 #ifndef EMU_LABSTATE_H
 #define EMU_LABSTATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#define LAB_STATE_DIR "/run/twinlab"
+#define LAB_PREFIX_MAX 12
+
+/* The most dilation an emulation accepts (rates / N stay >= 1 kbit/s). */
+#define LAB_DILATION_MAX 10000.0
+
+/* Valid prefix: 1-LAB_PREFIX_MAX of [a-z0-9], starting with a letter. */
+bool lab_prefix_ok(const char *prefix);
 
 #define LAB_STATE_FILE_MAX (1 << 20)	/* bytes read of a state file */
 #define LAB_STATE_LINE_MAX 4200	/* longest line kept (PATH_MAX + key) */

@@ -5,7 +5,6 @@
  * every worker socket carries.
  */
 #include "wksock.h"
-#include "worker.h"
 #include "twin/clock.h"
 
 #include <arpa/inet.h>

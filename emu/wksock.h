@@ -11,6 +11,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#define WK_PORT 7347
+#define WK_MAX_CHILDREN 64	/* a worker's peers in a tree, at most */
+
 /*
  * wks_buffers - the socket buffers every later socket gets, set before
  * its handshake so the window scale allows them (0: the system's): the

@@ -30,11 +30,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "wksock.h"
 #include "twin/fl.h"
 #include "twin/wire.h"
 
-#define WK_PORT 7347
-#define WK_MAX_CHILDREN 64
 #define WK_NPROJ 8		/* random projections for the check */
 #define WK_HDR_BYTES WIRE_MSG_HDR	/* message header on the wire */
 #define WK_TEST_SAMPLES 1000	/* held-out samples the global model scores */
