@@ -810,8 +810,12 @@ static int page_fibre(struct view *v, const char *a, const char *b, bool up,
 	if (f >= 0)
 		v->down[f] = !up;
 	if (at >= 0) {
+		size_t n = strlen(msg);
+
 		/* the run's story now: planned again, not the teacher's */
 		v->replan(v->replan_ctx, f, !up, at, false, NULL, 0);
+		snprintf(msg + n, len - n, "; at %.3f s of the run's story, "
+			 "which starts again with it", at);
 		log_add(v, "%s fibre %s-%s from the page at %.3f s: the run "
 			"is planned again with it", up ? "repaired" : "cut",
 			d->a, d->b, at);
