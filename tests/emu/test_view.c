@@ -623,6 +623,24 @@ static int t2_tree(int port, const char *path, char *buf, size_t len)
 	return running_tree(strstr(out, "\r\n\r\n") + 4, "t2", buf, len);
 }
 
+/*
+ * A run --view (argv) started and read to the end of its first round: its
+ * output, the view's port and token, its /topology path, t2's tree then
+ * into before and its index in *at0.
+ */
+static FILE *run_t2(char **argv, char *token, char *path, size_t plen,
+		    int *port, char *before, size_t blen, int *at0)
+{
+	FILE *rd = fdopen(spawn_out(argv), "r");
+
+	cr_assert_not_null(rd);
+	*port = view_of_run(rd, token);
+	snprintf(path, plen, "/topology?token=%s", token);
+	*at0 = t2_tree(*port, path, before, blen);
+	cr_assert_geq(*at0, 0, "t2 does not run in round 1");
+	return rd;
+}
+
 /* A run's output (rd) read until t2 was moved by `cut` and a round ran. */
 static void await_t2_moved(FILE *rd, const char *cut)
 {
@@ -660,12 +678,8 @@ Test(view, a_run_shows_the_trees_a_cut_moves_tasks_to)
 	snprintf(ev, sizeof(ev), "/tmp/%s-cut.yaml", prefix);
 	/* a cut never repaired: the epoch it brings stays */
 	tl_write(ev, "events:\n  - {at_s: 0.05, cut: {a: A, b: B}}\n");
-	rd = fdopen(spawn_out(argv), "r");
-	cr_assert_not_null(rd);
-	port = view_of_run(rd, token);
-	snprintf(path, sizeof(path), "/topology?token=%s", token);
-	at0 = t2_tree(port, path, before, sizeof(before));
-	cr_assert_geq(at0, 0, "t2 does not run in round 1");
+	rd = run_t2(argv, token, path, sizeof(path), &port, before,
+		    sizeof(before), &at0);
 	/* its move, then the round that runs it over its new trees */
 	await_t2_moved(rd, "the cut at 0.05 s)");
 	at1 = t2_tree(port, path, after, sizeof(after));
@@ -716,12 +730,8 @@ Test(view, a_cut_from_the_page_plans_the_run_again)
 
 	cr_assert_not_null(bin, "TWINLAB not set");
 	snprintf(db, sizeof(db), "/tmp/%s-view.db", prefix);
-	rd = fdopen(spawn_out(argv), "r");
-	cr_assert_not_null(rd);
-	port = view_of_run(rd, token);
-	snprintf(path, sizeof(path), "/topology?token=%s", token);
-	at0 = t2_tree(port, path, before, sizeof(before));
-	cr_assert_geq(at0, 0, "t2 does not run in round 1");
+	rd = run_t2(argv, token, path, sizeof(path), &port, before,
+		    sizeof(before), &at0);
 	cr_assert_eq(post(port, token, "/cut?a=A&b=B", out, sizeof(out)), 200,
 		     "%s", out);
 	while (!again && fgets(line, sizeof(line), rd))
