@@ -86,6 +86,15 @@ static void comings(const struct run_ctx *x, struct fleet *f,
 							      set->since[t] : e];
 			int prev = set->prev[t];
 
+			/*
+			 * One it would carry on from that never started (a
+			 * later epoch came in before a round could start it:
+			 * two moves close together, a slow host): it carries
+			 * on from the last of its line that ran.
+			 */
+			while (prev >= 0 && !ran[prev])
+				prev = set->prev[prev];
+
 			ran[t] = true;
 			fprintf(x->out, "run: task '%s' %s (the %s at %g s): its "
 				"workers start, at round %u\n", name, prev >= 0 ?
