@@ -723,6 +723,42 @@ static int follow(struct run_ctx *x, const struct scenario *sc,
 	return 0;
 }
 
+/* x->scenario_text: sc as the run plays it, events and all. 0, or 1 said. */
+static int story_text(struct run_ctx *x, const struct scenario *sc)
+{
+	size_t tlen = 0;
+	FILE *tf;
+
+	free(x->scenario_text);
+	x->scenario_text = NULL;
+	tf = open_memstream(&x->scenario_text, &tlen);
+	if (!tf || scenario_write(sc, tf) || fclose(tf)) {
+		session_say(x, "out of memory");
+		free(x->scenario_text);
+		x->scenario_text = NULL;
+		return 1;
+	}
+	return 0;
+}
+
+/* What plan_run made, released (x->p with its set when there is one). */
+static void plans_release(struct run_ctx *x)
+{
+	free(x->json_text);
+	x->json_text = NULL;
+	addressing_free(x->a);
+	x->a = NULL;
+	if (x->set)
+		lpset_free(x->set);	/* and x->p, its first epoch's */
+	else
+		plan_free(x->p);
+	x->set = NULL;
+	x->lo.set = NULL;
+	x->p = NULL;
+	timeline_free(x->tl);
+	x->tl = NULL;
+}
+
 /*
  * A run's scenario, its events added (the text the run stores then holds
  * them, in x->scenario_text), refused where the run could not play it
@@ -740,20 +776,13 @@ static int run_scenario(struct run_ctx *x, const struct session_opts *o,
 		return EXIT_USAGE;
 	}
 	if (o->events) {
-		size_t tlen = 0;
-		FILE *tf;
-
 		if (scenario_load_events(sc, o->events, &se)) {
 			print_scn_error(x->out, &se);
 			scenario_free(sc);
 			return EXIT_USAGE;
 		}
 		/* the run's record holds the events it played */
-		tf = open_memstream(&x->scenario_text, &tlen);
-		if (!tf || scenario_write(sc, tf) || fclose(tf)) {
-			session_say(x, "out of memory");
-			free(x->scenario_text);
-			x->scenario_text = NULL;
+		if (story_text(x, sc)) {
 			scenario_free(sc);
 			return 1;
 		}
@@ -930,8 +959,6 @@ static int replan(struct run_ctx *x, struct scenario *sc,
 {
 	const struct scn_fibre *f = &sc->fibres[x->page.fibre];
 	struct scn_error se;
-	size_t tlen = 0;
-	FILE *tf;
 	int e;
 
 	atomic_store(&x->replan, false);
@@ -952,23 +979,9 @@ static int replan(struct run_ctx *x, struct scenario *sc,
 		sc->nodes[f->a].name, sc->nodes[f->b].name, x->page.at_s,
 		x->replans, SESSION_REPLANS_MAX);
 	/* the run's record holds the story it played */
-	free(x->scenario_text);
-	x->scenario_text = NULL;
-	tf = open_memstream(&x->scenario_text, &tlen);
-	if (!tf || scenario_write(sc, tf) || fclose(tf)) {
-		session_say(x, "out of memory");
+	if (story_text(x, sc))
 		return 1;
-	}
-	free(x->json_text);
-	x->json_text = NULL;
-	addressing_free(x->a);
-	x->a = NULL;
-	lpset_free(x->set);	/* and x->p, its first epoch's */
-	x->set = NULL;
-	x->lo.set = NULL;
-	x->p = NULL;
-	timeline_free(x->tl);
-	x->tl = NULL;
+	plans_release(x);
 	x->min_segments = 0;
 	return plan_run(x, sc, o);
 }
@@ -1077,14 +1090,8 @@ int session_run(const struct session_opts *o, struct session_result *res)
 	}
 out:
 	results_close(x.res);
-	free(x.json_text);
 	free(x.scenario_text);
-	addressing_free(x.a);
-	if (x.set)
-		lpset_free(x.set);	/* and x.p, its first epoch's */
-	else
-		plan_free(x.p);
-	timeline_free(x.tl);
+	plans_release(&x);
 	scenario_free(sc);
 	return rc;
 }

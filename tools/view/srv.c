@@ -351,6 +351,17 @@ static double scenario_now(const struct view *v, double now)
 	return v->dilation > 0 ? (now - v->t0) / v->dilation : NAN;
 }
 
+/* A run's scenario seconds at now (mono_s), or -1 before its rounds start. */
+static double run_clock(struct view *v, double now)
+{
+	double t;
+
+	pthread_mutex_lock(&v->mu);
+	t = v->clock_n > 0 ? fmax(0, scenario_now(v, now)) : -1;
+	pthread_mutex_unlock(&v->mu);
+	return t;
+}
+
 /*
  * The fibres a run's story has cut at its scenario time now, in
  * v->story_down (none before its rounds start, or for an emulation that
@@ -365,9 +376,7 @@ static void story_down(struct view *v, double now)
 	if (!sc)
 		return;
 	memset(v->story_down, 0, (size_t)sc->nfibres * sizeof(bool));
-	pthread_mutex_lock(&v->mu);
-	t = v->clock_n > 0 ? scenario_now(v, now) : -1;
-	pthread_mutex_unlock(&v->mu);
+	t = run_clock(v, now);
 	for (int k = 0; k < sc->nevents && sc->events[k].at_s <= t; k++) {
 		const struct scn_event *e = &sc->events[k];
 
@@ -792,9 +801,7 @@ static int page_fibre(struct view *v, const char *a, const char *b, bool up,
 	int rc;
 
 	if (v->replan && f >= 0) {
-		pthread_mutex_lock(&v->mu);
-		at = v->clock_n > 0 ? fmax(0, scenario_now(v, mono_s())) : -1;
-		pthread_mutex_unlock(&v->mu);
+		at = run_clock(v, mono_s());
 		if (at < 0) {
 			snprintf(msg, len, "the run's rounds have not started: "
 				 "nothing to re-plan yet");
