@@ -253,6 +253,11 @@ void monitor_diff(const struct mon_sample *a, const struct mon_sample *b,
 		(double)(b->dl_late_ns_sum - a->dl_late_ns_sum) /
 		(double)r->dl_packets / 1e9 / n : 0;
 	r->dl_late_max_s = (double)b->dl_late_ns_max / 1e9 / n;
+	r->tg_dgrams = b->tg_dgrams - a->tg_dgrams;
+	r->tg_late_mean_s = r->tg_dgrams ?
+		(double)(b->tg_late_ns_sum - a->tg_late_ns_sum) /
+		(double)r->tg_dgrams / 1e9 / n : 0;
+	r->tg_late_max_s = (double)b->tg_late_ns_max / 1e9 / n;
 	r->runq_mean = b->runq_n ? (double)b->runq_sum / (double)b->runq_n : 0;
 	r->runq_max = b->runq_max;
 }
@@ -267,6 +272,10 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 	double worst = tol > 0 ? fmax(fmax(fmax(over, r->skew_max_s),
 					   r->dl_late_mean_s) / tol,
 				      r->dl_late_max_s / bound) : 2;
+
+	if (tol > 0)
+		worst = fmax(worst, fmax(r->tg_late_mean_s / tol,
+					 r->tg_late_max_s / bound));
 
 	worst = fmax(worst, fmax(r->late_frac_median / MON_TIME_TOL,
 				 r->late_frac_worst / MON_TASK_WORST));
@@ -300,6 +309,14 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 		snprintf(why, len, "the delay line let a packet go %.3f ms "
 			 "late (limit %.3f ms)", r->dl_late_max_s * 1e3,
 			 bound * 1e3);
+	else if (r->tg_late_mean_s > tol)
+		snprintf(why, len, "the traffic generator sent its datagrams "
+			 "%.3f ms late on average (limit %.3f ms)",
+			 r->tg_late_mean_s * 1e3, tol * 1e3);
+	else if (r->tg_late_max_s > bound)
+		snprintf(why, len, "the traffic generator sent a datagram "
+			 "%.3f ms late (limit %.3f ms)",
+			 r->tg_late_max_s * 1e3, bound * 1e3);
 	else if (r->skew_max_s > tol)
 		snprintf(why, len, "tasks started up to %.3f ms apart (limit "
 			 "%.3f ms)", r->skew_max_s * 1e3, tol * 1e3);

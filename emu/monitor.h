@@ -21,7 +21,11 @@
  * its deadline a held packet went out, from the counters it shares:
  * struct dl_live) delays a transfer as much: its mean within
  * MON_TIME_TOL of the shortest round, its worst packet within
- * MON_TASK_WORST. The rule is calibrated against what the host actually
+ * MON_TASK_WORST. So does the traffic generator's (emu/traffic.h): a
+ * stalled generator sends what fell due meanwhile at once, and a transfer
+ * sharing a link with it, max-min, loses at most the stall (its burst
+ * takes no more than the flow's fair share while it drains); its mean
+ * and its worst datagram are held to the same limits. The rule is calibrated against what the host actually
  * distorts, each task-round measured against the same run at a high
  * dilation (tests/bench/calibrate.py): a round judged on the worst path
  * of any task within 1 % of the shortest round was degraded where every
@@ -74,6 +78,9 @@ struct mon_sample {
 	uint64_t dl_starts;		/* times it bound its queues */
 	uint64_t runq_sum, runq_n, runq_max;	/* runnable threads, counted
 					 * since the last sample */
+	uint64_t tg_late_ns_sum, tg_dgrams;	/* the traffic generator's */
+	uint64_t tg_late_ns_max;	/* (emu/traffic.h tg_lateness), filled
+					 * by the caller; max since the last */
 };
 
 /* What one round did, as the verdict reads it. */
@@ -102,6 +109,9 @@ struct mon_round {
 	uint64_t dl_packets;		/* the delay line accepted */
 	double dl_late_mean_s;		/* ... this late after their deadline */
 	double dl_late_max_s;		/* ... at worst (scenario seconds) */
+	uint64_t tg_dgrams;		/* background datagrams sent */
+	double tg_late_mean_s;		/* ... this late after their time */
+	double tg_late_max_s;		/* ... at worst (scenario seconds) */
 	double runq_mean;		/* runnable threads, other than the
 					 * monitor's own, on average */
 	uint64_t runq_max;		/* ... at most */

@@ -31,6 +31,12 @@
 struct tg_count {
 	uint64_t sent, received;	/* payload bytes, atomic */
 	uint64_t late_ns;	/* the most a datagram left after its time */
+	uint64_t late_sum_ns, dgrams;	/* over every datagram sent */
+	uint64_t late_peak_ns;	/* the most since tg_lateness took it */
+	uint64_t received_in;	/* payload bytes the kernel took in by
+				 * the end of the window and its linger */
+	uint64_t in_until_ns;	/* that end, CLOCK_REALTIME (the stamps'):
+				 * the generator's own */
 };
 
 struct tg {
@@ -118,6 +124,11 @@ static int open_flow(const struct tg_flow *f, int *tx, int *rx)
 		return *rx;
 	/* as much on the receiving side: a stall does not drop there */
 	sockbuf(*rx, f->rate_bps, TG_RCVBUF_MIN, SO_RCVBUFFORCE, SO_RCVBUF);
+	/* each datagram stamped as it arrives: what came in time is
+	 * counted by that, not by when this process got to read it */
+	if (setsockopt(*rx, SOL_SOCKET, SO_TIMESTAMPNS, &(int){ 1 },
+		       sizeof(int)))
+		return -errno;
 	if (bind(*tx, (struct sockaddr *)&src, sizeof(src)) ||
 	    connect(*tx, (struct sockaddr *)&dst, sizeof(dst)) ||
 	    bind(*rx, (struct sockaddr *)&dst, sizeof(dst)))
@@ -125,14 +136,42 @@ static int open_flow(const struct tg_flow *f, int *tx, int *rx)
 	return 0;
 }
 
+/* Take in what arrived on fd; count it, and what came in time. */
 static void drain(int fd, struct tg_count *c)
 {
 	static char buf[65536];
+	union {
+		char b[CMSG_SPACE(sizeof(struct timespec))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t r;
 
-	while ((r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+	for (;;) {
+		struct cmsghdr *cm;
+		uint64_t at = 0;
+
+		mh.msg_control = ctl.b;
+		mh.msg_controllen = sizeof(ctl.b);
+		r = recvmsg(fd, &mh, MSG_DONTWAIT);
+		if (r <= 0)
+			break;
+		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+			if (cm->cmsg_level == SOL_SOCKET &&
+			    cm->cmsg_type == SCM_TIMESTAMPNS) {
+				struct timespec ts;
+
+				memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+				at = (uint64_t)ts.tv_sec * 1000000000u +
+				     (uint64_t)ts.tv_nsec;
+			}
 		__atomic_add_fetch(&c->received, (uint64_t)r,
 				   __ATOMIC_RELAXED);
+		if (at && at <= c->in_until_ns)
+			__atomic_add_fetch(&c->received_in, (uint64_t)r,
+					   __ATOMIC_RELAXED);
+	}
 }
 
 /* Wait until `until` (CLOCK_MONOTONIC ns) or a datagram; take in what came. */
@@ -174,6 +213,21 @@ static void realtime(const struct tg_flow *f, int n)
 		tg_realtime = prio_realtime(PRIO_TRAFFIC);
 }
 
+/* A datagram sent late ns after its time: the sums tg_lateness reads. */
+static void count_late(struct tg_count *c, uint64_t late)
+{
+	uint64_t peak = __atomic_load_n(&c->late_peak_ns, __ATOMIC_RELAXED);
+
+	__atomic_add_fetch(&c->late_sum_ns, late, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&c->dgrams, 1, __ATOMIC_RELAXED);
+	/* the reader takes the peak (sets it to 0) between rounds */
+	while (late > peak &&
+	       !__atomic_compare_exchange_n(&c->late_peak_ns, &peak, late,
+					    false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+}
+
 /* Send every flow's datagrams as their times come, until all are over. */
 static int generate(const struct tg_flow *f, int n, const int *tx,
 		    const int *rx, struct tg_count *count, uint64_t t0)
@@ -184,9 +238,19 @@ static int generate(const struct tg_flow *f, int n, const int *tx,
 	int err = pfd && next ? 0 : -ENOMEM;
 	double last = 0;	/* when the last datagram is in, from t0 */
 
+	struct timespec rt;
+
+	/* the windows' ends on the clock the arrival stamps use */
+	clock_gettime(CLOCK_REALTIME, &rt);
+	uint64_t off = (uint64_t)rt.tv_sec * 1000000000u +
+		       (uint64_t)rt.tv_nsec - mono_ns();
+
 	for (int i = 0; i < n && !err; i++) {
 		pfd[i] = (struct pollfd){ .fd = rx[i], .events = POLLIN };
 		next[i] = t0 + (uint64_t)(fmax(f[i].start_s, 0) * 1e9);
+		count[i].in_until_ns =
+			t0 + off +
+			(uint64_t)((f[i].stop_s + f[i].linger_s) * 1e9);
 	}
 	while (!err && !tg_stopping) {
 		uint64_t t = mono_ns(), wake = UINT64_MAX;
@@ -213,6 +277,7 @@ static int generate(const struct tg_flow *f, int n, const int *tx,
 					__atomic_add_fetch(&count[i].sent,
 							   (uint64_t)TG_PAYLOAD,
 							   __ATOMIC_RELAXED);
+				count_late(&count[i], t - next[i]);
 				next[i] += (uint64_t)gap > 0 ? (uint64_t)gap : 1;
 			}
 			if (next[i] < stop) {
@@ -430,6 +495,26 @@ void tg_bytes(const struct tg *g, int i, uint64_t *sent, uint64_t *received)
 uint64_t tg_late_ns(const struct tg *g, int i)
 {
 	return __atomic_load_n(&g->count[i].late_ns, __ATOMIC_RELAXED);
+}
+
+void tg_lateness(struct tg *g, uint64_t *sum_ns, uint64_t *dgrams,
+		 uint64_t *peak_ns)
+{
+	*sum_ns = *dgrams = *peak_ns = 0;
+	for (int i = 0; g && i < g->n; i++) {
+		struct tg_count *c = &g->count[i];
+		uint64_t peak = __atomic_exchange_n(&c->late_peak_ns, 0,
+						    __ATOMIC_RELAXED);
+
+		*sum_ns += __atomic_load_n(&c->late_sum_ns, __ATOMIC_RELAXED);
+		*dgrams += __atomic_load_n(&c->dgrams, __ATOMIC_RELAXED);
+		*peak_ns = peak > *peak_ns ? peak : *peak_ns;
+	}
+}
+
+uint64_t tg_received_in_time(const struct tg *g, int i)
+{
+	return __atomic_load_n(&g->count[i].received_in, __ATOMIC_RELAXED);
 }
 
 pid_t tg_pid(const struct tg *g)

@@ -62,6 +62,22 @@ void tg_bytes(const struct tg *g, int i, uint64_t *sent, uint64_t *received);
  * the host sends). */
 uint64_t tg_late_ns(const struct tg *g, int i);
 
+/*
+ * tg_lateness - over every flow (none when g is NULL): how late its
+ * datagrams left after their times, summed since it started, and their
+ * number; and the most one left late since the last call, which starts
+ * that anew (a round's worst, read before and after it).
+ */
+void tg_lateness(struct tg *g, uint64_t *sum_ns, uint64_t *dgrams,
+		 uint64_t *peak_ns);
+
+/*
+ * tg_received_in_time - flow i's payload bytes that arrived (the kernel's
+ * stamp) by the end of its window and its linger: what its path carried
+ * in the time it had, however late the generator got to read them.
+ */
+uint64_t tg_received_in_time(const struct tg *g, int i);
+
 /* tg_pid - the generator's pid. */
 pid_t tg_pid(const struct tg *g);
 

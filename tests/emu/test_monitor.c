@@ -78,6 +78,14 @@ static const struct lateness {
 	{ "late packet", offsetof(struct mon_round, dl_late_max_s), 0.00049,
 	  0.002, 200, "the delay line let a packet go 2.000 ms late (limit "
 	  "0.500 ms)", .dl_packets = 100, .dl_late_mean_s = 0.00001 },
+	/* a generator 2x late on average: its bursts delay as much */
+	{ "late generator", offsetof(struct mon_round, tg_late_mean_s),
+	  0.00009, 0.0002, 100, "the traffic generator sent its datagrams "
+	  "0.200 ms late on average (limit 0.100 ms)", 0, 0, 0 },
+	/* one of its datagrams 3x the worst's limit */
+	{ "late datagram", offsetof(struct mon_round, tg_late_max_s),
+	  0.00049, 0.0015, 150, "the traffic generator sent a datagram "
+	  "1.500 ms late (limit 0.500 ms)", 0, 0, 0 },
 	/* 1.1x: the step is at least x2 */
 	{ "skew", offsetof(struct mon_round, skew_max_s), 0, 0.00011, 100,
 	  "tasks started up to 0.110 ms apart (limit 0.100 ms)", 0, 0, 0 },
@@ -124,6 +132,22 @@ Test(monitor, delay_line_lateness_in_scenario_time)
 	cr_assert_float_eq(r.dl_late_max_s, 50000e-9 / 50, 1e-15);
 	cr_assert_float_eq(r.runq_mean, 3.0, 1e-12);
 	cr_assert_eq(r.runq_max, 7);
+}
+
+/* So is the traffic generator's, over the datagrams of the round. */
+Test(monitor, generator_lateness_in_scenario_time)
+{
+	struct mon_sample a = { .t_ns = 0, .tg_dgrams = 100,
+				.tg_late_ns_sum = 5000 };
+	struct mon_sample b = { .t_ns = 1000000000, .tg_dgrams = 300,
+				.tg_late_ns_sum = 805000,
+				.tg_late_ns_max = 90000 };
+	struct mon_round r = { .dilation = 10 };
+
+	monitor_diff(&a, &b, &r);
+	cr_assert_eq(r.tg_dgrams, 200);
+	cr_assert_float_eq(r.tg_late_mean_s, 4000e-9 / 10, 1e-15);
+	cr_assert_float_eq(r.tg_late_max_s, 90000e-9 / 10, 1e-15);
 }
 
 Test(monitor, any_drop_or_retransmit)

@@ -1016,6 +1016,7 @@ static void traffic_run(const char *gbps, double slower, double left)
 	struct scenario *sc, *quiet_sc;
 	struct plan *p, *quiet = quiet_pair(&quiet_sc);
 	double b, u, lmax, lmean;
+	const char *line;
 	sqlite3 *h;
 	char *o;
 
@@ -1031,6 +1032,9 @@ static void traffic_run(const char *gbps, double slower, double left)
 	cr_assert(strstr(o, ev), "%s", o);
 	cr_assert(strstr(o, "traffic: 0 of 2 starts and ends") ||
 		  strstr(o, "traffic: 1 of 2 starts and ends"), "%s", o);
+	line = strstr(o, "traffic g -> l:");
+	cr_assert(line, "%s", o);
+	cr_log_info("%.*s", (int)strcspn(line, "\n"), line);
 	cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
 	b = rounds_avg(h, "bcast_s", 0);
 	u = rounds_avg(h, "upload_s", 0);
@@ -1052,6 +1056,16 @@ static void traffic_run(const char *gbps, double slower, double left)
 		      "max(id) FROM runs) AND link = 'g>rA'");
 	cr_assert_eq(q1(h, "SELECT count(*) FROM round_times WHERE run = "
 			   "(SELECT max(id) FROM runs)"), 3);
+	/* the generator judged as the run's own: every round sent some of
+	 * its datagrams, their lateness within the verdict's limits */
+	cr_assert_gt(q1(h, "SELECT min(tg_dgrams) FROM fidelity WHERE run = "
+			   "(SELECT max(id) FROM runs)"), 0);
+	cr_log_info("the generator at most %.3f ms late in a round, %.3f on "
+		    "average (scenario time)",
+		    q1(h, "SELECT max(tg_late_max_s) * 1e3 FROM fidelity "
+			  "WHERE run = (SELECT max(id) FROM runs)"),
+		    q1(h, "SELECT max(tg_late_mean_s) * 1e3 FROM fidelity "
+			  "WHERE run = (SELECT max(id) FROM runs)"));
 	sqlite3_close(h);
 	cr_log_info("g>rA: %.2f Gbit/s on average, %.2f at most", lmean,
 		    lmax);
@@ -1149,6 +1163,28 @@ Test(run, a_cut_mid_round_is_waited_out_and_measured)
 		     "max(id) FROM runs) AND round > 1");
 	checks_held(h);
 	lateness_stored(h);
+	/* what the rounds after were made of, and what the host did then */
+	cr_log_info("rounds after: broadcast %.3f ms (%.3f), training %.3f "
+		    "(%.3f), upload %.3f (%.3f) at dilation %g; the host: "
+		    "workers late %.2f %% of a round at worst, delay line "
+		    "%.3f ms late at worst, %g retransmissions",
+		    q1(h, "SELECT avg(bcast_s) * 1e3 FROM rounds WHERE run = "
+			  "(SELECT max(id) FROM runs) AND round > 1"),
+		    quiet->tasks[0].bcast_s * 1e3,
+		    q1(h, "SELECT avg(compute_s) * 1e3 FROM rounds WHERE run "
+			  "= (SELECT max(id) FROM runs) AND round > 1"),
+		    quiet->tasks[0].compute_s * 1e3,
+		    q1(h, "SELECT avg(upload_s) * 1e3 FROM rounds WHERE run = "
+			  "(SELECT max(id) FROM runs) AND round > 1"),
+		    quiet->tasks[0].upload_s * 1e3,
+		    q1(h, "SELECT dilation FROM runs WHERE id = (SELECT "
+			  "max(id) FROM runs)"),
+		    q1(h, "SELECT max(late_frac_worst) * 100 FROM fidelity "
+			  "WHERE run = (SELECT max(id) FROM runs) AND round > 1"),
+		    q1(h, "SELECT max(dl_late_max_s) * 1e3 FROM fidelity WHERE "
+			  "run = (SELECT max(id) FROM runs) AND round > 1"),
+		    q1(h, "SELECT sum(retrans) FROM fidelity WHERE run = "
+			  "(SELECT max(id) FROM runs) AND round > 1"));
 	cost = q1(h, "SELECT interruption_s FROM events WHERE run = (SELECT "
 		     "max(id) FROM runs) AND kind = 'cut' AND tasks = 't'");
 	cr_assert_eq(q1(h, "SELECT count(*) FROM events WHERE run = (SELECT "

@@ -106,6 +106,10 @@ static const char *const added[] = {
 	/* what the verdict judges of them (emu/monitor.h) */
 	"ALTER TABLE fidelity ADD COLUMN late_frac_median REAL",
 	"ALTER TABLE fidelity ADD COLUMN late_frac_worst REAL",
+	/* the traffic generator's lateness (emu/monitor.h) */
+	"ALTER TABLE fidelity ADD COLUMN tg_dgrams INTEGER",
+	"ALTER TABLE fidelity ADD COLUMN tg_late_mean_s REAL",
+	"ALTER TABLE fidelity ADD COLUMN tg_late_max_s REAL",
 };
 
 bool results_owner_alive(int64_t pid, int64_t start)

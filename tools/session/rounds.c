@@ -325,12 +325,16 @@ static int round_measure(struct attempt *a, unsigned r, struct att_round *R)
 			return counter_lost(x, &a->ctr[i], e);
 	}
 	e = monitor_sample(a->mon, &R->s0);
+	tg_lateness(a->tg, &R->s0.tg_late_ns_sum, &R->s0.tg_dgrams,
+		    &R->s0.tg_late_ns_max);
 	a->line0 = x->fo.watch ? lab_delay_line(a->sup) : 0;
 	R->ok = fleet_round(a->f, r, R->now, a->rr);
 	R->mr.delay_restarted =
 		x->fo.watch && lab_delay_line(a->sup) != a->line0;
 	if (!e)
 		e = monitor_sample(a->mon, &R->s1);
+	tg_lateness(a->tg, &R->s1.tg_late_ns_sum, &R->s1.tg_dgrams,
+		    &R->s1.tg_late_ns_max);
 	/* a delay line that bound its queues again (a node's, read by
 	 * its agent, that no pid here shows) */
 	if (!e && R->s1.dl_starts != R->s0.dl_starts)
