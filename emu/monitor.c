@@ -262,6 +262,25 @@ void monitor_diff(const struct mon_sample *a, const struct mon_sample *b,
 	r->runq_max = b->runq_max;
 }
 
+/*
+ * What lets packets go late (the delay line, the traffic generator): its
+ * mean over tol or its worst over bound said in why ("<all> 0.250 ms late
+ * on average (limit 0.100 ms)", "<one> 2.000 ms late (limit ...)").
+ */
+static bool late_said(char *why, size_t len, const char *all, const char *one,
+		      double mean, double worst, double tol, double bound)
+{
+	if (mean > tol)
+		snprintf(why, len, "%s %.3f ms late on average (limit %.3f ms)",
+			 all, mean * 1e3, tol * 1e3);
+	else if (worst > bound)
+		snprintf(why, len, "%s %.3f ms late (limit %.3f ms)", one,
+			 worst * 1e3, bound * 1e3);
+	else
+		return false;
+	return true;
+}
+
 bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 		     double *suggest)
 {
@@ -301,22 +320,13 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 		snprintf(why, len, "the workers' event loops delayed a task's "
 			 "round by up to %.2f %% (limit %g %%)",
 			 r->late_frac_worst * 100, MON_TASK_WORST * 100);
-	else if (r->dl_late_mean_s > tol)
-		snprintf(why, len, "the delay line let packets go %.3f ms late "
-			 "on average (limit %.3f ms)", r->dl_late_mean_s * 1e3,
-			 tol * 1e3);
-	else if (r->dl_late_max_s > bound)
-		snprintf(why, len, "the delay line let a packet go %.3f ms "
-			 "late (limit %.3f ms)", r->dl_late_max_s * 1e3,
-			 bound * 1e3);
-	else if (r->tg_late_mean_s > tol)
-		snprintf(why, len, "the traffic generator sent its datagrams "
-			 "%.3f ms late on average (limit %.3f ms)",
-			 r->tg_late_mean_s * 1e3, tol * 1e3);
-	else if (r->tg_late_max_s > bound)
-		snprintf(why, len, "the traffic generator sent a datagram "
-			 "%.3f ms late (limit %.3f ms)",
-			 r->tg_late_max_s * 1e3, bound * 1e3);
+	else if (late_said(why, len, "the delay line let packets go",
+			   "the delay line let a packet go", r->dl_late_mean_s,
+			   r->dl_late_max_s, tol, bound) ||
+		 late_said(why, len, "the traffic generator sent its datagrams",
+			   "the traffic generator sent a datagram",
+			   r->tg_late_mean_s, r->tg_late_max_s, tol, bound))
+		; /* said */
 	else if (r->skew_max_s > tol)
 		snprintf(why, len, "tasks started up to %.3f ms apart (limit "
 			 "%.3f ms)", r->skew_max_s * 1e3, tol * 1e3);
