@@ -2496,6 +2496,13 @@ static int rounds_near(sqlite3 *h, long one, long two, double tol)
  * 1,514-byte frame: one too many or too few in every round is still
  * beyond 16 ACKs a round (1,056 B); the slack is over the rounds
  * together, so a segment or two in one round of three is not.
+ * On a loaded host the count strays further (beside a second suite, the
+ * ring's three runs sent 955-1,067 TCP segments, none of them again, and
+ * a link of the two-host run once carried 2.9 % more than the one-host
+ * run's): the slack is then as many ACKs as TCP's own count of segments
+ * sent (OutSegs, every server's) differs between the two runs, where
+ * that is more; a segment sent again, or a data segment more, is still
+ * beyond it (1,514 B against 66).
  * How many links, asserted to be every link of run one.
  */
 #define LINK_ACKS 16
@@ -2503,15 +2510,23 @@ static int rounds_near(sqlite3 *h, long one, long two, double tol)
 
 static int links_near(sqlite3 *h, long one, long two, double tol)
 {
-	char sql[512];
+	char sql[600];
+	double segs[2];
 	int links;
 
+	for (int k = 0; k < 2; k++) {
+		snprintf(sql, sizeof(sql), "SELECT sum(out_segs) FROM fidelity "
+			 "WHERE run = %ld", k ? two : one);
+		segs[k] = q1(h, sql);
+	}
+	cr_log_info("TCP segments sent: %.0f in run %ld, %.0f in run %ld",
+		    segs[0], one, segs[1], two);
 	snprintf(sql, sizeof(sql),
 		 "SELECT a.link, sum(b.bytes) * 1.0 / sum(a.bytes), "
-		 "%d.0 * count(*) / sum(a.bytes) FROM links a "
+		 "max(%d.0 * count(*), %.0f) * %d / sum(a.bytes) FROM links a "
 		 "JOIN links b ON b.link = a.link AND b.round = a.round "
 		 "WHERE a.run = %ld AND b.run = %ld GROUP BY a.link",
-		 LINK_ACKS * ACK_FRAME, one, two);
+		 LINK_ACKS, fabs(segs[1] - segs[0]), ACK_FRAME, one, two);
 	links = ratios_near_one(h, sql, tol);
 	snprintf(sql, sizeof(sql),
 		 "SELECT count(DISTINCT link) FROM links WHERE run = %ld", one);
