@@ -606,17 +606,25 @@ static bool folding(struct worker *w, struct rstate *s, int *err)
 	return true;
 }
 
-/* Got the model (local): forward it, start training, arm the deadline. */
-static int on_model(struct worker *w, struct rstate *s)
+/*
+ * Got the model at `at` (the root: its t0; a local: when the last of it
+ * was read): forward it, check it, start training, arm the deadline. The
+ * round's clock is `at`: checking and decoding 10 MB is the host's time
+ * (several ms, more under sanitizers or beside a busy process), as
+ * encoding is, and falls inside the compute phase, where a trainer that
+ * cannot finish by its deadline is an overrun the monitor judges.
+ */
+static int on_model(struct worker *w, struct rstate *s, uint64_t at)
 {
 	const struct wk_conf *c = w->c;
 	uint64_t one = 1;
 	int err;
 
 	s->have = true;
-	w->rep.t_start = mono_ns();
-	/* forwarded as received, before the host's time goes into decoding
-	 * (pipelined, it is on its way already) */
+	w->rep.t_start = at;
+	/* forwarded as received, before the host's time goes into checking
+	 * and decoding (pipelined, it is on its way already); each child
+	 * checks it against the digest in its header */
 	if (!s->forwarding)
 		w->rep.t_send = w->rep.t_start;
 	for (int i = 0; i < c->nbc && !s->forwarding; i++) {
@@ -628,6 +636,11 @@ static int on_model(struct worker *w, struct rstate *s)
 	}
 	if (c->model == 0)
 		return 0;
+	err = msg_check(w, &w->bin, s->r, c->bcast_in.peer, true, s->why,
+			sizeof(s->why));
+	if (err)
+		return err;
+	w->rep.bytes_in += w->wire + sizeof(struct wk_hdr);
 	err = fl_decode(w->bcast, w->wire, c->bpp, w->model.w,
 			w->model.nparams);
 	if (err) {
@@ -855,6 +868,14 @@ static int finish_root(struct worker *w, struct rstate *s)
 	 * the host's, which the twin does not time.
 	 */
 	w->rep.t_end = mono_ns();
+	/* without a time to fold them in, when the last upload was in:
+	 * checking and decoding it were the host's */
+	if (!(w->agg_s > 0) && c->nuc > 0) {
+		w->rep.t_end = 0;
+		for (int i = 0; i < c->nuc; i++)
+			if (w->rep.t_child[i] > w->rep.t_end)
+				w->rep.t_end = w->rep.t_child[i];
+	}
 	err = aggregate(w, false);
 	w->rep.digest = fl_digest(w->payload, w->wire);
 	/* the new global model, as the next round will send it */
@@ -899,7 +920,7 @@ static bool round_over(const struct worker *w, const struct rstate *s)
 static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
 {
 	const struct wk_conf *c = w->c;
-	uint64_t v;
+	uint64_t v, at;
 	int err = 0;
 
 	if (tag == EV_BIN) {
@@ -918,13 +939,14 @@ static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
 		}
 		if (!w->bin.done)
 			return 0;
-		err = msg_check(w, &w->bin, s->r, c->bcast_in.peer, true,
+		at = mono_ns();
+		/* its header now, its payload once it is passed on */
+		err = msg_check(w, &w->bin, s->r, c->bcast_in.peer, false,
 				s->why, sizeof(s->why));
 		if (err)
 			return err;
-		w->rep.bytes_in += w->wire + sizeof(struct wk_hdr);
-		w->bcast_digest = w->bin.h.digest;	/* checked above */
-		return on_model(w, s);
+		w->bcast_digest = w->bin.h.digest;
+		return on_model(w, s, at);
 	}
 	if (tag == EV_UP_OUT)
 		return up_step(w, s);
@@ -1052,7 +1074,7 @@ static int round_once(struct worker *w, unsigned r)
 				       NULL) == EINTR)
 			;
 		w->rep.t_go = go.t0;
-		err = on_model(w, &s);
+		err = on_model(w, &s, mono_ns());
 	} else {
 		xfer_recv(&w->bin, w->bcast, w->wire, false,
 			  c->piped && c->nbc);
