@@ -144,8 +144,10 @@ static int traffic(struct view *v, struct MHD_Connection *c, char *msg,
 
 	pthread_mutex_lock(&v->mu);
 	if (v->treq.pending || !v->sampling) {
+		snprintf(msg, len, "%s", v->sampling ?
+			 "traffic is being started already" :
+			 "the view is not sampling: nothing can start traffic");
 		pthread_mutex_unlock(&v->mu);
-		snprintf(msg, len, "traffic is being started already");
 		return 1;
 	}
 	snprintf(v->treq.task, sizeof(v->treq.task), "%s", name ? name : "");

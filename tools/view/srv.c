@@ -672,12 +672,16 @@ int view_srv_start(const struct view_srv_opts *o, struct view **out)
 		view_srv_stop(v);
 		return -EADDRINUSE;
 	}
+	/* sampling before anyone is told where: a request with the token
+	 * (traffic, which the sampler starts) can come only after */
+	e = -pthread_create(&v->sampler, NULL, sample, v);
+	pthread_mutex_lock(&v->mu);
+	v->sampling = !e;
+	pthread_mutex_unlock(&v->mu);
 	info = MHD_get_daemon_info(v->d, MHD_DAEMON_INFO_BIND_PORT);
-	e = say_where(o, v->token, info ? info->port : ntohs(sa.sin_port));
-	if (!e) {
-		e = -pthread_create(&v->sampler, NULL, sample, v);
-		v->sampling = !e;
-	}
+	if (!e)
+		e = say_where(o, v->token,
+			      info ? info->port : ntohs(sa.sin_port));
 	if (e) {
 		view_srv_stop(v);
 		return e;
