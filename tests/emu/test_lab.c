@@ -1687,24 +1687,33 @@ static void build_set(const char *yaml, const struct sched_ops *ops,
 	lab_set_up(true);
 }
 
-/* Min RTT of 5 pings of transfer (t, m, broadcast) and how many came. */
-static double rtt_of(int t, int m, int *got)
+/* Min RTT of n (at most 16) pings of transfer (t, m, broadcast) and
+ * how many came. */
+static double rtt_n(int t, int m, int n, int *got)
 {
 	char ns[64], src[16], dst[16];
-	double rtt[5];
+	double rtt[16];
 
+	cr_assert(n > 0 && n <= 16);
 	transfer(t, m, false, ns, src, dst);
-	cr_assert_eq(nt_ping_from(ns, src, dst, 5, 20, rtt, got), 0);
+	cr_assert_eq(nt_ping_from(ns, src, dst, n, 20, rtt, got), 0);
 	if (!*got)
 		return 0;
 	nt_median(rtt, *got);	/* sorts */
 	return rtt[0];
 }
 
+/* ... of 5 pings. */
+static double rtt_of(int t, int m, int *got)
+{
+	return rtt_n(t, m, 5, got);
+}
+
 /*
  * The RTT of transfer (t, m) in epoch e is its planned propagation: its
- * minimum over 5 pings never under it, nor over it by more than 2 % +
- * 0.1 ms beyond the path's own RTT.
+ * minimum over 10 pings never under it, nor over it by more than 2 % +
+ * 0.1 ms beyond the path's own RTT. (Over 5, under sanitizers, every one
+ * was once 0.28 ms late: the delay line woke late for each.)
  */
 static void rtt_is(int e, int t, int m, double km)
 {
@@ -1714,8 +1723,8 @@ static void rtt_is(int e, int t, int m, double km)
 	cr_assert(e < OWN_EPOCHS && t < OWN_TASKS && m < OWN_MODELS);
 	self = own[e][t][m];
 	cr_assert_gt(self, 0, "t%d m%d has no own RTT in epoch %d", t, m, e);
-	min = rtt_of(t, m, &got);
-	cr_assert_geq(got, 4, "%d of 5 replies", got);
+	min = rtt_n(t, m, 10, &got);
+	cr_assert_geq(got, 8, "%d of 10 replies", got);
 	cr_log_info("task %d model %d: RTT %.3f ms, plan %.3f ms, the path's "
 		    "own %.3f ms", t, m, min, want, self);
 	cr_assert(min >= want && min - want <= 0.02 * want + 0.1 + self,
