@@ -251,6 +251,13 @@ int lab_state_get(const char *prefix, const char *key, char *buf, size_t len);
  * ("lp<l>").
  */
 #define LAB_SERVER_IF "up0"
+
+/*
+ * A shaper's bucket holds this much of wall time at its rate: a shaper
+ * held up that long (its timer late, the CPU taken away) sends what it
+ * owes at once when it is let go, and the link loses nothing.
+ */
+#define LAB_BURST_US 1000
 void lab_access_if(int server, char *buf, size_t len);
 void lab_lightpath_if(int lp, char *buf, size_t len);
 

@@ -77,7 +77,6 @@ uint64_t lab_rate_bps(const struct lab *lab, double gbps)
  * the link's rate, at least 64 KiB.
  */
 #define LAB_BURST 2048u
-#define LAB_BURST_US 1000
 #define LAB_QUANTUM 1514u /* one Ethernet frame per turn */
 /* the class of what no other claims: its leaf's handle is minor:, so
  * neither 1 (htb's own) nor NL_TBF_OVER's */

@@ -13,7 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "awake.h"
 #include "delayline.h"
+#include "lab.h"
 #include "netns.h"
 
 struct monitor {
@@ -22,6 +24,7 @@ struct monitor {
 	struct dl_live *dl;
 	int (*read)(void *ctx, struct mon_sample *s);	/* or NULL */
 	void *read_ctx;
+	struct awake *awake;	/* keeps the CPUs awake, once started */
 	pthread_t runq;		/* counts runnable threads, once started */
 	bool runq_on;
 	atomic_bool runq_stop;
@@ -53,6 +56,7 @@ void monitor_free(struct monitor *m)
 		atomic_store(&m->runq_stop, true);
 		pthread_join(m->runq, NULL);
 	}
+	awake_stop(m->awake);
 	free(m->ns);
 	free(m);
 }
@@ -87,10 +91,11 @@ static int slurp(const char *path, char *buf, size_t len)
 
 /*
  * Runnable threads now, from /proc/loadavg's fourth field ("4/321"), less
- * the one reading it. Plain system calls only: the process forks workers
- * while this thread runs, and a child must not inherit a held lock.
+ * the one reading it and the `own` that keep the CPUs awake. Plain
+ * system calls only: the process forks workers while this thread runs,
+ * and a child must not inherit a held lock.
  */
-static int runnable(void)
+static int runnable(int own)
 {
 	char buf[128], *slash;
 	long n;
@@ -103,7 +108,8 @@ static int runnable(void)
 	while (slash > buf && slash[-1] != ' ')
 		slash--;
 	n = strtol(slash, NULL, 10);
-	return n > 0 ? (int)n - 1 : 0;
+	n -= 1 + own;
+	return n > 0 ? (int)n : 0;
 }
 
 static void *runq_thread(void *arg)
@@ -112,7 +118,7 @@ static void *runq_thread(void *arg)
 	const struct timespec tick = { .tv_nsec = MON_RUNQ_MS * 1000000L };
 
 	while (!atomic_load(&m->runq_stop)) {
-		int n = runnable();
+		int n = runnable(awake_threads(m->awake));
 
 		if (n >= 0) {
 			uint64_t v = (uint64_t)n,
@@ -200,10 +206,14 @@ int monitor_tcp(uint64_t *retrans, uint64_t *out)
 int monitor_sample(struct monitor *m, struct mon_sample *s)
 {
 	struct timespec ts;
+	struct awake_figures f;
+	uint64_t spun;
 	int err;
 
 	memset(s, 0, sizeof(*s));
 	/* counting starts at the first sample (after the workers exist) */
+	if (!m->awake)
+		m->awake = awake_start(LAB_BURST_US * 1000ull);
 	if (!m->runq_on)
 		m->runq_on = !pthread_create(&m->runq, NULL, runq_thread, m);
 	s->runq_sum = atomic_exchange(&m->runq_sum, 0);
@@ -215,8 +225,16 @@ int monitor_sample(struct monitor *m, struct mon_sample *s)
 		s->dl_late_ns_max = atomic_exchange(&m->dl->late_ns_max, 0);
 		s->dl_starts = atomic_load(&m->dl->starts);
 	}
+	awake_read(m->awake, &f);
+	s->stall_ns = f.stall_ns;
+	s->stall_excess_ns = f.excess_ns;
+	s->stall_max_ns = f.max_ns;
+	spun = f.cpu_ns;
 	psi(s);
 	err = cpu(s);
+	/* the CPUs kept awake are as idle as they were */
+	spun /= 1000000000u / (uint64_t)sysconf(_SC_CLK_TCK);
+	s->cpu_busy -= spun < s->cpu_busy ? spun : s->cpu_busy;
 	if (!err && m->read)
 		err = m->read(m->read_ctx, s);
 	for (int i = 0; i < m->nns && !err; i++) {
@@ -258,6 +276,11 @@ void monitor_diff(const struct mon_sample *a, const struct mon_sample *b,
 		(double)(b->tg_late_ns_sum - a->tg_late_ns_sum) /
 		(double)r->tg_dgrams / 1e9 / n : 0;
 	r->tg_late_max_s = (double)b->tg_late_ns_max / 1e9 / n;
+	r->stall_frac = wall > 0 ? (double)(b->stall_ns - a->stall_ns) / 1e9 /
+					   wall : 0;
+	r->stall_max_s = (double)b->stall_max_ns / 1e9 / n;
+	r->stall_s = (double)(b->stall_excess_ns - a->stall_excess_ns) / 1e9 /
+		     n;
 	r->runq_mean = b->runq_n ? (double)b->runq_sum / (double)b->runq_n : 0;
 	r->runq_max = b->runq_max;
 }
@@ -298,6 +321,8 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 
 	worst = fmax(worst, fmax(r->late_frac_median / MON_TIME_TOL,
 				 r->late_frac_worst / MON_TASK_WORST));
+	if (tol > 0)
+		worst = fmax(worst, r->stall_s / tol);
 	/* host time shrinks about as 1/N in scenario time */
 	double next = n * fmin(fmax(2, worst), 4);
 
@@ -308,7 +333,11 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 		*suggest = n;
 		return false;
 	}
-	if (over > tol)
+	if (r->stall_s > tol)
+		snprintf(why, len, "the host took the CPUs away for %.3f ms "
+			 "more than the shapers make up for (limit %.3f ms)",
+			 r->stall_s * 1e3, tol * 1e3);
+	else if (over > tol)
 		snprintf(why, len, "compute overran its deadline in %d of %d "
 			 "phases, worst by %.3f ms (limit %.3f ms)",
 			 r->overruns, r->phases, over * 1e3, tol * 1e3);

@@ -81,6 +81,10 @@ struct mon_sample {
 	uint64_t tg_late_ns_sum, tg_dgrams;	/* the traffic generator's */
 	uint64_t tg_late_ns_max;	/* (emu/traffic.h tg_lateness), filled
 					 * by the caller; max since the last */
+	uint64_t stall_ns;		/* CPU time the host took (emu/awake.h),
+					 * all CPUs, so far */
+	uint64_t stall_excess_ns;	/* ... beyond the shapers' buckets */
+	uint64_t stall_max_ns;		/* the longest since the last sample */
 };
 
 /* What one round did, as the verdict reads it. */
@@ -112,6 +116,13 @@ struct mon_round {
 	uint64_t tg_dgrams;		/* background datagrams sent */
 	double tg_late_mean_s;		/* ... this late after their time */
 	double tg_late_max_s;		/* ... at worst (scenario seconds) */
+	double stall_frac;		/* CPU time the host took away, all
+					 * CPUs, over wall_s (emu/awake.h) */
+	double stall_max_s;		/* ... the longest at once (scenario s) */
+	double stall_s;			/* ... beyond what a shaper's bucket
+					 * makes up for (LAB_BURST_US), each
+					 * stall's, summed (scenario s): the
+					 * most it can have delayed a link */
 	double runq_mean;		/* runnable threads, other than the
 					 * monitor's own, on average */
 	uint64_t runq_max;		/* ... at most */

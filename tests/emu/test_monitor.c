@@ -86,6 +86,11 @@ static const struct lateness {
 	{ "late datagram", offsetof(struct mon_round, tg_late_max_s),
 	  0.00049, 0.0015, 150, "the traffic generator sent a datagram "
 	  "1.500 ms late (limit 0.500 ms)", 0, 0, 0 },
+	/* the CPUs taken away 3x longer than the shapers make up for: a
+	 * link idled as long, whatever it carried */
+	{ "stall", offsetof(struct mon_round, stall_s), 0.00009, 0.0003,
+	  150, "the host took the CPUs away for 0.300 ms more than the "
+	  "shapers make up for (limit 0.100 ms)", 0, 0, 0 },
 	/* 1.1x: the step is at least x2 */
 	{ "skew", offsetof(struct mon_round, skew_max_s), 0, 0.00011, 100,
 	  "tasks started up to 0.110 ms apart (limit 0.100 ms)", 0, 0, 0 },
@@ -148,6 +153,27 @@ Test(monitor, generator_lateness_in_scenario_time)
 	cr_assert_eq(r.tg_dgrams, 200);
 	cr_assert_float_eq(r.tg_late_mean_s, 4000e-9 / 10, 1e-15);
 	cr_assert_float_eq(r.tg_late_max_s, 90000e-9 / 10, 1e-15);
+}
+
+/*
+ * The CPUs taken away: the share of wall time as it is, the longest and
+ * the excess over the shapers' buckets in scenario time; the longest is
+ * the worst since the last sample, the others count up.
+ */
+Test(monitor, stalls_in_scenario_time)
+{
+	struct mon_sample a = { .t_ns = 0, .stall_ns = 4000000,
+				.stall_excess_ns = 1000000,
+				.stall_max_ns = 9000000 };
+	struct mon_sample b = { .t_ns = 2000000000, .stall_ns = 24000000,
+				.stall_excess_ns = 6000000,
+				.stall_max_ns = 3000000 };
+	struct mon_round r = { .dilation = 10 };
+
+	monitor_diff(&a, &b, &r);
+	cr_assert_float_eq(r.stall_frac, 0.010, 1e-12);
+	cr_assert_float_eq(r.stall_max_s, 3000000e-9 / 10, 1e-15);
+	cr_assert_float_eq(r.stall_s, 5000000e-9 / 10, 1e-15);
 }
 
 Test(monitor, any_drop_or_retransmit)

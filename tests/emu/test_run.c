@@ -888,7 +888,10 @@ Test(run, bytes_on_every_link_match_the_plan)
  * access links, at dilation 4 or more: the model is 100,040 bytes in 70
  * segments after scale 100, so 10,466,000 wire bytes at 10 Gbit/s
  * (8.373 ms) plus 0.98 ms of fibre each way; training 2 ms. Broadcast and upload are
- * measured within 3 % of the twin's prediction, training exactly.
+ * measured within 3 % of the twin's prediction; training never shorter,
+ * and longer by no more than a faithful round lets compute overrun its
+ * deadline (1 % of the round: trainers the host let finish late made
+ * three faithful rounds' training 2.048 ms on average here).
  *
  * Honesty: the emulation never reads the prediction. A twin that believes
  * the access links twice as fast predicts transfers about 45 % shorter;
@@ -979,7 +982,8 @@ Test(run, a_transfer_is_measured_as_the_twin_predicts)
 		  b * 1e3);
 	cr_assert(fabs(u / tp->upload_s - 1) <= 0.03, "upload %.3f ms",
 		  u * 1e3);
-	cr_assert(c >= tp->compute_s - 1e-9 && c <= tp->compute_s * 1.01,
+	cr_assert(c >= tp->compute_s - 1e-9 &&
+		  c <= tp->compute_s + MON_TIME_TOL * tp->round_s,
 		  "training %.6f s", c);
 	cr_assert(fabs(rnd / tp->round_s - 1) <= 0.03, "round %.3f ms",
 		  rnd * 1e3);

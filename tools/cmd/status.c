@@ -35,12 +35,13 @@
 	"usage: %s status [--prefix P] [--interval S] [--watch] [--json]\n\n" \
 	"How the emulation that is up keeps its promises under the traffic it " \
 	"carries:\nover S seconds of wall time, how late the delay line let " \
-	"packets go, what the\nshapers dropped and what TCP retransmitted in " \
-	"the servers' namespaces, and the\nverdict of the monitor a run uses " \
-	"(faithful, or degraded and why), with the\ntolerance a round of this " \
-	"plan gets. The worst lateness counts since the last\nlook by anyone " \
-	"(a run, or status). Exits 0 when the (last) look is faithful,\n%d " \
-	"when it is degraded. Needs root.\n\n" \
+	"packets go, how long the\nhost took the CPUs away, what the shapers " \
+	"dropped and what TCP retransmitted\nin the servers' namespaces, and " \
+	"the verdict of the monitor a run uses\n(faithful, or degraded and " \
+	"why), with the tolerance a round of this plan gets.\nThe worst " \
+	"lateness counts since the last look by anyone (a run, or status).\n" \
+	"Exits 0 when the (last) look is faithful, %d when it is degraded. " \
+	"Needs root.\n\n" \
 	CLI_PREFIX_HELP \
 	"  -i, --interval S  seconds between the two looks (0.1 to %d, " \
 	"default 1)\n" \
@@ -149,6 +150,12 @@ static int say_json(const char *prefix, const struct plan *p,
 					      r->dl_late_mean_s)));
 	J(!json_add(d, "late_max_s",
 		    json_object_new_double(r->dl_late_max_s)));
+	d = json_object_new_object();
+	J(!json_add(o, "cpus_taken_away", d));
+	J(!json_add(d, "fraction", json_object_new_double(r->stall_frac)));
+	J(!json_add(d, "max_s", json_object_new_double(r->stall_max_s)));
+	J(!json_add(d, "beyond_buckets_s",
+		    json_object_new_double(r->stall_s)));
 	J(!json_add(o, "shaper_drops",
 		    json_object_new_int64((int64_t)r->drops)));
 	J(!json_add(o, "tcp_retransmitted",
@@ -185,6 +192,10 @@ static int say_text(const char *prefix, const struct plan *p,
 		       r->dl_late_mean_s * 1e3, r->dl_late_max_s * 1e3);
 	else
 		printf("  no delay line: no propagation delay\n");
+	printf("  the host took the CPUs away %.3f %% of the time, %.3f ms "
+	       "at once at worst, %.3f ms beyond the shapers' buckets "
+	       "(scenario time)\n", r->stall_frac * 100, r->stall_max_s * 1e3,
+	       r->stall_s * 1e3);
 	printf("  shapers dropped %" PRIu64 " packets; TCP retransmitted "
 	       "%" PRIu64 " of %" PRIu64 " segments\n", r->drops, r->retrans,
 	       r->out_segs);

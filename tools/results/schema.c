@@ -110,6 +110,10 @@ static const char *const added[] = {
 	"ALTER TABLE fidelity ADD COLUMN tg_dgrams INTEGER",
 	"ALTER TABLE fidelity ADD COLUMN tg_late_mean_s REAL",
 	"ALTER TABLE fidelity ADD COLUMN tg_late_max_s REAL",
+	/* the CPU time the host took away (emu/awake.h) */
+	"ALTER TABLE fidelity ADD COLUMN stall_frac REAL",
+	"ALTER TABLE fidelity ADD COLUMN stall_max_s REAL",
+	"ALTER TABLE fidelity ADD COLUMN stall_s REAL",
 };
 
 bool results_owner_alive(int64_t pid, int64_t start)

@@ -417,7 +417,8 @@ static const struct col fidelity_cols[] = {
 	FID(dl_late_max_s), FID(runq_mean), FID(runq_max),
 	COL(struct fidelity_row, touched), FID(late_frac_median),
 	FID(late_frac_worst), FID(tg_dgrams), FID(tg_late_mean_s),
-	FID(tg_late_max_s),
+	FID(tg_late_max_s), FID(stall_frac), FID(stall_max_s),
+	FID(stall_s),
 };
 static const struct table fidelity_table = TABLE("fidelity", fidelity_cols);
 
