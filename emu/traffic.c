@@ -213,11 +213,14 @@ static void realtime(const struct tg_flow *f, int n)
 		tg_realtime = prio_realtime(PRIO_TRAFFIC);
 }
 
-/* A datagram sent late ns after its time: the sums tg_lateness reads. */
+/* A datagram sent late ns after its time: both worsts, the sums. */
 static void count_late(struct tg_count *c, uint64_t late)
 {
 	uint64_t peak = __atomic_load_n(&c->late_peak_ns, __ATOMIC_RELAXED);
 
+	/* the run's worst: this thread is its only writer */
+	if (late > __atomic_load_n(&c->late_ns, __ATOMIC_RELAXED))
+		__atomic_store_n(&c->late_ns, late, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&c->late_sum_ns, late, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&c->dgrams, 1, __ATOMIC_RELAXED);
 	/* the reader takes the peak (sets it to 0) between rounds */
@@ -261,15 +264,11 @@ static int generate(const struct tg_flow *f, int n, const int *tx,
 			double gap = TG_FRAME * 8.0 / f[i].rate_bps * 1e9;
 			int burst = 0;
 
-			if (next[i] <= t && next[i] < stop &&
-			    t - next[i] > count[i].late_ns) {
-				__atomic_store_n(&count[i].late_ns, t - next[i],
-						 __ATOMIC_RELAXED);
-				/* it cannot keep its pace: catching up at
-				 * real-time priority would take a core */
+			/* it cannot keep its pace: catching up at real-time
+			 * priority would take a core */
+			if (next[i] <= t && next[i] < stop)
 				prio_ordinary_if_behind(&tg_realtime,
 							t - next[i]);
-			}
 			/* behind (a late wake-up): catch up a little at once */
 			while (next[i] <= t && next[i] < stop && burst++ < 64) {
 				if (send(tx[i], payload, sizeof(payload),

@@ -579,6 +579,16 @@ static uint64_t fold_ns(const struct worker *w, size_t bytes)
 				 (double)bytes / (double)w->wire);
 }
 
+/* When the last child's upload was whole (0: none). */
+static uint64_t last_upload(const struct worker *w)
+{
+	uint64_t t = 0;
+
+	for (int i = 0; i < w->c->nuc; i++)
+		t = w->rep.t_child[i] > t ? w->rep.t_child[i] : t;
+	return t;
+}
+
 /*
  * Storing (or the global model): true while folding the children in
  * takes its time, the timer armed for its end the first time. It starts
@@ -589,13 +599,12 @@ static uint64_t fold_ns(const struct worker *w, size_t bytes)
 static bool folding(struct worker *w, struct rstate *s, int *err)
 {
 	const struct wk_conf *c = w->c;
-	uint64_t t0 = 0;
+	uint64_t t0;
 
 	if (s->agg_done || !(w->agg_s > 0))
 		return false;
 	if (!s->agg_at) {
-		for (int i = 0; i < c->nuc; i++)
-			t0 = w->rep.t_child[i] > t0 ? w->rep.t_child[i] : t0;
+		t0 = last_upload(w);
 		if (c->model) {
 			t0 = s->deadline > t0 ? s->deadline : t0;
 			t0 = w->rep.t_train1 > t0 ? w->rep.t_train1 : t0;
@@ -870,12 +879,8 @@ static int finish_root(struct worker *w, struct rstate *s)
 	w->rep.t_end = mono_ns();
 	/* without a time to fold them in, when the last upload was in:
 	 * checking and decoding it were the host's */
-	if (!(w->agg_s > 0) && c->nuc > 0) {
-		w->rep.t_end = 0;
-		for (int i = 0; i < c->nuc; i++)
-			if (w->rep.t_child[i] > w->rep.t_end)
-				w->rep.t_end = w->rep.t_child[i];
-	}
+	if (!(w->agg_s > 0) && c->nuc > 0)
+		w->rep.t_end = last_upload(w);
 	err = aggregate(w, false);
 	w->rep.digest = fl_digest(w->payload, w->wire);
 	/* the new global model, as the next round will send it */
