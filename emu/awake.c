@@ -2,11 +2,16 @@
 #include "awake.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 struct awake {
 	int n;
@@ -18,7 +23,9 @@ struct awake {
 	struct turn {
 		struct awake *a;
 		int i;
+		atomic_bool idle;	/* it runs at SCHED_IDLE */
 	} *arg;
+	sem_t ready;		/* posted by each thread once it knows */
 };
 
 static uint64_t thread_ns(void)
@@ -56,12 +63,18 @@ void awake_note(struct awake_cpu *c, uint64_t turn_ns, uint64_t absorb_ns)
  */
 static void *keep(void *arg)
 {
-	struct awake *a = ((struct turn *)arg)->a;
-	int i = ((struct turn *)arg)->i;
+	struct turn *me = arg;
+	struct awake *a = me->a;
+	int i = me->i;
 	struct sched_param sp = { .sched_priority = 0 };
 	uint64_t prev, now;
 
-	pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+	/* at any other policy it would take the workers' CPU time */
+	atomic_store(&me->idle,
+		     !pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp));
+	sem_post(&a->ready);
+	if (!atomic_load(&me->idle))
+		return NULL;
 	prev = thread_ns();
 	while (!atomic_load_explicit(&a->stop, memory_order_relaxed)) {
 		sched_yield();
@@ -72,15 +85,84 @@ static void *keep(void *arg)
 	return NULL;
 }
 
+/*
+ * Whether a CPU quota holds this process's cgroup or one above it (v2
+ * cpu.max, v1 cpu.cfs_quota_us): a thread that is always runnable would
+ * spend the quota and the whole group would wait out each period.
+ */
+static bool quota_above(void)
+{
+	char buf[4096], path[4400], *p, *dir = NULL;
+	int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	bool v1 = false;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* v2: "0::/path"; v1: "N:cpu,cpuacct:/path" */
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		char *colon = strchr(p, ':'), *second;
+
+		second = colon ? strchr(colon + 1, ':') : NULL;
+		if (!second)
+			break;
+		if (!strncmp(p, "0::", 3)) {
+			dir = second + 1;
+			v1 = false;
+		} else if (strstr(colon, "cpu,") || strstr(colon, ",cpu:") ||
+			   !strncmp(colon, ":cpu:", 5)) {
+			dir = second + 1;
+			v1 = true;
+			break;
+		}
+	}
+	if (!dir)
+		return false;
+	*strchrnul(dir, '\n') = '\0';
+	for (;;) {
+		char q[64];
+
+		snprintf(path, sizeof(path), "/sys/fs/cgroup%s%s/%s",
+			 v1 ? "/cpu" : "", dir, v1 ? "cpu.cfs_quota_us" :
+			 "cpu.max");
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			n = read(fd, q, sizeof(q) - 1);
+			close(fd);
+			q[n > 0 ? n : 0] = '\0';
+			if (n > 0 && strncmp(q, v1 ? "-1" : "max", v1 ? 2 : 3))
+				return true;
+		}
+		p = strrchr(dir, '/');
+		if (!p || p == dir)
+			return false;
+		*p = '\0';
+	}
+}
+
 struct awake *awake_start(uint64_t absorb_ns)
 {
-	struct awake *a = calloc(1, sizeof(*a));
+	struct awake *a;
 	cpu_set_t allowed;
-	int n = 0, cpus, err = 0;
+	int n = 0, cpus, err = 0, idle = 0;
 
+	if (quota_above()) {
+		errno = EDQUOT;
+		return NULL;
+	}
+	a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
 	a->absorb_ns = absorb_ns;
+	if (sem_init(&a->ready, 0, 0)) {
+		free(a);
+		return NULL;
+	}
 	if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
 		err = errno;
 		goto fail;
@@ -108,7 +190,8 @@ struct awake *awake_start(uint64_t absorb_ns)
 		CPU_SET(a->cpu[i], &one);
 		pthread_attr_init(&at);
 		err = pthread_attr_setaffinity_np(&at, sizeof(one), &one);
-		a->arg[i] = (struct turn){ a, i };
+		a->arg[i].a = a;
+		a->arg[i].i = i;
 		if (!err)
 			err = pthread_create(&a->t[i], &at, keep, &a->arg[i]);
 		if (!err)
@@ -117,7 +200,16 @@ struct awake *awake_start(uint64_t absorb_ns)
 		if (err)
 			break;
 	}
-	if (a->n)
+	/* each says whether it runs at SCHED_IDLE: all, or none run */
+	for (int i = 0; i < a->n; i++) {
+		while (sem_wait(&a->ready) && errno == EINTR)
+			;
+	}
+	for (int i = 0; i < a->n; i++)
+		idle += atomic_load(&a->arg[i].idle);
+	if (!err && a->n && idle < a->n)
+		err = EPERM;
+	if (!err && a->n)
 		return a;
 fail:
 	awake_stop(a);
@@ -136,6 +228,7 @@ void awake_stop(struct awake *a)
 	free(a->cpu);
 	free(a->arg);
 	free(a->c);
+	sem_destroy(&a->ready);
 	free(a);
 }
 

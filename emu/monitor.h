@@ -85,6 +85,9 @@ struct mon_sample {
 					 * all CPUs, so far */
 	uint64_t stall_excess_ns;	/* ... beyond the shapers' buckets */
 	uint64_t stall_max_ns;		/* the longest since the last sample */
+	uint64_t stall_cpus;		/* CPUs kept awake (0: none) */
+	uint64_t cpu_spun;		/* jiffies they spent awake, so far:
+					 * idle time, not busy */
 };
 
 /* What one round did, as the verdict reads it. */
@@ -116,13 +119,15 @@ struct mon_round {
 	uint64_t tg_dgrams;		/* background datagrams sent */
 	double tg_late_mean_s;		/* ... this late after their time */
 	double tg_late_max_s;		/* ... at worst (scenario seconds) */
-	double stall_frac;		/* CPU time the host took away, all
-					 * CPUs, over wall_s (emu/awake.h) */
+	double stall_frac;		/* CPU time the host took away, a share
+					 * of each CPU's wall_s on average
+					 * (emu/awake.h) */
 	double stall_max_s;		/* ... the longest at once (scenario s) */
-	double stall_s;			/* ... beyond what a shaper's bucket
+	double stall_excess;		/* ... beyond what a shaper's bucket
 					 * makes up for (LAB_BURST_US), each
-					 * stall's, summed (scenario s): the
-					 * most it can have delayed a link */
+					 * stall's, summed over the CPUs, over
+					 * wall_s: the share of a round it can
+					 * have held a link up, at most */
 	double runq_mean;		/* runnable threads, other than the
 					 * monitor's own, on average */
 	uint64_t runq_max;		/* ... at most */

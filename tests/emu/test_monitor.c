@@ -86,11 +86,12 @@ static const struct lateness {
 	{ "late datagram", offsetof(struct mon_round, tg_late_max_s),
 	  0.00049, 0.0015, 150, "the traffic generator sent a datagram "
 	  "1.500 ms late (limit 0.500 ms)", 0, 0, 0 },
-	/* the CPUs taken away 3x longer than the shapers make up for: a
-	 * link idled as long, whatever it carried */
-	{ "stall", offsetof(struct mon_round, stall_s), 0.00009, 0.0003,
-	  150, "the host took the CPUs away for 0.300 ms more than the "
-	  "shapers make up for (limit 0.100 ms)", 0, 0, 0 },
+	/* the CPUs taken away beyond the shapers' buckets 3 % of the time
+	 * (a share, 1 % its limit): a link idled as long; a higher N
+	 * does not shrink the share, so the least step */
+	{ "stall", offsetof(struct mon_round, stall_excess), 0.009, 0.03,
+	  100, "the host took the CPUs away for 3.00 % of the time beyond "
+	  "what the shapers make up for (limit 1 %)", 0, 0, 0 },
 	/* 1.1x: the step is at least x2 */
 	{ "skew", offsetof(struct mon_round, skew_max_s), 0, 0.00011, 100,
 	  "tasks started up to 0.110 ms apart (limit 0.100 ms)", 0, 0, 0 },
@@ -156,24 +157,45 @@ Test(monitor, generator_lateness_in_scenario_time)
 }
 
 /*
- * The CPUs taken away: the share of wall time as it is, the longest and
- * the excess over the shapers' buckets in scenario time; the longest is
- * the worst since the last sample, the others count up.
+ * The CPUs taken away: a share of each CPU's wall time on average, the
+ * excess over the shapers' buckets summed over the CPUs as a share of
+ * wall time (so the same at any sampling interval), the longest in
+ * scenario time (the worst since the last sample; the others count up).
  */
-Test(monitor, stalls_in_scenario_time)
+Test(monitor, stalls_as_shares_of_the_time)
 {
 	struct mon_sample a = { .t_ns = 0, .stall_ns = 4000000,
 				.stall_excess_ns = 1000000,
-				.stall_max_ns = 9000000 };
+				.stall_max_ns = 9000000, .stall_cpus = 2 };
 	struct mon_sample b = { .t_ns = 2000000000, .stall_ns = 24000000,
 				.stall_excess_ns = 6000000,
-				.stall_max_ns = 3000000 };
+				.stall_max_ns = 3000000, .stall_cpus = 2 };
 	struct mon_round r = { .dilation = 10 };
 
 	monitor_diff(&a, &b, &r);
-	cr_assert_float_eq(r.stall_frac, 0.010, 1e-12);
+	cr_assert_float_eq(r.stall_frac, 0.005, 1e-12);
+	cr_assert_float_eq(r.stall_excess, 0.0025, 1e-12);
 	cr_assert_float_eq(r.stall_max_s, 3000000e-9 / 10, 1e-15);
-	cr_assert_float_eq(r.stall_s, 5000000e-9 / 10, 1e-15);
+}
+
+/*
+ * The time the threads kept the CPUs awake is idle time: out of the busy
+ * share; the kernel counts whole ticks and they their own time exactly,
+ * so a round can count less busy than they spun, and the share is 0.
+ */
+Test(monitor, cpus_kept_awake_are_idle)
+{
+	struct mon_sample a = { .cpu_busy = 1000, .cpu_all = 4000,
+				.cpu_spun = 100 };
+	struct mon_sample b = { .t_ns = 1000000000, .cpu_busy = 1150,
+				.cpu_all = 4200, .cpu_spun = 200 };
+	struct mon_round r = { .dilation = 1 };
+
+	monitor_diff(&a, &b, &r);
+	cr_assert_float_eq(r.cpu, 50.0 / 200, 1e-12);
+	b.cpu_spun = 260;	/* 10 ticks more than the kernel counted */
+	monitor_diff(&a, &b, &r);
+	cr_assert_float_eq(r.cpu, 0, 1e-12);
 }
 
 Test(monitor, any_drop_or_retransmit)

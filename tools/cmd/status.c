@@ -154,8 +154,8 @@ static int say_json(const char *prefix, const struct plan *p,
 	J(!json_add(o, "cpus_taken_away", d));
 	J(!json_add(d, "fraction", json_object_new_double(r->stall_frac)));
 	J(!json_add(d, "max_s", json_object_new_double(r->stall_max_s)));
-	J(!json_add(d, "beyond_buckets_s",
-		    json_object_new_double(r->stall_s)));
+	J(!json_add(d, "beyond_buckets",
+		    json_object_new_double(r->stall_excess)));
 	J(!json_add(o, "shaper_drops",
 		    json_object_new_int64((int64_t)r->drops)));
 	J(!json_add(o, "tcp_retransmitted",
@@ -192,10 +192,10 @@ static int say_text(const char *prefix, const struct plan *p,
 		       r->dl_late_mean_s * 1e3, r->dl_late_max_s * 1e3);
 	else
 		printf("  no delay line: no propagation delay\n");
-	printf("  the host took the CPUs away %.3f %% of the time, %.3f ms "
-	       "at once at worst, %.3f ms beyond the shapers' buckets "
-	       "(scenario time)\n", r->stall_frac * 100, r->stall_max_s * 1e3,
-	       r->stall_s * 1e3);
+	printf("  the host took the CPUs away %.3f %% of the time (%.3f %% "
+	       "beyond the shapers' buckets), %.3f ms at once at worst "
+	       "(scenario time)\n", r->stall_frac * 100,
+	       r->stall_excess * 100, r->stall_max_s * 1e3);
 	printf("  shapers dropped %" PRIu64 " packets; TCP retransmitted "
 	       "%" PRIu64 " of %" PRIu64 " segments\n", r->drops, r->retrans,
 	       r->out_segs);

@@ -113,7 +113,7 @@ static const char *const added[] = {
 	/* the CPU time the host took away (emu/awake.h) */
 	"ALTER TABLE fidelity ADD COLUMN stall_frac REAL",
 	"ALTER TABLE fidelity ADD COLUMN stall_max_s REAL",
-	"ALTER TABLE fidelity ADD COLUMN stall_s REAL",
+	"ALTER TABLE fidelity ADD COLUMN stall_excess REAL",
 };
 
 bool results_owner_alive(int64_t pid, int64_t start)

@@ -418,7 +418,7 @@ static const struct col fidelity_cols[] = {
 	COL(struct fidelity_row, touched), FID(late_frac_median),
 	FID(late_frac_worst), FID(tg_dgrams), FID(tg_late_mean_s),
 	FID(tg_late_max_s), FID(stall_frac), FID(stall_max_s),
-	FID(stall_s),
+	FID(stall_excess),
 };
 static const struct table fidelity_table = TABLE("fidelity", fidelity_cols);
 

@@ -378,9 +378,9 @@ static int round_measure(struct attempt *a, unsigned r, struct att_round *R)
 	a->dl_late += R->mr.dl_late_mean_s * (double)R->mr.dl_packets;
 	a->dl_max = fmax(a->dl_max, R->mr.dl_late_max_s);
 	a->stall_s += R->mr.stall_frac * R->mr.wall_s;
+	a->stall_over += R->mr.stall_excess * R->mr.wall_s;
 	a->wall_s += R->mr.wall_s;
 	a->stall_max = fmax(a->stall_max, R->mr.stall_max_s);
-	a->stall_over += R->mr.stall_s;
 	a->rq_sum += R->mr.runq_mean;
 	a->rq_max = a->rq_max > R->mr.runq_max ? a->rq_max : R->mr.runq_max;
 	a->compared += R->ok == R->live && R->whole && a->nctr > 0;

@@ -482,14 +482,15 @@ static void att_finish(struct attempt *a)
 			"host: the delay line held %" PRIu64 " packets, "
 			"late %.2f us on average, %.2f us at worst; runnable "
 			"threads %.1f on average, %" PRIu64 " at most; the "
-			"CPUs taken away %.3f %% of the time, %.2f us at "
-			"once at worst, %.2f us beyond the shapers' buckets "
+			"CPUs taken away %.3f %% of the time (%.3f %% beyond "
+			"the shapers' buckets), %.2f us at once at worst "
 			"(scenario time)\n",
 			a->dl_pk,
 			a->dl_pk ? a->dl_late / (double)a->dl_pk * 1e6 : 0,
 			a->dl_max * 1e6, a->rq_sum / a->rounds_run, a->rq_max,
 			a->wall_s > 0 ? a->stall_s / a->wall_s * 100 : 0,
-			a->stall_max * 1e6, a->stall_over * 1e6);
+			a->wall_s > 0 ? a->stall_over / a->wall_s * 100 : 0,
+			a->stall_max * 1e6);
 	fprintf(x->out, "fidelity: dilation %g, %s\n", n, x->verdict);
 	results_verdict(x->res, n, x->verdict);
 	/*
