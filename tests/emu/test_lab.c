@@ -1711,9 +1711,15 @@ static double rtt_of(int t, int m, int *got)
 
 /*
  * The RTT of transfer (t, m) in epoch e is its planned propagation: its
- * minimum over 10 pings never under it, nor over it by more than 2 % +
- * 0.1 ms beyond the path's own RTT. (Over 5, under sanitizers, every one
- * was once 0.28 ms late: the delay line woke late for each.)
+ * minimum over 16 pings never under it, nor over it by more than 2 % +
+ * 0.1 ms beyond the path's own RTT. The host's part of a ping's RTT is
+ * one-sided noise, and the minimum finds the floor under it the better
+ * the more it sees: under sanitizers, over 5 pings every one was once
+ * 0.28 ms late, over 10 all once 0.24 ms (CI's sanitizer phase); 90
+ * epochs' RTTs (6 runs of both tests that call this) came 0.050 ms over
+ * the plan and the path's own in the median over 10 pings, at worst
+ * 0.007 ms inside the bound, and 0.014 ms over 16, at worst 0.057 ms
+ * inside.
  */
 static void rtt_is(int e, int t, int m, double km)
 {
@@ -1723,8 +1729,8 @@ static void rtt_is(int e, int t, int m, double km)
 	cr_assert(e < OWN_EPOCHS && t < OWN_TASKS && m < OWN_MODELS);
 	self = own[e][t][m];
 	cr_assert_gt(self, 0, "t%d m%d has no own RTT in epoch %d", t, m, e);
-	min = rtt_n(t, m, 10, &got);
-	cr_assert_geq(got, 8, "%d of 10 replies", got);
+	min = rtt_n(t, m, 16, &got);
+	cr_assert_geq(got, 13, "%d of 16 replies", got);
 	cr_log_info("task %d model %d: RTT %.3f ms, plan %.3f ms, the path's "
 		    "own %.3f ms", t, m, min, want, self);
 	cr_assert(min >= want && min - want <= 0.02 * want + 0.1 + self,
