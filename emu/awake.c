@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomic_max.h"
+
 struct awake {
 	int n;
 	uint64_t absorb_ns;
@@ -38,8 +40,6 @@ static uint64_t thread_ns(void)
 
 void awake_note(struct awake_cpu *c, uint64_t turn_ns, uint64_t absorb_ns)
 {
-	uint64_t old;
-
 	atomic_fetch_add_explicit(&c->cpu_ns, turn_ns, memory_order_relaxed);
 	if (turn_ns <= AWAKE_GAP_NS)
 		return;
@@ -48,13 +48,7 @@ void awake_note(struct awake_cpu *c, uint64_t turn_ns, uint64_t absorb_ns)
 	if (turn_ns > absorb_ns)
 		atomic_fetch_add_explicit(&c->excess_ns, turn_ns - absorb_ns,
 					  memory_order_relaxed);
-	old = atomic_load_explicit(&c->stall_max_ns, memory_order_relaxed);
-	while (turn_ns > old &&
-	       !atomic_compare_exchange_weak_explicit(&c->stall_max_ns, &old,
-						      turn_ns,
-						      memory_order_relaxed,
-						      memory_order_relaxed))
-		;
+	atomic_max_u64(&c->stall_max_ns, turn_ns);
 }
 
 /*

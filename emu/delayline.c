@@ -50,6 +50,7 @@
 #include <linux/netfilter/nfnetlink_queue.h>
 #include <libnetfilter_queue/libnetfilter_queue.h>
 
+#include "atomic_max.h"
 #include "delayline.h"
 #include "netns.h"
 #include "twin/grow.h"
@@ -534,20 +535,12 @@ static int dl_ns_recv(struct delayline *dl, struct dl_ns *ns, int rounds)
 static void dl_publish(struct dl_live *live, uint64_t n, uint64_t late_sum,
 		       uint64_t late_max)
 {
-	uint64_t old;
-
 	if (!live || !n)
 		return;
 	atomic_fetch_add_explicit(&live->accepted, n, memory_order_relaxed);
 	atomic_fetch_add_explicit(&live->late_ns_sum, late_sum,
 				  memory_order_relaxed);
-	old = atomic_load_explicit(&live->late_ns_max, memory_order_relaxed);
-	while (late_max > old &&
-	       !atomic_compare_exchange_weak_explicit(&live->late_ns_max, &old,
-						      late_max,
-						      memory_order_relaxed,
-						      memory_order_relaxed))
-		;
+	atomic_max_u64(&live->late_ns_max, late_max);
 }
 
 /* Accept every packet whose deadline has come: never one before it. */

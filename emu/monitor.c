@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomic_max.h"
 #include "awake.h"
 #include "delayline.h"
 #include "lab.h"
@@ -122,15 +123,11 @@ static void *runq_thread(void *arg)
 		int n = runnable(awake_threads(m->awake));
 
 		if (n >= 0) {
-			uint64_t v = (uint64_t)n,
-				 old = atomic_load(&m->runq_max);
+			uint64_t v = (uint64_t)n;
 
 			atomic_fetch_add(&m->runq_sum, v);
 			atomic_fetch_add(&m->runq_n, 1);
-			while (v > old &&
-			       !atomic_compare_exchange_weak(&m->runq_max,
-							     &old, v))
-				;
+			atomic_max_u64(&m->runq_max, v);
 		}
 		nanosleep(&tick, NULL);
 	}
