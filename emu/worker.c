@@ -109,19 +109,48 @@ static int fail(struct worker *w, const char *fmt, ...)
 	return 1;
 }
 
-double wk_project(const float *w, size_t n, uint64_t seed, int k)
+void wk_project(const float *w, size_t n, uint64_t seed,
+		double proj[WK_NPROJ], double *max_abs)
 {
-	struct fl_rng r;
-	double s = 0;
+	struct fl_rng r[WK_NPROJ];
+	double s[WK_NPROJ] = { 0 };
+	float m = 0;
 
-	fl_rng_seed(&r, fl_seed_derive(seed, 0x70726f6au + (uint64_t)k));
+	for (int k = 0; k < WK_NPROJ; k++)
+		fl_rng_seed(&r[k], fl_seed_derive(seed, 0x70726f6au +
+							 (uint64_t)k));
+	/*
+	 * One pass over the model for all of them, the sign taken from the
+	 * bit without a branch (a random bit is a branch mispredicted half
+	 * the time): each sum is the same terms in the same order as one
+	 * vector at a time, so the same bits.
+	 */
 	for (size_t j = 0; j < n; j += 64) {
-		uint64_t bits = fl_rng_next(&r);
+		uint64_t bits[WK_NPROJ];
+		size_t end = n - j < 64 ? n : j + 64;
 
-		for (size_t i = j; i < n && i < j + 64; i++)
-			s += (bits >> (i - j) & 1) ? w[i] : -(double)w[i];
+		for (int k = 0; k < WK_NPROJ; k++)
+			bits[k] = fl_rng_next(&r[k]);
+		for (size_t i = j; i < end; i++) {
+			double v = w[i];
+			uint64_t u;
+
+			memcpy(&u, &v, sizeof(u));
+			for (int k = 0; k < WK_NPROJ; k++) {
+				uint64_t neg = (~bits[k] >> (i - j) & 1) << 63;
+				uint64_t t = u ^ neg;
+				double x;
+
+				memcpy(&x, &t, sizeof(x));
+				s[k] += x;
+			}
+			if (fabsf(w[i]) > m)
+				m = fabsf(w[i]);
+		}
 	}
-	return s;
+	for (int k = 0; k < WK_NPROJ; k++)
+		proj[k] = s[k];
+	*max_abs = m;
 }
 
 /* ---- messages ----------------------------------------------------------- */
@@ -183,6 +212,18 @@ static int aggregate(struct worker *w, bool own)
 	return err;
 }
 
+/*
+ * The check's figures of the model this worker sends (or the root's new
+ * global one): host arithmetic, so the SCHED_IDLE trainer does it, never
+ * the event loop, which would hold the delay line and every other loop
+ * off the CPU meanwhile.
+ */
+static void own_check(struct worker *w, const float *v)
+{
+	wk_project(v, w->model.nparams, w->c->seed, w->rep.proj,
+		   &w->rep.max_abs);
+}
+
 /* ---- the trainer -------------------------------------------------------- */
 
 /*
@@ -202,17 +243,19 @@ static void *trainer(void *arg)
 	while (read(w->train_go, &v, sizeof(v)) == (ssize_t)sizeof(v)) {
 		if (v == UINT64_MAX)
 			break;
-		if (w->c->model == 0)	/* the global model: evaluate it */
+		if (w->c->model == 0) {	/* the global model: evaluate it */
+			own_check(w, w->model.w);
 			w->trained = fl_evaluate(&w->model, &w->test,
 						 &w->rep.loss,
 						 &w->rep.accuracy);
-		else
+		} else {
 			w->trained = fl_train(&w->model, &w->mine,
 					      w->c->train_samples, FL_BATCH,
 					      fl_lr_for(w->c->dim),
 					      fl_seed_derive(w->c->seed,
 							     1000 +
 							     w->train_round));
+		}
 		/*
 		 * A leaf's message up is its own model alone: encoding it
 		 * is compute, so it is done here, inside the compute phase,
@@ -226,6 +269,8 @@ static void *trainer(void *arg)
 			else
 				w->up_digest = fl_digest(w->payload, w->wire);
 		}
+		if (w->c->model != 0 && w->trained >= 0)
+			own_check(w, w->model.w);
 		v = 1;
 		if (write(w->train_done, &v, sizeof(v)) != (ssize_t)sizeof(v))
 			break;
@@ -477,18 +522,6 @@ static int setup_net(struct worker *w)
 }
 
 /* ---- a round ------------------------------------------------------------ */
-
-static void own_check(struct worker *w, const float *v)
-{
-	double m = 0;
-
-	for (int k = 0; k < WK_NPROJ; k++)
-		w->rep.proj[k] = wk_project(v, w->model.nparams, w->c->seed, k);
-	for (size_t j = 0; j < w->model.nparams; j++)
-		if (fabsf(v[j]) > m)
-			m = fabsf(v[j]);
-	w->rep.max_abs = m;
-}
 
 static int arm_deadline(struct worker *w, uint64_t at)
 {
@@ -892,7 +925,6 @@ static int finish_root(struct worker *w, struct rstate *s)
 	if (!err)
 		err = keep_model(w, s->r);
 	if (!err) {
-		own_check(w, w->model.w);
 		w->rep.weight = w->agg.weight;
 		/*
 		 * The task's round is over, others' may not be: evaluating
@@ -968,7 +1000,6 @@ static int on_event(struct worker *w, struct rstate *s, uint64_t tag)
 		}
 		if (w->rep.t_train1 > s->deadline)
 			w->rep.overrun_ns = w->rep.t_train1 - s->deadline;
-		own_check(w, w->model.w);
 		w->rep.weight = w->own_weight;
 		return maybe_upload(w, s);
 	}

@@ -178,7 +178,13 @@ struct wk_report {
  */
 int worker_run(const struct wk_conf *c);
 
-/* The random projection vector k of the task (entries +-1), for checks. */
-double wk_project(const float *w, size_t n, uint64_t seed, int k);
+/*
+ * wk_project - w[0..n) projected on the task's WK_NPROJ random vectors
+ * (entries +-1, vector k's signs the bits of a stream seeded from seed and
+ * k, 64 entries a draw; bit set: +) into proj, and max |w[i]| (0 for none)
+ * into max_abs: the figures the harness checks federated averaging with.
+ */
+void wk_project(const float *w, size_t n, uint64_t seed,
+		double proj[WK_NPROJ], double *max_abs);
 
 #endif
