@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Propagation delay by the delay line: each hop's packets sent to an
- * NFQUEUE queue of their own (an iptables rule, nfqrule_set) and held
+ * NFQUEUE queue of their own (iptables rules, added together at the start)
+ * and held
  * there for the hop's delay by the delay line, which its supervisor runs
  * (dlsup.h) once every hop is known.
  */
@@ -20,6 +21,7 @@
 struct delay {
 	struct dl_queue *q;
 	int n, cap;
+	struct nfqrule_batch rules;
 };
 
 static int delay_add(void *priv, const struct impair_hop *h, char *err,
@@ -48,11 +50,12 @@ static int delay_add(void *priv, const struct impair_hop *h, char *err,
 	 * POSTROUTING), and what it sends itself (a ping's reply, an ICMP
 	 * error) in OUTPUT, into the same queue.
 	 */
-	e = nfqrule_set(h->netns, true, h->in ? "PREROUTING" : "FORWARD",
-			h->in, h->ifname, h->num);
+	e = nfqrule_batch_queue(&d->rules, h->netns,
+				h->in ? "PREROUTING" : "FORWARD", h->in,
+				h->ifname, h->num);
 	if (!e && !h->in)
-		e = nfqrule_set(h->netns, true, "OUTPUT", false, h->ifname,
-				h->num);
+		e = nfqrule_batch_queue(&d->rules, h->netns, "OUTPUT", false,
+					h->ifname, h->num);
 	if (e) {
 		snprintf(err, len, "cannot add the delay rule for '%s' in "
 			 "netns '%s': %s", h->ifname, h->netns, strerror(-e));
@@ -67,9 +70,14 @@ static int delay_start(void *priv, const struct impair_env *env, char *err,
 {
 	struct delay *d = priv;
 	pid_t pid;
+	int e;
 
 	if (d->n == 0)
 		return 0;
+	/* the rules before the line: no packet flows while a lab is built */
+	e = nfqrule_batch_apply(&d->rules, err, len);
+	if (e)
+		return e;
 	pid = dlsup_start(d->q, d->n, env->proc_name, env->live, env->record,
 			  env->ctx, err, len);
 	return pid < 0 ? (int)pid : 0;
@@ -80,6 +88,7 @@ static void delay_release(void *priv)
 	struct delay *d = priv;
 
 	free(d->q);
+	nfqrule_batch_release(&d->rules);
 }
 
 const struct impair_ops impair_delay_ops = {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Random loss: a share of a hop's packets dropped where the router sends
- * them, by an iptables rule (nfqrule_loss_set). Nothing to start, nothing
- * to stop: the rule goes with the namespace.
+ * them, by an iptables rule, all of a lab's added together at the start.
+ * Nothing to stop: the rule goes with the namespace.
  */
 #include "impair.h"
 
@@ -17,7 +17,6 @@ static int loss_add(void *priv, const struct impair_hop *h, char *err,
 {
 	int e;
 
-	(void)priv;
 	if (!(h->loss > 0))
 		return 0;
 	if (h->in) {
@@ -25,7 +24,7 @@ static int loss_add(void *priv, const struct impair_hop *h, char *err,
 			 "a router sends can be dropped", h->ifname, h->netns);
 		return -EINVAL;
 	}
-	e = nfqrule_loss_set(h->netns, true, h->ifname, h->loss);
+	e = nfqrule_batch_loss(priv, h->netns, h->ifname, h->loss);
 	if (e)
 		snprintf(err, len, "cannot add the loss rule (%g) for '%s' in "
 			 "netns '%s': %s", h->loss, h->ifname, h->netns,
@@ -33,9 +32,23 @@ static int loss_add(void *priv, const struct impair_hop *h, char *err,
 	return e;
 }
 
+static int loss_start(void *priv, const struct impair_env *env, char *err,
+		      size_t len)
+{
+	(void)env;
+	return nfqrule_batch_apply(priv, err, len);
+}
+
+static void loss_release(void *priv)
+{
+	nfqrule_batch_release(priv);
+}
+
 const struct impair_ops impair_loss_ops = {
 	.id = "loss",
 	.bit = IMPAIR_LOSS,
-	.priv_size = 1,
+	.priv_size = sizeof(struct nfqrule_batch),
 	.add = loss_add,
+	.start = loss_start,
+	.release = loss_release,
 };

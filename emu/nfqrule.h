@@ -8,6 +8,7 @@
 #define EMU_NFQRULE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -43,6 +44,41 @@ int nfqrule_set(const char *netns, bool add, const char *chain,
  */
 int nfqrule_loss_set(const char *netns, bool add, const char *ifname,
 		     double p) __attribute__((warn_unused_result));
+
+/*
+ * A lab's rules gathered, then added with one iptables-restore --noflush
+ * per namespace (an exec of iptables costs milliseconds; a lab has
+ * hundreds of rules). Each table of a namespace is committed whole or not
+ * at all. No check that a rule is not there already: the batch is for
+ * namespaces just made, which have none.
+ */
+struct nfqrule_ns;
+struct nfqrule_batch {
+	struct nfqrule_ns *ns;
+	int n, cap;
+};
+
+/* nfqrule_batch_queue - as nfqrule_set(netns, true, ...), gathered. 0 or
+ * -errno: EINVAL (as nfqrule_set), ENOMEM. */
+int nfqrule_batch_queue(struct nfqrule_batch *b, const char *netns,
+			const char *chain, bool match_in, const char *ifname,
+			uint16_t num) __attribute__((warn_unused_result));
+
+/* nfqrule_batch_loss - as nfqrule_loss_set(netns, true, ...), gathered. */
+int nfqrule_batch_loss(struct nfqrule_batch *b, const char *netns,
+		       const char *ifname, double p)
+	__attribute__((warn_unused_result));
+
+/*
+ * nfqrule_batch_apply - add every gathered rule: one iptables-restore per
+ * namespace, in the order the namespaces came. 0, or -errno with err
+ * naming the namespace and what iptables-restore said; the namespaces
+ * before it have their rules.
+ */
+int nfqrule_batch_apply(const struct nfqrule_batch *b, char *err, size_t len)
+	__attribute__((warn_unused_result));
+
+void nfqrule_batch_release(struct nfqrule_batch *b);
 
 /* The iptables binary nfqrule_set runs, or NULL when there is none. */
 const char *nfqrule_iptables(void);

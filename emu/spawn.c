@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -31,9 +32,44 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * The bytes a program reads as its standard input: a memfd holding them,
+ * sealed against change, at offset 0. The fd, or -errno.
+ */
+static int input_fd(const char *in, size_t len)
+{
+	int fd = memfd_create("spawn-in", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	size_t off = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (off < len) {
+		ssize_t w = write(fd, in + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			int e = w < 0 ? errno : EIO;
+
+			close(fd);
+			return -e;
+		}
+		off += (size_t)w;
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+				   F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
 /* The child: only async-signal-safe calls; failures go up the pipe. */
 static void __attribute__((noreturn))
-child(const struct spawn *sp, int err_wr, int fail_wr)
+child(const struct spawn *sp, int in_fd, int err_wr, int fail_wr)
 {
 	int fd, e;
 
@@ -44,7 +80,7 @@ child(const struct spawn *sp, int err_wr, int fail_wr)
 	fd = open("/dev/null", O_RDWR);
 	if (fd < 0)
 		goto fail;
-	if (dup2(fd, 0) < 0 ||
+	if (dup2(in_fd >= 0 ? in_fd : fd, 0) < 0 ||
 	    dup2(sp->out_fd >= 0 ? sp->out_fd : fd, 1) < 0 ||
 	    dup2(err_wr, 2) < 0)
 		goto fail;
@@ -72,6 +108,7 @@ static void keep_err(struct spawn_result *res, const char *buf, size_t n)
 int spawn_run(const struct spawn *sp, struct spawn_result *res)
 {
 	int epipe[2] = { -1, -1 }, fpipe[2] = { -1, -1 }, pidfd = -1;
+	int in_fd = -1;
 	long long deadline = 0;
 	int e, err = 0;
 	bool err_open = true, exited = false, drained = false;
@@ -82,6 +119,11 @@ int spawn_run(const struct spawn *sp, struct spawn_result *res)
 	res->timeout_ms = sp->timeout_ms;
 	if (!sp->path || sp->path[0] != '/' || !sp->argv || !sp->argv[0])
 		return -EINVAL;
+	if (sp->in) {
+		in_fd = input_fd(sp->in, sp->in_len);
+		if (in_fd < 0)
+			return in_fd;
+	}
 	if (pipe2(epipe, O_CLOEXEC) < 0 || pipe2(fpipe, O_CLOEXEC) < 0) {
 		err = -errno;
 		goto out;
@@ -92,7 +134,7 @@ int spawn_run(const struct spawn *sp, struct spawn_result *res)
 		goto out;
 	}
 	if (pid == 0)
-		child(sp, epipe[1], fpipe[1]);
+		child(sp, in_fd, epipe[1], fpipe[1]);
 	close(epipe[1]);
 	close(fpipe[1]);
 	epipe[1] = fpipe[1] = -1;
@@ -168,6 +210,8 @@ out:
 	pipes_close(epipe, fpipe);
 	if (pidfd >= 0)
 		close(pidfd);
+	if (in_fd >= 0)
+		close(in_fd);
 	return err;
 }
 

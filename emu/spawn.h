@@ -2,7 +2,7 @@
 /*
  * External programs (iptables, gnuplot, Graphviz): every one twinlab runs
  * is run here, by fork + execve of an absolute path with an argv — never a
- * shell — with stdin from /dev/null, a fixed environment unless one is
+ * shell — with stdin from /dev/null (or bytes given), a fixed environment unless one is
  * given, optionally inside a network namespace or a directory, under a
  * time limit, and with its standard error captured for the message that
  * names the failure.
@@ -24,6 +24,9 @@ struct spawn {
 	const char *dir;		/* run there, or NULL */
 	int nsfd;			/* network namespace to enter, or -1 */
 	int out_fd;			/* standard output, or -1: discarded */
+	const char *in;			/* standard input: these bytes, */
+	size_t in_len;			/* ... from a sealed memfd; NULL:
+					 * /dev/null */
 	unsigned timeout_ms;		/* killed (SIGKILL) after; 0: none */
 };
 
@@ -40,7 +43,7 @@ struct spawn_result {
  * spawn_run - run the program and wait for it. Returns 0 when it ran
  * (whatever its exit; see res), or -errno when it could not be started:
  * the namespace, the directory or execve() failed in the child (that
- * errno), or fork/pipe failed. Signals interrupt nothing: the wait goes
+ * errno), or fork/pipe/memfd failed. Signals interrupt nothing: the wait goes
  * on, the time limit still holds.
  */
 int spawn_run(const struct spawn *sp, struct spawn_result *res)

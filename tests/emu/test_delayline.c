@@ -562,6 +562,56 @@ Test(delayline, rules_add_and_remove_leave_nothing)
 	cr_expect_not(ruleset_has_rules(line.r, "filter"));
 }
 
+/* A lab's rules gathered and added in one go: the same rules as one by one. */
+Test(delayline, a_batch_adds_the_same_rules_at_once)
+{
+	struct nfqrule_batch b = { 0 };
+	char err[512] = "";
+
+	cr_assert_eq(nfqrule_batch_queue(&b, line.r, "FORWARD", false,
+					 NT_R_H2, 7), 0);
+	cr_assert_eq(nfqrule_batch_queue(&b, line.r, "OUTPUT", false,
+					 NT_R_H2, 7), 0);
+	cr_assert_eq(nfqrule_batch_queue(&b, line.r, "PREROUTING", true,
+					 NT_R_H1, 8), 0);
+	cr_assert_eq(nfqrule_batch_loss(&b, line.r, NT_R_H2, 0.125), 0);
+	/* refused as nfqrule_set refuses them, nothing gathered */
+	cr_expect_eq(nfqrule_batch_queue(&b, line.r, "INPUT", true, NT_R_H1,
+					 9), -EINVAL);
+	cr_expect_eq(nfqrule_batch_queue(&b, "../etc", "FORWARD", false,
+					 NT_R_H2, 9), -EINVAL);
+	cr_expect_eq(nfqrule_batch_loss(&b, line.r, NT_R_H2, 1.5), -EINVAL);
+	cr_expect_eq(nfqrule_batch_loss(&b, line.r, "-j", 0.5), -EINVAL);
+	cr_assert_eq(b.n, 1);
+	cr_assert_eq(nfqrule_batch_apply(&b, err, sizeof(err)), 0, "%s", err);
+	/* each is there, in the form the one-by-one check matches */
+	cr_expect_eq(nfqrule_set(line.r, true, "FORWARD", false, NT_R_H2, 7),
+		     -EEXIST);
+	cr_expect_eq(nfqrule_set(line.r, true, "OUTPUT", false, NT_R_H2, 7),
+		     -EEXIST);
+	cr_expect_eq(nfqrule_set(line.r, true, "PREROUTING", true, NT_R_H1,
+				 8), -EEXIST);
+	cr_expect_eq(nfqrule_loss_set(line.r, true, NT_R_H2, 0.125), -EEXIST);
+	cr_expect_eq(nfqrule_set(line.r, false, "FORWARD", false, NT_R_H2, 7),
+		     0);
+	cr_expect_eq(nfqrule_set(line.r, false, "OUTPUT", false, NT_R_H2, 7),
+		     0);
+	cr_expect_eq(nfqrule_set(line.r, false, "PREROUTING", true, NT_R_H1,
+				 8), 0);
+	cr_expect_eq(nfqrule_loss_set(line.r, false, NT_R_H2, 0.125), 0);
+	nfqrule_batch_release(&b);
+	cr_expect_not(ruleset_has_rules(line.r, "mangle"));
+	cr_expect_not(ruleset_has_rules(line.r, "filter"));
+
+	/* a namespace that is not there: said, by name */
+	cr_assert_eq(nfqrule_batch_queue(&b, "tldl-no-such-ns", "FORWARD",
+					 false, NT_R_H2, 9), 0);
+	cr_expect_eq(nfqrule_batch_apply(&b, err, sizeof(err)), -ENOENT);
+	cr_expect(strstr(err, "netns 'tldl-no-such-ns'"), "%s", err);
+	nfqrule_batch_release(&b);
+	cr_expect_eq(b.n, 0);
+}
+
 Test(delayline, bad_queues_are_refused)
 {
 	struct dl_queue q[2] = { 0 };

@@ -2,7 +2,8 @@
 /*
  * External programs (emu/spawn.h): exit statuses, standard error kept and
  * bounded, the time limit, a program that cannot start, and nothing of the
- * parent's descriptors reaching the program. No root needed.
+ * parent's descriptors reaching the program, standard input given as bytes.
+ * No root needed.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -132,4 +133,32 @@ Test(spawn, output_directory_and_descriptors)
 	cr_expect(spawn_ok(&res));
 	/* 0, 1, 2, and ls's own descriptor of the directory */
 	cr_expect_str_eq(out, "0\n1\n2\n3\n");
+}
+
+Test(spawn, standard_input_given_as_bytes)
+{
+	static const char in[] = "*mangle\n-A FORWARD -o x -j ACCEPT\nCOMMIT\n";
+	int pfd[2];
+	char out[256];
+	struct spawn sp = { .path = "/bin/cat",
+			    .argv = (char *[]){ "cat", NULL }, .nsfd = -1,
+			    .in = in, .in_len = sizeof(in) - 1 };
+	struct spawn_result res;
+
+	cr_assert_eq(pipe(pfd), 0);
+	sp.out_fd = pfd[1];
+	cr_assert_eq(spawn_run(&sp, &res), 0);
+	close(pfd[1]);
+	slurp(pfd[0], out, sizeof(out));
+	close(pfd[0]);
+	cr_expect(spawn_ok(&res));
+	cr_expect_str_eq(out, in);
+	/* no bytes given: it reads /dev/null's end at once */
+	sp.in = NULL;
+	cr_assert_eq(pipe(pfd), 0);
+	sp.out_fd = pfd[1];
+	cr_assert_eq(spawn_run(&sp, &res), 0);
+	close(pfd[1]);
+	cr_expect_eq(slurp(pfd[0], out, sizeof(out)), 0);
+	close(pfd[0]);
 }
