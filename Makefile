@@ -296,6 +296,21 @@ bench-calibrate-if-root: $(TWINLAB)
 		python3 tests/bench/calibrate.py $(TWINLAB) $(CALIBRATE_ARGS); \
 	else echo "bench: calibration benchmark skipped: it needs root"; fi
 
+# Where a sweep's wall time goes (tests/bench/speed.py; root): the demo's
+# sweep SPEED_REPS times, each attempt's host time split into build,
+# workers, rounds and teardown, against a baseline binary when given:
+#   make bench-speed SPEED_ARGS='--baseline OLD/twinlab --busy'
+SPEED_REPS ?= 3
+.PHONY: bench-speed bench-speed-if-root
+bench-speed: $(TWINLAB)
+	python3 tests/bench/speed.py $(TWINLAB) --reps $(SPEED_REPS) $(SPEED_ARGS)
+bench: bench-speed-if-root
+bench-speed-if-root: $(TWINLAB)
+	@if [ "$$(id -u)" -eq 0 ]; then \
+		python3 tests/bench/speed.py $(TWINLAB) --reps $(SPEED_REPS) \
+			$(SPEED_ARGS); \
+	else echo "bench: speed benchmark skipped: it needs root"; fi
+
 # A run on a deployment of parts (NSFNET exported for 2 hosts, each node
 # built by its own `up --node`, deployed as containerlab would with
 # namespaces for containers) against the same network built whole, at
