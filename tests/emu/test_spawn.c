@@ -38,6 +38,22 @@ static size_t slurp(int fd, char *buf, size_t len)
 	return n;
 }
 
+/* Run sp with its standard output into out (len bytes): the bytes read. */
+static size_t run_out(struct spawn *sp, struct spawn_result *res, char *out,
+		      size_t len)
+{
+	int pfd[2];
+	size_t n;
+
+	cr_assert_eq(pipe(pfd), 0);
+	sp->out_fd = pfd[1];
+	cr_assert_eq(spawn_run(sp, res), 0);
+	close(pfd[1]);
+	n = slurp(pfd[0], out, len);
+	close(pfd[0]);
+	return n;
+}
+
 Test(spawn, exit_statuses)
 {
 	struct spawn_result res;
@@ -114,7 +130,7 @@ Test(spawn, a_program_that_cannot_start)
 
 Test(spawn, output_directory_and_descriptors)
 {
-	int pfd[2], stray = open("/dev/null", O_RDONLY);
+	int stray = open("/dev/null", O_RDONLY);
 	char out[256];
 	struct spawn sp = { .path = "/bin/ls", .dir = "/proc/self/fd",
 			    .argv = (char *[]){ "ls", ".", NULL },
@@ -123,12 +139,7 @@ Test(spawn, output_directory_and_descriptors)
 
 	/* neither the stray descriptor nor the pipe's other end leak in */
 	cr_assert_geq(stray, 0);
-	cr_assert_eq(pipe(pfd), 0);
-	sp.out_fd = pfd[1];
-	cr_assert_eq(spawn_run(&sp, &res), 0);
-	close(pfd[1]);
-	slurp(pfd[0], out, sizeof(out));
-	close(pfd[0]);
+	run_out(&sp, &res, out, sizeof(out));
 	close(stray);
 	cr_expect(spawn_ok(&res));
 	/* 0, 1, 2, and ls's own descriptor of the directory */
@@ -138,27 +149,17 @@ Test(spawn, output_directory_and_descriptors)
 Test(spawn, standard_input_given_as_bytes)
 {
 	static const char in[] = "*mangle\n-A FORWARD -o x -j ACCEPT\nCOMMIT\n";
-	int pfd[2];
 	char out[256];
 	struct spawn sp = { .path = "/bin/cat",
 			    .argv = (char *[]){ "cat", NULL }, .nsfd = -1,
 			    .in = in, .in_len = sizeof(in) - 1 };
 	struct spawn_result res;
 
-	cr_assert_eq(pipe(pfd), 0);
-	sp.out_fd = pfd[1];
-	cr_assert_eq(spawn_run(&sp, &res), 0);
-	close(pfd[1]);
-	slurp(pfd[0], out, sizeof(out));
-	close(pfd[0]);
+	run_out(&sp, &res, out, sizeof(out));
 	cr_expect(spawn_ok(&res));
 	cr_expect_str_eq(out, in);
 	/* no bytes given: it reads /dev/null's end at once */
 	sp.in = NULL;
-	cr_assert_eq(pipe(pfd), 0);
-	sp.out_fd = pfd[1];
-	cr_assert_eq(spawn_run(&sp, &res), 0);
-	close(pfd[1]);
-	cr_expect_eq(slurp(pfd[0], out, sizeof(out)), 0);
-	close(pfd[0]);
+	cr_expect_eq(run_out(&sp, &res, out, sizeof(out)), 0);
+	cr_expect(spawn_ok(&res));
 }
