@@ -309,13 +309,12 @@ static bool late_said(char *why, size_t len, const char *all, const char *one,
 	return true;
 }
 
-bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
-		     double *suggest)
+/* The most any figure but the stalls is over its limit (1: at it). */
+static double worst_ratio(const struct mon_round *r)
 {
-	double tol = MON_TIME_TOL * r->round_min_s, n = r->dilation;
+	double tol = MON_TIME_TOL * r->round_min_s;
 	double bound = MON_TASK_WORST * r->round_min_s;
 	double over = r->overruns ? r->overrun_max_s : 0;
-	/* the most any figure is over its limit */
 	double worst = tol > 0 ? fmax(fmax(fmax(over, r->skew_max_s),
 					   r->dl_late_mean_s) / tol,
 				      r->dl_late_max_s / bound) : 2;
@@ -323,9 +322,36 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 	if (tol > 0)
 		worst = fmax(worst, fmax(r->tg_late_mean_s / tol,
 					 r->tg_late_max_s / bound));
+	return fmax(worst, fmax(r->late_frac_median / MON_TIME_TOL,
+				r->late_frac_worst / MON_TASK_WORST));
+}
 
-	worst = fmax(worst, fmax(r->late_frac_median / MON_TIME_TOL,
-				 r->late_frac_worst / MON_TASK_WORST));
+bool monitor_stalls_only(const struct mon_round *r)
+{
+	return r->stall_excess > MON_TIME_TOL && !r->delay_restarted &&
+	       worst_ratio(r) <= 1 && !(r->drops && !r->lossy) &&
+	       !(r->retrans && !r->lossy) &&
+	       !(r->min_segments && r->min_segments < MON_MIN_SEGMENTS);
+}
+
+double monitor_next(double n, double suggest, bool stalls_only, bool *rerun)
+{
+	if (stalls_only && !*rerun) {
+		*rerun = true;
+		return n;
+	}
+	return suggest > n ? suggest : 0;
+}
+
+bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
+		     double *suggest)
+{
+	double tol = MON_TIME_TOL * r->round_min_s, n = r->dilation;
+	double bound = MON_TASK_WORST * r->round_min_s;
+	double over = r->overruns ? r->overrun_max_s : 0;
+	/* the most any figure is over its limit */
+	double worst = worst_ratio(r);
+
 	/*
 	 * Host time shrinks about as 1/N in scenario time. The CPUs taken
 	 * away are not in `worst`: they come as often per second at any N

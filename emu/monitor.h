@@ -186,4 +186,21 @@ void monitor_diff(const struct mon_sample *a, const struct mon_sample *b,
 bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 		     double *suggest);
 
+/*
+ * monitor_stalls_only - whether the host's stalls (the CPUs taken away
+ * beyond the shapers' buckets) are all that makes r degraded. They come
+ * as often per second at any N, so a raise does not cure them, where a
+ * run again at the same N may well not meet them: what a calibration
+ * tries first.
+ */
+bool monitor_stalls_only(const struct mon_round *r);
+
+/*
+ * monitor_next - the dilation `auto` tries after a run at n was degraded:
+ * n itself when stalls alone degraded it (stalls_only: every degraded
+ * round monitor_stalls_only) and *rerun is false, which it sets; else
+ * suggest (the monitor's) when above n; else 0: nothing to try.
+ */
+double monitor_next(double n, double suggest, bool stalls_only, bool *rerun);
+
 #endif

@@ -121,6 +121,69 @@ Test(monitor, lateness_beyond_one_percent)
 	}
 }
 
+/*
+ * The host's stalls alone, and only they, are what a calibration tries
+ * again at the same N: with anything else over its limit too (or the
+ * round not degraded at all), a raise is the answer.
+ */
+Test(monitor, stalls_alone_are_run_again_at_the_same_dilation)
+{
+	struct mon_round r = clean();
+
+	cr_expect_not(monitor_stalls_only(&r), "a faithful round");
+	r.stall_excess = 0.03;
+	cr_assert_not(judge(&r));
+	cr_expect(monitor_stalls_only(&r), "%s", why);
+	/* each other figure just over its limit takes it away */
+	r.dl_packets = 100;
+	r.dl_late_max_s = 0.00051;
+	cr_expect_not(monitor_stalls_only(&r), "a packet late too");
+	r.dl_late_max_s = 0.0005;	/* at its limit: within */
+	cr_expect(monitor_stalls_only(&r));
+	r.overruns = 1;
+	r.overrun_max_s = 0.00011;
+	cr_expect_not(monitor_stalls_only(&r), "an overrun too");
+	r.overruns = 0;
+	r.late_frac_median = 0.011;
+	cr_expect_not(monitor_stalls_only(&r), "late loops too");
+	r.late_frac_median = 0;
+	r.retrans = 3;
+	cr_expect_not(monitor_stalls_only(&r), "retransmissions too");
+	r.lossy = true;		/* the scenario's own losses: not judged */
+	cr_expect(monitor_stalls_only(&r));
+	r.delay_restarted = true;
+	cr_expect_not(monitor_stalls_only(&r), "a restarted delay line");
+	r = clean();
+	r.stall_excess = 0.01;	/* at the limit: faithful */
+	cr_expect(judge(&r), "%s", why);
+	cr_expect_not(monitor_stalls_only(&r));
+}
+
+/* What auto tries next: the same N once for stalls alone, else the raise. */
+Test(monitor, auto_runs_again_once_for_stalls_then_raises)
+{
+	bool rerun = false;
+	double next;
+
+	/* (each call on its own line: the assertions read it twice) */
+	next = monitor_next(64, 128, true, &rerun);
+	cr_expect_float_eq(next, 64, 1e-12);
+	cr_expect(rerun);
+	/* stalls again: the monitor's raise now */
+	next = monitor_next(64, 128, true, &rerun);
+	cr_expect_float_eq(next, 128, 1e-12);
+	rerun = false;
+	/* anything else over its limit: the raise at once, the rerun kept */
+	next = monitor_next(64, 256, false, &rerun);
+	cr_expect_float_eq(next, 256, 1e-12);
+	cr_expect_not(rerun);
+	/* nothing above n to try (no dilation cures it): nothing */
+	next = monitor_next(64, 64, false, &rerun);
+	cr_expect_float_eq(next, 0, 1e-12);
+	next = monitor_next(64, 0, false, &rerun);
+	cr_expect_float_eq(next, 0, 1e-12);
+}
+
 /* Lateness is stored in scenario time: real nanoseconds / dilation. */
 Test(monitor, delay_line_lateness_in_scenario_time)
 {

@@ -501,6 +501,7 @@ static int round_judge(struct attempt *a, unsigned r, struct att_round *R)
 	a->page_rounds += R->page;
 	if (!R->fine) {
 		a->degraded++;
+		a->not_stalls = a->not_stalls || !monitor_stalls_only(&R->mr);
 		if (!a->first_why[0])
 			snprintf(a->first_why, sizeof(a->first_why),
 				 "%s (round %u)", R->why, r);
@@ -539,17 +540,28 @@ static int round_judge(struct attempt *a, unsigned r, struct att_round *R)
 		fflush(x->out);
 		view_srv_note(x->view, line);
 	}
-	/* auto: the first round calibrates; a degraded one retries */
-	if (!R->fine && x->auto_n && r == 1 && R->sug > n &&
-	    x->suggest <= LAB_DILATION_MAX && x->built) {
+	/*
+	 * auto: the first round calibrates; a degraded one retries at the
+	 * N the monitor names, or at the same N once when the host's stalls
+	 * alone degraded it (a higher N does not cure them; a second run
+	 * may not meet them)
+	 */
+	double next = !R->fine && x->auto_n && r == 1 && x->built ?
+			      monitor_next(n, x->suggest, !a->not_stalls,
+					   &x->stall_rerun) : 0;
+
+	if (next > 0 && next <= LAB_DILATION_MAX) {
+		x->suggest = next;
 		x->retry = true;
 		results_end_run(x->res, "recalibrated");
 		a->run_open = false;
 		results_verdict(x->res, n, R->verdict);
 		fprintf(x->out,
 			"run: dilation %g is not faithful (%s); trying "
-			"%g\n",
-			n, R->why, x->suggest);
+			"%g%s\n",
+			n, R->why, next, next == n ? " again (a higher "
+			"dilation does not cure the host's stalls; a second "
+			"run may not meet them)" : "");
 		a->rc = ATTEMPT_RETRY;
 		return 1;
 	}

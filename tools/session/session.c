@@ -507,18 +507,25 @@ static void att_finish(struct attempt *a)
 	 * round (the host slowed later, or round 1 was faithful by a hair)
 	 * is run again at the dilation the monitor names, twice at most.
 	 */
-	if (a->degraded && x->auto_n && x->built && !strcmp(x->status, "ok") &&
-	    x->late_retries < SESSION_LATE_RETRIES && x->suggest > n &&
-	    x->suggest <= LAB_DILATION_MAX) {
+	/* (the host's stalls alone: at the same N once, see monitor_next) */
+	double next = a->degraded && x->auto_n && x->built &&
+			      !strcmp(x->status, "ok") &&
+			      x->late_retries < SESSION_LATE_RETRIES ?
+			      monitor_next(n, x->suggest, !a->not_stalls,
+					   &x->stall_rerun) : 0;
+
+	if (next > 0 && next <= LAB_DILATION_MAX) {
+		x->suggest = next;
 		x->late_retries++;
 		x->retry = true;
 		results_end_run(x->res, "recalibrated");
 		a->run_open = false;
 		fprintf(x->out,
 			"run: dilation %g was not faithful in %u of %u "
-			"rounds (%s); running again at %g\n",
+			"rounds (%s); running again at %g%s\n",
 			n, a->degraded, a->rounds_run, a->first_why,
-			x->suggest);
+			next, next == n ? " (the host's stalls alone: a "
+			"higher dilation does not cure them)" : "");
 		a->rc = ATTEMPT_RETRY;
 		return;
 	}
