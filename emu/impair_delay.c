@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Propagation delay by the delay line: each hop's packets sent to an
- * NFQUEUE queue of their own (iptables rules, added together at the start)
- * and held
- * there for the hop's delay by the delay line, which its supervisor runs
- * (dlsup.h) once every hop is known.
+ * NFQUEUE queue of their own (iptables rules, a lab's added together at
+ * the start) and held there for the hop's delay by the delay line, which
+ * its supervisor runs (dlsup.h) once every hop is known.
  */
 #include "impair.h"
 #include "twin/grow.h"

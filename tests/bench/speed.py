@@ -12,7 +12,8 @@ so that the machine's moods fall on both. Per run: its wall time, the
 attempts it made (each point's dilation ladder included), the dilation
 each point was found faithful at, and the host time its attempts spent in
 each phase (the "host time" lines of its log: build, workers, rounds,
-teardown), with the share of everything but the rounds. Per binary the
+teardown), with the share of everything but the rounds, and why each
+attempt the ladder abandoned was not faithful. Per binary the
 medians over the runs; with a baseline, each median's ratio to the
 baseline's. A run whose point is not faithful is said, with its verdict.
 With --busy another process keeps one core busy throughout (ended by its
@@ -32,6 +33,7 @@ PHASES = ("build", "workers", "rounds", "teardown")
 HOST = re.compile(r"^host time: ([0-9.]+) s: build ([0-9.]+) s, workers "
                   r"([0-9.]+) s, rounds ([0-9.]+) s \([0-9]+ %\), teardown "
                   r"([0-9.]+) s$")
+LADDER = re.compile(r"^run: dilation [0-9.]+ (is|was) not faithful")
 
 
 def usage(msg):
@@ -39,16 +41,19 @@ def usage(msg):
     sys.exit(2)
 
 
-def host_times(log):
-    """Each attempt's host time and phases, from a sweep's log."""
-    out = []
+def read_log(log):
+    """Each attempt's host time and phases, and why the ladder climbed."""
+    out, why = [], []
     with open(log) as f:
         for line in f:
-            m = HOST.match(line.rstrip("\n"))
+            line = line.rstrip("\n")
+            m = HOST.match(line)
             if m:
                 v = [float(x) for x in m.groups()]
                 out.append(dict(zip(("total",) + PHASES, v)))
-    return out
+            elif LADDER.match(line):
+                why.append(line[len("run: "):])
+    return out, why
 
 
 def one_run(twinlab, experiment, tag):
@@ -70,7 +75,7 @@ def one_run(twinlab, experiment, tag):
         except ValueError:
             sys.stderr.write("speed.py: %s: no JSON on stdout\n" % tag)
             return None
-        attempts = host_times(db + ".log")
+        attempts, ladder = read_log(db + ".log")
     if not attempts:
         sys.stderr.write("speed.py: %s: no host time in its log\n" % tag)
         return None
@@ -90,6 +95,7 @@ def one_run(twinlab, experiment, tag):
         "faithful": len(faithful),
         "dilations": [pt.get("dilation") for pt in points],
         "phases_s": sums,
+        "ladder": ladder,
         "not_rounds": 1 - sums["rounds"] / sums["total"]
         if sums["total"] > 0 else float("nan"),
     }
@@ -167,6 +173,8 @@ def main(argv):
                     "%d of %d points faithful\n" % (
                         fig["wall_s"], fig["attempts"], fig["dilations"],
                         fig["faithful"], fig["points"]))
+                for why in fig["ladder"]:
+                    sys.stderr.write("speed.py:     %s\n" % why)
     finally:
         if hog:
             hog.kill()
