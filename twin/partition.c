@@ -31,6 +31,9 @@ struct graph {
 };
 
 static int said(char *why, size_t len, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int said(char *why, size_t len, int err, const char *fmt, ...)
 {
 	va_list ap;
 
