@@ -1,13 +1,57 @@
 // SPDX-License-Identifier: MIT
 /*
  * What a task's round's reports say (fleet_impl.h): whether the global
- * model is the weighted mean of the locals, and how late the workers
- * acted along its trees.
+ * model is the weighted mean of the locals (through each worker's random
+ * projections of its model, wk_project), and how late the workers acted
+ * along its trees.
  */
 #include "fleet_impl.h"
 
 #include <math.h>
 #include <string.h>
+
+void wk_project(const float *w, size_t n, uint64_t seed,
+		double proj[WK_NPROJ], double *max_abs)
+{
+	struct fl_rng r[WK_NPROJ];
+	float m = 0;
+
+	for (int k = 0; k < WK_NPROJ; k++) {
+		fl_rng_seed(&r[k], fl_seed_derive(seed, 0x70726f6au +
+							 (uint64_t)k));
+		proj[k] = 0;
+	}
+	/*
+	 * One pass over the model for all of them, the sign taken from the
+	 * bit without a branch (a random bit is a branch mispredicted half
+	 * the time): each sum is the same terms in the same order as one
+	 * vector at a time, so the same bits.
+	 */
+	for (size_t j = 0; j < n; j += 64) {
+		uint64_t bits[WK_NPROJ];
+		size_t end = n - j < 64 ? n : j + 64;
+
+		for (int k = 0; k < WK_NPROJ; k++)
+			bits[k] = fl_rng_next(&r[k]);
+		for (size_t i = j; i < end; i++) {
+			double v = w[i];
+			uint64_t u;
+
+			memcpy(&u, &v, sizeof(u));
+			for (int k = 0; k < WK_NPROJ; k++) {
+				uint64_t neg = (~bits[k] >> (i - j) & 1) << 63;
+				uint64_t t = u ^ neg;
+				double x;
+
+				memcpy(&x, &t, sizeof(x));
+				proj[k] += x;
+			}
+			if (fabsf(w[i]) > m)
+				m = fabsf(w[i]);
+		}
+	}
+	*max_abs = m;
+}
 
 /* Global = weighted mean of the locals, through the side channel. */
 void fleet_check_round(const struct ftask *ft, struct fleet_task_round *res)

@@ -29,13 +29,21 @@ static const char *const restore_paths[] = {
 	"/usr/sbin/iptables-restore",
 };
 
-const char *nfqrule_iptables(void)
+/* The first backend whose iptables is here (its index), or -1. */
+static int backend(void)
 {
 	for (size_t i = 0; i < sizeof(iptables_paths) /
 			       sizeof(iptables_paths[0]); i++)
 		if (access(iptables_paths[i], X_OK) == 0)
-			return iptables_paths[i];
-	return NULL;
+			return (int)i;
+	return -1;
+}
+
+const char *nfqrule_iptables(void)
+{
+	int i = backend();
+
+	return i < 0 ? NULL : iptables_paths[i];
 }
 
 bool nfqrule_ifname_ok(const char *name)
@@ -273,14 +281,10 @@ static char *restore_text(const struct nfqrule_ns *ns, size_t *len)
 
 int nfqrule_batch_apply(const struct nfqrule_batch *b, char *err, size_t len)
 {
-	const char *path = NULL;
-	int e = 0;
+	int k = backend(), e = 0;
+	const char *path = k >= 0 && access(restore_paths[k], X_OK) == 0 ?
+				   restore_paths[k] : NULL;
 
-	for (size_t i = 0; i < sizeof(iptables_paths) /
-			       sizeof(iptables_paths[0]) && !path; i++)
-		if (access(iptables_paths[i], X_OK) == 0 &&
-		    access(restore_paths[i], X_OK) == 0)
-			path = restore_paths[i];
 	if (!path && b->n) {
 		snprintf(err, len, "cannot add the impairments' rules: no "
 			 "iptables-restore (install the iptables package)");

@@ -109,50 +109,6 @@ static int fail(struct worker *w, const char *fmt, ...)
 	return 1;
 }
 
-void wk_project(const float *w, size_t n, uint64_t seed,
-		double proj[WK_NPROJ], double *max_abs)
-{
-	struct fl_rng r[WK_NPROJ];
-	double s[WK_NPROJ] = { 0 };
-	float m = 0;
-
-	for (int k = 0; k < WK_NPROJ; k++)
-		fl_rng_seed(&r[k], fl_seed_derive(seed, 0x70726f6au +
-							 (uint64_t)k));
-	/*
-	 * One pass over the model for all of them, the sign taken from the
-	 * bit without a branch (a random bit is a branch mispredicted half
-	 * the time): each sum is the same terms in the same order as one
-	 * vector at a time, so the same bits.
-	 */
-	for (size_t j = 0; j < n; j += 64) {
-		uint64_t bits[WK_NPROJ];
-		size_t end = n - j < 64 ? n : j + 64;
-
-		for (int k = 0; k < WK_NPROJ; k++)
-			bits[k] = fl_rng_next(&r[k]);
-		for (size_t i = j; i < end; i++) {
-			double v = w[i];
-			uint64_t u;
-
-			memcpy(&u, &v, sizeof(u));
-			for (int k = 0; k < WK_NPROJ; k++) {
-				uint64_t neg = (~bits[k] >> (i - j) & 1) << 63;
-				uint64_t t = u ^ neg;
-				double x;
-
-				memcpy(&x, &t, sizeof(x));
-				s[k] += x;
-			}
-			if (fabsf(w[i]) > m)
-				m = fabsf(w[i]);
-		}
-	}
-	for (int k = 0; k < WK_NPROJ; k++)
-		proj[k] = s[k];
-	*max_abs = m;
-}
-
 /* ---- messages ----------------------------------------------------------- */
 
 /* All of a message of this worker's for round r may go (see xfer_send). */
@@ -212,18 +168,6 @@ static int aggregate(struct worker *w, bool own)
 	return err;
 }
 
-/*
- * The check's figures of the model this worker sends (or the root's new
- * global one): host arithmetic, so the SCHED_IDLE trainer does it, never
- * the event loop, which would hold the delay line and every other loop
- * off the CPU meanwhile.
- */
-static void own_check(struct worker *w, const float *v)
-{
-	wk_project(v, w->model.nparams, w->c->seed, w->rep.proj,
-		   &w->rep.max_abs);
-}
-
 /* ---- the trainer -------------------------------------------------------- */
 
 /*
@@ -243,19 +187,17 @@ static void *trainer(void *arg)
 	while (read(w->train_go, &v, sizeof(v)) == (ssize_t)sizeof(v)) {
 		if (v == UINT64_MAX)
 			break;
-		if (w->c->model == 0) {	/* the global model: evaluate it */
-			own_check(w, w->model.w);
+		if (w->c->model == 0)	/* the global model: evaluate it */
 			w->trained = fl_evaluate(&w->model, &w->test,
 						 &w->rep.loss,
 						 &w->rep.accuracy);
-		} else {
+		else
 			w->trained = fl_train(&w->model, &w->mine,
 					      w->c->train_samples, FL_BATCH,
 					      fl_lr_for(w->c->dim),
 					      fl_seed_derive(w->c->seed,
 							     1000 +
 							     w->train_round));
-		}
 		/*
 		 * A leaf's message up is its own model alone: encoding it
 		 * is compute, so it is done here, inside the compute phase,
@@ -269,8 +211,15 @@ static void *trainer(void *arg)
 			else
 				w->up_digest = fl_digest(w->payload, w->wire);
 		}
-		if (w->c->model != 0 && w->trained >= 0)
-			own_check(w, w->model.w);
+		/*
+		 * The check's figures of the model sent up (the root's: the
+		 * new global one): host arithmetic, done here and never by
+		 * the event loop, which would hold the delay line and every
+		 * other loop off the CPU meanwhile.
+		 */
+		if (w->trained >= 0)
+			wk_project(w->model.w, w->model.nparams, w->c->seed,
+				   w->rep.proj, &w->rep.max_abs);
 		v = 1;
 		if (write(w->train_done, &v, sizeof(v)) != (ssize_t)sizeof(v))
 			break;

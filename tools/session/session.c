@@ -390,6 +390,38 @@ static int att_start(struct attempt *a)
 }
 
 /* The run's summaries, verdict and status: a->rc. */
+/*
+ * auto means a faithful run: one degraded after its calibration round
+ * (the host slowed later, or round 1 was faithful by a hair) is run again
+ * at the dilation the monitor names, twice at most (the host's stalls
+ * alone: at the same N once, see monitor_next). Whether it is.
+ */
+static bool run_again(struct attempt *a)
+{
+	ATT_LOCALS;
+	double next = a->degraded && x->auto_n && x->built &&
+			      !strcmp(x->status, "ok") &&
+			      x->late_retries < SESSION_LATE_RETRIES ?
+			      monitor_next(n, x->suggest, !a->not_stalls,
+					   &x->stall_rerun) : 0;
+
+	if (!(next > 0 && next <= LAB_DILATION_MAX))
+		return false;
+	x->suggest = next;
+	x->late_retries++;
+	x->retry = true;
+	results_end_run(x->res, "recalibrated");
+	a->run_open = false;
+	fprintf(x->out,
+		"run: dilation %g was not faithful in %u of %u rounds (%s); "
+		"running again at %g%s\n",
+		n, a->degraded, a->rounds_run, a->first_why, next,
+		next == n ? " (the host's stalls alone: a higher dilation "
+			    "does not cure them)" : "");
+	a->rc = ATTEMPT_RETRY;
+	return true;
+}
+
 static void att_finish(struct attempt *a)
 {
 	ATT_LOCALS;
@@ -502,33 +534,8 @@ static void att_finish(struct attempt *a)
 		    : a->failed	  ? "failed"
 		    : a->unstored ? "partial"
 				  : "ok";
-	/*
-	 * auto means a faithful run: one degraded after its calibration
-	 * round (the host slowed later, or round 1 was faithful by a hair)
-	 * is run again at the dilation the monitor names, twice at most.
-	 */
-	/* (the host's stalls alone: at the same N once, see monitor_next) */
-	double next = a->degraded && x->auto_n && x->built &&
-			      !strcmp(x->status, "ok") &&
-			      x->late_retries < SESSION_LATE_RETRIES ?
-			      monitor_next(n, x->suggest, !a->not_stalls,
-					   &x->stall_rerun) : 0;
-
-	if (next > 0 && next <= LAB_DILATION_MAX) {
-		x->suggest = next;
-		x->late_retries++;
-		x->retry = true;
-		results_end_run(x->res, "recalibrated");
-		a->run_open = false;
-		fprintf(x->out,
-			"run: dilation %g was not faithful in %u of %u "
-			"rounds (%s); running again at %g%s\n",
-			n, a->degraded, a->rounds_run, a->first_why,
-			next, next == n ? " (the host's stalls alone: a "
-			"higher dilation does not cure them)" : "");
-		a->rc = ATTEMPT_RETRY;
+	if (run_again(a))
 		return;
-	}
 	if (a->unstored)
 		session_say(x, "stored %u of %u rounds in %s: the run is partial",
 		    a->rounds_run - a->unstored, a->rounds_run, x->db);
