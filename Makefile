@@ -436,7 +436,7 @@ FUZZ_SRC_args := tools/args.c
 FUZZ_SRC_timeline := $(TWIN_SRC)
 FUZZ_SRC_view := tools/view/route.c
 FUZZ_SRC_link := emu/remote.c emu/spawn.c emu/worker.c emu/xfer.c emu/wksock.c \
-	$(TWIN_SRC)
+	emu/fleet_check.c $(TWIN_SRC)
 FUZZ_SEEDS_scenario := scenarios/*.yaml tests/fuzz/scenario/*
 FUZZ_SEEDS_experiment := scenarios/experiments/*.yaml
 FUZZ_SEEDS_state := tests/fuzz/state/*
@@ -446,7 +446,7 @@ FUZZ_SEEDS_view := tests/fuzz/view/*
 FUZZ_SEEDS_link := tests/fuzz/link/*
 
 $(FUZZ_DIR)/fuzz-%: tests/fuzz/fuzz_%.c $(TWIN_SRC) emu/labstate.c \
-		tools/args.c $(wildcard twin/*.h emu/*.h tools/*.h tools/*/*.h)
+		tools/args.c tools/view/route.c $(FUZZ_SRC_link) $(wildcard twin/*.h emu/*.h tools/*.h tools/*/*.h)
 	@mkdir -p $(@D)
 	$(call need,yaml-0.1)
 	@$(if $(Q),echo "  FUZZCC  $@")
