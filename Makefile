@@ -43,7 +43,9 @@ ifeq ($(DEVELOPER),1)
 WARN += -Werror
 endif
 ALL_CFLAGS := -std=c17 -D_GNU_SOURCE $(WARN) $(CFLAGS) -MMD -MP -I.
-ALL_LDFLAGS := $(LDFLAGS)
+# Symbols bound when the harness starts, not in each forked worker:
+# every worker would otherwise resolve the same library calls again.
+ALL_LDFLAGS := -Wl,-z,now -Wl,-z,relro $(LDFLAGS)
 ifneq ($(SANITIZE),)
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 ALL_LDFLAGS += -fsanitize=$(SANITIZE)
