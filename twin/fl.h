@@ -64,6 +64,8 @@ double fl_rng_uniform(struct fl_rng *r);
 uint32_t fl_rng_below(struct fl_rng *r, uint32_t n);
 /* Standard normal (Marsaglia polar method; pairs, the spare is kept). */
 double fl_rng_normal(struct fl_rng *r);
+/* fl_rng_normals - n of them into out: what n calls would give, faster. */
+void fl_rng_normals(struct fl_rng *r, double *out, size_t n);
 
 /*
  * fl_seed_derive - an independent seed for a named sub-stream (a task, a

@@ -52,7 +52,7 @@ static int generate(struct fl_data *d, uint64_t seed, enum fl_split split,
 		    const int *idx, int n, int dim, int classes,
 		    bool labels_only)
 {
-	double *mu = NULL, sd, inv;
+	double *mu = NULL, *z = NULL, sd, inv;
 	struct fl_rng r;
 	uint64_t stream;
 	int err;
@@ -72,14 +72,18 @@ static int generate(struct fl_data *d, uint64_t seed, enum fl_split split,
 	inv = 1.0 / sqrt((double)dim);
 	if (!labels_only) {
 		mu = malloc((size_t)classes * (size_t)dim * sizeof(*mu));
-		if (!mu) {
+		z = malloc((size_t)dim * sizeof(*z));
+		if (!mu || !z) {
+			free(mu);
+			free(z);
 			fl_data_release(d);
 			return -ENOMEM;
 		}
 		sd = FL_DATA_SEPARATION * inv;
 		fl_rng_seed(&r, fl_seed_derive(seed, TAG_MEANS));
+		fl_rng_normals(&r, mu, (size_t)classes * (size_t)dim);
 		for (size_t k = 0; k < (size_t)classes * (size_t)dim; k++)
-			mu[k] = sd * fl_rng_normal(&r);
+			mu[k] *= sd;
 	}
 
 	stream = fl_seed_derive(seed, split == FL_SPLIT_TRAIN ? TAG_TRAIN
@@ -96,10 +100,12 @@ static int generate(struct fl_data *d, uint64_t seed, enum fl_split split,
 		float *x = d->x + (size_t)i * (size_t)dim;
 		const double *m = mu + (size_t)y * (size_t)dim;
 
+		fl_rng_normals(&r, z, (size_t)dim);
 		for (int j = 0; j < dim; j++)
-			x[j] = (float)((m[j] + fl_rng_normal(&r)) * inv);
+			x[j] = (float)((m[j] + z[j]) * inv);
 	}
 	free(mu);
+	free(z);
 	return 0;
 }
 

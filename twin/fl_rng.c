@@ -127,39 +127,29 @@ double fl_exp(double x)
 	return p * pow2i(ki);
 }
 
-double fl_log(double x)
+/*
+ * log(x 2^e0) for a normal, finite x > 0: x = m * 2^e with m in [sqrt(1/2),
+ * sqrt(2)], log m = 2 atanh(f), |f| <= 0.1716: the series to f^25
+ * suffices. Without branches, so that a loop of them runs several at once;
+ * fl_log and fl_rng_normals share it, so both give the same bits.
+ */
+static inline double log_normal(double x, int e0)
 {
 	const double ln2 = 0x1.62e42fefa39efp-1;
-	double m, f, f2, s, t;
+	double m, f, f2, s;
 	uint64_t bits;
-	int e;
+	int e, up;
 
-	if (x != x || x < 0)
-		return NAN;
-	if (x == 0)
-		return -HUGE_VAL;
-	if (x == HUGE_VAL)
-		return x;
-	e = 0;
-	if (x < 0x1p-1022) {	/* subnormal: make it normal first */
-		x *= 0x1p54;
-		e = -54;
-	}
 	memcpy(&bits, &x, sizeof(bits));
-	e += (int)(bits >> 52) - 1023;
+	e = e0 + (int)(bits >> 52) - 1023;
 	bits = (bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
 	memcpy(&m, &bits, sizeof(m));	/* x = m * 2^e, m in [1, 2) */
-	if (m > 1.4142135623730951) {
-		m *= 0.5;
-		e += 1;
-	}
-	/* log m = 2 atanh(f), |f| <= 0.1716: the series to f^25 suffices. */
+	up = m > 1.4142135623730951;
+	m = up ? m * 0.5 : m;
+	e += up;
 	f = (m - 1.0) / (m + 1.0);
 	f2 = f * f;
-	/*
-	 * Each 1.0 / k is a constant the compiler rounds as the division
-	 * would: the same bits, without a division per term at run time.
-	 */
+	/* each 1.0 / k a constant, rounded as the division would be */
 	s = 1.0 / 25;
 	s = s * f2 + 1.0 / 23;
 	s = s * f2 + 1.0 / 21;
@@ -173,8 +163,20 @@ double fl_log(double x)
 	s = s * f2 + 1.0 / 5;
 	s = s * f2 + 1.0 / 3;
 	s = s * f2 + 1.0;
-	t = 2.0 * f * s;
-	return (double)e * ln2 + t;
+	return (double)e * ln2 + 2.0 * f * s;
+}
+
+double fl_log(double x)
+{
+	if (x != x || x < 0)
+		return NAN;
+	if (x == 0)
+		return -HUGE_VAL;
+	if (x == HUGE_VAL)
+		return x;
+	if (x < 0x1p-1022)	/* subnormal: make it normal first */
+		return log_normal(x * 0x1p54, -54);
+	return log_normal(x, 0);
 }
 
 double fl_rng_normal(struct fl_rng *r)
@@ -196,3 +198,54 @@ double fl_rng_normal(struct fl_rng *r)
 	return u * f;
 }
 
+/*
+ * The same numbers as n calls of fl_rng_normal, in two passes: the
+ * uniforms drawn and the pairs accepted first (cheap, branchy), then the
+ * logarithms and roots of a block of pairs in a loop without branches,
+ * which the CPU (or the compiler's vectors) runs several at a time. Every
+ * value goes through the same operations in the same order.
+ */
+void fl_rng_normals(struct fl_rng *r, double *out, size_t n)
+{
+	enum { BLOCK = 64 };
+	double u[BLOCK], v[BLOCK], f[BLOCK];
+
+	if (n && r->has_spare) {
+		r->has_spare = false;
+		*out++ = r->spare;
+		n--;
+	}
+	while (n) {
+		size_t pairs = (n + 1) / 2, whole, k;
+
+		if (pairs > BLOCK)
+			pairs = BLOCK;
+		for (k = 0; k < pairs; k++) {
+			double a, b, q;
+
+			do {
+				a = 2.0 * fl_rng_uniform(r) - 1.0;
+				b = 2.0 * fl_rng_uniform(r) - 1.0;
+				q = a * a + b * b;
+			} while (q >= 1.0 || q == 0.0);
+			u[k] = a;
+			v[k] = b;
+			f[k] = q;	/* 2^-104 <= q < 1: normal */
+		}
+		for (k = 0; k < pairs; k++)
+			f[k] = sqrt(-2.0 * log_normal(f[k], 0) / f[k]);
+		whole = n / 2 < pairs ? n / 2 : pairs;
+		for (k = 0; k < whole; k++) {
+			out[2 * k] = u[k] * f[k];
+			out[2 * k + 1] = v[k] * f[k];
+		}
+		out += 2 * whole;
+		n -= 2 * whole;
+		if (whole < pairs) {	/* n was odd: the last pair's second kept */
+			*out = u[whole] * f[whole];
+			r->spare = v[whole] * f[whole];
+			r->has_spare = true;
+			n = 0;
+		}
+	}
+}

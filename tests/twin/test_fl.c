@@ -13,11 +13,13 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "twin/fl.h"
+#include "twin/fl_impl.h"
 
 #define SEED 20240707
 #define N 2000
@@ -101,6 +103,62 @@ Test(fl_rng, distributions)
 }
 
 /* ---- Data --------------------------------------------------------------- */
+
+/*
+ * Many normals at once are the numbers one call at a time gives, bit for
+ * bit, whatever the count (odd ones leave the spare), a spare waiting, or
+ * the blocks they are made in; and the stream goes on from the same state.
+ */
+Test(fl_rng, normals_at_once_are_the_same_bits)
+{
+	static const size_t counts[] = { 0, 1, 2, 3, 127, 128, 129, 130, 624,
+					 1001 };
+	double got[1002];
+
+	for (size_t c = 0; c < sizeof(counts) / sizeof(*counts); c++) {
+		for (int lead = 0; lead < 2; lead++) {
+			struct fl_rng a, b;
+			size_t n = counts[c];
+
+			fl_rng_seed(&a, SEED + c);
+			fl_rng_seed(&b, SEED + c);
+			for (int i = 0; i < lead; i++)	/* a spare waits */
+				cr_assert_eq(fl_rng_normal(&a),
+					     fl_rng_normal(&b));
+			got[n] = 12345;
+			fl_rng_normals(&b, got, n);
+			cr_assert_eq(got[n], 12345, "wrote past %zu", n);
+			for (size_t i = 0; i < n; i++) {
+				double want = fl_rng_normal(&a);
+
+				cr_assert(!memcmp(&want, &got[i], sizeof(want)),
+					  "count %zu, lead %d: %zu: %a, not %a",
+					  n, lead, i, got[i], want);
+			}
+			for (int i = 0; i < 3; i++)
+				cr_assert_eq(fl_rng_normal(&a),
+					     fl_rng_normal(&b),
+					     "count %zu, lead %d: then %d", n,
+					     lead, i);
+		}
+	}
+}
+
+/* fl_log against libm where both are exact enough, subnormals included */
+Test(fl_rng, log_is_close_to_libm)
+{
+	static const double xs[] = { 0x1p-1074, 0x1.8p-1060, 0x1p-1022,
+				     1e-300, 0.1, 0.7071, 0.7072, 1, 1.4142,
+				     1.4143, 2, 10, 1e300, DBL_MAX };
+
+	for (size_t i = 0; i < sizeof(xs) / sizeof(*xs); i++)
+		cr_assert(fabs(fl_log(xs[i]) - log(xs[i])) <=
+				  4 * DBL_EPSILON * fmax(1, fabs(log(xs[i]))),
+			  "log %a: %a, libm %a", xs[i], fl_log(xs[i]),
+			  log(xs[i]));
+	cr_assert(isnan(fl_log(-1)) && isnan(fl_log(NAN)));
+	cr_assert(fl_log(0) == -HUGE_VAL && fl_log(HUGE_VAL) == HUGE_VAL);
+}
 
 Test(fl_data, deterministic_and_seeded)
 {
