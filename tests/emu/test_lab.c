@@ -931,6 +931,24 @@ Test(lab, down_acts_only_on_what_the_state_proves)
 	assert_nothing_left(pid);
 }
 
+/* kB of pid's memory locked in RAM (VmLck), or -1 */
+static long locked_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmLck: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
 /*
  * What a run watches: the supervisor found through the state file only
  * while it is the process recorded; a delay line that dies is restarted
@@ -947,6 +965,9 @@ Test(lab, the_delay_line_is_found_and_restarts)
 	cr_assert_eq(sup, delay_pid());
 	line = lab_delay_line(sup);
 	cr_assert_gt(line, 1);
+	/* real-time: its pages resident before its first packet */
+	cr_expect_gt(locked_kb(line), 0, "the delay line's memory is not "
+		     "locked");
 	lines = lines_of(sup, line, &has);
 	cr_assert(has && lines >= 1);
 	cr_assert_eq(kill(line, SIGKILL), 0);
