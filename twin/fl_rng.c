@@ -84,6 +84,33 @@ uint64_t fl_seed_derive(uint64_t seed, uint64_t tag)
 
 
 
+/*
+ * c[0] x^(n-1) + ... + c[n-1] by Horner's rule, in this order always: the
+ * same bits on every machine (no fused multiply-add in ISO C mode).
+ */
+static inline double horner(const double *c, size_t n, double x)
+{
+	double p = c[0];
+
+	for (size_t i = 1; i < n; i++)
+		p = p * x + c[i];
+	return p;
+}
+
+/* exp r = sum r^k / k!, to k = 13: below 1e-17 for |r| <= 0.347 */
+static const double exp_taylor[] = {
+	1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0,
+	1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0,
+	1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0,
+};
+
+/* atanh f / f = sum f^2k / (2k + 1), to k = 12 (each a constant, rounded
+ * as the division would be) */
+static const double atanh_series[] = {
+	1.0 / 25, 1.0 / 23, 1.0 / 21, 1.0 / 19, 1.0 / 17, 1.0 / 15, 1.0 / 13,
+	1.0 / 11, 1.0 / 9, 1.0 / 7, 1.0 / 5, 1.0 / 3, 1.0,
+};
+
 double fl_exp(double x)
 {
 	/* ln 2 split so that k * LN2_HI is exact for |k| < 2^11. */
@@ -100,21 +127,7 @@ double fl_exp(double x)
 		return 0;
 	k = round_even(x * 0x1.71547652b82fep0);	/* x / ln 2 */
 	r = (x - k * ln2_hi) - k * ln2_lo;		/* |r| <= 0.347 */
-	/* Taylor to r^13 / 13!: truncation below 1e-17 for |r| <= 0.347. */
-	p = 1.0 / 6227020800.0;
-	p = p * r + 1.0 / 479001600.0;
-	p = p * r + 1.0 / 39916800.0;
-	p = p * r + 1.0 / 3628800.0;
-	p = p * r + 1.0 / 362880.0;
-	p = p * r + 1.0 / 40320.0;
-	p = p * r + 1.0 / 5040.0;
-	p = p * r + 1.0 / 720.0;
-	p = p * r + 1.0 / 120.0;
-	p = p * r + 1.0 / 24.0;
-	p = p * r + 1.0 / 6.0;
-	p = p * r + 0.5;
-	p = p * r + 1.0;
-	p = p * r + 1.0;
+	p = horner(exp_taylor, sizeof(exp_taylor) / sizeof(*exp_taylor), r);
 	ki = (int)k;
 	if (ki > 1023) {
 		p *= 2.0;
@@ -149,20 +162,8 @@ static inline double log_normal(double x, int e0)
 	e += up;
 	f = (m - 1.0) / (m + 1.0);
 	f2 = f * f;
-	/* each 1.0 / k a constant, rounded as the division would be */
-	s = 1.0 / 25;
-	s = s * f2 + 1.0 / 23;
-	s = s * f2 + 1.0 / 21;
-	s = s * f2 + 1.0 / 19;
-	s = s * f2 + 1.0 / 17;
-	s = s * f2 + 1.0 / 15;
-	s = s * f2 + 1.0 / 13;
-	s = s * f2 + 1.0 / 11;
-	s = s * f2 + 1.0 / 9;
-	s = s * f2 + 1.0 / 7;
-	s = s * f2 + 1.0 / 5;
-	s = s * f2 + 1.0 / 3;
-	s = s * f2 + 1.0;
+	s = horner(atanh_series, sizeof(atanh_series) / sizeof(*atanh_series),
+		   f2);
 	return (double)e * ln2 + 2.0 * f * s;
 }
 
