@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -128,14 +127,6 @@ static pid_t start_line(const struct dl_queue *q, int n, int ready_fd,
 		 * starve the machine; if refused, go on.
 		 */
 		(void)prio_realtime(PRIO_DELAY_LINE);
-		/*
-		 * Its memory resident and locked, as real-time work wants
-		 * it: a page it touched first in a round (a queue's ring
-		 * filling, a larger batch) cost a trap, 10-16 us on a
-		 * paravirtualised host, while packets waited. If refused
-		 * (a memlock limit), go on.
-		 */
-		(void)mlockall(MCL_CURRENT | MCL_FUTURE);
 		_exit(delayline_run_shared(q, n, ready_fd, &dl_stop, live,
 					   &st) ? 1 : 0);
 	}

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* ---- Data --------------------------------------------------------------- */
 
@@ -31,8 +32,9 @@ void fl_data_release(struct fl_data *d)
  */
 static void prefault(void *p, size_t len)
 {
-	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
-	uintptr_t b = ((uintptr_t)p + len) & ~(uintptr_t)4095;
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = ((uintptr_t)p + pg - 1) & ~(pg - 1);
+	uintptr_t b = ((uintptr_t)p + len) & ~(pg - 1);
 
 	if (len >= 65536 && b > a)
 		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
