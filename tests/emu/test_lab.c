@@ -931,6 +931,13 @@ Test(lab, down_acts_only_on_what_the_state_proves)
 	assert_nothing_left(pid);
 }
 
+/* AddressSanitizer's mlock does nothing and says it succeeded */
+#ifdef __SANITIZE_ADDRESS__
+#define MLOCK_LOCKS false
+#else
+#define MLOCK_LOCKS true
+#endif
+
 /* kB of pid's memory locked in RAM (VmLck), or -1 */
 static long locked_kb(pid_t pid)
 {
@@ -966,8 +973,9 @@ Test(lab, the_delay_line_is_found_and_restarts)
 	line = lab_delay_line(sup);
 	cr_assert_gt(line, 1);
 	/* real-time: its pages resident before its first packet */
-	cr_expect_gt(locked_kb(line), 0, "the delay line's memory is not "
-		     "locked");
+	if (MLOCK_LOCKS)
+		cr_expect_gt(locked_kb(line), 0, "the delay line's memory is "
+			     "not locked");
 	lines = lines_of(sup, line, &has);
 	cr_assert(has && lines >= 1);
 	cr_assert_eq(kill(line, SIGKILL), 0);
