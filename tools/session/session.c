@@ -389,7 +389,6 @@ static int att_start(struct attempt *a)
 	return 0;
 }
 
-/* The run's summaries, verdict and status: a->rc. */
 /*
  * auto means a faithful run: one degraded after its calibration round
  * (the host slowed later, or round 1 was faithful by a hair) is run again
@@ -422,6 +421,7 @@ static bool run_again(struct attempt *a)
 	return true;
 }
 
+/* The run's summaries, verdict and status: a->rc. */
 static void att_finish(struct attempt *a)
 {
 	ATT_LOCALS;
