@@ -390,27 +390,6 @@ static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
 		c->ctl_fd = ctl[0];
 		ft->w[m].ctl = ctl[1];
 	}
-	if (f->o.cgroups) {
-		char name[64];
-		uint64_t mem = (uint64_t)(server_of(f, t, m)->memory_mib *
-					  1048576.0);
-
-		worker_cg(f, t, m, name, sizeof(name));
-		/*
-		 * No CPU quota: a quota cannot express the compute model
-		 * (short bursts never exhaust one), the compute phase's
-		 * deadline does. The cgroup limits memory and accounts CPU.
-		 */
-		ft->w[m].cg = cg_new(f->o.prefix, name, 0, mem, err, len);
-		if (!ft->w[m].cg) {
-			int e = -errno;
-
-			if (c->ctl_fd >= 0)
-				close(c->ctl_fd);
-			free(c);
-			return e;
-		}
-	}
 	pid = fork();
 	if (pid < 0) {
 		int e = -errno;
@@ -659,6 +638,38 @@ static int task_init(struct fleet *f, const struct plan *q, int t,
 }
 
 /* Fork task t's workers (task_init done). */
+/*
+ * Task t's workers' cgroups (forked workers), made before any worker is
+ * forked. libcgroup allocates as it works, and after a fork every store
+ * to a page of this process is a copy-on-write fault (on a
+ * paravirtualised host, with a TLB flush costing tens of us): made
+ * between the forks, they were half of this process's faults while the
+ * workers started.
+ */
+static int task_cgroups(struct fleet *f, int t, char *err, size_t len)
+{
+	struct ftask *ft = &f->t[t];
+
+	for (int m = 0; f->o.cgroups && !f->o.via && m < ft->nmodels; m++) {
+		char name[64];
+		uint64_t mem = (uint64_t)(server_of(f, t, m)->memory_mib *
+					  1048576.0);
+
+		if (ft->w[m].cg)
+			continue;
+		worker_cg(f, t, m, name, sizeof(name));
+		/*
+		 * No CPU quota: a quota cannot express the compute model
+		 * (short bursts never exhaust one), the compute phase's
+		 * deadline does. The cgroup limits memory and accounts CPU.
+		 */
+		ft->w[m].cg = cg_new(f->o.prefix, name, 0, mem, err, len);
+		if (!ft->w[m].cg)
+			return errno ? -errno : -EIO;
+	}
+	return 0;
+}
+
 static int task_spawn(struct fleet *f, int t, char *err, size_t len)
 {
 	struct ftask *ft = &f->t[t];
@@ -680,6 +691,9 @@ static int task_spawn(struct fleet *f, int t, char *err, size_t len)
 			e = link_open(f, t, m, err, len);
 		return e;
 	}
+	e = task_cgroups(f, t, err, len);
+	if (e)
+		return e;
 	if (pipe2(go, O_CLOEXEC))
 		return -errno;
 	ft->go_fd = go[1];
@@ -727,6 +741,9 @@ int fleet_start(const struct plan *p, const struct addressing *a,
 	for (int t = 0; t < p->ntasks && !e; t++)
 		if (!p->tasks[t].blocked)
 			e = task_init(f, p, t, 1, 1, err, len);
+	for (int t = 0; t < p->ntasks && !e; t++)
+		if (f->t[t].live)
+			e = task_cgroups(f, t, err, len);
 	for (int t = 0; t < p->ntasks && !e; t++)
 		if (f->t[t].live)
 			e = task_spawn(f, t, err, len);
