@@ -343,6 +343,25 @@ double monitor_next(double n, double suggest, bool stalls_only, bool *rerun)
 	return suggest > n ? suggest : 0;
 }
 
+void mon_carry_init(struct mon_carry *c, double start)
+{
+	memset(c, 0, sizeof(*c));
+	c->last = start;
+}
+
+double mon_carry_start(const struct mon_carry *c, int k)
+{
+	return k >= 0 && k < MON_CARRY_MAX && c->of[k] > 0 ? c->of[k] :
+							      c->last;
+}
+
+void mon_carry_found(struct mon_carry *c, int k, double n)
+{
+	c->last = n;
+	if (k >= 0 && k < MON_CARRY_MAX)
+		c->of[k] = n;
+}
+
 bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 		     double *suggest)
 {

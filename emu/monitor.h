@@ -203,4 +203,27 @@ bool monitor_stalls_only(const struct mon_round *r);
  */
 double monitor_next(double n, double suggest, bool stalls_only, bool *rerun);
 
+/*
+ * Where a sweep's points start under auto: each from the dilation the
+ * last point of its own scheduler was faithful at; a scheduler's first
+ * point, from the last point's of any (or the sweep's start). Points of
+ * one scheduler build the same kind of trees and load the host alike;
+ * another scheduler's may not (relays that forward as they receive,
+ * aggregation on the way), and one raise for them, carried to every
+ * later point, made the other's rounds run N-fold longer for nothing.
+ * Every point is still judged at the N it runs, and raised from there.
+ */
+#define MON_CARRY_MAX 32
+
+struct mon_carry {
+	double last;			/* any scheduler's last, or the start */
+	double of[MON_CARRY_MAX];	/* scheduler k's last; 0: none yet */
+};
+
+void mon_carry_init(struct mon_carry *c, double start);
+/* the N scheduler k's next point starts from (k out of range: last) */
+double mon_carry_start(const struct mon_carry *c, int k);
+/* scheduler k's point was faithful at n */
+void mon_carry_found(struct mon_carry *c, int k, double n);
+
 #endif

@@ -334,3 +334,34 @@ Test(monitor, a_delay_line_restart_degrades_the_round)
 	cr_assert_str_eq(why, "the delay line restarted during the round");
 	cr_assert_float_eq(sug, 50, 1e-9);
 }
+
+/*
+ * A sweep's points start where the last point of their own scheduler was
+ * faithful; a scheduler's first, where the last point of any was.
+ */
+Test(monitor, each_scheduler_carries_its_own_dilation)
+{
+	struct mon_carry c;
+
+	mon_carry_init(&c, 1);
+	cr_expect_float_eq(mon_carry_start(&c, 0), 1, 1e-12);
+	mon_carry_found(&c, 0, 142);
+	/* the other scheduler's first point: from the last point's */
+	cr_expect_float_eq(mon_carry_start(&c, 1), 142, 1e-12);
+	mon_carry_found(&c, 1, 568);
+	/* its raise stays its own */
+	cr_expect_float_eq(mon_carry_start(&c, 0), 142, 1e-12);
+	cr_expect_float_eq(mon_carry_start(&c, 1), 568, 1e-12);
+	/* a third's first point: the last of any */
+	cr_expect_float_eq(mon_carry_start(&c, 2), 568, 1e-12);
+	/* a raise within a scheduler carries on within it */
+	mon_carry_found(&c, 0, 284);
+	cr_expect_float_eq(mon_carry_start(&c, 0), 284, 1e-12);
+	cr_expect_float_eq(mon_carry_start(&c, 1), 568, 1e-12);
+	/* out of range: the last of any, and nothing written out of it */
+	cr_expect_float_eq(mon_carry_start(&c, -1), 284, 1e-12);
+	cr_expect_float_eq(mon_carry_start(&c, MON_CARRY_MAX), 284, 1e-12);
+	mon_carry_found(&c, MON_CARRY_MAX, 1000);
+	cr_expect_float_eq(mon_carry_start(&c, 0), 284, 1e-12);
+	cr_expect_float_eq(mon_carry_start(&c, 5), 1000, 1e-12);
+}

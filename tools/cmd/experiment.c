@@ -28,6 +28,7 @@
 #include <json-c/json.h>
 
 #include "emu/lab.h"
+#include "emu/monitor.h"
 #include "tools/results/results.h"
 #include "tools/session/session.h"
 #include "twin/experiment.h"
@@ -519,7 +520,8 @@ struct sweep {
 	bool lost;		/* out of memory for a record */
 	int total, done, failed;
 	double t0;
-	double n;		/* the dilation the next point starts from */
+	double n;		/* --dilation's N */
+	struct mon_carry carry;	/* auto: where each scheduler's points start */
 	bool auto_n;
 	struct view *view;	/* --view: shows each point, or NULL */
 };
@@ -535,11 +537,15 @@ static void point_add(struct sweep *w, const char *k, json_object *v)
 		w->lost = true;
 }
 
+_Static_assert(MON_CARRY_MAX >= EXP_LIST_MAX,
+	       "every scheduler of a sweep carries its own dilation");
+
 /*
- * One point of a sweep, said as what: its session (so, its dilation set
- * here), a progress line with the time left. The stored run's id, or 0.
+ * One point of a sweep with the experiment's scheduler k, said as what:
+ * its session (so, its dilation set here), a progress line with the time
+ * left. The stored run's id, or 0.
  */
-static int64_t sweep_point(struct sweep *w, struct session_opts *so,
+static int64_t sweep_point(struct sweep *w, struct session_opts *so, int k,
 			   const char *what)
 {
 	struct session_result sr;
@@ -547,7 +553,7 @@ static int64_t sweep_point(struct sweep *w, struct session_opts *so,
 	int prc;
 	char nn[48] = "";
 
-	so->dilation = w->n;
+	so->dilation = w->auto_n ? mon_carry_start(&w->carry, k) : w->n;
 	so->auto_n = w->auto_n;
 	so->out = w->log;
 	so->stop = &stop_signal;
@@ -562,9 +568,9 @@ static int64_t sweep_point(struct sweep *w, struct session_opts *so,
 		w->failed++;
 	if (sr.run > 0 && sr.dilation >= 1)
 		snprintf(nn, sizeof(nn), ", dilation %g", sr.dilation);
-	/* auto: the next point calibrates from here */
+	/* auto: the scheduler's next point calibrates from here */
 	if (sr.run > 0 && sr.dilation >= 1 && w->auto_n)
-		w->n = sr.dilation;
+		mon_carry_found(&w->carry, k, sr.dilation);
 	left = (mono_s() - w->t0) / w->done * (w->total - w->done);
 	fprintf(w->say, "[%d/%d] %s: %s%s%s%s in %.1f s; about %.0f s left\n",
 		w->done, w->total, what, prc == 0 ? "ok" : stop_signal ?
@@ -649,9 +655,11 @@ static bool dynamics_refused(const struct experiment *x, struct scenario *sc,
 	"                    '<P>-<node>', for the whole sweep\n" \
 	"  --dilation N|auto[:N]  as 'twinlab run --dilation'; with auto " \
 	"(the default),\n" \
-	"                    each point starts from the dilation the last one " \
-	"found\n" \
-	"                    faithful\n" \
+	"                    each point starts from the dilation the last " \
+	"point of its\n" \
+	"                    scheduler was found faithful at (a scheduler's " \
+	"first, from\n" \
+	"                    the last point's)\n" \
 	CLI_PREDICTOR_HELP \
 	"  --twin-only       schedule and predict a sweep by the twin alone " \
 	"(no root, no\n" \
@@ -744,7 +752,7 @@ static void dynamics_points(struct sweep *w, const struct experiment *x,
 
 			snprintf(what, sizeof(what), "%s, --reschedule %s",
 				 x->sched[k], resched_name(x->policy[j]));
-			sweep_point(w, &so, what);
+			sweep_point(w, &so, k, what);
 			point_add(w, "scheduler",
 				  json_object_new_string(x->sched[k]));
 			point_add(w, "reschedule",
@@ -791,7 +799,7 @@ static int sweep_points(struct sweep *w, const struct experiment *x,
 					 "%ld, %s",
 					 x->locals[i], x->seeds[s],
 					 x->sched[k]);
-				run = sweep_point(w, &so, what);
+				run = sweep_point(w, &so, k, what);
 				point_add(w, "locals",
 					  json_object_new_int64(x->locals[i]));
 				point_add(w, "seed",
@@ -953,6 +961,7 @@ int cmd_experiment(int argc, char **argv)
 	}
 	w = (struct sweep){ .log = logf, .n = n, .auto_n = auto_n,
 			    .t0 = mono_s(), .say = json ? stderr : stdout };
+	mon_carry_init(&w.carry, n);
 	if (json) {
 		w.points = json_object_new_array();
 		if (!w.points) {
