@@ -313,6 +313,27 @@ bench-speed-if-root: $(TWINLAB)
 			$(SPEED_ARGS); \
 	else echo "bench: speed benchmark skipped: it needs root"; fi
 
+# Where the host's CPU goes while a round runs (tests/bench/cpusplit.py;
+# root and perf): the demo's 15-local points at dilation CPU_N, CPU_REPS
+# times each under `perf record -a`, in CPU-seconds per scenario-second:
+# the packets' own work (the limit), the workers', the harness's, and
+# everything busy against the packets:
+#   make bench-cpu CPU_ARGS='--experiment scenarios/experiments/nsfnet-fig3.yaml'
+CPU_N ?= 128
+CPU_REPS ?= 3
+.PHONY: bench-cpu bench-cpu-if-root
+bench-cpu: $(TWINLAB)
+	python3 tests/bench/cpusplit.py $(TWINLAB) --dilation $(CPU_N) \
+		--reps $(CPU_REPS) $(CPU_ARGS)
+bench: bench-cpu-if-root
+bench-cpu-if-root: $(TWINLAB)
+	@if [ "$$(id -u)" -ne 0 ]; then \
+		echo "bench: CPU split skipped: it needs root"; \
+	elif ! command -v perf >/dev/null 2>&1; then \
+		echo "bench: CPU split skipped: perf is not installed"; \
+	else python3 tests/bench/cpusplit.py $(TWINLAB) --dilation $(CPU_N) \
+		--reps $(CPU_REPS) $(CPU_ARGS); fi
+
 # A run on a deployment of parts (NSFNET exported for 2 hosts, each node
 # built by its own `up --node`, deployed as containerlab would with
 # namespaces for containers) against the same network built whole, at

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <semaphore.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -63,6 +64,8 @@ static void *keep(void *arg)
 	struct sched_param sp = { .sched_priority = 0 };
 	uint64_t prev, now;
 
+	/* named, so that ps, top and perf tell it from the harness's own */
+	prctl(PR_SET_NAME, "twinlab-awake");
 	/* at any other policy it would take the workers' CPU time */
 	atomic_store(&me->idle,
 		     !pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp));
