@@ -26,6 +26,7 @@ sample in it is put in one place:
   awake     the threads that keep the CPUs from halting (emu/awake.h):
             SCHED_IDLE, they run only where the CPU would idle
   perf      this measurement's own
+  loop      with --busy, the loop that keeps a core busy
   other     anything else (the kernel's own threads, other processes)
   idle      the CPUs halted
 
@@ -33,11 +34,12 @@ CPU-seconds per scenario-second are a category's samples over the
 sampling rate, divided by the round's span in scenario time (its wall
 span / N). The packets' figure is the limit: on this host's CPUs, the
 packets alone keep them busy at a dilation of that figure over the CPUs'
-number (`packets fill the CPUs at N`). `busy/packets` is everything
-but idle and awake over the packets; its target is 4 or less. Every run
-is said with its fidelity verdict; medians over the runs per point.
-Nothing here is a target; exit 2 on bad usage, 1 when a run fails.
+number (`packets fill the CPUs at N`). `busy/packets` is everything but
+idle, awake and loop over the packets; its target is 4 or less. Every
+run is said with its fidelity verdict; medians over the runs per point.
+Nothing here fails the build: exit 2 on bad usage, 1 when a run fails.
 """
+import argparse
 import json
 import os
 import re
@@ -52,7 +54,8 @@ import yaml
 PREFIX = "tcpus"
 FREQ = 499
 CATS = ("packets", "workers", "learning", "harness", "awake", "perf",
-        "other", "idle")
+        "loop", "other", "idle")
+LOOP = []   # --busy: the pid of the loop keeping a core busy
 # The network stack, from a socket call or a device down to delivery.
 NET = re.compile(
     r"^(net_rx_action|__netif_receive_skb\w*|process_backlog|"
@@ -125,6 +128,8 @@ def classify(comm, pid, frames, harness):
         return "idle"
     if comm == "perf":
         return "perf"
+    if pid in LOOP:
+        return "loop"
     if pid == harness:
         return "harness"
     if comm == "twinlab":
@@ -192,7 +197,7 @@ def one_run(twinlab, point, n, busy_note):
     total = sum(cnt.values())
     cpus = os.cpu_count() or 1
     per = {k: v / FREQ / scen for k, v in cnt.items()}
-    busy = sum(per[k] for k in CATS if k not in ("idle", "awake"))
+    busy = sum(per[k] for k in CATS if k not in ("idle", "awake", "loop"))
     return {
         "dilation": dil, "verdict": verdict, "wall_s": span,
         "scenario_s": scen, "samples": total,
@@ -215,81 +220,74 @@ def harness_pid(data):
     return int(m.group(1)) if m else None
 
 
-def main(argv):
-    if len(argv) < 2 or argv[1].startswith("-"):
-        usage("the twinlab binary to measure comes first")
-    twinlab = argv[1]
-    experiment = "scenarios/experiments/poster-quick.yaml"
-    nlocals, scheds, n, reps, busy, as_json = None, [], 128, 3, False, False
-    i = 2
-    while i < len(argv):
-        a = argv[i]
-        if a in ("--experiment", "--locals", "--scheduler", "--dilation",
-                 "--reps") and i + 1 < len(argv):
-            v = argv[i + 1]
-            i += 2
-            try:
-                if a == "--experiment":
-                    experiment = v
-                elif a == "--locals":
-                    nlocals = int(v)
-                elif a == "--scheduler":
-                    scheds.append(v)
-                elif a == "--dilation":
-                    n = float(v)
-                else:
-                    reps = int(v)
-            except ValueError:
-                usage("%s takes a number" % a)
-            if not 1 <= reps <= 20 or not 1 <= n <= 100000 or \
-                    (nlocals is not None and nlocals < 1):
-                usage("--reps takes 1 to 20, --dilation 1 to 100000, "
-                      "--locals 1 or more")
-            continue
-        if a == "--busy":
-            busy = True
-        elif a == "--json":
-            as_json = True
-        else:
-            usage("unknown argument '%s'" % a)
-        i += 1
+def options(argv):
+    """The command line, or exit 2 with the usage."""
+    ap = argparse.ArgumentParser(
+        prog="cpusplit.py", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("twinlab")
+    ap.add_argument("--experiment",
+                    default="scenarios/experiments/poster-quick.yaml")
+    ap.add_argument("--locals", type=int)
+    ap.add_argument("--scheduler", action="append", default=[])
+    ap.add_argument("--dilation", type=float, default=128)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--busy", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    o = ap.parse_args(argv[1:])
+    if not 1 <= o.reps <= 20 or not 1 <= o.dilation <= 100000 or \
+            (o.locals is not None and o.locals < 1):
+        usage("--reps takes 1 to 20, --dilation 1 to 100000, --locals 1 "
+              "or more")
+    if not os.access(o.twinlab, os.X_OK):
+        usage("'%s' is not an executable" % o.twinlab)
     if os.geteuid() != 0:
         usage("it needs root (the emulation, and perf of every CPU)")
-    if not scheds:
-        with open(experiment) as f:
-            scheds = list((yaml.safe_load(f) or {}).get("schedulers",
-                                                        ["spff"]))
+    if not o.scheduler:
+        with open(o.experiment) as f:
+            o.scheduler = list((yaml.safe_load(f) or {}).get(
+                "schedulers", ["spff"]))
+    return o
+
+
+def main(argv):
+    o = options(argv)
     loop = None
-    if busy:
+    if o.busy:
         loop = subprocess.Popen(["sh", "-c", "while :; do :; done"])
+        LOOP.append(loop.pid)
     res = {}
     try:
         with tempfile.TemporaryDirectory(prefix="twinlab-cpu-pt-") as d:
-            for s in scheds:
+            for s in o.scheduler:
                 sd = os.path.join(d, s)
                 os.mkdir(sd)
-                point, nl = point_file(experiment, nlocals, s, sd)
+                point, nl = point_file(o.experiment, o.locals, s, sd)
                 key = "%d locals, %s" % (nl, s)
                 runs = []
-                for r in range(reps):
+                for r in range(o.reps):
                     sys.stderr.write("cpusplit.py: %s, run %d of %d ...\n" %
-                                     (key, r + 1, reps))
-                    x = one_run(twinlab, point, n, busy)
+                                     (key, r + 1, o.reps))
+                    x = one_run(o.twinlab, point, o.dilation, o.busy)
                     if x is None:
                         return 1
+                    cover = x["sampled_cpu_s"] / x["cpu_s_available"]
                     sys.stderr.write(
                         "cpusplit.py:   dilation %g, %s; packets %.1f, "
-                        "busy %.1f CPU-s per scenario-s (%.2f x)\n" %
+                        "busy %.1f CPU-s per scenario-s (%.2f x); the "
+                        "samples cover %.0f %% of the CPUs' time%s\n" %
                         (x["dilation"], x["verdict"],
                          x["per_scenario_s"]["packets"], x["busy"],
-                         x["busy_over_packets"]))
+                         x["busy_over_packets"], 100 * cover,
+                         "" if cover > 0.9 else
+                         " (perf lost samples: the figures are short)"))
                     runs.append(x)
                 res[key] = runs
     finally:
         if loop:
             loop.kill()
             loop.wait()
-    report(res, as_json)
+    report(res, o.json)
     return 0
 
 
@@ -310,7 +308,7 @@ def report(res, as_json):
         sys.stdout.write("\n")
         return
     print("CPU-seconds per scenario-second in the round (medians; "
-          "busy = all but idle and awake)")
+          "busy = all but idle, awake and loop)")
     print("%-16s" % "point" + "".join("%10s" % k for k in CATS) +
           "%10s%14s%12s" % ("busy", "busy/packets", "fill at N"))
     for key, m in med.items():
