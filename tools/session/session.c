@@ -556,6 +556,14 @@ static void att_release(struct attempt *a)
 {
 	ATT_LOCALS;
 
+	/*
+	 * The monitor first: its threads that keep the CPUs awake would
+	 * spin on through the teardown, taking the CPU from every worker's
+	 * exit, and at SCHED_IDLE they are the threads that cannot run
+	 * while this process reaps the workers beside a busy process.
+	 */
+	monitor_free(a->mon);
+	a->mon = NULL;
 	if (a->pl) {
 		char why[320];
 
@@ -570,7 +578,6 @@ static void att_release(struct attempt *a)
 	fleet_stop(a->f);
 	if (a->watch_fd >= 0)
 		close(a->watch_fd);
-	monitor_free(a->mon);
 	lab_delay_live_close(a->dlc);
 	counters_close(a->ctr, a->nsc, a->nnsc);
 	agents_mon_free(&a->am);
