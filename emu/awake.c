@@ -5,12 +5,12 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
-#include <sys/prctl.h>
 #include <semaphore.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 

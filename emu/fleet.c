@@ -637,7 +637,6 @@ static int task_init(struct fleet *f, const struct plan *q, int t,
 	return 0;
 }
 
-/* Fork task t's workers (task_init done). */
 /*
  * Task t's workers' cgroups (forked workers), made before any worker is
  * forked. libcgroup allocates as it works, and after a fork every store
@@ -655,8 +654,6 @@ static int task_cgroups(struct fleet *f, int t, char *err, size_t len)
 		uint64_t mem = (uint64_t)(server_of(f, t, m)->memory_mib *
 					  1048576.0);
 
-		if (ft->w[m].cg)
-			continue;
 		worker_cg(f, t, m, name, sizeof(name));
 		/*
 		 * No CPU quota: a quota cannot express the compute model
@@ -670,6 +667,7 @@ static int task_cgroups(struct fleet *f, int t, char *err, size_t len)
 	return 0;
 }
 
+/* Fork task t's workers (task_init and task_cgroups done). */
 static int task_spawn(struct fleet *f, int t, char *err, size_t len)
 {
 	struct ftask *ft = &f->t[t];
@@ -691,9 +689,6 @@ static int task_spawn(struct fleet *f, int t, char *err, size_t len)
 			e = link_open(f, t, m, err, len);
 		return e;
 	}
-	e = task_cgroups(f, t, err, len);
-	if (e)
-		return e;
 	if (pipe2(go, O_CLOEXEC))
 		return -errno;
 	ft->go_fd = go[1];
@@ -770,6 +765,8 @@ static int task_start(struct fleet *f, const struct plan *q, int t,
 	struct ftask *ft = &f->t[t];
 	int e = task_init(f, q, t, first, from, err, len);
 
+	if (!e)
+		e = task_cgroups(f, t, err, len);
 	if (!e)
 		e = task_spawn(f, t, err, len);
 	if (e) {
