@@ -70,6 +70,8 @@ NET = re.compile(
     r"qdisc_watchdog|htb_\w+|tbf_\w+)$")
 # The model's arithmetic (twin/fl_*.c), whoever runs it.
 LEARN = re.compile(r"^(fl_|logits|softmax|horner|generate)")
+# perf record's command becoming the harness (perf runs it in a child).
+EXEC = re.compile(r"PERF_RECORD_COMM exec: twinlab:(\d+)/")
 SAMPLE = re.compile(r"^\s*(\S.*?)\s+(\d+)/(\d+)\s+([0-9.]+):")
 FRAME = re.compile(r"^\s+[0-9a-f]+\s+(\S+)")
 
@@ -138,31 +140,40 @@ def classify(comm, pid, frames, harness):
     return "other"
 
 
-def split(perf_data, t0, t1, harness):
-    """Samples per category in [t0, t1] (seconds, monotonic)."""
-    p = subprocess.run(["perf", "script", "-i", perf_data, "-F",
-                        "comm,pid,tid,time,ip,sym", "--time",
-                        "%.6f,%.6f" % (t0, t1)],
+def split(perf_data, t0, t1):
+    """Samples per category in [t0, t1] (seconds, monotonic), or None
+    when the run's process (perf's command, become twinlab: the
+    harness) is not in the record. One pass: its exec comes first."""
+    p = subprocess.run(["perf", "script", "-i", perf_data,
+                        "--show-task-events", "-F",
+                        "comm,pid,tid,time,ip,sym"],
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                        text=True, errors="replace")
     n = dict.fromkeys(CATS, 0)
-    cur = None
+    harness, cur = None, None
 
     def done():
-        if cur:
+        if cur and t0 <= cur[3] <= t1:
             n[classify(cur[0], cur[1], cur[2], harness)] += 1
 
     for line in p.stdout.splitlines():
+        if "PERF_RECORD_" in line:     # a task's event, not a sample
+            done()
+            cur = None
+            e = EXEC.search(line)
+            if e and harness is None:
+                harness = int(e.group(1))
+            continue
         m = SAMPLE.match(line)
         if m:
             done()
-            cur = (m.group(1), int(m.group(2)), [])
+            cur = (m.group(1), int(m.group(2)), [], float(m.group(4)))
             continue
         f = FRAME.match(line)
         if f and cur:
             cur[2].append(f.group(1).split("+")[0])
     done()
-    return n
+    return n if harness is not None else None
 
 
 def one_run(twinlab, point, n, busy_note):
@@ -173,8 +184,8 @@ def one_run(twinlab, point, n, busy_note):
             ["perf", "record", "-a", "-g", "-F", str(FREQ), "-k",
              "CLOCK_MONOTONIC", "-o", data, "--", twinlab, "experiment",
              point, "--db", db, "--prefix", PREFIX, "--dilation", str(n)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        out, err = rec.communicate()
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        _, err = rec.communicate()
         if rec.returncode != 0:
             sys.stderr.write("cpusplit.py: the run failed (exit %d):\n%s\n"
                              % (rec.returncode, err[-2000:]))
@@ -184,14 +195,12 @@ def one_run(twinlab, point, n, busy_note):
             sys.stderr.write("cpusplit.py: no round 1 in the run's "
                              "records\n")
             return None
-        # perf record runs the command in a child of its own
-        harness = harness_pid(data)
-        if harness is None:
+        a, b, dil, verdict = w
+        cnt = split(data, a / 1e9, b / 1e9)
+        if cnt is None:
             sys.stderr.write("cpusplit.py: the run's process is not in "
                              "perf's record\n")
             return None
-        a, b, dil, verdict = w
-        cnt = split(data, a / 1e9, b / 1e9, harness)
     span = (b - a) / 1e9
     scen = span / dil
     total = sum(cnt.values())
@@ -208,16 +217,6 @@ def one_run(twinlab, point, n, busy_note):
         "packets_fill_at_n": per["packets"] / cpus,
         "busy_loop": busy_note,
     }
-
-
-def harness_pid(data):
-    """The pid perf's command became twinlab in (the harness), or None."""
-    p = subprocess.run(["perf", "script", "-i", data, "--show-task-events",
-                        "-F", "comm,pid,tid,time"],
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                       text=True, errors="replace")
-    m = re.search(r"PERF_RECORD_COMM exec: twinlab:(\d+)/", p.stdout)
-    return int(m.group(1)) if m else None
 
 
 def options(argv):
