@@ -73,6 +73,14 @@ struct sim {
 	/* per (task, model) slot, its children in the upload tree:
 	 * kid[kstart[slot] .. kstart[slot + 1]) */
 	int *kstart, *kid;
+	/*
+	 * The slots that have their model and have not yet trained and sent
+	 * it on (the global model: trained), in slot order (sorted when
+	 * open_dirty): only they have a training, a fold or an upload to
+	 * come, so a step looks at them, not at every slot.
+	 */
+	int *open, nopen;
+	bool open_dirty;
 };
 
 _Thread_local unsigned long long predict_work;
@@ -131,6 +139,13 @@ static int slot(const struct sim *s, int task, int model)
 
 static void start_bcast_children(struct sim *s, int task, int m);
 
+/* Slot sl has its model: a step looks at it until it is done with it. */
+static void open_slot(struct sim *s, int sl)
+{
+	s->open_dirty |= s->nopen && s->open[s->nopen - 1] > sl;
+	s->open[s->nopen++] = sl;
+}
+
 /*
  * A pipelined relay starts forwarding as its own copy starts to arrive:
  * its transfers are under way from then, held back by feed() to what it
@@ -186,6 +201,7 @@ static void deliver(struct sim *s, int i)
 	if (!f->upload) {
 		x = &s->ms[slot(s, f->task, f->model)];
 		x->have = true;
+		open_slot(s, slot(s, f->task, f->model));
 		x->recv = s->t;
 		x->train_end = s->t + predict_train_s(s->p, tp, f->model);
 		start_bcast_children(s, f->task, f->model);
@@ -664,8 +680,11 @@ static int simulate(struct sim *s)
 		}
 		for (int k = 0; k < s->nfly; k++)
 			next = fmin(next, s->f[s->fly[k]].arrive);
-		for (int i = 0; i < s->nflows / 2; i++) {
-			const struct mstate *x = &s->ms[i];
+		if (s->open_dirty)
+			sort_few(s->open, s->nopen);
+		s->open_dirty = false;
+		for (int k = 0; k < s->nopen; k++) {
+			const struct mstate *x = &s->ms[s->open[k]];
 
 			if (x->have && !x->trained)
 				next = fmin(next, x->train_end);
@@ -719,21 +738,34 @@ static int simulate(struct sim *s)
 			else
 				s->nfly--;
 		}
-		for (int i = 0; i < s->nflows / 2; i++) {
-			struct mstate *x = &s->ms[i];
+		if (s->open_dirty)
+			sort_few(s->open, s->nopen);
+		s->open_dirty = false;
+		for (int k = 0; k < s->nopen; k++) {
+			struct mstate *x = &s->ms[s->open[k]];
 
 			if (x->have && !x->trained && x->train_end <= s->t + eps) {
 				x->trained = true;
 			}
 		}
-		/* uploads whose conditions are now met */
-		for (int ti = 0; ti < s->p->ntasks; ti++) {
-			const struct task_plan *tp = &s->p->tasks[ti];
+		/* uploads whose conditions are now met, in slot order (those
+		 * of slots without their model yet are not) */
+		for (int k = 0; k < s->nopen; k++) {
+			const struct flow *f = &s->f[s->open[k]];
 
-			if (tp->blocked)
-				continue;
-			for (int m = 1; m < tp->nmodels; m++)
-				try_upload(s, ti, m);
+			if (f->model > 0)
+				try_upload(s, f->task, f->model);
+		}
+		/* a slot trained and sent on (the global model: trained) is
+		 * done with */
+		for (int k = 0, n = s->nopen; k < n; k++) {
+			int i = s->open[k];
+			const struct mstate *x = &s->ms[i];
+
+			if (x->trained && (x->sent || s->f[i].model == 0))
+				s->nopen--;
+			else
+				s->open[k - (n - s->nopen)] = i;
 		}
 	}
 	return 0;
@@ -861,11 +893,12 @@ static bool sim_alloc(struct sim *s, int nl, int total)
 	s->act = calloc((size_t)s->nflows + 1, sizeof(*s->act));
 	s->fly = calloc((size_t)s->nflows + 1, sizeof(*s->fly));
 	s->capped = calloc((size_t)s->nflows + 1, sizeof(*s->capped));
+	s->open = calloc((size_t)total + 1, sizeof(*s->open));
 	free(p->link_bytes);
 	p->link_bytes = calloc((size_t)nl + 1, sizeof(*p->link_bytes));
 	return s->f && s->ms && s->round_end && s->remcap && s->cnt &&
 	       s->dark && s->fhead && s->lstart && s->used && s->act &&
-	       s->fly && s->capped && p->link_bytes;
+	       s->fly && s->capped && s->open && p->link_bytes;
 }
 
 static void sim_release(struct sim *s)
@@ -886,6 +919,7 @@ static void sim_release(struct sim *s)
 	free(s->act);
 	free(s->fly);
 	free(s->capped);
+	free(s->open);
 	free(s->fstart);
 	free(s->flink);
 }
@@ -965,6 +999,7 @@ int predict_round(struct plan *p)
 				s.ms[slot(&s, ti, tp->up.parent[m])].pending++;
 		}
 		s.ms[slot(&s, ti, 0)].have = true;
+		open_slot(&s, slot(&s, ti, 0));
 	}
 	/* background traffic flows all round, at its own rate at most */
 	for (int i = 0, k = s.nflows; i < p->nbg; i++) {

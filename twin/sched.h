@@ -62,6 +62,15 @@ struct sched_ops {
  */
 #define SCHED_POLISH_MARGIN 0.02
 
+/*
+ * How many of its plans mst's polish makes at once, each on a thread of
+ * its own (default 2; 1: one at a time). The plan, its polish's figures
+ * and the predictors' work counted are the same whatever it is (each
+ * flip is judged in turn; a plan made ahead where an earlier flip is then
+ * kept is made again). Set it before planning, not while a plan is made.
+ */
+extern int sched_polish_lanes;
+
 extern const struct sched_ops sched_spff, sched_mst, sched_kmb, sched_tm,
 	sched_svi, sched_opt;
 

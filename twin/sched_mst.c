@@ -36,6 +36,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -505,36 +506,149 @@ static int forced(const struct scenario *sc, const char *force,
 }
 
 /*
+ * One shape vector's plan and worth, made on a thread of its own while the
+ * caller makes another (the plans of a pass are independent: each is made
+ * from its shapes alone). Its predict_work is its thread's; the caller
+ * adds it where it uses the plan, so the work counted is the one pass
+ * made one plan at a time would count.
+ */
+int sched_polish_lanes = 2;
+
+struct lane {
+	const struct scenario *sc;
+	char *force;		/* its own copy */
+	struct plan *q;
+	struct worth w;
+	int err;
+	unsigned long long work;
+	pthread_t th;
+	bool started;
+};
+
+static void *lane_run(void *arg)
+{
+	struct lane *l = arg;
+	unsigned long long w0 = predict_work;
+
+	l->err = forced(l->sc, l->force, &l->q, &l->w);
+	l->work = predict_work - w0;
+	return NULL;
+}
+
+/* Start the plan of force with task i's shape flipped (n tasks). */
+static void lane_start(struct lane *l, const struct scenario *sc,
+		       const char *force, int n, int i)
+{
+	*l = (struct lane){ .sc = sc, .err = -ENOMEM };
+	l->force = malloc((size_t)n + 1);
+	if (!l->force)
+		return;
+	memcpy(l->force, force, (size_t)n + 1);
+	l->force[i] = l->force[i] == 's' ? 't' : 's';
+	l->started = !pthread_create(&l->th, NULL, lane_run, l);
+	if (!l->started)
+		lane_run(l);	/* no thread: made here, in turn */
+}
+
+/* Wait for it; 0 with l->q and l->w (added to this thread's work), or
+ * -errno. */
+static int lane_join(struct lane *l)
+{
+	if (l->started)
+		pthread_join(l->th, NULL);
+	l->started = false;
+	free(l->force);
+	l->force = NULL;
+	if (!l->err)
+		predict_work += l->work;
+	return l->err;
+}
+
+/* Wait for it and drop what it made, unused. */
+static void lane_drop(struct lane *l)
+{
+	if (l->started)
+		pthread_join(l->th, NULL);
+	l->started = false;
+	free(l->force);
+	l->force = NULL;
+	plan_free(l->q);
+	l->q = NULL;
+}
+
+/* The next task after i a pass flips (with a cap, only stars), or -1. */
+static int next_flip(const char *force, int n, double cap, int i)
+{
+	for (i++; i < n; i++)
+		if (force[i] && (isnan(cap) || force[i] == 's'))
+			return i;
+	return -1;
+}
+
+/*
+ * Task i's flip judged on plan q: kept where it is worth more (*best and
+ * *w follow; a plan left behind is freed, but for keep), else undone.
+ * Whether it was kept.
+ */
+static bool flip_judged(char *force, int i, double cap, const struct plan *keep,
+			struct plan **best, struct worth *w, struct plan *q,
+			const struct worth *wq)
+{
+	if (worth_more(wq, w, cap)) {
+		if (*best != keep)
+			plan_free(*best);
+		*best = q;
+		*w = *wq;
+		return true;
+	}
+	plan_free(q);
+	force[i] = force[i] == 's' ? 't' : 's';
+	return false;
+}
+
+/*
  * One pass of flips over the tasks (with a cap, only stars become trees),
  * each kept where it is worth more; *best and *w follow. A plan left
  * behind is freed, but for keep (the greedy plan, which the caller
- * holds). 0 or -errno.
+ * holds). Two flips are made at once (sched_polish_lanes), the second
+ * as if the first were not kept: where it is not (most are), both are
+ * judged in turn, as one at a time would; where it is, the second is made
+ * again. 0 or -errno.
  */
 static int flips(const struct scenario *sc, char *force, double cap,
 		 const struct plan *keep, struct plan **best, struct worth *w,
 		 int *evals)
 {
-	for (int i = 0; i < (*best)->ntasks; i++) {
+	int n = (*best)->ntasks;
+
+	for (int i = next_flip(force, n, cap, -1); i >= 0;) {
+		int j = sched_polish_lanes > 1 ? next_flip(force, n, cap, i) : -1;
+		int err, ej;
+		struct lane l = { 0 };
 		struct plan *q;
 		struct worth wq;
-		int err;
 
-		if (!force[i] || (!isnan(cap) && force[i] != 's'))
-			continue;
+		if (j >= 0)
+			lane_start(&l, sc, force, n, j);
 		force[i] = force[i] == 's' ? 't' : 's';
 		err = forced(sc, force, &q, &wq);
-		if (err)
+		if (err) {
+			lane_drop(&l);
 			return err;
+		}
 		++*evals;
-		if (worth_more(&wq, w, cap)) {
-			if (*best != keep)
-				plan_free(*best);
-			*best = q;
-			*w = wq;
+		if (flip_judged(force, i, cap, keep, best, w, q, &wq) || j < 0) {
+			lane_drop(&l);
+			i = next_flip(force, n, cap, i);
 			continue;
 		}
-		plan_free(q);
-		force[i] = force[i] == 's' ? 't' : 's';
+		ej = lane_join(&l);
+		if (ej)
+			return ej;
+		++*evals;
+		force[j] = force[j] == 's' ? 't' : 's';
+		flip_judged(force, j, cap, keep, best, w, l.q, &l.w);
+		i = next_flip(force, n, cap, j);
 	}
 	return 0;
 }

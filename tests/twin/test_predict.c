@@ -382,6 +382,74 @@ Test(predict, polish_ends_below_the_greedy_plan_and_every_star)
 	scenario_free(sc);
 }
 
+/* The plan of sc by mst with the polish's plans made lanes at a time,
+ * and the predictors' work it counted. */
+static struct plan *mst_with_lanes(const struct scenario *sc, int lanes,
+				   unsigned long long *work)
+{
+	unsigned long long w0 = predict_work;
+	struct plan *p;
+
+	sched_polish_lanes = lanes;
+	p = sched_plan(sc, &sched_mst);
+	sched_polish_lanes = 2;
+	*work = predict_work - w0;
+	return p;
+}
+
+/*
+ * The polish makes two of its plans at once; the plan is the one it makes
+ * one at a time, with the same figures and the same work counted (which
+ * bounds a timeline's), on every shipped scenario with both relays.
+ */
+Test(predict, polish_two_at_a_time_is_the_polish_in_turn)
+{
+	glob_t g;
+	int reshaped = 0;
+
+	cr_assert_eq(glob("scenarios/*.yaml", 0, NULL, &g), 0);
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		for (int k = 0; k < 2; k++) {
+			struct scn_error err;
+			struct scenario *sc = scenario_load(g.gl_pathv[i],
+							    &err);
+			unsigned long long w1, w2;
+			struct plan *one, *two;
+
+			cr_assert_not_null(sc, "%s", err.msg);
+			sc->never_slower = true;
+			sc->relay = k ? SCN_RELAY_PIPELINED : SCN_RELAY_STORE;
+			one = mst_with_lanes(sc, 1, &w1);
+			two = mst_with_lanes(sc, 2, &w2);
+			cr_assert(one && two, "%s", g.gl_pathv[i]);
+			cr_expect_eq(w1, w2, "%s %d: work %llu, %llu",
+				     g.gl_pathv[i], k, w1, w2);
+			cr_expect_eq(one->polish.evals, two->polish.evals);
+			cr_expect_eq(one->polish.final_s, two->polish.final_s,
+				     "%s %d", g.gl_pathv[i], k);
+			cr_expect_eq(one->polish.stars_s, two->polish.stars_s);
+			cr_expect_eq(one->blocked, two->blocked);
+			cr_expect_eq(one->bytes_links, two->bytes_links);
+			cr_expect_eq(one->mean_round_s, two->mean_round_s);
+			for (int t = 0; t < one->ntasks; t++) {
+				const char *a = one->tasks[t].shape,
+					   *b = two->tasks[t].shape;
+
+				cr_expect((!a && !b) || (a && b && !strcmp(a, b)),
+					  "%s %d: task %d", g.gl_pathv[i], k,
+					  t);
+				reshaped += one->tasks[t].reshaped;
+			}
+			plan_free(one);
+			plan_free(two);
+			scenario_free(sc);
+		}
+	}
+	globfree(&g);
+	/* flips were kept somewhere, so a plan made ahead was made again */
+	cr_expect_gt(reshaped, 0);
+}
+
 /*
  * On every shipped scenario, both relays: the polish ends slower than the
  * greedy plan only to send fewer bytes, and then at most at the margin
