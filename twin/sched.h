@@ -64,10 +64,11 @@ struct sched_ops {
 
 /*
  * How many of its plans mst's polish makes at once, each on a thread of
- * its own (default 2; 1: one at a time). The plan, its polish's figures
- * and the predictors' work counted are the same whatever it is (each
- * flip is judged in turn; a plan made ahead where an earlier flip is then
- * kept is made again). Set it before planning, not while a plan is made.
+ * its own: 2 (the default) or 1 (one at a time). The plan, its polish's
+ * figures and the predictors' work counted are the same either way (each
+ * flip is judged in turn; a plan made ahead where an earlier flip is
+ * then kept is made again). Set it before planning, not while a plan is
+ * made.
  */
 extern int sched_polish_lanes;
 
