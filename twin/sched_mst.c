@@ -550,15 +550,21 @@ static void lane_start(struct lane *l, const struct scenario *sc,
 		lane_run(l);	/* no thread: made here, in turn */
 }
 
-/* Wait for it; 0 with l->q and l->w (added to this thread's work), or
- * -errno. */
-static int lane_join(struct lane *l)
+/* Wait for it (its copy of the shapes freed). */
+static void lane_wait(struct lane *l)
 {
 	if (l->started)
 		pthread_join(l->th, NULL);
 	l->started = false;
 	free(l->force);
 	l->force = NULL;
+}
+
+/* Wait for it; 0 with l->q and l->w (added to this thread's work), or
+ * -errno. */
+static int lane_join(struct lane *l)
+{
+	lane_wait(l);
 	if (!l->err)
 		predict_work += l->work;
 	return l->err;
@@ -567,11 +573,7 @@ static int lane_join(struct lane *l)
 /* Wait for it and drop what it made, unused. */
 static void lane_drop(struct lane *l)
 {
-	if (l->started)
-		pthread_join(l->th, NULL);
-	l->started = false;
-	free(l->force);
-	l->force = NULL;
+	lane_wait(l);
 	plan_free(l->q);
 	l->q = NULL;
 }

@@ -382,6 +382,31 @@ Test(predict, polish_ends_below_the_greedy_plan_and_every_star)
 	scenario_free(sc);
 }
 
+/*
+ * fn(path, sc, k, ctx) on every shipped scenario with mst's check on
+ * (never_slower), relays that store (k 0) and pipelined (k 1).
+ */
+static void each_shipped(void (*fn)(const char *path, struct scenario *sc,
+				    int k, void *ctx), void *ctx)
+{
+	glob_t g;
+
+	cr_assert_eq(glob("scenarios/*.yaml", 0, NULL, &g), 0);
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		for (int k = 0; k < 2; k++) {
+			struct scn_error err;
+			struct scenario *sc = scenario_load(g.gl_pathv[i],
+							    &err);
+
+			cr_assert_not_null(sc, "%s", err.msg);
+			sc->never_slower = true;
+			sc->relay = k ? SCN_RELAY_PIPELINED : SCN_RELAY_STORE;
+			fn(g.gl_pathv[i], sc, k, ctx);
+			scenario_free(sc);
+		}
+	globfree(&g);
+}
+
 /* The plan of sc by mst with the polish's plans made lanes at a time,
  * and the predictors' work it counted. */
 static struct plan *mst_with_lanes(const struct scenario *sc, int lanes,
@@ -397,6 +422,34 @@ static struct plan *mst_with_lanes(const struct scenario *sc, int lanes,
 	return p;
 }
 
+static void same_in_turn(const char *path, struct scenario *sc, int k,
+			 void *ctx)
+{
+	int *reshaped = ctx;
+	unsigned long long w1, w2;
+	struct plan *one = mst_with_lanes(sc, 1, &w1),
+		    *two = mst_with_lanes(sc, 2, &w2);
+
+	cr_assert(one && two, "%s", path);
+	cr_expect_eq(w1, w2, "%s %d: work %llu, %llu", path, k, w1, w2);
+	cr_expect_eq(one->polish.evals, two->polish.evals);
+	cr_expect_eq(one->polish.final_s, two->polish.final_s, "%s %d", path,
+		     k);
+	cr_expect_eq(one->polish.stars_s, two->polish.stars_s);
+	cr_expect_eq(one->blocked, two->blocked);
+	cr_expect_eq(one->bytes_links, two->bytes_links);
+	cr_expect_eq(one->mean_round_s, two->mean_round_s);
+	for (int t = 0; t < one->ntasks; t++) {
+		const char *a = one->tasks[t].shape, *b = two->tasks[t].shape;
+
+		cr_expect((!a && !b) || (a && b && !strcmp(a, b)),
+			  "%s %d: task %d", path, k, t);
+		*reshaped += one->tasks[t].reshaped;
+	}
+	plan_free(one);
+	plan_free(two);
+}
+
 /*
  * The polish makes two of its plans at once; the plan is the one it makes
  * one at a time, with the same figures and the same work counted (which
@@ -404,49 +457,10 @@ static struct plan *mst_with_lanes(const struct scenario *sc, int lanes,
  */
 Test(predict, polish_two_at_a_time_is_the_polish_in_turn)
 {
-	glob_t g;
 	int reshaped = 0;
 
-	cr_assert_eq(glob("scenarios/*.yaml", 0, NULL, &g), 0);
-	for (size_t i = 0; i < g.gl_pathc; i++) {
-		for (int k = 0; k < 2; k++) {
-			struct scn_error err;
-			struct scenario *sc = scenario_load(g.gl_pathv[i],
-							    &err);
-			unsigned long long w1, w2;
-			struct plan *one, *two;
-
-			cr_assert_not_null(sc, "%s", err.msg);
-			sc->never_slower = true;
-			sc->relay = k ? SCN_RELAY_PIPELINED : SCN_RELAY_STORE;
-			one = mst_with_lanes(sc, 1, &w1);
-			two = mst_with_lanes(sc, 2, &w2);
-			cr_assert(one && two, "%s", g.gl_pathv[i]);
-			cr_expect_eq(w1, w2, "%s %d: work %llu, %llu",
-				     g.gl_pathv[i], k, w1, w2);
-			cr_expect_eq(one->polish.evals, two->polish.evals);
-			cr_expect_eq(one->polish.final_s, two->polish.final_s,
-				     "%s %d", g.gl_pathv[i], k);
-			cr_expect_eq(one->polish.stars_s, two->polish.stars_s);
-			cr_expect_eq(one->blocked, two->blocked);
-			cr_expect_eq(one->bytes_links, two->bytes_links);
-			cr_expect_eq(one->mean_round_s, two->mean_round_s);
-			for (int t = 0; t < one->ntasks; t++) {
-				const char *a = one->tasks[t].shape,
-					   *b = two->tasks[t].shape;
-
-				cr_expect((!a && !b) || (a && b && !strcmp(a, b)),
-					  "%s %d: task %d", g.gl_pathv[i], k,
-					  t);
-				reshaped += one->tasks[t].reshaped;
-			}
-			plan_free(one);
-			plan_free(two);
-			scenario_free(sc);
-		}
-	}
-	globfree(&g);
-	/* flips were kept somewhere, so a plan made ahead was made again */
+	each_shipped(same_in_turn, &reshaped);
+	/* flips were kept, so plans made ahead were made again */
 	cr_expect_gt(reshaped, 0);
 }
 
@@ -456,44 +470,32 @@ Test(predict, polish_two_at_a_time_is_the_polish_in_turn)
  * under every task a star; it never blocks more than every task a star,
  * and never ends slower than that where it blocks as many.
  */
+static void never_slower(const char *path, struct scenario *sc, int k,
+			 void *ctx)
+{
+	struct plan *p = sched_plan(sc, &sched_mst);
+	const struct plan_polish *po;
+
+	(void)ctx;
+	cr_assert_not_null(p);
+	po = &p->polish;
+	cr_expect_gt(po->evals, 0, "%s", path);
+	/* past the greedy plan only to send fewer bytes, and then not past
+	 * the margin under every star */
+	cr_expect_leq(po->final_s,
+		      fmax(po->greedy_s, (1 - SCHED_POLISH_MARGIN) *
+						 po->stars_s) * (1 + 1e-12),
+		      "%s %d", path, k);
+	if (po->stars_blocked == p->blocked)
+		cr_expect_leq(po->final_s, po->stars_s, "%s %d: %g > %g", path,
+			      k, po->final_s, po->stars_s);
+	cr_expect_leq(p->blocked, po->stars_blocked, "%s %d", path, k);
+	plan_free(p);
+}
+
 Test(predict, polish_never_ends_slower_on_shipped_scenarios)
 {
-	glob_t g;
-
-	cr_assert_eq(glob("scenarios/*.yaml", 0, NULL, &g), 0);
-	for (size_t i = 0; i < g.gl_pathc; i++) {
-		for (int k = 0; k < 2; k++) {
-			struct scn_error err;
-			struct scenario *sc = scenario_load(g.gl_pathv[i],
-							    &err);
-			struct plan *p;
-			const struct plan_polish *po;
-
-			cr_assert_not_null(sc, "%s", err.msg);
-			sc->never_slower = true;
-			sc->relay = k ? SCN_RELAY_PIPELINED : SCN_RELAY_STORE;
-			p = sched_plan(sc, &sched_mst);
-			cr_assert_not_null(p);
-			po = &p->polish;
-			cr_expect_gt(po->evals, 0, "%s", g.gl_pathv[i]);
-			/* past the greedy plan only to send fewer bytes, and
-			 * then not past the margin under every star */
-			cr_expect_leq(po->final_s,
-				      fmax(po->greedy_s, (1 - SCHED_POLISH_MARGIN) *
-							 po->stars_s) *
-					      (1 + 1e-12),
-				      "%s %d", g.gl_pathv[i], k);
-			if (po->stars_blocked == p->blocked)
-				cr_expect_leq(po->final_s, po->stars_s,
-					      "%s %d: %g > %g", g.gl_pathv[i],
-					      k, po->final_s, po->stars_s);
-			cr_expect_leq(p->blocked, po->stars_blocked, "%s %d",
-				      g.gl_pathv[i], k);
-			plan_free(p);
-			scenario_free(sc);
-		}
-	}
-	globfree(&g);
+	each_shipped(never_slower, NULL);
 }
 
 /* Two workers on one 1-core server get half a core each. */
