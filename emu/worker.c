@@ -611,16 +611,9 @@ static bool folding(struct worker *w, struct rstate *s, int *err)
 }
 
 /*
- * The global model's broadcast after its first segment to each child.
- * Every task's global model wakes at t0 at the same priority, and a
- * whole window to each of 15 children (its segments made, copied and
- * sent on through the first hops in its own system calls) took about
- * 0.4 ms of a CPU: on two CPUs the last of 30 tasks started 5-24 ms of
- * host time after t0, and one round whose tasks started 24 ms apart
- * measured them up to 10 % off the same round at a higher dilation. So
- * each sends one segment to each child first, and the rest child by
- * child, letting the other global models in before each (its links have
- * that segment to send meanwhile): the last task starts about 2 ms late.
+ * The global model's broadcast after one segment to each child: the rest
+ * child by child, letting the others (all woken at t0 at one priority)
+ * in before each, so that no task starts a window's sends late.
  */
 static int root_rest(struct worker *w, struct rstate *s)
 {

@@ -75,12 +75,12 @@ struct sim {
 	int *kstart, *kid;
 	/*
 	 * The slots that have their model and have not yet trained and sent
-	 * it on (the global model: trained), in slot order (sorted when
-	 * open_dirty): only they have a training, a fold or an upload to
-	 * come, so a step looks at them, not at every slot.
+	 * it on (the global model: trained), in no order (what a step does
+	 * to each is its own; the uploads it starts join act, sorted): only
+	 * they have a training, a fold or an upload to come, so a step looks
+	 * at them, not at every slot.
 	 */
 	int *open, nopen;
-	bool open_dirty;
 };
 
 _Thread_local unsigned long long predict_work;
@@ -142,7 +142,6 @@ static void start_bcast_children(struct sim *s, int task, int m);
 /* Slot sl has its model: a step looks at it until it is done with it. */
 static void open_slot(struct sim *s, int sl)
 {
-	s->open_dirty |= s->nopen && s->open[s->nopen - 1] > sl;
 	s->open[s->nopen++] = sl;
 }
 
@@ -680,13 +679,10 @@ static int simulate(struct sim *s)
 		}
 		for (int k = 0; k < s->nfly; k++)
 			next = fmin(next, s->f[s->fly[k]].arrive);
-		if (s->open_dirty)
-			sort_few(s->open, s->nopen);
-		s->open_dirty = false;
 		for (int k = 0; k < s->nopen; k++) {
 			const struct mstate *x = &s->ms[s->open[k]];
 
-			if (x->have && !x->trained)
+			if (!x->trained)
 				next = fmin(next, x->train_end);
 			if (!x->sent && x->agg_end > s->t + eps &&
 			    isfinite(x->agg_end))
@@ -738,18 +734,14 @@ static int simulate(struct sim *s)
 			else
 				s->nfly--;
 		}
-		if (s->open_dirty)
-			sort_few(s->open, s->nopen);
-		s->open_dirty = false;
 		for (int k = 0; k < s->nopen; k++) {
 			struct mstate *x = &s->ms[s->open[k]];
 
-			if (x->have && !x->trained && x->train_end <= s->t + eps) {
+			if (!x->trained && x->train_end <= s->t + eps)
 				x->trained = true;
-			}
 		}
-		/* uploads whose conditions are now met, in slot order (those
-		 * of slots without their model yet are not) */
+		/* uploads whose conditions are now met (a slot without its
+		 * model yet has none) */
 		for (int k = 0; k < s->nopen; k++) {
 			const struct flow *f = &s->f[s->open[k]];
 

@@ -505,6 +505,14 @@ static int forced(const struct scenario *sc, const char *force,
 	return err;
 }
 
+int sched_polish_lanes = 2;
+
+/* A task's other shape in a shape vector ('t' a tree, 's' a star). */
+static void flip(char *force, int i)
+{
+	force[i] = force[i] == 's' ? 't' : 's';
+}
+
 /*
  * One shape vector's plan and worth, made on a thread of its own while the
  * caller makes another (the plans of a pass are independent: each is made
@@ -512,8 +520,6 @@ static int forced(const struct scenario *sc, const char *force,
  * adds it where it uses the plan, so the work counted is the one pass
  * made one plan at a time would count.
  */
-int sched_polish_lanes = 2;
-
 struct lane {
 	const struct scenario *sc;
 	char *force;		/* its own copy */
@@ -544,7 +550,7 @@ static void lane_start(struct lane *l, const struct scenario *sc,
 	if (!l->force)
 		return;
 	memcpy(l->force, force, (size_t)n + 1);
-	l->force[i] = l->force[i] == 's' ? 't' : 's';
+	flip(l->force, i);
 	l->started = !pthread_create(&l->th, NULL, lane_run, l);
 	if (!l->started)
 		lane_run(l);	/* no thread: made here, in turn */
@@ -604,7 +610,7 @@ static bool flip_judged(char *force, int i, double cap, const struct plan *keep,
 		return true;
 	}
 	plan_free(q);
-	force[i] = force[i] == 's' ? 't' : 's';
+	flip(force, i);
 	return false;
 }
 
@@ -632,7 +638,7 @@ static int flips(const struct scenario *sc, char *force, double cap,
 
 		if (j >= 0)
 			lane_start(&l, sc, force, n, j);
-		force[i] = force[i] == 's' ? 't' : 's';
+		flip(force, i);
 		err = forced(sc, force, &q, &wq);
 		if (err) {
 			lane_drop(&l);
@@ -648,7 +654,7 @@ static int flips(const struct scenario *sc, char *force, double cap,
 		if (ej)
 			return ej;
 		++*evals;
-		force[j] = force[j] == 's' ? 't' : 's';
+		flip(force, j);
 		flip_judged(force, j, cap, keep, best, w, l.q, &l.w);
 		i = next_flip(force, n, cap, j);
 	}
