@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "emu/cgroup.h"
+#include "emu/forkgate.h"
 #include "emu/lab.h"
 #include "emu/netns.h"
 #include "emu/remote.h"
@@ -390,7 +391,10 @@ static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
 		c->ctl_fd = ctl[0];
 		ft->w[m].ctl = ctl[1];
 	}
+	forkgate_shut();
 	pid = fork();
+	if (pid != 0)
+		forkgate_open();
 	if (pid < 0) {
 		int e = -errno;
 

@@ -724,46 +724,71 @@ Test(run, too_few_file_descriptors_are_said_as_such)
 	nothing_left();
 }
 
+/* Of the run's n workers in pids, the one in cgroup `cg` (e.g. "t1-1"). */
+static pid_t worker_in(const pid_t *pids, int n, const char *cg)
+{
+	char want[2][40];
+
+	snprintf(want[0], sizeof(want[0]), "/%s\n", cg);
+	snprintf(want[1], sizeof(want[1]), "/%s/", cg);
+	for (int i = 0; i < n; i++) {
+		char path[64], line[512] = "";
+		bool in = false;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pids[i]);
+		f = fopen(path, "r");
+		cr_assert_not_null(f, "%s", path);
+		while (!in && fgets(line, sizeof(line), f))
+			in = strstr(line, want[0]) || strstr(line, want[1]);
+		fclose(f);
+		if (in)
+			return pids[i];
+	}
+	return 0;
+}
+
+/*
+ * The run's workers once round 2 is said (they are the run's last:
+ * --dilation auto rebuilds only after round 1) and wait for round 3:
+ * the local models of the tasks named (cgroups "t1-1", ...) are killed.
+ * The run's pipe is read on by the caller.
+ */
+static void kill_locals_after_round_2(struct piped *pp, pid_t *pids, int *n,
+				      const char *const *cgs, int ncg)
+{
+	bool round2 = false;
+
+	while (!round2 && piped_line(pp))
+		round2 = !strncmp(pp->line, "round 2/", 8);
+	cr_assert(round2, "no second round: %s", output());
+	*n = children(pp->pid, pids, 16);
+	cr_assert_eq(*n, 4, "%d workers: %s", *n, output());
+	for (int i = 0; i < ncg; i++) {
+		pid_t victim = worker_in(pids, *n, cgs[i]);
+
+		cr_assert_neq(victim, 0, "no worker in %s", cgs[i]);
+		cr_assert_eq(kill(victim, SIGKILL), 0);
+	}
+}
+
 /*
  * Killing one worker mid-run fails its task with a message naming the
  * worker and the reason; the other task finishes; nothing is left.
  */
 Test(run, a_killed_worker_fails_its_task_cleanly)
 {
-	pid_t pids[16], victim = 0;
+	pid_t pids[16];
 	int n, status;
 	struct run_cmd c;
 	struct piped pp;
-	bool round2 = false;
 	char *o;
 
 	write_yaml("1", "1", "0.2");
 	/* the run's output through a pipe: its lines are the events */
 	start_piped(&pp, run_cmd(&c, yaml, "mst", 6, NULL, NULL));
-	/*
-	 * After round 2's line the workers are the run's last (--dilation
-	 * auto rebuilds only after round 1) and are waiting for round 3.
-	 */
-	while (!round2 && piped_line(&pp))
-		round2 = !strncmp(pp.line, "round 2/", 8);
-	cr_assert(round2, "no second round: %s", output());
-	n = children(pp.pid, pids, 16);
-	cr_assert_eq(n, 4, "%d workers: %s", n, output());
-	/* t1's local model: the worker in cgroup t1-1 */
-	for (int i = 0; i < n && !victim; i++) {
-		char path[64], cg[512] = "";
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pids[i]);
-		f = fopen(path, "r");
-		cr_assert_not_null(f, "%s", path);
-		while (fgets(cg, sizeof(cg), f) && !victim)
-			if (strstr(cg, "/t1-1\n") || strstr(cg, "/t1-1/"))
-				victim = pids[i];
-		fclose(f);
-	}
-	cr_assert_neq(victim, 0, "no worker of t1's local model");
-	cr_assert_eq(kill(victim, SIGKILL), 0);
+	kill_locals_after_round_2(&pp, pids, &n, (const char *const[]){ "t1-1" },
+				  1);
 	status = piped_wait(&pp);
 	o = output();
 	cr_assert(WIFEXITED(status), "twinlab run died");
@@ -771,6 +796,53 @@ Test(run, a_killed_worker_fails_its_task_cleanly)
 	cr_assert(strstr(o, "FAILED") && strstr(o, "l1") &&
 		  strstr(o, "signal 9"), "%s", o);
 	cr_assert(strstr(o, "t2") && strstr(o, " ok"), "%s", o);
+	for (int i = 0; i < n; i++)
+		cr_assert(kill(pids[i], 0) && errno == ESRCH,
+			  "worker %d still runs", pids[i]);
+	nothing_left();
+}
+
+/*
+ * A round that no task completed (a local model of each killed) is
+ * degraded for that, said with the reason; no dilation would mend it,
+ * so none is suggested. Nothing is left.
+ */
+Test(run, a_round_no_task_completed_suggests_no_dilation)
+{
+	pid_t pids[16];
+	int n, status;
+	struct run_cmd c;
+	struct piped pp;
+	bool paced = false;
+	char *o, *fid, *r3;
+
+	write_yaml("1", "1", "0.2");
+	start_piped(&pp, run_cmd(&c, yaml, "mst", 6, NULL, NULL));
+	kill_locals_after_round_2(&pp, pids, &n,
+				  (const char *const[]){ "t1-1", "t2-1" }, 2);
+	status = piped_wait(&pp);
+	o = output();
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1, "%s", o);
+	r3 = strstr(o, "\nround 3/6: 0 tasks done");
+	cr_assert(r3 && strstr(r3, "degraded: no task completed the round ("),
+		  "%s", o);
+	/* rounds 1 and 2 degraded by their pace (a loaded host) would
+	 * suggest a dilation, rightly */
+	for (char *l = o; (l = strstr(l, "\nround ")); l++) {
+		size_t len = strcspn(l + 1, "\n");
+		char *d = memmem(l, len + 1, "degraded: ", 10);
+
+		paced = paced || (d && l < r3 && !memmem(l, len + 1,
+				"no task completed", 17));
+	}
+	fid = strstr(o, "\nfidelity: dilation ");
+	cr_assert_not_null(fid, "%s", o);
+	fid[strcspn(fid + 1, "\n") + 1] = '\0';
+	cr_assert(strstr(fid, ", degraded: "), "%s", fid);
+	cr_assert(paced || strstr(fid, "no task completed the round ("), "%s",
+		  fid);
+	cr_assert(paced || !strstr(fid, "would be faithful"), "%s", fid);
+	cr_log_info("%s", fid + 1);
 	for (int i = 0; i < n; i++)
 		cr_assert(kill(pids[i], 0) && errno == ESRCH,
 			  "worker %d still runs", pids[i]);

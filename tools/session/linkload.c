@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "emu/forkgate.h"
 #include "tools/session/counters.h"
 #include "tools/planout.h"
 #include "tools/twinlab.h"
@@ -96,7 +97,9 @@ static void *run(void *arg)
 	uint64_t next = l->t0 + step;
 	bool stop = false;
 
+	forkgate_enter();	/* its reads allocate (emu/forkgate.h) */
 	read_all(l, 0, true);
+	forkgate_leave();
 	while (!stop) {
 		struct timespec ts = { (time_t)(next / 1000000000u),
 				       (long)(next % 1000000000u) };
@@ -111,7 +114,9 @@ static void *run(void *arg)
 		if (stop)
 			break;
 		t = mono_ns();
+		forkgate_enter();
 		read_all(l, (double)(t - l->t0) / 1e9 / l->dilation, false);
+		forkgate_leave();
 		do
 			next += step;
 		while (next <= t);
@@ -147,7 +152,7 @@ int linkload_start(const struct plan *p, const struct lpset *set,
 		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 		pthread_cond_init(&l->cv, &ca);
 		pthread_condattr_destroy(&ca);
-		err = -pthread_create(&l->th, NULL, run, l);
+		err = -forkgate_thread(&l->th, run, l);
 		if (err) {
 			pthread_cond_destroy(&l->cv);
 			pthread_mutex_destroy(&l->mu);

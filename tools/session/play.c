@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "emu/fleet.h"
+#include "emu/forkgate.h"
 #include "emu/lab.h"
 #include "tools/twinlab.h"
 
@@ -171,6 +172,10 @@ static void *run(void *arg)
 	pthread_mutex_lock(&pl->mu);
 	pl->over = true;
 	pthread_cond_broadcast(&pl->in_cv);
+	/* it ends when stopped, after the rounds: a thread's end frees, and
+	 * the fleet may fork workers till then (emu/forkgate.h) */
+	while (!pl->stop)
+		pthread_cond_wait(&pl->cv, &pl->mu);
 	pthread_mutex_unlock(&pl->mu);
 	return NULL;
 }
@@ -196,11 +201,15 @@ static void play_events(struct play *pl)
 			       (a <= b || tl->e[a].at_s <= in); a++) {
 				if (!wait_until(pl, tl->e[a].at_s))
 					return;
+				forkgate_enter();
 				event_of(pl, a);
+				forkgate_leave();
 			}
 			if (pl->err[0] || !wait_until(pl, in))
 				break;
+			forkgate_enter();
 			bring_in(pl, b);
+			forkgate_leave();
 		}
 		return;
 	}
@@ -211,7 +220,9 @@ static void play_events(struct play *pl)
 			continue;
 		if (!wait_until(pl, e->at_s))
 			break;
+		forkgate_enter();
 		fibre_event(pl, e);
+		forkgate_leave();
 	}
 }
 
@@ -318,7 +329,7 @@ int play_start(const struct plan *p, const struct lpset *set,
 	pthread_cond_init(&pl->cv, &ca);
 	pthread_cond_init(&pl->in_cv, &ca);
 	pthread_condattr_destroy(&ca);
-	err = -pthread_create(&pl->th, NULL, run, pl);
+	err = -forkgate_thread(&pl->th, run, pl);
 	if (err) {
 		pthread_cond_destroy(&pl->cv);
 		pthread_cond_destroy(&pl->in_cv);

@@ -504,11 +504,17 @@ static void att_finish(struct attempt *a)
 			"has: not judged on the host's retransmissions or "
 			"compared with the twin\n", a->page_rounds,
 			a->rounds_run);
-	if (a->degraded)
+	/* a round that failed (no task completed it) has no dilation to
+	 * suggest: the monitor's judgement of pace did not degrade it */
+	if (a->degraded && x->suggest > 0)
 		snprintf(x->verdict, sizeof(x->verdict),
 			 "degraded: %u of %u rounds; %.150s; about dilation "
 			 "%g would be faithful",
 			 a->degraded, a->rounds_run, a->first_why, x->suggest);
+	else if (a->degraded)
+		snprintf(x->verdict, sizeof(x->verdict),
+			 "degraded: %u of %u rounds; %.150s", a->degraded,
+			 a->rounds_run, a->first_why);
 	if (a->rounds_run)
 		fprintf(x->out,
 			"host: the delay line held %" PRIu64 " packets, "

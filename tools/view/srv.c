@@ -13,6 +13,7 @@
  * network when the events say it changed.
  */
 #include "tools/view/srv.h"
+#include "emu/forkgate.h"
 #include "tools/twinlab.h"
 #include "tools/json.h"
 #include "tools/planout.h"
@@ -586,6 +587,8 @@ static void *sample(void *arg)
 		pthread_mutex_unlock(&v->mu);
 		if (stop)
 			return NULL;
+		/* beside a run's forks (emu/forkgate.h) */
+		forkgate_enter();
 		pthread_mutex_lock(&v->shown);
 		view_traffic_asked(v);
 		pthread_mutex_unlock(&v->shown);
@@ -594,11 +597,12 @@ static void *sample(void *arg)
 		 * nothing until a page opens (the first load after that is
 		 * averaged over the time nobody watched)
 		 */
-		if (!watched)
-			continue;
-		pthread_mutex_lock(&v->shown);
-		publish(v, mono_s());
-		pthread_mutex_unlock(&v->shown);
+		if (watched) {
+			pthread_mutex_lock(&v->shown);
+			publish(v, mono_s());
+			pthread_mutex_unlock(&v->shown);
+		}
+		forkgate_leave();
 	}
 }
 
@@ -674,7 +678,7 @@ int view_srv_start(const struct view_srv_opts *o, struct view **out)
 	}
 	/* sampling before anyone is told where: a request with the token
 	 * (traffic, which the sampler starts) can come only after */
-	e = -pthread_create(&v->sampler, NULL, sample, v);
+	e = -forkgate_thread(&v->sampler, sample, v);
 	pthread_mutex_lock(&v->mu);
 	v->sampling = !e;
 	pthread_mutex_unlock(&v->mu);

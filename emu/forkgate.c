@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The gate between the fleet's forks and the threads that work beside
+ * them (forkgate.h): a read-write lock that prefers its writer, so that a
+ * fork waits only for the pieces under way, not for a stream of them.
+ */
+#include "forkgate.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+
+static pthread_rwlock_t gate =
+	PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+
+void forkgate_enter(void)
+{
+	pthread_rwlock_rdlock(&gate);
+}
+
+void forkgate_leave(void)
+{
+	pthread_rwlock_unlock(&gate);
+}
+
+void forkgate_shut(void)
+{
+	pthread_rwlock_wrlock(&gate);
+}
+
+void forkgate_open(void)
+{
+	pthread_rwlock_unlock(&gate);
+}
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+	sem_t in;
+};
+
+static void *started(void *p)
+{
+	struct start *s = p;
+	void *(*fn)(void *) = s->fn;
+	void *arg = s->arg;
+
+	sem_post(&s->in);	/* s is the creator's, gone after this */
+	return fn(arg);
+}
+
+int forkgate_thread(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	struct start s = { .fn = fn, .arg = arg };
+	int e;
+
+	if (sem_init(&s.in, 0, 0))
+		return errno;
+	e = pthread_create(th, NULL, started, &s);
+	while (!e && sem_wait(&s.in) && errno == EINTR)
+		;
+	sem_destroy(&s.in);
+	return e;
+}
