@@ -412,10 +412,10 @@ demo: $(TWINLAB)
 	@for s in spff mst; do \
 		echo "== plan: $$s"; \
 		$(TWINLAB) plan $(DEMO_SCENARIO) --scheduler $$s \
-			--dot $(DEMO_DIR)/$$s.dot > $(DEMO_DIR)/$$s.txt || exit 1; \
+			--dot $(DEMO_DIR)/$$s.dot \
+			--json-file $(DEMO_DIR)/$$s.json \
+			> $(DEMO_DIR)/$$s.txt || exit 1; \
 		head -n 3 $(DEMO_DIR)/$$s.txt; \
-		$(TWINLAB) plan $(DEMO_SCENARIO) --scheduler $$s --json \
-			> $(DEMO_DIR)/$$s.json || exit 1; \
 		dot -Tsvg -o $(DEMO_DIR)/$$s.svg $(DEMO_DIR)/$$s.dot || \
 			echo "demo: warning: Graphviz could not draw $$s.dot"; \
 	done

@@ -337,6 +337,52 @@ Test(cli, dot_without_positions_is_laid_out)
 }
 
 /*
+ * --json-file writes what --json prints, and the text on standard output
+ * is the plan's as without it: one plan for both (make demo's). It
+ * writes only a regular file, and leaves none where it cannot write.
+ */
+Test(cli, plan_json_file_is_what_json_prints)
+{
+	char dir[] = "/tmp/tl-cli-jfXXXXXX", file[128], bad[160], *text;
+	const char *js[] = { "plan", "scenarios/poster-testbed.yaml",
+			     "--scheduler", "mst", "--json", NULL };
+	const char *txt[] = { "plan", "scenarios/poster-testbed.yaml",
+			      "--scheduler", "mst", NULL };
+	const char *both[] = { "plan", "scenarios/poster-testbed.yaml",
+			       "--scheduler", "mst", "--json-file", file,
+			       NULL };
+	const char *dev[] = { "plan", "scenarios/poster-testbed.yaml",
+			      "--json-file", "/dev/null", NULL };
+	const char *gone[] = { "plan", "scenarios/poster-testbed.yaml",
+			       "--json-file", bad, NULL };
+	struct tl_run a, b, c;
+	struct stat st;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/p.json", dir);
+	snprintf(bad, sizeof(bad), "%s/no/p.json", dir);
+	a = tl_run(js);
+	b = tl_run(txt);
+	c = tl_run(both);
+	cr_assert_eq(tl_code(&a), 0, "%s", a.err);
+	cr_assert_eq(tl_code(&b), 0, "%s", b.err);
+	cr_assert_eq(tl_code(&c), 0, "%s", c.err);
+	text = tl_read(file);
+	cr_assert_str_eq(text, a.out);
+	cr_assert_str_eq(c.out, b.out);
+	cr_assert(strstr(c.out, "tasks"), "%s", c.out);
+	free(text);
+	tl_run_free(&a);
+	tl_run_free(&b);
+	tl_run_free(&c);
+	tl_refused(dev, 1, "cannot create '/dev/null': not a regular file");
+	tl_refused(gone, 1, "cannot create");
+	cr_assert_neq(stat(bad, &st), 0, "a file left at %s", bad);
+	unlink(file);
+	cr_assert_eq(rmdir(dir), 0, "%s not empty", dir);
+}
+
+/*
  * The network drawn once (every fibre once, with its lit wavelengths), and
  * a task's two trees alone (--task), both drawn by Graphviz; an unknown
  * task is a usage error.

@@ -17,7 +17,8 @@
 #include "twin/timeline.h"
 
 #define PLAN_HELP \
-	"usage: %s plan SCENARIO [--scheduler NAME] [--json]\n" \
+	"usage: %s plan SCENARIO [--scheduler NAME] [--json] " \
+	"[--json-file FILE]\n" \
 	"       [--dot FILE [--task NAME]]\n" \
 	"       [--events FILE [--compare] [--rounds R] [--reschedule " \
 	"POLICY]]\n" \
@@ -27,6 +28,9 @@
 	"  -s, --scheduler NAME  one of:\n%s" \
 	"                    (default mst)\n" \
 	"  -j, --json        print the plan as one JSON object\n" \
+	"  --json-file FILE  write that JSON object to FILE too (the plan " \
+	"made once for\n" \
+	"                    both)\n" \
 	"  -d, --dot FILE    write a Graphviz picture of the network (fibres " \
 	"with their\n" \
 	"                    lit wavelengths)\n" \
@@ -71,6 +75,34 @@ static int write_dot(const struct plan *p, const char *path, int task)
 		return err;
 	}
 	err = task < 0 ? plan_dot(p, f) : plan_dot_task(p, task, f);
+	if (fclose(f) && !err)
+		err = -errno;
+	if (err) {
+		p_err("cannot write '%s': %s", path, strerror(-err));
+		remove(path);
+	}
+	return err;
+}
+
+/* The plan's JSON object o into the file at path (removed if not whole). */
+static int write_json(struct json_object *o, const char *path)
+{
+	const char *s = json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	FILE *f = s ? open_output(path, false) : NULL;
+	int err = 0;
+
+	if (!s) {
+		p_err("cannot build JSON: out of memory");
+		return -ENOMEM;
+	}
+	if (!f) {
+		err = -errno;
+		p_err("cannot create '%s': %s", path, output_strerror(err));
+		return err;
+	}
+	if (fputs(s, f) == EOF || fputc('\n', f) == EOF)
+		err = -errno;
 	if (fclose(f) && !err)
 		err = -errno;
 	if (err) {
@@ -175,7 +207,7 @@ static void print_policies(const struct tl_outcome *out)
 int cmd_plan(int argc, char **argv)
 {
 	const struct sched_ops *ops = &sched_mst;
-	const char *dot, *task, *events;
+	const char *dot, *task, *events, *json_file;
 	predict_fn predict = predict_round;
 	struct scenario *sc;
 	struct plan *p;
@@ -200,6 +232,7 @@ int cmd_plan(int argc, char **argv)
 	    cli_resched(&cl, &policy))
 		return EXIT_USAGE;
 	json = cli_flag(&cl, "json");
+	json_file = cli_str(&cl, "json-file", NULL);
 	compare = cli_flag(&cl, "compare");
 	dot = cli_str(&cl, "dot", NULL);
 	task = cli_str(&cl, "task", NULL);
@@ -269,11 +302,11 @@ int cmd_plan(int argc, char **argv)
 		}
 		compared = true;
 	}
-	if (json) {
+	if (json || json_file) {
 		/* each transfer's addresses, as up gives them */
 		struct addressing *a = addressing_new(p);
 		struct json_object *o = a ? plan_json_addressed(p, a) : NULL;
-		int e;
+		int e = 0;
 
 		addressing_free(a);
 
@@ -296,11 +329,15 @@ int cmd_plan(int argc, char **argv)
 			p_err("cannot build JSON: out of memory");
 			goto out_plan;
 		}
-		e = json_print(o);
+		if (json_file)
+			e = write_json(o, json_file);
+		if (!e && json)
+			e = json_print(o);
 		json_object_put(o);
 		if (e)
 			goto out_plan;
-	} else {
+	}
+	if (!json) {
 		plan_summary(p, stdout);
 		if (hosts)
 			hosts_print(p, &part, &naive, stdout);
