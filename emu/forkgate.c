@@ -9,28 +9,40 @@
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdbool.h>
 
 static pthread_rwlock_t gate =
 	PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 
+/* this thread is inside a piece of work (it forks from within one) */
+static _Thread_local bool inside;
+
 void forkgate_enter(void)
 {
 	pthread_rwlock_rdlock(&gate);
+	inside = true;
 }
 
 void forkgate_leave(void)
 {
+	inside = false;
 	pthread_rwlock_unlock(&gate);
 }
 
 void forkgate_shut(void)
 {
+	/* its own piece gives way first: between the two it allocates
+	 * nothing, and another's fork may come */
+	if (inside)
+		pthread_rwlock_unlock(&gate);
 	pthread_rwlock_wrlock(&gate);
 }
 
 void forkgate_open(void)
 {
 	pthread_rwlock_unlock(&gate);
+	if (inside)
+		pthread_rwlock_rdlock(&gate);
 }
 
 struct start {

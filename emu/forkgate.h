@@ -25,7 +25,11 @@
 void forkgate_enter(void);
 void forkgate_leave(void);
 
-/* forkgate_shut/open - around a fork (the parent opens it again). */
+/*
+ * forkgate_shut/open - around a fork (the parent opens it again); from
+ * inside a piece of work too (the page's traffic generator is forked by
+ * the view's sampler): the piece goes on after.
+ */
 void forkgate_shut(void);
 void forkgate_open(void);
 

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "forkgate.h"
 #include "netns.h"
 #include "proc.h"
 
@@ -417,9 +418,11 @@ int tg_start(const struct tg_flow *f, int n, const char *name,
 		e = -errno;
 		goto fail;
 	}
+	forkgate_shut();	/* it runs on, as a worker (emu/forkgate.h) */
 	g->pid = fork();
 	if (g->pid == 0)
 		child(f, n, name, parent, g->count, ready, go);
+	forkgate_open();
 	if (g->pid < 0) {
 		e = -errno;
 		goto fail;

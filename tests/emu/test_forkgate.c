@@ -79,6 +79,31 @@ Test(forkgate, a_fork_waits_for_the_work_under_way)
 	forkgate_leave();
 }
 
+/*
+ * A thread may fork from inside its own piece of work (the view's sampler
+ * forks the page's traffic generator): the gate shuts for it all the
+ * same, and its piece goes on after.
+ */
+Test(forkgate, a_piece_of_work_may_fork_from_inside, .timeout = 60)
+{
+	int status = -1;
+	pid_t pid;
+
+	forkgate_enter();
+	forkgate_shut();
+	pid = fork();
+	if (pid == 0)
+		_exit(7);
+	forkgate_open();
+	cr_assert_gt(pid, 0);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 7);
+	forkgate_leave();
+	/* nothing is held: another fork shuts it at once */
+	forkgate_shut();
+	forkgate_open();
+}
+
 static atomic_bool stop_churn;
 
 static void *nothing(void *arg)

@@ -587,7 +587,8 @@ static void *sample(void *arg)
 		pthread_mutex_unlock(&v->mu);
 		if (stop)
 			return NULL;
-		/* beside a run's forks (emu/forkgate.h) */
+		/* beside a run's forks (emu/forkgate.h); the page's traffic
+		 * generator is forked from inside */
 		forkgate_enter();
 		pthread_mutex_lock(&v->shown);
 		view_traffic_asked(v);
