@@ -14,8 +14,10 @@
 static pthread_rwlock_t gate =
 	PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 
-/* this thread is inside a piece of work (it forks from within one) */
+/* this thread is inside a piece of work (it forks from within one);
+ * how many times over it has the gate shut */
 static _Thread_local bool inside;
+static _Thread_local int shut;
 
 void forkgate_enter(void)
 {
@@ -31,6 +33,8 @@ void forkgate_leave(void)
 
 void forkgate_shut(void)
 {
+	if (shut++)
+		return;
 	/* its own piece gives way first: between the two it allocates
 	 * nothing, and another's fork may come */
 	if (inside)
@@ -40,6 +44,8 @@ void forkgate_shut(void)
 
 void forkgate_open(void)
 {
+	if (--shut)
+		return;
 	pthread_rwlock_unlock(&gate);
 	if (inside)
 		pthread_rwlock_rdlock(&gate);

@@ -9,12 +9,13 @@
  * ending (which frees), waits in its first malloc until it is killed.
  *
  * So the threads that work beside the fleet's forks (the play of a
- * run's events, the links' sampler, the view's sampler) hold the gate
- * open around each piece of their work, and each fork shuts it: a fork
- * waits for the pieces under way, and a piece for the fork. Those
+ * run's events, the links' sampler, the view's sampler and server) hold
+ * the gate open around each piece of their work, and each fork shuts it:
+ * a fork waits for the pieces under way, and a piece for the fork. Those
  * threads do not end until stopped (after the rounds); none takes the
- * gate twice. A forked child never touches the gate. The threads of the
- * view's web server (libmicrohttpd's, one per connection) are not held.
+ * gate twice. A forked child never touches the gate. The view's web
+ * server is run by one thread of the view's, each turn inside the gate
+ * (tools/view/srv_impl.h), so it makes and ends no thread per request.
  */
 #ifndef EMU_FORKGATE_H
 #define EMU_FORKGATE_H
@@ -27,8 +28,11 @@ void forkgate_leave(void);
 
 /*
  * forkgate_shut/open - around a fork (the parent opens it again); from
- * inside a piece of work too (the page's traffic generator is forked by
- * the view's sampler): the piece goes on after.
+ * inside a piece of work too (the piece goes on after), and around work
+ * that forks within (shut again inside, it stays shut). The gate is the
+ * outer lock: whoever holds a lock that a piece of work may wait for
+ * shuts it first, then takes that lock (the view's sampler forks the
+ * page's traffic generator holding what the view shows).
  */
 void forkgate_shut(void);
 void forkgate_open(void);

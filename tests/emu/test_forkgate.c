@@ -80,13 +80,15 @@ Test(forkgate, a_fork_waits_for_the_work_under_way)
 }
 
 /*
- * A thread may fork from inside its own piece of work (the view's sampler
- * forks the page's traffic generator): the gate shuts for it all the
- * same, and its piece goes on after.
+ * A thread may fork from inside its own piece of work: the gate shuts
+ * for it all the same, and its piece goes on after. Shut around work
+ * that forks within (the view's sampler, the page's traffic generator),
+ * it stays shut till opened as often.
  */
 Test(forkgate, a_piece_of_work_may_fork_from_inside, .timeout = 60)
 {
 	int status = -1;
+	pthread_t th;
 	pid_t pid;
 
 	forkgate_enter();
@@ -99,9 +101,21 @@ Test(forkgate, a_piece_of_work_may_fork_from_inside, .timeout = 60)
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 7);
 	forkgate_leave();
-	/* nothing is held: another fork shuts it at once */
+	/* nothing is held: another fork shuts it at once; and work that
+	 * forks within, with the gate shut around it, keeps it shut */
+	forkgate_shut();
 	forkgate_shut();
 	forkgate_open();
+	cr_assert_eq(pthread_create(&th, NULL, shut_it, NULL), 0);
+	while (!atomic_load(&through) &&
+	       (!atomic_load(&trying) ||
+		state_of(atomic_load(&tid)) != 'S'))
+		sched_yield();
+	cr_assert_eq(atomic_load(&through), 0, "shut twice, opened once: "
+		     "another fork got through");
+	forkgate_open();
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	cr_assert_eq(atomic_load(&through), 1);
 }
 
 static atomic_bool stop_churn;

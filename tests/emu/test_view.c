@@ -513,8 +513,8 @@ Test(view, ends_when_the_emulation_is_taken_down)
 		  status);
 }
 
-/* The first whole event of the view's stream, in buf. */
-static void first_event(int port, const char *token, char *buf, size_t len)
+/* A stream of the view opened, its first whole event in buf: its socket. */
+static int stream_open(int port, const char *token, char *buf, size_t len)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET,
 				 .sin_port = htons((uint16_t)port),
@@ -541,7 +541,67 @@ static void first_event(int port, const char *token, char *buf, size_t len)
 		got += (size_t)n;
 		buf[got] = '\0';
 	}
-	close(fd);
+	return fd;
+}
+
+/* The first whole event of the view's stream, in buf. */
+static void first_event(int port, const char *token, char *buf, size_t len)
+{
+	close(stream_open(port, token, buf, len));
+}
+
+/* How many threads process pid has (its status's "Threads:"). */
+static int threads_of(pid_t pid)
+{
+	char path[64], line[256];
+	FILE *f;
+	int n = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	while (n < 0 && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &n) != 1)
+			n = -1;
+	fclose(f);
+	cr_assert_gt(n, 0, "no thread count in %s", path);
+	return n;
+}
+
+/*
+ * The view serves every request on one thread of its own, whose turns
+ * are inside the fork gate (emu/forkgate.h): streams held open add no
+ * thread, each gets its events, and each is ended when the view ends.
+ */
+Test(view, streams_held_open_add_no_thread)
+{
+	static char buf[1 << 16];
+	int port, fd[6], before, after;
+	char token[64];
+
+	view_up(&port, token);
+	first_event(port, token, buf, sizeof(buf));
+	before = threads_of(view);
+	for (int i = 0; i < 6; i++)
+		fd[i] = stream_open(port, token, buf, sizeof(buf));
+	after = threads_of(view);
+	cr_assert_eq(after, before, "%d threads with six streams open, %d "
+		     "with none", after, before);
+	view_stop();
+	for (int i = 0; i < 6; i++) {
+		ssize_t n = 1;
+
+		/* what was on its way, then the end (the bound: a fault) */
+		while (n > 0) {
+			struct pollfd pf = {.fd = fd[i], .events = POLLIN};
+
+			cr_assert_eq(poll(&pf, 1, 10000), 1,
+				     "stream %d not ended with the view", i);
+			n = read(fd[i], buf, sizeof(buf));
+		}
+		cr_assert_geq(n, 0, "stream %d: %s", i, strerror(errno));
+		close(fd[i]);
+	}
 }
 
 /*

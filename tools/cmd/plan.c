@@ -64,7 +64,12 @@
 	"                    beside a naive split)\n" \
 	CLI_PREDICTOR_HELP
 
-static int write_dot(const struct plan *p, const char *path, int task)
+/*
+ * The file at path written by fill(f, arg) (0 or -errno): a regular file
+ * or a new one, removed when it could not be written whole.
+ */
+static int write_out(const char *path, int (*fill)(FILE *f, const void *arg),
+		     const void *arg)
 {
 	FILE *f = open_output(path, false);
 	int err;
@@ -74,7 +79,7 @@ static int write_dot(const struct plan *p, const char *path, int task)
 		p_err("cannot create '%s': %s", path, output_strerror(err));
 		return err;
 	}
-	err = task < 0 ? plan_dot(p, f) : plan_dot_task(p, task, f);
+	err = fill(f, arg);
 	if (fclose(f) && !err)
 		err = -errno;
 	if (err) {
@@ -84,32 +89,41 @@ static int write_dot(const struct plan *p, const char *path, int task)
 	return err;
 }
 
-/* The plan's JSON object o into the file at path (removed if not whole). */
+struct dot_of {
+	const struct plan *p;
+	int task;	/* its trees alone, or -1: the network */
+};
+
+static int fill_dot(FILE *f, const void *arg)
+{
+	const struct dot_of *d = arg;
+
+	return d->task < 0 ? plan_dot(d->p, f) :
+			     plan_dot_task(d->p, d->task, f);
+}
+
+/* The text of a JSON object, and its line's end. */
+static int fill_json(FILE *f, const void *arg)
+{
+	return fputs(arg, f) == EOF || fputc('\n', f) == EOF ? -errno : 0;
+}
+
+static int write_dot(const struct plan *p, const char *path, int task)
+{
+	return write_out(path, fill_dot, &(struct dot_of){ p, task });
+}
+
+/* The plan's JSON object o into the file at path. */
 static int write_json(struct json_object *o, const char *path)
 {
 	const char *s = json_object_to_json_string_ext(
 		o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-	FILE *f = s ? open_output(path, false) : NULL;
-	int err = 0;
 
 	if (!s) {
 		p_err("cannot build JSON: out of memory");
 		return -ENOMEM;
 	}
-	if (!f) {
-		err = -errno;
-		p_err("cannot create '%s': %s", path, output_strerror(err));
-		return err;
-	}
-	if (fputs(s, f) == EOF || fputc('\n', f) == EOF)
-		err = -errno;
-	if (fclose(f) && !err)
-		err = -errno;
-	if (err) {
-		p_err("cannot write '%s': %s", path, strerror(-err));
-		remove(path);
-	}
-	return err;
+	return write_out(path, fill_json, s);
 }
 
 /* The events and, epoch by epoch, what the twin makes of them. */

@@ -133,7 +133,9 @@ static int traffic_start(struct view *v, const char *name, double gbps,
 
 /*
  * The page asks for traffic: the sampler starts it at its next sample
- * (traffic_start); 0 and msg, or an exit status with the reason in msg.
+ * (traffic_start), the request suspended meanwhile (-EINPROGRESS: no
+ * answer yet); called again once resumed, 0 and msg, or an exit status
+ * with the reason in msg.
  */
 static int traffic(struct view *v, struct MHD_Connection *c, char *msg,
 		   size_t len)
@@ -143,8 +145,22 @@ static int traffic(struct view *v, struct MHD_Connection *c, char *msg,
 	int rc;
 
 	pthread_mutex_lock(&v->mu);
-	if (v->treq.pending || !v->sampling) {
-		snprintf(msg, len, "%s", v->sampling ?
+	if (v->treq.pending && v->treq.asker == c) {
+		if (!v->treq.done && !v->stop) {	/* not yet */
+			MHD_suspend_connection(c);
+			pthread_mutex_unlock(&v->mu);
+			return -EINPROGRESS;
+		}
+		rc = v->treq.done ? v->treq.rc : 1;
+		snprintf(msg, len, "%s",
+			 v->treq.done ? v->treq.msg : "the view ends");
+		v->treq.pending = false;
+		v->treq.asker = NULL;
+		pthread_mutex_unlock(&v->mu);
+		return rc;
+	}
+	if (v->treq.pending || !v->sampling || v->stop) {
+		snprintf(msg, len, "%s", v->treq.pending ?
 			 "traffic is being started already" :
 			 "the view is not sampling: nothing can start traffic");
 		pthread_mutex_unlock(&v->mu);
@@ -155,13 +171,22 @@ static int traffic(struct view *v, struct MHD_Connection *c, char *msg,
 	v->treq.for_s = query_num(c, "for_s", 1e-6, 3600);
 	v->treq.pending = true;
 	v->treq.done = false;
-	while (!v->treq.done && !v->stop)
-		pthread_cond_wait(&v->cv, &v->mu);
-	rc = v->treq.done ? v->treq.rc : 1;
-	snprintf(msg, len, "%s", v->treq.done ? v->treq.msg : "the view ends");
-	v->treq.pending = false;
+	v->treq.asker = c;
+	MHD_suspend_connection(c);
 	pthread_mutex_unlock(&v->mu);
-	return rc;
+	return -EINPROGRESS;
+}
+
+void view_request_over(struct view *v, struct MHD_Connection *c)
+{
+	/* one that asked for traffic and went before its answer: the next
+	 * may ask (the traffic, if started, runs its time) */
+	pthread_mutex_lock(&v->mu);
+	if (v->treq.pending && v->treq.asker == c) {
+		v->treq.pending = false;
+		v->treq.asker = NULL;
+	}
+	pthread_mutex_unlock(&v->mu);
 }
 
 /* The sampler: traffic the page asked for, if any (shown held). */
@@ -185,7 +210,10 @@ void view_traffic_asked(struct view *v)
 	v->treq.rc = rc;
 	memcpy(v->treq.msg, msg, sizeof(msg));
 	v->treq.done = true;
-	pthread_cond_broadcast(&v->cv);
+	if (v->treq.asker) {
+		MHD_resume_connection(v->treq.asker);
+		view_kick(v);
+	}
 	pthread_mutex_unlock(&v->mu);
 }
 
@@ -258,6 +286,10 @@ enum MHD_Result view_change(struct view *v, struct MHD_Connection *c, int what)
 		return MHD_NO;
 	if (what == VIEW_TRAFFIC) {
 		rc = traffic(v, c, msg, sizeof(msg));
+		if (rc == -EINPROGRESS) {	/* answered when resumed */
+			json_object_put(o);
+			return MHD_YES;
+		}
 	} else if (!a || !b) {
 		rc = EXIT_USAGE;
 		snprintf(msg, sizeof(msg), "name the fibre's ROADMs: ?a=A&b=B");

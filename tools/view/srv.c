@@ -27,6 +27,7 @@
 #include <limits.h>
 #include <math.h>
 #include <microhttpd.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -36,6 +37,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* turns of the server after it is told to end: the resumed requests end */
+#define VIEW_LAST_TURNS 4
 
 #include "emu/lab.h"
 #include "emu/traffic.h"
@@ -374,12 +378,34 @@ static void publish(struct view *v, double now)
 	}
 	memcpy(v->msg, m, VIEW_MSG_MAX);
 	v->seq++;
-	pthread_cond_broadcast(&v->cv);
+	view_unpark(v);
 	pthread_mutex_unlock(&v->mu);
 	free(m);
 }
 
-/* The stream: each new load message as an event; ends with the view. */
+void view_kick(struct view *v)
+{
+	/* full: it is kicked already */
+	if (v->wake[1] >= 0 && write(v->wake[1], "k", 1) < 0 &&
+	    errno != EAGAIN)
+		abort();	/* not a pipe of ours any more */
+}
+
+void view_unpark(struct view *v)
+{
+	for (struct stream *s = v->parked; s; s = s->next) {
+		s->parked = false;
+		MHD_resume_connection(s->c);
+	}
+	if (v->parked)
+		view_kick(v);
+	v->parked = NULL;
+}
+
+/*
+ * The stream: each new load message as an event; ends with the view.
+ * Between messages it is suspended (nothing to send: 0), until publish.
+ */
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	struct stream *s = cls;
@@ -389,11 +415,17 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	(void)pos;
 	if (s->off == s->len) {
 		pthread_mutex_lock(&v->mu);
-		while (!v->stop && v->seq == s->seq)
-			pthread_cond_wait(&v->cv, &v->mu);
 		if (v->stop) {
 			pthread_mutex_unlock(&v->mu);
 			return MHD_CONTENT_READER_END_OF_STREAM;
+		}
+		if (v->seq == s->seq) {
+			s->parked = true;
+			s->next = v->parked;
+			v->parked = s;
+			MHD_suspend_connection(s->c);
+			pthread_mutex_unlock(&v->mu);
+			return 0;
 		}
 		s->seq = v->seq;
 		s->len = (size_t)snprintf(s->buf, sizeof(s->buf),
@@ -414,6 +446,12 @@ static void stream_free(void *cls)
 
 	pthread_mutex_lock(&s->v->mu);
 	s->v->streams--;
+	for (struct stream **p = &s->v->parked; s->parked && *p;
+	     p = &(*p)->next)
+		if (*p == s) {
+			*p = s->next;
+			break;
+		}
 	pthread_mutex_unlock(&s->v->mu);
 	free(s);
 }
@@ -500,6 +538,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		if (!s)
 			return MHD_NO;
 		s->v = v;
+		s->c = c;
 		resp = MHD_create_response_from_callback(
 			MHD_SIZE_UNKNOWN, 4096, stream_read, s, stream_free);
 		if (!resp) {
@@ -577,7 +616,7 @@ static void *sample(void *arg)
 			.tv_nsec = (long)((v->interval - floor(v->interval)) *
 					  1e9),
 		};
-		bool stop, watched;
+		bool stop, watched, asked;
 
 		while (nanosleep(&ts, &ts) && errno == EINTR)
 			;
@@ -587,12 +626,23 @@ static void *sample(void *arg)
 		pthread_mutex_unlock(&v->mu);
 		if (stop)
 			return NULL;
-		/* beside a run's forks (emu/forkgate.h); the page's traffic
-		 * generator is forked from inside */
+		/*
+		 * Traffic the page asked for: its generator is forked here,
+		 * with what is shown held, so the gate is shut first, then
+		 * shown taken (emu/forkgate.h: the gate is the outer lock).
+		 */
+		pthread_mutex_lock(&v->mu);
+		asked = v->treq.pending && !v->treq.done;
+		pthread_mutex_unlock(&v->mu);
+		if (asked) {
+			forkgate_shut();
+			pthread_mutex_lock(&v->shown);
+			view_traffic_asked(v);
+			pthread_mutex_unlock(&v->shown);
+			forkgate_open();
+		}
+		/* the rest beside a run's forks */
 		forkgate_enter();
-		pthread_mutex_lock(&v->shown);
-		view_traffic_asked(v);
-		pthread_mutex_unlock(&v->shown);
 		/*
 		 * Nobody watching, nothing read: a run shown costs its host
 		 * nothing until a page opens (the first load after that is
@@ -605,6 +655,54 @@ static void *sample(void *arg)
 		}
 		forkgate_leave();
 	}
+}
+
+/* libmicrohttpd's notice that a request is over, whatever its end. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **state,
+			 enum MHD_RequestTerminationCode toe)
+{
+	(void)state;
+	(void)toe;
+	view_request_over(cls, c);
+}
+
+/*
+ * The server's thread: wait for the daemon's sockets (its epoll set), its
+ * time-outs or a kick (a request resumed: view_kick), then a turn of it
+ * inside the fork gate; once told to end (ending), the turns that let
+ * the resumed requests end, then out.
+ */
+static void *serve(void *arg)
+{
+	struct view *v = arg;
+	const union MHD_DaemonInfo *ep =
+		MHD_get_daemon_info(v->d, MHD_DAEMON_INFO_EPOLL_FD);
+	struct pollfd p[2] = {
+		{ .fd = ep ? ep->epoll_fd : -1, .events = POLLIN },
+		{ .fd = v->wake[0], .events = POLLIN },
+	};
+	int last = -1;
+
+	while (last < VIEW_LAST_TURNS) {
+		MHD_UNSIGNED_LONG_LONG to = 0;
+		int ms = last >= 0 ? 0 :
+			 MHD_get_timeout(v->d, &to) != MHD_YES ? -1 :
+			 to > 1000 ? 1000 : (int)to;
+		char k[64];
+
+		if (poll(p, 2, ms) < 0 && errno != EINTR)
+			break;
+		while (p[1].revents && read(v->wake[0], k, sizeof(k)) > 0)
+			;
+		forkgate_enter();
+		MHD_run(v->d);
+		forkgate_leave();
+		pthread_mutex_lock(&v->mu);
+		if (v->ending)
+			last++;
+		pthread_mutex_unlock(&v->mu);
+	}
+	return NULL;
 }
 
 int view_srv_start(const struct view_srv_opts *o, struct view **out)
@@ -622,7 +720,7 @@ int view_srv_start(const struct view_srv_opts *o, struct view **out)
 	}
 	pthread_mutex_init(&v->mu, NULL);
 	pthread_mutex_init(&v->shown, NULL);
-	pthread_cond_init(&v->cv, NULL);
+	v->wake[0] = v->wake[1] = -1;
 	v->interval = o->interval;
 	v->owner = o->owner;
 	v->topology = strdup("{\"waiting\":true}");
@@ -648,9 +746,10 @@ int view_srv_start(const struct view_srv_opts *o, struct view **out)
 	}
 	for (int tries = 0; !v->d && tries < 2; tries++) {
 		v->d = MHD_start_daemon(
-			MHD_USE_INTERNAL_POLLING_THREAD |
-				MHD_USE_THREAD_PER_CONNECTION,
-			0, NULL, NULL, on_request, v, MHD_OPTION_SOCK_ADDR,
+			MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME,
+			0, NULL, NULL, on_request, v,
+			MHD_OPTION_NOTIFY_COMPLETED, on_completed, v,
+			MHD_OPTION_SOCK_ADDR,
 			(struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT,
 			(unsigned)VIEW_CONNECTIONS,
 			MHD_OPTION_PER_IP_CONNECTION_LIMIT,
@@ -677,9 +776,18 @@ int view_srv_start(const struct view_srv_opts *o, struct view **out)
 		view_srv_stop(v);
 		return -EADDRINUSE;
 	}
+	if (pipe2(v->wake, O_CLOEXEC | O_NONBLOCK)) {
+		e = -errno;
+		p_err("cannot make the view's server: %s", strerror(-e));
+		view_srv_stop(v);
+		return e;
+	}
+	e = -forkgate_thread(&v->server, serve, v);
+	v->serving = !e;
 	/* sampling before anyone is told where: a request with the token
 	 * (traffic, which the sampler starts) can come only after */
-	e = -forkgate_thread(&v->sampler, sample, v);
+	if (!e)
+		e = -forkgate_thread(&v->sampler, sample, v);
 	pthread_mutex_lock(&v->mu);
 	v->sampling = !e;
 	pthread_mutex_unlock(&v->mu);
@@ -850,12 +958,31 @@ void view_srv_stop(struct view *v)
 		return;
 	pthread_mutex_lock(&v->mu);
 	v->stop = true;
-	pthread_cond_broadcast(&v->cv);
+	view_unpark(v);
 	pthread_mutex_unlock(&v->mu);
 	if (v->sampling)
 		pthread_join(v->sampler, NULL);
+	/* the sampler is gone: a traffic request still suspended ends */
+	pthread_mutex_lock(&v->mu);
+	if (v->treq.asker && !v->treq.done) {
+		MHD_resume_connection(v->treq.asker);
+		view_kick(v);
+	}
+	pthread_mutex_unlock(&v->mu);
+	if (v->serving) {
+		/* its last turns end what was resumed: nothing stays suspended
+		 * for the daemon's stop */
+		pthread_mutex_lock(&v->mu);
+		v->ending = true;
+		view_kick(v);
+		pthread_mutex_unlock(&v->mu);
+		pthread_join(v->server, NULL);
+	}
 	if (v->d)
 		MHD_stop_daemon(v->d);
+	for (int i = 0; i < 2; i++)
+		if (v->wake[i] >= 0)
+			close(v->wake[i]);
 	pthread_mutex_lock(&v->shown);
 	unshow(v);
 	pthread_mutex_unlock(&v->shown);
@@ -864,7 +991,6 @@ void view_srv_stop(struct view *v)
 		free(v->asset[i]);
 	pthread_mutex_destroy(&v->mu);
 	pthread_mutex_destroy(&v->shown);
-	pthread_cond_destroy(&v->cv);
 	free(v);
 }
 

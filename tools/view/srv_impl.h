@@ -34,15 +34,26 @@ struct view {
 	char cookie[128]; /* Set-Cookie with the token */
 	char *asset[8];	  /* view_assets' contents, or NULL */
 	size_t asset_len[8];
+	/*
+	 * The server: libmicrohttpd run by a thread of ours (server), not
+	 * by threads of its own, so that each turn of it is inside the fork
+	 * gate (emu/forkgate.h); wake tells it to end. A request that waits
+	 * (a stream between messages, traffic being started) is suspended
+	 * and resumed, never waited for on that thread.
+	 */
 	struct MHD_Daemon *d;
+	pthread_t server;
+	bool serving, ending;	/* ending: under mu */
+	int wake[2];
 	double interval;
 	pthread_t sampler;
 	bool sampling;
 	/* under mu: the network's JSON and its number, the latest load
 	 * message and its number, a note (a run's last round), stop (ends
-	 * every stream and the sampler) */
+	 * every stream and the sampler), the streams suspended until the
+	 * next message */
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	struct stream *parked;
 	char *topology;
 	unsigned long topo_seq, seq;
 	int streams; /* open: the counters are read only while some are */
@@ -63,10 +74,13 @@ struct view {
 	/*
 	 * traffic asked for from the page, started by the sampler: a
 	 * generator's parent-death signal follows the thread that forks it,
-	 * and a connection's thread ends with its request
+	 * and the server's thread does not wait (the request is suspended)
 	 */
 	struct {
 		bool pending, done;
+		/* the request that asked (answered once done), and while
+		 * not done, suspended */
+		struct MHD_Connection *asker;
 		char task[64];
 		double gbps, for_s;
 		int rc;
@@ -102,6 +116,9 @@ struct view {
 /* One stream's place: the message it sends, how far it got. */
 struct stream {
 	struct view *v;
+	struct MHD_Connection *c;
+	struct stream *next;	/* in v->parked, while suspended */
+	bool parked;
 	unsigned long seq;
 	char buf[VIEW_MSG_MAX + 32];
 	size_t off, len;
@@ -128,5 +145,14 @@ enum MHD_Result view_change(struct view *v, struct MHD_Connection *c,
 
 /* The sampler: start traffic the page asked for, if any (shown held). */
 void view_traffic_asked(struct view *v);
+
+/* Resume every stream suspended until the next message (mu held). */
+void view_unpark(struct view *v);
+
+/* Wake the server's thread: a request was resumed. */
+void view_kick(struct view *v);
+
+/* Request c is over, answered or not (the server's notice). */
+void view_request_over(struct view *v, struct MHD_Connection *c);
 
 #endif
