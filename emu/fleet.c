@@ -391,10 +391,7 @@ static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
 		c->ctl_fd = ctl[0];
 		ft->w[m].ctl = ctl[1];
 	}
-	forkgate_shut();
-	pid = fork();
-	if (pid != 0)
-		forkgate_open();
+	pid = forkgate_fork();
 	if (pid < 0) {
 		int e = -errno;
 

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdbool.h>
+#include <unistd.h>
 
 static pthread_rwlock_t gate =
 	PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
@@ -49,6 +50,17 @@ void forkgate_open(void)
 	pthread_rwlock_unlock(&gate);
 	if (inside)
 		pthread_rwlock_rdlock(&gate);
+}
+
+pid_t forkgate_fork(void)
+{
+	pid_t pid;
+
+	forkgate_shut();
+	pid = fork();
+	if (pid != 0)
+		forkgate_open();
+	return pid;
 }
 
 struct start {

@@ -21,6 +21,7 @@
 #define EMU_FORKGATE_H
 
 #include <pthread.h>
+#include <sys/types.h>
 
 /* forkgate_enter/leave - a piece of a thread's work that may allocate. */
 void forkgate_enter(void);
@@ -36,6 +37,12 @@ void forkgate_leave(void);
  */
 void forkgate_shut(void);
 void forkgate_open(void);
+
+/*
+ * forkgate_fork - fork() with the gate shut around it, opened again in
+ * the parent: for a child that runs on without exec.
+ */
+pid_t forkgate_fork(void);
 
 /*
  * forkgate_thread - pthread_create(th, NULL, fn, arg) of a thread that

@@ -418,11 +418,9 @@ int tg_start(const struct tg_flow *f, int n, const char *name,
 		e = -errno;
 		goto fail;
 	}
-	forkgate_shut();	/* it runs on, as a worker (emu/forkgate.h) */
-	g->pid = fork();
+	g->pid = forkgate_fork();	/* it runs on, as a worker */
 	if (g->pid == 0)
 		child(f, n, name, parent, g->count, ready, go);
-	forkgate_open();
 	if (g->pid < 0) {
 		e = -errno;
 		goto fail;

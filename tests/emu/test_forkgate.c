@@ -181,11 +181,9 @@ Test(forkgate, children_forked_beside_working_threads_get_through,
 		int status = -1;
 		pid_t pid;
 
-		forkgate_shut();
-		pid = fork();
+		pid = forkgate_fork();
 		if (pid == 0)
 			_exit(child());
-		forkgate_open();
 		cr_assert_gt(pid, 0, "fork: %s", strerror(errno));
 		p.fd = (int)syscall(SYS_pidfd_open, pid, 0);
 		cr_assert_geq(p.fd, 0);

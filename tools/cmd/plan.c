@@ -218,6 +218,48 @@ static void print_policies(const struct tl_outcome *out)
 	       "to their last round's end)\n");
 }
 
+/*
+ * The plan as one JSON object, with each transfer's addresses (as up
+ * gives them), the split when part (and naive), the timeline when tl and
+ * the policies compared when out: printed when print, written to file
+ * when file. 0, or -errno said.
+ */
+static int plan_json_out(struct plan *p, const struct partition *part,
+			 const struct partition *naive,
+			 const struct timeline *tl, int policy,
+			 const struct tl_outcome *out, bool print,
+			 const char *file)
+{
+	struct addressing *a = addressing_new(p);
+	struct json_object *o = a ? plan_json_addressed(p, a) : NULL;
+	int e = 0;
+
+	addressing_free(a);
+	if (o && part && json_add(o, "split", hosts_json(p, part, naive))) {
+		json_object_put(o);
+		o = NULL;
+	}
+	if (o && tl &&
+	    (json_add(o, "reschedule",
+		      json_object_new_string(resched_name(policy))) ||
+	     json_add(o, "timeline", timeline_json(tl)) ||
+	     (out && json_add(o, "policies",
+			      policies_json(out, RESCHED_AUTO + 1))))) {
+		json_object_put(o);
+		o = NULL;
+	}
+	if (!o) {
+		p_err("cannot build JSON: out of memory");
+		return -ENOMEM;
+	}
+	if (file)
+		e = write_json(o, file);
+	if (!e && print)
+		e = json_print(o);
+	json_object_put(o);
+	return e;
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	const struct sched_ops *ops = &sched_mst;
@@ -316,41 +358,10 @@ int cmd_plan(int argc, char **argv)
 		}
 		compared = true;
 	}
-	if (json || json_file) {
-		/* each transfer's addresses, as up gives them */
-		struct addressing *a = addressing_new(p);
-		struct json_object *o = a ? plan_json_addressed(p, a) : NULL;
-		int e = 0;
-
-		addressing_free(a);
-
-		if (o && hosts &&
-		    json_add(o, "split", hosts_json(p, &part, &naive))) {
-			json_object_put(o);
-			o = NULL;
-		}
-		if (o && tl &&
-		    (json_add(o, "reschedule",
-			      json_object_new_string(resched_name(policy))) ||
-		     json_add(o, "timeline", timeline_json(tl)) ||
-		     (compared &&
-		      json_add(o, "policies",
-			       policies_json(out, RESCHED_AUTO + 1))))) {
-			json_object_put(o);
-			o = NULL;
-		}
-		if (!o) {
-			p_err("cannot build JSON: out of memory");
-			goto out_plan;
-		}
-		if (json_file)
-			e = write_json(o, json_file);
-		if (!e && json)
-			e = json_print(o);
-		json_object_put(o);
-		if (e)
-			goto out_plan;
-	}
+	if ((json || json_file) &&
+	    plan_json_out(p, hosts ? &part : NULL, &naive, tl, policy,
+			  compared ? out : NULL, json, json_file))
+		goto out_plan;
 	if (!json) {
 		plan_summary(p, stdout);
 		if (hosts)

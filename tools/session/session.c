@@ -506,15 +506,16 @@ static void att_finish(struct attempt *a)
 			a->rounds_run);
 	/* a round that failed (no task completed it) has no dilation to
 	 * suggest: the monitor's judgement of pace did not degrade it */
-	if (a->degraded && x->suggest > 0)
+	if (a->degraded) {
+		char sug[64] = "";
+
+		if (x->suggest > 0)
+			snprintf(sug, sizeof(sug), "; about dilation %g would "
+				 "be faithful", x->suggest);
 		snprintf(x->verdict, sizeof(x->verdict),
-			 "degraded: %u of %u rounds; %.150s; about dilation "
-			 "%g would be faithful",
-			 a->degraded, a->rounds_run, a->first_why, x->suggest);
-	else if (a->degraded)
-		snprintf(x->verdict, sizeof(x->verdict),
-			 "degraded: %u of %u rounds; %.150s", a->degraded,
-			 a->rounds_run, a->first_why);
+			 "degraded: %u of %u rounds; %.150s%s", a->degraded,
+			 a->rounds_run, a->first_why, sug);
+	}
 	if (a->rounds_run)
 		fprintf(x->out,
 			"host: the delay line held %" PRIu64 " packets, "

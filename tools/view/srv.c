@@ -962,22 +962,19 @@ void view_srv_stop(struct view *v)
 	pthread_mutex_unlock(&v->mu);
 	if (v->sampling)
 		pthread_join(v->sampler, NULL);
-	/* the sampler is gone: a traffic request still suspended ends */
+	/*
+	 * The sampler is gone: a traffic request still suspended ends. The
+	 * server's last turns end what was resumed, so that nothing stays
+	 * suspended for the daemon's stop.
+	 */
 	pthread_mutex_lock(&v->mu);
-	if (v->treq.asker && !v->treq.done) {
+	if (v->treq.asker && !v->treq.done)
 		MHD_resume_connection(v->treq.asker);
-		view_kick(v);
-	}
+	v->ending = true;
+	view_kick(v);
 	pthread_mutex_unlock(&v->mu);
-	if (v->serving) {
-		/* its last turns end what was resumed: nothing stays suspended
-		 * for the daemon's stop */
-		pthread_mutex_lock(&v->mu);
-		v->ending = true;
-		view_kick(v);
-		pthread_mutex_unlock(&v->mu);
+	if (v->serving)
 		pthread_join(v->server, NULL);
-	}
 	if (v->d)
 		MHD_stop_daemon(v->d);
 	for (int i = 0; i < 2; i++)
