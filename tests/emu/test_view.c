@@ -164,6 +164,17 @@ static void view_up(int *port, char token[64])
 	cr_expect(!strncmp(json_object_get_string(o), "http://127.0.0.1:", 17),
 		  "loopback by default: %s", json_object_get_string(o));
 	json_object_put(where);
+	/* it says where before it shows the emulation: wait for that */
+	{
+		char path[128];
+		int tries = 0;
+
+		snprintf(path, sizeof(path), "/topology?token=%s", token);
+		do
+			cr_assert_eq(get(*port, path, out, sizeof(out)), 200);
+		while (strstr(out, "\"waiting\":true") && ++tries < 10000);
+		cr_assert_lt(tries, 10000, "the view never showed %s", prefix);
+	}
 }
 
 static void first_event(int port, const char *token, char *buf, size_t len);
