@@ -346,9 +346,9 @@ static struct dl_q *dl_ns_lookup(const struct dl_ns *ns, uint16_t num)
 
 /* Hold packet id, which reached the hop at arrival (monotonic ns). */
 static int dl_hold(struct delayline *dl, struct dl_q *q, uint32_t id,
-		   uint64_t arrival)
+		   uint64_t arrival, uint64_t delay)
 {
-	uint64_t deadline = arrival + q->cfg->delay_ns;
+	uint64_t deadline = arrival + delay;
 	uint32_t tail;
 
 	if (q->len == q->maxlen) {
@@ -416,6 +416,7 @@ static int dl_packet(struct delayline *dl, struct dl_ns *ns,
 	const struct nfgenmsg *nfg;
 	uint16_t num;
 	struct dl_q *q;
+	uint64_t arrival;
 	uint32_t id;
 
 	if (nfq_nlmsg_parse(nlh, attr) < 0 || !attr[NFQA_PACKET_HDR]) {
@@ -434,7 +435,17 @@ static int dl_packet(struct delayline *dl, struct dl_ns *ns,
 	q = dl_ns_lookup(ns, num);
 	if (!q) /* not ours: cannot happen, but never strand a packet */
 		return dl_ns_verdict(dl, ns, NFQNL_MSG_VERDICT, num, id);
-	return dl_hold(dl, q, id, dl_arrival(dl, attr[NFQA_TIMESTAMP], now));
+	arrival = dl_arrival(dl, attr[NFQA_TIMESTAMP], now);
+	/* in the watcher's window (before any round): at once, in order */
+	if (dl->live &&
+	    arrival < atomic_load_explicit(&dl->live->pass_until,
+					   memory_order_relaxed)) {
+		dl->st.passed++;
+		atomic_fetch_add_explicit(&dl->live->passed, 1,
+					  memory_order_relaxed);
+		return dl_hold(dl, q, id, arrival, 0);
+	}
+	return dl_hold(dl, q, id, arrival, q->cfg->delay_ns);
 }
 
 static void dl_nlerr(struct delayline *dl, const struct nlmsghdr *nlh)

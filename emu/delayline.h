@@ -48,6 +48,8 @@ struct dl_stats {
 	uint64_t stamp_age_ns_sum; /* sum over those of how long before we
 				 * read them they had arrived */
 	uint64_t accepted;	/* accepted once their deadline passed */
+	uint64_t passed;	/* ... of which in the watcher's window at
+				 * once (struct dl_live's pass_until) */
 	uint64_t flushed;	/* held at stop, accepted early */
 	uint64_t overflow;	/* no room to hold: accepted at once */
 	uint64_t held_max;	/* most packets held at one time */
@@ -75,8 +77,18 @@ struct dl_stats {
  * late_ns_max for 0 to learn the worst since its last look.
  */
 #define DL_LIVE_MAGIC 0x746c646cu	/* "tldl" */
-#define DL_LIVE_VERSION 1u
+#define DL_LIVE_VERSION 2u
 
+/*
+ * The one thing a watcher may tell the delay line: until pass_until
+ * (CLOCK_MONOTONIC, ns; 0: never), a packet that enters is accepted at
+ * once, undelayed (counted in passed as well as in accepted). A run opens
+ * such a window while its workers make their connections, before any
+ * round (their handshakes need not cross the dilated network, and
+ * nothing else moves then), and closes it before the first; the window
+ * is bounded by its time, so a watcher that dies with it open leaves
+ * the line delaying again soon after.
+ */
 struct dl_live {
 	uint32_t magic;			/* DL_LIVE_MAGIC */
 	uint32_t version;		/* DL_LIVE_VERSION */
@@ -85,6 +97,8 @@ struct dl_live {
 	_Atomic uint64_t late_ns_max;	/* the worst since a reader reset it */
 	_Atomic uint64_t starts;	/* times a line of the delay line bound
 				 * its queues (each once at the start) */
+	_Atomic uint64_t pass_until;	/* the watcher's: see above */
+	_Atomic uint64_t passed;	/* packets accepted at once for it */
 };
 
 /*

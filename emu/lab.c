@@ -179,6 +179,20 @@ void lab_delay_live_close(struct dl_live *l)
 		munmap(l, sizeof(*l));
 }
 
+uint64_t lab_delay_at_once(struct dl_live *l, double s)
+{
+	struct timespec ts;
+
+	if (!l)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	atomic_store(&l->pass_until,
+		     s > 0 ? (uint64_t)ts.tv_sec * 1000000000u +
+				     (uint64_t)ts.tv_nsec + (uint64_t)(s * 1e9)
+			   : 0);
+	return atomic_load(&l->passed);
+}
+
 static void lock_path(const char *prefix, char *buf, size_t len)
 {
 	snprintf(buf, len, LAB_STATE_DIR "/%s.lock", prefix);

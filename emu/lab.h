@@ -234,6 +234,15 @@ int lab_delay_live_open(const char *prefix, struct dl_live **out)
 	__attribute__((warn_unused_result));
 void lab_delay_live_close(struct dl_live *l);
 
+/*
+ * lab_delay_at_once - the delay line (its live counters l, as mapped by
+ * lab_delay_live_open) lets every packet that enters in the next s
+ * seconds of host time through at once, undelayed; s <= 0 ends that now.
+ * For the workers' handshakes before the first round, when nothing else
+ * moves. Returns how many packets it has let through so (0 for NULL).
+ */
+uint64_t lab_delay_at_once(struct dl_live *l, double s);
+
 /* Whether a run with this prefix exists (state file or namespaces). */
 bool lab_exists(const char *prefix);
 /* The same, not counting namespace `but` (a node's part is built in it). */

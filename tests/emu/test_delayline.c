@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -35,6 +36,7 @@ struct runner {
 	int n;
 	volatile sig_atomic_t stop;
 	struct dl_stats st;
+	struct dl_live *live;	/* shared counters, or NULL */
 	int rc;
 	int ready[2];
 	pthread_t th;
@@ -54,7 +56,8 @@ static void *runner_thread(void *p)
 	struct runner *r = p;
 
 	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-	r->rc = delayline_run(r->q, r->n, r->ready[1], &r->stop, &r->st);
+	r->rc = delayline_run_shared(r->q, r->n, r->ready[1], &r->stop,
+				     r->live, &r->st);
 	return NULL;
 }
 
@@ -157,16 +160,24 @@ static void egress_rules(bool add)
 	rules_set(rl, 2, add);
 }
 
-/* The usual set-up: delay_ns on both of r's egresses, sized for 10 Gbit/s. */
-static void delay_both(struct runner *r, uint64_t delay_ns)
+/* The usual set-up: delay_ns on both of r's egresses, sized for 10 Gbit/s,
+ * the line keeping live (or NULL) up to date. */
+static void delay_both_live(struct runner *r, uint64_t delay_ns,
+			    struct dl_live *live)
 {
 	memset(r, 0, sizeof(*r));
+	r->live = live;
 	runner_add(r, line.r, Q_TO_H2, delay_ns,
 		   dl_queue_maxlen(10000000000ull, delay_ns));
 	runner_add(r, line.r, Q_TO_H1, delay_ns,
 		   dl_queue_maxlen(10000000000ull, delay_ns));
 	egress_rules(true);
 	runner_go(r);
+}
+
+static void delay_both(struct runner *r, uint64_t delay_ns)
+{
+	delay_both_live(r, delay_ns, NULL);
 }
 
 static void check_stats(const struct dl_stats *st)
@@ -307,6 +318,46 @@ Test(delayline, ping_rtt_is_twice_the_delay)
 		  "median RTT %.3f ms, want 10 ms + 2 %% + 1 ms (+ %.3f ms "
 		  "path)", m.with, m.without);
 	cr_expect_eq(r.st.packets, 2 * (uint64_t)m.got);
+	check_stats(&r.st);
+}
+
+/*
+ * The watcher's window (struct dl_live's pass_until): what enters while it
+ * is open crosses at once and is counted as passed; once it is shut, every
+ * packet is held its delay again. 300 ms each way: a reply within 600 ms
+ * was not delayed (the line is never early), and one that was still comes
+ * within ping's second.
+ */
+Test(delayline, a_window_lets_packets_through_at_once)
+{
+	static struct dl_live live;
+	struct runner r;
+	double rtt[3];
+	int got, err;
+
+	delay_both_live(&r, 300 * MS, &live);
+	atomic_store(&live.pass_until, nt_now_ns() + 60000 * MS);
+	err = nt_ping(line.h1, NT_H2_ADDR, 3, 10, rtt, &got);
+	cr_assert_eq(err, 0, "ping: %s", strerror(-err));
+	cr_assert_eq(got, 3, "%d of 3 answered in the window", got);
+	for (int i = 0; i < got; i++)
+		cr_expect_lt(rtt[i], 600.0, "reply %d in the window after "
+			     "%.3f ms: delayed", i, rtt[i]);
+	/* each request and its reply, at r's two egresses */
+	cr_expect_eq(atomic_load(&live.passed), 6);
+
+	atomic_store(&live.pass_until, 0);
+	err = nt_ping(line.h1, NT_H2_ADDR, 1, 10, rtt, &got);
+	cr_assert_eq(err, 0, "ping: %s", strerror(-err));
+	if (got)
+		cr_expect_geq(rtt[0], 600.0, "a reply after the window in "
+			      "%.3f ms: not delayed", rtt[0]);
+	runner_end(&r);
+	egress_rules(false);
+	cr_expect_eq(atomic_load(&live.passed), 6);
+	cr_expect_eq(r.st.passed, 6);
+	/* the last request was held (its reply too, unless ping gave up) */
+	cr_expect_geq(r.st.packets, 7);
 	check_stats(&r.st);
 }
 
