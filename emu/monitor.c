@@ -369,11 +369,12 @@ void mon_carry_found(struct mon_carry *c, int k, double n, double below)
 	c->last = n;
 	if (k < 0 || k >= MON_CARRY_MAX)
 		return;
-	/* a point that tried the middle: it held, or the scheduler goes on
-	 * from the step's top (this point climbed from the middle, and may
-	 * have overshot it) */
+	/* a point that tried the middle: it held, or the probes end and the
+	 * next point goes on from where the scheduler was (this one climbed
+	 * from the middle, and may have overshot) */
 	if (c->probe[k] > 0) {
-		if (n > c->probe[k] && c->of[k] > 0 && c->of[k] < n)
+		c->probed[k] = n > c->probe[k];
+		if (c->probed[k] && c->of[k] > 0 && c->of[k] < n)
 			n = c->of[k];
 		c->of[k] = n;
 		c->last = n;
@@ -382,7 +383,8 @@ void mon_carry_found(struct mon_carry *c, int k, double n, double below)
 	}
 	c->of[k] = n;
 	mid = round(sqrt(below * n));
-	if (below >= 1 && n > 2 * below && mid > below && mid < n)
+	if (!c->probed[k] && below >= 1 && n > 2 * below && mid > below &&
+	    mid < n)
 		c->probe[k] = mid;
 }
 
