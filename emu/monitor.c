@@ -351,41 +351,15 @@ void mon_carry_init(struct mon_carry *c, double start)
 
 double mon_carry_start(const struct mon_carry *c, int k)
 {
-	if (k < 0 || k >= MON_CARRY_MAX)
-		return c->last;
-	return c->probe[k] > 0 ? c->probe[k] : c->of[k] > 0 ? c->of[k] :
-							   c->last;
+	return k >= 0 && k < MON_CARRY_MAX && c->of[k] > 0 ? c->of[k] :
+							      c->last;
 }
 
-bool mon_carry_trying(const struct mon_carry *c, int k)
+void mon_carry_found(struct mon_carry *c, int k, double n)
 {
-	return k >= 0 && k < MON_CARRY_MAX && c->probe[k] > 0;
-}
-
-void mon_carry_found(struct mon_carry *c, int k, double n, double below)
-{
-	double mid;
-
 	c->last = n;
-	if (k < 0 || k >= MON_CARRY_MAX)
-		return;
-	/* a point that tried the middle: it held, or the probes end and the
-	 * next point goes on from where the scheduler was (this one climbed
-	 * from the middle, and may have overshot) */
-	if (c->probe[k] > 0) {
-		c->probed[k] = n > c->probe[k];
-		if (c->probed[k] && c->of[k] > 0 && c->of[k] < n)
-			n = c->of[k];
+	if (k >= 0 && k < MON_CARRY_MAX)
 		c->of[k] = n;
-		c->last = n;
-		c->probe[k] = 0;
-		return;
-	}
-	c->of[k] = n;
-	mid = round(sqrt(below * n));
-	if (!c->probed[k] && below >= 1 && n > 2 * below && mid > below &&
-	    mid < n)
-		c->probe[k] = mid;
 }
 
 bool monitor_verdict(const struct mon_round *r, char *why, size_t len,

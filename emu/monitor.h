@@ -215,29 +215,15 @@ double monitor_next(double n, double suggest, bool stalls_only, bool *rerun);
  */
 #define MON_CARRY_MAX 32
 
-/*
- * A point whose ladder climbed more than twofold at its last step (not
- * faithful at `below`, faithful at n, n > 2 below: the monitor's steps
- * go up to fourfold) may have been faithful in between: the scheduler's
- * next point tries the step's middle, sqrt(below n), once. If that is
- * faithful the scheduler goes on from there; if not (that point climbs
- * as ever), its next point goes on from where it was, and its points
- * probe no more.
- */
 struct mon_carry {
 	double last;			/* any scheduler's last, or the start */
 	double of[MON_CARRY_MAX];	/* scheduler k's last; 0: none yet */
-	double probe[MON_CARRY_MAX];	/* its next point's try; 0: none */
-	bool probed[MON_CARRY_MAX];	/* a try of its was not faithful */
 };
 
 void mon_carry_init(struct mon_carry *c, double start);
 /* the N scheduler k's next point starts from (k out of range: last) */
 double mon_carry_start(const struct mon_carry *c, int k);
-/* whether that is the middle of a step, tried */
-bool mon_carry_trying(const struct mon_carry *c, int k);
-/* scheduler k's point was faithful at n, and not at below (its ladder's
- * last step; 0: it climbed none) */
-void mon_carry_found(struct mon_carry *c, int k, double n, double below);
+/* scheduler k's point was faithful at n */
+void mon_carry_found(struct mon_carry *c, int k, double n);
 
 #endif

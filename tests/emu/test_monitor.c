@@ -345,61 +345,23 @@ Test(monitor, each_scheduler_carries_its_own_dilation)
 
 	mon_carry_init(&c, 1);
 	cr_expect_float_eq(mon_carry_start(&c, 0), 1, 1e-12);
-	mon_carry_found(&c, 0, 142, 0);
+	mon_carry_found(&c, 0, 142);
 	/* the other scheduler's first point: from the last point's */
 	cr_expect_float_eq(mon_carry_start(&c, 1), 142, 1e-12);
-	mon_carry_found(&c, 1, 568, 0);
+	mon_carry_found(&c, 1, 568);
 	/* its raise stays its own */
 	cr_expect_float_eq(mon_carry_start(&c, 0), 142, 1e-12);
 	cr_expect_float_eq(mon_carry_start(&c, 1), 568, 1e-12);
 	/* a third's first point: the last of any */
 	cr_expect_float_eq(mon_carry_start(&c, 2), 568, 1e-12);
 	/* a raise within a scheduler carries on within it */
-	mon_carry_found(&c, 0, 284, 0);
+	mon_carry_found(&c, 0, 284);
 	cr_expect_float_eq(mon_carry_start(&c, 0), 284, 1e-12);
 	cr_expect_float_eq(mon_carry_start(&c, 1), 568, 1e-12);
 	/* out of range: the last of any, and nothing written out of it */
 	cr_expect_float_eq(mon_carry_start(&c, -1), 284, 1e-12);
 	cr_expect_float_eq(mon_carry_start(&c, MON_CARRY_MAX), 284, 1e-12);
-	mon_carry_found(&c, MON_CARRY_MAX, 1000, 250);
+	mon_carry_found(&c, MON_CARRY_MAX, 1000);
 	cr_expect_float_eq(mon_carry_start(&c, 0), 284, 1e-12);
 	cr_expect_float_eq(mon_carry_start(&c, 5), 1000, 1e-12);
-}
-
-/*
- * A point found faithful after a step of more than twofold: the
- * scheduler's next point tries the step's middle once. Held, the
- * scheduler goes on from there (and may try again); not held, from where
- * it was, and its points try no more. A step of twofold or less, or none,
- * is not tried in between.
- */
-Test(monitor, a_wide_step_is_tried_in_its_middle_once)
-{
-	struct mon_carry c;
-
-	mon_carry_init(&c, 1);
-	cr_expect_not(mon_carry_trying(&c, 0));
-	mon_carry_found(&c, 0, 16, 4);		/* 1, 4, 16 */
-	cr_expect_float_eq(mon_carry_start(&c, 0), 8, 1e-12);
-	cr_expect(mon_carry_trying(&c, 0));
-	cr_expect_not(mon_carry_trying(&c, 1));
-	/* the other scheduler is not moved by it */
-	cr_expect_float_eq(mon_carry_start(&c, 1), 16, 1e-12);
-	mon_carry_found(&c, 0, 8, 0);		/* the middle held */
-	cr_expect_float_eq(mon_carry_start(&c, 0), 8, 1e-12);
-	cr_expect_not(mon_carry_trying(&c, 0));
-	mon_carry_found(&c, 0, 16, 8);		/* twofold: no try */
-	cr_expect_float_eq(mon_carry_start(&c, 0), 16, 1e-12);
-	mon_carry_found(&c, 0, 64, 16);		/* fourfold again */
-	cr_expect_float_eq(mon_carry_start(&c, 0), 32, 1e-12);
-	mon_carry_found(&c, 0, 128, 32);	/* the middle did not hold */
-	cr_expect_float_eq(mon_carry_start(&c, 0), 64, 1e-12);
-	cr_expect_float_eq(mon_carry_start(&c, 1), 64, 1e-12);
-	mon_carry_found(&c, 0, 256, 64);	/* no more tries */
-	cr_expect_float_eq(mon_carry_start(&c, 0), 256, 1e-12);
-	/* scheduler 1's own, from where its first point climbed: 256 */
-	mon_carry_found(&c, 1, 1024, 256);
-	cr_expect_float_eq(mon_carry_start(&c, 1), 512, 1e-12);
-	mon_carry_found(&c, 1, 512, 256);	/* held, climbing none */
-	cr_expect_float_eq(mon_carry_start(&c, 1), 512, 1e-12);
 }

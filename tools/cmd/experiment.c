@@ -560,11 +560,6 @@ static int64_t sweep_point(struct sweep *w, struct session_opts *so, int k,
 	so->view = w->view;
 	fprintf(w->log, "== point %d of %d: %s\n", w->done + 1, w->total,
 		what);
-	if (w->auto_n && mon_carry_trying(&w->carry, k))
-		fprintf(w->log, "run: dilation %g, the middle of the last "
-			"point's step (not faithful at the foot, faithful at "
-			"the top): if it is not faithful, the ladder climbs "
-			"as ever\n", so->dilation);
 	fflush(w->log);
 	prc = session_run(so, &sr);
 	fflush(w->log);
@@ -575,7 +570,7 @@ static int64_t sweep_point(struct sweep *w, struct session_opts *so, int k,
 		snprintf(nn, sizeof(nn), ", dilation %g", sr.dilation);
 	/* auto: the scheduler's next point calibrates from here */
 	if (sr.run > 0 && sr.dilation >= 1 && w->auto_n)
-		mon_carry_found(&w->carry, k, sr.dilation, sr.below);
+		mon_carry_found(&w->carry, k, sr.dilation);
 	left = (mono_s() - w->t0) / w->done * (w->total - w->done);
 	fprintf(w->say, "[%d/%d] %s: %s%s%s%s in %.1f s; about %.0f s left\n",
 		w->done, w->total, what, prc == 0 ? "ok" : stop_signal ?

@@ -1133,8 +1133,6 @@ int session_run(const struct session_opts *o, struct session_result *res)
 			rc = a == ATTEMPT_DONE && !*x.stop ? 0 : 1;
 			break;
 		}
-		if (x.suggest > x.lo.dilation)	/* not faithful at this N */
-			res->below = x.lo.dilation;
 		x.lo.dilation = x.suggest;
 	}
 out:

@@ -73,9 +73,6 @@ struct session_opts {
 struct session_result {
 	int64_t run;			/* the run's id; 0 if none was stored */
 	double dilation;		/* the stored run's */
-	double below;			/* auto: the N its last attempt that
-					 * was not faithful ran at, if that
-					 * was below (0: none) */
 	const char *status;		/* ok, failed, partial, aborted */
 	char verdict[256];		/* fidelity verdict of the stored run */
 };
