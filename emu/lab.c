@@ -44,6 +44,7 @@
 #include "netns.h"
 #include "nl.h"
 #include "proc.h"
+#include "twin/clock.h"
 #include "twin/fl.h"
 #include "twin/grow.h"
 #include "twin/lpset.h"
@@ -179,18 +180,11 @@ void lab_delay_live_close(struct dl_live *l)
 		munmap(l, sizeof(*l));
 }
 
-uint64_t lab_delay_at_once(struct dl_live *l, double s)
+void lab_delay_at_once(struct dl_live *l, double s)
 {
-	struct timespec ts;
-
-	if (!l)
-		return 0;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	atomic_store(&l->pass_until,
-		     s > 0 ? (uint64_t)ts.tv_sec * 1000000000u +
-				     (uint64_t)ts.tv_nsec + (uint64_t)(s * 1e9)
-			   : 0);
-	return atomic_load(&l->passed);
+	if (l)
+		atomic_store(&l->pass_until,
+			     s > 0 ? mono_ns() + (uint64_t)(s * 1e9) : 0);
 }
 
 static void lock_path(const char *prefix, char *buf, size_t len)

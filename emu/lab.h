@@ -239,9 +239,10 @@ void lab_delay_live_close(struct dl_live *l);
  * lab_delay_live_open) lets every packet that enters in the next s
  * seconds of host time through at once, undelayed; s <= 0 ends that now.
  * For the workers' handshakes before the first round, when nothing else
- * moves. Returns how many packets it has let through so (0 for NULL).
+ * moves (NULL: nothing to tell). How many it let through so: its
+ * `passed`.
  */
-uint64_t lab_delay_at_once(struct dl_live *l, double s);
+void lab_delay_at_once(struct dl_live *l, double s);
 
 /* Whether a run with this prefix exists (state file or namespaces). */
 bool lab_exists(const char *prefix);

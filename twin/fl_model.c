@@ -162,20 +162,19 @@ static bool same_shape(const struct fl_model *m, const struct fl_data *d)
  * weights as they are (z: bs rows of classes), then each weight moved by
  * lr / bs times its gradient, the sum over the batch in its order from 0,
  * as one gradient array summed sample by sample would have it, bit for
- * bit. The sums are made a tile of FL_TILE weights at a time, in tile[]
- * (no gradient array as large as the model: the batch's samples are read
- * from the cache, not the gradient from memory), the tile's samples once
- * for all the classes.
+ * bit. The sums are made a tile of FL_TILE weights at a time, on the
+ * stack (no gradient array as large as the model: the batch's samples
+ * are read from the cache, not the gradient from memory), the tile's
+ * samples once for all the classes.
  */
 #define FL_TILE 256
 
 FL_INLINE void batch_step(struct fl_model *m, const struct fl_data *d,
-		       const int *idx, int bs, double lr, double *z,
-		       double *tile)
+			  const int *idx, int bs, double lr, double *z)
 {
 	size_t dim = (size_t)m->dim, wb = (size_t)m->classes * dim;
 	int classes = m->classes;
-	double step = lr / bs;
+	double step = lr / bs, tile[FL_TILE];
 
 	for (int s = 0; s < bs; s++) {
 		double *zs = z + (size_t)s * (size_t)classes;
@@ -192,7 +191,8 @@ FL_INLINE void batch_step(struct fl_model *m, const struct fl_data *d,
 
 			memset(tile, 0, n * sizeof(*tile));
 			for (int s = 0; s < bs; s++) {
-				const float *x = d->x + (size_t)idx[s] * dim + j0;
+				const float *x =
+					d->x + (size_t)idx[s] * dim + j0;
 				double zc = z[(size_t)s * (size_t)classes +
 					      (size_t)c];
 
@@ -204,11 +204,12 @@ FL_INLINE void batch_step(struct fl_model *m, const struct fl_data *d,
 		}
 	}
 	for (int c = 0; c < classes; c++) {
+		float *wc = m->w + wb + (size_t)c;	/* its bias */
 		double gb = 0;
 
 		for (int s = 0; s < bs; s++)
 			gb += z[(size_t)s * (size_t)classes + (size_t)c];
-		m->w[wb + (size_t)c] = (float)(m->w[wb + (size_t)c] - step * gb);
+		*wc = (float)(*wc - step * gb);
 	}
 }
 
@@ -217,7 +218,7 @@ int64_t fl_train(struct fl_model *m, const struct fl_data *d, int64_t samples,
 		 int batch, double lr, uint64_t seed)
 {
 	int *order = NULL;
-	double *tile = NULL, *z = NULL;
+	double *z = NULL;
 	uint64_t shuffle = fl_seed_derive(seed, TAG_SHUFFLE);
 	int64_t done = 0, pass = 0;
 	struct fl_rng r;
@@ -228,9 +229,8 @@ int64_t fl_train(struct fl_model *m, const struct fl_data *d, int64_t samples,
 	if (batch > d->n)
 		batch = d->n;	/* no batch is larger than the set */
 	order = malloc((size_t)d->n * sizeof(*order));
-	tile = malloc(FL_TILE * sizeof(*tile));
 	z = malloc((size_t)batch * (size_t)m->classes * sizeof(*z));
-	if (!order || !tile || !z) {
+	if (!order || !z) {
 		done = -ENOMEM;
 		goto out;
 	}
@@ -253,14 +253,13 @@ int64_t fl_train(struct fl_model *m, const struct fl_data *d, int64_t samples,
 				bs = d->n - at;
 			if (bs > samples - done)
 				bs = (int)(samples - done);
-			batch_step(m, d, order + at, bs, lr, z, tile);
+			batch_step(m, d, order + at, bs, lr, z);
 			at += bs;
 			done += bs;
 		}
 	}
 out:
 	free(order);
-	free(tile);
 	free(z);
 	return done;
 }
