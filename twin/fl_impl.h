@@ -20,6 +20,18 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
+/*
+ * A function that is also made for AVX2, used where the CPU has it:
+ * 256-bit vectors, the same operations on each element in the same
+ * order, so the same bits (no multiply-add is fused: -ffp-contract is
+ * off for the files that use it).
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define FL_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define FL_CLONES
+#endif
+
 static inline uint64_t rotl64(uint64_t x, int k)
 {
 	return (x << k) | (x >> (64 - k));

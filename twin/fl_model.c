@@ -67,17 +67,8 @@ int fl_model_init(struct fl_model *m, int classes, int dim, uint64_t seed)
  */
 #define FL_LANES 8
 
-/*
- * Learning's two entry points are also made for AVX2 (used where the CPU
- * has it): 256-bit vectors, the same operations on each element in the
- * same order, so the same bits (no multiply-add is fused: -ffp-contract
- * is off for this file). Their loops are inlined into each.
- */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define FL_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define FL_CLONES
-#endif
+/* Learning's two entry points have AVX2 clones (FL_CLONES, fl_impl.h);
+ * their loops are inlined into each. */
 #define FL_INLINE static inline __attribute__((always_inline))
 
 FL_INLINE void logits(const struct fl_model *m, const float *x, double *z)

@@ -87,11 +87,16 @@ uint64_t fl_seed_derive(uint64_t seed, uint64_t tag)
 /*
  * c[0] x^(n-1) + ... + c[n-1] by Horner's rule, in this order always: the
  * same bits on every machine (no fused multiply-add in ISO C mode).
+ * Unrolled (n is a constant where it is used), so that a loop over
+ * several x has no loop inside and is made a loop of vectors.
  */
 static inline double horner(const double *c, size_t n, double x)
 {
 	double p = c[0];
 
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC unroll 16
+#endif
 	for (size_t i = 1; i < n; i++)
 		p = p * x + c[i];
 	return p;
@@ -149,22 +154,31 @@ double fl_exp(double x)
 static inline double log_normal(double x, int e0)
 {
 	const double ln2 = 0x1.62e42fefa39efp-1;
-	double m, f, f2, s;
-	uint64_t bits;
-	int e, up;
+	double m, f, f2, s, e;
+	uint64_t bits, mb, eb;
 
 	memcpy(&bits, &x, sizeof(bits));
-	e = e0 + (int)(bits >> 52) - 1023;
-	bits = (bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
-	memcpy(&m, &bits, sizeof(m));	/* x = m * 2^e, m in [1, 2) */
-	up = m > 1.4142135623730951;
-	m = up ? m * 0.5 : m;
-	e += up;
+	/*
+	 * m = x 2^-e in [1, 2); above sqrt 2 (bits 0x3ff6a09e667f3bcd) it is
+	 * halved and e is one more. In integers, so that a loop of these
+	 * has no branch (a halving that could trap would be one): the
+	 * exponent's field as a double is 2^52 + field, less 2^52, exactly.
+	 */
+	mb = (bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
+	eb = bits >> 52;
+	if (mb > 0x3ff6a09e667f3bcdULL) {
+		mb -= 1ULL << 52;
+		eb++;
+	}
+	eb |= 0x4330000000000000ULL;
+	memcpy(&m, &mb, sizeof(m));
+	memcpy(&e, &eb, sizeof(e));
+	e = e - 0x1p52 - 1023.0 + (double)e0;
 	f = (m - 1.0) / (m + 1.0);
 	f2 = f * f;
 	s = horner(atanh_series, sizeof(atanh_series) / sizeof(*atanh_series),
 		   f2);
-	return (double)e * ln2 + 2.0 * f * s;
+	return e * ln2 + 2.0 * f * s;
 }
 
 double fl_log(double x)
@@ -206,6 +220,7 @@ double fl_rng_normal(struct fl_rng *r)
  * which the CPU (or the compiler's vectors) runs several at a time. Every
  * value goes through the same operations in the same order.
  */
+FL_CLONES
 void fl_rng_normals(struct fl_rng *r, double *out, size_t n)
 {
 	enum { BLOCK = 64 };
