@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tools/planout.h"
 #include "tools/session/play.h"
 #include "tools/session/story.h"
 #include "tools/twinlab.h"
+#include "twin/net.h"
 #include "twin/stat.h"
 
 static bool any_running(const struct fleet *f, int ntasks)
@@ -307,6 +309,58 @@ static int counter_lost(const struct run_ctx *x, const struct counter *c,
 	return -1;
 }
 
+/*
+ * When round r's last packets have reached their links (CLOCK_MONOTONIC
+ * ns), with the round just over at now. Every route ACKs at once, so a
+ * transfer's last ACK leaves its receiver as its last data arrives and
+ * comes back over its path: the transfer is quiet its path's in-flight
+ * time x N after its end, and the round after the latest of those, with
+ * the margin and the clocks' error. A task that failed, or that is not
+ * done and still runs or starts, may have anything in flight, and so may
+ * a run that follows a timeline (tasks that left, moved or arrived): for
+ * them the bound of the plan's longest path from now (a->drain).
+ */
+static uint64_t round_quiet_ns(const struct attempt *a, const struct plan *pr,
+			       uint64_t now)
+{
+	uint64_t bound = now + (uint64_t)a->drain.tv_sec * 1000000000u +
+			 (uint64_t)a->drain.tv_nsec;
+	uint64_t quiet = 0;
+
+	if (a->x->set)
+		return bound;
+	for (int t = 0; t < pr->ntasks; t++) {
+		const struct task_plan *tp = &pr->tasks[t];
+		const struct fleet_task_round *q = &a->rr[t];
+
+		if (tp->blocked)
+			continue;
+		if (!q->done) {
+			if (q->failed || fleet_running(a->f, t) ||
+			    fleet_starting(a->f, t))
+				return bound;
+			continue;
+		}
+		for (int m = 1; m < tp->nmodels; m++) {
+			int up = tp->up.parent[m], child = 0;
+			double b = net_in_flight_s(tp->bcast.path[m].km) *
+				   a->n * 1e9;
+			double u = net_in_flight_s(tp->up.path[m].km) *
+				   a->n * 1e9;
+			uint64_t eb, eu;
+
+			for (int k = 1; k < m; k++)
+				child += tp->up.parent[k] == up;
+			eb = q->rep[m].t_start + (uint64_t)b;
+			eu = q->rep[up].t_child[child] + (uint64_t)u;
+			quiet = eb > quiet ? eb : quiet;
+			quiet = eu > quiet ? eu : quiet;
+		}
+	}
+	quiet += SESSION_DRAIN_MARGIN_NS + fleet_clock_error_ns(a->f);
+	return quiet < now ? now : quiet > bound ? bound : quiet;
+}
+
 /* Round r run and measured: the host's counters, the links' bytes. */
 static int round_measure(struct attempt *a, unsigned r, struct att_round *R)
 {
@@ -345,9 +399,14 @@ static int round_measure(struct attempt *a, unsigned r, struct att_round *R)
 	}
 	/* the round's last ACKs reach their links before they count */
 	{
-		struct timespec ts = a->drain;
+		uint64_t until = round_quiet_ns(a, R->pr, mono_ns());
+		struct timespec ts = {
+			.tv_sec = (time_t)(until / 1000000000u),
+			.tv_nsec = (long)(until % 1000000000u),
+		};
 
-		while (nanosleep(&ts, &ts) && errno == EINTR && !*x->stop)
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+				       NULL) == EINTR && !*x->stop)
 			;
 	}
 	a->t_end = story_since_s(a->t0, n);

@@ -84,7 +84,8 @@ static double drain_s(const struct plan *p, double dilation)
 			km = fmax(km, fmax(tp->up.path[m].km,
 					   tp->bcast.path[m].km));
 	}
-	return net_in_flight_s(km) * dilation + 0.002;
+	return net_in_flight_s(km) * dilation +
+	       (double)SESSION_DRAIN_MARGIN_NS / 1e9;
 }
 
 #define SESSION_LATE_RETRIES 2

@@ -91,6 +91,10 @@ enum { ATTEMPT_DONE = 0, ATTEMPT_FAILED = 1, ATTEMPT_RETRY = 3,
 /* How often a run is planned again for the page's cuts and repairs. */
 #define SESSION_REPLANS_MAX 8
 
+/* host time past a round's last packet's due arrival before its links'
+ * bytes are read: for the delay line's lateness and the last hop */
+#define SESSION_DRAIN_MARGIN_NS 2000000u
+
 /*
  * One attempt at x->lo.dilation, its state shared by the phases below:
  * begin (build or use the emulation, open the run's record), prepare
