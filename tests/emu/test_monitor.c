@@ -58,10 +58,19 @@ static const struct lateness {
 	uint64_t dl_packets;
 	double dl_late_mean_s;
 } latenesses[] = {
-	/* 0.09 ms is under 1 % of 10 ms; 3x the limit: x3 */
+	/* 0.09 ms is under 1 % of 10 ms; 3x the limit in 6 of 10 phases,
+	 * the host too slow for the work: x3 */
 	{ "overrun", offsetof(struct mon_round, overrun_max_s), 0.00009,
-	  0.0003, 150, "compute overran its deadline in 1 of 10 phases, "
-	  "worst by 0.300 ms (limit 0.100 ms)", .overruns = 1 },
+	  0.0003, 150, "compute overran its deadline in 6 of 10 phases, "
+	  "worst by 0.300 ms (limit 0.100 ms)", .overruns = 6 },
+	/* 3x in 5 of 10 (half: a trainer let wait now and then): x2 */
+	{ "overrun now and then", offsetof(struct mon_round, overrun_max_s),
+	  0.00009, 0.0003, 100, "compute overran its deadline in 5 of 10 "
+	  "phases, worst by 0.300 ms (limit 0.100 ms)", .overruns = 5 },
+	/* ... whatever its size */
+	{ "one overrun", offsetof(struct mon_round, overrun_max_s), 0.00009,
+	  0.003, 100, "compute overran its deadline in 1 of 10 phases, "
+	  "worst by 3.000 ms (limit 0.100 ms)", .overruns = 1 },
 	/* the median task 3x its limit */
 	{ "late loop", offsetof(struct mon_round, late_frac_median), 0.009,
 	  0.03, 150, "the workers' event loops delayed the median task's "
@@ -316,7 +325,8 @@ Test(monitor, first_reason_wins)
 	cr_assert_not(judge(&r));
 	cr_assert(strstr(why, "compute overran") && !strstr(why, "TCP"),
 		  "%s", why);
-	cr_assert_float_eq(sug, 200, 1e-9);
+	/* 2 of 10 phases: the least step */
+	cr_assert_float_eq(sug, 100, 1e-9);
 }
 
 /*
