@@ -29,6 +29,7 @@
 #include "emu/forkgate.h"
 #include "emu/lab.h"
 #include "emu/netns.h"
+#include "emu/proc.h"
 #include "emu/remote.h"
 #include "emu/spawn.h"
 #include "twin/net.h"
@@ -423,6 +424,17 @@ static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
 		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
 		    sethostname(host, strlen(host)))
 			_exit(5);
+		/*
+		 * Only its own descriptors: the harness holds every earlier
+		 * worker's control pipe (the 480th of the demo's largest
+		 * point had 610 open), and each was closed again at exit.
+		 */
+		{
+			const int keep[] = { c->report_fd, c->go_fd,
+					     c->ctl_fd, c->model_fd };
+
+			proc_close_but(keep, 4);
+		}
 		_exit(worker_run(c));
 	}
 	ft->w[m].pid = pid;

@@ -86,3 +86,23 @@ pid_t proc_child(pid_t pid)
 	fclose(f);
 	return child > 1 ? (pid_t)child : 0;
 }
+
+void proc_close_but(const int *keep, int n)
+{
+	unsigned int from = 3;
+
+	/* the gaps between the kept, lowest first (n is a handful) */
+	for (;;) {
+		unsigned int next = ~0u;
+
+		for (int i = 0; i < n; i++)
+			if (keep[i] >= (int)from && (unsigned int)keep[i] < next)
+				next = (unsigned int)keep[i];
+		if (next == ~0u)
+			break;
+		if (next > from)
+			close_range(from, next - 1, 0);
+		from = next + 1;
+	}
+	close_range(from, ~0u, 0);
+}

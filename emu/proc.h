@@ -27,4 +27,11 @@ bool proc_comm(pid_t pid, char *buf, size_t len);
 /* The first child of pid's main thread, 0 if none. */
 pid_t proc_child(pid_t pid);
 
+/*
+ * proc_close_but - close every descriptor of the calling process from 3
+ * up but the n in keep (negative ones are none): a forked child keeps
+ * what it was given, not all its parent had open.
+ */
+void proc_close_but(const int *keep, int n);
+
 #endif

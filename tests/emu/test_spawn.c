@@ -2,7 +2,8 @@
 /*
  * External programs (emu/spawn.h): exit statuses, standard error kept and
  * bounded, the time limit, a program that cannot start, and nothing of the
- * parent's descriptors reaching the program, standard input given as bytes.
+ * parent's descriptors reaching the program, standard input given as bytes,
+ * a forked child left only the descriptors it is given.
  * No root needed.
  */
 #include <criterion/criterion.h>
@@ -13,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "emu/proc.h"
 #include "emu/spawn.h"
 
 static struct spawn_result run(const char *path, char *const argv[],
@@ -162,4 +164,43 @@ Test(spawn, standard_input_given_as_bytes)
 	sp.in = NULL;
 	cr_expect_eq(run_out(&sp, &res, out, sizeof(out)), 0);
 	cr_expect(spawn_ok(&res));
+}
+
+/*
+ * proc_close_but leaves a forked child what it is given and its standard
+ * streams, whatever the order of what it keeps (twice, or none: -1), and
+ * closes the rest, below, between and above them.
+ */
+Test(spawn, a_child_keeps_only_the_descriptors_it_is_given)
+{
+	int p[2], status;
+	unsigned mask = 0, std = 0;
+	pid_t pid;
+
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_lt(p[1], 20, "the test's own descriptors are below 20");
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			std |= 1u << fd;
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		int keep[] = { 23, -1, p[1], 21, 21 };
+		unsigned got = 0;
+
+		for (int fd = 20; fd < 28; fd++)
+			if (dup2(p[0], fd) != fd)
+				_exit(2);
+		proc_close_but(keep, 5);
+		for (int fd = 0; fd < 28; fd++)
+			if (fcntl(fd, F_GETFD) >= 0 && fd != p[1])
+				got |= 1u << fd;
+		_exit(write(p[1], &got, sizeof(got)) == sizeof(got) ? 0 : 3);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	cr_assert_eq(read(p[0], &mask, sizeof(mask)), (ssize_t)sizeof(mask));
+	cr_assert_eq(mask, std | 1u << 21 | 1u << 23, "open: %#x", mask);
+	close(p[0]);
+	close(p[1]);
 }
