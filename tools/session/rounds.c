@@ -314,14 +314,16 @@ static int counter_lost(const struct run_ctx *x, const struct counter *c,
  * ns), with the round just over at now. Every route ACKs at once, so a
  * transfer's last ACK leaves its receiver as its last data arrives and
  * comes back over its path: the transfer is quiet its path's in-flight
- * time x N after its end, and the round after the latest of those, with
- * the margin and the clocks' error. A task that failed, or that is not
- * done and still runs or starts, may have anything in flight, and so may
- * a run that follows a timeline (tasks that left, moved or arrived): for
- * them the bound of the plan's longest path from now (a->drain).
+ * time x N after its end, each of its hops late by as much as the delay
+ * line let any packet of the round go (late_ns, host time), and the round
+ * after the latest of those, with the margin and the clocks' error. A
+ * task that failed, or that is not done and still runs or starts, may
+ * have anything in flight, and so may a run that follows a timeline
+ * (tasks that left, moved or arrived): for them the bound of the plan's
+ * longest path from now (a->drain).
  */
 static uint64_t round_quiet_ns(const struct attempt *a, const struct plan *pr,
-			       uint64_t now)
+			       uint64_t now, uint64_t late_ns)
 {
 	uint64_t bound = now + (uint64_t)a->drain.tv_sec * 1000000000u +
 			 (uint64_t)a->drain.tv_nsec;
@@ -351,8 +353,10 @@ static uint64_t round_quiet_ns(const struct attempt *a, const struct plan *pr,
 
 			for (int k = 1; k < m; k++)
 				child += tp->up.parent[k] == up;
-			eb = q->rep[m].t_start + (uint64_t)b;
-			eu = q->rep[up].t_child[child] + (uint64_t)u;
+			eb = q->rep[m].t_start + (uint64_t)b +
+			     (uint64_t)tp->bcast.path[m].nhops * late_ns;
+			eu = q->rep[up].t_child[child] + (uint64_t)u +
+			     (uint64_t)tp->up.path[m].nhops * late_ns;
 			quiet = eb > quiet ? eb : quiet;
 			quiet = eu > quiet ? eu : quiet;
 		}
@@ -399,7 +403,8 @@ static int round_measure(struct attempt *a, unsigned r, struct att_round *R)
 	}
 	/* the round's last ACKs reach their links before they count */
 	{
-		uint64_t until = round_quiet_ns(a, R->pr, mono_ns());
+		uint64_t until = round_quiet_ns(a, R->pr, mono_ns(),
+						R->s1.dl_late_ns_max);
 		struct timespec ts = {
 			.tv_sec = (time_t)(until / 1000000000u),
 			.tv_nsec = (long)(until % 1000000000u),
