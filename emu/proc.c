@@ -95,9 +95,12 @@ void proc_close_but(const int *keep, int n)
 	for (;;) {
 		unsigned int next = ~0u;
 
-		for (int i = 0; i < n; i++)
-			if (keep[i] >= (int)from && (unsigned int)keep[i] < next)
-				next = (unsigned int)keep[i];
+		for (int i = 0; i < n; i++) {
+			unsigned int k = (unsigned int)keep[i];
+
+			if (keep[i] >= 0 && k >= from && k < next)
+				next = k;
+		}
 		if (next == ~0u)
 			break;
 		if (next > from)

@@ -312,15 +312,15 @@ static int counter_lost(const struct run_ctx *x, const struct counter *c,
 /*
  * When round r's last packets have reached their links (CLOCK_MONOTONIC
  * ns), with the round just over at now. Every route ACKs at once, so a
- * transfer's last ACK leaves its receiver as its last data arrives and
- * comes back over its path: the transfer is quiet its path's in-flight
- * time x N after its end, each of its hops late by as much as the delay
- * line let any packet of the round go (late_ns, host time), and the round
- * after the latest of those, with the margin and the clocks' error. A
- * task that failed, or that is not done and still runs or starts, may
- * have anything in flight, and so may a run that follows a timeline
- * (tasks that left, moved or arrived): for them the bound of the plan's
- * longest path from now (a->drain).
+ * transfer's last ACK has left its receiver once it read the last of it
+ * (its report's time) and comes back over its path: the transfer is quiet
+ * its path's in-flight time x N after that, each of its hops late by as
+ * much as the delay line let any packet of the round go (late_ns, host
+ * time), and the round after the latest of those, with the margin and
+ * the clocks' error. A task that failed, or that is not done and still
+ * runs or starts, may have anything in flight, and so may a run that
+ * follows a timeline (tasks that left, moved or arrived): for them the
+ * bound of the plan's longest path from now (a->drain).
  */
 static uint64_t round_quiet_ns(const struct attempt *a, const struct plan *pr,
 			       uint64_t now, uint64_t late_ns)
