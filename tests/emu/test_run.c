@@ -806,29 +806,16 @@ Test(run, a_killed_worker_fails_its_task_cleanly)
  * standard streams (the run's); how many. */
 static int pipes_of(pid_t pid, unsigned long *ino, int max)
 {
-	char path[64];
-	struct dirent *d;
-	DIR *dir;
-	int n = 0;
+	struct nt_fd fds[64];
+	int nfd = nt_fds(pid, fds, 64), n = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	dir = opendir(path);
-	cr_assert_not_null(dir, "%s", path);
-	while ((d = readdir(dir))) {
-		char fd[64 + sizeof(d->d_name)], to[64] = "";
-		ssize_t len;
-
-		if (atoi(d->d_name) <= 2)
+	cr_assert_geq(nfd, 0, "worker %d: %s", (int)pid, strerror(-nfd));
+	for (int i = 0; i < nfd; i++) {
+		if (fds[i].fd <= 2 || strncmp(fds[i].to, "pipe:[", 6))
 			continue;
-		snprintf(fd, sizeof(fd), "%s/%s", path, d->d_name);
-		len = readlink(fd, to, sizeof(to) - 1);
-		if (len <= 0 || strncmp(to, "pipe:[", 6))
-			continue;
-		to[len] = '\0';
 		cr_assert_lt(n, max, "worker %d: more than %d pipes", pid, max);
-		ino[n++] = strtoul(to + 6, NULL, 10);
+		ino[n++] = strtoul(fds[i].to + 6, NULL, 10);
 	}
-	closedir(dir);
 	return n;
 }
 

@@ -1122,6 +1122,34 @@ pid_t nt_spawn_to(char *const argv[], const char *out)
 	return err ? -err : pid;
 }
 
+int nt_fds(pid_t pid, struct nt_fd *fds, int max)
+{
+	char dir[64], path[64 + sizeof(((struct dirent *)0)->d_name)];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while (n < max && (de = readdir(d))) {
+		ssize_t len;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		len = readlink(path, fds[n].to, sizeof(fds[n].to) - 1);
+		if (len < 0)
+			continue;	/* closed meanwhile */
+		fds[n].to[len] = '\0';
+		fds[n].fd = atoi(de->d_name);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
 char *nt_read_file(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "r");

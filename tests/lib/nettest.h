@@ -179,6 +179,19 @@ void nt_run_files_remove(const char *prefix, const char *db,
  */
 pid_t nt_spawn_to(char *const argv[], const char *out);
 
+/* One open descriptor of a process and what it names (its /proc link). */
+struct nt_fd {
+	int fd;
+	char to[128];
+};
+
+/*
+ * nt_fds - the descriptors process pid has open (those closed while they
+ * are read are passed over) into fds, max at most: how many, or -errno
+ * when its /proc/PID/fd cannot be read.
+ */
+int nt_fds(pid_t pid, struct nt_fd *fds, int max);
+
 /* nt_read_file - up to len - 1 bytes of path into buf, terminated; buf. */
 char *nt_read_file(const char *path, char *buf, size_t len);
 
