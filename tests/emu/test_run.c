@@ -1409,7 +1409,12 @@ Test(run, background_traffic_above_its_fair_share)
  * A host taken by busy processes: the trainers, which run behind every
  * other process, cannot finish by their deadlines and the event loops
  * wait for a CPU. At a fixed dilation of 1 the run must say degraded, and
- * name a dilation that would do better.
+ * name a dilation that would do better. Three rounds: a trainer gets its
+ * cgroup's share beside the busy processes now and then (in 7 of 36
+ * phases here, of the previous build as of this one) and finishes in time;
+ * with one round, both trainers did so once in a CI run, which was then
+ * called faithful (its transfers 4.5 times as long as the twin's: the
+ * monitor does not see shapers held up by busy processes).
  */
 Test(run, a_loaded_host_is_reported_degraded)
 {
@@ -1432,7 +1437,7 @@ Test(run, a_loaded_host_is_reported_degraded)
 				x++;
 		}
 	}
-	code = wait_run(start_run_at(yaml, "mst", 1, "1"));
+	code = wait_run(start_run_at(yaml, "mst", 3, "1"));
 	for (int i = 0; i < 2; i++) {
 		kill(hog[i], SIGKILL);
 		waitpid(hog[i], NULL, 0);
