@@ -168,6 +168,20 @@ struct plan *plan_new(const struct scenario *sc, const char *scheduler)
 	__attribute__((warn_unused_result));
 void plan_free(struct plan *p);
 
+/*
+ * tree_child_index - m's place among its parent's children in t, in model
+ * order: how the parent's worker numbers what it receives (its report's
+ * t_child[]).
+ */
+static inline int tree_child_index(const struct tree *t, int m)
+{
+	int i = 0;
+
+	for (int k = 1; k < m; k++)
+		i += t->parent[k] == t->parent[m];
+	return i;
+}
+
 /* tree_alloc / task_plan_release: helpers for schedulers. */
 int tree_alloc(struct tree *t, int nmodels) __attribute__((warn_unused_result));
 void tree_release(struct tree *t, int nmodels);

@@ -819,6 +819,15 @@ static int pipes_of(pid_t pid, unsigned long *ino, int max)
 	return n;
 }
 
+/* Whether ino is among the n in set. */
+static bool holds(const unsigned long *set, int n, unsigned long ino)
+{
+	for (int i = 0; i < n; i++)
+		if (set[i] == ino)
+			return true;
+	return false;
+}
+
 /*
  * A worker holds only its own descriptors: of the pipes the workers hold,
  * one is held by more than one of them (the harness's, they report
@@ -828,7 +837,7 @@ static int pipes_of(pid_t pid, unsigned long *ino, int max)
  */
 Test(run, workers_hold_only_their_own_descriptors)
 {
-	unsigned long ino[4][32];
+	unsigned long ino[4][32], both[4 * 32];
 	int np[4], shared = 0, n;
 	pid_t pids[16];
 	struct run_cmd c;
@@ -846,20 +855,13 @@ Test(run, workers_hold_only_their_own_descriptors)
 	cr_assert_eq(n, 4, "%d workers: %s", n, output());
 	for (int i = 0; i < n; i++)
 		np[i] = pipes_of(pids[i], ino[i], 32);
-	/* each inode once, held by how many workers */
+	/* each pipe a worker holds that a later one holds too, once */
 	for (int i = 0; i < n; i++)
-		for (int k = 0; k < np[i]; k++) {
-			int by = 0, first = 1;
-
-			for (int j = 0; j < n; j++)
-				for (int q = 0; q < np[j]; q++)
-					if (ino[j][q] == ino[i][k]) {
-						by++;
-						first = first && !(j < i ||
-							(j == i && q < k));
-					}
-			shared += first && by > 1;
-		}
+		for (int k = 0; k < np[i]; k++)
+			for (int j = i + 1; j < n; j++)
+				if (holds(ino[j], np[j], ino[i][k]) &&
+				    !holds(both, shared, ino[i][k]))
+					both[shared++] = ino[i][k];
 	cr_assert_eq(shared, 1, "%d pipes held by more than one worker",
 		     shared);
 	cr_assert_eq(WEXITSTATUS(piped_wait(&pp)), 0, "%s", output());

@@ -277,10 +277,8 @@ static int store_transfers(sqlite3_stmt *ts, struct transfer_row *row,
 {
 	for (int m = 1; m < tp->nmodels; m++) {
 		int bp = tp->bcast.parent[m], up = tp->up.parent[m];
-		int child = 0;
+		int child = tree_child_index(&tp->up, m);
 
-		for (int k = 1; k < m; k++)
-			child += tp->up.parent[k] == up;
 		for (int tree = 0; tree < 2; tree++) {
 			row->tree = tree ? "upload" : "broadcast";
 			row->src_model = tree ? m : bp;

@@ -320,13 +320,12 @@ static int counter_lost(const struct run_ctx *x, const struct counter *c,
  * the clocks' error. A task that failed, or that is not done and still
  * runs or starts, may have anything in flight, and so may a run that
  * follows a timeline (tasks that left, moved or arrived): for them the
- * bound of the plan's longest path from now (a->drain).
+ * bound of the plan's longest path from now (a->drain_ns).
  */
 static uint64_t round_quiet_ns(const struct attempt *a, const struct plan *pr,
 			       uint64_t now, uint64_t late_ns)
 {
-	uint64_t bound = now + (uint64_t)a->drain.tv_sec * 1000000000u +
-			 (uint64_t)a->drain.tv_nsec;
+	uint64_t bound = now + a->drain_ns;
 	uint64_t quiet = 0;
 
 	if (a->x->set)
@@ -344,15 +343,14 @@ static uint64_t round_quiet_ns(const struct attempt *a, const struct plan *pr,
 			continue;
 		}
 		for (int m = 1; m < tp->nmodels; m++) {
-			int up = tp->up.parent[m], child = 0;
+			int up = tp->up.parent[m];
+			int child = tree_child_index(&tp->up, m);
 			double b = net_in_flight_s(tp->bcast.path[m].km) *
 				   a->n * 1e9;
 			double u = net_in_flight_s(tp->up.path[m].km) *
 				   a->n * 1e9;
 			uint64_t eb, eu;
 
-			for (int k = 1; k < m; k++)
-				child += tp->up.parent[k] == up;
 			eb = q->rep[m].t_start + (uint64_t)b +
 			     (uint64_t)tp->bcast.path[m].nhops * late_ns;
 			eu = q->rep[up].t_child[child] + (uint64_t)u +

@@ -357,12 +357,7 @@ static int att_prepare(struct attempt *a)
 		/* not this host's: the routers' own, through their agents */
 		a->am.delay = a->ag != NULL;
 	}
-	{
-		double d = drain_s(p, n);
-
-		a->drain.tv_sec = (time_t)d;
-		a->drain.tv_nsec = (long)((d - floor(d)) * 1e9);
-	}
+	a->drain_ns = (uint64_t)(drain_s(p, n) * 1e9);
 	return 0;
 }
 

@@ -137,7 +137,7 @@ struct attempt {
 	double link_meas, link_pred;
 	double dl_late, dl_max, rq_sum;
 	double stall_s, wall_s, stall_max, stall_over;	/* emu/awake.h */
-	struct timespec drain;
+	uint64_t drain_ns;	/* a round's last packets at most, host ns */
 	uint64_t dl_pk, rq_max;
 	unsigned rounds_run, degraded, unstored, compared;
 	bool not_stalls;	/* a round degraded for more than stalls */
