@@ -32,8 +32,13 @@
 #include "emu/proc.h"
 #include "emu/remote.h"
 #include "emu/spawn.h"
+#include "emu/traingate.h"
 #include "twin/net.h"
 #include "twin/predict.h"
+
+/* Places in the training gate for workers started later than the fleet
+ * (tasks that arrive or move in a timeline: their epochs' trees) */
+#define FLEET_GATE_SPARE 256
 
 /* How long a command started through o.via has to end by itself once its
  * link is closed, before it is killed. */
@@ -49,6 +54,8 @@ struct fleet {
 	uint64_t clock_err_ns;	/* their clocks' worst match */
 	struct ftask *t;
 	bool watch_gone;	/* the watched process ended */
+	struct traingate *gate;	/* forked workers' (NULL: none) */
+	int gate_slots, gate_next;	/* its places, the next one free */
 };
 
 double fleet_cpu_share(const struct plan *p, int t, int m)
@@ -233,6 +240,7 @@ static void reap(struct fleet *f, bool final, bool signals_only)
 				    w->pid)
 				continue;
 			w->exited = true;
+			traingate_forget(f->gate, w->gate_slot);
 			if (WIFSIGNALED(w->status) && sig < 0)
 				sig = m;
 			else if (WIFEXITED(w->status) &&
@@ -368,6 +376,11 @@ static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
 	if (!c)
 		return -ENOMEM;
 	fill_conf(f, t, m, c);
+	/* a place of its own in the gate, never used again */
+	c->gate = f->o.via ? NULL : f->gate;
+	c->gate_slot = c->gate && f->gate_next < f->gate_slots ?
+			       f->gate_next++ : -1;
+	ft->w[m].gate_slot = c->gate_slot;
 	c->report_fd = rfd;
 	c->go_fd = m == 0 ? go_rd : -1;
 	c->ctl_fd = -1;
@@ -633,7 +646,7 @@ static int task_init(struct fleet *f, const struct plan *q, int t,
 	if (!ft->w || !ft->rep || !ft->got)
 		return -ENOMEM;
 	for (int m = 0; m < tp->nmodels; m++)
-		ft->w[m].ctl = ft->w[m].from = -1;
+		ft->w[m].ctl = ft->w[m].from = ft->w[m].gate_slot = -1;
 	e = wire_message(q->sc, tp->task, &wm);
 	if (e) {
 		snprintf(err, len, "task '%s': %s", tp->task->name,
@@ -744,8 +757,13 @@ int fleet_start(const struct plan *p, const struct addressing *a,
 	}
 	f->report_fd = pfd[0];
 	f->report_wr = pfd[1];
-	for (int t = 0; t < p->ntasks; t++)
+	for (int t = 0; t < p->ntasks; t++) {
 		f->t[t].go_fd = f->t[t].model_fd = -1;
+		f->gate_slots += p->tasks[t].nmodels;
+	}
+	/* forked workers train through the gate (without: as they may) */
+	f->gate_slots += FLEET_GATE_SPARE;
+	f->gate = o->via ? NULL : traingate_new(f->gate_slots, 0);
 	for (int t = 0; t < p->ntasks && !e; t++)
 		if (!p->tasks[t].blocked)
 			e = task_init(f, p, t, 1, 1, err, len);
@@ -928,8 +946,10 @@ void fleet_task_end(struct fleet *f, int t)
 		if (ft->w[m].pid > 0 && !ft->w[m].exited) {
 			kill(ft->w[m].pid, SIGKILL);
 			if (waitpid(ft->w[m].pid, &ft->w[m].status, 0) ==
-			    ft->w[m].pid)
+			    ft->w[m].pid) {
 				ft->w[m].exited = true;
+				traingate_forget(f->gate, ft->w[m].gate_slot);
+			}
 		}
 }
 
@@ -1103,6 +1123,8 @@ int fleet_round(struct fleet *f, unsigned r, uint64_t at,
 				x->overrun_max_s = fmax(x->overrun_max_s,
 							(double)q->overrun_ns /
 								1e9 / n);
+				x->overrun_stretch = fmax(x->overrun_stretch,
+							  fleet_overrun_stretch(q));
 			}
 		}
 		x->bcast_s = (double)(last_recv - t0) / 1e9 / n;
@@ -1165,5 +1187,6 @@ void fleet_stop(struct fleet *f)
 	if (f->report_wr >= 0)
 		close(f->report_wr);
 	free(f->t);
+	traingate_free(f->gate);
 	free(f);
 }

@@ -93,6 +93,8 @@ struct fleet_task_round {
 				 * path alone; the monitor judges this */
 	int overruns;		/* compute phases whose arithmetic overran */
 	double overrun_max_s;	/* the worst, scenario seconds */
+	double overrun_stretch;	/* the most an overrun phase took of the
+				 * host time it was given (> 1), or 0 */
 	bool check_ok;		/* global = weighted mean of the locals */
 	double check_err, check_tol;
 };

@@ -160,3 +160,16 @@ uint64_t fleet_late_last(const struct ftask *ft, const struct task_plan *tp)
 	}
 	return sum;
 }
+
+/*
+ * How many times the host time a compute phase was given its arithmetic
+ * took (> 1 for one that overran: from the model's arrival to the end of
+ * its arithmetic, over the same to its deadline).
+ */
+double fleet_overrun_stretch(const struct wk_report *q)
+{
+	uint64_t took = q->t_train1 - q->t_start;
+
+	return q->t_train1 > q->t_start && took > q->overrun_ns ?
+		       (double)took / (double)(took - q->overrun_ns) : 0;
+}

@@ -26,6 +26,7 @@ struct fworker {
 	struct cg *cg;
 	uint64_t cpu_ns;	/* cgroup CPU time at the last round's end */
 	double cpu_s;		/* the worker's own count, likewise */
+	int gate_slot;		/* its place in the training gate, or -1 */
 	bool remote;		/* started through fleet_opts.via: ctl is
 				 * its link, which takes frames */
 	int from;		/* its link's read end until the relay
@@ -73,5 +74,9 @@ uint64_t fleet_late_worst(const struct ftask *ft,
 /* fleet_late_last - the workers' lateness along the way that ended the
  * round (ns, host time). */
 uint64_t fleet_late_last(const struct ftask *ft, const struct task_plan *tp);
+
+/* fleet_overrun_stretch - how many times the host time its compute phase
+ * had q's arithmetic took (> 1 when it overran; 0 when unknown). */
+double fleet_overrun_stretch(const struct wk_report *q);
 
 #endif

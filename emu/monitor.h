@@ -61,6 +61,9 @@
 				 * TCP's first RTT and the shapers' first
 				 * frame, which the fluid twin does not model */
 
+#define MON_PASSING 50	/* compute that overran in at most one phase
+			 * in this many came now and then (monitor_passing) */
+
 #define MON_RUNQ_MS 5	/* how often runnable threads are counted */
 
 struct monitor;
@@ -100,6 +103,8 @@ struct mon_round {
 	uint64_t drops;			/* by the shapers (caller's count) */
 	int overruns, phases;		/* compute phases: late, all */
 	double overrun_max_s;		/* scenario seconds */
+	double overrun_stretch;		/* the most a late phase took of
+					 * the time it had (> 1), or 0 */
 	double skew_max_s;		/* scenario seconds */
 	double late_max_s;		/* how late workers' event loops were
 					 * (timers, reads), summed along the
@@ -187,21 +192,24 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 		     double *suggest);
 
 /*
- * monitor_stalls_only - whether the host's stalls (the CPUs taken away
- * beyond the shapers' buckets) are all that makes r degraded. They come
- * as often per second at any N, so a raise does not cure them, where a
- * run again at the same N may well not meet them: what a calibration
- * tries first.
+ * monitor_passing - whether what makes r degraded came now and then, not
+ * from a host too slow at its N: the host's stalls (the CPUs taken away
+ * beyond the shapers' buckets), compute that overran in at most one phase
+ * in MON_PASSING, one segment TCP resent or one packet a shaper dropped;
+ * every other figure within its limit. Stalls come as often per second at
+ * any N, so a raise does not cure them; the others struck one trainer or
+ * packet of hundreds. A run again at the same N may well not meet them:
+ * what a calibration tries first.
  */
-bool monitor_stalls_only(const struct mon_round *r);
+bool monitor_passing(const struct mon_round *r);
 
 /*
  * monitor_next - the dilation `auto` tries after a run at n was degraded:
- * n itself when stalls alone degraded it (stalls_only: every degraded
- * round monitor_stalls_only) and *rerun is false, which it sets; else
- * suggest (the monitor's) when above n; else 0: nothing to try.
+ * n itself when what degraded it came now and then (passing: every
+ * degraded round monitor_passing) and *rerun is false, which it sets;
+ * else suggest (the monitor's) when above n; else 0: nothing to try.
  */
-double monitor_next(double n, double suggest, bool stalls_only, bool *rerun);
+double monitor_next(double n, double suggest, bool passing, bool *rerun);
 
 /*
  * Where a sweep's points start under auto: each from the dilation the

@@ -324,6 +324,9 @@ static int wside_open(struct wside *s, struct wk_conf *c)
 		return -EPROTO;
 	}
 	memcpy(c, r.buf, sizeof(*c));
+	/* no pointer comes over a link: the gate is the harness host's */
+	c->gate = NULL;
+	c->gate_slot = -1;
 	if (rm_conf_check(c, why, sizeof(why))) {
 		fprintf(stderr, "twinlab worker: %s\n", why);
 		return -EINVAL;

@@ -288,3 +288,22 @@ int wks_oldest(int fd, uint64_t *at)
 	*at = t;
 	return 1;
 }
+
+void wks_linger(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char buf[256];
+
+	for (;;) {
+		ssize_t k;
+
+		if (poll(&p, 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		k = read(p.fd, buf, sizeof(buf));
+		if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
+			return;
+	}
+}

@@ -78,4 +78,13 @@ struct wks_dial {
  */
 int wks_connect_all(struct wks_dial *d, int n, double timeout, int *bad);
 
+/*
+ * wks_linger - after a worker's last round, stay until the fleet ends:
+ * exiting (closing sockets, freeing memory) is host work that would fall
+ * inside other tasks' last round. Returns when fd (the global model's go
+ * pipe, a local one's broadcast parent's connection) ends or fails. The
+ * harness ends whatever is left when it stops the fleet.
+ */
+void wks_linger(int fd);
+
 #endif

@@ -8,6 +8,7 @@
  */
 #include "worker.h"
 #include "prio.h"
+#include "traingate.h"
 #include "wksock.h"
 #include "xfer.h"
 #include "twin/clock.h"
@@ -50,6 +51,7 @@ struct worker {
 	int cu;				/* upload out */
 	int ep, tfd;			/* epoll, deadline timer */
 	int train_go, train_done;	/* eventfds to and from the trainer */
+	uint64_t train_by;		/* its deadline, for the gate */
 	pthread_t trainer;
 	bool has_trainer;
 	bool realtime;			/* the event loop is (emu/prio.h) */
@@ -192,7 +194,9 @@ static void *trainer(void *arg)
 			w->trained = fl_evaluate(&w->model, &w->test,
 						 &w->rep.loss,
 						 &w->rep.accuracy);
-		else
+		else if (!(w->trained = traingate_enter(w->c->gate,
+							w->c->gate_slot,
+							w->train_by)))
 			w->trained = fl_train(&w->model, &w->mine,
 					      w->c->train_samples, FL_BATCH,
 					      fl_lr_for(w->c->dim),
@@ -221,6 +225,8 @@ static void *trainer(void *arg)
 		if (w->trained >= 0)
 			wk_project(w->model.w, w->model.nparams, w->c->seed,
 				   w->rep.proj, &w->rep.max_abs);
+		if (w->c->model != 0)
+			traingate_leave(w->c->gate, w->c->gate_slot);
 		v = 1;
 		if (write(w->train_done, &v, sizeof(v)) != (ssize_t)sizeof(v))
 			break;
@@ -679,6 +685,7 @@ static int on_model(struct worker *w, struct rstate *s, uint64_t at)
 	if (err)
 		return err;
 	w->train_round = s->r;
+	w->train_by = s->deadline;
 	w->rep.t_train0 = mono_ns();
 	s->training = true;
 	if (write(w->train_go, &one, sizeof(one)) != (ssize_t)sizeof(one))
@@ -1135,33 +1142,6 @@ static int round_once(struct worker *w, unsigned r)
 	return 0;
 }
 
-/*
- * After the last round, stay until the fleet ends: exiting (closing
- * sockets, freeing memory) is host work that would fall inside other
- * tasks' last round. The global model stays until the harness closes its
- * go pipe (or dies); a local one until its broadcast parent's connection
- * ends. The harness ends whatever is left when it stops the fleet.
- */
-static void linger(struct worker *w)
-{
-	struct pollfd p = { .fd = w->c->model == 0 ? w->c->go_fd : w->ab,
-			    .events = POLLIN };
-	char buf[256];
-
-	for (;;) {
-		ssize_t k;
-
-		if (poll(&p, 1, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return;
-		}
-		k = read(p.fd, buf, sizeof(buf));
-		if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
-			return;
-	}
-}
-
 int worker_run(const struct wk_conf *c)
 {
 	struct worker w = { .c = c, .lb = -1, .ab = -1, .cu = -1, .ep = -1,
@@ -1194,7 +1174,7 @@ int worker_run(const struct wk_conf *c)
 	     !rc && r <= c->rounds; r++)
 		rc = round_once(&w, r);
 	if (!rc)
-		linger(&w);
+		wks_linger(c->model == 0 ? c->go_fd : w.ab);
 	/* the process exits next: the kernel closes what is open */
 	return rc;
 }

@@ -105,6 +105,12 @@ struct wk_conf {
 	 * arrives, since it comes over the link, not surely first.
 	 */
 	bool ctl_each_round;
+	/*
+	 * The host's training gate (emu/traingate.h) and this worker's
+	 * place in it, when forked by the harness: NULL and -1 otherwise.
+	 */
+	struct traingate *gate;
+	int gate_slot;
 };
 
 /*

@@ -131,45 +131,118 @@ Test(monitor, lateness_beyond_one_percent)
 }
 
 /*
- * The host's stalls alone, and only they, are what a calibration tries
- * again at the same N: with anything else over its limit too (or the
- * round not degraded at all), a raise is the answer.
+ * Compute that overran in most phases: the host too slow for the work,
+ * whose host time grows as N. The step is how many times its time the
+ * worst phase took (at least x2, at most x4), not its lateness against
+ * the round; without that figure, the lateness as before.
  */
-Test(monitor, stalls_alone_are_run_again_at_the_same_dilation)
+Test(monitor, most_phases_overran_step_by_their_stretch)
+{
+	static const struct {
+		double stretch, suggests;
+		const char *says;
+	} cs[] = {
+		{ 1.5, 100, "one took 1.5 times the host time it had" },
+		{ 3.0, 150, "one took 3.0 times" },
+		{ 9.0, 200, "one took 9.0 times" },
+		{ 0, 200, "phases, worst by 3.000 ms (limit 0.100 ms)" },
+	};
+
+	for (size_t i = 0; i < sizeof(cs) / sizeof(cs[0]); i++) {
+		struct mon_round r = clean();
+
+		r.overruns = 6;		/* of 10 */
+		r.overrun_max_s = 0.003;	/* 30x its limit */
+		r.overrun_stretch = cs[i].stretch;
+		cr_assert_not(judge(&r));
+		cr_expect(strstr(why, cs[i].says), "%g: %s", cs[i].stretch,
+			  why);
+		cr_expect_float_eq(sug, cs[i].suggests, 1e-9, "%g: %g",
+				   cs[i].stretch, sug);
+	}
+	/* in half the phases or fewer: the least step, and nothing said */
+	{
+		struct mon_round r = clean();
+
+		r.overruns = 5;
+		r.overrun_max_s = 0.003;
+		r.overrun_stretch = 3.0;
+		cr_assert_not(judge(&r));
+		cr_expect_float_eq(sug, 100, 1e-9, "%g", sug);
+		cr_expect_not(strstr(why, "times the host time"), "%s", why);
+	}
+}
+
+/*
+ * What came now and then, and only it, is what a calibration tries again
+ * at the same N: the host's stalls, compute that overran in one phase in
+ * MON_PASSING, one segment resent or one packet dropped. With anything
+ * else over its limit too, or more of it (or the round not degraded at
+ * all), a raise is the answer.
+ */
+Test(monitor, what_came_now_and_then_is_run_again_at_the_same_dilation)
 {
 	struct mon_round r = clean();
 
-	cr_expect_not(monitor_stalls_only(&r), "a faithful round");
+	cr_expect_not(monitor_passing(&r), "a faithful round");
 	r.stall_excess = 0.03;
 	cr_assert_not(judge(&r));
-	cr_expect(monitor_stalls_only(&r), "%s", why);
+	cr_expect(monitor_passing(&r), "%s", why);
 	/* each other figure just over its limit takes it away */
 	r.dl_packets = 100;
 	r.dl_late_max_s = 0.00051;
-	cr_expect_not(monitor_stalls_only(&r), "a packet late too");
+	cr_expect_not(monitor_passing(&r), "a packet late too");
 	r.dl_late_max_s = 0.0005;	/* at its limit: within */
-	cr_expect(monitor_stalls_only(&r));
-	r.overruns = 1;
-	r.overrun_max_s = 0.00011;
-	cr_expect_not(monitor_stalls_only(&r), "an overrun too");
-	r.overruns = 0;
+	cr_expect(monitor_passing(&r));
 	r.late_frac_median = 0.011;
-	cr_expect_not(monitor_stalls_only(&r), "late loops too");
+	cr_expect_not(monitor_passing(&r), "late loops too");
 	r.late_frac_median = 0;
 	r.retrans = 3;
-	cr_expect_not(monitor_stalls_only(&r), "retransmissions too");
+	cr_expect_not(monitor_passing(&r), "retransmissions too");
 	r.lossy = true;		/* the scenario's own losses: not judged */
-	cr_expect(monitor_stalls_only(&r));
+	cr_expect(monitor_passing(&r));
 	r.delay_restarted = true;
-	cr_expect_not(monitor_stalls_only(&r), "a restarted delay line");
+	cr_expect_not(monitor_passing(&r), "a restarted delay line");
 	r = clean();
 	r.stall_excess = 0.01;	/* at the limit: faithful */
 	cr_expect(judge(&r), "%s", why);
-	cr_expect_not(monitor_stalls_only(&r));
+	cr_expect_not(monitor_passing(&r));
+
+	/* compute that overran: in one phase of MON_PASSING, however late */
+	r = clean();
+	r.phases = MON_PASSING;
+	r.overruns = 1;
+	r.overrun_max_s = 0.003;	/* 30x its limit */
+	cr_assert_not(judge(&r));
+	cr_expect(monitor_passing(&r), "%s", why);
+	r.overruns = 2;
+	cr_expect_not(monitor_passing(&r), "two phases of %d", r.phases);
+	r.phases = 2 * MON_PASSING;
+	cr_expect(monitor_passing(&r), "two of %d", r.phases);
+	r.stall_excess = 0.03;		/* and stalls: both pass */
+	cr_expect(monitor_passing(&r));
+	r.skew_max_s = 0.00011;
+	cr_expect_not(monitor_passing(&r), "tasks started apart too");
+
+	/* one segment resent, one packet dropped: each, not more */
+	r = clean();
+	r.retrans = 1;
+	cr_assert_not(judge(&r));
+	cr_expect(monitor_passing(&r), "%s", why);
+	r.drops = 1;
+	cr_expect(monitor_passing(&r), "one drop, resent once");
+	r.drops = 2;
+	cr_expect_not(monitor_passing(&r), "two drops");
+	r.drops = 0;
+	r.retrans = 2;
+	cr_expect_not(monitor_passing(&r), "two segments resent");
+	r.retrans = 1;
+	r.min_segments = MON_MIN_SEGMENTS - 1;
+	cr_expect_not(monitor_passing(&r), "short messages: the scenario's");
 }
 
-/* What auto tries next: the same N once for stalls alone, else the raise. */
-Test(monitor, auto_runs_again_once_for_stalls_then_raises)
+/* What auto tries next: the same N once for what passes, else the raise. */
+Test(monitor, auto_runs_again_once_for_what_passes_then_raises)
 {
 	bool rerun = false;
 	double next;
@@ -178,7 +251,7 @@ Test(monitor, auto_runs_again_once_for_stalls_then_raises)
 	next = monitor_next(64, 128, true, &rerun);
 	cr_expect_float_eq(next, 64, 1e-12);
 	cr_expect(rerun);
-	/* stalls again: the monitor's raise now */
+	/* it came again: the monitor's raise now */
 	next = monitor_next(64, 128, true, &rerun);
 	cr_expect_float_eq(next, 128, 1e-12);
 	rerun = false;

@@ -514,6 +514,8 @@ static void round_tally(struct attempt *a, struct att_round *R)
 		R->mr.phases += p->tasks[t].nmodels - 1;
 		R->mr.overrun_max_s =
 			fmax(R->mr.overrun_max_s, q->overrun_max_s);
+		R->mr.overrun_stretch =
+			fmax(R->mr.overrun_stretch, q->overrun_stretch);
 		R->mr.skew_max_s = fmax(R->mr.skew_max_s, q->skew_s);
 		R->mr.late_max_s = fmax(R->mr.late_max_s, q->late_max_s);
 		if (q->round_s > 0)
@@ -563,7 +565,7 @@ static int round_judge(struct attempt *a, unsigned r, struct att_round *R)
 	a->page_rounds += R->page;
 	if (!R->fine) {
 		a->degraded++;
-		a->not_stalls = a->not_stalls || !monitor_stalls_only(&R->mr);
+		a->not_passing = a->not_passing || !monitor_passing(&R->mr);
 		if (!a->first_why[0])
 			snprintf(a->first_why, sizeof(a->first_why),
 				 "%s (round %u)", R->why, r);
@@ -604,13 +606,12 @@ static int round_judge(struct attempt *a, unsigned r, struct att_round *R)
 	}
 	/*
 	 * auto: the first round calibrates; a degraded one retries at the
-	 * N the monitor names, or at the same N once when the host's stalls
-	 * alone degraded it (a higher N does not cure them; a second run
-	 * may not meet them)
+	 * N the monitor names, or at the same N once when what degraded it
+	 * came now and then (monitor_passing: a second run may not meet it)
 	 */
 	double next = !R->fine && x->auto_n && r == 1 && x->built ?
-			      monitor_next(n, x->suggest, !a->not_stalls,
-					   &x->stall_rerun) : 0;
+			      monitor_next(n, x->suggest, !a->not_passing,
+					   &x->same_rerun) : 0;
 
 	if (next > 0 && next <= LAB_DILATION_MAX) {
 		x->suggest = next;
@@ -621,9 +622,8 @@ static int round_judge(struct attempt *a, unsigned r, struct att_round *R)
 		fprintf(x->out,
 			"run: dilation %g is not faithful (%s); trying "
 			"%g%s\n",
-			n, R->why, next, next == n ? " again (a higher "
-			"dilation does not cure the host's stalls; a second "
-			"run may not meet them)" : "");
+			n, R->why, next, next == n ? " again (it came now "
+			"and then; a second run may not meet it)" : "");
 		a->rc = ATTEMPT_RETRY;
 		return 1;
 	}

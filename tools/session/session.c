@@ -403,8 +403,8 @@ static int att_start(struct attempt *a)
 /*
  * auto means a faithful run: one degraded after its calibration round
  * (the host slowed later, or round 1 was faithful by a hair) is run again
- * at the dilation the monitor names, twice at most (the host's stalls
- * alone: at the same N once, see monitor_next). Whether it is.
+ * at the dilation the monitor names, twice at most (what came now and
+ * then: at the same N once, see monitor_next). Whether it is.
  */
 static bool run_again(struct attempt *a)
 {
@@ -412,8 +412,8 @@ static bool run_again(struct attempt *a)
 	double next = a->degraded && x->auto_n && x->built &&
 			      !strcmp(x->status, "ok") &&
 			      x->late_retries < SESSION_LATE_RETRIES ?
-			      monitor_next(n, x->suggest, !a->not_stalls,
-					   &x->stall_rerun) : 0;
+			      monitor_next(n, x->suggest, !a->not_passing,
+					   &x->same_rerun) : 0;
 
 	if (!(next > 0 && next <= LAB_DILATION_MAX))
 		return false;
@@ -426,8 +426,8 @@ static bool run_again(struct attempt *a)
 		"run: dilation %g was not faithful in %u of %u rounds (%s); "
 		"running again at %g%s\n",
 		n, a->degraded, a->rounds_run, a->first_why, next,
-		next == n ? " (the host's stalls alone: a higher dilation "
-			    "does not cure them)" : "");
+		next == n ? " (it came now and then; a second run may not "
+			    "meet it)" : "");
 	a->rc = ATTEMPT_RETRY;
 	return true;
 }

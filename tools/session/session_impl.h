@@ -53,8 +53,8 @@ struct run_ctx {
 	uint64_t min_segments;	/* shortest message of a placed task */
 	bool built, retry;
 	int late_retries;	/* whole runs auto abandoned after round 1 */
-	bool stall_rerun;	/* run again at the same N for the host's
-				 * stalls alone (monitor_stalls_only): once */
+	bool same_rerun;	/* run again at the same N for what came
+				 * now and then (monitor_passing): once */
 	double suggest;
 	char verdict[256];
 	const char *status;
@@ -140,7 +140,8 @@ struct attempt {
 	uint64_t drain_ns;	/* a round's last packets at most, host ns */
 	uint64_t dl_pk, rq_max;
 	unsigned rounds_run, degraded, unstored, compared;
-	bool not_stalls;	/* a round degraded for more than stalls */
+	bool not_passing;	/* a round degraded for more than what
+				 * comes now and then */
 	pid_t sup, line0;
 	int watch_fd;
 	char watch_what[200];
