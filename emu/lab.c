@@ -512,10 +512,13 @@ int lab_open_nl(void *ctx)
 	return 0;
 }
 
-unsigned lab_ns_flags(enum node_kind kind)
+unsigned lab_ns_flags(const struct scenario *sc, int i)
 {
+	enum node_kind kind = sc->nodes[i].kind;
+
 	return kind == NODE_ROUTER ? NETNS_FORWARD :
-	       kind == NODE_SERVER ? NETNS_TCP : 0;
+	       kind == NODE_SERVER ? NETNS_TCP | (scenario_has_loss(sc) ?
+						  0 : NETNS_REORDER) : 0;
 }
 
 /*

@@ -293,10 +293,11 @@ int lab_link_node(const struct plan *p, int link, char *ifname);
 void lab_ns_name(const char *prefix, const char *node, char *buf, size_t len);
 
 /*
- * lab_ns_flags - the netns_add() flags of a node's namespace: routers
- * forward, TCP ends on servers only, a ROADM has no IP at all.
+ * lab_ns_flags - the netns_add() flags of node i's namespace: routers
+ * forward, TCP ends on servers only (reordering tolerated where sc loses
+ * no packet), a ROADM has no IP at all.
  */
-unsigned lab_ns_flags(enum node_kind kind);
+unsigned lab_ns_flags(const struct scenario *sc, int i);
 
 /*
  * lab_xconnect - rewire ROADM `roadm`'s cross-connect: frames arriving on

@@ -65,7 +65,7 @@ static void *make_some(void *arg)
 		pthread_mutex_unlock(m->lock);
 		if (stop)
 			break;
-		m->err = netns_add_open(n->ns, lab_ns_flags(sc->nodes[i].kind),
+		m->err = netns_add_open(n->ns, lab_ns_flags(sc, i),
 					&n->fd, lab_open_nl, n);
 		if (m->err) {
 			pthread_mutex_lock(m->lock);
@@ -100,7 +100,7 @@ static int take_namespace(struct lab *lab)
 		if (i != lab->only)
 			lab->n[i].nl = lab->void_nl;
 	}
-	err = netns_take_open(n->ns, lab_ns_flags(sc->nodes[lab->only].kind),
+	err = netns_take_open(n->ns, lab_ns_flags(sc, lab->only),
 			      lab->here, &adopted, &n->fd, lab_open_nl, n);
 	if (err == -ENOENT)
 		return lab_fail(lab, err, "no netns '%s': deploy the exported "

@@ -24,6 +24,9 @@ enum {
 	NETNS_TCP = 1u << 1,		/* TCP ends here: Reno, and no clock
 					 * of TCP's own that the twin lacks
 					 * (a server) */
+	NETNS_REORDER = 1u << 2,	/* ... and a loss only once the
+					 * host's reordering is ruled out
+					 * (a scenario without loss) */
 };
 
 /*

@@ -64,7 +64,7 @@ static int make_netns(struct bare *b, const char *prefix)
 
 		snprintf(n->ns, sizeof(n->ns), "%s-%s", prefix,
 			 sc->nodes[i].name);
-		err = netns_add(n->ns, lab_ns_flags(sc->nodes[i].kind));
+		err = netns_add(n->ns, lab_ns_flags(sc, i));
 		if (err)
 			return fail(b, err, "create netns", n->ns);
 		n->made = true;

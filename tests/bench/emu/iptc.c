@@ -154,7 +154,7 @@ static int build_namespaces(struct iptc *s, const struct scenario *sc,
 
 	for (int i = 0; i < sc->nnodes && !err; i++) {
 		const char *ns = nm->ns[i];
-		unsigned fl = lab_ns_flags(sc->nodes[i].kind);
+		unsigned fl = lab_ns_flags(sc, i);
 
 		err = cmd(s, s->ip, "netns", "add", ns, NULL);
 		if (!err)
@@ -171,6 +171,10 @@ static int build_namespaces(struct iptc *s, const struct scenario *sc,
 				  "net.ipv4.tcp_slow_start_after_idle=0" : NULL,
 				  (fl & NETNS_TCP) ?
 				  "net.ipv4.tcp_congestion_control=reno" : NULL,
+				  (fl & NETNS_REORDER) ?
+				  "net.ipv4.tcp_recovery=5" : NULL,
+				  (fl & NETNS_REORDER) ?
+				  "net.ipv4.tcp_min_rtt_wlen=0" : NULL,
 				  NULL);
 	}
 	s->nsetup = s->n;
