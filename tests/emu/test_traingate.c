@@ -74,16 +74,33 @@ static void reap_ok(pid_t pid)
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x", st);
 }
 
+/* A gate of nslots places, cap in at once, and a pipe children say on. */
+static struct traingate *gate_and_pipe(int nslots, int cap, int fd[2])
+{
+	struct traingate *g = traingate_new(nslots, cap);
+
+	cr_assert(g);
+	cr_assert_eq(pipe(fd), 0);
+	return g;
+}
+
+/* Everyone out of g, then g and the pipe gone. */
+static void all_out(struct traingate *g, int fd[2])
+{
+	await_counts(g, 0, 0);
+	close(fd[0]);
+	close(fd[1]);
+	traingate_free(g);
+}
+
 Test(traingate, waiters_go_in_by_deadline)
 {
-	struct traingate *g = traingate_new(4, 1);
 	int fd[2];
+	struct traingate *g = gate_and_pipe(4, 1, fd);
 	pid_t pid[4];
 	/* slot 1 due last, 2 first, 3 between */
 	static const uint64_t due[4] = { 0, 300, 100, 200 };
 
-	cr_assert(g);
-	cr_assert_eq(pipe(fd), 0);
 	/* this process holds the one place while they line up */
 	cr_assert_eq(traingate_enter(g, 0, 0), 0);
 	for (int s = 1; s < 4; s++) {
@@ -96,20 +113,15 @@ Test(traingate, waiters_go_in_by_deadline)
 	cr_expect_eq(next_said(fd[0]), 1);
 	for (int s = 1; s < 4; s++)
 		reap_ok(pid[s]);
-	await_counts(g, 0, 0);
-	close(fd[0]);
-	close(fd[1]);
-	traingate_free(g);
+	all_out(g, fd);
 }
 
 Test(traingate, as_many_in_at_once_as_it_holds)
 {
-	struct traingate *g = traingate_new(3, 2);
 	int fd[2];
+	struct traingate *g = gate_and_pipe(3, 2, fd);
 	pid_t a, b;
 
-	cr_assert(g);
-	cr_assert_eq(pipe(fd), 0);
 	a = child(g, 0, 5, fd[1], true);
 	b = child(g, 1, 9, fd[1], true);
 	next_said(fd[0]);
@@ -133,20 +145,15 @@ Test(traingate, as_many_in_at_once_as_it_holds)
 	kill(b, SIGKILL);
 	cr_assert_eq(waitpid(b, NULL, 0), b);
 	traingate_forget(g, 1);
-	await_counts(g, 0, 0);
-	close(fd[0]);
-	close(fd[1]);
-	traingate_free(g);
+	all_out(g, fd);
 }
 
 Test(traingate, a_waiter_killed_is_forgotten_and_none_is_let_in_for_it)
 {
-	struct traingate *g = traingate_new(3, 1);
 	int fd[2];
+	struct traingate *g = gate_and_pipe(3, 1, fd);
 	pid_t w, l;
 
-	cr_assert(g);
-	cr_assert_eq(pipe(fd), 0);
 	cr_assert_eq(traingate_enter(g, 0, 0), 0);
 	w = child(g, 1, 1, fd[1], false);
 	await_counts(g, 1, 1);
@@ -159,10 +166,7 @@ Test(traingate, a_waiter_killed_is_forgotten_and_none_is_let_in_for_it)
 	traingate_leave(g, 0);
 	cr_expect_eq(next_said(fd[0]), 2);
 	reap_ok(l);
-	await_counts(g, 0, 0);
-	close(fd[0]);
-	close(fd[1]);
-	traingate_free(g);
+	all_out(g, fd);
 }
 
 /* No gate, or no place in it: in at once, as before. */
