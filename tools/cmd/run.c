@@ -51,9 +51,12 @@
 	"starts at 1\n" \
 	"                    (auto:N at N) and raises N until the first round " \
 	"is\n" \
-	"                    faithful (a round degraded by the host's stalls " \
-	"alone is\n" \
-	"                    first run again at the same N)\n" \
+	"                    faithful (a round degraded by what comes now and " \
+	"then\n" \
+	"                    alone, the host's stalls, one overrun in 50 " \
+	"phases or one\n" \
+	"                    segment resent, is first run again at the same " \
+	"N)\n" \
 	"  -k, --keep        leave the emulation up afterwards\n" \
 	"  --events FILE     the scenario's events from FILE (its background " \
 	"traffic is\n" \
