@@ -64,6 +64,10 @@
 #define MON_PASSING 50	/* compute that overran in at most one phase
 			 * in this many came now and then (monitor_passing) */
 
+#define MON_STEP_SPORADIC 1.5	/* the step where compute overran in a
+				 * minority of phases, and nothing else
+				 * (elsewhere at least x2) */
+
 #define MON_RUNQ_MS 5	/* how often runnable threads are counted */
 
 struct monitor;

@@ -12,8 +12,10 @@ so that the machine's moods fall on both. Per run: its wall time, the
 attempts it made (each point's dilation ladder included), the dilation
 each point was found faithful at, and the host time its attempts spent in
 each phase (the "host time" lines of its log: build, workers, rounds,
-teardown), with the share of everything but the rounds, and why each
-attempt the ladder abandoned was not faithful. Per binary the
+teardown), the wall time outside every attempt (loading, planning and
+predicting each point, before its first attempt), the share of the wall
+time that is not the rounds, and why each attempt the ladder abandoned
+was not faithful. Per binary the
 medians over the runs; with a baseline, each median's ratio to the
 baseline's. A run whose point is not faithful is said, with its verdict.
 With --busy another process keeps one core busy throughout (ended by its
@@ -95,9 +97,11 @@ def one_run(twinlab, experiment, tag):
         "faithful": len(faithful),
         "dilations": [pt.get("dilation") for pt in points],
         "phases_s": sums,
+        "outside_s": max(0.0, wall - sums["total"]),
         "ladder": ladder,
-        "not_rounds": 1 - sums["rounds"] / sums["total"]
-        if sums["total"] > 0 else float("nan"),
+        # of the sweep's wall time: planning counts as much as a build
+        "not_rounds": 1 - sums["rounds"] / wall if wall > 0
+        else float("nan"),
     }
 
 
@@ -111,6 +115,7 @@ def medians(runs):
     }
     for k in PHASES:
         m[k + "_s"] = statistics.median(r["phases_s"][k] for r in runs)
+    m["outside_s"] = statistics.median(r["outside_s"] for r in runs)
     return m
 
 
@@ -194,7 +199,7 @@ def main(argv):
         print("speed: %s, %d runs each%s" % (
             experiment, reps, ", one core kept busy" if busy else ""))
         cols = ["wall_s", "attempts", "max_dilation"] + \
-            [k + "_s" for k in PHASES] + ["not_rounds"]
+            [k + "_s" for k in PHASES] + ["outside_s", "not_rounds"]
         print("%-9s " % "" + " ".join("%12s" % c for c in cols))
         for tag, _ in bins:
             m = out[tag]["median"]
@@ -204,7 +209,8 @@ def main(argv):
             print("%-9s " % "ratio" + " ".join(
                 "%12.3f" % out["ratio"][c] for c in cols))
         print("(medians over the runs; phases are host seconds summed over "
-              "every attempt of a run; not_rounds: their share outside the "
+              "every attempt of a run; outside: the wall time outside every "
+              "attempt; not_rounds: the share of the wall time outside the "
               "rounds)")
     return 1 if failed else 0
 
