@@ -342,11 +342,12 @@ static bool most_overran(const struct mon_round *r)
 
 /*
  * Compute overran in a minority of phases, and nothing else is over its
- * limit: trainers let wait now and then, which a third less of the host's
- * time per scenario second lets through. NSFNET's Fig. 3 points that a
- * sweep raised from 16 to 32 for a few of 180-450 phases overrun were
- * faithful in 24 of 24 runs at 20 and 24 (9-15 locals, both schedulers),
- * and their rounds at 24 take three quarters of those at 32.
+ * limit: trainers let wait now and then, which the host busy a third less
+ * of the time (its work per round spread over half as long again) lets
+ * through. NSFNET's Fig. 3 points that a sweep raised from 16 to 32 for
+ * a few of 180-450 phases overrun were faithful in 24 of 24 runs at 20
+ * and 24 (9-15 locals, both schedulers), and their rounds at 24 take
+ * three quarters of those at 32.
  */
 static bool sporadic(const struct mon_round *r)
 {
