@@ -65,8 +65,10 @@
 			 * in this many came now and then (monitor_passing) */
 
 #define MON_STEP_SPORADIC 1.5	/* the step where compute overran in a
-				 * minority of phases, and nothing else
+				 * minority of phases or a figure is over
+				 * its limit by a hair, and nothing else
 				 * (elsewhere at least x2) */
+#define MON_HAIR 1.2		/* ... by at most this many times it */
 
 #define MON_RUNQ_MS 5	/* how often runnable threads are counted */
 
