@@ -344,9 +344,9 @@ static bool most_overran(const struct mon_round *r)
  * What a third less of the host's busy time lets through (its work per
  * round spread over half as long again): compute that overran in a
  * minority of phases, trainers let wait now and then, with every other
- * figure at most MON_HAIR times its limit; or figures that late by a
- * hair alone. Not the host's stalls (their share stays at any N), nor a
- * segment resent or a packet dropped. NSFNET's Fig. 3 points that a
+ * figure at most MON_HAIR times its limit; or figures over their limits
+ * by such a hair alone. Not the host's stalls (their share stays at any
+ * N), nor a segment resent or a packet dropped. NSFNET's Fig. 3 points that a
  * sweep raised from 16 to 32 for a few of 180-450 phases overrun were
  * faithful in 24 of 24 runs at 20 and 24 (9-15 locals, both
  * schedulers), and the demo's 15-local points, raised from 64 to 128 for
