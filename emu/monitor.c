@@ -340,15 +340,27 @@ static bool most_overran(const struct mon_round *r)
 	return overran(r) && 2 * r->overruns > r->phases;
 }
 
+/* The host took the CPUs away beyond what the shapers make up for. */
+static bool stalled(const struct mon_round *r)
+{
+	return r->stall_excess > MON_TIME_TOL;
+}
+
+/* A packet dropped or a segment resent that the scenario did not lose. */
+static bool lost(const struct mon_round *r)
+{
+	return !r->lossy && (r->drops || r->retrans);
+}
+
 /*
  * What a third less of the host's busy time lets through (its work per
  * round spread over half as long again): compute that overran in a
  * minority of phases, trainers let wait now and then, with every other
  * figure at most MON_HAIR times its limit; or figures over their limits
  * by such a hair alone. Not the host's stalls (their share stays at any
- * N), nor a segment resent or a packet dropped. NSFNET's Fig. 3 points that a
- * sweep raised from 16 to 32 for a few of 180-450 phases overrun were
- * faithful in 24 of 24 runs at 20 and 24 (9-15 locals, both
+ * N), nor a segment resent or a packet dropped. NSFNET's Fig. 3 points
+ * that a sweep raised from 16 to 32 for a few of 180-450 phases overrun
+ * were faithful in 24 of 24 runs at 20 and 24 (9-15 locals, both
  * schedulers), and the demo's 15-local points, raised from 64 to 128 for
  * event loops 1.03 % late (limit 1 %), in 6 of 6 at 96; their rounds
  * take three quarters of those a x2 step gives.
@@ -358,24 +370,20 @@ static bool sporadic(const struct mon_round *r)
 	double worst = ratio_of(r, false);
 
 	return !most_overran(r) && worst <= MON_HAIR &&
-	       (overran(r) || worst > 1) &&
-	       !(r->stall_excess > MON_TIME_TOL) &&
-	       !(!r->lossy && (r->drops || r->retrans));
+	       (overran(r) || worst > 1) && !stalled(r) && !lost(r);
 }
 
 bool monitor_passing(const struct mon_round *r)
 {
-	bool stalls = r->stall_excess > MON_TIME_TOL;
 	bool over = overran(r);
-	bool lost = !r->lossy && (r->drops || r->retrans);
 
 	if (r->delay_restarted || ratio_of(r, false) > 1 ||
 	    (over && (uint64_t)r->overruns * MON_PASSING >
 			     (uint64_t)r->phases) ||
-	    (lost && (r->drops > 1 || r->retrans > 1)) ||
+	    (lost(r) && (r->drops > 1 || r->retrans > 1)) ||
 	    (r->min_segments && r->min_segments < MON_MIN_SEGMENTS))
 		return false;
-	return stalls || over || lost;
+	return stalled(r) || over || lost(r);
 }
 
 double monitor_next(double n, double suggest, bool passing, bool *rerun)
@@ -438,10 +446,9 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 	 * its lateness against the round (NSFNET's 9-local points, s 1.9-2.6
 	 * at N 8, took x4 to 32 when over/tol asked 66-87).
 	 */
-	double worst = ratio_of(r, false), least = 2;
+	double worst = ratio_of(r, false);
+	double least = sporadic(r) ? MON_STEP_SPORADIC : 2;
 
-	if (sporadic(r))
-		least = MON_STEP_SPORADIC;
 	if (most_overran(r))
 		worst = fmax(worst, r->overrun_stretch > 1 ?
 					    r->overrun_stretch : over / tol);
@@ -461,7 +468,7 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 		*suggest = n;
 		return false;
 	}
-	if (r->stall_excess > MON_TIME_TOL)
+	if (stalled(r))
 		snprintf(why, len, "the host took the CPUs away for %.2f %% "
 			 "of the time beyond what the shapers make up for "
 			 "(limit %g %%)", r->stall_excess * 100,
