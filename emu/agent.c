@@ -238,6 +238,7 @@ int agents_sample(void *ctx, struct mon_sample *s)
 			return e;
 		s->dl_accepted += v[0];
 		s->dl_late_ns_sum += v[1];
+		s->dl_bins = false;	/* an agent gives no bins */
 		if (v[2] > s->dl_late_ns_max)
 			s->dl_late_ns_max = v[2];
 		s->dl_starts += v[3];

@@ -546,7 +546,7 @@ static int dl_ns_recv(struct delayline *dl, struct dl_ns *ns, int rounds)
 
 /* Tell the watcher (if any) what one batch of verdicts did. */
 static void dl_publish(struct dl_live *live, uint64_t n, uint64_t late_sum,
-		       uint64_t late_max)
+		       uint64_t late_max, const uint32_t bins[DL_LATE_BINS])
 {
 	if (!live || !n)
 		return;
@@ -554,12 +554,17 @@ static void dl_publish(struct dl_live *live, uint64_t n, uint64_t late_sum,
 	atomic_fetch_add_explicit(&live->late_ns_sum, late_sum,
 				  memory_order_relaxed);
 	atomic_max_u64(&live->late_ns_max, late_max);
+	for (int k = 0; k < DL_LATE_BINS; k++)
+		if (bins[k])
+			atomic_fetch_add_explicit(&live->late_bins[k], bins[k],
+						  memory_order_relaxed);
 }
 
 /* Accept every packet whose deadline has come: never one before it. */
 static int dl_release(struct delayline *dl, uint64_t now)
 {
 	uint64_t n0 = dl->st.accepted, sum0 = dl->st.late_ns_sum, max = 0;
+	uint32_t bins[DL_LATE_BINS] = { 0 };
 	int err = 0;
 
 	while (dl->nheap > 0 && dl_q_head(dl->heap[0]) <= now) {
@@ -569,6 +574,7 @@ static int dl_release(struct delayline *dl, uint64_t now)
 		while (q->len > 0) {
 			const struct dl_slot *s = &q->ring[q->head];
 			uint64_t late;
+			int k;
 
 			if (s->deadline > now)
 				break;
@@ -576,6 +582,9 @@ static int dl_release(struct delayline *dl, uint64_t now)
 			dl->st.late_ns_sum += late;
 			if (late > max)
 				max = late;
+			k = dl_late_bin(late);
+			if (k >= 0)
+				bins[k]++;
 			if (late > dl->st.late_ns_max)
 				dl->st.late_ns_max = late;
 			last = s->id;
@@ -597,7 +606,7 @@ static int dl_release(struct delayline *dl, uint64_t now)
 	if (!err)
 		err = dl_send_all(dl);
 	dl_publish(dl->live, dl->st.accepted - n0, dl->st.late_ns_sum - sum0,
-		   max);
+		   max, bins);
 	return err;
 }
 

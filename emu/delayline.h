@@ -77,7 +77,28 @@ struct dl_stats {
  * late_ns_max for 0 to learn the worst since its last look.
  */
 #define DL_LIVE_MAGIC 0x746c646cu	/* "tldl" */
-#define DL_LIVE_VERSION 2u
+#define DL_LIVE_VERSION 3u
+
+/*
+ * How late the accepted packets were, in bins: bin k counts those late by
+ * [2^k, 2^(k+1)) x 1024 ns, the last bin everything beyond; under 1024 ns
+ * is not counted. So a watcher tells one packet late beyond a limit from
+ * many.
+ */
+#define DL_LATE_BINS 24
+#define DL_LATE_UNIT_SHIFT 10		/* a bin's unit: 2^10 ns */
+
+/* The bin of a packet late by `late` ns, or -1: none. */
+static inline int dl_late_bin(uint64_t late)
+{
+	uint64_t u = late >> DL_LATE_UNIT_SHIFT;
+	int k;
+
+	if (!u)
+		return -1;
+	k = 63 - __builtin_clzll(u);
+	return k < DL_LATE_BINS ? k : DL_LATE_BINS - 1;
+}
 
 /*
  * The one thing a watcher may tell the delay line: until pass_until
@@ -99,6 +120,7 @@ struct dl_live {
 				 * its queues (each once at the start) */
 	_Atomic uint64_t pass_until;	/* the watcher's: see above */
 	_Atomic uint64_t passed;	/* packets accepted at once for it */
+	_Atomic uint64_t late_bins[DL_LATE_BINS];	/* see DL_LATE_BINS */
 };
 
 /*

@@ -223,6 +223,9 @@ int monitor_sample(struct monitor *m, struct mon_sample *s)
 		s->dl_late_ns_sum = atomic_load(&m->dl->late_ns_sum);
 		s->dl_late_ns_max = atomic_exchange(&m->dl->late_ns_max, 0);
 		s->dl_starts = atomic_load(&m->dl->starts);
+		for (int k = 0; k < DL_LATE_BINS; k++)
+			s->dl_late_bins[k] = atomic_load(&m->dl->late_bins[k]);
+		s->dl_bins = true;
 	}
 	awake_read(m->awake, &f);
 	s->stall_ns = f.stall_ns;
@@ -274,6 +277,10 @@ void monitor_diff(const struct mon_sample *a, const struct mon_sample *b,
 		(double)(b->dl_late_ns_sum - a->dl_late_ns_sum) /
 		(double)r->dl_packets / 1e9 / n : 0;
 	r->dl_late_max_s = (double)b->dl_late_ns_max / 1e9 / n;
+	r->dl_bins = a->dl_bins && b->dl_bins;
+	for (int k = 0; k < DL_LATE_BINS; k++)
+		r->dl_late_bins[k] = r->dl_bins ? b->dl_late_bins[k] -
+						  a->dl_late_bins[k] : 0;
 	r->tg_dgrams = b->tg_dgrams - a->tg_dgrams;
 	r->tg_late_mean_s = r->tg_dgrams ?
 		(double)(b->tg_late_ns_sum - a->tg_late_ns_sum) /
@@ -311,22 +318,46 @@ static bool late_said(char *why, size_t len, const char *all, const char *one,
 
 /*
  * The most any figure but the stalls is over its limit (1: at it); with
- * compute's overruns, or without.
+ * compute's overruns, or without; with the delay line's latest packet,
+ * or without.
  */
-static double ratio_of(const struct mon_round *r, bool overruns)
+static double ratio_of(const struct mon_round *r, bool overruns,
+		       bool dl_worst)
 {
 	double tol = MON_TIME_TOL * r->round_min_s;
 	double bound = MON_TASK_WORST * r->round_min_s;
 	double over = overruns && r->overruns ? r->overrun_max_s : 0;
+	double dl = dl_worst ? r->dl_late_max_s : 0;
 	double worst = tol > 0 ? fmax(fmax(fmax(over, r->skew_max_s),
 					   r->dl_late_mean_s) / tol,
-				      r->dl_late_max_s / bound) : 2;
+				      dl / bound) : 2;
 
 	if (tol > 0)
 		worst = fmax(worst, fmax(r->tg_late_mean_s / tol,
 					 r->tg_late_max_s / bound));
 	return fmax(worst, fmax(r->late_frac_median / MON_TIME_TOL,
 				r->late_frac_worst / MON_TASK_WORST));
+}
+
+/*
+ * The delay line let one packet of the round go late beyond its limit,
+ * and no other (its bins say so; a bin that reaches past the limit counts
+ * whole): the host held a line up once, as one segment resent is once.
+ */
+static bool one_late(const struct mon_round *r)
+{
+	double n = r->dilation > 0 ? r->dilation : 1;
+	double bound = MON_TASK_WORST * r->round_min_s * n * 1e9; /* ns */
+	uint64_t beyond = 0;
+
+	if (!r->dl_bins || !(r->dl_late_max_s * n * 1e9 > bound) ||
+	    bound < (double)(1u << DL_LATE_UNIT_SHIFT))
+		return false;
+	for (int k = 0; k < DL_LATE_BINS; k++)
+		if (k == DL_LATE_BINS - 1 ||
+		    ldexp(1, k + 1 + DL_LATE_UNIT_SHIFT) > bound)
+			beyond += r->dl_late_bins[k];
+	return beyond <= 1;
 }
 
 /* Compute overran beyond its limit; in most of the round's phases. */
@@ -367,7 +398,7 @@ static bool lost(const struct mon_round *r)
  */
 static bool sporadic(const struct mon_round *r)
 {
-	double worst = ratio_of(r, false);
+	double worst = ratio_of(r, false, true);
 
 	return !most_overran(r) && worst <= MON_HAIR &&
 	       (overran(r) || worst > 1) && !stalled(r) && !lost(r);
@@ -375,15 +406,15 @@ static bool sporadic(const struct mon_round *r)
 
 bool monitor_passing(const struct mon_round *r)
 {
-	bool over = overran(r);
+	bool over = overran(r), late = one_late(r);
 
-	if (r->delay_restarted || ratio_of(r, false) > 1 ||
+	if (r->delay_restarted || ratio_of(r, false, !late) > 1 ||
 	    (over && (uint64_t)r->overruns * MON_PASSING >
 			     (uint64_t)r->phases) ||
 	    (lost(r) && (r->drops > 1 || r->retrans > 1)) ||
 	    (r->min_segments && r->min_segments < MON_MIN_SEGMENTS))
 		return false;
-	return stalled(r) || over || lost(r);
+	return stalled(r) || over || lost(r) || late;
 }
 
 double monitor_next(double n, double suggest, bool passing, bool *rerun)
@@ -446,7 +477,7 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
 	 * its lateness against the round (NSFNET's 9-local points, s 1.9-2.6
 	 * at N 8, took x4 to 32 when over/tol asked 66-87).
 	 */
-	double worst = ratio_of(r, false);
+	double worst = ratio_of(r, false, true);
 	double least = sporadic(r) ? MON_STEP_SPORADIC : 2;
 
 	if (most_overran(r))

@@ -46,6 +46,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "delayline.h"
+
 /*
  * Thresholds. Times are scenario time, relative to the shortest measured
  * round of the run's tasks: an error under MON_TIME_TOL of a round is
@@ -85,6 +87,8 @@ struct mon_sample {
 	uint64_t dl_accepted, dl_late_ns_sum;	/* the delay line's, if */
 	uint64_t dl_late_ns_max;	/* watched; max since the last sample */
 	uint64_t dl_starts;		/* times it bound its queues */
+	uint64_t dl_late_bins[DL_LATE_BINS];	/* its packets by lateness, */
+	bool dl_bins;			/* when known (not through agents) */
 	uint64_t runq_sum, runq_n, runq_max;	/* runnable threads, counted
 					 * since the last sample */
 	uint64_t tg_late_ns_sum, tg_dgrams;	/* the traffic generator's */
@@ -127,6 +131,8 @@ struct mon_round {
 	uint64_t dl_packets;		/* the delay line accepted */
 	double dl_late_mean_s;		/* ... this late after their deadline */
 	double dl_late_max_s;		/* ... at worst (scenario seconds) */
+	uint64_t dl_late_bins[DL_LATE_BINS];	/* ... by lateness, when */
+	bool dl_bins;			/* known (DL_LATE_BINS) */
 	uint64_t tg_dgrams;		/* background datagrams sent */
 	double tg_late_mean_s;		/* ... this late after their time */
 	double tg_late_max_s;		/* ... at worst (scenario seconds) */
@@ -201,10 +207,11 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
  * monitor_passing - whether what makes r degraded came now and then, not
  * from a host too slow at its N: the host's stalls (the CPUs taken away
  * beyond the shapers' buckets), compute that overran in at most one phase
- * in MON_PASSING, one segment TCP resent or one packet a shaper dropped;
- * every other figure within its limit. Stalls come as often per second at
- * any N, so a raise does not cure them; the others struck one trainer or
- * packet of hundreds. A run again at the same N may well not meet them:
+ * in MON_PASSING, one segment TCP resent, one packet a shaper dropped or
+ * one the delay line let go late beyond its limit (its bins show no
+ * other: dl_bins); every other figure within its limit. Stalls come as
+ * often per second at any N, so a raise does not cure them; the others
+ * struck one trainer or packet of hundreds. A run again at the same N may well not meet them:
  * what a calibration tries first.
  */
 bool monitor_passing(const struct mon_round *r);

@@ -324,7 +324,7 @@ Test(lab, the_delay_line_publishes_its_lateness)
 {
 	char ns[64], src[16], dst[16], path[128];
 	struct dl_live *l = NULL;
-	uint64_t n0, sum0;
+	uint64_t n0, sum0, bins0[DL_LATE_BINS], binned = 0;
 	double rtt[10];
 	int got, fd;
 	bool has;
@@ -342,6 +342,8 @@ Test(lab, the_delay_line_publishes_its_lateness)
 	n0 = atomic_load(&l->accepted);
 	sum0 = atomic_load(&l->late_ns_sum);
 	atomic_store(&l->late_ns_max, 0);
+	for (int k = 0; k < DL_LATE_BINS; k++)
+		bins0[k] = atomic_load(&l->late_bins[k]);
 	transfer(1, 1, false, ns, src, dst);
 	cr_assert_eq(nt_ping_from(ns, src, dst, 10, 20, rtt, &got), 0);
 	cr_assert_geq(got, 9);
@@ -354,6 +356,22 @@ Test(lab, the_delay_line_publishes_its_lateness)
 	cr_assert_leq((atomic_load(&l->late_ns_sum) - sum0) /
 			      (atomic_load(&l->accepted) - n0),
 		      atomic_load(&l->late_ns_max));
+	/* the bins: each packet late by 1024 ns or more once, the worst in
+	 * its own bin, none beyond it */
+	for (int k = 0; k < DL_LATE_BINS; k++) {
+		uint64_t d = atomic_load(&l->late_bins[k]) - bins0[k];
+
+		binned += d;
+		if (k > dl_late_bin(atomic_load(&l->late_ns_max)))
+			cr_expect_eq(d, 0, "bin %d beyond the worst", k);
+	}
+	cr_assert_leq(binned, atomic_load(&l->accepted) - n0);
+	if (dl_late_bin(atomic_load(&l->late_ns_max)) >= 0)
+		cr_expect_gt(atomic_load(&l->late_bins[dl_late_bin(
+				     atomic_load(&l->late_ns_max))]) -
+				     bins0[dl_late_bin(
+					     atomic_load(&l->late_ns_max))],
+			     0, "the worst packet is in no bin");
 	lab_delay_live_close(l);
 	cr_assert_gt(lab_down(prefix, NULL, NULL), 0);
 	snprintf(path, sizeof(path), LAB_STATE_DIR "/%s/delayline", prefix);

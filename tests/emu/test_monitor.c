@@ -285,6 +285,77 @@ Test(monitor, what_came_now_and_then_is_run_again_at_the_same_dilation)
 	cr_expect_not(monitor_passing(&r), "short messages: the scenario's");
 }
 
+/*
+ * One packet the delay line let go late beyond its limit, and no other, is
+ * a hiccup of the host's, like one segment resent: run again at the same
+ * N. Its bins tell it from many (a bin that reaches past the limit counts
+ * whole); without them (a node's, through its agent), or with anything
+ * else over its limit, it is a raise. Here the limit is 0.5 ms of
+ * scenario time, 25 ms of wall time at N 50: bins 14 and above reach it.
+ */
+Test(monitor, one_packet_late_beyond_its_limit_is_run_again)
+{
+	struct mon_round r = clean();
+
+	r.dl_packets = 1000;
+	r.dl_bins = true;
+	r.dl_late_bins[0] = 600;	/* 1-2 us of wall time */
+	r.dl_late_bins[13] = 50;	/* 8.4-16.8 ms: within */
+	r.dl_late_max_s = 0.002;	/* 100 ms of wall time: bin 16 */
+	r.dl_late_bins[16] = 1;
+	cr_assert_not(judge(&r));
+	cr_expect(strstr(why, "the delay line let a packet go 2.000 ms late"),
+		  "%s", why);
+	cr_expect(monitor_passing(&r), "%s", why);
+	r.dl_late_bins[14] = 1;		/* 16.8-33.6 ms: may be beyond */
+	cr_expect_not(monitor_passing(&r), "two packets may be beyond");
+	r.dl_late_bins[14] = 0;
+	r.dl_bins = false;
+	cr_expect_not(monitor_passing(&r), "no bins: not known to be one");
+	r.dl_bins = true;
+	r.dl_late_mean_s = 0.00011;	/* its mean over its limit too */
+	cr_expect_not(monitor_passing(&r), "late on average");
+	r.dl_late_mean_s = 0;
+	r.skew_max_s = 0.00011;
+	cr_expect_not(monitor_passing(&r), "tasks started apart too");
+	r.skew_max_s = 0;
+	r.stall_excess = 0.03;		/* and stalls: both came once */
+	cr_expect(monitor_passing(&r));
+	/* within its limit: nothing to run again for */
+	r = clean();
+	r.dl_bins = true;
+	r.dl_late_max_s = 0.0005;
+	r.dl_late_bins[14] = 1;
+	cr_expect(judge(&r), "%s", why);
+	cr_expect_not(monitor_passing(&r));
+}
+
+/* The bins of a round are the delay line's between its two samples. */
+Test(monitor, delay_line_bins_between_two_samples)
+{
+	struct mon_sample a = { .dl_bins = true }, b = { .dl_bins = true };
+	struct mon_round r = { .dilation = 50 };
+
+	a.dl_late_bins[3] = 2;
+	b.dl_late_bins[3] = 5;
+	b.dl_late_bins[DL_LATE_BINS - 1] = 1;
+	monitor_diff(&a, &b, &r);
+	cr_expect(r.dl_bins);
+	cr_expect_eq(r.dl_late_bins[3], 3);
+	cr_expect_eq(r.dl_late_bins[DL_LATE_BINS - 1], 1);
+	b.dl_bins = false;		/* an agent's: none */
+	monitor_diff(&a, &b, &r);
+	cr_expect_not(r.dl_bins);
+	cr_expect_eq(r.dl_late_bins[3], 0);
+	/* a packet's bin: 1024 ns x 2^k and up; under 1024 ns, none */
+	cr_expect_eq(dl_late_bin(1023), -1);
+	cr_expect_eq(dl_late_bin(1024), 0);
+	cr_expect_eq(dl_late_bin(2047), 0);
+	cr_expect_eq(dl_late_bin(2048), 1);
+	cr_expect_eq(dl_late_bin(100000000), 16);
+	cr_expect_eq(dl_late_bin(UINT64_MAX), DL_LATE_BINS - 1);
+}
+
 /* What auto tries next: the same N once for what passes, else the raise. */
 Test(monitor, auto_runs_again_once_for_what_passes_then_raises)
 {

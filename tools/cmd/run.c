@@ -54,9 +54,10 @@
 	"                    faithful (a round degraded by what comes now and " \
 	"then\n" \
 	"                    alone, the host's stalls, one overrun in 50 " \
-	"phases or one\n" \
-	"                    segment resent, is first run again at the same " \
-	"N)\n" \
+	"phases, one\n" \
+	"                    segment resent or one packet the delay line let " \
+	"go late,\n" \
+	"                    is first run again at the same N)\n" \
 	"  -k, --keep        leave the emulation up afterwards\n" \
 	"  --events FILE     the scenario's events from FILE (its background " \
 	"traffic is\n" \
