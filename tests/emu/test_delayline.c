@@ -214,16 +214,12 @@ static void print_stats(const char *what, const struct dl_stats *st)
 
 static void line_init(void)
 {
-	char prefix[32];
 	int err;
 
 	if (geteuid() != 0)
 		cr_skip_test("emulation tests need root");
-	nt_sweep("tldl");
-	snprintf(prefix, sizeof(prefix), "tldl%d-", (int)getpid());
-	err = nt_line_up(&line, prefix);
-	cr_assert_eq(err, 0, "cannot build the line '%s': %s", prefix,
-		     strerror(-err));
+	err = nt_line_own(&line, "tldl");
+	cr_assert_eq(err, 0, "cannot build the line: %s", strerror(-err));
 }
 
 static void line_fini(void)

@@ -28,16 +28,12 @@ static struct nt_line line;
 
 static void line_init(void)
 {
-	char prefix[32];
 	int err;
 
 	if (geteuid() != 0)
 		cr_skip_test("emulation tests need root");
-	nt_sweep("tlnl");
-	snprintf(prefix, sizeof(prefix), "tlnl%d-", (int)getpid());
-	err = nt_line_up(&line, prefix);
-	cr_assert_eq(err, 0, "cannot build the line '%s': %s", prefix,
-		     strerror(-err));
+	err = nt_line_own(&line, "tlnl");
+	cr_assert_eq(err, 0, "cannot build the line: %s", strerror(-err));
 }
 
 static void line_fini(void)

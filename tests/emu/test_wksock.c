@@ -27,13 +27,9 @@ static struct nt_line line;
 
 static void line_init(void)
 {
-	char prefix[32];
-
 	if (geteuid() != 0)
 		cr_skip_test("needs root");
-	nt_sweep("ws");
-	snprintf(prefix, sizeof(prefix), "ws%d-", (int)getpid());
-	cr_assert_eq(nt_line_up(&line, prefix), 0);
+	cr_assert_eq(nt_line_own(&line, "ws"), 0);
 }
 
 static void line_fini(void)

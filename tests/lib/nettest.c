@@ -457,6 +457,15 @@ int nt_line_up(struct nt_line *l, const char *prefix)
 	return err;
 }
 
+int nt_line_own(struct nt_line *l, const char *stem)
+{
+	char prefix[32];
+
+	nt_sweep(stem);
+	snprintf(prefix, sizeof(prefix), "%s%d-", stem, (int)getpid());
+	return nt_line_up(l, prefix);
+}
+
 void nt_line_down(struct nt_line *l)
 {
 	char *ns[3] = { l->h1, l->r, l->h2 };

@@ -96,6 +96,13 @@ int nt_line_up(struct nt_line *l, const char *prefix);
 void nt_line_down(struct nt_line *l);
 
 /*
+ * nt_line_own - a test suite's line: the lines its killed runs left swept
+ * (nt_sweep(stem)), then its own made under "<stem><pid>-". As
+ * nt_line_up.
+ */
+int nt_line_own(struct nt_line *l, const char *stem);
+
+/*
  * nt_sweep - remove namespaces "<stem><pid>-*" whose pid is no longer
  * running (left by a test that was killed on timeout). Returns how many.
  */
