@@ -318,8 +318,8 @@ static bool late_said(char *why, size_t len, const char *all, const char *one,
 
 /*
  * The most any figure but the stalls is over its limit (1: at it); with
- * compute's overruns, or without; with the delay line's latest packet,
- * or without.
+ * compute's overruns, or without; with the delay line's worst packet, or
+ * without.
  */
 static double ratio_of(const struct mon_round *r, bool overruns,
 		       bool dl_worst)
