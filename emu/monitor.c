@@ -353,10 +353,9 @@ static bool one_late(const struct mon_round *r)
 	if (!r->dl_bins || !(r->dl_late_max_s * n * 1e9 > bound) ||
 	    bound < (double)(1u << DL_LATE_UNIT_SHIFT))
 		return false;
-	for (int k = 0; k < DL_LATE_BINS; k++)
-		if (k == DL_LATE_BINS - 1 ||
-		    ldexp(1, k + 1 + DL_LATE_UNIT_SHIFT) > bound)
-			beyond += r->dl_late_bins[k];
+	/* from the bin the limit falls in: each above reaches past it */
+	for (int k = dl_late_bin((uint64_t)bound); k < DL_LATE_BINS; k++)
+		beyond += r->dl_late_bins[k];
 	return beyond <= 1;
 }
 

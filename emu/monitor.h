@@ -211,8 +211,8 @@ bool monitor_verdict(const struct mon_round *r, char *why, size_t len,
  * one the delay line let go late beyond its limit (its bins show no
  * other: dl_bins); every other figure within its limit. Stalls come as
  * often per second at any N, so a raise does not cure them; the others
- * struck one trainer or packet of hundreds. A run again at the same N may well not meet them:
- * what a calibration tries first.
+ * struck one trainer or packet of hundreds. A run again at the same N may
+ * well not meet them: what a calibration tries first.
  */
 bool monitor_passing(const struct mon_round *r);
 
