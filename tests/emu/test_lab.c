@@ -30,6 +30,7 @@
 #include "emu/delayline.h"
 #include "emu/fleet.h"
 #include "emu/lab.h"
+#include "emu/monitor.h"
 #include "emu/netns.h"
 #include "emu/nfqrule.h"
 #include "emu/traffic.h"
@@ -411,7 +412,10 @@ Test(lab, ping_without_delay_line_is_fast)
  * Goodput of one TCP flow over the shaped path: the lightpaths and access
  * links run at 100 Gbit/s / scale (/ n, the dilation); the best TCP can
  * carry is the rate times 1448/1514 (payload per Ethernet frame with
- * timestamps). Measured in scenario units: emulated goodput x n.
+ * timestamps). Measured in scenario units: emulated goodput x n, with the
+ * CPUs kept awake and the host's stalls judged as a run judges them
+ * (nt_tcp_steady). A CI run on a shared host measured 84.7 against 95.6
+ * Mbit/s once, its CPUs left to halt and its stalls not counted.
  */
 static void goodput_at(const char *scale, double rate_bps, double n)
 {
@@ -419,6 +423,8 @@ static void goodput_at(const char *scale, double rate_bps, double n)
 	char ns[64], dstns[64], src[16], dst[16];
 	const struct ppath *pp;
 	double best = rate_bps * 1448.0 / 1514.0;
+	bool within;
+	int err;
 
 	dilation = n;
 	build(line3_at(scale), &sched_mst, true);
@@ -432,14 +438,11 @@ static void goodput_at(const char *scale, double rate_bps, double n)
 	t.dst_addr = dst;
 	t.port = 5201;
 	t.bufsize = 8 << 20;
-	cr_assert_eq(nt_tcp_start(&t), 0);
-	cr_assert_eq(nt_tcp_join(&t), 0, "tcp: %s", strerror(-t.err));
-	t.steady_bps *= n;
-	cr_log_info("goodput %.1f Mbit/s, best %.1f Mbit/s, %u retransmits",
-		    t.steady_bps / 1e6, best / 1e6, t.retrans);
-	cr_assert(fabs(t.steady_bps - best) <= 0.05 * best,
-		  "goodput %.1f Mbit/s, best %.1f Mbit/s", t.steady_bps / 1e6,
-		  best / 1e6);
+	err = nt_tcp_steady(&t, n, best, 0.05, 3, &within);
+	cr_assert_eq(err, 0, "tcp: %s", strerror(-err));
+	cr_assert(within, "goodput %.1f Mbit/s, best %.1f Mbit/s, the "
+		  "host's stalls %.2f %% (limit %g %%)", t.steady_bps / 1e6,
+		  best / 1e6, t.stolen * 100, MON_TIME_TOL * 100);
 }
 
 /*

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <netinet/ip.h>
 #include <netinet/ip_icmp.h>
@@ -28,7 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "emu/awake.h"
 #include "emu/lab.h"
+#include "emu/monitor.h"
 #include "emu/wksock.h"
 #include "tests/lib/nettest.h"
 
@@ -724,6 +727,7 @@ static void *nt_tcp_rx(void *p)
 	struct timeval tv = { 10, 0 };
 	size_t bufsz = 1 << 20;
 	double first = 0, last = 0, warm_t = 0;
+	struct awake_figures f;
 	uint64_t warm_bytes = 0;
 	bool warm = false;
 	char *buf;
@@ -765,8 +769,14 @@ static void *nt_tcp_rx(void *p)
 			warm = true;
 			warm_t = now;
 			warm_bytes = t->received;
+			awake_read(t->awake, &f);
+			t->warm_excess_ns = f.excess_ns;
 		}
 	}
+	awake_read(t->awake, &f);
+	if (warm && last > warm_t)
+		t->stolen = (double)(f.excess_ns - t->warm_excess_ns) / 1e9 /
+			    (last - warm_t);
 	t->elapsed = last - first;
 	if (t->elapsed > 0)
 		t->goodput_bps = (double)t->received * 8 / t->elapsed;
@@ -836,10 +846,19 @@ int nt_tcp_start(struct nt_tcp *t)
 	t->lfd = t->sfd = -1;
 	t->tx_started = t->rx_started = false;
 	t->sent = t->received = 0;
+	t->stolen = 0;
 	t->err = 0;
+	t->awake = NULL;
+	if (t->keep_awake) {
+		t->awake = awake_start(LAB_BURST_US * 1000ull);
+		if (!t->awake)
+			return -errno;
+	}
 	t->lfd = nt_bound(t->dst_ns, SOCK_STREAM, t->port);
-	if (t->lfd < 0)
-		return t->lfd;
+	if (t->lfd < 0) {
+		err = t->lfd;
+		goto stop_awake;
+	}
 	/* before listen(): the window scale is settled at the handshake */
 	if (t->bufsize)
 		nt_bufsize(t->lfd, SO_RCVBUFFORCE, SO_RCVBUF, t->bufsize);
@@ -884,6 +903,9 @@ close_sfd:
 	nt_close(&t->sfd);
 close_lfd:
 	nt_close(&t->lfd);
+stop_awake:
+	awake_stop(t->awake);
+	t->awake = NULL;
 	return err;
 }
 
@@ -896,7 +918,37 @@ int nt_tcp_join(struct nt_tcp *t)
 	t->tx_started = t->rx_started = false;
 	nt_close(&t->sfd);
 	nt_close(&t->lfd);
+	awake_stop(t->awake);
+	t->awake = NULL;
 	return t->err;
+}
+
+int nt_tcp_steady(struct nt_tcp *t, double scale, double want, double tol,
+		  int tries, bool *within)
+{
+	uint16_t port = t->port;
+	int err = 0;
+
+	*within = false;
+	t->keep_awake = true;
+	for (int i = 0; i < tries && !*within; i++) {
+		t->port = (uint16_t)(port + i);
+		err = nt_tcp_start(t);
+		if (!err)
+			err = nt_tcp_join(t);
+		if (err)
+			break;
+		t->steady_bps *= scale;
+		*within = fabs(t->steady_bps - want) <= tol * want;
+		fprintf(stderr, "tcp: steady %.1f Mbit/s, want %.1f, %u "
+			"retransmits, the host's stalls %.2f %% of it\n",
+			t->steady_bps / 1e6, want / 1e6, t->retrans,
+			t->stolen * 100);
+		if (t->stolen <= MON_TIME_TOL)
+			break;
+	}
+	t->port = port;
+	return err;
 }
 
 /* --- UDP --- */

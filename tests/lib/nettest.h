@@ -226,6 +226,8 @@ int nt_ping_from(const char *netns, const char *src, const char *dst,
 		 int count, int interval_ms, double *rtt, int *got);
 
 /* One TCP bulk transfer from src_ns to dst_addr (in dst_ns). */
+struct awake;
+
 struct nt_tcp {
 	/* in */
 	const char *src_ns, *dst_ns, *dst_addr;
@@ -235,14 +237,22 @@ struct nt_tcp {
 	double warmup;		/* excluded from steady_bps */
 	int bufsize;		/* SO_SNDBUF/SO_RCVBUF (forced); 0: autotune */
 	const char *cc;		/* congestion control; NULL: the default */
+	bool keep_awake;	/* the CPUs kept awake as a run keeps them
+				 * (emu/awake.h), the host's stalls counted */
 	/* out */
 	uint64_t sent, received;
 	double elapsed;		/* first to last byte at the receiver, s */
 	double goodput_bps;	/* received over elapsed */
 	double steady_bps;	/* after warmup */
 	uint32_t retrans;	/* sender's tcpi_total_retrans */
+	double stolen;		/* keep_awake: what the host's stalls lasted
+				 * beyond a shaper's burst (LAB_BURST_US),
+				 * summed over the CPUs, a share of the
+				 * steady window: the monitor's stall_excess */
 	int err;
 	/* private */
+	struct awake *awake;
+	uint64_t warm_excess_ns;
 	int lfd, sfd;
 	pthread_t tx, rx;
 	bool tx_started, rx_started;
@@ -251,6 +261,19 @@ struct nt_tcp {
 /* Start the receiver and the sender; nt_tcp_join waits for both. */
 int nt_tcp_start(struct nt_tcp *t);
 int nt_tcp_join(struct nt_tcp *t);
+
+/*
+ * nt_tcp_steady - t's transfer with the CPUs kept awake, its steady_bps
+ * times scale (a dilation: in scenario units) judged against want within
+ * tol. A run judges a round degraded, not wrong, when the host took its
+ * CPUs away for over MON_TIME_TOL of it beyond a shaper's burst (the
+ * monitor's stall_excess), and runs it again; so does this, on the next
+ * port, at most tries times in all. A goodput off by over tol with the
+ * host's stalls within that limit ends it at once. Returns 0 or -errno
+ * (t->err); *within says whether the last transfer was within tol.
+ */
+int nt_tcp_steady(struct nt_tcp *t, double scale, double want, double tol,
+		  int tries, bool *within);
 
 /*
  * A burst of UDP datagrams from src_ns to dst_addr:port (received in
