@@ -643,7 +643,7 @@ Test(report, a_running_run_whose_process_is_gone_is_said_aborted)
 
 /*
  * Each task's trees, stored with its run, become their own pictures next
- * to the network's; --task keeps only the tasks named.
+ * to the network's (SVG alone); --task keeps only the tasks named.
  */
 Test(report, task_pictures_and_task_filter)
 {
@@ -663,9 +663,18 @@ Test(report, task_pictures_and_task_filter)
 	cr_expect(present("plan-mst-run7-t1.dot"), "no plan-mst-run7-t1.dot");
 	cr_expect(!present("plan-mst-run7-t0.dot"),
 		  "plan-mst-run7-t0.dot made");
-	if (access("/usr/bin/dot", X_OK) == 0)
-		cr_expect(present("plan-spff-run3-t1.png"),
-			  "no plan-spff-run3-t1.png");
+	/* a task's trees as SVG alone, shown as such; the network's as
+	 * both */
+	if (access("/usr/bin/dot", X_OK) == 0) {
+		cr_expect(present("plan-spff-run3-t1.svg"),
+			  "no plan-spff-run3-t1.svg");
+		cr_expect(!present("plan-spff-run3-t1.png"),
+			  "plan-spff-run3-t1.png drawn");
+		cr_expect(strstr(md, "  - task t1: ![t1](plan-spff-run3-t1.svg)"
+				     "\n"), "%s", md);
+		cr_expect(present("plan-spff-run3.png"),
+			  "no plan-spff-run3.png");
+	}
 	free(md);
 }
 

@@ -811,10 +811,8 @@ static void write_pictures_md(struct report *r, FILE *f,
 			fputs("  - task ", f);
 			md_text(f, tp->task);
 			if (tp->rendered)
-				fprintf(f, ": ![%s](%s) ([SVG](%s.svg))\n",
-					tp->task,
-					pic_name(tp, "png", buf, sizeof(buf)),
-					tp->stem);
+				fprintf(f, ": ![%s](%s)\n", tp->task,
+					pic_name(tp, "svg", buf, sizeof(buf)));
 			else if (tp->dot)
 				fprintf(f, ": `%s.dot` (not rendered)\n",
 					tp->stem);

@@ -2,7 +2,9 @@
 /*
  * The report's plan pictures: per scheduler the network of one run (each
  * fibre with its lit wavelengths) and each task's two trees alone, as the
- * run stored them (DOT text), drawn by Graphviz as SVG and PNG.
+ * run stored them (DOT text), drawn by Graphviz: the network as SVG and
+ * PNG, each task's trees as SVG alone (a page of them took two thirds of
+ * the demo's report in PNG; markdown shows SVG as it shows PNG).
  */
 #include "tools/report/report.h"
 #include "tools/twinlab.h"
@@ -50,6 +52,7 @@ static int picture_run(struct report *r, const char *sched)
  */
 struct render_job {
 	struct picture *pc;
+	int nfmt;			/* SVG, then PNG: 1 or 2 */
 	char name[200], out[2][200];
 	bool cleared, went_straight;
 	int err;
@@ -63,20 +66,29 @@ struct render_pool {
 	atomic_int next;
 };
 
+static const char *const pic_fmt[] = { "svg", "png" };
+
 static void render_one(struct report *r, struct render_job *j)
 {
-	static const char *const fmt[] = { "svg", "png" };
 	char log[PATH_MAX], opt[2][16], straight[] = "-Gsplines=false";
-	char *argv[] = { "dot", opt[0], "-o", j->out[0], opt[1], "-o",
-			 j->out[1], j->name, NULL, NULL };
+	char *argv[10];
+	int n = 0;
 
 	snprintf(log, sizeof(log), "%s/dot.log", r->dir);
-	for (int k = 0; k < 2; k++)
-		snprintf(opt[k], sizeof(opt[k]), "-T%s", fmt[k]);
+	argv[n++] = "dot";
+	for (int k = 0; k < j->nfmt; k++) {
+		snprintf(opt[k], sizeof(opt[k]), "-T%s", pic_fmt[k]);
+		argv[n++] = opt[k];
+		argv[n++] = "-o";
+		argv[n++] = j->out[k];
+	}
+	argv[n] = j->name;
+	argv[n + 1] = NULL;
 	for (int try = j->pc->straight ? 2 : 0; try < 3; try++) {
 		if (try == 2) {
-			argv[7] = straight;
-			argv[8] = j->name;
+			argv[n] = straight;
+			argv[n + 1] = j->name;
+			argv[n + 2] = NULL;
 			j->went_straight = !j->pc->straight;
 		}
 		j->err = report_exec(r, DOT, argv, log, &j->res);
@@ -109,16 +121,15 @@ static int count_jobs(struct report *r, struct picture *pic)
 }
 
 static void add_job(struct report *r, struct render_job *j,
-		    struct picture *pc)
+		    struct picture *pc, int nfmt)
 {
-	static const char *const fmt[] = { "svg", "png" };
-
 	j->pc = pc;
+	j->nfmt = nfmt;
 	snprintf(j->name, sizeof(j->name), "%s.dot", pc->stem);
 	j->cleared = true;
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < nfmt; k++) {
 		snprintf(j->out[k], sizeof(j->out[k]), "%s.%s", pc->stem,
-			 fmt[k]);
+			 pic_fmt[k]);
 		if (out_clear(r, j->out[k]))
 			j->cleared = false;
 	}
@@ -142,10 +153,10 @@ static void render_pictures(struct report *r, struct picture *pic)
 	}
 	for (int s = 0; s < r->nscheds; s++) {
 		if (pic[s].dot)
-			add_job(r, &p.job[k++], &pic[s]);
+			add_job(r, &p.job[k++], &pic[s], 2);
 		for (int t = 0; t < pic[s].ntasks; t++)
 			if (pic[s].tasks[t].dot)
-				add_job(r, &p.job[k++], &pic[s].tasks[t]);
+				add_job(r, &p.job[k++], &pic[s].tasks[t], 1);
 	}
 	atomic_init(&p.next, 0);
 	if (cpus > 8)
@@ -174,7 +185,7 @@ static void render_pictures(struct report *r, struct picture *pic)
 			report_exec_fail(r, DOT, j->err, &j->res, path, log);
 			continue;
 		}
-		for (int f = 0; f < 2; f++)
+		for (int f = 0; f < j->nfmt; f++)
 			made(r, j->out[f]);
 		j->pc->rendered = true;
 	}
