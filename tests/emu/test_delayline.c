@@ -375,7 +375,7 @@ Test(delayline, tcp_goodput_behind_tbf)
 
 	cr_assert_eq(run_argv(tbf), 0, "cannot add tbf");
 	delay_both(&r, 5 * MS);
-	err = nt_tcp_steady(&t, 1, want, 0.05, 3, &within);
+	err = nt_tcp_steady(&t, 1, 1, want, 0.05, 3, &within);
 	cr_assert_eq(err, 0, "tcp: %s", strerror(-err));
 	runner_end(&r);
 

@@ -728,7 +728,7 @@ static void *nt_tcp_rx(void *p)
 	size_t bufsz = 1 << 20;
 	double first = 0, last = 0, warm_t = 0;
 	struct awake_figures f;
-	uint64_t warm_bytes = 0;
+	uint64_t warm_bytes = 0, warm_excess = 0;
 	bool warm = false;
 	char *buf;
 	int fd;
@@ -770,12 +770,12 @@ static void *nt_tcp_rx(void *p)
 			warm_t = now;
 			warm_bytes = t->received;
 			awake_read(t->awake, &f);
-			t->warm_excess_ns = f.excess_ns;
+			warm_excess = f.excess_ns;
 		}
 	}
 	awake_read(t->awake, &f);
 	if (warm && last > warm_t)
-		t->stolen = (double)(f.excess_ns - t->warm_excess_ns) / 1e9 /
+		t->stolen = (double)(f.excess_ns - warm_excess) / 1e9 /
 			    (last - warm_t);
 	t->elapsed = last - first;
 	if (t->elapsed > 0)
@@ -923,31 +923,40 @@ int nt_tcp_join(struct nt_tcp *t)
 	return t->err;
 }
 
-int nt_tcp_steady(struct nt_tcp *t, double scale, double want, double tol,
-		  int tries, bool *within)
+int nt_tcp_steady(struct nt_tcp *t, int n, double scale, double want,
+		  double tol, int tries, bool *within)
 {
-	uint16_t port = t->port;
 	int err = 0;
 
 	*within = false;
-	t->keep_awake = true;
-	for (int i = 0; i < tries && !*within; i++) {
-		t->port = (uint16_t)(port + i);
-		err = nt_tcp_start(t);
-		if (!err)
-			err = nt_tcp_join(t);
-		if (err)
+	for (int i = 0; i < n; i++)
+		t[i].keep_awake = !i;	/* t[0]'s threads keep them all */
+	for (int k = 0; k < tries && !err; k++) {
+		int started = 0;
+
+		for (; started < n && !err; started++) {
+			err = nt_tcp_start(&t[started]);
+			if (err)
+				break;
+		}
+		*within = !err;
+		for (int i = 0; i < started; i++) {
+			int e = nt_tcp_join(&t[i]);
+
+			err = err ? err : e;
+			t[i].steady_bps *= scale;
+			*within = *within &&
+				  fabs(t[i].steady_bps - want) <= tol * want;
+			fprintf(stderr, "tcp %d: steady %.1f Mbit/s, want %.1f, "
+				"%u retransmits, the host's stalls %.2f %% of "
+				"it\n", i, t[i].steady_bps / 1e6, want / 1e6,
+				t[i].retrans, t[0].stolen * 100);
+		}
+		if (err || *within || t[0].stolen <= MON_TIME_TOL)
 			break;
-		t->steady_bps *= scale;
-		*within = fabs(t->steady_bps - want) <= tol * want;
-		fprintf(stderr, "tcp: steady %.1f Mbit/s, want %.1f, %u "
-			"retransmits, the host's stalls %.2f %% of it\n",
-			t->steady_bps / 1e6, want / 1e6, t->retrans,
-			t->stolen * 100);
-		if (t->stolen <= MON_TIME_TOL)
-			break;
+		for (int i = 0; i < n; i++)	/* the next try's ports */
+			t[i].port = (uint16_t)(t[i].port + n);
 	}
-	t->port = port;
 	return err;
 }
 

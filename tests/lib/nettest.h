@@ -225,9 +225,9 @@ int nt_ping_both(const char *netns, const char *dst, int count,
 int nt_ping_from(const char *netns, const char *src, const char *dst,
 		 int count, int interval_ms, double *rtt, int *got);
 
-/* One TCP bulk transfer from src_ns to dst_addr (in dst_ns). */
 struct awake;
 
+/* One TCP bulk transfer from src_ns to dst_addr (in dst_ns). */
 struct nt_tcp {
 	/* in */
 	const char *src_ns, *dst_ns, *dst_addr;
@@ -252,7 +252,6 @@ struct nt_tcp {
 	int err;
 	/* private */
 	struct awake *awake;
-	uint64_t warm_excess_ns;
 	int lfd, sfd;
 	pthread_t tx, rx;
 	bool tx_started, rx_started;
@@ -263,17 +262,18 @@ int nt_tcp_start(struct nt_tcp *t);
 int nt_tcp_join(struct nt_tcp *t);
 
 /*
- * nt_tcp_steady - t's transfer with the CPUs kept awake, its steady_bps
- * times scale (a dilation: in scenario units) judged against want within
- * tol. A run judges a round degraded, not wrong, when the host took its
- * CPUs away for over MON_TIME_TOL of it beyond a shaper's burst (the
- * monitor's stall_excess), and runs it again; so does this, on the next
- * port, at most tries times in all. A goodput off by over tol with the
- * host's stalls within that limit ends it at once. Returns 0 or -errno
- * (t->err); *within says whether the last transfer was within tol.
+ * nt_tcp_steady - the n transfers t[0..n) at once, the CPUs kept awake
+ * (by t[0]), each one's steady_bps times scale (a dilation: in scenario
+ * units) judged against want within tol. A run judges a round degraded,
+ * not wrong, when the host took its CPUs away for over MON_TIME_TOL of it
+ * beyond a shaper's burst (the monitor's stall_excess: t[0].stolen), and
+ * runs it again; so does this, each on its port + n, at most tries times
+ * in all. A goodput off by over tol with the host's stalls within that
+ * limit ends it at once. Returns 0 or -errno; *within says whether every
+ * transfer of the last try was within tol.
  */
-int nt_tcp_steady(struct nt_tcp *t, double scale, double want, double tol,
-		  int tries, bool *within);
+int nt_tcp_steady(struct nt_tcp *t, int n, double scale, double want,
+		  double tol, int tries, bool *within);
 
 /*
  * A burst of UDP datagrams from src_ns to dst_addr:port (received in
