@@ -173,6 +173,12 @@ static int aggregate(struct worker *w, bool own)
 
 /* ---- the trainer -------------------------------------------------------- */
 
+/* the seed of round r's training (its order over the samples) */
+static uint64_t train_seed(const struct wk_conf *c, unsigned r)
+{
+	return fl_seed_derive(c->seed, 1000 + (uint64_t)r);
+}
+
 /*
  * Training at SCHED_IDLE: it gets the CPU only when nothing else wants it,
  * so the event loops and the delay line, which set the measured times, are
@@ -200,9 +206,8 @@ static void *trainer(void *arg)
 			w->trained = fl_train(&w->model, &w->mine,
 					      w->c->train_samples, FL_BATCH,
 					      fl_lr_for(w->c->dim),
-					      fl_seed_derive(w->c->seed,
-							     1000 +
-							     w->train_round));
+					      train_seed(w->c,
+							 w->train_round));
 		/*
 		 * A leaf's message up is its own model alone: encoding it
 		 * is compute, so it is done here, inside the compute phase,
@@ -234,50 +239,38 @@ static void *trainer(void *arg)
 	return NULL;
 }
 
-/* ---- the global model, kept between workers ----------------------------- */
-
-/* The root: the global model after round r into its slot (wk_kept). */
-static int keep_model(struct worker *w, unsigned r)
-{
-	size_t n = w->model.nparams, slot = wk_kept_slot(n);
-	struct wk_kept k = { .magic = WK_KEPT_MAGIC, .round = r, .nparams = n,
-			     .digest = fl_digest(w->model.w,
-						 n * sizeof(float)) };
-	struct iovec iov[2] = { { &k, sizeof(k) },
-				{ w->model.w, n * sizeof(float) } };
-	ssize_t got;
-
-	if (w->c->model_fd < 0)
-		return 0;
-	got = pwritev(w->c->model_fd, iov, 2, (off_t)((r % 2) * slot));
-	return got == (ssize_t)slot ? 0 : got < 0 ? -errno : -EIO;
-}
+/* ---- setup -------------------------------------------------------------- */
 
 /*
- * The root that starts after round r: the global model as the root before
- * it kept it after r, checked (its round, size and digest). 0 or -errno.
+ * This local's share of the task's samples: the features of those its
+ * rounds train on alone. A round trains on a few: the demo's largest point
+ * made 720 MB of features, a sixth of its workers' CPU as they started,
+ * where each of them trained on 5 samples.
  */
-static int take_model(struct worker *w, unsigned r)
+static int share_data(struct worker *w, const struct fl_partition *part)
 {
-	size_t n = w->model.nparams, slot = wk_kept_slot(n);
-	struct wk_kept k;
-	struct iovec iov[2] = { { &k, sizeof(k) },
-				{ w->model.w, n * sizeof(float) } };
-	ssize_t got;
+	const struct wk_conf *c = w->c;
+	int n = part->count[c->share], err = 0;
+	unsigned char *want = calloc(n > 0 ? (size_t)n : 1, 1);
 
-	if (w->c->model_fd < 0)
-		return -EBADF;
-	got = preadv(w->c->model_fd, iov, 2, (off_t)((r % 2) * slot));
-	if (got < 0)
-		return -errno;
-	if (got != (ssize_t)slot || k.magic != WK_KEPT_MAGIC ||
-	    k.round != r || k.nparams != n ||
-	    k.digest != fl_digest(w->model.w, n * sizeof(float)))
-		return -EBADMSG;
-	return 0;
+	if (!want)
+		return -ENOMEM;
+	/* the rounds worker_run trains, each from its own seed (until every
+	 * row is wanted) */
+	for (unsigned r = c->first_round ? c->first_round : 1;
+	     !err && n > 0 && r <= c->rounds && memchr(want, 0, (size_t)n);
+	     r++)
+		err = fl_train_rows(n, c->train_samples, train_seed(c, r),
+				    want);
+	if (!err)
+		err = fl_data_generate_some(&w->mine,
+					    fl_seed_derive(c->seed, 2),
+					    FL_SPLIT_TRAIN,
+					    part->idx + part->start[c->share],
+					    n, c->dim, c->classes, want);
+	free(want);
+	return err;
 }
-
-/* ---- setup -------------------------------------------------------------- */
 
 static int setup_data(struct worker *w)
 {
@@ -332,12 +325,7 @@ static int setup_data(struct worker *w)
 					fl_seed_derive(c->seed, 3));
 	if (!err)
 		err = c->share < 0 || c->share >= part.nclients ? -EINVAL :
-		      fl_data_generate_at(&w->mine,
-					  fl_seed_derive(c->seed, 2),
-					  FL_SPLIT_TRAIN,
-					  part.idx + part.start[c->share],
-					  part.count[c->share], c->dim,
-					  c->classes);
+		      share_data(w, &part);
 	if (!err)
 		w->own_weight = part.count[c->share];
 	fl_partition_release(&part);
@@ -912,7 +900,7 @@ static int finish_root(struct worker *w, struct rstate *s)
 	/* kept before it is reported: whoever carries the task on from
 	 * this round finds it */
 	if (!err)
-		err = keep_model(w, s->r);
+		err = wk_keep(c->model_fd, &w->model, s->r);
 	if (!err) {
 		w->rep.weight = w->agg.weight;
 		/*
@@ -1160,7 +1148,7 @@ int worker_run(const struct wk_conf *c)
 	/* a root that carries the task on over new trees: the model as
 	 * the root before it left it */
 	if (c->model == 0 && c->first_round > 1) {
-		err = take_model(&w, c->first_round - 1);
+		err = wk_take(c->model_fd, &w.model, c->first_round - 1);
 		if (err)
 			return fail(&w, "the global model kept after round %u "
 				    "cannot be taken: %s", c->first_round - 1,

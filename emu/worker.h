@@ -131,6 +131,17 @@ static inline size_t wk_kept_slot(size_t nparams)
 	return sizeof(struct wk_kept) + nparams * sizeof(float);
 }
 
+/* wk_keep - the root: model m after round r into its slot of fd (no fd,
+ * -1: nothing kept). 0 or -errno. */
+int wk_keep(int fd, const struct fl_model *m, unsigned r);
+
+/*
+ * wk_take - the root that starts after round r: m as the root before it
+ * kept it after r, checked (its round, size and digest). 0, -EBADF (no
+ * fd), -EBADMSG (not round r's, or not whole) or -errno.
+ */
+int wk_take(int fd, struct fl_model *m, unsigned r);
+
 /* The harness starts a round at one absolute time for every task. */
 struct wk_go {
 	uint32_t round, pad;

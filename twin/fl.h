@@ -110,6 +110,8 @@ struct fl_data {
 	int n, dim, classes;
 	float *x;		/* n rows of dim features, row-major */
 	int *y;			/* n labels in [0, classes) */
+	unsigned char *have;	/* NULL: every row's features are made;
+				 * else only those of rows i with have[i] */
 };
 
 /*
@@ -141,13 +143,37 @@ int fl_data_generate_at(struct fl_data *d, uint64_t seed,
 	__attribute__((warn_unused_result));
 
 /*
+ * fl_data_generate_some - as fl_data_generate_at, every label but only the
+ * features of the rows i with want[i] set (d->have a copy of want), the
+ * others never written nor read: a worker that trains on a few of its
+ * samples makes those alone (fl_train_rows says which). fl_train refuses a
+ * row it lacks, fl_evaluate and fl_data_select such a set. 0, -EINVAL (as
+ * fl_data_generate_at, or want NULL), -ENOMEM.
+ */
+int fl_data_generate_some(struct fl_data *d, uint64_t seed,
+			  enum fl_split split, const int *idx, int n, int dim,
+			  int classes, const unsigned char *want)
+	__attribute__((warn_unused_result));
+
+/*
  * fl_data_select - dst gets copies of src's samples idx[0..n), in that
  * order (a client's share of a partition). 0, -EINVAL (n < 1, an index
- * out of range, or src has labels only), -ENOMEM.
+ * out of range, or src has labels only or some rows' features only),
+ * -ENOMEM.
  */
 int fl_data_select(struct fl_data *dst, const struct fl_data *src,
 		   const int *idx, int n)
 	__attribute__((warn_unused_result));
+
+/*
+ * fl_alloc_whole - len bytes that are to be written whole next, faulted in
+ * at once (where a page's first store traps, on a paravirtualised host
+ * that trap costs more than the page's arithmetic) and, from 2 MiB up, in
+ * 2 MiB pages where the kernel gives them (8 MiB took 16 ms to fault in as
+ * 4 KiB pages, 2.3-3.7 ms so). Released with free(); NULL when out of
+ * memory.
+ */
+void *fl_alloc_whole(size_t len);
 
 /* fl_data_release - free the arrays; d may be NULL or already released. */
 void fl_data_release(struct fl_data *d);
@@ -244,8 +270,9 @@ int fl_predict(const struct fl_model *m, const float *x);
  * consecutive runs of `batch` samples of that order, the last one of a pass
  * (or of the budget) shorter. Gradients are accumulated in double, the
  * model stays float32. Returns the samples processed (== samples), or
- * -EINVAL (shape mismatch, batch < 1, samples < 0, lr not finite and > 0)
- * or -ENOMEM.
+ * -EINVAL (shape mismatch, batch < 1, samples < 0, lr not finite and > 0),
+ * -ENODATA (a row it reached is one d lacks: fl_data_generate_some; the
+ * model is then partly trained) or -ENOMEM.
  *
  * FL_LR and FL_BATCH are the values the tests measure with. On n 2000,
  * dim 32, 10 classes, from the seeded start (loss 2.30, accuracy 0.12),
@@ -278,8 +305,18 @@ int64_t fl_train(struct fl_model *m, const struct fl_data *d, int64_t samples,
 	__attribute__((warn_unused_result));
 
 /*
+ * fl_train_rows - mark[i] = 1 for every row i of a set of n rows that
+ * fl_train(m, d, samples, batch, lr, seed) visits (whatever batch and lr;
+ * other marks are left as they are): all rows when samples >= n, else the
+ * first `samples` of its first pass's order. 0, or -EINVAL (n < 1,
+ * samples < 0).
+ */
+int fl_train_rows(int n, int64_t samples, uint64_t seed, unsigned char *mark);
+
+/*
  * fl_evaluate - mean cross-entropy (nats) and accuracy (fraction right) of
- * m on d. Either output may be NULL. 0, -EINVAL (shape mismatch), -ENOMEM.
+ * m on d. Either output may be NULL. 0, -EINVAL (shape mismatch, or d
+ * made by fl_data_generate_some), -ENOMEM.
  */
 int fl_evaluate(const struct fl_model *m, const struct fl_data *d,
 		double *loss, double *accuracy)

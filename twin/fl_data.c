@@ -20,6 +20,7 @@ void fl_data_release(struct fl_data *d)
 		return;
 	free(d->x);
 	free(d->y);
+	free(d->have);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -40,24 +41,49 @@ static void prefault(void *p, size_t len)
 		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
 }
 
-/* Room for n samples; their features too unless labels_only. */
+void *fl_alloc_whole(size_t len)
+{
+	size_t huge = (size_t)2 << 20, room;
+	void *p = NULL;
+
+	if (len < huge)
+		p = malloc(len ? len : 1);
+	else if (len <= SIZE_MAX - huge) {
+		room = (len + huge - 1) & ~(huge - 1);
+		if (posix_memalign(&p, huge, room))
+			p = NULL;
+		else
+			(void)madvise(p, room, MADV_HUGEPAGE);
+	}
+	if (p)
+		prefault(p, len);
+	return p;
+}
+
+/*
+ * Room for n samples; their features too unless labels_only, made ready
+ * to be written at once unless only a few rows are to be (some).
+ */
 static int data_alloc(struct fl_data *d, int n, int dim, int classes,
-		      bool labels_only)
+		      bool labels_only, bool some)
 {
 	memset(d, 0, sizeof(*d));
 	if (n < 1 || dim < 1 || classes < 2)
 		return -EINVAL;
 	if ((uint64_t)n * (uint64_t)dim > SIZE_MAX / sizeof(float))
 		return -EINVAL;
-	d->x = labels_only ? NULL :
-			     malloc((size_t)n * (size_t)dim * sizeof(float));
+	if (!labels_only) {
+		size_t len = (size_t)n * (size_t)dim * sizeof(float);
+
+		/* a few rows of many pages: the pages they fall on alone */
+		d->x = some ? malloc(len) : fl_alloc_whole(len);
+	}
 	d->y = malloc((size_t)n * sizeof(int));
-	if ((!labels_only && !d->x) || !d->y) {
+	d->have = some ? calloc((size_t)n, 1) : NULL;
+	if ((!labels_only && !d->x) || !d->y || (some && !d->have)) {
 		fl_data_release(d);
 		return -ENOMEM;
 	}
-	if (d->x)
-		prefault(d->x, (size_t)n * (size_t)dim * sizeof(float));
 	d->n = n;
 	d->dim = dim;
 	d->classes = classes;
@@ -66,19 +92,20 @@ static int data_alloc(struct fl_data *d, int n, int dim, int classes,
 
 /*
  * Samples idx[0..n) of the set (0..n-1 when idx is NULL), with their
- * features unless labels_only. Each sample has its own stream, so a
- * sample is the same whichever others are made with it.
+ * features unless labels_only (of rows i with want[i] only, want given).
+ * Each sample has its own stream, so a sample is the same whichever
+ * others are made with it.
  */
 static int generate(struct fl_data *d, uint64_t seed, enum fl_split split,
 		    const int *idx, int n, int dim, int classes,
-		    bool labels_only)
+		    bool labels_only, const unsigned char *want)
 {
 	double *mu = NULL, *z = NULL, sd, inv;
 	struct fl_rng r;
 	uint64_t stream;
 	int err;
 
-	err = data_alloc(d, n, dim, classes, labels_only);
+	err = data_alloc(d, n, dim, classes, labels_only, want != NULL);
 	if (err)
 		return err;
 	if (split != FL_SPLIT_TRAIN && split != FL_SPLIT_TEST) {
@@ -116,8 +143,10 @@ static int generate(struct fl_data *d, uint64_t seed, enum fl_split split,
 		fl_rng_seed(&r, fl_seed_derive(stream, (uint64_t)at));
 		y = (int)fl_rng_below(&r, (uint32_t)classes);
 		d->y[i] = y;
-		if (labels_only)
+		if (labels_only || (want && !want[i]))
 			continue;
+		if (want)
+			d->have[i] = 1;
 		float *x = d->x + (size_t)i * (size_t)dim;
 		const double *m = mu + (size_t)y * (size_t)dim;
 
@@ -133,20 +162,31 @@ static int generate(struct fl_data *d, uint64_t seed, enum fl_split split,
 int fl_data_generate(struct fl_data *d, uint64_t seed, enum fl_split split,
 		     int n, int dim, int classes)
 {
-	return generate(d, seed, split, NULL, n, dim, classes, false);
+	return generate(d, seed, split, NULL, n, dim, classes, false, NULL);
 }
 
 int fl_data_labels(struct fl_data *d, uint64_t seed, enum fl_split split,
 		   int n, int dim, int classes)
 {
-	return generate(d, seed, split, NULL, n, dim, classes, true);
+	return generate(d, seed, split, NULL, n, dim, classes, true, NULL);
 }
 
 int fl_data_generate_at(struct fl_data *d, uint64_t seed,
 			enum fl_split split, const int *idx, int n, int dim,
 			int classes)
 {
-	return generate(d, seed, split, idx, n, dim, classes, false);
+	return generate(d, seed, split, idx, n, dim, classes, false, NULL);
+}
+
+int fl_data_generate_some(struct fl_data *d, uint64_t seed,
+			  enum fl_split split, const int *idx, int n, int dim,
+			  int classes, const unsigned char *want)
+{
+	if (!want) {
+		memset(d, 0, sizeof(*d));
+		return -EINVAL;
+	}
+	return generate(d, seed, split, idx, n, dim, classes, false, want);
 }
 
 int fl_data_select(struct fl_data *dst, const struct fl_data *src,
@@ -155,9 +195,9 @@ int fl_data_select(struct fl_data *dst, const struct fl_data *src,
 	size_t dim = (size_t)src->dim;
 	int err;
 
-	if (!src->x)
+	if (!src->x || src->have)
 		return -EINVAL;
-	err = data_alloc(dst, n, src->dim, src->classes, false);
+	err = data_alloc(dst, n, src->dim, src->classes, false, false);
 	if (err)
 		return err;
 	for (int i = 0; i < n; i++) {

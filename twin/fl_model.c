@@ -204,6 +204,52 @@ FL_INLINE void batch_step(struct fl_model *m, const struct fl_data *d,
 	}
 }
 
+/* The order of fl_train's pass `pass` over n rows: Fisher-Yates. */
+static void pass_order(int *order, int n, uint64_t shuffle, int64_t pass)
+{
+	struct fl_rng r;
+
+	fl_rng_seed(&r, fl_seed_derive(shuffle, (uint64_t)pass));
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	for (int i = n - 1; i > 0; i--) {
+		int j = (int)fl_rng_below(&r, (uint32_t)i + 1);
+		int t = order[i];
+
+		order[i] = order[j];
+		order[j] = t;
+	}
+}
+
+int fl_train_rows(int n, int64_t samples, uint64_t seed, unsigned char *mark)
+{
+	int *order;
+
+	if (n < 1 || samples < 0 || !mark)
+		return -EINVAL;
+	if (samples >= n) {
+		memset(mark, 1, (size_t)n);
+		return 0;
+	}
+	order = malloc((size_t)n * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	pass_order(order, n, fl_seed_derive(seed, TAG_SHUFFLE), 0);
+	for (int64_t i = 0; i < samples; i++)
+		mark[order[i]] = 1;
+	free(order);
+	return 0;
+}
+
+/* Does d hold the features of rows idx[0..n)? */
+static bool rows_made(const struct fl_data *d, const int *idx, int n)
+{
+	for (int i = 0; d->have && i < n; i++)
+		if (!d->have[idx[i]])
+			return false;
+	return true;
+}
+
 FL_CLONES
 int64_t fl_train(struct fl_model *m, const struct fl_data *d, int64_t samples,
 		 int batch, double lr, uint64_t seed)
@@ -212,7 +258,6 @@ int64_t fl_train(struct fl_model *m, const struct fl_data *d, int64_t samples,
 	double *z = NULL;
 	uint64_t shuffle = fl_seed_derive(seed, TAG_SHUFFLE);
 	int64_t done = 0, pass = 0;
-	struct fl_rng r;
 
 	if (!same_shape(m, d) || batch < 1 || samples < 0 || !(lr > 0) ||
 	    lr == HUGE_VAL)
@@ -227,16 +272,7 @@ int64_t fl_train(struct fl_model *m, const struct fl_data *d, int64_t samples,
 	}
 	while (done < samples) {
 		/* Fresh Fisher-Yates order per pass, from (seed, pass). */
-		fl_rng_seed(&r, fl_seed_derive(shuffle, (uint64_t)pass++));
-		for (int i = 0; i < d->n; i++)
-			order[i] = i;
-		for (int i = d->n - 1; i > 0; i--) {
-			int j = (int)fl_rng_below(&r, (uint32_t)i + 1);
-			int t = order[i];
-
-			order[i] = order[j];
-			order[j] = t;
-		}
+		pass_order(order, d->n, shuffle, pass++);
 		for (int at = 0; at < d->n && done < samples;) {
 			int bs = batch;
 
@@ -244,6 +280,10 @@ int64_t fl_train(struct fl_model *m, const struct fl_data *d, int64_t samples,
 				bs = d->n - at;
 			if (bs > samples - done)
 				bs = (int)(samples - done);
+			if (!rows_made(d, order + at, bs)) {
+				done = -ENODATA;
+				goto out;
+			}
 			batch_step(m, d, order + at, bs, lr, z);
 			at += bs;
 			done += bs;
@@ -262,7 +302,7 @@ int fl_evaluate(const struct fl_model *m, const struct fl_data *d,
 	double *z, sum = 0;
 	int right = 0;
 
-	if (!same_shape(m, d))
+	if (!same_shape(m, d) || d->have)	/* every row, or none */
 		return -EINVAL;
 	z = malloc((size_t)m->classes * sizeof(*z));
 	if (!z)

@@ -535,6 +535,95 @@ Test(fl_train, deterministic_budget_and_rejects)
 	setup_release(&s);
 }
 
+/*
+ * A share whose features are made only for the rows its rounds train on
+ * trains to the same bits as the whole share: fl_train_rows names every
+ * row fl_train visits, over rounds of their own seeds, a budget within
+ * one pass and one beyond it. A row it lacks is refused, not read; such
+ * a set cannot be evaluated or selected from.
+ */
+Test(fl_train, on_the_rows_it_visits_alone)
+{
+	struct fl_data all, some;
+	struct fl_model a, b;
+	unsigned char *want = calloc(N, 1);
+	const int64_t budget[] = { 37, N + 5 };
+	int marked = 0;
+
+	cr_assert_not_null(want);
+	cr_assert_eq(fl_data_generate(&all, SEED, FL_SPLIT_TRAIN, N, DIM,
+				      CLASSES), 0);
+	/* three rounds of 37 samples: three orders' first 37 rows */
+	for (uint64_t r = 1; r <= 3; r++)
+		cr_assert_eq(fl_train_rows(N, 37, r, want), 0);
+	for (int i = 0; i < N; i++)
+		marked += want[i];
+	cr_assert(marked > 37 && marked <= 3 * 37, "%d rows", marked);
+	cr_assert_eq(fl_data_generate_some(&some, SEED, FL_SPLIT_TRAIN, NULL,
+					   N, DIM, CLASSES, want), 0);
+	cr_assert_eq(memcmp(all.y, some.y, N * sizeof(int)), 0);
+	for (int i = 0; i < N; i++) {
+		cr_assert_eq(some.have[i], want[i]);
+		if (want[i])
+			cr_assert_eq(memcmp(all.x + (size_t)i * DIM,
+					    some.x + (size_t)i * DIM,
+					    DIM * sizeof(float)), 0, "row %d", i);
+	}
+	cr_assert_eq(fl_model_init(&a, CLASSES, DIM, 7), 0);
+	cr_assert_eq(fl_model_init(&b, CLASSES, DIM, 7), 0);
+	for (uint64_t r = 1; r <= 3; r++) {
+		cr_assert_eq(fl_train(&a, &all, 37, 8, FL_LR, r), 37);
+		cr_assert_eq(fl_train(&b, &some, 37, 8, FL_LR, r), 37);
+	}
+	cr_assert(!memcmp(a.w, b.w, a.nparams * sizeof(float)));
+	/* another round's rows are not all there */
+	cr_assert_eq(fl_train(&b, &some, 37, 8, FL_LR, 4), -ENODATA);
+	cr_assert_eq(fl_evaluate(&b, &some, NULL, NULL), -EINVAL);
+	{
+		struct fl_data picked;
+		int first = 0;
+
+		cr_assert_eq(fl_data_select(&picked, &some, &first, 1),
+			     -EINVAL);
+	}
+	fl_data_release(&some);
+	/* a budget beyond one pass visits every row */
+	memset(want, 0, N);
+	cr_assert_eq(fl_train_rows(N, budget[1], 9, want), 0);
+	for (int i = 0; i < N; i++)
+		cr_assert_eq(want[i], 1, "row %d", i);
+	memset(want, 0, N);
+	cr_assert_eq(fl_train_rows(N, budget[0], 9, want), 0);
+	marked = 0;
+	for (int i = 0; i < N; i++)
+		marked += want[i];
+	cr_assert_eq(marked, 37);
+	cr_assert_eq(fl_train_rows(0, 5, 9, want), -EINVAL);
+	cr_assert_eq(fl_train_rows(N, -1, 9, want), -EINVAL);
+	cr_assert_eq(fl_data_generate_some(&some, SEED, FL_SPLIT_TRAIN, NULL,
+					   N, DIM, CLASSES, NULL), -EINVAL);
+	free(want);
+	fl_model_release(&a);
+	fl_model_release(&b);
+	fl_data_release(&all);
+}
+
+/* Memory to be written whole: any size, written and freed. */
+Test(fl_data, memory_written_whole)
+{
+	const size_t len[] = { 0, 1, 4096, (size_t)2 << 20, (size_t)5 << 20 };
+
+	for (size_t k = 0; k < sizeof(len) / sizeof(len[0]); k++) {
+		unsigned char *p = fl_alloc_whole(len[k]);
+
+		cr_assert_not_null(p, "%zu bytes", len[k]);
+		memset(p, 0xa5, len[k]);
+		if (len[k])
+			cr_assert_eq(p[len[k] - 1], 0xa5);
+		free(p);
+	}
+}
+
 Test(fl_train, samples_for_work)
 {
 	struct fl_model m;
