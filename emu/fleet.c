@@ -44,20 +44,6 @@
  * link is closed, before it is killed. */
 #define FLEET_LINK_GRACE_NS 5000000000u
 
-struct fleet {
-	const struct plan *p;
-	const struct addressing *a;
-	struct fleet_opts o;
-	int report_fd;		/* read end */
-	int report_wr;		/* write end, for workers started later */
-	struct rm_relay *relay;	/* workers started through o.via */
-	uint64_t clock_err_ns;	/* their clocks' worst match */
-	struct ftask *t;
-	bool watch_gone;	/* the watched process ended */
-	struct traingate *gate;	/* forked workers' (NULL: none) */
-	int gate_slots, gate_next;	/* its places, the next one free */
-};
-
 double fleet_cpu_share(const struct plan *p, int t, int m)
 {
 	return predict_cpu_share(p, p->tasks[t].server[m]);
@@ -76,71 +62,6 @@ static int tree_depth(const struct tree *tr, int nmodels)
 			depth = d;
 	}
 	return depth;
-}
-
-/* The server of task t's model m (a started task's). */
-static const struct scn_node *server_of(const struct fleet *f, int t, int m)
-{
-	const struct plan *p = f->t[t].plan;
-
-	return &p->sc->nodes[p->tasks[t].server[m]];
-}
-
-static void fill_conf(const struct fleet *f, int t, int m, struct wk_conf *c)
-{
-	const struct plan *p = f->t[t].plan;
-	const struct task_plan *tp = &p->tasks[t];
-	const struct scn_task *st = tp->task;
-	const struct endpoint *ep = f->a->ep[t];
-	struct sel_learning l;
-
-	memset(c, 0, sizeof(*c));
-	c->task = t;
-	c->model = m;
-	snprintf(c->task_name, sizeof(c->task_name), "%s", st->name);
-	lab_ns_name(f->o.prefix, p->sc->nodes[tp->server[m]].name, c->netns,
-		    sizeof(c->netns));
-	c->rounds = f->o.rounds - (f->t[t].first - 1);
-	c->first_round = f->t[t].from;
-	c->model_fd = m == 0 ? f->t[t].model_fd : -1;
-	c->timeout_s = f->o.timeout_s;
-	c->dilation = f->o.dilation;
-	/* the scenario's compute time: work on this worker's share */
-	c->train_s = m ? st->work_core_s / fleet_cpu_share(p, t, m) : 0;
-	c->agg_s = predict_agg_tree_s(p, tp, m);
-	if (m) {
-		c->bcast_in = (struct wk_link){ tp->bcast.parent[m],
-						ep[2 * m].src, ep[2 * m].dst };
-		c->up_out = (struct wk_link){ tp->up.parent[m],
-					      ep[2 * m + 1].src,
-					      ep[2 * m + 1].dst };
-	}
-	for (int k = 1; k < tp->nmodels; k++) {
-		if (tp->bcast.parent[k] == m)
-			c->bcast_out[c->nbc++] = (struct wk_link){
-				k, ep[2 * k].src, ep[2 * k].dst };
-		if (tp->up.parent[k] == m)
-			c->up_in[c->nuc++] = (struct wk_link){
-				k, ep[2 * k + 1].src, ep[2 * k + 1].dst };
-	}
-	/* the data: the pool split over its shares, this local's share */
-	c->nlocals = scenario_task_split(st);
-	c->share = m ? scenario_task_share(st, m - 1) : 0;
-	c->bpp = st->bytes_per_parameter;
-	c->piped = p->sc->relay == SCN_RELAY_PIPELINED;
-	/* the scenario's chunk of physical bytes, as the model is scaled */
-	c->chunk = (size_t)(p->sc->chunk_bytes / p->sc->scale) / c->bpp *
-		   c->bpp;
-	if (c->chunk < c->bpp)
-		c->chunk = c->bpp;
-	/* checked when the fleet was made (its model has a wire format) */
-	if (!fleet_learning(p->sc, t, f->o.samples_per_local, &l)) {
-		c->seed = l.seed;
-		c->samples = l.samples_per_local * c->nlocals;
-		c->classes = l.classes;
-		c->dim = l.dim;
-		c->train_samples = l.train_samples;
-	}
 }
 
 /*
@@ -255,18 +176,18 @@ static void reap(struct fleet *f, bool final, bool signals_only)
 			snprintf(why, sizeof(why), "worker on %s (model %d) was "
 				 "killed by the kernel's OOM killer: it needed "
 				 "more than the server's memory_mib %g",
-				 server_of(f, t, sig)->name,
-				 sig, server_of(f, t, sig)->memory_mib);
+				 fleet_server_of(f, t, sig)->name,
+				 sig, fleet_server_of(f, t, sig)->memory_mib);
 		else if (sig >= 0)
 			snprintf(why, sizeof(why), "worker on %s (model %d) was "
 				 "killed by signal %d (%s)",
-				 server_of(f, t, sig)->name,
+				 fleet_server_of(f, t, sig)->name,
 				 sig, WTERMSIG(ft->w[sig].status),
 				 strsignal(WTERMSIG(ft->w[sig].status)));
 		else
 			snprintf(why, sizeof(why), "worker on %s (model %d) "
 				 "exited with status %d",
-				 server_of(f, t, bad)->name,
+				 fleet_server_of(f, t, bad)->name,
 				 bad, WEXITSTATUS(ft->w[bad].status));
 		kill_task(f, t, why);
 	}
@@ -315,7 +236,7 @@ static int spawn_via(struct fleet *f, int t, int m, struct wk_conf *c,
 					sizeof(pfx));
 		else
 			snprintf(pfx, sizeof(pfx), "%s", f->o.prefix);
-		pid = rm_start(f->o.via, server_of(f, t, m)->name, pfx, c, &to,
+		pid = rm_start(f->o.via, fleet_server_of(f, t, m)->name, pfx, c, &to,
 			       &from, err, len);
 	}
 	if (pid < 0)
@@ -346,7 +267,7 @@ static int link_open(struct fleet *f, int t, int m, char *err, size_t len)
 			    f->o.stop, &clock_err);
 	if (e) {
 		snprintf(err, len, "the worker on '%s' (started by '%s') did "
-			 "not answer: %s", server_of(f, t, m)->name,
+			 "not answer: %s", fleet_server_of(f, t, m)->name,
 			 f->o.via[0], e == -EPIPE ? "it ended" :
 			 e == -ETIMEDOUT ? "no answer in time" :
 			 e == -ECANCELED ? "the run was stopped first" :
@@ -366,16 +287,18 @@ static int link_open(struct fleet *f, int t, int m, char *err, size_t len)
 	return e;
 }
 
-static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
-		 size_t len)
+/*
+ * Start task t's worker m as c (filled, its listening sockets made unless
+ * started through o.via), reporting on rfd and, the root, taking each
+ * round's go from go_rd. The conf's listening sockets are the child's:
+ * closed here either way.
+ */
+static int spawn(struct fleet *f, int t, int m, struct wk_conf *c, int rfd,
+		 int go_rd, char *err, size_t len)
 {
 	struct ftask *ft = &f->t[t];
-	struct wk_conf *c = malloc(sizeof(*c));
 	pid_t pid;
 
-	if (!c)
-		return -ENOMEM;
-	fill_conf(f, t, m, c);
 	/* a place of its own in the gate, never used again */
 	c->gate = f->o.via ? NULL : f->gate;
 	c->gate_slot = c->gate && f->gate_next < f->gate_slots ?
@@ -387,19 +310,15 @@ static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
 	ft->w[m].ctl = -1;
 	ft->w[m].train_s = c->train_s;
 	ft->w[m].agg_s = c->agg_s;
-	if (f->o.via) {
-		int e = spawn_via(f, t, m, c, err, len);
-
-		free(c);
-		return e;
-	}
+	if (f->o.via)
+		return spawn_via(f, t, m, c, err, len);
 	{
 		int ctl[2];
 
 		if (pipe2(ctl, O_CLOEXEC | O_NONBLOCK)) {
 			int e = -errno;
 
-			free(c);
+			fleet_unlisten(c);
 			return e;
 		}
 		c->ctl_fd = ctl[0];
@@ -412,13 +331,13 @@ static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
 		snprintf(err, len, "cannot fork a worker: %s", strerror(errno));
 		if (c->ctl_fd >= 0)
 			close(c->ctl_fd);
-		free(c);
+		fleet_unlisten(c);
 		return e;
 	}
 	if (pid == 0) {
 		int saved;
 
-		const char *host = server_of(f, t, m)->name;
+		const char *host = fleet_server_of(f, t, m)->name;
 
 		signal(SIGPIPE, SIG_IGN);
 		if (ft->w[m].cg && cg_attach_self(ft->w[m].cg))
@@ -443,17 +362,21 @@ static int spawn(struct fleet *f, int t, int m, int rfd, int go_rd, char *err,
 		 * point had 610 open), and each was closed again at exit.
 		 */
 		{
-			const int keep[] = { c->report_fd, c->go_fd,
-					     c->ctl_fd, c->model_fd };
+			int keep[5 + WK_MAX_CHILDREN] = {
+				c->report_fd, c->go_fd, c->ctl_fd, c->model_fd,
+				c->lfd_bcast
+			};
 
-			proc_close_but(keep, 4);
+			for (int i = 0; i < c->nuc; i++)
+				keep[5 + i] = c->lfd_up[i];
+			proc_close_but(keep, 5 + c->nuc);
 		}
 		_exit(worker_run(c));
 	}
 	ft->w[m].pid = pid;
 	if (c->ctl_fd >= 0)
 		close(c->ctl_fd);
-	free(c);
+	fleet_unlisten(c);
 	return 0;
 }
 
@@ -548,7 +471,7 @@ static void collect(struct fleet *f, uint32_t kind, unsigned r,
 					m++;
 				snprintf(why, sizeof(why), "worker on %s (model "
 					 "%d) timed out after %.0f s",
-					 server_of(f, t, m)->name, m,
+					 fleet_server_of(f, t, m)->name, m,
 					 f->o.timeout_s);
 				kill_task(f, t, why);
 			}
@@ -597,7 +520,7 @@ static void take_report(struct fleet *f, uint32_t kind, unsigned r)
 			return;
 		rep.msg[sizeof(rep.msg) - 1] = '\0';
 		snprintf(why, sizeof(why), "worker on %s (model %d): %s",
-			 server_of(f, rep.task, rep.model)->name, rep.model,
+			 fleet_server_of(f, rep.task, rep.model)->name, rep.model,
 			 rep.msg);
 		kill_task(f, rep.task, why);
 		return;
@@ -677,7 +600,7 @@ static int task_cgroups(struct fleet *f, int t, char *err, size_t len)
 
 	for (int m = 0; f->o.cgroups && !f->o.via && m < ft->nmodels; m++) {
 		char name[64];
-		uint64_t mem = (uint64_t)(server_of(f, t, m)->memory_mib *
+		uint64_t mem = (uint64_t)(fleet_server_of(f, t, m)->memory_mib *
 					  1048576.0);
 
 		worker_cg(f, t, m, name, sizeof(name));
@@ -697,6 +620,7 @@ static int task_cgroups(struct fleet *f, int t, char *err, size_t len)
 static int task_spawn(struct fleet *f, int t, char *err, size_t len)
 {
 	struct ftask *ft = &f->t[t];
+	struct wk_conf *cs;
 	int go[2], e = 0;
 
 	/* where the root keeps the global model, for whoever carries the
@@ -708,19 +632,34 @@ static int task_spawn(struct fleet *f, int t, char *err, size_t len)
 			      (off_t)(2 * wk_kept_slot(ft->nparams))))
 			return -errno;
 	}
+	cs = calloc((size_t)ft->nmodels, sizeof(*cs));
+	if (!cs)
+		return -ENOMEM;
+	for (int m = 0; m < ft->nmodels; m++)
+		fleet_fill_conf(f, t, m, &cs[m]);
 	if (f->o.via) {	/* the root's go goes over its link */
 		for (int m = 0; m < ft->nmodels && !e; m++)
-			e = spawn(f, t, m, f->report_wr, -1, err, len);
+			e = spawn(f, t, m, &cs[m], f->report_wr, -1, err, len);
 		for (int m = 0; m < ft->nmodels && !e; m++)
 			e = link_open(f, t, m, err, len);
+		free(cs);
 		return e;
 	}
-	if (pipe2(go, O_CLOEXEC))
-		return -errno;
-	ft->go_fd = go[1];
+	/* every listening socket before the first fork (fleet_listen.c) */
 	for (int m = 0; m < ft->nmodels && !e; m++)
-		e = spawn(f, t, m, f->report_wr, go[0], err, len);
-	close(go[0]);
+		e = fleet_listen(&cs[m], err, len);
+	if (!e && pipe2(go, O_CLOEXEC))
+		e = -errno;
+	if (!e) {
+		ft->go_fd = go[1];
+		for (int m = 0; m < ft->nmodels && !e; m++)
+			e = spawn(f, t, m, &cs[m], f->report_wr, go[0], err,
+				  len);
+		close(go[0]);
+	}
+	for (int m = 0; m < ft->nmodels; m++)
+		fleet_unlisten(&cs[m]);
+	free(cs);
 	return e;
 }
 

@@ -60,6 +60,41 @@ struct ftask {
 	int depth;
 };
 
+/* The workers of a plan's tasks (emu/fleet.h), as fleet.c keeps them. */
+struct fleet {
+	const struct plan *p;
+	const struct addressing *a;
+	struct fleet_opts o;
+	int report_fd;		/* read end */
+	int report_wr;		/* write end, for workers started later */
+	struct rm_relay *relay;	/* workers started through o.via */
+	uint64_t clock_err_ns;	/* their clocks' worst match */
+	struct ftask *t;
+	bool watch_gone;	/* the watched process ended */
+	struct traingate *gate;	/* forked workers' (NULL: none) */
+	int gate_slots, gate_next;	/* its places, the next one free */
+};
+
+/* fleet_server_of - the server of task t's model m (a started task's). */
+const struct scn_node *fleet_server_of(const struct fleet *f, int t, int m);
+
+/*
+ * fleet_fill_conf - task t's worker m's conf as f starts it (no listening
+ * socket yet: fleet_listen). emu/fleet_conf.c.
+ */
+void fleet_fill_conf(const struct fleet *f, int t, int m, struct wk_conf *c);
+
+/*
+ * fleet_listen - c's listening sockets made in its namespace (c->lfd_*),
+ * before any worker of its task is forked (emu/fleet_listen.c). 0, or
+ * -errno with err said and none left open.
+ */
+int fleet_listen(struct wk_conf *c, char *err, size_t len);
+
+/* fleet_unlisten - c's listening sockets closed (this process's copies),
+ * each set to -1. */
+void fleet_unlisten(struct wk_conf *c);
+
 /*
  * fleet_check_round - task ft's round as its workers reported it: the
  * global model against the weighted mean of the locals (check_* of res).

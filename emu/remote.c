@@ -374,6 +374,9 @@ int rm_worker_main(int in, int out)
 	/* its host's namespace is the container's own: nothing to enter */
 	c.netns[0] = '\0';
 	c.model_fd = -1;
+	c.lfd_bcast = -1;	/* it listens on its own */
+	for (int i = 0; i < WK_MAX_CHILDREN; i++)
+		c.lfd_up[i] = -1;
 	/* a compute phase comes over the link, not always before the model
 	 * arrives over the network: wait for each round's */
 	c.ctl_each_round = true;

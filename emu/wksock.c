@@ -31,9 +31,9 @@ void wks_buffers(size_t bytes)
 	bufsize = bytes;
 }
 
-static void buffers(int fd)
+static void buffers_of(int fd, size_t bytes)
 {
-	int v = (int)bufsize;
+	int v = (int)bytes;
 
 	if (!v)
 		return;
@@ -41,6 +41,11 @@ static void buffers(int fd)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)))
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+}
+
+static void buffers(int fd)
+{
+	buffers_of(fd, bufsize);
 }
 
 void wks_timeouts(int fd, double s)
@@ -55,6 +60,11 @@ void wks_timeouts(int fd, double s)
 
 int wks_listen(uint32_t addr)
 {
+	return wks_listen_buffered(addr, bufsize);
+}
+
+int wks_listen_buffered(uint32_t addr, size_t bytes)
+{
 	struct sockaddr_in sa = { .sin_family = AF_INET,
 				  .sin_port = htons(WK_PORT),
 				  .sin_addr.s_addr = htonl(addr) };
@@ -63,7 +73,7 @@ int wks_listen(uint32_t addr)
 	if (fd < 0)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	buffers(fd);
+	buffers_of(fd, bytes);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
 	    listen(fd, 4)) {
 		int err = -errno;

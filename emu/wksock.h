@@ -28,6 +28,10 @@ void wks_timeouts(int fd, double s);
 /* wks_listen - a socket listening on addr's worker port, or -errno. */
 int wks_listen(uint32_t addr);
 
+/* wks_listen_buffered - as wks_listen, with buffers of bytes whatever
+ * wks_buffers said (what its connections will have). */
+int wks_listen_buffered(uint32_t addr, size_t bytes);
+
 /* wks_accept - one connection on lfd within timeout s, or -errno. */
 int wks_accept(int lfd, double timeout);
 

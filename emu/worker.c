@@ -277,7 +277,6 @@ static int setup_data(struct worker *w)
 	const struct wk_conf *c = w->c;
 	struct fl_data pool = { 0 };
 	struct fl_partition part = { 0 };
-	size_t buf;
 	int err;
 
 	err = fl_model_init(&w->model, c->classes, c->dim,
@@ -285,9 +284,7 @@ static int setup_data(struct worker *w)
 	if (err)
 		return err;
 	w->wire = fl_wire_size(w->model.nparams, c->bpp);
-	/* a few whole messages */
-	buf = 4 * (w->wire + sizeof(struct wk_hdr)) + 65536;
-	wks_buffers(buf > 64u << 20 ? 64u << 20 : buf);
+	wks_buffers(wk_sock_buffer(c));
 	w->payload = malloc(w->wire);
 	w->bcast = malloc(w->wire);
 	if (!w->payload || !w->bcast)
@@ -414,13 +411,15 @@ static int setup_net(struct worker *w)
 	int fd;
 
 	if (c->model) {
-		w->lb = wks_listen(c->bcast_in.dst);
+		w->lb = c->lfd_bcast >= 0 ? c->lfd_bcast :
+					    wks_listen(c->bcast_in.dst);
 		if (w->lb < 0)
 			return fail(w, "cannot listen on %s: %s",
 				    ip(c->bcast_in.dst, a), strerror(-w->lb));
 	}
 	for (int i = 0; i < c->nuc; i++) {
-		w->lu[i] = wks_listen(c->up_in[i].dst);
+		w->lu[i] = c->lfd_up[i] >= 0 ? c->lfd_up[i] :
+					       wks_listen(c->up_in[i].dst);
 		if (w->lu[i] < 0)
 			return fail(w, "cannot listen on %s: %s",
 				    ip(c->up_in[i].dst, a), strerror(-w->lu[i]));

@@ -111,7 +111,27 @@ struct wk_conf {
 	 */
 	struct traingate *gate;
 	int gate_slot;
+	/*
+	 * Its listening sockets, made by the harness before it forked any
+	 * of the task's workers (fleet_listen), so that no peer's dial is
+	 * refused for a worker not started yet: lfd_bcast on bcast_in.dst
+	 * (m > 0), lfd_up[i] on up_in[i].dst; -1: it makes its own.
+	 */
+	int lfd_bcast;
+	int lfd_up[WK_MAX_CHILDREN];
 };
+
+/*
+ * wk_sock_buffer - a worker's socket buffers: a few whole messages (its
+ * listening sockets get them before any handshake).
+ */
+static inline size_t wk_sock_buffer(const struct wk_conf *c)
+{
+	size_t wire = fl_wire_size(fl_nparams(c->classes, c->dim), c->bpp);
+	size_t b = 4 * (wire + WK_HDR_BYTES) + 65536;
+
+	return b > (size_t)64 << 20 ? (size_t)64 << 20 : b;
+}
 
 /*
  * The global model after round r, as the root keeps it: at

@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -18,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "emu/fleet_impl.h"
 #include "emu/wksock.h"
 #include "emu/worker.h"
 #include "twin/clock.h"
@@ -109,4 +111,91 @@ Test(wksock, the_oldest_waiting_byte_is_stamped_with_its_arrival)
 	close(rx);
 	close(tx);
 	close(lfd);
+}
+
+/* This process's open descriptors. */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	cr_assert_not_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* A worker's conf on h2, as the fleet fills it, for fleet_listen. */
+static void conf_on_h2(struct wk_conf *c)
+{
+	struct in_addr a;
+
+	memset(c, 0, sizeof(*c));
+	c->lfd_bcast = -1;
+	for (int i = 0; i < WK_MAX_CHILDREN; i++)
+		c->lfd_up[i] = -1;
+	snprintf(c->task_name, sizeof(c->task_name), "t1");
+	snprintf(c->netns, sizeof(c->netns), "%s", line.h2);
+	c->model = 1;
+	c->classes = 10;
+	c->dim = 999;
+	c->bpp = 4;
+	cr_assert_eq(inet_pton(AF_INET, NT_H2_ADDR, &a), 1);
+	c->bcast_in.dst = ntohl(a.s_addr);
+}
+
+/* A blocking dial from h1 to h2's worker port: 0 or -errno. */
+static int dial_h2(int *fd)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(WK_PORT) };
+
+	*fd = nt_socket(line.h1, AF_INET, SOCK_STREAM, 0);
+	cr_assert_geq(*fd, 0);
+	cr_assert_eq(inet_pton(AF_INET, NT_H2_ADDR, &sa.sin_addr), 1);
+	return connect(*fd, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
+}
+
+/*
+ * The harness makes a worker's listening sockets in its namespace before
+ * the worker exists: a peer's dial is taken at once (no worker accepts
+ * yet), with the buffers the worker's connections are to have; the worker
+ * accepts it later. Closed, the port refuses again. One that cannot be
+ * made is said with its namespace and address, and none is left open.
+ */
+Test(wksock, a_worker_listens_before_it_starts)
+{
+	struct wk_conf c;
+	char err[256] = "";
+	int fd, rx, buf = 0, fds = open_fds();
+	socklen_t bl = sizeof(buf);
+
+	conf_on_h2(&c);
+	cr_assert_eq(fleet_listen(&c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_geq(c.lfd_bcast, 0);
+	cr_assert_eq(getsockopt(c.lfd_bcast, SOL_SOCKET, SO_RCVBUF, &buf, &bl),
+		     0);
+	cr_assert_geq((size_t)buf, wk_sock_buffer(&c), "%d bytes", buf);
+	cr_assert_eq(dial_h2(&fd), 0, "the dial was refused");
+	rx = wks_accept(c.lfd_bcast, 5);
+	cr_assert_geq(rx, 0, "%s", strerror(-rx));
+	close(rx);
+	close(fd);
+	fleet_unlisten(&c);
+	cr_assert_eq(c.lfd_bcast, -1);
+	cr_assert_eq(dial_h2(&fd), -ECONNREFUSED);
+	close(fd);
+	cr_assert_eq(open_fds(), fds);
+
+	/* an address h2 does not have, for its upload child */
+	conf_on_h2(&c);
+	c.nuc = 1;
+	c.up_in[0].dst = 0x0a0a0a0a;	/* 10.10.10.10 */
+	cr_assert_eq(fleet_listen(&c, err, sizeof(err)), -EADDRNOTAVAIL);
+	cr_assert(strstr(err, "10.10.10.10") && strstr(err, line.h2) &&
+		  strstr(err, "t1"), "%s", err);
+	cr_assert_eq(c.lfd_bcast, -1);
+	cr_assert_eq(c.lfd_up[0], -1);
+	cr_assert_eq(open_fds(), fds);
 }
