@@ -471,9 +471,8 @@ FUZZ_SRC_state := emu/labstate.c $(TWIN_SRC)
 FUZZ_SRC_args := tools/args.c
 FUZZ_SRC_timeline := $(TWIN_SRC)
 FUZZ_SRC_view := tools/view/route.c
-FUZZ_SRC_link := emu/remote.c emu/spawn.c emu/worker.c emu/xfer.c emu/wksock.c \
-	emu/traingate.c \
-	emu/fleet_check.c $(TWIN_SRC)
+FUZZ_SRC_link := emu/remote.c emu/spawn.c emu/worker.c emu/wkkeep.c emu/xfer.c \
+	emu/wksock.c emu/traingate.c emu/fleet_check.c $(TWIN_SRC)
 FUZZ_SEEDS_scenario := scenarios/*.yaml tests/fuzz/scenario/*
 FUZZ_SEEDS_experiment := scenarios/experiments/*.yaml
 FUZZ_SEEDS_state := tests/fuzz/state/*

@@ -236,8 +236,8 @@ static int spawn_via(struct fleet *f, int t, int m, struct wk_conf *c,
 					sizeof(pfx));
 		else
 			snprintf(pfx, sizeof(pfx), "%s", f->o.prefix);
-		pid = rm_start(f->o.via, fleet_server_of(f, t, m)->name, pfx, c, &to,
-			       &from, err, len);
+		pid = rm_start(f->o.via, fleet_server_of(f, t, m)->name, pfx,
+			       c, &to, &from, err, len);
 	}
 	if (pid < 0)
 		return (int)pid;
@@ -520,8 +520,8 @@ static void take_report(struct fleet *f, uint32_t kind, unsigned r)
 			return;
 		rep.msg[sizeof(rep.msg) - 1] = '\0';
 		snprintf(why, sizeof(why), "worker on %s (model %d): %s",
-			 fleet_server_of(f, rep.task, rep.model)->name, rep.model,
-			 rep.msg);
+			 fleet_server_of(f, rep.task, rep.model)->name,
+			 rep.model, rep.msg);
 		kill_task(f, rep.task, why);
 		return;
 	}

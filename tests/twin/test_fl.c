@@ -567,7 +567,8 @@ Test(fl_train, on_the_rows_it_visits_alone)
 		if (want[i])
 			cr_assert_eq(memcmp(all.x + (size_t)i * DIM,
 					    some.x + (size_t)i * DIM,
-					    DIM * sizeof(float)), 0, "row %d", i);
+					    DIM * sizeof(float)),
+				     0, "row %d", i);
 	}
 	cr_assert_eq(fl_model_init(&a, CLASSES, DIM, 7), 0);
 	cr_assert_eq(fl_model_init(&b, CLASSES, DIM, 7), 0);
