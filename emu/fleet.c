@@ -616,8 +616,13 @@ static int task_cgroups(struct fleet *f, int t, char *err, size_t len)
 	return 0;
 }
 
-/* Fork task t's workers (task_init and task_cgroups done). */
-static int task_spawn(struct fleet *f, int t, char *err, size_t len)
+/*
+ * Fork task t's workers (task_init and task_cgroups done). A listening
+ * socket that cannot be made on its address fails the task alone, as its
+ * worker failing to listen did (*alone set): the others go on.
+ */
+static int task_spawn(struct fleet *f, int t, char *err, size_t len,
+		      bool *alone)
 {
 	struct ftask *ft = &f->t[t];
 	struct wk_conf *cs;
@@ -645,9 +650,13 @@ static int task_spawn(struct fleet *f, int t, char *err, size_t len)
 		free(cs);
 		return e;
 	}
-	/* every listening socket before the first fork (fleet_listen.c) */
+	/* every listening socket before the first fork (fleet_conf.c) */
 	for (int m = 0; m < ft->nmodels && !e; m++)
-		e = fleet_listen(&cs[m], err, len);
+		e = fleet_listen(&cs[m], fleet_server_of(f, t, m)->name, err,
+				 len);
+	/* the harness out of descriptors or memory is the fleet's failure */
+	*alone = e && e != -EMFILE && e != -ENFILE && e != -ENOMEM &&
+		 e != -ENOBUFS;
 	if (!e && pipe2(go, O_CLOEXEC))
 		e = -errno;
 	if (!e) {
@@ -709,9 +718,17 @@ int fleet_start(const struct plan *p, const struct addressing *a,
 	for (int t = 0; t < p->ntasks && !e; t++)
 		if (f->t[t].live)
 			e = task_cgroups(f, t, err, len);
-	for (int t = 0; t < p->ntasks && !e; t++)
+	for (int t = 0; t < p->ntasks && !e; t++) {
+		bool alone = false;
+
 		if (f->t[t].live)
-			e = task_spawn(f, t, err, len);
+			e = task_spawn(f, t, err, len, &alone);
+		if (e && alone) {
+			kill_task(f, t, err);
+			e = 0;
+			err[0] = '\0';
+		}
+	}
 	if (e) {
 		if (!err[0])
 			snprintf(err, len, "cannot start the workers: %s",
@@ -738,7 +755,7 @@ static int task_start(struct fleet *f, const struct plan *q, int t,
 	if (!e)
 		e = task_cgroups(f, t, err, len);
 	if (!e)
-		e = task_spawn(f, t, err, len);
+		e = task_spawn(f, t, err, len, &(bool){ false });
 	if (e) {
 		if (!err[0])
 			snprintf(err, len, "cannot start the workers of task "

@@ -107,7 +107,7 @@ void fleet_unlisten(struct wk_conf *c)
 
 /* One listening socket on addr, or a said error. */
 static int listen_on(uint32_t addr, size_t buf, const struct wk_conf *c,
-		     int *fd, char *err, size_t len)
+		     const char *host, int *fd, char *err, size_t len)
 {
 	struct in_addr a = { htonl(addr) };
 	char s[INET_ADDRSTRLEN];
@@ -115,31 +115,32 @@ static int listen_on(uint32_t addr, size_t buf, const struct wk_conf *c,
 	*fd = wks_listen_buffered(addr, buf);
 	if (*fd >= 0)
 		return 0;
-	snprintf(err, len, "task '%s', model %d: cannot listen on %s in "
-		 "namespace '%s': %s", c->task_name, c->model,
-		 inet_ntop(AF_INET, &a, s, sizeof(s)) ? s : "?", c->netns,
-		 strerror(-*fd));
+	/* as the worker said it when it listened itself */
+	snprintf(err, len, "worker on %s (model %d): cannot listen on %s: "
+		 "%s (namespace '%s')", host, c->model,
+		 inet_ntop(AF_INET, &a, s, sizeof(s)) ? s : "?",
+		 strerror(-*fd), c->netns);
 	return *fd;
 }
 
-int fleet_listen(struct wk_conf *c, char *err, size_t len)
+int fleet_listen(struct wk_conf *c, const char *host, char *err, size_t len)
 {
 	size_t buf = wk_sock_buffer(c);
 	int saved, e;
 
 	e = netns_enter(c->netns, &saved);
 	if (e) {
-		snprintf(err, len, "task '%s', model %d: cannot enter "
-			 "namespace '%s': %s", c->task_name, c->model,
-			 c->netns, strerror(-e));
+		snprintf(err, len, "worker on %s (model %d): cannot enter "
+			 "namespace '%s': %s", host, c->model, c->netns,
+			 strerror(-e));
 		return e;
 	}
 	if (c->model)
-		e = listen_on(c->bcast_in.dst, buf, c, &c->lfd_bcast, err,
-			      len);
+		e = listen_on(c->bcast_in.dst, buf, c, host, &c->lfd_bcast,
+			      err, len);
 	for (int i = 0; i < c->nuc && !e; i++)
-		e = listen_on(c->up_in[i].dst, buf, c, &c->lfd_up[i], err,
-			      len);
+		e = listen_on(c->up_in[i].dst, buf, c, host, &c->lfd_up[i],
+			      err, len);
 	netns_leave(saved);
 	if (e)
 		fleet_unlisten(c);

@@ -86,10 +86,11 @@ void fleet_fill_conf(const struct fleet *f, int t, int m, struct wk_conf *c);
 
 /*
  * fleet_listen - c's listening sockets made in its namespace (c->lfd_*),
- * before any worker of its task is forked (emu/fleet_listen.c). 0, or
- * -errno with err said and none left open.
+ * before any worker of its task is forked (emu/fleet_conf.c). 0, or
+ * -errno with err said as the worker on `host` would have said it, and
+ * none left open.
  */
-int fleet_listen(struct wk_conf *c, char *err, size_t len);
+int fleet_listen(struct wk_conf *c, const char *host, char *err, size_t len);
 
 /* fleet_unlisten - c's listening sockets closed (this process's copies),
  * each set to -1. */

@@ -608,11 +608,12 @@ static void write_yaml(const char *c1, const char *c2, const char *work)
 }
 
 /*
- * A worker that fails says why, and that is what the run names: with t1's
- * local model's address taken (something already listens on its port in
- * its server's namespace), the worker reports "cannot listen on ...:
- * Address already in use" and exits 1. The run used to read the exit
- * first and name only "exited with status 1".
+ * A worker that cannot start says why, and that is what the run names:
+ * with t1's local model's address taken (something already listens on
+ * its port in its server's namespace), making its listening socket fails
+ * with "cannot listen on ...: Address already in use", t1 fails and t2
+ * goes on. (The run once read a worker's exit first and named only
+ * "exited with status 1"; the harness makes the socket now.)
  */
 Test(run, a_failed_worker_is_named_by_its_own_reason)
 {

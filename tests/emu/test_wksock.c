@@ -162,7 +162,8 @@ static int dial_h2(int *fd)
  * the worker exists: a peer's dial is taken at once (no worker accepts
  * yet), with the buffers the worker's connections are to have; the worker
  * accepts it later. Closed, the port refuses again. One that cannot be
- * made is said with its namespace and address, and none is left open.
+ * made is said as the worker would have said it, with its namespace, and
+ * none is left open.
  */
 Test(wksock, a_worker_listens_before_it_starts)
 {
@@ -172,7 +173,7 @@ Test(wksock, a_worker_listens_before_it_starts)
 	socklen_t bl = sizeof(buf);
 
 	conf_on_h2(&c);
-	cr_assert_eq(fleet_listen(&c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(fleet_listen(&c, "h2", err, sizeof(err)), 0, "%s", err);
 	cr_assert_geq(c.lfd_bcast, 0);
 	cr_assert_eq(getsockopt(c.lfd_bcast, SOL_SOCKET, SO_RCVBUF, &buf, &bl),
 		     0);
@@ -192,9 +193,10 @@ Test(wksock, a_worker_listens_before_it_starts)
 	conf_on_h2(&c);
 	c.nuc = 1;
 	c.up_in[0].dst = 0x0a0a0a0a;	/* 10.10.10.10 */
-	cr_assert_eq(fleet_listen(&c, err, sizeof(err)), -EADDRNOTAVAIL);
-	cr_assert(strstr(err, "10.10.10.10") && strstr(err, line.h2) &&
-		  strstr(err, "t1"), "%s", err);
+	cr_assert_eq(fleet_listen(&c, "h2", err, sizeof(err)), -EADDRNOTAVAIL);
+	cr_assert(strstr(err, "worker on h2 (model 1): cannot listen on "
+			      "10.10.10.10: ") &&
+		  strstr(err, line.h2), "%s", err);
 	cr_assert_eq(c.lfd_bcast, -1);
 	cr_assert_eq(c.lfd_up[0], -1);
 	cr_assert_eq(open_fds(), fds);
