@@ -92,7 +92,6 @@ void fleet_fill_conf(const struct fleet *f, int t, int m, struct wk_conf *c)
 	}
 }
 
-
 void fleet_unlisten(struct wk_conf *c)
 {
 	if (c->lfd_bcast >= 0)
