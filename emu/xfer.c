@@ -47,6 +47,29 @@ void xfer_recv(struct xfer *x, unsigned char *buf, size_t len, bool split,
 }
 
 /*
+ * A receiver that acts on whole messages is woken when the rest of its
+ * message is in, not at each segment (SO_RCVLOWAT; the kernel wakes it
+ * sooner when the window closes, or at the stream's end): what it waits
+ * for, at most XFER_LOWAT_MAX. Back to 1 once the message is whole.
+ */
+#define XFER_LOWAT_MAX ((size_t)4 << 20)
+
+static void lowat(struct xfer *x, size_t want)
+{
+	int v;
+
+	if (want > XFER_LOWAT_MAX)
+		want = XFER_LOWAT_MAX;
+	if (want < 1)
+		want = 1;
+	if (want == (x->lowat ? x->lowat : 1))
+		return;
+	v = (int)want;
+	if (!setsockopt(x->fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof(v)))
+		x->lowat = want;
+}
+
+/*
  * How late this loop gets to what it awaits, counted where it distorts
  * what is measured. A worker that passes data on as it comes (a
  * pipelined relay, a streaming aggregator) and reads late leaves its
@@ -123,8 +146,11 @@ int xfer_step(struct xfer *x, bool out, uint64_t *late)
 		}
 		if (k < 0 && errno == EINTR)
 			continue;
-		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (!out && !x->streams)
+				lowat(x, total - x->off);
 			return 0;
+		}
 		if (k < 0)
 			return -errno;
 		if (k == 0)
@@ -136,6 +162,8 @@ int xfer_step(struct xfer *x, bool out, uint64_t *late)
 		x->done = true;
 		if (!out && !x->streams && last)
 			note_late(x, last, late);
+		if (!out && x->lowat > 1)
+			lowat(x, 1);
 	}
 	return 0;
 }

@@ -53,6 +53,7 @@ struct xfer {
 	bool busy, done;
 	uint64_t armed;		/* receiving: since when (CLOCK_REALTIME ns) */
 	bool streams;		/* receiving: passed on as it comes */
+	size_t lowat;		/* receiving whole: SO_RCVLOWAT set (0: 1) */
 };
 
 /*

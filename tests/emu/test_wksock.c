@@ -4,7 +4,8 @@
  * h1 — r — h2 (forwarded by r, as a worker's data is), a stamped socket
  * in h2 reports when the data waiting arrived — a time that stays as the
  * reader looks at it again — and, once it is read, when the next data
- * did, peeked or read. Root only; prefix "ws<pid>".
+ * did, peeked or read. A reader of whole messages is woken once the rest
+ * of its message is in, not at each segment. Root only; prefix "ws<pid>".
  */
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
@@ -15,6 +16,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +25,7 @@
 #include "emu/fleet_impl.h"
 #include "emu/wksock.h"
 #include "emu/worker.h"
+#include "emu/xfer.h"
 #include "twin/clock.h"
 #include "tests/lib/nettest.h"
 
@@ -200,4 +204,112 @@ Test(wksock, a_worker_listens_before_it_starts)
 	cr_assert_eq(c.lfd_bcast, -1);
 	cr_assert_eq(c.lfd_up[0], -1);
 	cr_assert_eq(open_fds(), fds);
+}
+
+/* The reader's SO_RCVLOWAT. */
+static int rcvlowat(int fd)
+{
+	int v = 0;
+	socklen_t l = sizeof(v);
+
+	cr_assert_eq(getsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &v, &l), 0);
+	return v;
+}
+
+/* Bytes waiting to be read in fd, whatever it asks for. */
+static int waiting(int fd)
+{
+	int n = 0;
+
+	cr_assert_eq(ioctl(fd, SIOCINQ, &n), 0);
+	return n;
+}
+
+/* Step x until it has read `upto` bytes of its message (they were sent). */
+static void read_upto(struct xfer *x, size_t upto)
+{
+	uint64_t late = 0;
+
+	while (x->off < upto)
+		cr_assert_eq(xfer_step(x, false, &late), 0);
+}
+
+/*
+ * A worker that acts on whole messages (a local awaiting the model, a
+ * root its uploads) is woken once the rest of the message is in: what it
+ * has read leaves the socket asking for the rest (SO_RCVLOWAT), part of
+ * that waiting does not make it readable, the last of it does, and once
+ * whole the socket asks for a byte again. A reader that passes data on
+ * as it comes asks for a byte all along.
+ */
+Test(wksock, a_whole_message_reader_wakes_once_it_is_in)
+{
+	enum { LEN = 100000, PART = 30000 };
+	static unsigned char payload[LEN], got[LEN];
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(WK_PORT) };
+	struct wk_hdr h = { .magic = WK_MAGIC, .length = LEN };
+	const size_t total = sizeof(h) + LEN;
+	int lfd = nt_socket(line.h2, AF_INET, SOCK_STREAM, 0);
+	int tx = nt_socket(line.h1, AF_INET, SOCK_STREAM, 0), rx;
+	struct pollfd pfd = { .events = POLLIN };
+	struct xfer x = { 0 };
+	uint64_t late = 0;
+	int room = 1 << 20;	/* the message whole, as a worker's has */
+
+	for (int i = 0; i < LEN; i++)
+		payload[i] = (unsigned char)(i * 7);
+	cr_assert_geq(lfd, 0);
+	cr_assert_geq(tx, 0);
+	cr_assert_eq(setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &room,
+				sizeof(room)), 0);
+	cr_assert_eq(setsockopt(tx, SOL_SOCKET, SO_SNDBUF, &room,
+				sizeof(room)), 0);
+	cr_assert_eq(inet_pton(AF_INET, NT_H2_ADDR, &sa.sin_addr), 1);
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(listen(lfd, 1), 0);
+	cr_assert_eq(connect(tx, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	rx = wks_accept(lfd, 5);
+	cr_assert_geq(rx, 0, "%s", strerror(-rx));
+	cr_assert_eq(wks_nonblock(rx), 0);
+	pfd.fd = rx;
+	x.fd = rx;
+	xfer_recv(&x, got, LEN, false, false);
+
+	/* the header and a part, read as they come */
+	cr_assert_eq(write(tx, &h, sizeof(h)), (ssize_t)sizeof(h));
+	cr_assert_eq(write(tx, payload, PART), PART);
+	read_upto(&x, sizeof(h) + PART);
+	cr_assert_eq(xfer_step(&x, false, &late), 0);
+	cr_assert_not(x.done);
+	cr_assert_eq(rcvlowat(rx), (int)(total - x.off));
+
+	/* more, not all: in the socket, and not readable */
+	cr_assert_eq(write(tx, payload + PART, PART), PART);
+	while (waiting(rx) < PART)
+		;
+	cr_assert_eq(poll(&pfd, 1, 0), 0, "woken before the message is in");
+
+	/* the rest: readable, and whole once read */
+	cr_assert_eq(write(tx, payload + 2 * PART, LEN - 2 * PART),
+		     LEN - 2 * PART);
+	cr_assert_eq(poll(&pfd, 1, 5000), 1);
+	cr_assert_eq(xfer_step(&x, false, &late), 0);
+	cr_assert(x.done, "%zu of %zu bytes", x.off, total);
+	cr_assert_eq(memcmp(got, payload, LEN), 0);
+	cr_assert_eq(rcvlowat(rx), 1);
+
+	/* a reader that passes data on asks for a byte all along */
+	xfer_recv(&x, got, LEN, false, true);
+	cr_assert_eq(write(tx, &h, sizeof(h)), (ssize_t)sizeof(h));
+	cr_assert_eq(write(tx, payload, PART), PART);
+	read_upto(&x, sizeof(h) + PART);
+	cr_assert_eq(xfer_step(&x, false, &late), 0);
+	cr_assert_eq(rcvlowat(rx), 1);
+	cr_assert_eq(write(tx, payload + PART, LEN - PART), LEN - PART);
+	read_upto(&x, total);
+	cr_assert(x.done);
+	close(rx);
+	close(tx);
+	close(lfd);
 }
