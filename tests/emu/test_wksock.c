@@ -45,23 +45,42 @@ static void line_fini(void)
 
 TestSuite(wksock, .init = line_init, .fini = line_fini, .timeout = 30);
 
-Test(wksock, the_oldest_waiting_byte_is_stamped_with_its_arrival)
+/*
+ * A connection from h1 to h2's worker port, both ends with room bytes of
+ * buffer (0: the kernel's): the receiving end, *tx the sending one, *lfd
+ * the listening one.
+ */
+static int h1_to_h2(int room, int *tx, int *lfd)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET,
 				  .sin_port = htons(WK_PORT) };
-	int lfd = nt_socket(line.h2, AF_INET, SOCK_STREAM, 0);
-	int tx = nt_socket(line.h1, AF_INET, SOCK_STREAM, 0), rx;
+	int rx;
+
+	*lfd = nt_socket(line.h2, AF_INET, SOCK_STREAM, 0);
+	*tx = nt_socket(line.h1, AF_INET, SOCK_STREAM, 0);
+	cr_assert_geq(*lfd, 0);
+	cr_assert_geq(*tx, 0);
+	if (room) {
+		cr_assert_eq(setsockopt(*lfd, SOL_SOCKET, SO_RCVBUF, &room,
+					sizeof(room)), 0);
+		cr_assert_eq(setsockopt(*tx, SOL_SOCKET, SO_SNDBUF, &room,
+					sizeof(room)), 0);
+	}
+	cr_assert_eq(inet_pton(AF_INET, NT_H2_ADDR, &sa.sin_addr), 1);
+	cr_assert_eq(bind(*lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(listen(*lfd, 1), 0);
+	cr_assert_eq(connect(*tx, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	rx = wks_accept(*lfd, 5);
+	cr_assert_geq(rx, 0, "%s", strerror(-rx));
+	return rx;
+}
+
+Test(wksock, the_oldest_waiting_byte_is_stamped_with_its_arrival)
+{
+	int lfd, tx, rx = h1_to_h2(0, &tx, &lfd);
 	uint64_t t0, seen, later, first, again, at;
 	char buf[2];
 
-	cr_assert_geq(lfd, 0);
-	cr_assert_geq(tx, 0);
-	cr_assert_eq(inet_pton(AF_INET, NT_H2_ADDR, &sa.sin_addr), 1);
-	cr_assert_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	cr_assert_eq(listen(lfd, 1), 0);
-	cr_assert_eq(connect(tx, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	rx = wks_accept(lfd, 5);
-	cr_assert_geq(rx, 0, "%s", strerror(-rx));
 	cr_assert_eq(wks_stamped(rx), 0);
 	cr_assert_eq(wks_oldest(rx, &at), 0, "nothing waits yet");
 	/*
@@ -246,31 +265,16 @@ Test(wksock, a_whole_message_reader_wakes_once_it_is_in)
 {
 	enum { LEN = 100000, PART = 30000 };
 	static unsigned char payload[LEN], got[LEN];
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_port = htons(WK_PORT) };
 	struct wk_hdr h = { .magic = WK_MAGIC, .length = LEN };
 	const size_t total = sizeof(h) + LEN;
-	int lfd = nt_socket(line.h2, AF_INET, SOCK_STREAM, 0);
-	int tx = nt_socket(line.h1, AF_INET, SOCK_STREAM, 0), rx;
+	/* room for the message whole, as a worker's sockets have */
+	int lfd, tx, rx = h1_to_h2(1 << 20, &tx, &lfd);
 	struct pollfd pfd = { .events = POLLIN };
 	struct xfer x = { 0 };
 	uint64_t late = 0;
-	int room = 1 << 20;	/* the message whole, as a worker's has */
 
 	for (int i = 0; i < LEN; i++)
 		payload[i] = (unsigned char)(i * 7);
-	cr_assert_geq(lfd, 0);
-	cr_assert_geq(tx, 0);
-	cr_assert_eq(setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &room,
-				sizeof(room)), 0);
-	cr_assert_eq(setsockopt(tx, SOL_SOCKET, SO_SNDBUF, &room,
-				sizeof(room)), 0);
-	cr_assert_eq(inet_pton(AF_INET, NT_H2_ADDR, &sa.sin_addr), 1);
-	cr_assert_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	cr_assert_eq(listen(lfd, 1), 0);
-	cr_assert_eq(connect(tx, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	rx = wks_accept(lfd, 5);
-	cr_assert_geq(rx, 0, "%s", strerror(-rx));
 	cr_assert_eq(wks_nonblock(rx), 0);
 	pfd.fd = rx;
 	x.fd = rx;
